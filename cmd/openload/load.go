@@ -1,0 +1,371 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/report"
+	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/schedule"
+	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/verify"
+)
+
+// maxRate is the largest rate openload accepts: far above what one machine
+// can send, low enough to catch a slipped finger.
+const maxRate = 10_000_000
+
+// loadOptions are the flags of a load run.
+type loadOptions struct {
+	rate        float64
+	duration    time.Duration
+	arrival     string
+	seed        uint64
+	connections int
+	method      string
+	headers     []string
+	body        string
+	bodyFile    string
+	timeout     time.Duration
+	drain       time.Duration
+	output      string
+	logFile     string
+	quiet       bool
+	sendDelay   time.Duration
+	help        bool
+}
+
+func loadFlags(o *loadOptions) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("openload", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Float64VarP(&o.rate, "rate", "r", 0, "requests per second for the whole run (required, > 0)")
+	fs.DurationVarP(&o.duration, "duration", "d", 10*time.Second, "length of the schedule")
+	fs.StringVar(&o.arrival, "arrival", schedule.Constant, "arrival process: constant or poisson")
+	fs.Uint64Var(&o.seed, "seed", 1, "seed of the poisson arrival process")
+	fs.IntVarP(&o.connections, "connections", "c", 256, "upper bound on connections and requests in flight; waiting for one is send delay")
+	fs.StringVarP(&o.method, "method", "m", "", "HTTP method (default GET, or POST with a body)")
+	fs.StringArrayVarP(&o.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
+	fs.StringVar(&o.body, "body", "", "request body")
+	fs.StringVar(&o.bodyFile, "body-file", "", "read the request body from this file")
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "per-request timeout, from the moment it is sent")
+	fs.DurationVar(&o.drain, "drain", 10*time.Second, "how long to wait for in-flight requests after the last scheduled send")
+	fs.StringVarP(&o.output, "output", "o", "", "write the JSON result to this file ('-' for stdout; the report then goes to stderr)")
+	fs.StringVar(&o.logFile, "log", "", "stream one CSV line per request to this file")
+	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
+	fs.DurationVar(&o.sendDelay, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
+	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
+	return fs
+}
+
+func usageText() string {
+	var o loadOptions
+	fs := loadFlags(&o)
+	var b strings.Builder
+	b.WriteString(`openload — open-model HTTP load generator
+
+Usage:
+  openload [flags] [URL]     send requests at a fixed rate; with no URL, target
+                             a built-in stub model server in this process
+  openload stub [flags]      run the stub model server (see 'openload stub --help')
+
+Long flags take one or two dashes: -rate 160 and --rate 160 are the same.
+
+Flags:
+`)
+	b.WriteString(fs.FlagUsages())
+	b.WriteString(`
+Exit codes: 0 valid run · 1 a check failed (measurement not valid) · 2 bad input,
+nothing started · 3 could not start or write results · 130 interrupted
+`)
+	return b.String()
+}
+
+// target is where requests go, and what to say about it.
+type target struct {
+	url     *url.URL
+	builtin string // description of the built-in stub, if used
+	close   func()
+}
+
+// request is the validated request to send.
+type request struct {
+	method string
+	header http.Header
+	body   []byte
+}
+
+func parseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || !strings.Contains(raw, "://") {
+		return nil, fmt.Errorf("URL %q has no scheme: write it as http://%s", raw, strings.TrimPrefix(raw, "//"))
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("URL %q: unsupported scheme %q (use http or https)", raw, u.Scheme)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return nil, fmt.Errorf("URL %q has no host", raw)
+	}
+	return u, nil
+}
+
+func parseHeader(h http.Header, s string) error {
+	name, value, ok := strings.Cut(s, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" {
+		return fmt.Errorf("-H %q: want 'Name: value'", s)
+	}
+	if !httpguts.ValidHeaderFieldName(name) {
+		return fmt.Errorf("-H %q: %q is not a valid header name", s, name)
+	}
+	value = strings.TrimSpace(value)
+	if !httpguts.ValidHeaderFieldValue(value) {
+		return fmt.Errorf("-H %q: the value holds characters a header cannot carry", s)
+	}
+	h.Add(name, value)
+	return nil
+}
+
+// validate checks every flag; the error names the flag and the value.
+func (o *loadOptions) validate(fs *pflag.FlagSet) (request, error) {
+	var req request
+	switch {
+	case !fs.Changed("rate"):
+		return req, errors.New("--rate is required (requests per second for the whole run), e.g. -rate 160")
+	case math.IsNaN(o.rate) || math.IsInf(o.rate, 0):
+		return req, fmt.Errorf("--rate must be a finite number, got %v", o.rate)
+	case o.rate <= 0:
+		return req, fmt.Errorf("--rate must be > 0, got %v", o.rate)
+	case o.rate > maxRate:
+		return req, fmt.Errorf("--rate %v is absurd: at most %d per second", o.rate, maxRate)
+	case o.duration <= 0:
+		return req, fmt.Errorf("--duration must be > 0, got %v", o.duration)
+	case o.arrival != schedule.Constant && o.arrival != schedule.Poisson:
+		return req, fmt.Errorf("--arrival %q: unknown arrival process (known: %s)", o.arrival, strings.Join(schedule.Kinds, ", "))
+	case o.connections <= 0 || o.connections > 100_000:
+		return req, fmt.Errorf("--connections must be between 1 and 100000, got %d", o.connections)
+	case o.timeout <= 0:
+		return req, fmt.Errorf("--timeout must be > 0, got %v", o.timeout)
+	case o.drain < 0:
+		return req, fmt.Errorf("--drain must be ≥ 0, got %v", o.drain)
+	case o.sendDelay <= 0:
+		return req, fmt.Errorf("--send-delay-budget must be > 0, got %v", o.sendDelay)
+	case o.body != "" && o.bodyFile != "":
+		return req, errors.New("--body and --body-file are exclusive: give one")
+	}
+	if o.arrival == schedule.Constant {
+		if n := schedule.ConstantCount(o.rate, o.duration); n < 1 {
+			return req, fmt.Errorf("--rate %v × --duration %v = %.3g: the schedule holds no request", o.rate, o.duration, o.rate*o.duration.Seconds())
+		}
+	}
+	if _, err := schedule.New(schedule.Spec{Kind: o.arrival, Rate: o.rate, Duration: o.duration, Seed: o.seed}); err != nil {
+		return req, fmt.Errorf("--rate %v / --duration %v: %v", o.rate, o.duration, err)
+	}
+	req.header = http.Header{}
+	for _, h := range o.headers {
+		if err := parseHeader(req.header, h); err != nil {
+			return req, err
+		}
+	}
+	req.body = []byte(o.body)
+	if o.bodyFile != "" {
+		b, err := os.ReadFile(o.bodyFile)
+		if err != nil {
+			return req, fmt.Errorf("--body-file %q: %v", o.bodyFile, unwrapPath(err))
+		}
+		req.body = b
+	}
+	req.method = strings.ToUpper(o.method)
+	if req.method == "" {
+		req.method = http.MethodGet
+		if len(req.body) > 0 {
+			req.method = http.MethodPost
+		}
+	}
+	if !httpguts.ValidHeaderFieldName(req.method) { // a method is a token
+		return req, fmt.Errorf("--method %q is not a valid HTTP method", o.method)
+	}
+	return req, nil
+}
+
+// unwrapPath drops the path an *os.PathError repeats.
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var o loadOptions
+	fs := loadFlags(&o)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(longForm(fs, args)); err != nil {
+		return usageError(stderr, "%v", err)
+	}
+	if o.help {
+		fmt.Fprint(stdout, usageText())
+		return exitOK
+	}
+	if fs.NArg() > 1 {
+		return usageError(stderr, "one URL at most, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
+	}
+	req, err := o.validate(fs)
+	if err != nil {
+		return usageError(stderr, "%v", err)
+	}
+	var u *url.URL
+	if fs.NArg() == 1 {
+		if u, err = parseURL(fs.Arg(0)); err != nil {
+			return usageError(stderr, "%v", err)
+		}
+	}
+
+	// Open the output files before anything starts, so a bad path costs
+	// nothing.
+	var outFile, logFile *os.File
+	if o.output != "" && o.output != "-" {
+		if outFile, err = os.Create(o.output); err != nil {
+			return usageError(stderr, "--output %q: %v", o.output, unwrapPath(err))
+		}
+		defer outFile.Close()
+	}
+	var logw *recorder.LogWriter
+	if o.logFile != "" {
+		if logFile, err = os.Create(o.logFile); err != nil {
+			return usageError(stderr, "--log %q: %v", o.logFile, unwrapPath(err))
+		}
+		defer logFile.Close()
+		logw = recorder.NewLogWriter(logFile)
+	}
+	out := stdout // where the report goes
+	if o.output == "-" {
+		out = stderr
+	}
+
+	tgt := target{url: u}
+	if u == nil {
+		s, err := stub.NewServer(stub.DefaultConfig())
+		if err != nil {
+			fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
+			return exitRuntime
+		}
+		tgt.url, _ = url.Parse(s.URL + "/predict")
+		tgt.builtin = describeStub(s.Config)
+		tgt.close = s.Close
+	}
+	if tgt.close != nil {
+		defer tgt.close()
+	}
+
+	sched, _ := schedule.New(schedule.Spec{Kind: o.arrival, Rate: o.rate, Duration: o.duration, Seed: o.seed})
+	res := &recorder.Result{
+		Tool: "openload",
+		Config: recorder.Config{
+			Target:      tgt.url.String(),
+			BuiltinStub: tgt.builtin,
+			Method:      req.method,
+			Headers:     recorder.RedactHeaders(req.header),
+			BodyBytes:   len(req.body),
+			Arrival:     o.arrival,
+			Rate:        o.rate,
+			Duration:    o.duration.String(),
+			Seed:        o.seed,
+			Connections: o.connections,
+			Timeout:     o.timeout.String(),
+			Drain:       o.drain.String(),
+			Schedule:    sched.Name(),
+		},
+		Counts: recorder.Counts{Expected: sched.Expected()},
+	}
+	rec := recorder.New(logw)
+	if !o.quiet {
+		fmt.Fprintf(stderr, "openload: %s → %s %s\n", sched.Name(), req.method, tgt.url)
+	}
+	stats, err := engine.Run(ctx, engine.Config{
+		URL:         tgt.url,
+		Method:      req.method,
+		Header:      req.header,
+		Body:        req.body,
+		Connections: o.connections,
+		Timeout:     o.timeout,
+		Drain:       o.drain,
+	}, sched, rec)
+	if err != nil {
+		fmt.Fprintf(stderr, "openload: %v\n", err)
+		return exitRuntime
+	}
+
+	code := exitOK
+	if logw != nil {
+		if err := logw.Flush(); err != nil {
+			fmt.Fprintf(stderr, "openload: --log %q: %v\n", o.logFile, err)
+			code = exitRuntime
+		}
+	}
+	res.Started = stats.Start
+	res.Elapsed = stats.End.Seconds()
+	res.Interrupted = stats.Interrupted
+	res.Limit = recorder.Limit{Connections: o.connections, MaxInFlight: stats.MaxInFlight, Waited: stats.LimitWaited}
+	if err := rec.Fill(res); err != nil {
+		fmt.Fprintf(stderr, "openload: encoding histograms: %v\n", err)
+		code = exitRuntime
+	}
+	span := o.duration.Seconds()
+	if stats.Interrupted {
+		span = stats.ScheduleEnd.Seconds()
+	}
+	if span > 0 {
+		res.SendRate = float64(res.Counts.Sent) / span
+	}
+	findings := verify.Run(res, verify.Options{SendDelayP99: o.sendDelay})
+	res.Checks = verify.ToChecks(findings)
+
+	if !o.quiet {
+		if err := report.Text(out, res); err != nil {
+			fmt.Fprintf(stderr, "openload: report: %v\n", err)
+		}
+		fmt.Fprintf(out, "\nresult: %s\n", report.Verdict(res.Checks))
+	} else if verify.Worst(findings) == verify.Fail {
+		for _, f := range findings {
+			if f.Severity == verify.Fail {
+				fmt.Fprintf(stderr, "openload: check %s failed: %s\n", f.Check, f.Message)
+			}
+		}
+	}
+	if o.output != "" {
+		w := io.Writer(stdout)
+		if outFile != nil {
+			w = outFile
+		}
+		if err := recorder.WriteResult(w, res); err != nil {
+			fmt.Fprintf(stderr, "openload: --output %q: %v\n", o.output, err)
+			code = exitRuntime
+		}
+	}
+	switch {
+	case code != exitOK:
+		return code
+	case stats.Interrupted:
+		return exitInterrupted
+	case verify.Worst(findings) == verify.Fail:
+		return exitCheckFailed
+	}
+	return exitOK
+}
+
+func describeStub(c stub.Config) string {
+	return fmt.Sprintf("%d workers × %v, policy %s", c.Workers, c.Latency, c.Policy)
+}

@@ -1,0 +1,61 @@
+// Command openload is an open-model HTTP load generator. It sends requests
+// at a fixed arrival rate whether or not earlier ones have returned, and
+// reports, for every request, response time (done − scheduled), service time
+// (done − sent) and send delay (sent − scheduled) side by side.
+//
+// Usage:
+//
+//	openload [flags] [URL]      run a load test (no URL: against a built-in stub)
+//	openload stub [flags]       run the stub model server
+//
+// Exit codes: 0 the run is valid (checks passed, maybe with warnings);
+// 1 a check failed, the measurement is not valid; 2 bad input, nothing was
+// started; 3 the run could not be started or its results not written;
+// 130 the run was interrupted (results are still written).
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes, documented in the README.
+const (
+	exitOK          = 0
+	exitCheckFailed = 1
+	exitUsage       = 2
+	exitRuntime     = 3
+	exitInterrupted = 130
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the whole CLI as a function, for tests.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "stub":
+			return runStub(ctx, args[1:], stdout, stderr)
+		case "help":
+			fmt.Fprint(stdout, usageText())
+			return exitOK
+		}
+	}
+	return runLoad(ctx, args, stdout, stderr)
+}
+
+// usageError prints a one-line error and the hint, and returns exitUsage.
+func usageError(stderr io.Writer, format string, a ...any) int {
+	fmt.Fprintf(stderr, "openload: "+format+"\n", a...)
+	fmt.Fprintln(stderr, "run 'openload --help' for usage")
+	return exitUsage
+}

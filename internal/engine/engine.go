@@ -1,0 +1,376 @@
+// Package engine issues a schedule's requests at their scheduled times
+// (open model) and hands every request's fate to a recorder.
+//
+// One dispatcher goroutine walks the schedule. It sleeps until the next
+// arrival is due, then issues every arrival that is due at once (one wake-up
+// per batch, not per request) to a fixed pool of Connections workers. Each
+// worker owns at most one request in flight, so the pool is the in-flight
+// limit: when every worker is busy, due requests wait in a queue inside
+// openload, and that wait is send delay, never service time. The dispatcher
+// never waits for responses, so a stalled server does not stop arrivals.
+//
+// A request's sent time is taken when the HTTP transport hands it an
+// acquired connection (httptrace GotConn), just before the request is
+// written; when no connection could be had (refused, DNS, TLS), it is the
+// moment the worker started the attempt. Its done time is taken after the
+// response body has been read to the end and closed.
+//
+// Records flow over a channel to a single recorder goroutine, which owns the
+// recorder (histograms, timeline, log) without locks.
+package engine
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/schedule"
+)
+
+// Config describes what to send and how.
+type Config struct {
+	URL         *url.URL
+	Method      string
+	Header      http.Header
+	Body        []byte
+	Connections int           // in-flight / connection limit, > 0
+	Timeout     time.Duration // per request, from the attempt's start; > 0
+	Drain       time.Duration // wait for in-flight requests after the schedule ends
+	// Transport, if set, replaces the default HTTP/1.1 keep-alive transport.
+	Transport http.RoundTripper
+}
+
+// Stats describes the run beyond what the recorder holds.
+type Stats struct {
+	Start       time.Time     // wall-clock start (offset 0)
+	End         time.Duration // offset of the last record's done
+	ScheduleEnd time.Duration // offset at which dispatching ended
+	Interrupted bool          // ctx was cancelled before the schedule ended
+	MaxInFlight int
+	LimitWaited int64 // requests that found every worker busy when due
+	LogErr      error // first error writing the per-request log, if any
+	Dispatched  int64
+}
+
+var (
+	errTimeout = errors.New("request timeout")
+	errDrain   = errors.New("drain expired")
+)
+
+type item struct {
+	seq uint64
+	off time.Duration
+}
+
+// Run executes the schedule against cfg.URL and adds one record per
+// scheduled request to rec. It returns when every scheduled request has an
+// outcome. Cancelling ctx stops scheduling (the arrivals not yet due are
+// never scheduled); in-flight requests then get cfg.Drain to finish.
+func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Recorder) (Stats, error) {
+	if cfg.Connections <= 0 {
+		return Stats{}, errors.New("engine: connections must be > 0")
+	}
+	if cfg.Timeout <= 0 {
+		return Stats{}, errors.New("engine: timeout must be > 0")
+	}
+	transport := cfg.Transport
+	var owned *http.Transport
+	if transport == nil {
+		owned = NewTransport(cfg.Connections, cfg.Timeout)
+		transport = owned
+		defer owned.CloseIdleConnections()
+	}
+	client := &http.Client{
+		Transport: transport,
+		// Redirects are answers too: count the 3xx, do not follow it.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+
+	// drainCtx is cancelled when the drain expires: in-flight requests are
+	// abandoned and counted unfinished.
+	drainCtx, drainCancel := context.WithCancelCause(context.Background())
+	defer drainCancel(nil)
+
+	e := &run{
+		cfg:     cfg,
+		client:  client,
+		due:     make(chan item, 1<<14),
+		results: make(chan recorder.Record, 1<<12),
+		drain:   drainCtx,
+	}
+	var stats Stats
+	recDone := make(chan struct{})
+	go func() {
+		defer close(recDone)
+		for r := range e.results {
+			if err := rec.Add(&r); err != nil && stats.LogErr == nil {
+				stats.LogErr = err
+			}
+		}
+	}()
+
+	var wg sync.WaitGroup
+	stats.Start = time.Now()
+	e.start = stats.Start
+	for range cfg.Connections {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.worker()
+		}()
+	}
+
+	// The drain timer starts when dispatching ends (the schedule is spent or
+	// ctx was cancelled).
+	var drainTimer *time.Timer
+	dispatchDone := make(chan struct{})
+	go func() {
+		defer close(dispatchDone)
+		e.dispatch(ctx, s, &stats)
+		close(e.due)
+	}()
+	select {
+	case <-dispatchDone:
+	case <-ctx.Done():
+		// Dispatching stops at its next step; the drain covers what is in
+		// flight or queued.
+	}
+	drainTimer = time.AfterFunc(cfg.Drain, func() { drainCancel(errDrain) })
+	<-dispatchDone
+	wg.Wait()
+	drainTimer.Stop()
+	close(e.results)
+	<-recDone
+
+	stats.MaxInFlight = int(e.maxInFlight.Load())
+	stats.LimitWaited = e.limitWaited
+	stats.End = time.Duration(e.lastDone.Load())
+	stats.Interrupted = ctx.Err() != nil && stats.Interrupted
+	return stats, nil
+}
+
+// NewTransport returns the HTTP/1.1 keep-alive transport the engine uses by
+// default: at most conns connections, no proxy, no compression.
+func NewTransport(conns int, timeout time.Duration) *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          conns,
+		MaxIdleConnsPerHost:   conns,
+		MaxConnsPerHost:       conns,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   timeout,
+		DisableCompression:    true,
+		ForceAttemptHTTP2:     false,
+		ExpectContinueTimeout: 0,
+	}
+}
+
+type run struct {
+	cfg     Config
+	client  *http.Client
+	start   time.Time
+	due     chan item
+	results chan recorder.Record
+	drain   context.Context
+
+	busy        atomic.Int64
+	maxInFlight atomic.Int64
+	lastDone    atomic.Int64
+	limitWaited int64 // dispatcher only
+}
+
+func (e *run) since() time.Duration { return time.Since(e.start) }
+
+// dispatch walks the schedule: sleep until the next arrival is due, then
+// queue every arrival that is due.
+func (e *run) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
+	sl := newSleeper()
+	defer sl.close()
+	var seq uint64
+	off, ok := s.Next()
+	for ok {
+		if ctx.Err() != nil {
+			stats.Interrupted = true
+			stats.ScheduleEnd = e.since()
+			return
+		}
+		if now := e.since(); off > now {
+			// Sleep in slices of at most maxSleep so that cancellation is
+			// seen promptly, then re-read the clock.
+			sl.sleep(min(off-now, maxSleep))
+			continue
+		}
+		if e.busy.Load()+int64(len(e.due)) >= int64(e.cfg.Connections) {
+			e.limitWaited++
+		}
+		it := item{seq: seq, off: off}
+		select {
+		case e.due <- it:
+		default:
+			// The queue is full: every worker is busy and thousands wait.
+			// Block until one frees up, unless the drain expires.
+			select {
+			case e.due <- it:
+			case <-e.drain.Done():
+				e.abandon(it)
+			}
+		}
+		seq++
+		stats.Dispatched++
+		off, ok = s.Next()
+	}
+	stats.ScheduleEnd = e.since()
+}
+
+// maxSleep bounds one sleep of the dispatcher.
+const maxSleep = 20 * time.Millisecond
+
+// abandon records a request that never left the generator.
+func (e *run) abandon(it item) {
+	done := e.since()
+	e.note(done)
+	e.results <- recorder.Record{Seq: it.seq, Scheduled: it.off, Done: done, Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished}
+}
+
+func (e *run) note(done time.Duration) {
+	for {
+		cur := e.lastDone.Load()
+		if int64(done) <= cur || e.lastDone.CompareAndSwap(cur, int64(done)) {
+			return
+		}
+	}
+}
+
+type worker struct {
+	e     *run
+	sent  atomic.Int64 // offset of GotConn, written by the trace hook
+	trace *httptrace.ClientTrace
+}
+
+func (e *run) worker() {
+	w := &worker{e: e}
+	w.trace = &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
+		w.sent.Store(int64(e.since()))
+	}}
+	for it := range e.due {
+		if e.drain.Err() != nil {
+			e.abandon(it)
+			continue
+		}
+		n := e.busy.Add(1)
+		for {
+			m := e.maxInFlight.Load()
+			if n <= m || e.maxInFlight.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		r := w.do(it)
+		e.busy.Add(-1)
+		e.note(r.Done)
+		e.results <- r
+	}
+}
+
+func (w *worker) do(it item) recorder.Record {
+	e := w.e
+	r := recorder.Record{Seq: it.seq, Scheduled: it.off}
+	ctx, cancel := context.WithTimeoutCause(e.drain, e.cfg.Timeout, errTimeout)
+	defer cancel()
+	ctx = httptrace.WithClientTrace(ctx, w.trace)
+	var body io.Reader
+	if len(e.cfg.Body) > 0 {
+		body = bytes.NewReader(e.cfg.Body)
+	}
+	req, err := http.NewRequestWithContext(ctx, e.cfg.Method, e.cfg.URL.String(), body)
+	if err != nil {
+		r.Done = e.since()
+		r.Outcome, r.Kind = recorder.Failed, recorder.KindOther
+		return r
+	}
+	for k, vs := range e.cfg.Header {
+		if strings.EqualFold(k, "Host") && len(vs) > 0 {
+			req.Host = vs[0]
+			continue
+		}
+		req.Header[k] = vs
+	}
+	w.sent.Store(-1)
+	attempt := e.since()
+	resp, err := e.client.Do(req)
+	if err == nil {
+		r.Status = resp.StatusCode
+		// io.Discard reads with pooled buffers: bounded memory whatever
+		// the body's size.
+		_, err = io.Copy(io.Discard, resp.Body)
+		if cerr := resp.Body.Close(); err == nil {
+			err = cerr
+		}
+	}
+	r.Done = e.since()
+	r.WasSent = true
+	r.Sent = attempt
+	if s := w.sent.Load(); s >= 0 {
+		r.Sent = time.Duration(s)
+	}
+	if err == nil {
+		r.Outcome = recorder.Completed
+		return r
+	}
+	r.Outcome, r.Kind = classify(ctx, err)
+	return r
+}
+
+// classify maps a request error to its outcome and kind.
+func classify(ctx context.Context, err error) (recorder.Outcome, recorder.ErrorKind) {
+	switch context.Cause(ctx) {
+	case errDrain:
+		return recorder.Unfinished, recorder.KindUnfinished
+	case errTimeout:
+		return recorder.TimedOut, recorder.KindTimeout
+	}
+	return recorder.Failed, Kind(err)
+}
+
+// Kind classifies a transport error: refused, reset, timeout, tls or other.
+func Kind(err error) recorder.ErrorKind {
+	var (
+		netErr   net.Error
+		recErr   tls.RecordHeaderError
+		alertErr tls.AlertError
+		certErr  *tls.CertificateVerificationError
+		unkAuth  x509.UnknownAuthorityError
+		hostErr  x509.HostnameError
+		invErr   x509.CertificateInvalidError
+	)
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return recorder.KindRefused
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF),
+		errors.Is(err, syscall.ECONNABORTED):
+		return recorder.KindReset
+	case errors.As(err, &recErr), errors.As(err, &alertErr), errors.As(err, &certErr),
+		errors.As(err, &unkAuth), errors.As(err, &hostErr), errors.As(err, &invErr):
+		return recorder.KindTLS
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return recorder.KindTimeout
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return recorder.KindTimeout
+	}
+	return recorder.KindOther
+}

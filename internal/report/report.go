@@ -1,0 +1,135 @@
+// Package report renders a run's result for people: the latency table
+// (response time, service time and send delay side by side), the counts
+// line, the achieved rate, status codes, errors and the checks.
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/openload/openload/recorder"
+)
+
+// Row is one line of a latency table.
+type Row struct {
+	Name string
+	P    recorder.Percentiles
+}
+
+// Columns of the latency table, in ms.
+var Columns = []string{"p50", "p90", "p95", "p99", "p99.9", "max", "mean"}
+
+// LatencyTable writes rows as a table with the standard columns.
+func LatencyTable(w io.Writer, rows []Row) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithAlignment(tw.Alignment{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}),
+		tablewriter.WithHeaderAlignment(tw.AlignRight),
+	)
+	t.Header(append([]string{"ms"}, Columns...))
+	for _, r := range rows {
+		p := r.P
+		if err := t.Append([]string{r.Name, ms(p.P50), ms(p.P90), ms(p.P95), ms(p.P99), ms(p.P999), ms(p.Max), ms(p.Mean)}); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+func ms(v float64) string { return fmt.Sprintf("%.3f", v) }
+
+// CountsLine is the accounting in one line, with a mark saying whether the
+// identity completed + errors + timeouts + unfinished == scheduled holds.
+func CountsLine(c recorder.Counts) string {
+	mark := "✓ every request accounted for"
+	if !c.Balanced() {
+		mark = fmt.Sprintf("✗ %d requests unaccounted for", c.Scheduled-(c.Completed+c.Errors+c.Timeouts+c.Unfinished))
+	}
+	return fmt.Sprintf("expected %s · scheduled %d · sent %d · completed %d · errors %d · timeouts %d · unfinished %d   %s",
+		count(c.Expected), c.Scheduled, c.Sent, c.Completed, c.Errors, c.Timeouts, c.Unfinished, mark)
+}
+
+func count(x float64) string {
+	if x == float64(int64(x)) {
+		return fmt.Sprintf("%d", int64(x))
+	}
+	return fmt.Sprintf("%.1f", x)
+}
+
+// Text writes the full terminal report of res.
+func Text(w io.Writer, res *recorder.Result) error {
+	cfg := res.Config
+	fmt.Fprintf(w, "openload · %s · %s %s\n", cfg.Schedule, cfg.Method, cfg.Target)
+	if cfg.BuiltinStub != "" {
+		fmt.Fprintf(w, "target: built-in stub model server in this process (%s)\n", cfg.BuiltinStub)
+	}
+	fmt.Fprintf(w, "connections ≤ %d · timeout %s · drain %s · started %s\n\n",
+		cfg.Connections, cfg.Timeout, cfg.Drain, res.Started.UTC().Format("2006-01-02T15:04:05Z"))
+	if err := LatencyTable(w, []Row{
+		{"response time", res.Response},
+		{"service time", res.Service},
+		{"send delay", res.SendDelay},
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "response = done − scheduled (what users waited) · service = done − sent (what closed-loop tools report) · send delay = sent − scheduled")
+	if res.Censored > 0 {
+		fmt.Fprintf(w, "%d timed-out or unfinished requests are counted at their elapsed time (a lower bound)\n", res.Censored)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "counts   %s\n", CountsLine(res.Counts))
+	fmt.Fprintf(w, "rate     sent %.1f/s (scheduled %s/s) · run took %.2f s\n", res.SendRate, count(res.Config.Rate), res.Elapsed)
+	if len(res.Status) > 0 {
+		fmt.Fprintf(w, "status   %s\n", recorder.StatusLine(res.Status))
+	}
+	if len(res.ErrorKinds) > 0 {
+		fmt.Fprintf(w, "errors   %s\n", recorder.StatusLine(res.ErrorKinds))
+	}
+	l := res.Limit
+	if l.Waited > 0 {
+		fmt.Fprintf(w, "limit    BOUND: %d requests waited for one of %d connections (in send delay); max in flight %d\n", l.Waited, l.Connections, l.MaxInFlight)
+	} else {
+		fmt.Fprintf(w, "limit    not reached: max in flight %d of %d connections\n", l.MaxInFlight, l.Connections)
+	}
+	if res.Interrupted {
+		fmt.Fprintln(w, "run      INTERRUPTED before the schedule ended")
+	}
+	if len(res.Checks) > 0 {
+		fmt.Fprintln(w, "\nchecks")
+		width := 0
+		for _, c := range res.Checks {
+			width = max(width, len(c.Name))
+		}
+		for _, c := range res.Checks {
+			fmt.Fprintf(w, "  %-4s  %-*s  %s\n", strings.ToUpper(c.Severity), width, c.Name, c.Message)
+		}
+	}
+	return nil
+}
+
+// Verdict summarises the checks in one line: "ok", "ok with 2 warnings" or
+// "INVALID: 1 check failed".
+func Verdict(checks []recorder.Check) string {
+	var warn, fail []string
+	for _, c := range checks {
+		switch c.Severity {
+		case "warn":
+			warn = append(warn, c.Name)
+		case "fail":
+			fail = append(fail, c.Name)
+		}
+	}
+	sort.Strings(warn)
+	switch {
+	case len(fail) > 0:
+		return fmt.Sprintf("INVALID measurement: %d check(s) failed (%s)", len(fail), strings.Join(fail, ", "))
+	case len(warn) > 0:
+		return fmt.Sprintf("valid, with %d warning(s) (%s)", len(warn), strings.Join(warn, ", "))
+	}
+	return "valid: every check passed"
+}

@@ -1,0 +1,221 @@
+package recorder
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// LogHeader is the header line of the per-request CSV log. The first seven
+// columns are fixed; times are milliseconds from the run's start with three
+// decimals. sent_ms, service_ms and send_delay_ms are empty for a request
+// that never left the generator; status is empty when no response was read;
+// error is empty for a completed request and otherwise one of refused,
+// reset, timeout, tls, other, unfinished.
+const LogHeader = "seq,scheduled_ms,sent_ms,done_ms,service_ms,response_ms,send_delay_ms,status,error"
+
+// LogWriter streams records as CSV lines. It buffers, so call Flush at the
+// end; lines are written in the order records are added.
+type LogWriter struct {
+	w   *bufio.Writer
+	buf []byte
+	err error
+}
+
+// NewLogWriter writes the header line and returns a writer.
+func NewLogWriter(w io.Writer) *LogWriter {
+	lw := &LogWriter{w: bufio.NewWriterSize(w, 64<<10), buf: make([]byte, 0, 160)}
+	_, lw.err = lw.w.WriteString(LogHeader + "\n")
+	return lw
+}
+
+// appendMillis appends d in milliseconds with three decimals (microsecond
+// resolution, truncated).
+func appendMillis(b []byte, d time.Duration) []byte {
+	us := int64(d / time.Microsecond)
+	if us < 0 {
+		b = append(b, '-')
+		us = -us
+	}
+	b = strconv.AppendInt(b, us/1000, 10)
+	frac := us % 1000
+	b = append(b, '.', byte('0'+frac/100), byte('0'+frac/10%10), byte('0'+frac%10))
+	return b
+}
+
+// Write appends one line. It does not allocate. After the first error it
+// keeps returning that error.
+func (lw *LogWriter) Write(r *Record) error {
+	if lw.err != nil {
+		return lw.err
+	}
+	b := lw.buf[:0]
+	b = strconv.AppendUint(b, r.Seq, 10)
+	b = append(b, ',')
+	b = appendMillis(b, r.Scheduled)
+	b = append(b, ',')
+	if r.WasSent {
+		b = appendMillis(b, r.Sent)
+	}
+	b = append(b, ',')
+	b = appendMillis(b, r.Done)
+	b = append(b, ',')
+	if r.WasSent {
+		b = appendMillis(b, r.Service())
+	}
+	b = append(b, ',')
+	b = appendMillis(b, r.Response())
+	b = append(b, ',')
+	if r.WasSent {
+		b = appendMillis(b, r.SendDelay())
+	}
+	b = append(b, ',')
+	if r.Status != 0 {
+		b = strconv.AppendInt(b, int64(r.Status), 10)
+	}
+	b = append(b, ',')
+	b = append(b, r.Kind.String()...)
+	b = append(b, '\n')
+	lw.buf = b
+	_, lw.err = lw.w.Write(b)
+	return lw.err
+}
+
+// Flush writes buffered lines to the underlying writer.
+func (lw *LogWriter) Flush() error {
+	if lw.err != nil {
+		return lw.err
+	}
+	lw.err = lw.w.Flush()
+	return lw.err
+}
+
+// LogEntry is one line of a per-request log as read back. Times keep the
+// log's microsecond resolution.
+type LogEntry struct {
+	Seq       uint64
+	Scheduled time.Duration
+	Sent      time.Duration
+	Done      time.Duration
+	WasSent   bool
+	Status    int
+	Error     string
+}
+
+// LogReader reads a per-request CSV log, shaped like bufio.Scanner: call
+// Scan until it returns false, then check Err. Errors name the line.
+type LogReader struct {
+	s    *bufio.Scanner
+	name string
+	line int
+	e    LogEntry
+	err  error
+}
+
+// NewLogReader reads the log from r; name is used in error messages.
+func NewLogReader(r io.Reader, name string) *LogReader {
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 0, 4096), 1<<20)
+	return &LogReader{s: s, name: name}
+}
+
+func parseMillis(s string) (time.Duration, error) {
+	ip, fp, _ := strings.Cut(s, ".")
+	if ip == "" {
+		return 0, errors.New("empty time")
+	}
+	ms, err := strconv.ParseInt(ip, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("bad time %q", s)
+	}
+	if len(fp) > 3 {
+		return 0, fmt.Errorf("bad time %q: more than 3 decimals", s)
+	}
+	for len(fp) < 3 {
+		fp += "0"
+	}
+	us, err := strconv.ParseUint(fp, 10, 16)
+	if err != nil {
+		return 0, fmt.Errorf("bad time %q", s)
+	}
+	d := time.Duration(ms)*time.Millisecond + time.Duration(us)*time.Microsecond
+	if strings.HasPrefix(ip, "-") {
+		d = time.Duration(ms)*time.Millisecond - time.Duration(us)*time.Microsecond
+	}
+	return d, nil
+}
+
+// Scan advances to the next record. It returns false at the end of the
+// input or on the first error.
+func (lr *LogReader) Scan() bool {
+	if lr.err != nil {
+		return false
+	}
+	for lr.s.Scan() {
+		lr.line++
+		text := lr.s.Text()
+		if lr.line == 1 {
+			if !strings.HasPrefix(text, "seq,scheduled_ms,sent_ms,done_ms,service_ms,response_ms,send_delay_ms") {
+				lr.err = fmt.Errorf("%s:1: not an openload log: header %q", lr.name, text)
+				return false
+			}
+			continue
+		}
+		if text == "" {
+			continue
+		}
+		if err := lr.parse(text); err != nil {
+			lr.err = fmt.Errorf("%s:%d: %v", lr.name, lr.line, err)
+			return false
+		}
+		return true
+	}
+	if err := lr.s.Err(); err != nil {
+		lr.err = fmt.Errorf("%s:%d: %v", lr.name, lr.line+1, err)
+	} else if lr.line == 0 {
+		lr.err = fmt.Errorf("%s: empty log", lr.name)
+	}
+	return false
+}
+
+func (lr *LogReader) parse(text string) error {
+	f := strings.Split(text, ",")
+	if len(f) < 9 {
+		return fmt.Errorf("%d fields, want at least 9", len(f))
+	}
+	var e LogEntry
+	var err error
+	if e.Seq, err = strconv.ParseUint(f[0], 10, 64); err != nil {
+		return fmt.Errorf("bad seq %q", f[0])
+	}
+	if e.Scheduled, err = parseMillis(f[1]); err != nil {
+		return fmt.Errorf("scheduled_ms: %v", err)
+	}
+	if f[2] != "" {
+		e.WasSent = true
+		if e.Sent, err = parseMillis(f[2]); err != nil {
+			return fmt.Errorf("sent_ms: %v", err)
+		}
+	}
+	if e.Done, err = parseMillis(f[3]); err != nil {
+		return fmt.Errorf("done_ms: %v", err)
+	}
+	if f[7] != "" {
+		if e.Status, err = strconv.Atoi(f[7]); err != nil {
+			return fmt.Errorf("bad status %q", f[7])
+		}
+	}
+	e.Error = f[8]
+	lr.e = e
+	return nil
+}
+
+// Entry returns the record read by the last successful Scan.
+func (lr *LogReader) Entry() LogEntry { return lr.e }
+
+// Err returns the first error met, if any.
+func (lr *LogReader) Err() error { return lr.err }

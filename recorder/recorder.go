@@ -1,0 +1,198 @@
+package recorder
+
+import (
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram range: 1 µs to 1 hour, 3 significant digits, values in µs.
+const (
+	HistLowest  = 1
+	HistHighest = int64(time.Hour / time.Microsecond)
+	HistDigits  = 3
+)
+
+// NewHistogram returns an empty histogram with openload's range.
+func NewHistogram() *hdrhistogram.Histogram {
+	return hdrhistogram.New(HistLowest, HistHighest, HistDigits)
+}
+
+// Second is one second of the run's timeline: how many requests were due,
+// left the generator, completed (read a response) and ended in an error or
+// timeout during that second. Index i covers [i s, (i+1) s) from the start.
+type Second struct {
+	Scheduled int64 `json:"scheduled"`
+	Sent      int64 `json:"sent"`
+	Completed int64 `json:"completed"`
+	Errors    int64 `json:"errors"`
+}
+
+// Recorder accumulates records. It is not safe for concurrent use; see the
+// package documentation.
+type Recorder struct {
+	Response, Service, SendDelay *hdrhistogram.Histogram
+
+	outcomes [numOutcomes]int64
+	kinds    [numKinds]int64
+	status   [600]int64 // by status code; codes outside [100, 600) count in otherStatus
+	other    int64
+	sent     int64
+	censored int64
+	clamped  int64
+	dropped  int64 // values lost when merging histograms
+	timeline []Second
+	log      *LogWriter
+}
+
+// New returns an empty Recorder. If log is not nil, every record is also
+// written to it as one CSV line.
+func New(log *LogWriter) *Recorder {
+	return &Recorder{
+		Response:  NewHistogram(),
+		Service:   NewHistogram(),
+		SendDelay: NewHistogram(),
+		timeline:  make([]Second, 0, 64),
+		log:       log,
+	}
+}
+
+func (r *Recorder) second(d time.Duration) *Second {
+	i := int(d / time.Second)
+	if i < 0 {
+		i = 0
+	}
+	for len(r.timeline) <= i {
+		r.timeline = append(r.timeline, Second{})
+	}
+	return &r.timeline[i]
+}
+
+func (r *Recorder) record(h *hdrhistogram.Histogram, d time.Duration) {
+	us := int64(d / time.Microsecond)
+	if us < 0 {
+		us = 0
+	}
+	if us > HistHighest {
+		us = HistHighest
+		r.clamped++
+	}
+	// In range by construction, so RecordValue cannot fail.
+	_ = h.RecordValue(us)
+}
+
+// Add records one request. It does not allocate once the timeline has grown
+// to cover the record's seconds. The log write error, if any, is returned;
+// the record is counted either way.
+func (r *Recorder) Add(rec *Record) error {
+	r.outcomes[rec.Outcome]++
+	r.kinds[rec.Kind]++
+	switch {
+	case rec.Status >= 100 && rec.Status < 600:
+		r.status[rec.Status]++
+	case rec.Status != 0:
+		r.other++
+	}
+	r.second(rec.Scheduled).Scheduled++
+	r.record(r.Response, rec.Response())
+	if rec.WasSent {
+		r.sent++
+		r.second(rec.Sent).Sent++
+		r.record(r.Service, rec.Service())
+		r.record(r.SendDelay, rec.SendDelay())
+	}
+	switch rec.Outcome {
+	case Completed:
+		r.second(rec.Done).Completed++
+	case TimedOut, Unfinished:
+		r.censored++
+		r.second(rec.Done).Errors++
+	default:
+		r.second(rec.Done).Errors++
+	}
+	if r.log != nil {
+		return r.log.Write(rec)
+	}
+	return nil
+}
+
+// Merge adds everything o recorded into r. Values the histograms could not
+// hold are counted in Dropped.
+func (r *Recorder) Merge(o *Recorder) {
+	r.dropped += r.Response.Merge(o.Response)
+	r.dropped += r.Service.Merge(o.Service)
+	r.dropped += r.SendDelay.Merge(o.SendDelay)
+	for i := range r.outcomes {
+		r.outcomes[i] += o.outcomes[i]
+	}
+	for i := range r.kinds {
+		r.kinds[i] += o.kinds[i]
+	}
+	for i := range r.status {
+		r.status[i] += o.status[i]
+	}
+	r.other += o.other
+	r.sent += o.sent
+	r.censored += o.censored
+	r.clamped += o.clamped
+	r.dropped += o.dropped
+	for i, s := range o.timeline {
+		t := r.second(time.Duration(i) * time.Second)
+		t.Scheduled += s.Scheduled
+		t.Sent += s.Sent
+		t.Completed += s.Completed
+		t.Errors += s.Errors
+	}
+}
+
+// Counts returns the outcome counts so far.
+func (r *Recorder) Counts() Counts {
+	c := Counts{
+		Sent:       r.sent,
+		Completed:  r.outcomes[Completed],
+		Errors:     r.outcomes[Failed],
+		Timeouts:   r.outcomes[TimedOut],
+		Unfinished: r.outcomes[Unfinished],
+	}
+	c.Scheduled = c.Completed + c.Errors + c.Timeouts + c.Unfinished
+	return c
+}
+
+// Timeline returns the per-second timeline (shared, not copied).
+func (r *Recorder) Timeline() []Second { return r.timeline }
+
+// StatusCodes returns the count per HTTP status code seen.
+func (r *Recorder) StatusCodes() map[int]int64 {
+	m := map[int]int64{}
+	for code, n := range r.status {
+		if n > 0 {
+			m[code] = n
+		}
+	}
+	return m
+}
+
+// ErrorKinds returns the count per error kind seen (excluding KindNone).
+func (r *Recorder) ErrorKinds() map[string]int64 {
+	m := map[string]int64{}
+	for k := KindNone + 1; k < numKinds; k++ {
+		if n := r.kinds[k]; n > 0 {
+			m[k.String()] = n
+		}
+	}
+	return m
+}
+
+// Censored is the number of timed-out and unfinished requests, whose
+// response time is a lower bound.
+func (r *Recorder) Censored() int64 { return r.censored }
+
+// Clamped is the number of values above the histogram range, recorded at
+// its top.
+func (r *Recorder) Clamped() int64 { return r.clamped }
+
+// Dropped is the number of values lost when merging histograms.
+func (r *Recorder) Dropped() int64 { return r.dropped }
+
+// OtherStatus is the number of responses with a status outside [100, 600).
+func (r *Recorder) OtherStatus() int64 { return r.other }

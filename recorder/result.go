@@ -1,0 +1,318 @@
+package recorder
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Version is the version of the JSON result format written by this package.
+// Readers refuse other versions.
+const Version = 1
+
+// Counts are the run's accounting. Expected is rate × duration for the
+// schedule (a real number for Poisson arrivals).
+type Counts struct {
+	Expected   float64 `json:"expected"`
+	Scheduled  int64   `json:"scheduled"`
+	Sent       int64   `json:"sent"`
+	Completed  int64   `json:"completed"`
+	Errors     int64   `json:"errors"`
+	Timeouts   int64   `json:"timeouts"`
+	Unfinished int64   `json:"unfinished"`
+}
+
+// Balanced reports whether completed + errors + timeouts + unfinished ==
+// scheduled.
+func (c Counts) Balanced() bool {
+	return c.Completed+c.Errors+c.Timeouts+c.Unfinished == c.Scheduled
+}
+
+// Percentiles summarise one histogram, in milliseconds.
+type Percentiles struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	P9999 float64 `json:"p9999"`
+	Max   float64 `json:"max"`
+	Mean  float64 `json:"mean"`
+}
+
+func usToMs(v float64) float64 { return math.Round(v) / 1000 }
+
+// Summarize reads the percentiles of h (µs values) in milliseconds.
+func Summarize(h *hdrhistogram.Histogram) Percentiles {
+	if h.TotalCount() == 0 {
+		return Percentiles{}
+	}
+	q := h.ValueAtPercentiles([]float64{50, 90, 95, 99, 99.9, 99.99})
+	return Percentiles{
+		Count: h.TotalCount(),
+		P50:   usToMs(float64(q[50])),
+		P90:   usToMs(float64(q[90])),
+		P95:   usToMs(float64(q[95])),
+		P99:   usToMs(float64(q[99])),
+		P999:  usToMs(float64(q[99.9])),
+		P9999: usToMs(float64(q[99.99])),
+		Max:   usToMs(float64(h.Max())),
+		Mean:  usToMs(h.Mean()),
+	}
+}
+
+// Get returns the named percentile: p50, p90, p95, p99, p999, p9999, max or
+// mean.
+func (p Percentiles) Get(name string) (float64, bool) {
+	switch name {
+	case "p50":
+		return p.P50, true
+	case "p90":
+		return p.P90, true
+	case "p95":
+		return p.P95, true
+	case "p99":
+		return p.P99, true
+	case "p999":
+		return p.P999, true
+	case "p9999":
+		return p.P9999, true
+	case "max":
+		return p.Max, true
+	case "mean":
+		return p.Mean, true
+	}
+	return 0, false
+}
+
+// Config is the run's configuration as stored in the result. Header values
+// that look like secrets are redacted by RedactHeaders before they get here.
+type Config struct {
+	Target      string              `json:"target"`
+	BuiltinStub string              `json:"builtin_stub,omitempty"`
+	Method      string              `json:"method"`
+	Headers     map[string][]string `json:"headers,omitempty"`
+	BodyBytes   int                 `json:"body_bytes"`
+	Arrival     string              `json:"arrival"`
+	Rate        float64             `json:"rate"`
+	Duration    string              `json:"duration"`
+	Seed        uint64              `json:"seed"`
+	Connections int                 `json:"connections"`
+	Timeout     string              `json:"timeout"`
+	Drain       string              `json:"drain"`
+	Schedule    string              `json:"schedule"`
+}
+
+// Limit says whether the connection / in-flight limit bound.
+type Limit struct {
+	Connections int   `json:"connections"`
+	MaxInFlight int   `json:"max_in_flight"`
+	Waited      int64 `json:"waited"` // requests that found every connection busy
+}
+
+// Check is one verification finding as stored in the result.
+type Check struct {
+	Name     string `json:"name"`
+	Severity string `json:"severity"` // pass, warn or fail
+	Message  string `json:"message"`
+}
+
+// Histograms holds the encoded histograms: HdrHistogram's V2 compressed
+// encoding, base64, values in microseconds.
+type Histograms struct {
+	Unit      string `json:"unit"`
+	Response  string `json:"response"`
+	Service   string `json:"service"`
+	SendDelay string `json:"send_delay"`
+}
+
+// Result is the versioned JSON result of one run.
+type Result struct {
+	Version     int              `json:"version"`
+	Tool        string           `json:"tool"`
+	Started     time.Time        `json:"started"`
+	Elapsed     float64          `json:"elapsed_s"` // from start to the last record's done
+	Config      Config           `json:"config"`
+	Counts      Counts           `json:"counts"`
+	SendRate    float64          `json:"send_rate"` // sent ÷ the span of the schedule
+	Censored    int64            `json:"censored"`  // timeouts + unfinished: response time is a lower bound
+	Clamped     int64            `json:"clamped,omitempty"`
+	Dropped     int64            `json:"dropped,omitempty"`
+	Response    Percentiles      `json:"response"`
+	Service     Percentiles      `json:"service"`
+	SendDelay   Percentiles      `json:"send_delay"`
+	Status      map[string]int64 `json:"status"`
+	ErrorKinds  map[string]int64 `json:"error_kinds"`
+	Limit       Limit            `json:"limit"`
+	Histograms  Histograms       `json:"histograms"`
+	Timeline    []Second         `json:"timeline"`
+	Checks      []Check          `json:"checks"`
+	Interrupted bool             `json:"interrupted,omitempty"`
+}
+
+// EncodeHistogram returns h in HdrHistogram's V2 compressed encoding,
+// base64.
+func EncodeHistogram(h *hdrhistogram.Histogram) (string, error) {
+	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	if err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(b), nil
+}
+
+// DecodeHistogram is the inverse of EncodeHistogram.
+func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, err
+	}
+	return hdrhistogram.Decode(b)
+}
+
+// Histogram decodes one of the result's histograms by metric name:
+// response, service or send_delay.
+func (r *Result) Histogram(metric string) (*hdrhistogram.Histogram, error) {
+	var s string
+	switch metric {
+	case "response":
+		s = r.Histograms.Response
+	case "service":
+		s = r.Histograms.Service
+	case "send_delay":
+		s = r.Histograms.SendDelay
+	default:
+		return nil, fmt.Errorf("unknown metric %q (known: response, service, send_delay)", metric)
+	}
+	if s == "" {
+		return nil, fmt.Errorf("result has no %s histogram", metric)
+	}
+	h, err := DecodeHistogram(s)
+	if err != nil {
+		return nil, fmt.Errorf("%s histogram: %v", metric, err)
+	}
+	return h, nil
+}
+
+// Fill sets the measured parts of res from the recorder: counts (Expected is
+// left as set), percentiles, statuses, error kinds, timeline and encoded
+// histograms.
+func (r *Recorder) Fill(res *Result) error {
+	expected := res.Counts.Expected
+	res.Version = Version
+	res.Counts = r.Counts()
+	res.Counts.Expected = expected
+	res.Censored = r.censored
+	res.Clamped = r.clamped
+	res.Dropped = r.dropped
+	res.Response = Summarize(r.Response)
+	res.Service = Summarize(r.Service)
+	res.SendDelay = Summarize(r.SendDelay)
+	res.Status = map[string]int64{}
+	for code, n := range r.StatusCodes() {
+		res.Status[strconv.Itoa(code)] = n
+	}
+	if r.other > 0 {
+		res.Status["other"] = r.other
+	}
+	res.ErrorKinds = r.ErrorKinds()
+	res.Timeline = append([]Second(nil), r.timeline...)
+	var err error
+	res.Histograms.Unit = "us"
+	if res.Histograms.Response, err = EncodeHistogram(r.Response); err != nil {
+		return err
+	}
+	if res.Histograms.Service, err = EncodeHistogram(r.Service); err != nil {
+		return err
+	}
+	if res.Histograms.SendDelay, err = EncodeHistogram(r.SendDelay); err != nil {
+		return err
+	}
+	return nil
+}
+
+// WriteResult writes res as indented JSON.
+func WriteResult(w io.Writer, res *Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}
+
+// ReadResult reads a JSON result; name is used in error messages. It refuses
+// results of another version and results that do not parse.
+func ReadResult(r io.Reader, name string) (*Result, error) {
+	dec := json.NewDecoder(r)
+	var res Result
+	if err := dec.Decode(&res); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%s: truncated result: %v", name, err)
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%s: corrupt result at byte %d: %v", name, se.Offset, err)
+		}
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if res.Version != Version {
+		return nil, fmt.Errorf("%s: result version %d, this openload reads version %d", name, res.Version, Version)
+	}
+	return &res, nil
+}
+
+// secretHeaders are always redacted.
+var secretHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization"}
+
+// Redacted is what replaces a secret header value.
+const Redacted = "REDACTED"
+
+// RedactHeaders copies h with the values of Authorization, Cookie,
+// Proxy-Authorization and any header named in extra replaced by Redacted.
+func RedactHeaders(h http.Header, extra ...string) map[string][]string {
+	if len(h) == 0 {
+		return nil
+	}
+	secret := map[string]bool{}
+	for _, name := range append(append([]string(nil), secretHeaders...), extra...) {
+		secret[http.CanonicalHeaderKey(name)] = true
+	}
+	out := make(map[string][]string, len(h))
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		vs := append([]string(nil), h[k]...)
+		if secret[http.CanonicalHeaderKey(k)] {
+			for i := range vs {
+				vs[i] = Redacted
+			}
+		}
+		out[k] = vs
+	}
+	return out
+}
+
+// StatusLine renders status counts as "200 ×1590 · 503 ×10", codes in order.
+func StatusLine(status map[string]int64) string {
+	keys := make([]string, 0, len(status))
+	for k := range status {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, status[k]))
+	}
+	return strings.Join(parts, " · ")
+}

@@ -1,0 +1,215 @@
+// Package schedule produces arrival processes: the intended send offsets of
+// every request of a run, measured from the run's start.
+//
+// A schedule is a pure producer of offsets. It never reads a clock and never
+// sleeps; the engine turns offsets into wall-clock deadlines. That keeps every
+// schedule testable with plain tables and makes a seeded run reproducible.
+//
+// # Constant arrivals
+//
+// For a rate λ (requests per second) and a duration D, the constant schedule
+// has
+//
+//	N = ⌊λ·D⌋ arrivals at offsets t_i = i/λ, i = 0 … N−1.
+//
+// Every offset lies in [0, D). A fractional last arrival rounds down: at
+// λ = 3/s for D = 1.5 s, λ·D = 4.5 and the schedule has 4 arrivals (at 0,
+// 333 ms, 667 ms and 1 s); the fifth would be due at 1.333 s but only half
+// of its interval fits in the run. To absorb floating-point noise, a product
+// within 1e-9 of an integer counts as that integer (160/s × 10 s is exactly
+// 1600 arrivals).
+//
+// # Poisson arrivals
+//
+// For a Poisson process of rate λ, the gaps between arrivals are independent
+// and exponentially distributed with mean 1/λ:
+//
+//	P(gap > x) = e^(−λx),   gap = −ln(U)/λ for U uniform in (0, 1].
+//
+// The first arrival is at offset gap_1 (not at 0), and arrivals continue while
+// the offset is below D. The count is then Poisson distributed with mean and
+// variance λ·D, so a run's count is compared with the schedule's own count,
+// with λ·D shown as the expected value. The uniform source is a PCG generator
+// seeded with the run's seed, so the same seed gives the same offsets on
+// every machine and Go version that keeps math/rand/v2's PCG stable.
+package schedule
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// Schedule is an iterator over intended send offsets, in non-decreasing
+// order. Next returns false once the schedule is exhausted.
+type Schedule interface {
+	// Next returns the offset from the start of the run at which the next
+	// request is due.
+	Next() (time.Duration, bool)
+	// Expected is the expected number of arrivals (λ·D).
+	Expected() float64
+	// Exact reports whether the schedule's count is fixed in advance, so
+	// that the count of a run must equal Expected rounded down.
+	Exact() bool
+	// Name describes the arrival process, e.g. "constant 160/s for 10s".
+	Name() string
+}
+
+// Arrival names accepted by New.
+const (
+	Constant = "constant"
+	Poisson  = "poisson"
+)
+
+// Kinds lists the arrival process names New accepts.
+var Kinds = []string{Constant, Poisson}
+
+// MaxArrivals bounds the number of arrivals a schedule may hold, so that an
+// absurd rate or duration is refused up front instead of running for years.
+const MaxArrivals = 1 << 40
+
+// Spec describes a schedule. It is validated by New.
+type Spec struct {
+	Kind     string        // Constant or Poisson
+	Rate     float64       // requests per second for the whole run, > 0
+	Duration time.Duration // length of the run, > 0
+	Seed     uint64        // source of randomness for Poisson
+}
+
+// Validate checks the spec and returns a one-line error naming the field.
+func (s Spec) Validate() error {
+	switch {
+	case math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
+		return fmt.Errorf("rate must be a finite number, got %v", s.Rate)
+	case s.Rate <= 0:
+		return fmt.Errorf("rate must be > 0, got %v", s.Rate)
+	case s.Duration <= 0:
+		return fmt.Errorf("duration must be > 0, got %v", s.Duration)
+	}
+	if n := s.Rate * s.Duration.Seconds(); n > MaxArrivals {
+		return fmt.Errorf("rate × duration = %.3g arrivals is more than the %d a schedule can hold", n, int64(MaxArrivals))
+	}
+	switch s.Kind {
+	case Constant, Poisson:
+	default:
+		return fmt.Errorf("unknown arrival process %q (known: %s)", s.Kind, strings.Join(Kinds, ", "))
+	}
+	return nil
+}
+
+// New builds the schedule a Spec describes.
+func New(s Spec) (Schedule, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if s.Kind == Poisson {
+		return NewPoisson(s.Rate, s.Duration, s.Seed), nil
+	}
+	return NewConstant(s.Rate, s.Duration), nil
+}
+
+// ConstantCount is the number of arrivals of a constant schedule: ⌊λ·D⌋,
+// where a product within 1e-9 of an integer counts as that integer.
+func ConstantCount(rate float64, d time.Duration) int64 {
+	x := rate * d.Seconds()
+	if r := math.Round(x); math.Abs(x-r) < 1e-9 {
+		return int64(r)
+	}
+	return int64(math.Floor(x))
+}
+
+// ConstantSchedule emits ⌊λ·D⌋ evenly spaced arrivals: t_i = i/λ.
+type ConstantSchedule struct {
+	rate  float64
+	d     time.Duration
+	n, i  int64
+	count int64
+}
+
+// NewConstant returns a constant schedule of rate λ per second over d.
+func NewConstant(rate float64, d time.Duration) *ConstantSchedule {
+	return &ConstantSchedule{rate: rate, d: d, count: ConstantCount(rate, d)}
+}
+
+// Offset returns the offset of arrival i: i/λ seconds. It is a pure function
+// of i, rounded to the nearest nanosecond.
+func (c *ConstantSchedule) Offset(i int64) time.Duration {
+	return time.Duration(math.Round(float64(i) * 1e9 / c.rate))
+}
+
+// Next implements Schedule.
+func (c *ConstantSchedule) Next() (time.Duration, bool) {
+	if c.i >= c.count {
+		return 0, false
+	}
+	off := c.Offset(c.i)
+	c.i++
+	return off, true
+}
+
+// Count is the number of arrivals the schedule holds.
+func (c *ConstantSchedule) Count() int64 { return c.count }
+
+// Expected implements Schedule.
+func (c *ConstantSchedule) Expected() float64 { return c.rate * c.d.Seconds() }
+
+// Exact implements Schedule: a constant schedule's count is fixed.
+func (c *ConstantSchedule) Exact() bool { return true }
+
+// Name implements Schedule.
+func (c *ConstantSchedule) Name() string {
+	return fmt.Sprintf("constant %s/s for %s", FormatRate(c.rate), c.d)
+}
+
+// PoissonSchedule emits arrivals with exponential gaps of mean 1/λ from a
+// seeded source; see the package documentation.
+type PoissonSchedule struct {
+	rate float64
+	d    time.Duration
+	seed uint64
+	rng  *rand.Rand
+	t    float64 // current offset in seconds
+	done bool
+}
+
+// NewPoisson returns a Poisson schedule of rate λ per second over d, drawn
+// from a PCG source seeded with seed.
+func NewPoisson(rate float64, d time.Duration, seed uint64) *PoissonSchedule {
+	return &PoissonSchedule{rate: rate, d: d, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
+}
+
+// Next implements Schedule.
+func (p *PoissonSchedule) Next() (time.Duration, bool) {
+	if p.done {
+		return 0, false
+	}
+	// ExpFloat64 returns an exponential variate of rate 1; dividing by λ
+	// gives the gap in seconds.
+	p.t += p.rng.ExpFloat64() / p.rate
+	off := time.Duration(p.t * 1e9)
+	if off >= p.d {
+		p.done = true
+		return 0, false
+	}
+	return off, true
+}
+
+// Expected implements Schedule.
+func (p *PoissonSchedule) Expected() float64 { return p.rate * p.d.Seconds() }
+
+// Exact implements Schedule: a Poisson count is random.
+func (p *PoissonSchedule) Exact() bool { return false }
+
+// Name implements Schedule.
+func (p *PoissonSchedule) Name() string {
+	return fmt.Sprintf("poisson %s/s for %s (seed %d)", FormatRate(p.rate), p.d, p.seed)
+}
+
+// FormatRate prints a rate without trailing zeros: 160, 0.5, 33.333.
+func FormatRate(r float64) string {
+	s := fmt.Sprintf("%.3f", r)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}

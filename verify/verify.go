@@ -1,0 +1,284 @@
+// Package verify checks a recorded run and returns findings; it never prints
+// and never decides an exit code. A finding is pass, warn or fail: fail means
+// the measurement itself cannot be trusted (requests unaccounted for, the
+// schedule not produced, seconds of the run missing), warn means it is valid
+// but says something the user must read (the generator fell behind, the
+// connection limit bound, requests failed).
+package verify
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/schedule"
+)
+
+// Severity of a finding.
+type Severity string
+
+// Severities, from best to worst.
+const (
+	Pass Severity = "pass"
+	Warn Severity = "warn"
+	Fail Severity = "fail"
+)
+
+// Finding is the outcome of one check.
+type Finding struct {
+	Check    string
+	Severity Severity
+	Message  string
+}
+
+// Options tune the checks.
+type Options struct {
+	// SendDelayP99 is the send-delay p99 above which the generator is said to
+	// have fallen behind. Zero means DefaultSendDelayP99.
+	SendDelayP99 time.Duration
+	// DipRatio flags a second whose sends fall below this share of its
+	// scheduled count (with at least DipMin scheduled). Zero means 0.9.
+	DipRatio float64
+	DipMin   int64
+}
+
+// DefaultSendDelayP99 is the default send-delay budget.
+const DefaultSendDelayP99 = time.Millisecond
+
+// Run checks res and returns its findings in a fixed order.
+func Run(res *recorder.Result, opt Options) []Finding {
+	if opt.SendDelayP99 <= 0 {
+		opt.SendDelayP99 = DefaultSendDelayP99
+	}
+	if opt.DipRatio <= 0 {
+		opt.DipRatio = 0.9
+	}
+	if opt.DipMin <= 0 {
+		opt.DipMin = 10
+	}
+	var out []Finding
+	out = append(out, accounting(res), scheduleCount(res))
+	out = append(out, timeline(res, opt)...)
+	out = append(out, sendDelay(res, opt), limit(res), failures(res))
+	if f, ok := histograms(res); ok {
+		out = append(out, f)
+	}
+	return out
+}
+
+// Worst returns the most severe severity among fs (Pass when empty).
+func Worst(fs []Finding) Severity {
+	w := Pass
+	for _, f := range fs {
+		switch {
+		case f.Severity == Fail:
+			return Fail
+		case f.Severity == Warn:
+			w = Warn
+		}
+	}
+	return w
+}
+
+// ToChecks converts findings to the form stored in a result.
+func ToChecks(fs []Finding) []recorder.Check {
+	out := make([]recorder.Check, len(fs))
+	for i, f := range fs {
+		out[i] = recorder.Check{Name: f.Check, Severity: string(f.Severity), Message: f.Message}
+	}
+	return out
+}
+
+func accounting(res *recorder.Result) Finding {
+	c := res.Counts
+	sum := c.Completed + c.Errors + c.Timeouts + c.Unfinished
+	f := Finding{Check: "accounting"}
+	switch {
+	case sum != c.Scheduled:
+		f.Severity = Fail
+		f.Message = fmt.Sprintf("completed %d + errors %d + timeouts %d + unfinished %d = %d ≠ scheduled %d: %d requests unaccounted for",
+			c.Completed, c.Errors, c.Timeouts, c.Unfinished, sum, c.Scheduled, c.Scheduled-sum)
+	case c.Sent > c.Scheduled:
+		f.Severity = Fail
+		f.Message = fmt.Sprintf("sent %d > scheduled %d", c.Sent, c.Scheduled)
+	default:
+		f.Severity = Pass
+		f.Message = fmt.Sprintf("completed %d + errors %d + timeouts %d + unfinished %d = scheduled %d",
+			c.Completed, c.Errors, c.Timeouts, c.Unfinished, c.Scheduled)
+	}
+	return f
+}
+
+func scheduleCount(res *recorder.Result) Finding {
+	c := res.Counts
+	f := Finding{Check: "schedule"}
+	if res.Interrupted {
+		f.Severity = Warn
+		f.Message = fmt.Sprintf("run interrupted: %d of the %s expected requests were scheduled before the stop", c.Scheduled, fmtCount(c.Expected))
+		return f
+	}
+	if res.Config.Arrival == schedule.Poisson {
+		// A Poisson count has standard deviation √(λD): report how far
+		// this schedule's draw is from its mean.
+		sd := math.Sqrt(c.Expected)
+		z := 0.0
+		if sd > 0 {
+			z = (float64(c.Scheduled) - c.Expected) / sd
+		}
+		f.Severity = Pass
+		if math.Abs(z) > 5 {
+			f.Severity = Warn
+		}
+		f.Message = fmt.Sprintf("poisson draw scheduled %d, expected λ·D = %s (%+.1f standard deviations)", c.Scheduled, fmtCount(c.Expected), z)
+		return f
+	}
+	want := int64(math.Floor(c.Expected + 1e-9))
+	if c.Scheduled != want {
+		f.Severity = Fail
+		f.Message = fmt.Sprintf("scheduled %d ≠ rate × duration = %d", c.Scheduled, want)
+		return f
+	}
+	f.Severity = Pass
+	f.Message = fmt.Sprintf("scheduled %d = rate × duration", c.Scheduled)
+	return f
+}
+
+// timeline finds seconds with no sends although the schedule called for
+// some, and seconds whose sends dipped below the schedule.
+func timeline(res *recorder.Result, opt Options) []Finding {
+	var empty, dips []int
+	for i, s := range res.Timeline {
+		if s.Scheduled == 0 {
+			continue
+		}
+		if s.Sent == 0 {
+			empty = append(empty, i)
+		} else if s.Scheduled >= opt.DipMin && float64(s.Sent) < opt.DipRatio*float64(s.Scheduled) {
+			dips = append(dips, i)
+		}
+	}
+	var out []Finding
+	f := Finding{Check: "timeline"}
+	switch {
+	case len(empty) == 0:
+		f.Severity = Pass
+		f.Message = fmt.Sprintf("every second of the schedule sent requests (%d s)", countScheduled(res.Timeline))
+	case res.Limit.Waited > 0:
+		f.Severity = Warn
+		f.Message = fmt.Sprintf("no request sent in second(s) %s although due: all %d connections were busy, so the wait is in send delay",
+			ranges(empty), res.Limit.Connections)
+	default:
+		f.Severity = Fail
+		f.Message = fmt.Sprintf("no request sent in second(s) %s although due, and the connection limit never bound: the generator itself stalled",
+			ranges(empty))
+	}
+	out = append(out, f)
+	if len(dips) > 0 {
+		out = append(out, Finding{Check: "send dips", Severity: Warn,
+			Message: fmt.Sprintf("second(s) %s sent under %.0f %% of their schedule", ranges(dips), opt.DipRatio*100)})
+	}
+	return out
+}
+
+func countScheduled(t []recorder.Second) int {
+	n := 0
+	for _, s := range t {
+		if s.Scheduled > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func sendDelay(res *recorder.Result, opt Options) Finding {
+	f := Finding{Check: "send delay"}
+	budget := float64(opt.SendDelayP99) / float64(time.Millisecond)
+	p99 := res.SendDelay.P99
+	if p99 <= budget {
+		f.Severity = Pass
+		f.Message = fmt.Sprintf("p99 %s ≤ %s: requests left on schedule", fmtMs(p99), fmtMs(budget))
+		return f
+	}
+	f.Severity = Warn
+	f.Message = fmt.Sprintf("p99 %s > %s: requests left late", fmtMs(p99), fmtMs(budget))
+	if res.Limit.Waited > 0 {
+		f.Message += fmt.Sprintf(", mostly waiting for one of %d connections (raise -c to send them on time)", res.Limit.Connections)
+	} else {
+		f.Message += ": the generator fell behind its schedule"
+	}
+	return f
+}
+
+func limit(res *recorder.Result) Finding {
+	l := res.Limit
+	if l.Waited == 0 {
+		return Finding{Check: "connection limit", Severity: Pass,
+			Message: fmt.Sprintf("never bound (max %d in flight of %d)", l.MaxInFlight, l.Connections)}
+	}
+	return Finding{Check: "connection limit", Severity: Warn,
+		Message: fmt.Sprintf("bound: %d of %d requests found all %d connections busy and waited inside openload (counted as send delay)",
+			l.Waited, res.Counts.Scheduled, l.Connections)}
+}
+
+func failures(res *recorder.Result) Finding {
+	c := res.Counts
+	bad := c.Errors + c.Timeouts + c.Unfinished
+	if bad == 0 {
+		return Finding{Check: "outcomes", Severity: Pass, Message: "every request completed"}
+	}
+	kinds := make([]string, 0, len(res.ErrorKinds))
+	for k, n := range res.ErrorKinds {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+	}
+	sort.Strings(kinds)
+	share := 0.0
+	if c.Scheduled > 0 {
+		share = 100 * float64(bad) / float64(c.Scheduled)
+	}
+	return Finding{Check: "outcomes", Severity: Warn,
+		Message: fmt.Sprintf("%d of %d requests did not complete (%.1f %%: %s); their response time is counted as at least their elapsed time",
+			bad, c.Scheduled, share, strings.Join(kinds, ", "))}
+}
+
+func histograms(res *recorder.Result) (Finding, bool) {
+	if res.Clamped == 0 && res.Dropped == 0 {
+		return Finding{}, false
+	}
+	return Finding{Check: "histograms", Severity: Warn,
+		Message: fmt.Sprintf("%d values above the 1 h histogram range were recorded at its top; %d lost when merging", res.Clamped, res.Dropped)}, true
+}
+
+// ranges renders sorted second indexes as "3-5, 9".
+func ranges(xs []int) string {
+	var parts []string
+	for i := 0; i < len(xs); {
+		j := i
+		for j+1 < len(xs) && xs[j+1] == xs[j]+1 {
+			j++
+		}
+		if i == j {
+			parts = append(parts, fmt.Sprint(xs[i]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d", xs[i], xs[j]))
+		}
+		i = j + 1
+	}
+	if len(parts) > 12 {
+		parts = append(parts[:12], fmt.Sprintf("… (%d more)", len(parts)-12))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func fmtMs(v float64) string {
+	return fmt.Sprintf("%.3f ms", v)
+}
+
+func fmtCount(x float64) string {
+	if x == math.Trunc(x) {
+		return fmt.Sprintf("%.0f", x)
+	}
+	return fmt.Sprintf("%.1f", x)
+}
