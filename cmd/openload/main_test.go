@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/openload/openload/recorder"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden compares got with testdata/name; on mismatch it writes name.got
+// next to it, and with -update it rewrites the golden file.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if string(want) != got {
+		os.WriteFile(path+".got", []byte(got), 0o644)
+		t.Errorf("%s differs from the golden file; see %s.got (go test -update accepts it)", path, path)
+	}
+}
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestUsageErrorsGolden(t *testing.T) {
+	dir := t.TempDir()
+	cases := [][]string{
+		{"-d", "1s", "http://127.0.0.1:1/"},
+		{"-rate", "0", "http://127.0.0.1:1/"},
+		{"-rate", "-5", "http://127.0.0.1:1/"},
+		{"-rate", "NaN", "http://127.0.0.1:1/"},
+		{"-rate", "1e12", "http://127.0.0.1:1/"},
+		{"-rate", "abc", "http://127.0.0.1:1/"},
+		{"-rate", "10", "-d", "40", "http://127.0.0.1:1/"},
+		{"-rate", "10", "-d", "-1s", "http://127.0.0.1:1/"},
+		{"-rate", "0.5", "-d", "1s", "http://127.0.0.1:1/"},
+		{"-rate", "10", "--arrival", "bursty", "http://127.0.0.1:1/"},
+		{"-rate", "10", "-c", "0", "http://127.0.0.1:1/"},
+		{"-rate", "10", "--timeout", "0s", "http://127.0.0.1:1/"},
+		{"-rate", "10", "127.0.0.1:8080/predict"},
+		{"-rate", "10", "ftp://127.0.0.1/x"},
+		{"-rate", "10", "http:///nohost"},
+		{"-rate", "10", "http://127.0.0.1:1/", "http://127.0.0.1:2/"},
+		{"-rate", "10", "-H", "NoColon", "http://127.0.0.1:1/"},
+		{"-rate", "10", "-H", "Bad Name: v", "http://127.0.0.1:1/"},
+		{"-rate", "10", "--body", "x", "--body-file", "y", "http://127.0.0.1:1/"},
+		{"-rate", "10", "--body-file", filepath.Join(dir, "missing.json"), "http://127.0.0.1:1/"},
+		{"-rate", "10", "-m", "GE T", "http://127.0.0.1:1/"},
+		{"-rate", "10", "-o", filepath.Join(dir, "no", "such", "dir.json"), "http://127.0.0.1:1/"},
+		{"--no-such-flag"},
+		{"stub", "--workers", "0"},
+		{"stub", "--policy", "lifo"},
+	}
+	var b strings.Builder
+	for _, args := range cases {
+		code, stdout, stderr := runCLI(args...)
+		if code != exitUsage {
+			t.Errorf("%q: exit %d, want %d (usage)", args, code, exitUsage)
+		}
+		if stdout != "" {
+			t.Errorf("%q: printed to stdout: %q", args, stdout)
+		}
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if len(lines) != 2 {
+			t.Errorf("%q: want a one-line error and the hint, got %q", args, stderr)
+		}
+		fmt.Fprintf(&b, "$ openload %s\n%s\n", strings.ReplaceAll(strings.Join(args, " "), dir, "$TMP"), strings.ReplaceAll(lines[0], dir, "$TMP"))
+	}
+	golden(t, "usage-errors.golden", b.String())
+}
+
+func TestLongForm(t *testing.T) {
+	var o loadOptions
+	fs := loadFlags(&o)
+	tests := []struct{ in, want []string }{
+		{[]string{"-rate", "160", "-d", "40s", "URL"}, []string{"--rate", "160", "-d", "40s", "URL"}},
+		{[]string{"-rate=160", "-duration=2s"}, []string{"--rate=160", "--duration=2s"}},
+		{[]string{"--rate", "160", "--duration", "40s"}, []string{"--rate", "160", "--duration", "40s"}},
+		{[]string{"-r160", "-c1"}, []string{"-r160", "-c1"}},
+		{[]string{"-H", "-rate", "-q"}, []string{"-H", "-rate", "-q"}},
+		{[]string{"-quiet", "-connections", "4"}, []string{"--quiet", "--connections", "4"}},
+		{[]string{"--", "-rate"}, []string{"--", "-rate"}},
+		{[]string{"-nosuch", "1"}, []string{"-nosuch", "1"}},
+	}
+	for _, tc := range tests {
+		if got := longForm(fs, tc.in); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("longForm(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestSingleDashParsing parses the documented command line exactly as
+// written and the double-dash form, and checks both set the same values.
+func TestSingleDashParsing(t *testing.T) {
+	parse := func(args ...string) loadOptions {
+		var o loadOptions
+		fs := loadFlags(&o)
+		fs.SetOutput(new(bytes.Buffer))
+		if err := fs.Parse(longForm(fs, args)); err != nil {
+			t.Fatalf("%q: %v", args, err)
+		}
+		if fs.Arg(0) != "http://127.0.0.1:8080/predict" {
+			t.Fatalf("%q: URL %q", args, fs.Arg(0))
+		}
+		return o
+	}
+	a := parse("-rate", "160", "-d", "40s", "http://127.0.0.1:8080/predict")
+	b := parse("--rate", "160", "--duration", "40s", "http://127.0.0.1:8080/predict")
+	c := parse("-r", "160", "-duration=40s", "http://127.0.0.1:8080/predict")
+	if a.rate != 160 || a.duration.String() != "40s" {
+		t.Errorf("-rate 160 -d 40s parsed as rate %v duration %v", a.rate, a.duration)
+	}
+	if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(a, c) {
+		t.Errorf("forms differ:\n%+v\n%+v\n%+v", a, b, c)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	code, stdout, _ := runCLI("--help")
+	if code != exitOK || !strings.Contains(stdout, "--rate") || !strings.Contains(stdout, "Exit codes") {
+		t.Errorf("help: exit %d\n%s", code, stdout)
+	}
+	code, stdout, _ = runCLI("stub", "-help")
+	if code != exitOK || !strings.Contains(stdout, "--workers") {
+		t.Errorf("stub help: exit %d\n%s", code, stdout)
+	}
+	var o loadOptions
+	fs := loadFlags(&o)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Usage == "" {
+			t.Errorf("flag --%s has no help text", f.Name)
+		}
+	})
+}
+
+// TestRunWritesResultAndLog runs a short load against a loopback server and
+// checks the JSON result and the CSV log agree with the schedule.
+func TestRunWritesResultAndLog(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer s3cret" {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	out, logf := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
+	code, stdout, stderr := runCLI("-rate", "100", "-d", "500ms", "-H", "Authorization: Bearer s3cret",
+		"-o", out, "--log", logf, "--send-delay-budget", "1s", srv.URL+"/predict")
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"response time", "service time", "send delay",
+		"counts   expected 50 · scheduled 50 · sent 50 · completed 50 · errors 0 · timeouts 0 · unfinished 0   ✓",
+		"status   200 ×50", "result: valid"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(raw), "s3cret") {
+		t.Error("the result file holds the Authorization value")
+	}
+	var res recorder.Result
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Version != recorder.Version || res.Counts.Scheduled != 50 || res.Counts.Completed != 50 || res.Counts.Expected != 50 {
+		t.Errorf("result version %d counts %+v", res.Version, res.Counts)
+	}
+	if res.Config.Headers["Authorization"][0] != recorder.Redacted {
+		t.Errorf("headers in result: %v", res.Config.Headers)
+	}
+	f, err := os.Open(logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lr := recorder.NewLogReader(f, logf)
+	n := 0
+	for lr.Scan() {
+		e := lr.Entry()
+		if e.Status != 200 || !e.WasSent || e.Done < e.Sent || e.Sent < e.Scheduled {
+			t.Errorf("log entry %+v", e)
+		}
+		n++
+	}
+	if lr.Err() != nil || n != 50 {
+		t.Errorf("log: %d entries, err %v", n, lr.Err())
+	}
+}
+
+// TestRunRefusedTargetCompletes: a target that refuses every connection
+// still yields a complete, balanced run; errors are classified.
+func TestRunRefusedTargetCompletes(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := runCLI("-rate", "50", "-d", "400ms", "-q", "-o", out, url)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	raw, _ := os.ReadFile(out)
+	var res recorder.Result
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	c := res.Counts
+	if c.Scheduled != 20 || c.Errors != 20 || !c.Balanced() || res.ErrorKinds["refused"] != 20 {
+		t.Errorf("counts %+v kinds %v", c, res.ErrorKinds)
+	}
+}

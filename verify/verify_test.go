@@ -1,0 +1,106 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openload/openload/recorder"
+)
+
+func good() *recorder.Result {
+	return &recorder.Result{
+		Config:    recorder.Config{Arrival: "constant", Rate: 10, Duration: "3s"},
+		Counts:    recorder.Counts{Expected: 30, Scheduled: 30, Sent: 30, Completed: 30},
+		SendDelay: recorder.Percentiles{P99: 0.3},
+		Limit:     recorder.Limit{Connections: 8, MaxInFlight: 2},
+		Timeline:  []recorder.Second{{10, 10, 10, 0}, {10, 10, 10, 0}, {10, 10, 10, 0}},
+	}
+}
+
+func find(t *testing.T, fs []Finding, check string) Finding {
+	t.Helper()
+	for _, f := range fs {
+		if f.Check == check {
+			return f
+		}
+	}
+	t.Fatalf("no %q finding in %+v", check, fs)
+	return Finding{}
+}
+
+func TestGoodRunPasses(t *testing.T) {
+	fs := Run(good(), Options{})
+	if w := Worst(fs); w != Pass {
+		t.Errorf("worst %s: %+v", w, fs)
+	}
+}
+
+func TestChecks(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(*recorder.Result)
+		check  string
+		sev    Severity
+		text   string
+	}{
+		{"lost requests", func(r *recorder.Result) { r.Counts.Completed = 28 }, "accounting", Fail, "2 requests unaccounted for"},
+		{"more sent than scheduled", func(r *recorder.Result) { r.Counts.Sent = 31 }, "accounting", Fail, "sent 31 > scheduled 30"},
+		{"short schedule", func(r *recorder.Result) { r.Counts.Scheduled, r.Counts.Completed, r.Counts.Sent = 29, 29, 29 }, "schedule", Fail, "scheduled 29 ≠ rate × duration = 30"},
+		{"fractional expected rounds down", func(r *recorder.Result) { r.Counts.Expected = 30.5 }, "schedule", Pass, "scheduled 30 = rate × duration"},
+		{"poisson compares with its own draw", func(r *recorder.Result) {
+			r.Config.Arrival = "poisson"
+			r.Counts.Expected = 33
+		}, "schedule", Pass, "poisson draw scheduled 30, expected λ·D = 33 (-0.5 standard deviations)"},
+		{"interrupted", func(r *recorder.Result) { r.Interrupted = true }, "schedule", Warn, "run interrupted"},
+		{"silent second, limit never bound", func(r *recorder.Result) { r.Timeline[1].Sent = 0 }, "timeline", Fail, "second(s) 1 although due, and the connection limit never bound"},
+		{"silent seconds while the limit bound", func(r *recorder.Result) {
+			r.Timeline[1].Sent, r.Timeline[2].Sent = 0, 0
+			r.Limit.Waited = 12
+		}, "timeline", Warn, "second(s) 1-2 although due: all 8 connections were busy"},
+		{"dip", func(r *recorder.Result) { r.Timeline[2].Sent = 5 }, "send dips", Warn, "second(s) 2 sent under 90 %"},
+		{"late sends", func(r *recorder.Result) { r.SendDelay.P99 = 4.2 }, "send delay", Warn, "p99 4.200 ms > 1.000 ms: requests left late: the generator fell behind"},
+		{"late sends, limit bound", func(r *recorder.Result) { r.SendDelay.P99 = 4.2; r.Limit.Waited = 3 }, "send delay", Warn, "one of 8 connections (raise -c"},
+		{"limit bound", func(r *recorder.Result) { r.Limit.Waited = 3 }, "connection limit", Warn, "bound: 3 of 30 requests found all 8 connections busy"},
+		{"errors", func(r *recorder.Result) {
+			r.Counts.Completed, r.Counts.Errors, r.Counts.Timeouts = 26, 3, 1
+			r.ErrorKinds = map[string]int64{"refused": 3, "timeout": 1}
+		}, "outcomes", Warn, "4 of 30 requests did not complete (13.3 %: refused 3, timeout 1)"},
+		{"clamped", func(r *recorder.Result) { r.Clamped = 2 }, "histograms", Warn, "2 values above the 1 h histogram range"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := good()
+			tc.mutate(r)
+			f := find(t, Run(r, Options{}), tc.check)
+			if f.Severity != tc.sev || !strings.Contains(f.Message, tc.text) {
+				t.Errorf("%s: %s %q, want %s containing %q", tc.check, f.Severity, f.Message, tc.sev, tc.text)
+			}
+		})
+	}
+}
+
+func TestSendDelayBudgetOption(t *testing.T) {
+	r := good()
+	r.SendDelay.P99 = 4
+	if f := find(t, Run(r, Options{SendDelayP99: 5 * time.Millisecond}), "send delay"); f.Severity != Pass {
+		t.Errorf("4 ms under a 5 ms budget: %+v", f)
+	}
+}
+
+func TestRanges(t *testing.T) {
+	if got := ranges([]int{1, 2, 3, 7, 9, 10}); got != "1-3, 7, 9-10" {
+		t.Errorf("ranges = %q", got)
+	}
+}
+
+func TestToChecksAndWorst(t *testing.T) {
+	fs := []Finding{{"a", Pass, "x"}, {"b", Warn, "y"}}
+	if Worst(fs) != Warn {
+		t.Error("worst of pass+warn is not warn")
+	}
+	cs := ToChecks(fs)
+	if len(cs) != 2 || cs[1].Severity != "warn" || cs[1].Name != "b" {
+		t.Errorf("checks %+v", cs)
+	}
+}
