@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/net/http/httpguts"
 
-	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
@@ -270,68 +270,34 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer tgt.close()
 	}
 
-	sched, _ := schedule.New(schedule.Spec{Kind: o.arrival, Rate: o.rate, Duration: o.duration, Seed: o.seed})
-	res := &recorder.Result{
-		Tool: "openload",
-		Config: recorder.Config{
-			Target:      tgt.url.String(),
-			BuiltinStub: tgt.builtin,
-			Method:      req.method,
-			Headers:     recorder.RedactHeaders(req.header),
-			BodyBytes:   len(req.body),
-			Arrival:     o.arrival,
-			Rate:        o.rate,
-			Duration:    o.duration.String(),
-			Seed:        o.seed,
-			Connections: o.connections,
-			Timeout:     o.timeout.String(),
-			Drain:       o.drain.String(),
-			Schedule:    sched.Name(),
-		},
-		Counts: recorder.Counts{Expected: sched.Expected()},
-	}
-	rec := recorder.New(logw)
+	spec := schedule.Spec{Kind: o.arrival, Rate: o.rate, Duration: o.duration, Seed: o.seed}
 	if !o.quiet {
+		sched, _ := schedule.New(spec)
 		fmt.Fprintf(stderr, "openload: %s → %s %s\n", sched.Name(), req.method, tgt.url)
 	}
-	stats, err := engine.Run(ctx, engine.Config{
+	res, findings, err := loadtest.Run(ctx, loadtest.Options{
 		URL:         tgt.url,
+		BuiltinStub: tgt.builtin,
 		Method:      req.method,
 		Header:      req.header,
 		Body:        req.body,
+		Schedule:    spec,
 		Connections: o.connections,
 		Timeout:     o.timeout,
 		Drain:       o.drain,
-	}, sched, rec)
-	if err != nil {
+		Log:         logw,
+		Verify:      verify.Options{SendDelayP99: o.sendDelay},
+	})
+	code := exitOK
+	if res == nil {
 		fmt.Fprintf(stderr, "openload: %v\n", err)
 		return exitRuntime
 	}
-
-	code := exitOK
-	if logw != nil {
-		if err := logw.Flush(); err != nil {
-			fmt.Fprintf(stderr, "openload: --log %q: %v\n", o.logFile, err)
-			code = exitRuntime
-		}
-	}
-	res.Started = stats.Start
-	res.Elapsed = stats.End.Seconds()
-	res.Interrupted = stats.Interrupted
-	res.Limit = recorder.Limit{Connections: o.connections, MaxInFlight: stats.MaxInFlight, Waited: stats.LimitWaited}
-	if err := rec.Fill(res); err != nil {
-		fmt.Fprintf(stderr, "openload: encoding histograms: %v\n", err)
+	if err != nil {
+		// The measurement is complete; only a file could not be written.
+		fmt.Fprintf(stderr, "openload: %v\n", err)
 		code = exitRuntime
 	}
-	span := o.duration.Seconds()
-	if stats.Interrupted {
-		span = stats.ScheduleEnd.Seconds()
-	}
-	if span > 0 {
-		res.SendRate = float64(res.Counts.Sent) / span
-	}
-	findings := verify.Run(res, verify.Options{SendDelayP99: o.sendDelay})
-	res.Checks = verify.ToChecks(findings)
 
 	if !o.quiet {
 		if err := report.Text(out, res); err != nil {
@@ -358,7 +324,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case code != exitOK:
 		return code
-	case stats.Interrupted:
+	case res.Interrupted:
 		return exitInterrupted
 	case verify.Worst(findings) == verify.Fail:
 		return exitCheckFailed
