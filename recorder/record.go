@@ -101,6 +101,25 @@ type Record struct {
 	Outcome   Outcome
 	Status    int // HTTP status code, 0 when no response was read
 	Kind      ErrorKind
+	// Class holds the values of the class headers (see
+	// Recorder.TrackClasses), in their order; "" when absent.
+	Class [MaxClassHeaders]string
+	// Timings holds the first NTimings Server-Timing metrics with a
+	// duration.
+	Timings  [MaxTimings]Timing
+	NTimings int
+}
+
+// Limits of what one record carries.
+const (
+	MaxClassHeaders = 4
+	MaxTimings      = 8
+)
+
+// Timing is one server-reported metric (Server-Timing dur).
+type Timing struct {
+	Name string
+	Dur  time.Duration
 }
 
 // Response is done − scheduled.

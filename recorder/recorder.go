@@ -43,6 +43,35 @@ type Recorder struct {
 	dropped  int64 // values lost when merging histograms
 	timeline []Second
 	log      *LogWriter
+
+	classes        []classTable
+	timings        map[string]*hdrhistogram.Histogram
+	timingOrder    []string
+	timingOverflow int64
+}
+
+// Bounds on what a recorder tracks, so that a header with unbounded values
+// cannot grow memory without limit.
+const (
+	MaxClassValues   = 64 // distinct values per class header; the rest count as OtherClass
+	MaxTimingMetrics = 32 // distinct Server-Timing metric names
+)
+
+// Class values with special meaning.
+const (
+	NoClass    = "(none)"  // the response had no such header, or there was no response
+	OtherClass = "(other)" // beyond MaxClassValues distinct values
+)
+
+type classTable struct {
+	header string
+	values map[string]*classStat
+	order  []string
+}
+
+type classStat struct {
+	count    int64
+	response *hdrhistogram.Histogram
 }
 
 // New returns an empty Recorder. If log is not nil, every record is also
@@ -110,10 +139,69 @@ func (r *Recorder) Add(rec *Record) error {
 	default:
 		r.second(rec.Done).Errors++
 	}
+	for i := range r.classes {
+		r.addClass(&r.classes[i], rec.Class[i], rec.Response(), 1, nil)
+	}
+	for i := 0; i < rec.NTimings && i < MaxTimings; i++ {
+		if h := r.timing(rec.Timings[i].Name); h != nil {
+			r.record(h, rec.Timings[i].Dur)
+		}
+	}
 	if r.log != nil {
 		return r.log.Write(rec)
 	}
 	return nil
+}
+
+// TrackClasses groups requests by the values of these response headers (at
+// most MaxClassHeaders); the engine fills Record.Class in the same order.
+func (r *Recorder) TrackClasses(headers []string) {
+	r.classes = r.classes[:0]
+	for _, h := range headers[:min(len(headers), MaxClassHeaders)] {
+		r.classes = append(r.classes, classTable{header: h, values: map[string]*classStat{}})
+	}
+}
+
+func (r *Recorder) addClass(t *classTable, value string, resp time.Duration, n int64, from *hdrhistogram.Histogram) {
+	if value == "" {
+		value = NoClass
+	}
+	st := t.values[value]
+	if st == nil {
+		if len(t.values) >= MaxClassValues {
+			value = OtherClass
+			st = t.values[value]
+		}
+		if st == nil {
+			st = &classStat{response: NewHistogram()}
+			t.values[value] = st
+			t.order = append(t.order, value)
+		}
+	}
+	st.count += n
+	if from != nil {
+		r.dropped += st.response.Merge(from)
+		return
+	}
+	r.record(st.response, resp)
+}
+
+func (r *Recorder) timing(name string) *hdrhistogram.Histogram {
+	h := r.timings[name]
+	if h != nil {
+		return h
+	}
+	if len(r.timings) >= MaxTimingMetrics {
+		r.timingOverflow++
+		return nil
+	}
+	if r.timings == nil {
+		r.timings = map[string]*hdrhistogram.Histogram{}
+	}
+	h = NewHistogram()
+	r.timings[name] = h
+	r.timingOrder = append(r.timingOrder, name)
+	return h
 }
 
 // Merge adds everything o recorded into r. Values the histograms could not
@@ -136,6 +224,21 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.censored += o.censored
 	r.clamped += o.clamped
 	r.dropped += o.dropped
+	for i := range o.classes {
+		if i >= len(r.classes) {
+			r.classes = append(r.classes, classTable{header: o.classes[i].header, values: map[string]*classStat{}})
+		}
+		for _, v := range o.classes[i].order {
+			st := o.classes[i].values[v]
+			r.addClass(&r.classes[i], v, 0, st.count, st.response)
+		}
+	}
+	for _, name := range o.timingOrder {
+		if h := r.timing(name); h != nil {
+			r.dropped += h.Merge(o.timings[name])
+		}
+	}
+	r.timingOverflow += o.timingOverflow
 	for i, s := range o.timeline {
 		t := r.second(time.Duration(i) * time.Second)
 		t.Scheduled += s.Scheduled

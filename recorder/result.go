@@ -99,19 +99,21 @@ func (p Percentiles) Get(name string) (float64, bool) {
 // Config is the run's configuration as stored in the result. Header values
 // that look like secrets are redacted by RedactHeaders before they get here.
 type Config struct {
-	Target      string              `json:"target"`
-	BuiltinStub string              `json:"builtin_stub,omitempty"`
-	Method      string              `json:"method"`
-	Headers     map[string][]string `json:"headers,omitempty"`
-	BodyBytes   int                 `json:"body_bytes"`
-	Arrival     string              `json:"arrival"`
-	Rate        float64             `json:"rate"`
-	Duration    string              `json:"duration"`
-	Seed        uint64              `json:"seed"`
-	Connections int                 `json:"connections"`
-	Timeout     string              `json:"timeout"`
-	Drain       string              `json:"drain"`
-	Schedule    string              `json:"schedule"`
+	Target       string              `json:"target"`
+	BuiltinStub  string              `json:"builtin_stub,omitempty"`
+	Method       string              `json:"method"`
+	Headers      map[string][]string `json:"headers,omitempty"`
+	BodyBytes    int                 `json:"body_bytes"`
+	Arrival      string              `json:"arrival"`
+	Rate         float64             `json:"rate"`
+	Duration     string              `json:"duration"`
+	Seed         uint64              `json:"seed"`
+	Connections  int                 `json:"connections"`
+	Timeout      string              `json:"timeout"`
+	Drain        string              `json:"drain"`
+	Schedule     string              `json:"schedule"`
+	ClassHeaders []string            `json:"class_headers,omitempty"`
+	ServerTiming bool                `json:"server_timing,omitempty"`
 }
 
 // Limit says whether the connection / in-flight limit bound.
@@ -139,26 +141,50 @@ type Histograms struct {
 
 // Result is the versioned JSON result of one run.
 type Result struct {
-	Version     int              `json:"version"`
-	Tool        string           `json:"tool"`
-	Started     time.Time        `json:"started"`
-	Elapsed     float64          `json:"elapsed_s"` // from start to the last record's done
-	Config      Config           `json:"config"`
-	Counts      Counts           `json:"counts"`
-	SendRate    float64          `json:"send_rate"` // sent ÷ the span of the schedule
-	Censored    int64            `json:"censored"`  // timeouts + unfinished: response time is a lower bound
-	Clamped     int64            `json:"clamped,omitempty"`
-	Dropped     int64            `json:"dropped,omitempty"`
-	Response    Percentiles      `json:"response"`
-	Service     Percentiles      `json:"service"`
-	SendDelay   Percentiles      `json:"send_delay"`
-	Status      map[string]int64 `json:"status"`
-	ErrorKinds  map[string]int64 `json:"error_kinds"`
-	Limit       Limit            `json:"limit"`
-	Histograms  Histograms       `json:"histograms"`
-	Timeline    []Second         `json:"timeline"`
-	Checks      []Check          `json:"checks"`
-	Interrupted bool             `json:"interrupted,omitempty"`
+	Version      int              `json:"version"`
+	Tool         string           `json:"tool"`
+	Started      time.Time        `json:"started"`
+	Elapsed      float64          `json:"elapsed_s"` // from start to the last record's done
+	Config       Config           `json:"config"`
+	Counts       Counts           `json:"counts"`
+	SendRate     float64          `json:"send_rate"` // sent ÷ the span of the schedule
+	Censored     int64            `json:"censored"`  // timeouts + unfinished: response time is a lower bound
+	Clamped      int64            `json:"clamped,omitempty"`
+	Dropped      int64            `json:"dropped,omitempty"`
+	Response     Percentiles      `json:"response"`
+	Service      Percentiles      `json:"service"`
+	SendDelay    Percentiles      `json:"send_delay"`
+	Status       map[string]int64 `json:"status"`
+	ErrorKinds   map[string]int64 `json:"error_kinds"`
+	Limit        Limit            `json:"limit"`
+	Histograms   Histograms       `json:"histograms"`
+	Timeline     []Second         `json:"timeline"`
+	Classes      []ClassTable     `json:"classes,omitempty"`
+	ServerTiming []ServerMetric   `json:"server_timing,omitempty"`
+	Checks       []Check          `json:"checks"`
+	Interrupted  bool             `json:"interrupted,omitempty"`
+}
+
+// ClassTable is the breakdown of requests by one response header's value.
+type ClassTable struct {
+	Header string       `json:"header"`
+	Values []ClassValue `json:"values"` // by count, largest first
+}
+
+// ClassValue is one value of a class header: how many requests carried it,
+// their share of all scheduled requests, and their response times.
+type ClassValue struct {
+	Value    string      `json:"value"`
+	Count    int64       `json:"count"`
+	Share    float64     `json:"share"`
+	Response Percentiles `json:"response"`
+}
+
+// ServerMetric summarises one Server-Timing metric over the run, in ms.
+type ServerMetric struct {
+	Name        string      `json:"name"`
+	Percentiles Percentiles `json:"percentiles"`
+	Histogram   string      `json:"histogram"`
 }
 
 // EncodeHistogram returns h in HdrHistogram's V2 compressed encoding,
@@ -227,6 +253,28 @@ func (r *Recorder) Fill(res *Result) error {
 	}
 	res.ErrorKinds = r.ErrorKinds()
 	res.Timeline = append([]Second(nil), r.timeline...)
+	res.Classes = nil
+	for _, t := range r.classes {
+		ct := ClassTable{Header: t.header}
+		for _, v := range t.order {
+			st := t.values[v]
+			cv := ClassValue{Value: v, Count: st.count, Response: Summarize(st.response)}
+			if res.Counts.Scheduled > 0 {
+				cv.Share = float64(st.count) / float64(res.Counts.Scheduled)
+			}
+			ct.Values = append(ct.Values, cv)
+		}
+		sort.SliceStable(ct.Values, func(i, j int) bool { return ct.Values[i].Count > ct.Values[j].Count })
+		res.Classes = append(res.Classes, ct)
+	}
+	res.ServerTiming = nil
+	for _, name := range r.timingOrder {
+		enc, err := EncodeHistogram(r.timings[name])
+		if err != nil {
+			return err
+		}
+		res.ServerTiming = append(res.ServerTiming, ServerMetric{Name: name, Percentiles: Summarize(r.timings[name]), Histogram: enc})
+	}
 	var err error
 	res.Histograms.Unit = "us"
 	if res.Histograms.Response, err = EncodeHistogram(r.Response); err != nil {

@@ -14,7 +14,7 @@ func good() *recorder.Result {
 		Counts:    recorder.Counts{Expected: 30, Scheduled: 30, Sent: 30, Completed: 30},
 		SendDelay: recorder.Percentiles{P99: 0.3},
 		Limit:     recorder.Limit{Connections: 8, MaxInFlight: 2},
-		Timeline:  []recorder.Second{{10, 10, 10, 0}, {10, 10, 10, 0}, {10, 10, 10, 0}},
+		Timeline:  []recorder.Second{sec(10), sec(10), sec(10)},
 	}
 }
 
@@ -103,4 +103,9 @@ func TestToChecksAndWorst(t *testing.T) {
 	if len(cs) != 2 || cs[1].Severity != "warn" || cs[1].Name != "b" {
 		t.Errorf("checks %+v", cs)
 	}
+}
+
+// sec is a second in which n requests were due, sent and completed.
+func sec(n int64) recorder.Second {
+	return recorder.Second{Scheduled: n, Sent: n, Completed: n}
 }

@@ -29,22 +29,24 @@ const maxRate = 10_000_000
 
 // loadOptions are the flags of a load run.
 type loadOptions struct {
-	rate        float64
-	duration    time.Duration
-	arrival     string
-	seed        uint64
-	connections int
-	method      string
-	headers     []string
-	body        string
-	bodyFile    string
-	timeout     time.Duration
-	drain       time.Duration
-	output      string
-	logFile     string
-	quiet       bool
-	sendDelay   time.Duration
-	help        bool
+	rate         float64
+	duration     time.Duration
+	arrival      string
+	seed         uint64
+	connections  int
+	method       string
+	headers      []string
+	body         string
+	bodyFile     string
+	timeout      time.Duration
+	drain        time.Duration
+	output       string
+	logFile      string
+	quiet        bool
+	sendDelay    time.Duration
+	help         bool
+	classHeaders []string
+	serverTiming bool
 }
 
 func loadFlags(o *loadOptions) *pflag.FlagSet {
@@ -64,6 +66,8 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 	fs.StringVarP(&o.output, "output", "o", "", "write the JSON result to this file ('-' for stdout; the report then goes to stderr)")
 	fs.StringVar(&o.logFile, "log", "", "stream one CSV line per request to this file")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
+	fs.StringArrayVar(&o.classHeaders, "class-header", nil, "group responses by this response header's value (repeatable, up to 4), e.g. X-Stub-Source")
+	fs.BoolVar(&o.serverTiming, "server-timing", false, "parse Server-Timing response headers and report each metric next to service time")
 	fs.DurationVar(&o.sendDelay, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
 	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
 	return fs
@@ -161,6 +165,8 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) (request, error) {
 		return req, fmt.Errorf("--drain must be ≥ 0, got %v", o.drain)
 	case o.sendDelay <= 0:
 		return req, fmt.Errorf("--send-delay-budget must be > 0, got %v", o.sendDelay)
+	case len(o.classHeaders) > recorder.MaxClassHeaders:
+		return req, fmt.Errorf("--class-header given %d times, at most %d", len(o.classHeaders), recorder.MaxClassHeaders)
 	case o.body != "" && o.bodyFile != "":
 		return req, errors.New("--body and --body-file are exclusive: give one")
 	}
@@ -171,6 +177,11 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) (request, error) {
 	}
 	if _, err := schedule.New(schedule.Spec{Kind: o.arrival, Rate: o.rate, Duration: o.duration, Seed: o.seed}); err != nil {
 		return req, fmt.Errorf("--rate %v / --duration %v: %v", o.rate, o.duration, err)
+	}
+	for _, h := range o.classHeaders {
+		if !httpguts.ValidHeaderFieldName(h) {
+			return req, fmt.Errorf("--class-header %q is not a valid header name", h)
+		}
 	}
 	req.header = http.Header{}
 	for _, h := range o.headers {
@@ -276,17 +287,19 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "openload: %s → %s %s\n", sched.Name(), req.method, tgt.url)
 	}
 	res, findings, err := loadtest.Run(ctx, loadtest.Options{
-		URL:         tgt.url,
-		BuiltinStub: tgt.builtin,
-		Method:      req.method,
-		Header:      req.header,
-		Body:        req.body,
-		Schedule:    spec,
-		Connections: o.connections,
-		Timeout:     o.timeout,
-		Drain:       o.drain,
-		Log:         logw,
-		Verify:      verify.Options{SendDelayP99: o.sendDelay},
+		URL:          tgt.url,
+		BuiltinStub:  tgt.builtin,
+		Method:       req.method,
+		Header:       req.header,
+		Body:         req.body,
+		Schedule:     spec,
+		Connections:  o.connections,
+		Timeout:      o.timeout,
+		Drain:        o.drain,
+		Log:          logw,
+		ClassHeaders: o.classHeaders,
+		ServerTiming: o.serverTiming,
+		Verify:       verify.Options{SendDelayP99: o.sendDelay},
 	})
 	code := exitOK
 	if res == nil {

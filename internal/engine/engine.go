@@ -37,6 +37,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openload/openload/internal/servertiming"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
@@ -50,6 +51,11 @@ type Config struct {
 	Connections int           // in-flight / connection limit, > 0
 	Timeout     time.Duration // per request, from the attempt's start; > 0
 	Drain       time.Duration // wait for in-flight requests after the schedule ends
+	// ClassHeaders are response headers whose values group requests
+	// (recorder.Record.Class), at most recorder.MaxClassHeaders.
+	ClassHeaders []string
+	// ServerTiming parses Server-Timing response headers into the record.
+	ServerTiming bool
 	// Transport, if set, replaces the default HTTP/1.1 keep-alive transport.
 	Transport http.RoundTripper
 }
@@ -314,6 +320,17 @@ func (w *worker) do(it item) recorder.Record {
 	resp, err := e.client.Do(req)
 	if err == nil {
 		r.Status = resp.StatusCode
+		for i, h := range e.cfg.ClassHeaders[:min(len(e.cfg.ClassHeaders), recorder.MaxClassHeaders)] {
+			r.Class[i] = resp.Header.Get(h)
+		}
+		if e.cfg.ServerTiming {
+			servertiming.Parse(resp.Header.Values("Server-Timing"), func(m servertiming.Metric) {
+				if m.HasDur && r.NTimings < recorder.MaxTimings {
+					r.Timings[r.NTimings] = recorder.Timing{Name: m.Name, Dur: time.Duration(m.Dur * float64(time.Millisecond))}
+					r.NTimings++
+				}
+			})
+		}
 		// io.Discard reads with pooled buffers: bounded memory whatever
 		// the body's size.
 		_, err = io.Copy(io.Discard, resp.Body)

@@ -29,7 +29,11 @@ type Options struct {
 	Timeout     time.Duration
 	Drain       time.Duration
 	Log         *recorder.LogWriter // optional per-request log
-	Verify      verify.Options
+	// ClassHeaders group responses by these headers' values.
+	ClassHeaders []string
+	// ServerTiming reports the Server-Timing metrics of responses.
+	ServerTiming bool
+	Verify       verify.Options
 }
 
 // Run executes the run and returns its result with the checks filled in,
@@ -47,31 +51,36 @@ func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, er
 	res := &recorder.Result{
 		Tool: "openload",
 		Config: recorder.Config{
-			Target:      o.URL.String(),
-			BuiltinStub: o.BuiltinStub,
-			Method:      o.Method,
-			Headers:     recorder.RedactHeaders(o.Header, o.Redact...),
-			BodyBytes:   len(o.Body),
-			Arrival:     o.Schedule.Kind,
-			Rate:        o.Schedule.Rate,
-			Duration:    o.Schedule.Duration.String(),
-			Seed:        o.Schedule.Seed,
-			Connections: o.Connections,
-			Timeout:     o.Timeout.String(),
-			Drain:       o.Drain.String(),
-			Schedule:    sched.Name(),
+			Target:       o.URL.String(),
+			BuiltinStub:  o.BuiltinStub,
+			Method:       o.Method,
+			Headers:      recorder.RedactHeaders(o.Header, o.Redact...),
+			BodyBytes:    len(o.Body),
+			Arrival:      o.Schedule.Kind,
+			Rate:         o.Schedule.Rate,
+			Duration:     o.Schedule.Duration.String(),
+			Seed:         o.Schedule.Seed,
+			Connections:  o.Connections,
+			Timeout:      o.Timeout.String(),
+			Drain:        o.Drain.String(),
+			Schedule:     sched.Name(),
+			ClassHeaders: o.ClassHeaders,
+			ServerTiming: o.ServerTiming,
 		},
 		Counts: recorder.Counts{Expected: sched.Expected()},
 	}
 	rec := recorder.New(o.Log)
+	rec.TrackClasses(o.ClassHeaders)
 	stats, err := engine.Run(ctx, engine.Config{
-		URL:         o.URL,
-		Method:      o.Method,
-		Header:      o.Header,
-		Body:        o.Body,
-		Connections: o.Connections,
-		Timeout:     o.Timeout,
-		Drain:       o.Drain,
+		URL:          o.URL,
+		Method:       o.Method,
+		Header:       o.Header,
+		Body:         o.Body,
+		Connections:  o.Connections,
+		Timeout:      o.Timeout,
+		Drain:        o.Drain,
+		ClassHeaders: o.ClassHeaders,
+		ServerTiming: o.ServerTiming,
 	}, sched, rec)
 	if err != nil {
 		return nil, nil, err

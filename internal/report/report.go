@@ -41,6 +41,24 @@ func LatencyTable(w io.Writer, rows []Row) error {
 	return t.Render()
 }
 
+// ClassTable writes one class header's breakdown: count, share of all
+// scheduled requests and response-time percentiles per value.
+func ClassTable(w io.Writer, ct recorder.ClassTable) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithAlignment(tw.Alignment{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}),
+		tablewriter.WithHeaderAlignment(tw.AlignRight),
+	)
+	t.Header("value", "count", "share", "resp p50", "resp p95", "resp p99", "resp max")
+	for _, v := range ct.Values {
+		p := v.Response
+		if err := t.Append([]string{v.Value, fmt.Sprint(v.Count), fmt.Sprintf("%.1f %%", 100*v.Share), ms(p.P50), ms(p.P95), ms(p.P99), ms(p.Max)}); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
 func ms(v float64) string { return fmt.Sprintf("%.3f", v) }
 
 // CountsLine is the accounting in one line, with a mark saying whether the
@@ -80,6 +98,22 @@ func Text(w io.Writer, res *recorder.Result) error {
 	fmt.Fprintln(w, "response = done − scheduled (what users waited) · service = done − sent (what closed-loop tools report) · send delay = sent − scheduled")
 	if res.Censored > 0 {
 		fmt.Fprintf(w, "%d timed-out or unfinished requests are counted at their elapsed time (a lower bound)\n", res.Censored)
+	}
+	if len(res.ServerTiming) > 0 {
+		fmt.Fprintln(w, "\nserver-reported (Server-Timing) next to the client's service time")
+		rows := []Row{{"client service", res.Service}}
+		for _, m := range res.ServerTiming {
+			rows = append(rows, Row{"server " + m.Name, m.Percentiles})
+		}
+		if err := LatencyTable(w, rows); err != nil {
+			return err
+		}
+	}
+	for _, ct := range res.Classes {
+		fmt.Fprintf(w, "\nby %s\n", ct.Header)
+		if err := ClassTable(w, ct); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "counts   %s\n", CountsLine(res.Counts))
