@@ -1,0 +1,203 @@
+package stub
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Policy names the gate applied to a request on arrival when no worker is
+// free. See the package documentation for the exact rules.
+type Policy string
+
+// The known gate policies.
+const (
+	// PolicyNone queues every request (FIFO); only MaxQueueWait applies.
+	PolicyNone Policy = "none"
+	// PolicyBounded answers with the fallback when QueueCap requests are
+	// already waiting.
+	PolicyBounded Policy = "bounded"
+	// PolicyAdmission answers with the fallback when the estimated wait in
+	// front of the model exceeds WaitBudget.
+	PolicyAdmission Policy = "admission"
+)
+
+// Policies lists the known policies in the order they are documented.
+var Policies = []Policy{PolicyNone, PolicyBounded, PolicyAdmission}
+
+// Estimator names how the admission gate estimates the wait in front of the
+// model.
+type Estimator string
+
+// The known estimators.
+const (
+	// EstimatorBelieved: wait = queue × BelievedLatency ÷ Workers.
+	EstimatorBelieved Estimator = "believed"
+	// EstimatorCompletions: wait = queue ÷ (completions per second observed
+	// over the last Window), falling back to believed below MinSamples.
+	EstimatorCompletions Estimator = "completions"
+)
+
+// Estimators lists the known estimators.
+var Estimators = []Estimator{EstimatorBelieved, EstimatorCompletions}
+
+// Config is the stub server's configuration. Every field is also a flag of
+// `openload stub` (see AddFlags); the flag names are given in brackets.
+type Config struct {
+	Listen          string        // [--listen] address to bind; "" means 127.0.0.1:0
+	Workers         int           // [--workers] concurrent model calls, > 0
+	Latency         time.Duration // [--latency] real time one model call takes, >= 0
+	BelievedLatency time.Duration // [--believed-latency] what the gate believes one call takes; 0 => Latency
+	Policy          Policy        // [--policy] none | bounded | admission
+	QueueCap        int           // [--queue-cap] bounded: a request finding QueueCap waiting gets the fallback
+	WaitBudget      time.Duration // [--wait-budget] admission: largest admitted wait estimate, > 0
+	Estimator       Estimator     // [--estimator] believed | completions
+	Window          time.Duration // [--window] completions: sliding window length, >= Bucket
+	Bucket          time.Duration // [--bucket] completions: bucket size of the window, > 0
+	MinSamples      int           // [--min-samples] completions: below this many in the window use believed
+	MaxQueueWait    time.Duration // [--max-queue-wait] longest wait in the queue before the fallback (wait-timeout), > 0
+	StallAt         time.Duration // [--stall-at] first stall starts this long after the first model request
+	StallFor        time.Duration // [--stall-for] stall length; 0 = no stalls
+	StallEvery      time.Duration // [--stall-every] if > 0, stalls repeat with this period (> StallFor)
+}
+
+// DefaultConfig returns the documented defaults: 4 workers of 50ms behind an
+// admission gate with a 100ms budget and the completion-rate estimator
+// (2s window of 100ms buckets, 20 samples minimum), a 400ms cap on queue
+// wait, no stalls, listening on a random loopback port.
+func DefaultConfig() Config {
+	return Config{
+		Listen:          "127.0.0.1:0",
+		Workers:         4,
+		Latency:         50 * time.Millisecond,
+		BelievedLatency: 0,
+		Policy:          PolicyAdmission,
+		QueueCap:        16,
+		WaitBudget:      100 * time.Millisecond,
+		Estimator:       EstimatorCompletions,
+		Window:          2 * time.Second,
+		Bucket:          100 * time.Millisecond,
+		MinSamples:      20,
+		MaxQueueWait:    400 * time.Millisecond,
+	}
+}
+
+// AddFlags registers one flag per Config field on fs. The flag defaults are
+// the DefaultConfig values, and registering sets the fields of c to them (so
+// call AddFlags before adjusting c, and parse fs afterwards).
+func (c *Config) AddFlags(fs *pflag.FlagSet) {
+	d := DefaultConfig()
+	fs.StringVar(&c.Listen, "listen", d.Listen,
+		"address the stub listens on (host:port; loopback unless told otherwise; port 0 picks a free port)")
+	fs.IntVar(&c.Workers, "workers", d.Workers,
+		"model concurrency: number of model calls that run at once")
+	fs.DurationVar(&c.Latency, "latency", d.Latency,
+		"real time one model call takes")
+	fs.DurationVar(&c.BelievedLatency, "believed-latency", d.BelievedLatency,
+		"latency the gate believes one model call takes (0 = same as --latency)")
+	fs.StringVar((*string)(&c.Policy), "policy", string(d.Policy),
+		"gate in front of the model: "+joinNames(Policies))
+	fs.IntVar(&c.QueueCap, "queue-cap", d.QueueCap,
+		"bounded policy: a request that finds this many requests waiting gets the fallback at once")
+	fs.DurationVar(&c.WaitBudget, "wait-budget", d.WaitBudget,
+		"admission policy: fallback when the estimated wait in front of the model exceeds this")
+	fs.StringVar((*string)(&c.Estimator), "estimator", string(d.Estimator),
+		"admission wait estimator: "+joinNames(Estimators))
+	fs.DurationVar(&c.Window, "window", d.Window,
+		"completions estimator: sliding window over which model completions are counted")
+	fs.DurationVar(&c.Bucket, "bucket", d.Bucket,
+		"completions estimator: bucket size of the sliding window")
+	fs.IntVar(&c.MinSamples, "min-samples", d.MinSamples,
+		"completions estimator: completions needed in the window before the rate is used (else believed)")
+	fs.DurationVar(&c.MaxQueueWait, "max-queue-wait", d.MaxQueueWait,
+		"a request that waited this long in front of the model gets the fallback (reason wait-timeout)")
+	fs.DurationVar(&c.StallAt, "stall-at", d.StallAt,
+		"fault injection: first stall starts this long after the first model request")
+	fs.DurationVar(&c.StallFor, "stall-for", d.StallFor,
+		"fault injection: stall length, nothing completes during a stall (0 = no stalls)")
+	fs.DurationVar(&c.StallEvery, "stall-every", d.StallEvery,
+		"fault injection: repeat stalls with this period, must exceed --stall-for (0 = one stall)")
+}
+
+func joinNames[T ~string](names []T) string {
+	s := make([]string, len(names))
+	for i, n := range names {
+		s[i] = string(n)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Validate checks c and returns the first problem as a one-line error that
+// names the flag and the offending value.
+func (c Config) Validate() error {
+	if c.Listen != "" {
+		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+			return fmt.Errorf("--listen must be host:port, got %q", c.Listen)
+		}
+	}
+	if c.Workers <= 0 {
+		return fmt.Errorf("--workers must be > 0, got %d", c.Workers)
+	}
+	if c.Latency < 0 {
+		return fmt.Errorf("--latency must be >= 0, got %v", c.Latency)
+	}
+	if c.BelievedLatency < 0 {
+		return fmt.Errorf("--believed-latency must be >= 0, got %v", c.BelievedLatency)
+	}
+	if !slices.Contains(Policies, c.Policy) {
+		return fmt.Errorf("--policy %q is unknown (known: %s)", string(c.Policy), joinNames(Policies))
+	}
+	if c.Policy == PolicyBounded && c.QueueCap <= 0 {
+		return fmt.Errorf("--queue-cap must be > 0 with --policy bounded, got %d", c.QueueCap)
+	}
+	if c.QueueCap < 0 {
+		return fmt.Errorf("--queue-cap must be >= 0, got %d", c.QueueCap)
+	}
+	if c.WaitBudget <= 0 {
+		return fmt.Errorf("--wait-budget must be > 0, got %v", c.WaitBudget)
+	}
+	if !slices.Contains(Estimators, c.Estimator) {
+		return fmt.Errorf("--estimator %q is unknown (known: %s)", string(c.Estimator), joinNames(Estimators))
+	}
+	if c.Bucket <= 0 {
+		return fmt.Errorf("--bucket must be > 0, got %v", c.Bucket)
+	}
+	if c.Window < c.Bucket {
+		return fmt.Errorf("--window must be >= --bucket (%v), got %v", c.Bucket, c.Window)
+	}
+	if c.MinSamples < 0 {
+		return fmt.Errorf("--min-samples must be >= 0, got %d", c.MinSamples)
+	}
+	if c.MaxQueueWait <= 0 {
+		return fmt.Errorf("--max-queue-wait must be > 0, got %v", c.MaxQueueWait)
+	}
+	if c.StallAt < 0 {
+		return fmt.Errorf("--stall-at must be >= 0, got %v", c.StallAt)
+	}
+	if c.StallFor < 0 {
+		return fmt.Errorf("--stall-for must be >= 0, got %v", c.StallFor)
+	}
+	if c.StallEvery < 0 {
+		return fmt.Errorf("--stall-every must be >= 0, got %v", c.StallEvery)
+	}
+	if c.StallEvery > 0 && c.StallEvery <= c.StallFor {
+		return fmt.Errorf("--stall-every must be > --stall-for (%v), got %v", c.StallFor, c.StallEvery)
+	}
+	return nil
+}
+
+// withDefaults fills the fields whose zero value means "derive it":
+// Listen "" becomes 127.0.0.1:0 and BelievedLatency 0 becomes Latency.
+func (c Config) withDefaults() Config {
+	if c.Listen == "" {
+		c.Listen = DefaultConfig().Listen
+	}
+	if c.BelievedLatency == 0 {
+		c.BelievedLatency = c.Latency
+	}
+	return c
+}

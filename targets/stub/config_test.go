@@ -1,0 +1,149 @@
+package stub
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+func TestDefaultConfigIsValid(t *testing.T) {
+	if err := DefaultConfig().Validate(); err != nil {
+		t.Fatalf("DefaultConfig().Validate() = %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(*Config)
+		want   []string // substrings of the error; nil = valid
+	}{
+		{"defaults", func(*Config) {}, nil},
+		{"latency zero allowed", func(c *Config) { c.Latency = 0 }, nil},
+		{"listen empty means default", func(c *Config) { c.Listen = "" }, nil},
+		{"stall at zero with stall", func(c *Config) { c.StallFor = time.Second }, nil},
+		{"stall every above for", func(c *Config) { c.StallFor, c.StallEvery = time.Second, 2*time.Second }, nil},
+		{"queue cap zero ok unless bounded", func(c *Config) { c.QueueCap = 0 }, nil},
+		{"window equals bucket", func(c *Config) { c.Window, c.Bucket = time.Second, time.Second }, nil},
+		{"min samples zero", func(c *Config) { c.MinSamples = 0 }, nil},
+
+		{"listen not host:port", func(c *Config) { c.Listen = "localhost" }, []string{"--listen", `"localhost"`}},
+		{"workers negative", func(c *Config) { c.Workers = -3 }, []string{"--workers must be > 0, got -3"}},
+		{"workers zero", func(c *Config) { c.Workers = 0 }, []string{"--workers", "got 0"}},
+		{"latency negative", func(c *Config) { c.Latency = -time.Millisecond }, []string{"--latency", "-1ms"}},
+		{"believed negative", func(c *Config) { c.BelievedLatency = -time.Second }, []string{"--believed-latency", "-1s"}},
+		{"policy unknown", func(c *Config) { c.Policy = "lifo" }, []string{"--policy", `"lifo"`, "none, bounded, admission"}},
+		{"policy empty", func(c *Config) { c.Policy = "" }, []string{"--policy", "none, bounded, admission"}},
+		{"queue cap zero bounded", func(c *Config) { c.Policy, c.QueueCap = PolicyBounded, 0 }, []string{"--queue-cap", "got 0"}},
+		{"queue cap negative", func(c *Config) { c.QueueCap = -1 }, []string{"--queue-cap", "got -1"}},
+		{"wait budget zero", func(c *Config) { c.WaitBudget = 0 }, []string{"--wait-budget", "got 0s"}},
+		{"wait budget negative", func(c *Config) { c.WaitBudget = -time.Second }, []string{"--wait-budget", "-1s"}},
+		{"estimator unknown", func(c *Config) { c.Estimator = "ewma" }, []string{"--estimator", `"ewma"`, "believed, completions"}},
+		{"bucket zero", func(c *Config) { c.Bucket = 0 }, []string{"--bucket", "got 0s"}},
+		{"window below bucket", func(c *Config) { c.Window, c.Bucket = 50*time.Millisecond, 100*time.Millisecond }, []string{"--window", "--bucket", "50ms"}},
+		{"min samples negative", func(c *Config) { c.MinSamples = -1 }, []string{"--min-samples", "got -1"}},
+		{"max queue wait zero", func(c *Config) { c.MaxQueueWait = 0 }, []string{"--max-queue-wait", "got 0s"}},
+		{"stall at negative", func(c *Config) { c.StallAt = -time.Second }, []string{"--stall-at", "-1s"}},
+		{"stall for negative", func(c *Config) { c.StallFor = -time.Second }, []string{"--stall-for", "-1s"}},
+		{"stall every negative", func(c *Config) { c.StallEvery = -time.Second }, []string{"--stall-every", "-1s"}},
+		{"stall every equals for", func(c *Config) { c.StallFor, c.StallEvery = time.Second, time.Second }, []string{"--stall-every", "--stall-for"}},
+		{"stall every below for", func(c *Config) { c.StallFor, c.StallEvery = 2*time.Second, time.Second }, []string{"--stall-every", "got 1s"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := testConfig(tc.change).Validate()
+			if tc.want == nil {
+				if err != nil {
+					t.Fatalf("Validate() = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Validate() = nil, want error containing %q", tc.want)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error is not one line: %q", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("Validate() = %q, want it to contain %q", msg, w)
+				}
+			}
+			if _, err := NewServer(testConfig(tc.change)); err == nil {
+				t.Errorf("NewServer accepted an invalid config")
+			}
+		})
+	}
+}
+
+func TestAddFlags(t *testing.T) {
+	var cfg Config
+	fs := pflag.NewFlagSet("stub", pflag.ContinueOnError)
+	cfg.AddFlags(fs)
+	if cfg != DefaultConfig() {
+		t.Fatalf("after AddFlags cfg = %+v, want DefaultConfig %+v", cfg, DefaultConfig())
+	}
+	names := []string{"listen", "workers", "latency", "believed-latency", "policy", "queue-cap",
+		"wait-budget", "estimator", "window", "bucket", "min-samples", "max-queue-wait",
+		"stall-at", "stall-for", "stall-every"}
+	for _, n := range names {
+		f := fs.Lookup(n)
+		if f == nil {
+			t.Errorf("flag --%s not registered", n)
+			continue
+		}
+		if strings.TrimSpace(f.Usage) == "" {
+			t.Errorf("flag --%s has no help text", n)
+		}
+	}
+	count := 0
+	fs.VisitAll(func(*pflag.Flag) { count++ })
+	if count != len(names) {
+		t.Errorf("%d flags registered, want %d", count, len(names))
+	}
+
+	err := fs.Parse([]string{"--listen=127.0.0.1:9999", "--workers=8", "--latency=20ms",
+		"--believed-latency=30ms", "--policy=bounded", "--queue-cap=3", "--wait-budget=1s",
+		"--estimator=believed", "--window=5s", "--bucket=250ms", "--min-samples=7",
+		"--max-queue-wait=2s", "--stall-at=1s", "--stall-for=200ms", "--stall-every=3s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Listen: "127.0.0.1:9999", Workers: 8, Latency: 20 * time.Millisecond,
+		BelievedLatency: 30 * time.Millisecond, Policy: PolicyBounded, QueueCap: 3,
+		WaitBudget: time.Second, Estimator: EstimatorBelieved, Window: 5 * time.Second,
+		Bucket: 250 * time.Millisecond, MinSamples: 7, MaxQueueWait: 2 * time.Second,
+		StallAt: time.Second, StallFor: 200 * time.Millisecond, StallEvery: 3 * time.Second,
+	}
+	if cfg != want {
+		t.Errorf("parsed cfg = %+v\nwant %+v", cfg, want)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("parsed config invalid: %v", err)
+	}
+}
+
+func TestNewUnstartedServerFillsDefaults(t *testing.T) {
+	s, err := NewUnstartedServer(testConfig(func(c *Config) {
+		c.Listen = ""
+		c.Latency = 70 * time.Millisecond
+		c.BelievedLatency = 0
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if s.Config.BelievedLatency != 70*time.Millisecond {
+		t.Errorf("BelievedLatency = %v, want Latency 70ms", s.Config.BelievedLatency)
+	}
+	if s.Config.Listen != "127.0.0.1:0" {
+		t.Errorf("Listen = %q, want 127.0.0.1:0", s.Config.Listen)
+	}
+	if s.URL != "" {
+		t.Errorf("URL set before Start: %q", s.URL)
+	}
+}

@@ -1,0 +1,56 @@
+package stub
+
+import "time"
+
+// Source says who produced an answer.
+type Source string
+
+// Reason says why an answer came from its source.
+type Reason string
+
+// Answer sources and reasons, as sent in X-Stub-Source and X-Stub-Reason.
+const (
+	SourceModel    Source = "model"
+	SourceFallback Source = "fallback"
+
+	ReasonServed      Reason = "served"       // the model answered
+	ReasonQueueFull   Reason = "queue-full"   // bounded: QueueCap requests were already waiting
+	ReasonOverBudget  Reason = "over-budget"  // admission: estimated wait > WaitBudget
+	ReasonWaitTimeout Reason = "wait-timeout" // waited MaxQueueWait in the queue
+)
+
+// gateInput is everything the arrival gate looks at.
+type gateInput struct {
+	Queue    int           // requests already waiting in front of the model
+	InModel  int           // worker slots taken
+	Workers  int           // worker slots in all
+	QueueCap int           // bounded policy cap
+	Estimate time.Duration // admission: estimated wait for this request
+	Budget   time.Duration // admission: WaitBudget
+}
+
+// decide is the arrival gate as a pure function. It returns (true, "") when
+// the request may go to a worker or join the queue, and (false, reason) when
+// it must get the fallback at once.
+//
+// A free worker (empty queue and InModel < Workers) always admits. Otherwise:
+//   - none admits;
+//   - bounded rejects when Queue >= QueueCap (exactly at cap rejects, cap−1
+//     joins as the cap-th waiter);
+//   - admission rejects when Estimate > Budget (exactly at budget admits).
+func decide(p Policy, in gateInput) (admit bool, reason Reason) {
+	if in.Queue == 0 && in.InModel < in.Workers {
+		return true, ""
+	}
+	switch p {
+	case PolicyBounded:
+		if in.Queue >= in.QueueCap {
+			return false, ReasonQueueFull
+		}
+	case PolicyAdmission:
+		if in.Estimate > in.Budget {
+			return false, ReasonOverBudget
+		}
+	}
+	return true, ""
+}

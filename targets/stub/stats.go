@@ -1,0 +1,112 @@
+package stub
+
+import (
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Stats is a snapshot of the server-side truth, as served by GET /stats.
+//
+// Accounting: every model request counted in Total ends in exactly one of
+// Sources.Model, Sources.Fallback, Canceled (the client went away first) or
+// Closed (released by Close with a 503), or is still InFlight.
+type Stats struct {
+	Policy Policy `json:"policy"`
+	// Total counts model requests received (every request but GET /stats).
+	Total    int64 `json:"total"`
+	InFlight int64 `json:"in_flight"`
+	// Sources and Reasons count the answers written.
+	Sources  SourceCounts `json:"sources"`
+	Reasons  ReasonCounts `json:"reasons"`
+	Canceled int64        `json:"canceled"`
+	Closed   int64        `json:"closed"`
+
+	QueueLen    int `json:"queue_len"`     // requests waiting in front of the model now
+	MaxQueueLen int `json:"max_queue_len"` // largest QueueLen seen
+	InModel     int `json:"in_model"`      // worker slots taken now (including calls held by a stall)
+	MaxInModel  int `json:"max_in_model"`  // largest InModel seen; never above Workers
+
+	Estimator EstimatorStats `json:"estimator"`
+
+	Stalls          int64 `json:"stalls"`           // stall windows begun so far
+	StalledRequests int64 `json:"stalled_requests"` // requests whose answer a stall held back
+
+	// QueueWait is the time from arrival to getting a worker (model answers)
+	// or to leaving the queue (wait-timeout fallbacks); requests rejected on
+	// arrival never queue and are not in it. TotalTime is arrival to the
+	// moment the answer is written, for every answer.
+	QueueWait Percentiles `json:"queue_wait_ms"`
+	TotalTime Percentiles `json:"total_ms"`
+}
+
+// SourceCounts counts answers per X-Stub-Source.
+type SourceCounts struct {
+	Model    int64 `json:"model"`
+	Fallback int64 `json:"fallback"`
+}
+
+// ReasonCounts counts answers per X-Stub-Reason.
+type ReasonCounts struct {
+	Served      int64 `json:"served"`
+	QueueFull   int64 `json:"queue_full"`
+	OverBudget  int64 `json:"over_budget"`
+	WaitTimeout int64 `json:"wait_timeout"`
+}
+
+// EstimatorStats describes the admission gate's wait estimator now.
+type EstimatorStats struct {
+	Name Estimator `json:"name"`
+	// ThroughputPerSec is the model throughput the estimate divides by:
+	// the observed completion rate, or Workers ÷ BelievedLatency when
+	// UsingBelieved. 0 means unbounded (believed latency 0).
+	ThroughputPerSec float64 `json:"throughput_per_s"`
+	UsingBelieved    bool    `json:"using_believed"`
+	// WindowCompletions and WindowCoveredSec are the completions counted in
+	// the sliding window and the time the window covers (completions
+	// estimator only).
+	WindowCompletions int64   `json:"window_completions"`
+	WindowCoveredSec  float64 `json:"window_covered_s"`
+	// WaitEstimateMs is the wait the gate would estimate for a request
+	// arriving now.
+	WaitEstimateMs float64 `json:"wait_estimate_ms"`
+}
+
+// Percentiles summarises a server-side histogram, in milliseconds.
+type Percentiles struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// Histogram range: 1µs .. 1h, 3 significant digits, values in microseconds.
+const (
+	histLowest  = 1
+	histHighest = int64(time.Hour / time.Microsecond)
+	histDigits  = 3
+)
+
+func newHist() *hdrhistogram.Histogram {
+	return hdrhistogram.New(histLowest, histHighest, histDigits)
+}
+
+// recordDuration records d in microseconds, clamped into the histogram range.
+func recordDuration(h *hdrhistogram.Histogram, d time.Duration) {
+	us := int64(d / time.Microsecond)
+	us = max(us, 0)
+	us = min(us, histHighest)
+	_ = h.RecordValue(us) // cannot fail: clamped into range
+}
+
+func percentiles(h *hdrhistogram.Histogram) Percentiles {
+	ms := func(us int64) float64 { return float64(us) / 1000 }
+	return Percentiles{
+		Count: h.TotalCount(),
+		P50:   ms(h.ValueAtQuantile(50)),
+		P90:   ms(h.ValueAtQuantile(90)),
+		P99:   ms(h.ValueAtQuantile(99)),
+		Max:   ms(h.Max()),
+	}
+}
