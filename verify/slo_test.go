@@ -1,0 +1,136 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/openload/openload/recorder"
+)
+
+func TestParseObjective(t *testing.T) {
+	tests := []struct {
+		in        string
+		metric    string
+		stat, op  string
+		threshold float64
+	}{
+		{"response.p99<=200ms", "response", "p99", "<=", 200},
+		{" service.max < 1.5s ", "service", "max", "<", 1500},
+		{"send_delay.p99.9<=800us", "send_delay", "p999", "<=", 0.8},
+		{"response.p99.99>=1ms", "response", "p9999", ">=", 1},
+		{"server.dwell.max<=150ms", "server.dwell", "max", "<=", 150},
+		{"server.queue.p99.9<=1s", "server.queue", "p999", "<=", 1000},
+		{"errors<=1%", "errors", "rate", "<=", 0.01},
+		{"errors.rate<0.005", "errors", "rate", "<", 0.005},
+		{"class.model.share>=40%", "class.model", "share", ">=", 0.4},
+		{"class.over-budget.share<=0.6", "class.over-budget", "share", "<=", 0.6},
+		{"response.mean>2ms", "response", "mean", ">", 2},
+	}
+	for _, tc := range tests {
+		o, err := ParseObjective(tc.in)
+		if err != nil {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
+		}
+		if o.Metric != tc.metric || o.Stat != tc.stat || o.Op != tc.op || o.Threshold != tc.threshold {
+			t.Errorf("%q parsed as %+v", tc.in, o)
+		}
+	}
+}
+
+func TestParseObjectiveErrors(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"response.p99", `objective "response.p99": no comparison`},
+		{"response.p99<=", "missing metric or value"},
+		{"<=200ms", "missing metric or value"},
+		{"latency.p99<=200ms", `unknown metric "latency" (known metrics: response, service, send_delay, server.NAME, errors, class.VALUE.share)`},
+		{"response<=200ms", "response needs a statistic, e.g. response.p99"},
+		{"response.p42<=200ms", `unknown statistic "p42" (one of p50 p90 p95 p99 p999 p9999 max mean)`},
+		{"response.p99<=200", "value 200 needs a unit (ms, s, us), e.g. 200ms"},
+		{"response.p99<=fast", `value "fast" is not a duration`},
+		{"response.p99<=-1ms", "is negative"},
+		{"errors<=lots", `value "lots" is not a share`},
+		{"errors<=150%", "not a share between 0 and 1"},
+		{"class.model<=0.5", "write a class objective as class.VALUE.share"},
+		{"server.<=1ms", "write a server metric as server.NAME.STAT"},
+		{"server.dwell<=1ms", "server.dwell needs a statistic, e.g. server.dwell.p99"},
+		{"response.p99<=1ms<=2ms", "more than one comparison"},
+	}
+	for _, tc := range tests {
+		_, err := ParseObjective(tc.in)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want it to contain %q", tc.in, err, tc.want)
+		}
+	}
+}
+
+func sloResult() *recorder.Result {
+	return &recorder.Result{
+		Counts:       recorder.Counts{Scheduled: 200, Completed: 197, Errors: 2, Timeouts: 1},
+		Response:     recorder.Percentiles{P99: 150, Max: 400, Mean: 20},
+		Service:      recorder.Percentiles{P99: 40},
+		SendDelay:    recorder.Percentiles{P99: 0.4},
+		ServerTiming: []recorder.ServerMetric{{Name: "queue", Percentiles: recorder.Percentiles{Max: 120}}},
+		Classes: []recorder.ClassTable{{Header: "X-Stub-Source", Values: []recorder.ClassValue{
+			{Value: "model", Count: 100, Share: 0.5}, {Value: "fallback", Count: 100, Share: 0.5}}}},
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	res := sloResult()
+	tests := []struct {
+		expr     string
+		pass     bool
+		measured float64
+		msg      string
+	}{
+		{"response.p99<=200ms", true, 150, "met — response.p99 <= 200.000 ms: measured 150.000 ms"},
+		{"response.p99<150ms", false, 150, "BREACHED — response.p99 < 150.000 ms: measured 150.000 ms"},
+		{"response.p99<=150ms", true, 150, ""}, // the boundary passes with <=
+		{"service.p99<=50ms", true, 40, ""},
+		{"send_delay.p99<=1ms", true, 0.4, ""},
+		{"server.queue.max<=100ms", false, 120, ""},
+		{"errors<=1%", false, 0.015, "BREACHED — errors.rate <= 1 %: measured 1.5 %"},
+		{"errors<=2%", true, 0.015, ""},
+		{"class.model.share>=40%", true, 0.5, ""},
+		{"class.never-seen.share<=0", true, 0, ""},
+		{"server.dwell.max<=150ms", false, 0, `cannot evaluate: the result has no Server-Timing metric "dwell" (it has: queue)`},
+	}
+	for _, tc := range tests {
+		o, err := ParseObjective(tc.expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := Evaluate(res, []Objective{o})[0]
+		if r.Pass != tc.pass || r.Measured != tc.measured || (tc.msg != "" && !strings.Contains(r.Message, tc.msg)) {
+			t.Errorf("%s: pass %v measured %v %q; want %v %v %q", tc.expr, r.Pass, r.Measured, r.Message, tc.pass, tc.measured, tc.msg)
+		}
+	}
+	res.Classes = nil
+	o, _ := ParseObjective("class.model.share>=0.4")
+	if r := Evaluate(res, []Objective{o})[0]; r.Pass || !strings.Contains(r.Message, "use --class-header") {
+		t.Errorf("class objective without classes: %+v", r)
+	}
+}
+
+func FuzzParseObjective(f *testing.F) {
+	for _, s := range []string{"response.p99<=200ms", "errors<=1%", "class.model.share>=0.4", "server.q.max<1s", "x<y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		o, err := ParseObjective(s)
+		if err != nil {
+			if !strings.Contains(err.Error(), "objective ") {
+				t.Fatalf("error does not name the expression: %v", err)
+			}
+			return
+		}
+		// Invariants of an accepted objective: a known operator, a
+		// non-negative threshold, shares within [0, 1], and evaluating it
+		// on any result never panics.
+		if o.Threshold < 0 || (o.Share && o.Threshold > 1) {
+			t.Fatalf("%q: threshold %v", s, o.Threshold)
+		}
+		Evaluate(sloResult(), []Objective{o})
+	})
+}
