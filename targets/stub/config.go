@@ -3,6 +3,7 @@ package stub
 import (
 	"fmt"
 	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -63,12 +64,27 @@ type Config struct {
 	StallAt         time.Duration // [--stall-at] first stall starts this long after the first model request
 	StallFor        time.Duration // [--stall-for] stall length; 0 = no stalls
 	StallEvery      time.Duration // [--stall-every] if > 0, stalls repeat with this period (> StallFor)
+
+	// Deadline gate (see the package documentation).
+	Deadline         time.Duration    // [--deadline] largest dwell time an answer may leave with; 0 = off
+	DeadlineStatus   int              // [--deadline-status] status of a dropped answer: 503 or 204
+	ArrivalStamp     string           // [--arrival-stamp] receive | header:NAME
+	ClockSkew        time.Duration    // [--clock-skew] header source: the stub's clock runs this far ahead (may be negative)
+	DeadlinePosition DeadlinePosition // [--deadline-position] last | before-stall (misplaced, for demonstrations)
+
+	// Sharded rate limiter (see the package documentation).
+	LimitRPS     int           // [--limit-rps] requests per second over all shards; 0 = off
+	LimitShards  int           // [--limit-shards] independent limiters, 1..65536
+	LimitWindow  time.Duration // [--limit-window] fixed window length, > 0
+	LimitRouting LimitRouting  // [--limit-routing] random | round-robin
+	LimitSeed    uint64        // [--limit-seed] seed of the random routing
 }
 
 // DefaultConfig returns the documented defaults: 4 workers of 50ms behind an
 // admission gate with a 100ms budget and the completion-rate estimator
 // (2s window of 100ms buckets, 20 samples minimum), a 400ms cap on queue
-// wait, no stalls, listening on a random loopback port.
+// wait, no stalls, no deadline gate and no rate limiter, listening on a
+// random loopback port.
 func DefaultConfig() Config {
 	return Config{
 		Listen:          "127.0.0.1:0",
@@ -83,6 +99,15 @@ func DefaultConfig() Config {
 		Bucket:          100 * time.Millisecond,
 		MinSamples:      20,
 		MaxQueueWait:    400 * time.Millisecond,
+
+		DeadlineStatus:   http.StatusServiceUnavailable,
+		ArrivalStamp:     ArrivalReceive,
+		DeadlinePosition: PositionLast,
+
+		LimitShards:  1,
+		LimitWindow:  time.Second,
+		LimitRouting: RoutingRandom,
+		LimitSeed:    1,
 	}
 }
 
@@ -121,6 +146,28 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 		"fault injection: stall length, nothing completes during a stall (0 = no stalls)")
 	fs.DurationVar(&c.StallEvery, "stall-every", d.StallEvery,
 		"fault injection: repeat stalls with this period, must exceed --stall-for (0 = one stall)")
+
+	fs.DurationVar(&c.Deadline, "deadline", d.Deadline,
+		"deadline gate: drop every answer whose dwell time (write time − arrival) would exceed this; exactly this passes (0 = off)")
+	fs.IntVar(&c.DeadlineStatus, "deadline-status", d.DeadlineStatus,
+		"deadline gate: status of a dropped answer, 503 or 204 (no payload either way)")
+	fs.StringVar(&c.ArrivalStamp, "arrival-stamp", d.ArrivalStamp,
+		"deadline gate: arrival time source, receive (the stub's clock at receipt) or header:NAME (Unix nanoseconds stamped upstream)")
+	fs.DurationVar(&c.ClockSkew, "clock-skew", d.ClockSkew,
+		"fault injection: with --arrival-stamp header:NAME, the stub's clock runs this far ahead of the stamping clock (may be negative)")
+	fs.StringVar((*string)(&c.DeadlinePosition), "deadline-position", string(d.DeadlinePosition),
+		"deadline gate: where the dwell time is checked: last (the only bound) or before-stall (misplaced, for demonstrations)")
+
+	fs.IntVar(&c.LimitRPS, "limit-rps", d.LimitRPS,
+		"rate limiter: requests per second admitted over all shards, answered 429 beyond (0 = off)")
+	fs.IntVar(&c.LimitShards, "limit-shards", d.LimitShards,
+		"rate limiter: independent limiters, each admitting floor(rps × window ÷ shards) per window")
+	fs.DurationVar(&c.LimitWindow, "limit-window", d.LimitWindow,
+		"rate limiter: fixed window length; counts reset at each window start, windows aligned to the server's creation")
+	fs.StringVar((*string)(&c.LimitRouting), "limit-routing", string(d.LimitRouting),
+		"rate limiter: which shard sees a request: "+joinNames(LimitRoutings))
+	fs.Uint64Var(&c.LimitSeed, "limit-seed", d.LimitSeed,
+		"rate limiter: seed of the random routing (same seed, same shard sequence)")
 }
 
 func joinNames[T ~string](names []T) string {
@@ -186,6 +233,34 @@ func (c Config) Validate() error {
 	}
 	if c.StallEvery > 0 && c.StallEvery <= c.StallFor {
 		return fmt.Errorf("--stall-every must be > --stall-for (%v), got %v", c.StallFor, c.StallEvery)
+	}
+	if c.Deadline < 0 {
+		return fmt.Errorf("--deadline must be >= 0, got %v", c.Deadline)
+	}
+	if c.DeadlineStatus != http.StatusServiceUnavailable && c.DeadlineStatus != http.StatusNoContent {
+		return fmt.Errorf("--deadline-status must be 503 or 204, got %d", c.DeadlineStatus)
+	}
+	if _, err := parseArrivalStamp(c.ArrivalStamp); err != nil {
+		return err
+	}
+	if !slices.Contains(DeadlinePositions, c.DeadlinePosition) {
+		return fmt.Errorf("--deadline-position %q is unknown (known: %s)", string(c.DeadlinePosition), joinNames(DeadlinePositions))
+	}
+	if c.LimitRPS < 0 {
+		return fmt.Errorf("--limit-rps must be >= 0, got %d", c.LimitRPS)
+	}
+	if c.LimitShards < 1 || c.LimitShards > maxLimitShards {
+		return fmt.Errorf("--limit-shards must be in 1..%d, got %d", maxLimitShards, c.LimitShards)
+	}
+	if c.LimitWindow <= 0 {
+		return fmt.Errorf("--limit-window must be > 0, got %v", c.LimitWindow)
+	}
+	if !slices.Contains(LimitRoutings, c.LimitRouting) {
+		return fmt.Errorf("--limit-routing %q is unknown (known: %s)", string(c.LimitRouting), joinNames(LimitRoutings))
+	}
+	if c.LimitRPS > 0 && shardAllowance(c.LimitRPS, c.LimitWindow, c.LimitShards) == 0 {
+		return fmt.Errorf("--limit-rps %d over --limit-window %v is below --limit-shards %d: each shard would admit floor(%d/s × %v ÷ %d) = 0 requests per window",
+			c.LimitRPS, c.LimitWindow, c.LimitShards, c.LimitRPS, c.LimitWindow, c.LimitShards)
 	}
 	return nil
 }

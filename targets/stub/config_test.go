@@ -28,6 +28,15 @@ func TestValidate(t *testing.T) {
 		{"queue cap zero ok unless bounded", func(c *Config) { c.QueueCap = 0 }, nil},
 		{"window equals bucket", func(c *Config) { c.Window, c.Bucket = time.Second, time.Second }, nil},
 		{"min samples zero", func(c *Config) { c.MinSamples = 0 }, nil},
+		{"deadline on", func(c *Config) { c.Deadline = 50 * time.Millisecond }, nil},
+		{"deadline status 204", func(c *Config) { c.DeadlineStatus = 204 }, nil},
+		{"arrival header", func(c *Config) { c.ArrivalStamp = "header:X-Arrival-Ns" }, nil},
+		{"clock skew negative", func(c *Config) { c.ClockSkew = -time.Second }, nil},
+		{"deadline before-stall", func(c *Config) { c.DeadlinePosition = PositionBeforeStall }, nil},
+		{"limit 4 rps over 4 shards", func(c *Config) { c.LimitRPS, c.LimitShards = 4, 4 }, nil},
+		{"limit 1 rps over 4 shards in 4s windows", func(c *Config) { c.LimitRPS, c.LimitShards, c.LimitWindow = 1, 4, 4*time.Second }, nil},
+		{"limit round-robin", func(c *Config) { c.LimitRouting = RoutingRoundRobin }, nil},
+		{"limit off ignores allowance", func(c *Config) { c.LimitRPS, c.LimitShards = 0, 100 }, nil},
 
 		{"listen not host:port", func(c *Config) { c.Listen = "localhost" }, []string{"--listen", `"localhost"`}},
 		{"workers negative", func(c *Config) { c.Workers = -3 }, []string{"--workers must be > 0, got -3"}},
@@ -50,6 +59,24 @@ func TestValidate(t *testing.T) {
 		{"stall every negative", func(c *Config) { c.StallEvery = -time.Second }, []string{"--stall-every", "-1s"}},
 		{"stall every equals for", func(c *Config) { c.StallFor, c.StallEvery = time.Second, time.Second }, []string{"--stall-every", "--stall-for"}},
 		{"stall every below for", func(c *Config) { c.StallFor, c.StallEvery = 2*time.Second, time.Second }, []string{"--stall-every", "got 1s"}},
+
+		{"deadline negative", func(c *Config) { c.Deadline = -time.Millisecond }, []string{"--deadline must be >= 0, got -1ms"}},
+		{"deadline status 200", func(c *Config) { c.DeadlineStatus = 200 }, []string{"--deadline-status must be 503 or 204, got 200"}},
+		{"deadline status 0", func(c *Config) { c.DeadlineStatus = 0 }, []string{"--deadline-status", "got 0"}},
+		{"arrival unknown", func(c *Config) { c.ArrivalStamp = "wall" }, []string{"--arrival-stamp", `"wall"`, "receive, header:NAME"}},
+		{"arrival empty", func(c *Config) { c.ArrivalStamp = "" }, []string{"--arrival-stamp", `""`}},
+		{"arrival header without name", func(c *Config) { c.ArrivalStamp = "header:" }, []string{"--arrival-stamp", `"header:"`, "not a valid header name"}},
+		{"arrival header bad name", func(c *Config) { c.ArrivalStamp = "header:X Arrival" }, []string{"--arrival-stamp", `"X Arrival"`}},
+		{"deadline position unknown", func(c *Config) { c.DeadlinePosition = "first" }, []string{"--deadline-position", `"first"`, "last, before-stall"}},
+		{"limit rps negative", func(c *Config) { c.LimitRPS = -5 }, []string{"--limit-rps must be >= 0, got -5"}},
+		{"limit shards zero", func(c *Config) { c.LimitShards = 0 }, []string{"--limit-shards", "got 0"}},
+		{"limit shards too many", func(c *Config) { c.LimitShards = 1 << 20 }, []string{"--limit-shards", "got 1048576"}},
+		{"limit window zero", func(c *Config) { c.LimitWindow = 0 }, []string{"--limit-window must be > 0, got 0s"}},
+		{"limit window negative", func(c *Config) { c.LimitWindow = -time.Second }, []string{"--limit-window", "got -1s"}},
+		{"limit routing unknown", func(c *Config) { c.LimitRouting = "hash" }, []string{"--limit-routing", `"hash"`, "random, round-robin"}},
+		{"limit below shards", func(c *Config) { c.LimitRPS, c.LimitShards = 3, 4 }, []string{"--limit-rps 3 over --limit-window 1s is below --limit-shards 4", "= 0"}},
+		{"limit below shards in a short window", func(c *Config) { c.LimitRPS, c.LimitShards, c.LimitWindow = 100, 2, 10*time.Millisecond },
+			[]string{"--limit-rps 100", "--limit-shards 2", "10ms"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,7 +115,9 @@ func TestAddFlags(t *testing.T) {
 	}
 	names := []string{"listen", "workers", "latency", "believed-latency", "policy", "queue-cap",
 		"wait-budget", "estimator", "window", "bucket", "min-samples", "max-queue-wait",
-		"stall-at", "stall-for", "stall-every"}
+		"stall-at", "stall-for", "stall-every",
+		"deadline", "deadline-status", "arrival-stamp", "clock-skew", "deadline-position",
+		"limit-rps", "limit-shards", "limit-window", "limit-routing", "limit-seed"}
 	for _, n := range names {
 		f := fs.Lookup(n)
 		if f == nil {
@@ -108,7 +137,10 @@ func TestAddFlags(t *testing.T) {
 	err := fs.Parse([]string{"--listen=127.0.0.1:9999", "--workers=8", "--latency=20ms",
 		"--believed-latency=30ms", "--policy=bounded", "--queue-cap=3", "--wait-budget=1s",
 		"--estimator=believed", "--window=5s", "--bucket=250ms", "--min-samples=7",
-		"--max-queue-wait=2s", "--stall-at=1s", "--stall-for=200ms", "--stall-every=3s"})
+		"--max-queue-wait=2s", "--stall-at=1s", "--stall-for=200ms", "--stall-every=3s",
+		"--deadline=80ms", "--deadline-status=204", "--arrival-stamp=header:X-Arrival-Ns", "--clock-skew=-5ms",
+		"--deadline-position=before-stall", "--limit-rps=100", "--limit-shards=4", "--limit-window=2s",
+		"--limit-routing=round-robin", "--limit-seed=42"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,6 +150,9 @@ func TestAddFlags(t *testing.T) {
 		WaitBudget: time.Second, Estimator: EstimatorBelieved, Window: 5 * time.Second,
 		Bucket: 250 * time.Millisecond, MinSamples: 7, MaxQueueWait: 2 * time.Second,
 		StallAt: time.Second, StallFor: 200 * time.Millisecond, StallEvery: 3 * time.Second,
+		Deadline: 80 * time.Millisecond, DeadlineStatus: 204, ArrivalStamp: "header:X-Arrival-Ns",
+		ClockSkew: -5 * time.Millisecond, DeadlinePosition: PositionBeforeStall,
+		LimitRPS: 100, LimitShards: 4, LimitWindow: 2 * time.Second, LimitRouting: RoutingRoundRobin, LimitSeed: 42,
 	}
 	if cfg != want {
 		t.Errorf("parsed cfg = %+v\nwant %+v", cfg, want)

@@ -25,9 +25,10 @@
 //
 // # Gates
 //
-// On arrival a request that finds a free worker (empty queue and fewer than
-// Workers calls running) always goes straight to the model. Otherwise the
-// Policy decides:
+// The rate limiter, when on, comes first (see Rate limiter below): a request
+// it rejects never reaches the queue or the model. Past it, a request that
+// finds a free worker (empty queue and fewer than Workers calls running)
+// always goes straight to the model. Otherwise the Policy decides:
 //
 //   - none: join the queue.
 //   - bounded: if QueueCap requests are already waiting, answer with the
@@ -71,16 +72,27 @@
 //	{"source":"fallback","reason":"over-budget","items":["popular-1","popular-2","popular-3"]}
 //
 // and model answers are 200 with {"source":"model","reason":"served",...}.
-// Every answer carries X-Stub-Source (model|fallback), X-Stub-Reason
-// (served|queue-full|over-budget|wait-timeout) and a W3C Server-Timing
+// The contract of every answer:
+//
+//	status  X-Stub-Source  X-Stub-Reason                           body  other headers
+//	200     model          served                                  JSON
+//	200     fallback       queue-full | over-budget | wait-timeout JSON
+//	429     limiter        rate-limited                            JSON  Retry-After
+//	503|204 deadline       deadline                                none  X-Stub-Drop
+//
+// (503 or 204 as DeadlineStatus says; X-Stub-Drop is late, no-stamp,
+// bad-stamp or future-stamp.) Every answer also carries a W3C Server-Timing
 // header, in milliseconds with 3 decimals:
 //
 //	Server-Timing: queue;dur=12.345, model;dur=50.012, total;dur=62.400
 //
-// queue is arrival to getting a worker (or to the fallback decision), model
-// is the model call (0 for fallbacks) and total is arrival to the moment the
-// answer is written. When a stall held the answer back, ", stall;dur=…" is
-// appended. Requests released by Close get 503 with no X-Stub headers.
+// queue is arrival to getting a worker (or to the fallback or limiter
+// decision), model is the model call (0 for fallbacks) and total is arrival
+// to the moment the answer is written. When a stall held the answer back,
+// ", stall;dur=…" is appended; when the deadline gate is on and the dwell
+// time is known, ", dwell;dur=…" is appended last, for dropped answers too
+// (negative for a stamp from the future). Requests released by Close get 503
+// with no X-Stub headers.
 //
 // # Stalls
 //
@@ -89,14 +101,96 @@
 // /stats does not start it); stall k covers [StallAt + k·StallEvery,
 // StallAt + k·StallEvery + StallFor), with only k = 0 when StallEvery is 0.
 // During a stall nothing completes: a model call that ends inside it keeps
-// its worker until the stall ends, and fallbacks are held until then too.
-// Arrivals are still gated and queued during a stall.
+// its worker until the stall ends, and fallbacks and 429s are held until
+// then too. Arrivals are still limited, gated and queued during a stall.
+//
+// # Deadline gate
+//
+// Deadline > 0 promises a maximum: an answer that would leave after the
+// cutoff does not leave at all. The dwell time of an answer is
+//
+//	dwell = the instant the answer is about to be written − the request's arrival
+//
+// and the gate checks it after every point where the request can wait
+// (rate limiter, queue, model, fallback path, stalls), immediately before
+// the status is written; every answer, 429s included, passes through it.
+//
+//   - dwell ≤ Deadline: the answer is sent. Exactly Deadline passes.
+//   - dwell > Deadline: dropped, reason late.
+//   - dwell < 0 (the arrival is later than the stub's now): dropped, reason
+//     future-stamp. A negative dwell is never clamped to 0: under clock skew
+//     that would pass stale requests.
+//   - the arrival cannot be read: dropped, reason no-stamp (header absent or
+//     empty) or bad-stamp (anything but one positive decimal integer that
+//     fits in int64: signs, spaces, fractions, several values, 0).
+//
+// A dropped request gets DeadlineStatus (503 by default, or 204 as ad
+// bidders answer) with X-Stub-Source and X-Stub-Reason "deadline",
+// X-Stub-Drop naming the reason, and never the payload. Dropping is the
+// fail-safe choice whenever the dwell time cannot be trusted.
+//
+// ArrivalStamp says where the arrival comes from:
+//
+//   - receive (default): the stub's own clock when it receives the request.
+//     The dwell time is measured on the monotonic clock, so it is never
+//     negative, and ClockSkew does not apply (both readings come from the
+//     same clock; a shift would cancel out).
+//   - header:NAME: an upstream stamped the arrival in request header NAME as
+//     Unix time in nanoseconds (wall clock). Then
+//     dwell = (time.Now() + ClockSkew) − stamp, in wall-clock terms.
+//     ClockSkew (may be negative) rehearses a stub whose clock runs ahead of
+//     (> 0) or behind (< 0) the stamping server's: ahead makes answers look
+//     older, behind can put fresh stamps in the future.
+//
+// With the receive source the dwell time equals the total in Server-Timing
+// (both are read at the same instant).
+//
+// DeadlinePosition last (default) is the only position that gives the
+// bound. before-stall is deliberately misplaced, for demonstrations: it
+// checks as soon as the answer is ready (when the model call returns, or
+// when a fallback or 429 is decided), before the stall holds, so an answer
+// it passed can still be held back by a stall and leave late. The dwell time
+// in Server-Timing and in Stats is still the one at the write, and shows the
+// broken bound (max_dwell_sent_ms above deadline_ms).
+//
+// With Deadline 0 the gate is off: nothing is dropped, no dwell metric is
+// reported, and DeadlineStatus, ArrivalStamp, ClockSkew and DeadlinePosition
+// have no effect.
+//
+// # Rate limiter
+//
+// LimitRPS > 0 puts a sharded rate limiter in front of the gates: LimitShards
+// independent limiters, as when every instance behind a load balancer
+// enforces its share of a global limit. Each shard admits
+//
+//	allowance = floor(LimitRPS × LimitWindow ÷ LimitShards)
+//
+// requests per window (rounded down, so the shards together never admit more
+// than LimitRPS × LimitWindow; a configuration where the allowance is 0 is
+// rejected as "limit below shards"). Windows are fixed: window k is
+// [t0 + k·LimitWindow, t0 + (k+1)·LimitWindow), where t0 is the server's
+// creation (NewUnstartedServer or NewServer), and every shard's count resets
+// at a window's start. LimitRouting picks the shard that sees a request:
+// round-robin (0, 1, …, n−1, 0, … in arrival order, so any multiple of n
+// requests is spread exactly evenly) or random (uniform, from a source
+// seeded with LimitSeed: the same seed gives the same shard sequence, in
+// arrival order). With random routing some shards run out while others have
+// allowance left, so the service as a whole admits less than LimitRPS under
+// bursts.
+//
+// A request over its shard's allowance gets 429 with X-Stub-Source limiter,
+// X-Stub-Reason rate-limited, a small JSON body and Retry-After: the whole
+// seconds from the limiter's decision to the end of the shard's window,
+// rounded up, at least 1. It never reaches the queue or the model.
 //
 // # Server-side truth
 //
 // GET /stats (and Server.Stats) report counts per source and reason, queue
 // and model occupancy, the estimator's current throughput and whether it
-// uses the believed fallback, the number of stalls begun, and p50/p90/p99/max
-// of queue wait and total time from HdrHistograms (1µs..1h, 3 significant
-// digits).
+// uses the believed fallback, the number of stalls begun, the deadline
+// gate's configuration, answers sent, drops per reason and largest dwell time
+// sent, the limiter's configuration and its accepted and rejected counts per
+// shard and in total, and p50/p90/p99/max of queue wait and total time from
+// HdrHistograms (1µs..1h, 3 significant digits). See Stats for the
+// accounting identity every request satisfies.
 package stub

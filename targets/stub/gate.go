@@ -12,11 +12,15 @@ type Reason string
 const (
 	SourceModel    Source = "model"
 	SourceFallback Source = "fallback"
+	SourceLimiter  Source = "limiter"  // 429 from the sharded rate limiter
+	SourceDeadline Source = "deadline" // the deadline gate dropped the answer
 
 	ReasonServed      Reason = "served"       // the model answered
 	ReasonQueueFull   Reason = "queue-full"   // bounded: QueueCap requests were already waiting
 	ReasonOverBudget  Reason = "over-budget"  // admission: estimated wait > WaitBudget
 	ReasonWaitTimeout Reason = "wait-timeout" // waited MaxQueueWait in the queue
+	ReasonRateLimited Reason = "rate-limited" // the request's limiter shard had no allowance left
+	ReasonDeadline    Reason = "deadline"     // dropped: see X-Stub-Drop for why
 )
 
 // gateInput is everything the arrival gate looks at.

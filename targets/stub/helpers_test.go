@@ -51,15 +51,24 @@ type result struct {
 	source string
 	reason string
 	timing map[string]float64 // Server-Timing metric -> ms
+	header http.Header
 	body   []byte
 	err    error
 	done   time.Time
 }
 
 func do(ctx context.Context, c *http.Client, method, url string) result {
+	return doHeader(ctx, c, method, url, nil)
+}
+
+// doHeader is do with request headers.
+func doHeader(ctx context.Context, c *http.Client, method, url string, h http.Header) result {
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader("{}"))
 	if err != nil {
 		return result{err: err, done: time.Now()}
+	}
+	for k, vs := range h {
+		req.Header[k] = vs
 	}
 	resp, err := c.Do(req)
 	if err != nil {
@@ -71,6 +80,7 @@ func do(ctx context.Context, c *http.Client, method, url string) result {
 		status: resp.StatusCode,
 		source: resp.Header.Get("X-Stub-Source"),
 		reason: resp.Header.Get("X-Stub-Reason"),
+		header: resp.Header,
 		body:   body,
 		err:    err,
 		done:   time.Now(),
@@ -133,14 +143,29 @@ func checkAccounting(t *testing.T, st Stats) {
 	if st.InFlight != 0 {
 		t.Errorf("in_flight = %d after all requests returned, want 0", st.InFlight)
 	}
-	if got := st.Sources.Model + st.Sources.Fallback + st.Canceled + st.Closed; got != st.Total {
-		t.Errorf("model+fallback+canceled+closed = %d, total = %d", got, st.Total)
+	src, d := st.Sources, st.Deadline.Dropped
+	if got := src.Model + src.Fallback + src.Limiter + d.Total + st.Canceled + st.Closed; got != st.Total {
+		t.Errorf("model+fallback+limiter+dropped+canceled+closed = %d, total = %d", got, st.Total)
+	}
+	if sum := d.Late + d.NoStamp + d.BadStamp + d.FutureStamp; sum != d.Total {
+		t.Errorf("drop reasons sum to %d, dropped total = %d", sum, d.Total)
+	}
+	if st.Deadline.DeadlineMs > 0 {
+		if sent := src.Model + src.Fallback + src.Limiter; st.Deadline.Sent != sent {
+			t.Errorf("deadline sent = %d, answers sent = %d", st.Deadline.Sent, sent)
+		}
 	}
 	r := st.Reasons
-	if r.Served != st.Sources.Model {
-		t.Errorf("served = %d, model = %d", r.Served, st.Sources.Model)
+	if r.Served != src.Model {
+		t.Errorf("served = %d, model = %d", r.Served, src.Model)
 	}
-	if fb := r.QueueFull + r.OverBudget + r.WaitTimeout; fb != st.Sources.Fallback {
-		t.Errorf("fallback reasons sum to %d, fallback = %d", fb, st.Sources.Fallback)
+	if fb := r.QueueFull + r.OverBudget + r.WaitTimeout; fb != src.Fallback {
+		t.Errorf("fallback reasons sum to %d, fallback = %d", fb, src.Fallback)
+	}
+	if r.RateLimited != src.Limiter {
+		t.Errorf("rate_limited = %d, limiter = %d", r.RateLimited, src.Limiter)
+	}
+	if l := st.Limiter; l.RPS > 0 && l.Rejected < src.Limiter {
+		t.Errorf("limiter rejected %d, but %d limiter answers sent", l.Rejected, src.Limiter)
 	}
 }

@@ -37,6 +37,8 @@ type Server struct {
 
 	handler http.Handler
 	stall   stallPlan
+	dl      deadlineGate
+	lim     *limiter      // nil when the limiter is off
 	closing chan struct{} // closed by Close: releases every wait
 
 	mu         sync.Mutex
@@ -55,8 +57,12 @@ type Server struct {
 	// Test hooks, set before Start. grantHook is called with mu held each
 	// time a request gets a worker slot, in grant order. callHook, when set,
 	// replaces the Latency sleep of a model call (false = abandoned).
-	grantHook func(*http.Request)
-	callHook  func(context.Context, *http.Request) bool
+	// writeHook, when set, observes every answer respond writes, just before
+	// its status is written. limitClock is the rate limiter's clock.
+	grantHook  func(*http.Request)
+	callHook   func(context.Context, *http.Request) bool
+	writeHook  func(writeEvent)
+	limitClock func() time.Time
 
 	statsMu   sync.Mutex
 	counts    counters
@@ -68,6 +74,9 @@ type counters struct {
 	total, canceled, closed, stalled int64
 	sources                          SourceCounts
 	reasons                          ReasonCounts
+	deadlineSent                     int64
+	dropped                          DropCounts
+	maxDwellSent                     time.Duration
 }
 
 // waiter is one request queued in front of the model. ready is closed when a
@@ -88,12 +97,15 @@ func NewUnstartedServer(cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	s := &Server{
-		Config:    cfg,
-		stall:     newStallPlan(cfg),
-		closing:   make(chan struct{}),
-		est:       newEstimator(cfg, time.Now),
-		queueHist: newHist(),
-		totalHist: newHist(),
+		Config:     cfg,
+		stall:      newStallPlan(cfg),
+		dl:         newDeadlineGate(cfg),
+		lim:        newLimiter(cfg, time.Now()),
+		closing:    make(chan struct{}),
+		est:        newEstimator(cfg, time.Now),
+		limitClock: time.Now,
+		queueHist:  newHist(),
+		totalHist:  newHist(),
 	}
 	s.handler = http.HandlerFunc(s.serveHTTP)
 	return s, nil
@@ -180,13 +192,31 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 
 // answer carries one request's timings to respond.
 type answer struct {
-	source   Source
+	source     Source
+	reason     Reason
+	arrived    time.Time // the stub's clock at receipt
+	stamp      stamp     // the arrival as the deadline gate knows it
+	queueDur   time.Duration
+	modelDur   time.Duration
+	stallDur   time.Duration
+	queued     bool  // was admitted (went to a worker or waited in the queue)
+	retryAfter int64 // limiter answers: Retry-After seconds
+
+	// The misplaced deadline gate's verdict (position before-stall).
+	checked bool
+	pass    bool
+	drop    DropReason
+}
+
+// writeEvent is one answer as respond writes it (see Server.writeHook).
+type writeEvent struct {
+	status   int
+	source   Source // as sent in X-Stub-Source
 	reason   Reason
-	arrived  time.Time
-	queueDur time.Duration
-	modelDur time.Duration
-	stallDur time.Duration
-	queued   bool // was admitted (went to a worker or waited in the queue)
+	drop     DropReason // deadline drops only
+	payload  bool       // a body is written (every answer but a drop)
+	dwell    time.Duration
+	hasDwell bool // the deadline gate is on and the dwell time is known
 }
 
 // outcome of waiting for a worker.
@@ -201,6 +231,9 @@ const (
 
 func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 	a := answer{arrived: time.Now()}
+	if s.dl.on() {
+		a.stamp = s.dl.arrival(r, a.arrived) // read at receipt
+	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, maxBody))
 	if !s.enter() {
 		http.Error(w, "stub: server closed", http.StatusServiceUnavailable)
@@ -208,6 +241,19 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.active.Done()
 	ctx := r.Context()
+
+	// The rate limiter sits in front of the gates: a rejected request never
+	// reaches the queue or the model.
+	if s.lim != nil {
+		now := s.limitClock()
+		if _, ok, reset := s.lim.allow(now); !ok {
+			a.source, a.reason = SourceLimiter, ReasonRateLimited
+			a.retryAfter = retryAfter(reset, now)
+			a.queueDur = time.Since(a.arrived)
+			s.respond(w, r, &a)
+			return
+		}
+	}
 
 	out, reason := s.acquire(ctx, r)
 	a.queueDur = time.Since(a.arrived)
@@ -228,6 +274,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 	a.modelDur = time.Since(start)
 	ok := finished
 	if finished {
+		s.checkEarly(&a)
 		// A call that ends inside a stall keeps its worker until the stall
 		// ends: nothing completes during a stall.
 		a.stallDur, ok = s.holdStall(ctx)
@@ -428,9 +475,10 @@ func (s *Server) abandon(w http.ResponseWriter) {
 
 // respond is the single place where an answer is written. Everything that
 // can delay an answer (queue, model, stalls) happens before it or at its
-// top, so a deadline gate (drop an answer whose dwell time exceeds T) belongs
-// immediately before the headers are written, where marked below.
+// top; the deadline gate (position last) checks after all of it,
+// immediately before the status is written.
 func (s *Server) respond(w http.ResponseWriter, r *http.Request, a *answer) {
+	s.checkEarly(a)
 	// Everything is frozen during a stall: fallbacks wait for its end too.
 	// (Model answers were held with their worker already; this is then a
 	// no-op unless a new stall began in between.)
@@ -440,18 +488,86 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, a *answer) {
 		s.abandon(w)
 		return
 	}
-	total := time.Since(a.arrived)
 
-	// --- deadline gate goes here: the dwell time is known (total) and
-	// nothing can delay the answer after this point. ---
-
-	// Count before writing, so a client that has its answer sees it in Stats.
+	// The deadline gate. Nothing can delay the answer after the clock is
+	// read below: the stats lock is taken first, so even waiting for it
+	// counts as dwell time. Count before writing, so a client that has its
+	// answer sees it in Stats.
 	s.statsMu.Lock()
+	now := time.Now()
+	tm := timings{queue: a.queueDur, model: a.modelDur, total: now.Sub(a.arrived), stall: a.stallDur}
+	ev := writeEvent{status: http.StatusOK, source: a.source, reason: a.reason, payload: true}
+	if a.source == SourceLimiter {
+		ev.status = http.StatusTooManyRequests
+	}
+	if s.dl.on() {
+		dwell, pass, drop := checkDwell(s.dl.clock(now), a.stamp, s.dl.deadline)
+		if a.checked { // misplaced gate: its earlier verdict stands
+			pass, drop = a.pass, a.drop
+		}
+		tm.dwell, tm.hasDwell = dwell, a.stamp.invalid == ""
+		ev.dwell, ev.hasDwell = tm.dwell, tm.hasDwell
+		if pass {
+			s.counts.deadlineSent++
+			s.counts.maxDwellSent = max(s.counts.maxDwellSent, dwell)
+		} else {
+			s.counts.dropped.add(drop)
+			ev = writeEvent{status: s.dl.status, source: SourceDeadline, reason: ReasonDeadline, drop: drop,
+				dwell: ev.dwell, hasDwell: ev.hasDwell}
+		}
+	}
+	if ev.payload {
+		s.countSentLocked(a)
+	}
+	if a.queued {
+		recordDuration(s.queueHist, a.queueDur)
+	}
+	recordDuration(s.totalHist, tm.total)
+	s.statsMu.Unlock()
+
+	h := w.Header()
+	if ev.payload {
+		h.Set("Content-Type", "application/json")
+	}
+	h.Set("X-Stub-Source", string(ev.source))
+	h.Set("X-Stub-Reason", string(ev.reason))
+	if ev.drop != "" {
+		h.Set("X-Stub-Drop", string(ev.drop))
+	}
+	if ev.status == http.StatusTooManyRequests {
+		h.Set("Retry-After", strconv.FormatInt(a.retryAfter, 10))
+	}
+	h.Set("Server-Timing", tm.header())
+	if s.writeHook != nil {
+		s.writeHook(ev)
+	}
+	w.WriteHeader(ev.status)
+	if ev.payload {
+		_, _ = w.Write(answerBodies[a.reason])
+	}
+}
+
+// checkEarly is the misplaced deadline gate (position before-stall): it
+// decides before the stall holds that follow it, so an answer it passes
+// can still leave late. respond keeps its verdict but reports the dwell
+// time at the write. It decides once; with position last it does nothing.
+func (s *Server) checkEarly(a *answer) {
+	if !s.dl.on() || s.dl.position != PositionBeforeStall || a.checked {
+		return
+	}
+	_, a.pass, a.drop = checkDwell(s.dl.clock(time.Now()), a.stamp, s.dl.deadline)
+	a.checked = true
+}
+
+// countSentLocked counts an answer sent, per source and reason.
+func (s *Server) countSentLocked(a *answer) {
 	switch a.source {
 	case SourceModel:
 		s.counts.sources.Model++
 	case SourceFallback:
 		s.counts.sources.Fallback++
+	case SourceLimiter:
+		s.counts.sources.Limiter++
 	}
 	switch a.reason {
 	case ReasonServed:
@@ -462,35 +578,37 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, a *answer) {
 		s.counts.reasons.OverBudget++
 	case ReasonWaitTimeout:
 		s.counts.reasons.WaitTimeout++
+	case ReasonRateLimited:
+		s.counts.reasons.RateLimited++
 	}
-	if a.queued {
-		recordDuration(s.queueHist, a.queueDur)
-	}
-	recordDuration(s.totalHist, total)
-	s.statsMu.Unlock()
-
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("X-Stub-Source", string(a.source))
-	h.Set("X-Stub-Reason", string(a.reason))
-	h.Set("Server-Timing", serverTiming(a.queueDur, a.modelDur, total, a.stallDur))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(answerBodies[a.reason])
 }
 
-// serverTiming formats the W3C Server-Timing header value, durations in ms
-// with 3 decimals: "queue;dur=12.345, model;dur=50.012, total;dur=62.400",
-// followed by ", stall;dur=…" when a stall held the answer back.
-func serverTiming(queue, model, total, stall time.Duration) string {
-	b := make([]byte, 0, 96)
-	b = appendMetric(b, "queue", queue)
+// timings are the Server-Timing metrics of one answer.
+type timings struct {
+	queue, model, total, stall time.Duration
+	dwell                      time.Duration
+	hasDwell                   bool
+}
+
+// header formats the W3C Server-Timing header value, durations in ms with
+// 3 decimals: "queue;dur=12.345, model;dur=50.012, total;dur=62.400",
+// followed by ", stall;dur=…" when a stall held the answer back and
+// ", dwell;dur=…" when the deadline gate is on and the dwell time is known
+// (negative for a stamp from the future).
+func (t timings) header() string {
+	b := make([]byte, 0, 128)
+	b = appendMetric(b, "queue", t.queue)
 	b = append(b, ", "...)
-	b = appendMetric(b, "model", model)
+	b = appendMetric(b, "model", t.model)
 	b = append(b, ", "...)
-	b = appendMetric(b, "total", total)
-	if stall > 0 {
+	b = appendMetric(b, "total", t.total)
+	if t.stall > 0 {
 		b = append(b, ", "...)
-		b = appendMetric(b, "stall", stall)
+		b = appendMetric(b, "stall", t.stall)
+	}
+	if t.hasDwell {
+		b = append(b, ", "...)
+		b = appendMetric(b, "dwell", t.dwell)
 	}
 	return string(b)
 }
@@ -506,7 +624,7 @@ var answerBodies = func() map[Reason][]byte {
 	type body struct {
 		Source Source   `json:"source"`
 		Reason Reason   `json:"reason"`
-		Items  []string `json:"items"`
+		Items  []string `json:"items,omitempty"`
 	}
 	m := make(map[Reason][]byte)
 	add := func(src Source, r Reason, items ...string) {
@@ -520,6 +638,7 @@ var answerBodies = func() map[Reason][]byte {
 	for _, r := range []Reason{ReasonQueueFull, ReasonOverBudget, ReasonWaitTimeout} {
 		add(SourceFallback, r, "popular-1", "popular-2", "popular-3")
 	}
+	add(SourceLimiter, ReasonRateLimited)
 	return m
 }()
 
@@ -548,6 +667,22 @@ func (s *Server) Stats() Stats {
 		WaitEstimateMs:    float64(wait) / float64(time.Millisecond),
 	}
 
+	if s.lim != nil {
+		st.Limiter = LimiterStats{
+			RPS:       s.Config.LimitRPS,
+			Shards:    s.Config.LimitShards,
+			WindowMs:  durMs(s.Config.LimitWindow),
+			Routing:   s.Config.LimitRouting,
+			Seed:      s.Config.LimitSeed,
+			Allowance: s.lim.allowance,
+			PerShard:  s.lim.stats(),
+		}
+		for _, sh := range st.Limiter.PerShard {
+			st.Limiter.Accepted += sh.Accepted
+			st.Limiter.Rejected += sh.Rejected
+		}
+	}
+
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
 	c := s.counts
@@ -557,7 +692,17 @@ func (s *Server) Stats() Stats {
 	st.Canceled = c.canceled
 	st.Closed = c.closed
 	st.StalledRequests = c.stalled
-	st.InFlight = c.total - c.sources.Model - c.sources.Fallback - c.canceled - c.closed
+	st.InFlight = c.total - c.sources.Model - c.sources.Fallback - c.sources.Limiter - c.dropped.Total - c.canceled - c.closed
+	st.Deadline = DeadlineStats{
+		DeadlineMs:     durMs(s.Config.Deadline),
+		Status:         s.Config.DeadlineStatus,
+		ArrivalStamp:   s.Config.ArrivalStamp,
+		ClockSkewMs:    durMs(s.Config.ClockSkew),
+		Position:       s.Config.DeadlinePosition,
+		Sent:           c.deadlineSent,
+		Dropped:        c.dropped,
+		MaxDwellSentMs: durMs(c.maxDwellSent),
+	}
 	st.QueueWait = percentiles(s.queueHist)
 	st.TotalTime = percentiles(s.totalHist)
 	return st

@@ -59,13 +59,25 @@ func TestModelAnswer(t *testing.T) {
 }
 
 func TestServerTimingFormat(t *testing.T) {
-	got := serverTiming(12345*time.Microsecond, 50012*time.Microsecond, 62400*time.Microsecond, 0)
-	if want := "queue;dur=12.345, model;dur=50.012, total;dur=62.400"; got != want {
-		t.Errorf("serverTiming = %q, want %q", got, want)
+	cases := []struct {
+		tm   timings
+		want string
+	}{
+		{timings{queue: 12345 * time.Microsecond, model: 50012 * time.Microsecond, total: 62400 * time.Microsecond},
+			"queue;dur=12.345, model;dur=50.012, total;dur=62.400"},
+		{timings{total: time.Second, stall: 250 * time.Millisecond},
+			"queue;dur=0.000, model;dur=0.000, total;dur=1000.000, stall;dur=250.000"},
+		{timings{total: 2 * time.Millisecond, dwell: 1500 * time.Microsecond, hasDwell: true},
+			"queue;dur=0.000, model;dur=0.000, total;dur=2.000, dwell;dur=1.500"},
+		{timings{total: time.Millisecond, stall: time.Millisecond, dwell: -3 * time.Millisecond, hasDwell: true},
+			"queue;dur=0.000, model;dur=0.000, total;dur=1.000, stall;dur=1.000, dwell;dur=-3.000"},
+		{timings{total: time.Millisecond, hasDwell: true}, // dwell exactly 0 is still reported
+			"queue;dur=0.000, model;dur=0.000, total;dur=1.000, dwell;dur=0.000"},
 	}
-	got = serverTiming(0, 0, time.Second, 250*time.Millisecond)
-	if want := "queue;dur=0.000, model;dur=0.000, total;dur=1000.000, stall;dur=250.000"; got != want {
-		t.Errorf("serverTiming = %q, want %q", got, want)
+	for _, tc := range cases {
+		if got := tc.tm.header(); got != tc.want {
+			t.Errorf("header() = %q, want %q", got, tc.want)
+		}
 	}
 }
 
@@ -93,14 +105,36 @@ func TestStatsEndpoint(t *testing.T) {
 	var raw map[string]any
 	_ = json.Unmarshal(r.body, &raw)
 	for _, k := range []string{"total", "in_flight", "sources", "reasons", "canceled", "closed", "queue_len",
-		"max_queue_len", "in_model", "max_in_model", "estimator", "stalls", "stalled_requests", "queue_wait_ms", "total_ms"} {
+		"max_queue_len", "in_model", "max_in_model", "estimator", "stalls", "stalled_requests", "queue_wait_ms", "total_ms",
+		"deadline", "limiter"} {
 		if _, ok := raw[k]; !ok {
 			t.Errorf("/stats lacks %q", k)
 		}
 	}
-	for _, k := range []string{"served", "queue_full", "over_budget", "wait_timeout"} {
+	for _, k := range []string{"served", "queue_full", "over_budget", "wait_timeout", "rate_limited"} {
 		if _, ok := raw["reasons"].(map[string]any)[k]; !ok {
 			t.Errorf("/stats reasons lacks %q", k)
+		}
+	}
+	for _, k := range []string{"model", "fallback", "limiter"} {
+		if _, ok := raw["sources"].(map[string]any)[k]; !ok {
+			t.Errorf("/stats sources lacks %q", k)
+		}
+	}
+	dl, _ := raw["deadline"].(map[string]any)
+	for _, k := range []string{"deadline_ms", "status", "arrival_stamp", "clock_skew_ms", "position", "sent", "dropped", "max_dwell_sent_ms"} {
+		if _, ok := dl[k]; !ok {
+			t.Errorf("/stats deadline lacks %q", k)
+		}
+	}
+	for _, k := range []string{"late", "no_stamp", "bad_stamp", "future_stamp", "total"} {
+		if _, ok := dl["dropped"].(map[string]any)[k]; !ok {
+			t.Errorf("/stats deadline.dropped lacks %q", k)
+		}
+	}
+	for _, k := range []string{"rps", "shards", "window_ms", "routing", "seed", "per_shard_allowance", "accepted", "rejected", "per_shard"} {
+		if _, ok := raw["limiter"].(map[string]any)[k]; !ok {
+			t.Errorf("/stats limiter lacks %q", k)
 		}
 	}
 	for _, k := range []string{"p50", "p90", "p99", "max", "count"} {
@@ -206,10 +240,11 @@ func TestWorkerConcurrencyLimit(t *testing.T) {
 	for range requests {
 		results = append(results, goDo(context.Background(), c, s.URL+"/predict"))
 	}
-	waitFor(t, s, "all requests in", func(st Stats) bool { return st.InModel == workers && st.QueueLen == requests-workers })
-	if n := model.cur.Load(); n != workers {
-		t.Fatalf("%d model calls running, want %d", n, workers)
-	}
+	// A granted slot shows in InModel just before its call starts, so wait
+	// for the calls too.
+	waitFor(t, s, "all requests in", func(st Stats) bool {
+		return st.InModel == workers && st.QueueLen == requests-workers && model.cur.Load() == workers
+	})
 	// Release one call at a time: the freed slot goes to a waiter and the
 	// model never runs more than `workers` calls.
 	for i := range requests {

@@ -9,14 +9,17 @@ import (
 // Stats is a snapshot of the server-side truth, as served by GET /stats.
 //
 // Accounting: every model request counted in Total ends in exactly one of
-// Sources.Model, Sources.Fallback, Canceled (the client went away first) or
-// Closed (released by Close with a 503), or is still InFlight.
+// Sources.Model, Sources.Fallback, Sources.Limiter (answers sent),
+// Deadline.Dropped.Total (answers the deadline gate dropped), Canceled (the
+// client went away first) or Closed (released by Close with a 503), or is
+// still InFlight.
 type Stats struct {
 	Policy Policy `json:"policy"`
 	// Total counts model requests received (every request but GET /stats).
 	Total    int64 `json:"total"`
 	InFlight int64 `json:"in_flight"`
-	// Sources and Reasons count the answers written.
+	// Sources and Reasons count the answers sent: with the deadline gate on,
+	// those that passed it (dropped answers count in Deadline.Dropped only).
 	Sources  SourceCounts `json:"sources"`
 	Reasons  ReasonCounts `json:"reasons"`
 	Canceled int64        `json:"canceled"`
@@ -32,26 +35,93 @@ type Stats struct {
 	Stalls          int64 `json:"stalls"`           // stall windows begun so far
 	StalledRequests int64 `json:"stalled_requests"` // requests whose answer a stall held back
 
+	Deadline DeadlineStats `json:"deadline"`
+	Limiter  LimiterStats  `json:"limiter"`
+
 	// QueueWait is the time from arrival to getting a worker (model answers)
 	// or to leaving the queue (wait-timeout fallbacks); requests rejected on
 	// arrival never queue and are not in it. TotalTime is arrival to the
-	// moment the answer is written, for every answer.
+	// moment the answer is written, for every answer (rate-limited answers
+	// and deadline drops included).
 	QueueWait Percentiles `json:"queue_wait_ms"`
 	TotalTime Percentiles `json:"total_ms"`
 }
 
-// SourceCounts counts answers per X-Stub-Source.
+// SourceCounts counts answers sent per X-Stub-Source.
 type SourceCounts struct {
 	Model    int64 `json:"model"`
 	Fallback int64 `json:"fallback"`
+	Limiter  int64 `json:"limiter"`
 }
 
-// ReasonCounts counts answers per X-Stub-Reason.
+// ReasonCounts counts answers sent per X-Stub-Reason.
 type ReasonCounts struct {
 	Served      int64 `json:"served"`
 	QueueFull   int64 `json:"queue_full"`
 	OverBudget  int64 `json:"over_budget"`
 	WaitTimeout int64 `json:"wait_timeout"`
+	RateLimited int64 `json:"rate_limited"`
+}
+
+// DeadlineStats describes the deadline gate: its configuration and what it
+// let through or dropped. The counts and MaxDwellSentMs stay 0 while the
+// gate is off (DeadlineMs 0).
+type DeadlineStats struct {
+	DeadlineMs   float64          `json:"deadline_ms"`
+	Status       int              `json:"status"`        // status of a dropped answer
+	ArrivalStamp string           `json:"arrival_stamp"` // receive | header:NAME
+	ClockSkewMs  float64          `json:"clock_skew_ms"`
+	Position     DeadlinePosition `json:"position"`
+	// Sent counts answers that passed the gate; Dropped those it dropped.
+	Sent    int64      `json:"sent"`
+	Dropped DropCounts `json:"dropped"`
+	// MaxDwellSentMs is the largest dwell time of an answer sent. With
+	// position last it never exceeds DeadlineMs; with before-stall it can.
+	MaxDwellSentMs float64 `json:"max_dwell_sent_ms"`
+}
+
+// DropCounts counts the deadline gate's drops per X-Stub-Drop reason.
+type DropCounts struct {
+	Late        int64 `json:"late"`
+	NoStamp     int64 `json:"no_stamp"`
+	BadStamp    int64 `json:"bad_stamp"`
+	FutureStamp int64 `json:"future_stamp"`
+	Total       int64 `json:"total"` // sum of the above
+}
+
+func (d *DropCounts) add(r DropReason) {
+	switch r {
+	case DropLate:
+		d.Late++
+	case DropNoStamp:
+		d.NoStamp++
+	case DropBadStamp:
+		d.BadStamp++
+	case DropFutureStamp:
+		d.FutureStamp++
+	}
+	d.Total++
+}
+
+// LimiterStats describes the sharded rate limiter: its configuration and
+// its decisions, in total and per shard. A rejected request is counted here
+// when the limiter decides; its 429 is counted in Sources.Limiter when sent.
+type LimiterStats struct {
+	RPS       int          `json:"rps"` // 0 = off; the rest is then zero
+	Shards    int          `json:"shards"`
+	WindowMs  float64      `json:"window_ms"`
+	Routing   LimitRouting `json:"routing"`
+	Seed      uint64       `json:"seed"`
+	Allowance int64        `json:"per_shard_allowance"` // requests one shard admits per window
+	Accepted  int64        `json:"accepted"`
+	Rejected  int64        `json:"rejected"`
+	PerShard  []ShardStats `json:"per_shard"` // index = shard
+}
+
+// ShardStats counts one limiter shard's decisions since the start.
+type ShardStats struct {
+	Accepted int64 `json:"accepted"`
+	Rejected int64 `json:"rejected"`
 }
 
 // EstimatorStats describes the admission gate's wait estimator now.
@@ -87,6 +157,8 @@ const (
 	histHighest = int64(time.Hour / time.Microsecond)
 	histDigits  = 3
 )
+
+func durMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func newHist() *hdrhistogram.Histogram {
 	return hdrhistogram.New(histLowest, histHighest, histDigits)
