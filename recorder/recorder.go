@@ -21,17 +21,31 @@ func NewHistogram() *hdrhistogram.Histogram {
 // Second is one second of the run's timeline: how many requests were due,
 // left the generator, completed (read a response) and ended in an error or
 // timeout during that second. Index i covers [i s, (i+1) s) from the start.
+//
+// Skipped counts, for a closed run paced to a rate, the slots of the pacing
+// schedule due in that second that no user took because each was still
+// waiting for an earlier response: the requests a closed-loop tool never
+// sends. What the schedule called for in the second is Scheduled + Skipped.
 type Second struct {
 	Scheduled int64 `json:"scheduled"`
 	Sent      int64 `json:"sent"`
 	Completed int64 `json:"completed"`
 	Errors    int64 `json:"errors"`
+	Skipped   int64 `json:"skipped,omitempty"`
 }
+
+// Due is what the schedule called for in the second: Scheduled + Skipped.
+func (s Second) Due() int64 { return s.Scheduled + s.Skipped }
 
 // Recorder accumulates records. It is not safe for concurrent use; see the
 // package documentation.
 type Recorder struct {
 	Response, Service, SendDelay *hdrhistogram.Histogram
+	// Corrected is nil unless Correct was called: the response times with
+	// HdrHistogram's correction for coordinated omission.
+	Corrected *hdrhistogram.Histogram
+	interval  time.Duration // expected interval of the correction
+	skipped   int64
 
 	outcomes [numOutcomes]int64
 	kinds    [numKinds]int64
@@ -124,6 +138,9 @@ func (r *Recorder) Add(rec *Record) error {
 	}
 	r.second(rec.Scheduled).Scheduled++
 	r.record(r.Response, rec.Response())
+	if r.Corrected != nil {
+		r.recordCorrected(rec.Response())
+	}
 	if rec.WasSent {
 		r.sent++
 		r.second(rec.Sent).Sent++
@@ -151,6 +168,47 @@ func (r *Recorder) Add(rec *Record) error {
 		return r.log.Write(rec)
 	}
 	return nil
+}
+
+// Correct also records every response time in Corrected with HdrHistogram's
+// correction for coordinated omission (RecordCorrectedValue): a value v
+// longer than the expected interval I between one user's requests also adds
+// v − I, v − 2I, … down to I, the response times the requests a closed loop
+// did not send while it waited would have had if they had been sent on time
+// and served once the wait was over. The correction assumes evenly spaced
+// arrivals, one every I per user; it adds ⌊v/I⌋ − 1 values for v ≥ 2I.
+// Call it before the first Add.
+func (r *Recorder) Correct(interval time.Duration) {
+	r.Corrected = NewHistogram()
+	r.interval = interval
+}
+
+// CorrectionInterval is the expected interval Correct was given (0 when the
+// recorder does not correct).
+func (r *Recorder) CorrectionInterval() time.Duration { return r.interval }
+
+func (r *Recorder) recordCorrected(d time.Duration) {
+	us := max(int64(d/time.Microsecond), 0)
+	if us > HistHighest {
+		us = HistHighest // counted in clamped by the response histogram
+	}
+	// An interval under 1 µs (above a million requests per second per
+	// user) is corrected at 1 µs, the histogram's resolution.
+	iv := max(int64(r.interval/time.Microsecond), 1)
+	// In range by construction: every value recorded lies in [0, us].
+	_ = r.Corrected.RecordCorrectedValue(us, iv)
+}
+
+// AddSkipped records n slots of a closed run's pacing schedule, due in the
+// second that holds offset at, that no user took: requests the schedule
+// would have sent and that were never sent. They are not requests, so they
+// count in no outcome; Counts().Skipped and the timeline show them.
+func (r *Recorder) AddSkipped(at time.Duration, n int64) {
+	if n <= 0 {
+		return
+	}
+	r.skipped += n
+	r.second(at).Skipped += n
 }
 
 // TrackClasses groups requests by the values of these response headers (at
@@ -210,6 +268,13 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.dropped += r.Response.Merge(o.Response)
 	r.dropped += r.Service.Merge(o.Service)
 	r.dropped += r.SendDelay.Merge(o.SendDelay)
+	if o.Corrected != nil {
+		if r.Corrected == nil {
+			r.Corrected, r.interval = NewHistogram(), o.interval
+		}
+		r.dropped += r.Corrected.Merge(o.Corrected)
+	}
+	r.skipped += o.skipped
 	for i := range r.outcomes {
 		r.outcomes[i] += o.outcomes[i]
 	}
@@ -245,6 +310,7 @@ func (r *Recorder) Merge(o *Recorder) {
 		t.Sent += s.Sent
 		t.Completed += s.Completed
 		t.Errors += s.Errors
+		t.Skipped += s.Skipped
 	}
 }
 
@@ -256,6 +322,7 @@ func (r *Recorder) Counts() Counts {
 		Errors:     r.outcomes[Failed],
 		Timeouts:   r.outcomes[TimedOut],
 		Unfinished: r.outcomes[Unfinished],
+		Skipped:    r.skipped,
 	}
 	c.Scheduled = c.Completed + c.Errors + c.Timeouts + c.Unfinished
 	return c

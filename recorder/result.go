@@ -22,6 +22,15 @@ const Version = 1
 
 // Counts are the run's accounting. Expected is rate × duration for the
 // schedule (a real number for Poisson arrivals).
+//
+// In a closed run paced to a rate, Expected is what the pacing schedule
+// would have sent, Scheduled the requests the users actually issued (each
+// with its slot as scheduled time) and Skipped the slots no user took
+// because each was still waiting for an earlier response, so that
+// Scheduled + Skipped = ⌊rate × duration⌋. A closed run without a rate has
+// no schedule: Expected is 0 and means unknown (Result.ExpectedKnown). The
+// identity completed + errors + timeouts + unfinished == scheduled holds in
+// every mode: skipped slots are not requests and have no outcome.
 type Counts struct {
 	Expected   float64 `json:"expected"`
 	Scheduled  int64   `json:"scheduled"`
@@ -30,6 +39,7 @@ type Counts struct {
 	Errors     int64   `json:"errors"`
 	Timeouts   int64   `json:"timeouts"`
 	Unfinished int64   `json:"unfinished"`
+	Skipped    int64   `json:"skipped,omitempty"` // closed mode: never sent
 }
 
 // Balanced reports whether completed + errors + timeouts + unfinished ==
@@ -114,7 +124,17 @@ type Config struct {
 	Schedule     string              `json:"schedule"`
 	ClassHeaders []string            `json:"class_headers,omitempty"`
 	ServerTiming bool                `json:"server_timing,omitempty"`
+	// Mode is ModeClosed for a closed-loop run, empty for an open one.
+	// Users is then the number of users (Connections is the same number)
+	// and Think their pause after each response; Rate is 0 when the users
+	// were not paced.
+	Mode  string `json:"mode,omitempty"`
+	Users int    `json:"users,omitempty"`
+	Think string `json:"think,omitempty"`
 }
+
+// ModeClosed marks a closed-loop run in Config.Mode.
+const ModeClosed = "closed"
 
 // Limit says whether the connection / in-flight limit bound.
 type Limit struct {
@@ -137,6 +157,16 @@ type Histograms struct {
 	Response  string `json:"response"`
 	Service   string `json:"service"`
 	SendDelay string `json:"send_delay"`
+	Corrected string `json:"corrected,omitempty"`
+}
+
+// Corrected summarises the response times of a closed run paced to a rate
+// with HdrHistogram's correction for coordinated omission (see
+// Recorder.Correct), and names the expected interval the correction
+// assumed: one request every Interval per user.
+type Corrected struct {
+	Interval string `json:"interval"`
+	Percentiles
 }
 
 // Result is the versioned JSON result of one run.
@@ -154,6 +184,7 @@ type Result struct {
 	Response     Percentiles      `json:"response"`
 	Service      Percentiles      `json:"service"`
 	SendDelay    Percentiles      `json:"send_delay"`
+	Corrected    *Corrected       `json:"corrected,omitempty"`
 	Status       map[string]int64 `json:"status"`
 	ErrorKinds   map[string]int64 `json:"error_kinds"`
 	Limit        Limit            `json:"limit"`
@@ -206,8 +237,18 @@ func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
 	return hdrhistogram.Decode(b)
 }
 
+// Metrics are the names of a result's histograms, as Histogram takes them.
+var Metrics = []string{"response", "service", "send_delay", "corrected"}
+
+// Closed reports whether the result is of a closed-loop run.
+func (r *Result) Closed() bool { return r.Config.Mode == ModeClosed }
+
+// ExpectedKnown reports whether Counts.Expected means something: false for
+// a closed run without a rate, which has no schedule.
+func (r *Result) ExpectedKnown() bool { return !r.Closed() || r.Config.Rate > 0 }
+
 // Histogram decodes one of the result's histograms by metric name:
-// response, service or send_delay.
+// response, service, send_delay or corrected.
 func (r *Result) Histogram(metric string) (*hdrhistogram.Histogram, error) {
 	var s string
 	switch metric {
@@ -217,8 +258,13 @@ func (r *Result) Histogram(metric string) (*hdrhistogram.Histogram, error) {
 		s = r.Histograms.Service
 	case "send_delay":
 		s = r.Histograms.SendDelay
+	case "corrected":
+		s = r.Histograms.Corrected
+		if s == "" {
+			return nil, errors.New("result has no corrected histogram (only closed runs with --rate have one)")
+		}
 	default:
-		return nil, fmt.Errorf("unknown metric %q (known: response, service, send_delay)", metric)
+		return nil, fmt.Errorf("unknown metric %q (known: %s)", metric, strings.Join(Metrics, ", "))
 	}
 	if s == "" {
 		return nil, fmt.Errorf("result has no %s histogram", metric)
@@ -286,6 +332,13 @@ func (r *Recorder) Fill(res *Result) error {
 	if res.Histograms.SendDelay, err = EncodeHistogram(r.SendDelay); err != nil {
 		return err
 	}
+	res.Corrected, res.Histograms.Corrected = nil, ""
+	if r.Corrected != nil {
+		res.Corrected = &Corrected{Interval: r.interval.String(), Percentiles: Summarize(r.Corrected)}
+		if res.Histograms.Corrected, err = EncodeHistogram(r.Corrected); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -310,6 +363,9 @@ func ReadResult(r io.Reader, name string) (*Result, error) {
 			return nil, fmt.Errorf("%s: corrupt result at byte %d: %v", name, se.Offset, err)
 		}
 		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if res.Version == 0 {
+		return nil, fmt.Errorf("%s: not an openload result (no version)", name)
 	}
 	if res.Version != Version {
 		return nil, fmt.Errorf("%s: result version %d, this openload reads version %d", name, res.Version, Version)

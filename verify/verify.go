@@ -4,6 +4,11 @@
 // schedule not produced, seconds of the run missing), warn means it is valid
 // but says something the user must read (the generator fell behind, the
 // connection limit bound, requests failed).
+//
+// A closed-loop run (Config.Mode closed) is checked as what it is: a
+// demonstration of what a closed-loop tool reports. The requests its users
+// never sent because they were waiting are reported (warn), not failed, and
+// the seconds they left empty are listed.
 package verify
 
 import (
@@ -113,6 +118,9 @@ func accounting(res *recorder.Result) Finding {
 }
 
 func scheduleCount(res *recorder.Result) Finding {
+	if res.Closed() {
+		return closedSchedule(res)
+	}
 	c := res.Counts
 	f := Finding{Check: "schedule"}
 	if res.Interrupted {
@@ -146,18 +154,69 @@ func scheduleCount(res *recorder.Result) Finding {
 	return f
 }
 
+// closedSchedule compares a closed run's requests with its pacing schedule:
+// every slot was either sent or skipped (never sent).
+func closedSchedule(res *recorder.Result) Finding {
+	c := res.Counts
+	f := Finding{Check: "schedule"}
+	if !res.ExpectedKnown() {
+		f.Severity = Pass
+		f.Message = fmt.Sprintf("closed loop without a rate: %s sent %d requests as fast as responses came back; with no schedule to compare with, waiting before the send cannot be seen",
+			users(res.Config.Users), c.Scheduled)
+		if res.Interrupted {
+			f.Severity = Warn
+			f.Message = fmt.Sprintf("run interrupted: closed loop without a rate sent %d requests before the stop", c.Scheduled)
+		}
+		return f
+	}
+	want := int64(math.Floor(c.Expected + 1e-9))
+	switch sum := c.Scheduled + c.Skipped; {
+	case res.Interrupted:
+		f.Severity = Warn
+		f.Message = fmt.Sprintf("run interrupted: the closed loop sent %d and never sent %d of the %d requests rate × duration calls for, before the stop", c.Scheduled, c.Skipped, want)
+	case sum != want:
+		f.Severity = Fail
+		f.Message = fmt.Sprintf("sent %d + never sent %d = %d ≠ rate × duration = %d", c.Scheduled, c.Skipped, sum, want)
+	case c.Skipped > 0:
+		f.Severity = Warn
+		f.Message = fmt.Sprintf("the closed loop sent %d of the %d requests rate × duration calls for: %d (%.1f %%) were never sent because their user was still waiting for a response; their waiting is missing from the percentiles (coordinated omission)",
+			c.Scheduled, want, c.Skipped, 100*float64(c.Skipped)/float64(max(want, 1)))
+	default:
+		f.Severity = Pass
+		f.Message = fmt.Sprintf("the closed loop sent all %d requests of rate × duration: no user was still waiting when its next slot came", want)
+	}
+	return f
+}
+
+func users(n int) string {
+	if n == 1 {
+		return "1 user"
+	}
+	return fmt.Sprintf("%d users", n)
+}
+
 // timeline finds seconds with no sends although the schedule called for
-// some, and seconds whose sends dipped below the schedule.
+// some, and seconds whose sends fell below the schedule (under DipRatio of
+// it): the dip a closed loop leaves during a stall. In a closed run paced to
+// a rate, what a second's schedule called for includes the slots no user
+// took (Second.Skipped).
 func timeline(res *recorder.Result, opt Options) []Finding {
+	if res.Closed() && !res.ExpectedKnown() {
+		return unpacedTimeline(res)
+	}
 	var empty, dips []int
+	var dipSkipped int64
 	for i, s := range res.Timeline {
-		if s.Scheduled == 0 {
+		due := s.Due()
+		if due == 0 {
 			continue
 		}
 		if s.Sent == 0 {
 			empty = append(empty, i)
-		} else if s.Scheduled >= opt.DipMin && float64(s.Sent) < opt.DipRatio*float64(s.Scheduled) {
+		}
+		if due >= opt.DipMin && float64(s.Sent) < opt.DipRatio*float64(due) {
 			dips = append(dips, i)
+			dipSkipped += s.Skipped
 		}
 	}
 	var out []Finding
@@ -166,6 +225,10 @@ func timeline(res *recorder.Result, opt Options) []Finding {
 	case len(empty) == 0:
 		f.Severity = Pass
 		f.Message = fmt.Sprintf("every second of the schedule sent requests (%d s)", countScheduled(res.Timeline))
+	case res.Closed():
+		f.Severity = Warn
+		f.Message = fmt.Sprintf("no request sent in second(s) %s although the pacing schedule called for them: every closed-loop user was waiting for a response",
+			ranges(empty))
 	case res.Limit.Waited > 0:
 		f.Severity = Warn
 		f.Message = fmt.Sprintf("no request sent in second(s) %s although due: all %d connections were busy, so the wait is in send delay",
@@ -176,17 +239,48 @@ func timeline(res *recorder.Result, opt Options) []Finding {
 			ranges(empty))
 	}
 	out = append(out, f)
+	d := Finding{Check: "send dips", Severity: Pass,
+		Message: fmt.Sprintf("no second sent under %.0f %% of its schedule", opt.DipRatio*100)}
 	if len(dips) > 0 {
-		out = append(out, Finding{Check: "send dips", Severity: Warn,
-			Message: fmt.Sprintf("second(s) %s sent under %.0f %% of their schedule", ranges(dips), opt.DipRatio*100)})
+		d.Severity = Warn
+		d.Message = fmt.Sprintf("second(s) %s sent under %.0f %% of their schedule", ranges(dips), opt.DipRatio*100)
+		if len(empty) > 0 {
+			d.Message += fmt.Sprintf(" (%s sent nothing)", ranges(empty))
+		}
+		if dipSkipped > 0 {
+			d.Message += fmt.Sprintf("; %d requests due in them were never sent", dipSkipped)
+		}
 	}
-	return out
+	return append(out, d)
+}
+
+// unpacedTimeline checks a closed run without a rate: with no schedule,
+// only the seconds of the run in which nothing was sent at all can be named.
+func unpacedTimeline(res *recorder.Result) []Finding {
+	secs := len(res.Timeline)
+	if d, err := time.ParseDuration(res.Config.Duration); err == nil {
+		secs = int((d + time.Second - 1) / time.Second)
+	}
+	var empty []int
+	for i := range secs {
+		if i >= len(res.Timeline) || res.Timeline[i].Sent == 0 {
+			empty = append(empty, i)
+		}
+	}
+	f := Finding{Check: "timeline", Severity: Pass,
+		Message: fmt.Sprintf("every second of the run sent requests (%d s)", secs)}
+	if len(empty) > 0 {
+		f.Severity = Warn
+		f.Message = fmt.Sprintf("no request sent in second(s) %s: every closed-loop user was waiting for a response", ranges(empty))
+	}
+	return []Finding{f, {Check: "send dips", Severity: Pass,
+		Message: "closed loop without a rate: no schedule to compare each second's sends with"}}
 }
 
 func countScheduled(t []recorder.Second) int {
 	n := 0
 	for _, s := range t {
-		if s.Scheduled > 0 {
+		if s.Due() > 0 {
 			n++
 		}
 	}
@@ -214,6 +308,10 @@ func sendDelay(res *recorder.Result, opt Options) Finding {
 
 func limit(res *recorder.Result) Finding {
 	l := res.Limit
+	if res.Closed() {
+		return Finding{Check: "connection limit", Severity: Pass,
+			Message: fmt.Sprintf("closed loop: %s, each waiting for its response before sending again (max %d in flight)", users(res.Config.Users), l.MaxInFlight)}
+	}
 	if l.Waited == 0 {
 		return Finding{Check: "connection limit", Severity: Pass,
 			Message: fmt.Sprintf("never bound (max %d in flight of %d)", l.MaxInFlight, l.Connections)}

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/recorder"
@@ -47,16 +48,20 @@ type loadOptions struct {
 	help         bool
 	classHeaders []string
 	serverTiming bool
+	closed       bool
+	think        time.Duration
 }
 
 func loadFlags(o *loadOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("openload", pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.Float64VarP(&o.rate, "rate", "r", 0, "requests per second for the whole run (required, > 0)")
+	fs.Float64VarP(&o.rate, "rate", "r", 0, "requests per second for the whole run (required, > 0; optional with --closed)")
 	fs.DurationVarP(&o.duration, "duration", "d", 10*time.Second, "length of the schedule")
 	fs.StringVar(&o.arrival, "arrival", schedule.Constant, "arrival process: constant or poisson")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the poisson arrival process")
-	fs.IntVarP(&o.connections, "connections", "c", 256, "upper bound on connections and requests in flight; waiting for one is send delay")
+	fs.IntVarP(&o.connections, "connections", "c", 256, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
+	fs.BoolVar(&o.closed, "closed", false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
+	fs.DurationVar(&o.think, "think", 0, "with --closed: pause after each response before the user sends again")
 	fs.StringVarP(&o.method, "method", "m", "", "HTTP method (default GET, or POST with a body)")
 	fs.StringArrayVarP(&o.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
 	fs.StringVar(&o.body, "body", "", "request body")
@@ -83,6 +88,11 @@ Usage:
   openload [flags] [URL]     send requests at a fixed rate; with no URL, target
                              a built-in stub model server in this process
   openload stub [flags]      run the stub model server (see 'openload stub --help')
+  openload diff A.json [B.json]
+                             service vs response time of one result, or two
+                             results side by side (see 'openload diff --help')
+  openload report [--format table|json|hgrm] RESULT.json
+                             re-render a saved result (see 'openload report --help')
 
 Long flags take one or two dashes: -rate 160 and --rate 160 are the same.
 
@@ -144,14 +154,15 @@ func parseHeader(h http.Header, s string) error {
 // validate checks every flag; the error names the flag and the value.
 func (o *loadOptions) validate(fs *pflag.FlagSet) (request, error) {
 	var req request
+	rated := fs.Changed("rate")
 	switch {
-	case !fs.Changed("rate"):
+	case !rated && !o.closed:
 		return req, errors.New("--rate is required (requests per second for the whole run), e.g. -rate 160")
-	case math.IsNaN(o.rate) || math.IsInf(o.rate, 0):
+	case rated && (math.IsNaN(o.rate) || math.IsInf(o.rate, 0)):
 		return req, fmt.Errorf("--rate must be a finite number, got %v", o.rate)
-	case o.rate <= 0:
+	case rated && o.rate <= 0:
 		return req, fmt.Errorf("--rate must be > 0, got %v", o.rate)
-	case o.rate > maxRate:
+	case rated && o.rate > maxRate:
 		return req, fmt.Errorf("--rate %v is absurd: at most %d per second", o.rate, maxRate)
 	case o.duration <= 0:
 		return req, fmt.Errorf("--duration must be > 0, got %v", o.duration)
@@ -169,14 +180,22 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) (request, error) {
 		return req, fmt.Errorf("--class-header given %d times, at most %d", len(o.classHeaders), recorder.MaxClassHeaders)
 	case o.body != "" && o.bodyFile != "":
 		return req, errors.New("--body and --body-file are exclusive: give one")
+	case o.think < 0:
+		return req, fmt.Errorf("--think must be ≥ 0, got %v", o.think)
+	case fs.Changed("think") && !o.closed:
+		return req, errors.New("--think applies to --closed runs only: an open schedule does not wait for responses")
+	case o.closed && o.arrival != schedule.Constant:
+		return req, fmt.Errorf("--closed paces its users evenly: --arrival %q is not supported with it", o.arrival)
 	}
-	if o.arrival == schedule.Constant {
+	if rated && o.arrival == schedule.Constant {
 		if n := schedule.ConstantCount(o.rate, o.duration); n < 1 {
 			return req, fmt.Errorf("--rate %v × --duration %v = %.3g: the schedule holds no request", o.rate, o.duration, o.rate*o.duration.Seconds())
 		}
 	}
-	if _, err := schedule.New(schedule.Spec{Kind: o.arrival, Rate: o.rate, Duration: o.duration, Seed: o.seed}); err != nil {
-		return req, fmt.Errorf("--rate %v / --duration %v: %v", o.rate, o.duration, err)
+	if rated {
+		if _, err := schedule.New(schedule.Spec{Kind: o.arrival, Rate: o.rate, Duration: o.duration, Seed: o.seed}); err != nil {
+			return req, fmt.Errorf("--rate %v / --duration %v: %v", o.rate, o.duration, err)
+		}
 	}
 	for _, h := range o.classHeaders {
 		if !httpguts.ValidHeaderFieldName(h) {
@@ -283,8 +302,14 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	spec := schedule.Spec{Kind: o.arrival, Rate: o.rate, Duration: o.duration, Seed: o.seed}
 	if !o.quiet {
-		sched, _ := schedule.New(spec)
-		fmt.Fprintf(stderr, "openload: %s → %s %s\n", sched.Name(), req.method, tgt.url)
+		var name string
+		if o.closed {
+			name = loadtest.ClosedName(engine.Closed{Users: o.connections, Rate: o.rate, Duration: o.duration, Think: o.think})
+		} else {
+			sched, _ := schedule.New(spec)
+			name = sched.Name()
+		}
+		fmt.Fprintf(stderr, "openload: %s → %s %s\n", name, req.method, tgt.url)
 	}
 	res, findings, err := loadtest.Run(ctx, loadtest.Options{
 		URL:          tgt.url,
@@ -300,6 +325,8 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		ClassHeaders: o.classHeaders,
 		ServerTiming: o.serverTiming,
 		Verify:       verify.Options{SendDelayP99: o.sendDelay},
+		Closed:       o.closed,
+		Think:        o.think,
 	})
 	code := exitOK
 	if res == nil {

@@ -7,6 +7,8 @@
 //
 //	openload [flags] [URL]      run a load test (no URL: against a built-in stub)
 //	openload stub [flags]       run the stub model server
+//	openload diff A.json [B.json]   service vs response time of a result, or two results side by side
+//	openload report [flags] RESULT.json   re-render a saved result (table, json, hgrm)
 //
 // Exit codes: 0 the run is valid (checks passed, maybe with warnings);
 // 1 a check failed, the measurement is not valid; 2 bad input, nothing was
@@ -45,6 +47,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		switch args[0] {
 		case "stub":
 			return runStub(ctx, args[1:], stdout, stderr)
+		case "diff":
+			return runDiff(args[1:], stdout, stderr)
+		case "report":
+			return runReport(args[1:], stdout, stderr)
 		case "help":
 			fmt.Fprint(stdout, usageText())
 			return exitOK

@@ -76,6 +76,18 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"--no-such-flag"},
 		{"stub", "--workers", "0"},
 		{"stub", "--policy", "lifo"},
+		{"--closed", "--arrival", "poisson", "-rate", "10", "http://127.0.0.1:1/"},
+		{"-rate", "10", "--think", "10ms", "http://127.0.0.1:1/"},
+		{"--closed", "--think", "-1s", "http://127.0.0.1:1/"},
+		{"--closed", "-rate", "0", "http://127.0.0.1:1/"},
+		{"diff"},
+		{"diff", "a.json", "b.json", "c.json"},
+		{"diff", "--metric", "service", "a.json"},
+		{"diff", "--metric", "ttfb", "a.json", "b.json"},
+		{"report"},
+		{"report", "--format", "html", "a.json"},
+		{"report", "--metric", "service", "a.json"},
+		{"report", "--metric", "ttfb", "--format", "hgrm", "a.json"},
 	}
 	var b strings.Builder
 	for _, args := range cases {

@@ -17,6 +17,9 @@
 //
 // Records flow over a channel to a single recorder goroutine, which owns the
 // recorder (histograms, timeline, log) without locks.
+//
+// RunClosed (closed.go) runs a closed loop instead, users that wait for each
+// response before sending again, to show what closed-loop tools report.
 package engine
 
 import (
@@ -70,6 +73,7 @@ type Stats struct {
 	LimitWaited int64 // requests that found every worker busy when due
 	LogErr      error // first error writing the per-request log, if any
 	Dispatched  int64
+	Skipped     int64 // closed mode: pacing slots no user took (see RunClosed)
 }
 
 var (
@@ -93,18 +97,8 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 	if cfg.Timeout <= 0 {
 		return Stats{}, errors.New("engine: timeout must be > 0")
 	}
-	transport := cfg.Transport
-	var owned *http.Transport
-	if transport == nil {
-		owned = NewTransport(cfg.Connections, cfg.Timeout)
-		transport = owned
-		defer owned.CloseIdleConnections()
-	}
-	client := &http.Client{
-		Transport: transport,
-		// Redirects are answers too: count the 3xx, do not follow it.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-	}
+	client, closeIdle := newClient(cfg)
+	defer closeIdle()
 
 	// drainCtx is cancelled when the drain expires: in-flight requests are
 	// abandoned and counted unfinished.
@@ -119,15 +113,7 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 		drain:   drainCtx,
 	}
 	var stats Stats
-	recDone := make(chan struct{})
-	go func() {
-		defer close(recDone)
-		for r := range e.results {
-			if err := rec.Add(&r); err != nil && stats.LogErr == nil {
-				stats.LogErr = err
-			}
-		}
-	}()
+	recDone := e.record(rec, &stats)
 
 	var wg sync.WaitGroup
 	stats.Start = time.Now()
@@ -167,6 +153,38 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 	stats.End = time.Duration(e.lastDone.Load())
 	stats.Interrupted = ctx.Err() != nil && stats.Interrupted
 	return stats, nil
+}
+
+// newClient returns the HTTP client of a run and a function that closes the
+// idle connections of the transport it owns.
+func newClient(cfg Config) (*http.Client, func()) {
+	transport := cfg.Transport
+	closeIdle := func() {}
+	if transport == nil {
+		owned := NewTransport(cfg.Connections, cfg.Timeout)
+		transport = owned
+		closeIdle = owned.CloseIdleConnections
+	}
+	return &http.Client{
+		Transport: transport,
+		// Redirects are answers too: count the 3xx, do not follow it.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}, closeIdle
+}
+
+// record starts the recorder goroutine: it adds every record of e.results
+// to rec until e.results is closed, then closes the returned channel.
+func (e *run) record(rec *recorder.Recorder, stats *Stats) <-chan struct{} {
+	recDone := make(chan struct{})
+	go func() {
+		defer close(recDone)
+		for r := range e.results {
+			if err := rec.Add(&r); err != nil && stats.LogErr == nil {
+				stats.LogErr = err
+			}
+		}
+	}()
+	return recDone
 }
 
 // NewTransport returns the HTTP/1.1 keep-alive transport the engine uses by
@@ -246,11 +264,13 @@ func (e *run) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
 // maxSleep bounds one sleep of the dispatcher.
 const maxSleep = 20 * time.Millisecond
 
-// abandon records a request that never left the generator.
-func (e *run) abandon(it item) {
+// abandon records a request that never left the generator and returns its
+// done offset.
+func (e *run) abandon(it item) time.Duration {
 	done := e.since()
 	e.note(done)
 	e.results <- recorder.Record{Seq: it.seq, Scheduled: it.off, Done: done, Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished}
+	return done
 }
 
 func (e *run) note(done time.Duration) {
@@ -268,28 +288,41 @@ type worker struct {
 	trace *httptrace.ClientTrace
 }
 
-func (e *run) worker() {
+func (e *run) newWorker() *worker {
 	w := &worker{e: e}
 	w.trace = &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
 		w.sent.Store(int64(e.since()))
 	}}
+	return w
+}
+
+func (e *run) worker() {
+	w := e.newWorker()
 	for it := range e.due {
-		if e.drain.Err() != nil {
-			e.abandon(it)
-			continue
-		}
-		n := e.busy.Add(1)
-		for {
-			m := e.maxInFlight.Load()
-			if n <= m || e.maxInFlight.CompareAndSwap(m, n) {
-				break
-			}
-		}
-		r := w.do(it)
-		e.busy.Add(-1)
-		e.note(r.Done)
-		e.results <- r
+		w.issue(it)
 	}
+}
+
+// issue sends one request and hands its record to the recorder; after the
+// drain expired it abandons the request instead. It returns the request's
+// done offset.
+func (w *worker) issue(it item) time.Duration {
+	e := w.e
+	if e.drain.Err() != nil {
+		return e.abandon(it)
+	}
+	n := e.busy.Add(1)
+	for {
+		m := e.maxInFlight.Load()
+		if n <= m || e.maxInFlight.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	r := w.do(it)
+	e.busy.Add(-1)
+	e.note(r.Done)
+	e.results <- r
+	return r.Done
 }
 
 func (w *worker) do(it item) recorder.Record {

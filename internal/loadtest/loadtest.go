@@ -34,6 +34,14 @@ type Options struct {
 	// ServerTiming reports the Server-Timing metrics of responses.
 	ServerTiming bool
 	Verify       verify.Options
+	// Closed runs Connections users in a closed loop (engine.RunClosed)
+	// instead of the open schedule: paced to Schedule.Rate, or as fast as
+	// they go when Schedule.Rate is 0, for Schedule.Duration, pausing Think
+	// after each response. Schedule.Kind must then be constant (or empty).
+	// A paced closed run also records the coordinated-omission-corrected
+	// response histogram, with one user's interval Connections ÷ Rate.
+	Closed bool
+	Think  time.Duration
 }
 
 // Run executes the run and returns its result with the checks filled in,
@@ -41,6 +49,9 @@ type Options struct {
 // carried out at all; a log write failure is reported in the error after a
 // complete result.
 func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, error) {
+	if o.Closed {
+		return runClosed(ctx, o)
+	}
 	sched, err := schedule.New(o.Schedule)
 	if err != nil {
 		return nil, nil, err
@@ -71,7 +82,15 @@ func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, er
 	}
 	rec := recorder.New(o.Log)
 	rec.TrackClasses(o.ClassHeaders)
-	stats, err := engine.Run(ctx, engine.Config{
+	stats, err := engine.Run(ctx, o.engineConfig(), sched, rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	return finish(o, res, rec, stats)
+}
+
+func (o Options) engineConfig() engine.Config {
+	return engine.Config{
 		URL:          o.URL,
 		Method:       o.Method,
 		Header:       o.Header,
@@ -81,10 +100,12 @@ func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, er
 		Drain:        o.Drain,
 		ClassHeaders: o.ClassHeaders,
 		ServerTiming: o.ServerTiming,
-	}, sched, rec)
-	if err != nil {
-		return nil, nil, err
 	}
+}
+
+// finish fills the measured parts of res after the engine has run, and
+// verifies it.
+func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engine.Stats) (*recorder.Result, []verify.Finding, error) {
 	var logErr error
 	if o.Log != nil {
 		if err := o.Log.Flush(); err != nil {
@@ -108,4 +129,72 @@ func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, er
 	findings := verify.Run(res, o.Verify)
 	res.Checks = verify.ToChecks(findings)
 	return res, findings, logErr
+}
+
+// runClosed is Run for a closed-loop run.
+func runClosed(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, error) {
+	spec := o.Schedule
+	cl := engine.Closed{Users: o.Connections, Rate: spec.Rate, Duration: spec.Duration, Think: o.Think}
+	switch {
+	case spec.Kind != "" && spec.Kind != schedule.Constant:
+		return nil, nil, fmt.Errorf("closed mode paces users evenly: arrival %q is not supported", spec.Kind)
+	case spec.Rate < 0 || spec.Duration <= 0:
+		return nil, nil, fmt.Errorf("closed mode: rate must be ≥ 0 and duration > 0, got %v and %v", spec.Rate, spec.Duration)
+	}
+	if o.Method == "" {
+		o.Method = http.MethodGet
+	}
+	res := &recorder.Result{
+		Tool: "openload",
+		Config: recorder.Config{
+			Target:       o.URL.String(),
+			BuiltinStub:  o.BuiltinStub,
+			Method:       o.Method,
+			Headers:      recorder.RedactHeaders(o.Header, o.Redact...),
+			BodyBytes:    len(o.Body),
+			Rate:         spec.Rate,
+			Duration:     spec.Duration.String(),
+			Connections:  o.Connections,
+			Timeout:      o.Timeout.String(),
+			Drain:        o.Drain.String(),
+			Schedule:     ClosedName(cl),
+			ClassHeaders: o.ClassHeaders,
+			ServerTiming: o.ServerTiming,
+			Mode:         recorder.ModeClosed,
+			Users:        o.Connections,
+		},
+	}
+	if o.Think > 0 {
+		res.Config.Think = o.Think.String()
+	}
+	rec := recorder.New(o.Log)
+	rec.TrackClasses(o.ClassHeaders)
+	if spec.Rate > 0 {
+		sched := schedule.NewConstant(spec.Rate, spec.Duration)
+		res.Config.Arrival = schedule.Constant
+		res.Counts.Expected = sched.Expected()
+		rec.Correct(cl.Interval())
+	}
+	stats, err := engine.RunClosed(ctx, o.engineConfig(), cl, rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	return finish(o, res, rec, stats)
+}
+
+// ClosedName describes a closed run: "closed loop: 1 user paced to 100/s
+// for 1m40s" or "closed loop: 4 users, think 10ms, unpaced for 10s".
+func ClosedName(cl engine.Closed) string {
+	users := fmt.Sprintf("%d users", cl.Users)
+	if cl.Users == 1 {
+		users = "1 user"
+	}
+	think := ""
+	if cl.Think > 0 {
+		think = fmt.Sprintf(", think %s", cl.Think)
+	}
+	if cl.Rate > 0 {
+		return fmt.Sprintf("closed loop: %s%s paced to %s/s for %s", users, think, schedule.FormatRate(cl.Rate), cl.Duration)
+	}
+	return fmt.Sprintf("closed loop: %s%s, unpaced, for %s", users, think, cl.Duration)
 }

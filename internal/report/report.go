@@ -1,6 +1,9 @@
 // Package report renders a run's result for people: the latency table
-// (response time, service time and send delay side by side), the counts
-// line, the achieved rate, status codes, errors and the checks.
+// (response time, service time and send delay side by side, and the
+// coordinated-omission-corrected row of a paced closed run), the counts
+// line, the achieved rate, status codes, errors and the checks. diff.go
+// sets two histograms side by side, percentile by percentile; hgrm.go writes
+// HdrHistogram's percentile distribution text.
 package report
 
 import (
@@ -63,13 +66,29 @@ func ms(v float64) string { return fmt.Sprintf("%.3f", v) }
 
 // CountsLine is the accounting in one line, with a mark saying whether the
 // identity completed + errors + timeouts + unfinished == scheduled holds.
-func CountsLine(c recorder.Counts) string {
+// A closed run's slots that no user took show as "never sent".
+func CountsLine(c recorder.Counts) string { return countsLine(c, true) }
+
+func countsLine(c recorder.Counts, expectedKnown bool) string {
 	mark := "✓ every request accounted for"
 	if !c.Balanced() {
 		mark = fmt.Sprintf("✗ %d requests unaccounted for", c.Scheduled-(c.Completed+c.Errors+c.Timeouts+c.Unfinished))
 	}
-	return fmt.Sprintf("expected %s · scheduled %d · sent %d · completed %d · errors %d · timeouts %d · unfinished %d   %s",
-		count(c.Expected), c.Scheduled, c.Sent, c.Completed, c.Errors, c.Timeouts, c.Unfinished, mark)
+	expected := "expected " + count(c.Expected)
+	if !expectedKnown {
+		expected = "expected unknown (closed loop without a rate)"
+	}
+	never := ""
+	if c.Skipped > 0 {
+		never = fmt.Sprintf(" · never sent %d", c.Skipped)
+	}
+	return fmt.Sprintf("%s · scheduled %d%s · sent %d · completed %d · errors %d · timeouts %d · unfinished %d   %s",
+		expected, c.Scheduled, never, c.Sent, c.Completed, c.Errors, c.Timeouts, c.Unfinished, mark)
+}
+
+// CorrectedName labels the corrected row with the interval it assumed.
+func CorrectedName(c *recorder.Corrected) string {
+	return fmt.Sprintf("corrected (%s)", c.Interval)
 }
 
 func count(x float64) string {
@@ -86,16 +105,38 @@ func Text(w io.Writer, res *recorder.Result) error {
 	if cfg.BuiltinStub != "" {
 		fmt.Fprintf(w, "target: built-in stub model server in this process (%s)\n", cfg.BuiltinStub)
 	}
-	fmt.Fprintf(w, "connections ≤ %d · timeout %s · drain %s · started %s\n\n",
-		cfg.Connections, cfg.Timeout, cfg.Drain, res.Started.UTC().Format("2006-01-02T15:04:05Z"))
-	if err := LatencyTable(w, []Row{
+	limits := fmt.Sprintf("connections ≤ %d", cfg.Connections)
+	if res.Closed() {
+		limits = fmt.Sprintf("closed loop: %s, each sends, waits for its response, sends again", users(cfg.Users))
+		if cfg.Think != "" {
+			limits += " after " + cfg.Think
+		}
+	}
+	fmt.Fprintf(w, "%s · timeout %s · drain %s · started %s\n\n",
+		limits, cfg.Timeout, cfg.Drain, res.Started.UTC().Format("2006-01-02T15:04:05Z"))
+	rows := []Row{
 		{"response time", res.Response},
 		{"service time", res.Service},
 		{"send delay", res.SendDelay},
-	}); err != nil {
+	}
+	if res.Corrected != nil {
+		rows = append(rows, Row{CorrectedName(res.Corrected), res.Corrected.Percentiles})
+	}
+	if err := LatencyTable(w, rows); err != nil {
 		return err
 	}
 	fmt.Fprintln(w, "response = done − scheduled (what users waited) · service = done − sent (what closed-loop tools report) · send delay = sent − scheduled")
+	if res.Closed() {
+		if res.ExpectedKnown() {
+			fmt.Fprintln(w, "closed loop: a request's scheduled time is its user's pacing slot; the slots a user missed while it waited were never sent and are in no row but corrected")
+		} else {
+			fmt.Fprintln(w, "closed loop without a rate: a request's scheduled time is the moment its user was ready, so response time cannot show waiting before the send")
+		}
+	}
+	if c := res.Corrected; c != nil {
+		fmt.Fprintf(w, "corrected = response time with HdrHistogram's coordinated-omission correction (RecordCorrectedValue), assuming one request every %s per user (evenly spaced arrivals): %d values for the %s requests rate × duration calls for\n",
+			c.Interval, c.Count, count(res.Counts.Expected))
+	}
 	if res.Censored > 0 {
 		fmt.Fprintf(w, "%d timed-out or unfinished requests are counted at their elapsed time (a lower bound)\n", res.Censored)
 	}
@@ -116,8 +157,15 @@ func Text(w io.Writer, res *recorder.Result) error {
 		}
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "counts   %s\n", CountsLine(res.Counts))
-	fmt.Fprintf(w, "rate     sent %.1f/s (scheduled %s/s) · run took %.2f s\n", res.SendRate, count(res.Config.Rate), res.Elapsed)
+	fmt.Fprintf(w, "counts   %s\n", countsLine(res.Counts, res.ExpectedKnown()))
+	switch {
+	case !res.Closed():
+		fmt.Fprintf(w, "rate     sent %.1f/s (scheduled %s/s) · run took %.2f s\n", res.SendRate, count(res.Config.Rate), res.Elapsed)
+	case res.ExpectedKnown():
+		fmt.Fprintf(w, "rate     sent %.1f/s (users paced to %s/s) · run took %.2f s\n", res.SendRate, count(res.Config.Rate), res.Elapsed)
+	default:
+		fmt.Fprintf(w, "rate     sent %.1f/s (closed loop, unpaced) · run took %.2f s\n", res.SendRate, res.Elapsed)
+	}
 	if len(res.Status) > 0 {
 		fmt.Fprintf(w, "status   %s\n", recorder.StatusLine(res.Status))
 	}
@@ -125,7 +173,9 @@ func Text(w io.Writer, res *recorder.Result) error {
 		fmt.Fprintf(w, "errors   %s\n", recorder.StatusLine(res.ErrorKinds))
 	}
 	l := res.Limit
-	if l.Waited > 0 {
+	if res.Closed() {
+		fmt.Fprintf(w, "users    %s in a closed loop, one request in flight each: max in flight %d\n", users(cfg.Users), l.MaxInFlight)
+	} else if l.Waited > 0 {
 		fmt.Fprintf(w, "limit    BOUND: %d requests waited for one of %d connections (in send delay); max in flight %d\n", l.Waited, l.Connections, l.MaxInFlight)
 	} else {
 		fmt.Fprintf(w, "limit    not reached: max in flight %d of %d connections\n", l.MaxInFlight, l.Connections)
@@ -144,6 +194,13 @@ func Text(w io.Writer, res *recorder.Result) error {
 		}
 	}
 	return nil
+}
+
+func users(n int) string {
+	if n == 1 {
+		return "1 user"
+	}
+	return fmt.Sprintf("%d users", n)
 }
 
 // Verdict summarises the checks in one line: "ok", "ok with 2 warnings" or

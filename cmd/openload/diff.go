@@ -1,0 +1,124 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/openload/openload/internal/report"
+	"github.com/openload/openload/recorder"
+)
+
+const diffUsage = `openload diff — compare latency percentile by percentile
+
+Usage:
+  openload diff RESULT.json
+      service time (done − sent, what a closed-loop tool reports) next to
+      response time (done − scheduled, what users waited), p50 … p99.99, max
+      and mean, with the difference and the ratio, and a verdict saying what
+      share of the response time at p99 is waiting before the send
+  openload diff [--metric M] A.json B.json
+      two runs side by side on the same rows (B − A, B ÷ A), e.g. before and
+      after a server change, or a closed run next to an open one
+
+Flags:
+`
+
+// runDiff is `openload diff`. A file that cannot be read, is not a result
+// of this version or lacks the metric is bad input: one line naming the
+// file, exit 2.
+func runDiff(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("openload diff", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	metric := fs.String("metric", "response", "with two results: the histogram compared: "+strings.Join(recorder.Metrics, ", "))
+	help := fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(longForm(fs, args)); err != nil {
+		return usageError(stderr, "diff: %v", err)
+	}
+	if *help {
+		fmt.Fprint(stdout, diffUsage+fs.FlagUsages())
+		return exitOK
+	}
+	switch fs.NArg() {
+	case 1:
+		if fs.Changed("metric") {
+			return usageError(stderr, "diff: --metric compares two results; with one, diff shows its service and response time")
+		}
+		name := fs.Arg(0)
+		res, err := readResultFile(name)
+		if err != nil {
+			return fileError(stderr, "diff", err)
+		}
+		svc, err := summary(res, name, "service")
+		if err != nil {
+			return fileError(stderr, "diff", err)
+		}
+		resp, err := summary(res, name, "response")
+		if err != nil {
+			return fileError(stderr, "diff", err)
+		}
+		if err := report.ServiceVsResponse(stdout, name, res, svc, resp); err != nil {
+			fmt.Fprintf(stderr, "openload: diff: %v\n", err)
+			return exitRuntime
+		}
+		return exitOK
+	case 2:
+		if !slices.Contains(recorder.Metrics, *metric) {
+			return usageError(stderr, "diff: --metric %q is unknown (known: %s)", *metric, strings.Join(recorder.Metrics, ", "))
+		}
+		names := [2]string{fs.Arg(0), fs.Arg(1)}
+		var res [2]*recorder.Result
+		var p [2]recorder.Percentiles
+		for i, name := range names {
+			var err error
+			if res[i], err = readResultFile(name); err != nil {
+				return fileError(stderr, "diff", err)
+			}
+			if p[i], err = summary(res[i], name, *metric); err != nil {
+				return fileError(stderr, "diff", err)
+			}
+		}
+		if err := report.Compare(stdout, *metric, names[0], res[0], p[0], names[1], res[1], p[1]); err != nil {
+			fmt.Fprintf(stderr, "openload: diff: %v\n", err)
+			return exitRuntime
+		}
+		return exitOK
+	}
+	return usageError(stderr, "diff: want one or two result files, got %d arguments", fs.NArg())
+}
+
+// readResultFile reads a JSON result; errors name the file.
+func readResultFile(name string) (*recorder.Result, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", name, unwrapPath(err))
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory, not a result file", name)
+	}
+	return recorder.ReadResult(f, name)
+}
+
+// summary decodes one histogram of res and reads its percentiles; errors
+// name the file. Decoding, rather than reading the stored percentiles,
+// checks that the histogram is there and intact.
+func summary(res *recorder.Result, name, metric string) (recorder.Percentiles, error) {
+	h, err := res.Histogram(metric)
+	if err != nil {
+		return recorder.Percentiles{}, fmt.Errorf("%s: %v", name, err)
+	}
+	return recorder.Summarize(h), nil
+}
+
+// fileError prints a one-line error about an input file and returns the
+// bad-input exit code.
+func fileError(stderr io.Writer, cmd string, err error) int {
+	fmt.Fprintf(stderr, "openload: %s: %v\n", cmd, err)
+	return exitUsage
+}

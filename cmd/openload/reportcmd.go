@@ -1,0 +1,109 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/openload/openload/internal/report"
+	"github.com/openload/openload/recorder"
+)
+
+// reportFormat renders one saved result. A format that shows one histogram
+// takes it by metric name; the others ignore it.
+type reportFormat struct {
+	usesMetric bool
+	write      func(w io.Writer, res *recorder.Result, name, metric string) error
+}
+
+// reportFormats are the formats of `openload report`, by name; reportOrder
+// lists them in the order the help gives them.
+var (
+	reportFormats = map[string]reportFormat{
+		"table": {write: writeTable},
+		"json":  {write: func(w io.Writer, res *recorder.Result, _, _ string) error { return recorder.WriteResult(w, res) }},
+		"hgrm":  {usesMetric: true, write: writeHGRM},
+	}
+	reportOrder = []string{"table", "json", "hgrm"}
+)
+
+// writeTable is the text report a run prints, and its verdict.
+func writeTable(w io.Writer, res *recorder.Result, _, _ string) error {
+	if err := report.Text(w, res); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nresult: %s\n", report.Verdict(res.Checks))
+	return err
+}
+
+// writeHGRM is HdrHistogram's percentile distribution of one histogram.
+func writeHGRM(w io.Writer, res *recorder.Result, name, metric string) error {
+	h, err := res.Histogram(metric)
+	if err != nil {
+		return inputError{fmt.Errorf("%s: %v", name, err)}
+	}
+	return report.HGRM(w, h)
+}
+
+// inputError marks an error caused by the input file (exit 2), not by
+// writing the output.
+type inputError struct{ error }
+
+const reportUsage = `openload report — re-render a saved result
+
+Usage:
+  openload report [--format F] [--metric M] RESULT.json
+
+Formats:
+  table   the text report a run prints (default)
+  json    the result itself, re-encoded
+  hgrm    HdrHistogram's percentile distribution of one histogram (--metric),
+          values in ms, for HdrHistogram's plotter
+          (https://hdrhistogram.github.io/HdrHistogram/plotFiles.html)
+
+Flags:
+`
+
+// runReport is `openload report`.
+func runReport(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("openload report", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	format := fs.String("format", "table", "output format: "+strings.Join(reportOrder, ", "))
+	metric := fs.String("metric", "response", "histogram for --format hgrm: "+strings.Join(recorder.Metrics, ", "))
+	help := fs.BoolP("help", "h", false, "show this help")
+	if err := fs.Parse(longForm(fs, args)); err != nil {
+		return usageError(stderr, "report: %v", err)
+	}
+	if *help {
+		fmt.Fprint(stdout, reportUsage+fs.FlagUsages())
+		return exitOK
+	}
+	f, ok := reportFormats[*format]
+	switch {
+	case !ok:
+		return usageError(stderr, "report: --format %q is unknown (known: %s)", *format, strings.Join(reportOrder, ", "))
+	case !slices.Contains(recorder.Metrics, *metric):
+		return usageError(stderr, "report: --metric %q is unknown (known: %s)", *metric, strings.Join(recorder.Metrics, ", "))
+	case fs.Changed("metric") && !f.usesMetric:
+		return usageError(stderr, "report: --metric applies to --format hgrm, not %s", *format)
+	case fs.NArg() != 1:
+		return usageError(stderr, "report: want one result file, got %d arguments", fs.NArg())
+	}
+	name := fs.Arg(0)
+	res, err := readResultFile(name)
+	if err != nil {
+		return fileError(stderr, "report", err)
+	}
+	if err := f.write(stdout, res, name, *metric); err != nil {
+		if ie, ok := err.(inputError); ok {
+			return fileError(stderr, "report", ie.error)
+		}
+		fmt.Fprintf(stderr, "openload: report: %v\n", err)
+		return exitRuntime
+	}
+	return exitOK
+}
