@@ -150,6 +150,15 @@ type Check struct {
 	Message  string `json:"message"`
 }
 
+// SLO is a user objective evaluated at the end of the run.
+type SLO struct {
+	Expr     string  `json:"expr"`
+	Measured float64 `json:"measured"` // ms, or a share when Share
+	Share    bool    `json:"share,omitempty"`
+	Pass     bool    `json:"pass"`
+	Message  string  `json:"message"`
+}
+
 // Histograms holds the encoded histograms: HdrHistogram's V2 compressed
 // encoding, base64, values in microseconds.
 type Histograms struct {
@@ -193,6 +202,7 @@ type Result struct {
 	Classes      []ClassTable     `json:"classes,omitempty"`
 	ServerTiming []ServerMetric   `json:"server_timing,omitempty"`
 	Checks       []Check          `json:"checks"`
+	SLOs         []SLO            `json:"slos,omitempty"`
 	Interrupted  bool             `json:"interrupted,omitempty"`
 }
 

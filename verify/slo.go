@@ -252,12 +252,10 @@ func Evaluate(res *recorder.Result, objs []Objective) []SLOResult {
 		case ">":
 			r.Pass = v > o.Threshold
 		}
-		verdict := "met"
-		if !r.Pass {
-			verdict = "BREACHED"
-		}
 		r.Message = fmt.Sprintf("%s %s %s: measured %s", o.Metric+"."+o.Stat, o.Op, o.format(o.Threshold), o.format(v))
-		r.Message = verdict + " — " + r.Message
+		if !r.Pass {
+			r.Message += " (breached)"
+		}
 		out = append(out, r)
 	}
 	return out

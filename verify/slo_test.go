@@ -84,13 +84,13 @@ func TestEvaluate(t *testing.T) {
 		measured float64
 		msg      string
 	}{
-		{"response.p99<=200ms", true, 150, "met — response.p99 <= 200.000 ms: measured 150.000 ms"},
-		{"response.p99<150ms", false, 150, "BREACHED — response.p99 < 150.000 ms: measured 150.000 ms"},
+		{"response.p99<=200ms", true, 150, "response.p99 <= 200.000 ms: measured 150.000 ms"},
+		{"response.p99<150ms", false, 150, "response.p99 < 150.000 ms: measured 150.000 ms (breached)"},
 		{"response.p99<=150ms", true, 150, ""}, // the boundary passes with <=
 		{"service.p99<=50ms", true, 40, ""},
 		{"send_delay.p99<=1ms", true, 0.4, ""},
 		{"server.queue.max<=100ms", false, 120, ""},
-		{"errors<=1%", false, 0.015, "BREACHED — errors.rate <= 1 %: measured 1.5 %"},
+		{"errors<=1%", false, 0.015, "errors.rate <= 1 %: measured 1.5 % (breached)"},
 		{"errors<=2%", true, 0.015, ""},
 		{"class.model.share>=40%", true, 0.5, ""},
 		{"class.never-seen.share<=0", true, 0, ""},

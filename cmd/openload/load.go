@@ -47,6 +47,8 @@ type loadOptions struct {
 	sendDelay    time.Duration
 	help         bool
 	classHeaders []string
+	slos         []string
+	objectives   []verify.Objective
 	serverTiming bool
 	closed       bool
 	think        time.Duration
@@ -73,6 +75,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
 	fs.StringArrayVar(&o.classHeaders, "class-header", nil, "group responses by this response header's value (repeatable, up to 4), e.g. X-Stub-Source")
 	fs.BoolVar(&o.serverTiming, "server-timing", false, "parse Server-Timing response headers and report each metric next to service time")
+	fs.StringArrayVar(&o.slos, "slo", nil, "objective checked at the end, e.g. 'response.p99<=200ms' (repeatable); a breach exits 4")
 	fs.DurationVar(&o.sendDelay, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
 	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
 	return fs
@@ -202,6 +205,11 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) (request, error) {
 			return req, fmt.Errorf("--class-header %q is not a valid header name", h)
 		}
 	}
+	objs, err := parseObjectives(o.slos)
+	if err != nil {
+		return req, err
+	}
+	o.objectives = objs
 	req.header = http.Header{}
 	for _, h := range o.headers {
 		if err := parseHeader(req.header, h); err != nil {
@@ -339,11 +347,15 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code = exitRuntime
 	}
 
+	breached := evaluateObjectives(res, o.objectives)
 	if !o.quiet {
 		if err := report.Text(out, res); err != nil {
 			fmt.Fprintf(stderr, "openload: report: %v\n", err)
 		}
 		fmt.Fprintf(out, "\nresult: %s\n", report.Verdict(res.Checks))
+		if breached {
+			fmt.Fprintln(out, "objectives: BREACHED (exit 4)")
+		}
 	} else if verify.Worst(findings) == verify.Fail {
 		for _, f := range findings {
 			if f.Severity == verify.Fail {
@@ -368,6 +380,8 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitInterrupted
 	case verify.Worst(findings) == verify.Fail:
 		return exitCheckFailed
+	case breached:
+		return exitSLOBreached
 	}
 	return exitOK
 }

@@ -13,6 +13,7 @@
 // Exit codes: 0 the run is valid (checks passed, maybe with warnings);
 // 1 a check failed, the measurement is not valid; 2 bad input, nothing was
 // started; 3 the run could not be started or its results not written;
+// 4 the measurement is valid but an --slo objective was breached;
 // 130 the run was interrupted (results are still written).
 package main
 
@@ -31,6 +32,7 @@ const (
 	exitCheckFailed = 1
 	exitUsage       = 2
 	exitRuntime     = 3
+	exitSLOBreached = 4
 	exitInterrupted = 130
 )
 

@@ -74,6 +74,8 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"-rate", "10", "-m", "GE T", "http://127.0.0.1:1/"},
 		{"-rate", "10", "-o", filepath.Join(dir, "no", "such", "dir.json"), "http://127.0.0.1:1/"},
 		{"--no-such-flag"},
+		{"-rate", "10", "--slo", "latency.p99<=1ms", "http://127.0.0.1:1/"},
+		{"-rate", "10", "--slo", "response.p99<=200", "http://127.0.0.1:1/"},
 		{"stub", "--workers", "0"},
 		{"stub", "--policy", "lifo"},
 		{"--closed", "--arrival", "poisson", "-rate", "10", "http://127.0.0.1:1/"},
@@ -249,5 +251,31 @@ func TestRunRefusedTargetCompletes(t *testing.T) {
 	c := res.Counts
 	if c.Scheduled != 20 || c.Errors != 20 || !c.Balanced() || res.ErrorKinds["refused"] != 20 {
 		t.Errorf("counts %+v kinds %v", c, res.ErrorKinds)
+	}
+}
+
+// TestObjectivesExitCodes: a met objective exits 0, a breached one 4, and
+// both are stored in the result.
+func TestObjectivesExitCodes(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	code, stdout, stderr := runCLI("-rate", "50", "-d", "200ms", "--send-delay-budget", "1s", "-o", out,
+		"--slo", "response.p99<=10s", "--slo", "errors<=0%", srv.URL)
+	if code != exitOK || !strings.Contains(stdout, "PASS  response.p99 <= 10000.000 ms") {
+		t.Fatalf("met objectives: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, _ = runCLI("-rate", "50", "-d", "200ms", "--send-delay-budget", "1s", "-o", out,
+		"--slo", "response.p99<=10s", "--slo", "response.max<1us", srv.URL)
+	if code != exitSLOBreached || !strings.Contains(stdout, "FAIL  response.max < 0.001 ms") || !strings.Contains(stdout, "objectives: BREACHED") {
+		t.Fatalf("breached objective: exit %d\n%s", code, stdout)
+	}
+	raw, _ := os.ReadFile(out)
+	var res recorder.Result
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.SLOs) != 2 || !res.SLOs[0].Pass || res.SLOs[1].Pass || res.SLOs[1].Expr != "response.max<1us" {
+		t.Errorf("slos in the result: %+v", res.SLOs)
 	}
 }

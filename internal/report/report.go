@@ -193,7 +193,23 @@ func Text(w io.Writer, res *recorder.Result) error {
 			fmt.Fprintf(w, "  %-4s  %-*s  %s\n", strings.ToUpper(c.Severity), width, c.Name, c.Message)
 		}
 	}
+	Objectives(w, res.SLOs)
 	return nil
+}
+
+// Objectives writes one line per evaluated objective (nothing when none).
+func Objectives(w io.Writer, slos []recorder.SLO) {
+	if len(slos) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nobjectives")
+	for _, s := range slos {
+		mark := "PASS"
+		if !s.Pass {
+			mark = "FAIL"
+		}
+		fmt.Fprintf(w, "  %s  %s\n", mark, s.Message)
+	}
 }
 
 func users(n int) string {
