@@ -32,6 +32,9 @@ type Second struct {
 	Completed int64 `json:"completed"`
 	Errors    int64 `json:"errors"`
 	Skipped   int64 `json:"skipped,omitempty"`
+	// ResponseP99 is the response-time p99 (ms) of the requests that
+	// completed (or ended) in this second.
+	ResponseP99 float64 `json:"response_p99_ms,omitempty"`
 }
 
 // Due is what the schedule called for in the second: Scheduled + Skipped.
@@ -62,6 +65,9 @@ type Recorder struct {
 	timings        map[string]*hdrhistogram.Histogram
 	timingOrder    []string
 	timingOverflow int64
+	dwell          *dwellCount // nil unless BoundDwell was called
+
+	iv *intervals
 }
 
 // Bounds on what a recorder tracks, so that a header with unbounded values
@@ -97,6 +103,7 @@ func New(log *LogWriter) *Recorder {
 		SendDelay: NewHistogram(),
 		timeline:  make([]Second, 0, 64),
 		log:       log,
+		iv:        newIntervals(),
 	}
 }
 
@@ -138,6 +145,7 @@ func (r *Recorder) Add(rec *Record) error {
 	}
 	r.second(rec.Scheduled).Scheduled++
 	r.record(r.Response, rec.Response())
+	r.addInterval(rec)
 	if r.Corrected != nil {
 		r.recordCorrected(rec.Response())
 	}
@@ -163,6 +171,9 @@ func (r *Recorder) Add(rec *Record) error {
 		if h := r.timing(rec.Timings[i].Name); h != nil {
 			r.record(h, rec.Timings[i].Dur)
 		}
+	}
+	if r.dwell != nil {
+		r.addDwell(rec)
 	}
 	if r.log != nil {
 		return r.log.Write(rec)
@@ -304,6 +315,7 @@ func (r *Recorder) Merge(o *Recorder) {
 		}
 	}
 	r.timingOverflow += o.timingOverflow
+	r.mergeDwell(o)
 	for i, s := range o.timeline {
 		t := r.second(time.Duration(i) * time.Second)
 		t.Scheduled += s.Scheduled

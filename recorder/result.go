@@ -124,6 +124,7 @@ type Config struct {
 	Schedule     string              `json:"schedule"`
 	ClassHeaders []string            `json:"class_headers,omitempty"`
 	ServerTiming bool                `json:"server_timing,omitempty"`
+	StampHeader  string              `json:"stamp_header,omitempty"` // request header holding the scheduled time, Unix ns
 	// Mode is ModeClosed for a closed-loop run, empty for an open one.
 	// Users is then the number of users (Connections is the same number)
 	// and Think their pause after each response; Rate is 0 when the users
@@ -201,6 +202,7 @@ type Result struct {
 	Timeline     []Second         `json:"timeline"`
 	Classes      []ClassTable     `json:"classes,omitempty"`
 	ServerTiming []ServerMetric   `json:"server_timing,omitempty"`
+	DwellBound   *DwellBound      `json:"dwell_bound,omitempty"` // --dwell-bound
 	Checks       []Check          `json:"checks"`
 	SLOs         []SLO            `json:"slos,omitempty"`
 	Interrupted  bool             `json:"interrupted,omitempty"`
@@ -290,6 +292,7 @@ func (r *Result) Histogram(metric string) (*hdrhistogram.Histogram, error) {
 // left as set), percentiles, statuses, error kinds, timeline and encoded
 // histograms.
 func (r *Recorder) Fill(res *Result) error {
+	r.flushIntervals()
 	expected := res.Counts.Expected
 	res.Version = Version
 	res.Counts = r.Counts()
@@ -323,6 +326,7 @@ func (r *Recorder) Fill(res *Result) error {
 		sort.SliceStable(ct.Values, func(i, j int) bool { return ct.Values[i].Count > ct.Values[j].Count })
 		res.Classes = append(res.Classes, ct)
 	}
+	res.DwellBound = r.dwellResult()
 	res.ServerTiming = nil
 	for _, name := range r.timingOrder {
 		enc, err := EncodeHistogram(r.timings[name])

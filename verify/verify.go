@@ -68,6 +68,9 @@ func Run(res *recorder.Result, opt Options) []Finding {
 	out = append(out, accounting(res), scheduleCount(res))
 	out = append(out, timeline(res, opt)...)
 	out = append(out, sendDelay(res, opt), limit(res), failures(res))
+	if f, ok := dwellBound(res); ok {
+		out = append(out, f)
+	}
 	if f, ok := histograms(res); ok {
 		out = append(out, f)
 	}
@@ -127,6 +130,9 @@ func scheduleCount(res *recorder.Result) Finding {
 		f.Severity = Warn
 		f.Message = fmt.Sprintf("run interrupted: %d of the %s expected requests were scheduled before the stop", c.Scheduled, fmtCount(c.Expected))
 		return f
+	}
+	if res.Config.Arrival == schedule.Replay {
+		return replayCount(res)
 	}
 	if res.Config.Arrival == schedule.Poisson {
 		// A Poisson count has standard deviation √(λD): report how far

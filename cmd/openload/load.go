@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -48,19 +49,22 @@ type loadOptions struct {
 	help         bool
 	classHeaders []string
 	slos         []string
+	hlog         string
 	objectives   []verify.Objective
 	serverTiming bool
 	closed       bool
 	think        time.Duration
+	replay       replayOptions // replay.go
 }
 
 func loadFlags(o *loadOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("openload", pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.Float64VarP(&o.rate, "rate", "r", 0, "requests per second for the whole run (required, > 0; optional with --closed)")
-	fs.DurationVarP(&o.duration, "duration", "d", 10*time.Second, "length of the schedule")
+	fs.Float64VarP(&o.rate, "rate", "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
+	fs.DurationVarP(&o.duration, "duration", "d", 10*time.Second, "length of the schedule (with --arrivals: the file's span)")
 	fs.StringVar(&o.arrival, "arrival", schedule.Constant, "arrival process: constant or poisson")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the poisson arrival process")
+	o.replay.scheduleFlags(fs)
 	fs.IntVarP(&o.connections, "connections", "c", 256, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
 	fs.BoolVar(&o.closed, "closed", false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
 	fs.DurationVar(&o.think, "think", 0, "with --closed: pause after each response before the user sends again")
@@ -75,6 +79,8 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
 	fs.StringArrayVar(&o.classHeaders, "class-header", nil, "group responses by this response header's value (repeatable, up to 4), e.g. X-Stub-Source")
 	fs.BoolVar(&o.serverTiming, "server-timing", false, "parse Server-Timing response headers and report each metric next to service time")
+	o.replay.checkFlags(fs)
+	fs.StringVar(&o.hlog, "hlog", "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this file")
 	fs.StringArrayVar(&o.slos, "slo", nil, "objective checked at the end, e.g. 'response.p99<=200ms' (repeatable); a breach exits 4")
 	fs.DurationVar(&o.sendDelay, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
 	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
@@ -157,9 +163,12 @@ func parseHeader(h http.Header, s string) error {
 // validate checks every flag; the error names the flag and the value.
 func (o *loadOptions) validate(fs *pflag.FlagSet) (request, error) {
 	var req request
+	if err := o.replay.validate(fs, o); err != nil {
+		return req, err
+	}
 	rated := fs.Changed("rate")
 	switch {
-	case !rated && !o.closed:
+	case !rated && !o.closed && o.replay.arrivals == "":
 		return req, errors.New("--rate is required (requests per second for the whole run), e.g. -rate 160")
 	case rated && (math.IsNaN(o.rate) || math.IsInf(o.rate, 0)):
 		return req, fmt.Errorf("--rate must be a finite number, got %v", o.rate)
@@ -288,9 +297,23 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer logFile.Close()
 		logw = recorder.NewLogWriter(logFile)
 	}
+	var hlogw *bufio.Writer
+	if o.hlog != "" {
+		f, err := os.Create(o.hlog)
+		if err != nil {
+			return usageError(stderr, "--hlog %q: %v", o.hlog, unwrapPath(err))
+		}
+		defer f.Close()
+		hlogw = bufio.NewWriter(f)
+	}
 	out := stdout // where the report goes
 	if o.output == "-" {
 		out = stderr
+	}
+	var progress func(engine.Progress)
+	clearProgress := func() {}
+	if !o.quiet && !o.closed && isTerminal(out) {
+		progress, clearProgress = progressPrinter(out, o.duration)
 	}
 
 	tgt := target{url: u}
@@ -314,12 +337,17 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if o.closed {
 			name = loadtest.ClosedName(engine.Closed{Users: o.connections, Rate: o.rate, Duration: o.duration, Think: o.think})
 		} else {
-			sched, _ := schedule.New(spec)
-			name = sched.Name()
+			name = o.replay.name(spec)
 		}
 		fmt.Fprintf(stderr, "openload: %s → %s %s\n", name, req.method, tgt.url)
 	}
+	var intervalLog io.Writer
+	if hlogw != nil {
+		intervalLog = hlogw
+	}
 	res, findings, err := loadtest.Run(ctx, loadtest.Options{
+		IntervalLog:  intervalLog,
+		Progress:     progress,
 		URL:          tgt.url,
 		BuiltinStub:  tgt.builtin,
 		Method:       req.method,
@@ -332,11 +360,21 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Log:          logw,
 		ClassHeaders: o.classHeaders,
 		ServerTiming: o.serverTiming,
+		Sched:        o.replay.schedule(),
+		StampHeader:  o.replay.stampHeader,
+		DwellBound:   o.replay.dwellBound,
 		Verify:       verify.Options{SendDelayP99: o.sendDelay},
 		Closed:       o.closed,
 		Think:        o.think,
 	})
+	clearProgress()
 	code := exitOK
+	if hlogw != nil {
+		if ferr := hlogw.Flush(); ferr != nil {
+			fmt.Fprintf(stderr, "openload: --hlog %q: %v\n", o.hlog, ferr)
+			code = exitRuntime
+		}
+	}
 	if res == nil {
 		fmt.Fprintf(stderr, "openload: %v\n", err)
 		return exitRuntime

@@ -87,7 +87,7 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"diff", "--metric", "service", "a.json"},
 		{"diff", "--metric", "ttfb", "a.json", "b.json"},
 		{"report"},
-		{"report", "--format", "html", "a.json"},
+		{"report", "--format", "pdf", "a.json"},
 		{"report", "--metric", "service", "a.json"},
 		{"report", "--metric", "ttfb", "--format", "hgrm", "a.json"},
 	}

@@ -56,10 +56,16 @@ const reportUsage = `openload report — re-render a saved result
 
 Usage:
   openload report [--format F] [--metric M] RESULT.json
+  openload report RESULT.json --html report.html [--svg latency.svg --chart latency]
+  openload report --hlog RUN.hlog [--format table|hgrm]
 
 Formats:
   table   the text report a run prints (default)
   json    the result itself, re-encoded
+  csv     the per-second timeline (scheduled, skipped, sent, completed, errors,
+          response p99)
+  html    a self-contained page: latency by percentile, the timeline, p99 per
+          second, class shares, and the text report (no network needed)
   hgrm    HdrHistogram's percentile distribution of one histogram (--metric),
           values in ms, for HdrHistogram's plotter
           (https://hdrhistogram.github.io/HdrHistogram/plotFiles.html)
@@ -74,9 +80,20 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	format := fs.String("format", "table", "output format: "+strings.Join(reportOrder, ", "))
 	metric := fs.String("metric", "response", "histogram for --format hgrm: "+strings.Join(recorder.Metrics, ", "))
+	htmlPath := fs.String("html", "", "also write the self-contained HTML report (all charts) to this file")
+	svgPath := fs.String("svg", "", "also write one chart (--chart) as SVG to this file")
+	pngPath := fs.String("png", "", "also write one chart (--chart) as PNG to this file")
+	chart := fs.String("chart", "latency", "chart for --svg/--png: latency, timeline, timeline-p99, class-0 …")
+	hlog := fs.String("hlog", "", "read this HdrHistogram interval log (as --hlog writes) instead of a result")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(longForm(fs, args)); err != nil {
 		return usageError(stderr, "report: %v", err)
+	}
+	if *hlog != "" && !*help {
+		if fs.NArg() != 0 {
+			return usageError(stderr, "report: --hlog reads the interval log instead of a result file; drop %q", fs.Arg(0))
+		}
+		return runReportHlog(*hlog, *format, *metric, stdout, stderr)
 	}
 	if *help {
 		fmt.Fprint(stdout, reportUsage+fs.FlagUsages())
@@ -97,6 +114,13 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	res, err := readResultFile(name)
 	if err != nil {
 		return fileError(stderr, "report", err)
+	}
+	if err := writeFiles(res, name, *htmlPath, *svgPath, *pngPath, *chart); err != nil {
+		if ie, ok := err.(inputError); ok {
+			return usageError(stderr, "report: %v", ie.error)
+		}
+		fmt.Fprintf(stderr, "openload: report: %v\n", err)
+		return exitRuntime
 	}
 	if err := f.write(stdout, res, name, *metric); err != nil {
 		if ie, ok := err.(inputError); ok {

@@ -101,6 +101,7 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 	recDone := e.record(rec, &stats)
 	stats.Start = time.Now()
 	e.start = stats.Start
+	rec.Begin(stats.Start)
 
 	var (
 		wg    sync.WaitGroup

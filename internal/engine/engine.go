@@ -59,6 +59,14 @@ type Config struct {
 	ClassHeaders []string
 	// ServerTiming parses Server-Timing response headers into the record.
 	ServerTiming bool
+	// StampHeader, if set, names a request header that carries each
+	// request's scheduled time as Unix nanoseconds (wall clock): Stats.Start
+	// + the scheduled offset. Give it in canonical form.
+	StampHeader string
+	// Progress, if set, is called about once a second during an open-model
+	// run with a snapshot, on the recorder's goroutine: it must return
+	// quickly.
+	Progress func(Progress)
 	// Transport, if set, replaces the default HTTP/1.1 keep-alive transport.
 	Transport http.RoundTripper
 }
@@ -118,6 +126,7 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 	var wg sync.WaitGroup
 	stats.Start = time.Now()
 	e.start = stats.Start
+	rec.Begin(stats.Start)
 	for range cfg.Connections {
 		wg.Add(1)
 		go func() {
@@ -178,9 +187,23 @@ func (e *run) record(rec *recorder.Recorder, stats *Stats) <-chan struct{} {
 	recDone := make(chan struct{})
 	go func() {
 		defer close(recDone)
-		for r := range e.results {
-			if err := rec.Add(&r); err != nil && stats.LogErr == nil {
-				stats.LogErr = err
+		var tick <-chan time.Time
+		if e.cfg.Progress != nil {
+			t := time.NewTicker(time.Second)
+			defer t.Stop()
+			tick = t.C
+		}
+		for {
+			select {
+			case r, ok := <-e.results:
+				if !ok {
+					return
+				}
+				if err := rec.Add(&r); err != nil && stats.LogErr == nil {
+					stats.LogErr = err
+				}
+			case <-tick:
+				e.cfg.Progress(e.progress(rec))
 			}
 		}
 	}()
@@ -213,6 +236,7 @@ type run struct {
 	drain   context.Context
 
 	busy        atomic.Int64
+	dispatched  atomic.Int64
 	maxInFlight atomic.Int64
 	lastDone    atomic.Int64
 	limitWaited int64 // dispatcher only
@@ -256,6 +280,7 @@ func (e *run) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
 		}
 		seq++
 		stats.Dispatched++
+		e.dispatched.Add(1)
 		off, ok = s.Next()
 	}
 	stats.ScheduleEnd = e.since()
@@ -286,6 +311,9 @@ type worker struct {
 	e     *run
 	sent  atomic.Int64 // offset of GotConn, written by the trace hook
 	trace *httptrace.ClientTrace
+
+	stampBuf  []byte   // digits of the last stamp (stamp.go)
+	stampVals []string // unused header value slots (stamp.go)
 }
 
 func (e *run) newWorker() *worker {
@@ -347,6 +375,9 @@ func (w *worker) do(it item) recorder.Record {
 			continue
 		}
 		req.Header[k] = vs
+	}
+	if e.cfg.StampHeader != "" {
+		req.Header[http.CanonicalHeaderKey(e.cfg.StampHeader)] = w.stamp(it.off)
 	}
 	w.sent.Store(-1)
 	attempt := e.since()

@@ -6,6 +6,7 @@ package loadtest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"time"
@@ -25,10 +26,18 @@ type Options struct {
 	Redact      []string // header names to redact in the result, beyond the default secrets
 	Body        []byte
 	Schedule    schedule.Spec
+	// Sched, if set, replaces the schedule Schedule describes: a ready
+	// one, such as a replay of recorded arrivals (see resolveSchedule).
+	Sched       schedule.Schedule
 	Connections int
 	Timeout     time.Duration
 	Drain       time.Duration
 	Log         *recorder.LogWriter // optional per-request log
+	// IntervalLog, if set, receives HdrHistogram's interval log: one
+	// interval per second, tags response, service and send_delay.
+	IntervalLog io.Writer
+	// Progress, if set, gets a snapshot about once a second (open model).
+	Progress func(engine.Progress)
 	// ClassHeaders group responses by these headers' values.
 	ClassHeaders []string
 	// ServerTiming reports the Server-Timing metrics of responses.
@@ -42,6 +51,13 @@ type Options struct {
 	// response histogram, with one user's interval Connections ÷ Rate.
 	Closed bool
 	Think  time.Duration
+
+	// StampHeader names a request header that carries each request's
+	// scheduled time, Unix ns (engine.Config.StampHeader).
+	StampHeader string
+	// DwellBound, if > 0, counts the answers whose Server-Timing dwell
+	// exceeds it (recorder.Recorder.BoundDwell); it implies ServerTiming.
+	DwellBound time.Duration
 }
 
 // Run executes the run and returns its result with the checks filled in,
@@ -49,10 +65,11 @@ type Options struct {
 // carried out at all; a log write failure is reported in the error after a
 // complete result.
 func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, error) {
+	o.ServerTiming = o.ServerTiming || o.DwellBound > 0
 	if o.Closed {
 		return runClosed(ctx, o)
 	}
-	sched, err := schedule.New(o.Schedule)
+	sched, err := o.resolveSchedule()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -77,11 +94,16 @@ func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, er
 			Schedule:     sched.Name(),
 			ClassHeaders: o.ClassHeaders,
 			ServerTiming: o.ServerTiming,
+			StampHeader:  o.StampHeader,
 		},
 		Counts: recorder.Counts{Expected: sched.Expected()},
 	}
 	rec := recorder.New(o.Log)
 	rec.TrackClasses(o.ClassHeaders)
+	o.boundDwell(rec)
+	if o.IntervalLog != nil {
+		rec.SetIntervalLog(o.IntervalLog)
+	}
 	stats, err := engine.Run(ctx, o.engineConfig(), sched, rec)
 	if err != nil {
 		return nil, nil, err
@@ -100,6 +122,8 @@ func (o Options) engineConfig() engine.Config {
 		Drain:        o.Drain,
 		ClassHeaders: o.ClassHeaders,
 		ServerTiming: o.ServerTiming,
+		StampHeader:  http.CanonicalHeaderKey(o.StampHeader),
+		Progress:     o.Progress,
 	}
 }
 
@@ -119,6 +143,9 @@ func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engin
 	if err := rec.Fill(res); err != nil {
 		return res, nil, fmt.Errorf("encoding histograms: %w", err)
 	}
+	if err := rec.IntervalLogErr(); err != nil && logErr == nil {
+		logErr = fmt.Errorf("interval log: %w", err)
+	}
 	span := o.Schedule.Duration.Seconds()
 	if stats.Interrupted {
 		span = stats.ScheduleEnd.Seconds()
@@ -136,6 +163,8 @@ func runClosed(ctx context.Context, o Options) (*recorder.Result, []verify.Findi
 	spec := o.Schedule
 	cl := engine.Closed{Users: o.Connections, Rate: spec.Rate, Duration: spec.Duration, Think: o.Think}
 	switch {
+	case o.Sched != nil:
+		return nil, nil, fmt.Errorf("closed mode paces its users evenly: a ready schedule (%s) is not supported", o.Sched.Name())
 	case spec.Kind != "" && spec.Kind != schedule.Constant:
 		return nil, nil, fmt.Errorf("closed mode paces users evenly: arrival %q is not supported", spec.Kind)
 	case spec.Rate < 0 || spec.Duration <= 0:
@@ -160,6 +189,7 @@ func runClosed(ctx context.Context, o Options) (*recorder.Result, []verify.Findi
 			Schedule:     ClosedName(cl),
 			ClassHeaders: o.ClassHeaders,
 			ServerTiming: o.ServerTiming,
+			StampHeader:  o.StampHeader,
 			Mode:         recorder.ModeClosed,
 			Users:        o.Connections,
 		},
@@ -169,6 +199,10 @@ func runClosed(ctx context.Context, o Options) (*recorder.Result, []verify.Findi
 	}
 	rec := recorder.New(o.Log)
 	rec.TrackClasses(o.ClassHeaders)
+	o.boundDwell(rec)
+	if o.IntervalLog != nil {
+		rec.SetIntervalLog(o.IntervalLog)
+	}
 	if spec.Rate > 0 {
 		sched := schedule.NewConstant(spec.Rate, spec.Duration)
 		res.Config.Arrival = schedule.Constant

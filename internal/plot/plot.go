@@ -177,9 +177,13 @@ func (c Chart) Plot() (*gplot.Plot, error) {
 		p.X.Tick.Marker = percentileTicks
 		p.X.Min, p.X.Max = 1, maxX
 	}
+	top := 0.0
 	for i, s := range c.Series {
 		if len(s.X) == 0 {
 			continue
+		}
+		for _, y := range s.Y {
+			top = math.Max(top, y)
 		}
 		xys := make(plotter.XYs, len(s.X))
 		for j := range s.X {
@@ -193,6 +197,10 @@ func (c Chart) Plot() (*gplot.Plot, error) {
 		l.Width = vg.Points(1.5)
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
+	}
+	if top > 0 {
+		// Headroom above the lines for the legend.
+		p.Y.Min, p.Y.Max = 0, top*1.35
 	}
 	return p, nil
 }
@@ -209,4 +217,28 @@ func (c Chart) Render(w io.Writer, format string, width, height vg.Length) error
 	}
 	_, err = wt.WriteTo(w)
 	return err
+}
+
+// TimelineP99Chart is the response-time p99 of each second of the run (by
+// completion), so a stall shows as a spike.
+func TimelineP99Chart(res *recorder.Result) Chart {
+	c := Chart{ID: "timeline-p99", Title: "Response time p99 per second", XLabel: "second of the run", YLabel: "ms"}
+	s := Series{Name: "response p99"}
+	for i, sec := range res.Timeline {
+		s.X = append(s.X, float64(i))
+		s.Y = append(s.Y, sec.ResponseP99)
+	}
+	c.Series = []Series{s}
+	return c
+}
+
+// ReportCharts are the charts of a run's report, in order: latency by
+// percentile, requests per second, p99 per second, and class shares.
+func ReportCharts(res *recorder.Result) ([]Chart, error) {
+	lat, err := LatencyChart(res)
+	if err != nil {
+		return nil, err
+	}
+	out := []Chart{lat, TimelineChart(res), TimelineP99Chart(res)}
+	return append(out, ClassCharts(res)...), nil
 }

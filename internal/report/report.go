@@ -150,6 +150,9 @@ func Text(w io.Writer, res *recorder.Result) error {
 			return err
 		}
 	}
+	if res.DwellBound != nil {
+		fmt.Fprintln(w, DwellLine(res.DwellBound))
+	}
 	for _, ct := range res.Classes {
 		fmt.Fprintf(w, "\nby %s\n", ct.Header)
 		if err := ClassTable(w, ct); err != nil {

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/plot"
+)
+
+// TestReportFormatsAndHlog runs a short load with --hlog, then renders the
+// result as csv and html (checking the data behind the charts, not pixels),
+// writes an SVG and a PNG, and reads the interval log back.
+func TestReportFormatsAndHlog(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	dir := t.TempDir()
+	res, hlog := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.hlog")
+	if code, out, errs := runCLI("-rate", "100", "-d", "1s", "-q", "--send-delay-budget", "1s", "-o", res, "--hlog", hlog, srv.URL); code != exitOK {
+		t.Fatalf("run: exit %d\n%s\n%s", code, out, errs)
+	}
+
+	code, csv, errs := runCLI("report", "--format", "csv", res)
+	lines := strings.Split(strings.TrimSpace(csv), "\n")
+	if code != exitOK || lines[0] != "second,scheduled,skipped,sent,completed,errors,response_p99_ms" || !strings.HasPrefix(lines[1], "0,100,0,100,") {
+		t.Fatalf("csv: exit %d %s\n%s", code, errs, csv)
+	}
+
+	htmlPath, svgPath, pngPath := filepath.Join(dir, "r.html"), filepath.Join(dir, "l.svg"), filepath.Join(dir, "t.png")
+	if code, _, errs := runCLI("report", res, "--html", htmlPath, "--svg", svgPath, "--png", pngPath, "--chart", "timeline"); code != exitOK {
+		t.Fatalf("report --html: exit %d %s", code, errs)
+	}
+	page, err := os.ReadFile(htmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts, err := plot.ReadData(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := []string{}
+	for _, c := range charts {
+		ids = append(ids, c.ID)
+	}
+	if strings.Join(ids, ",") != "latency,timeline,timeline-p99" {
+		t.Errorf("charts %v", ids)
+	}
+	if s := charts[1].Series[0]; s.Name != "scheduled" || s.Y[0] != 100 {
+		t.Errorf("timeline's scheduled series %+v", s)
+	}
+	if s := charts[0].Series; len(s) != 3 || s[0].Name != "response time" || len(s[0].X) < 5 {
+		t.Errorf("latency series %+v", s)
+	}
+	for path, magic := range map[string]string{svgPath: "<svg", pngPath: "\x89PNG"} {
+		b, err := os.ReadFile(path)
+		if err != nil || !bytes.Contains(b[:min(len(b), 200)], []byte(magic)) {
+			t.Errorf("%s: %v, starts %q", path, err, b[:min(len(b), 20)])
+		}
+	}
+	if code, _, errs := runCLI("report", res, "--svg", svgPath, "--chart", "nosuch"); code != exitUsage || !strings.Contains(errs, `--chart "nosuch" is not in this result (it has: latency, timeline, timeline-p99)`) {
+		t.Errorf("unknown chart: exit %d %s", code, errs)
+	}
+
+	code, table, errs := runCLI("report", "--hlog", hlog)
+	if code != exitOK || !strings.Contains(table, "│ response   │") || !strings.Contains(table, "send_delay") {
+		t.Errorf("report --hlog: exit %d %s\n%s", code, errs, table)
+	}
+	if code, _, errs := runCLI("report", "--hlog", filepath.Join(dir, "missing.hlog")); code != exitUsage || !strings.Contains(errs, "missing.hlog") {
+		t.Errorf("missing hlog: exit %d %s", code, errs)
+	}
+}
+
+func TestProgressOnlyOnATerminal(t *testing.T) {
+	if isTerminal(new(bytes.Buffer)) {
+		t.Error("a buffer counted as a terminal")
+	}
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if isTerminal(f) {
+		t.Error("a regular file counted as a terminal")
+	}
+	line := progressLine(engine.Progress{Elapsed: 12 * time.Second, LastSent: 159, LastDue: 160, InFlight: 14, Failed: 2, ResponseP99: 153.9, SendDelayP99: 0.61}, 40*time.Second)
+	want := " 12.0s/40s · sent 159/s (scheduled 160/s) · in flight 14 · errors 2 · response p99 153.9 ms · send delay p99 0.61 ms"
+	if line != want {
+		t.Errorf("progress line\n got %q\nwant %q", line, want)
+	}
+	// A run whose stdout is not a terminal prints no progress line.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	_, out, _ := runCLI("-rate", "20", "-d", "1200ms", "--send-delay-budget", "1s", srv.URL)
+	if strings.ContainsAny(out, "\r\x1b") {
+		t.Errorf("progress written to a non-terminal:\n%q", out)
+	}
+}
