@@ -36,6 +36,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	fs.SortFlags = false
 	fs.SetOutput(io.Discard)
 	metric := fs.String("metric", "response", "with two results: the histogram compared: "+strings.Join(recorder.Metrics, ", "))
+	htmlPath := fs.String("html", "", "with two results: also write both runs' percentile curves and the table as a self-contained HTML page")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(longForm(fs, args)); err != nil {
 		return usageError(stderr, "diff: %v", err)
@@ -48,6 +49,9 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	case 1:
 		if fs.Changed("metric") {
 			return usageError(stderr, "diff: --metric compares two results; with one, diff shows its service and response time")
+		}
+		if *htmlPath != "" {
+			return usageError(stderr, "diff: --html draws two results; give two files")
 		}
 		name := fs.Arg(0)
 		res, err := readResultFile(name)
@@ -86,6 +90,12 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		if err := report.Compare(stdout, *metric, names[0], res[0], p[0], names[1], res[1], p[1]); err != nil {
 			fmt.Fprintf(stderr, "openload: diff: %v\n", err)
 			return exitRuntime
+		}
+		if *htmlPath != "" {
+			if err := writeDiffHTML(*htmlPath, *metric, names, res, p); err != nil {
+				fmt.Fprintf(stderr, "openload: diff: %v\n", err)
+				return exitRuntime
+			}
 		}
 		return exitOK
 	}

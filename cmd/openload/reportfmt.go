@@ -142,3 +142,24 @@ func runReportHlog(path, format, metric string, stdout, stderr io.Writer) int {
 	}
 	return exitOK
 }
+
+// writeDiffHTML writes `openload diff A B --html`: both runs' curves of one
+// metric on the same percentile axes, and the comparison table.
+func writeDiffHTML(path, metric string, names [2]string, res [2]*recorder.Result, p [2]recorder.Percentiles) error {
+	c, err := plot.DiffChart(res[0], res[1], names[0], names[1], metric)
+	if err != nil {
+		return err
+	}
+	var text bytes.Buffer
+	if err := report.Compare(&text, metric, names[0], res[0], p[0], names[1], res[1], p[1]); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := (plot.Page{Title: "openload diff · " + names[0] + " vs " + names[1], Text: text.String(), Charts: []plot.Chart{c}}).Write(&b); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("--html %q: %v", path, unwrapPath(err))
+	}
+	return nil
+}

@@ -101,3 +101,30 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 		t.Errorf("progress written to a non-terminal:\n%q", out)
 	}
 }
+
+func TestDiffHTML(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "d.html")
+	code, _, errs := runCLI("diff", "testdata/diff-closed.json", "testdata/diff-open.json", "--html", out)
+	if code != exitOK {
+		t.Fatalf("exit %d %s", code, errs)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts, err := plot.ReadData(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(charts) != 1 || len(charts[0].Series) != 2 || charts[0].Series[0].Name != "testdata/diff-closed.json" || !charts[0].LogX {
+		t.Fatalf("diff chart %+v", charts)
+	}
+	// The open run's response curve ends far above the closed run's p99.
+	a, b := charts[0].Series[0], charts[0].Series[1]
+	if b.Y[len(b.Y)-1] < a.Y[len(a.Y)/2] {
+		t.Errorf("curves: closed %v … open %v", a.Y, b.Y)
+	}
+	if code, _, errs := runCLI("diff", "testdata/diff-open.json", "--html", out); code != exitUsage || !strings.Contains(errs, "--html draws two results") {
+		t.Errorf("one file with --html: exit %d %s", code, errs)
+	}
+}
