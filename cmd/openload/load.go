@@ -97,6 +97,8 @@ Usage:
   openload [flags] [URL]     send requests at a fixed rate; with no URL, target
                              a built-in stub model server in this process
   openload stub [flags]      run the stub model server (see 'openload stub --help')
+  openload diff A.json [B.json]   service vs response time, or two runs side by side
+  openload report RESULT.json     re-render a saved result (table, json, hgrm, csv, html)
   openload diff A.json [B.json]
                              service vs response time of one result, or two
                              results side by side (see 'openload diff --help')
@@ -110,7 +112,8 @@ Flags:
 	b.WriteString(fs.FlagUsages())
 	b.WriteString(`
 Exit codes: 0 valid run · 1 a check failed (measurement not valid) · 2 bad input,
-nothing started · 3 could not start or write results · 130 interrupted
+nothing started · 3 could not start or write results · 4 an --slo objective was
+breached · 130 interrupted
 `)
 	return b.String()
 }
@@ -326,6 +329,14 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		tgt.url, _ = url.Parse(s.URL + "/predict")
 		tgt.builtin = describeStub(s.Config)
 		tgt.close = s.Close
+		// The built-in stub says what its gate decided: show it unless
+		// the user chose otherwise.
+		if !fs.Changed("class-header") {
+			o.classHeaders = []string{"X-Stub-Source"}
+		}
+		if !fs.Changed("server-timing") {
+			o.serverTiming = true
+		}
 	}
 	if tgt.close != nil {
 		defer tgt.close()
