@@ -97,12 +97,10 @@ Usage:
   openload [flags] [URL]     send requests at a fixed rate; with no URL, target
                              a built-in stub model server in this process
   openload stub [flags]      run the stub model server (see 'openload stub --help')
-  openload diff A.json [B.json]   service vs response time, or two runs side by side
-  openload report RESULT.json     re-render a saved result (table, json, hgrm, csv, html)
   openload diff A.json [B.json]
                              service vs response time of one result, or two
                              results side by side (see 'openload diff --help')
-  openload report [--format table|json|hgrm] RESULT.json
+  openload report [--format table|json|hgrm|csv|html] RESULT.json
                              re-render a saved result (see 'openload report --help')
 
 Long flags take one or two dashes: -rate 160 and --rate 160 are the same.
