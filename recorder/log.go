@@ -15,8 +15,18 @@ import (
 // decimals. sent_ms, service_ms and send_delay_ms are empty for a request
 // that never left the generator; status is empty when no response was read;
 // error is empty for a completed request and otherwise one of refused,
-// reset, timeout, tls, other, unfinished.
-const LogHeader = "seq,scheduled_ms,sent_ms,done_ms,service_ms,response_ms,send_delay_ms,status,error"
+// reset, timeout, tls, other, unfinished; attempts, the last column, is
+// the number of attempts that left the generator (1 + the retries sent; 0
+// for a request never sent).
+//
+// For a retried request sent_ms is the first attempt's, done_ms, status
+// and error the final attempt's, and service_ms the final attempt's
+// service time, so that response_ms = send_delay_ms + the retry delay +
+// service_ms (see Record).
+//
+// The first nine columns are those of logs written before the attempts
+// column existed; LogReader reads both.
+const LogHeader = "seq,scheduled_ms,sent_ms,done_ms,service_ms,response_ms,send_delay_ms,status,error,attempts"
 
 // LogWriter streams records as CSV lines. It buffers, so call Flush at the
 // end; lines are written in the order records are added.
@@ -79,6 +89,8 @@ func (lw *LogWriter) Write(r *Record) error {
 	}
 	b = append(b, ',')
 	b = append(b, r.Kind.String()...)
+	b = append(b, ',')
+	b = strconv.AppendInt(b, int64(r.AttemptsSent()), 10)
 	b = append(b, '\n')
 	lw.buf = b
 	_, lw.err = lw.w.Write(b)
@@ -104,6 +116,9 @@ type LogEntry struct {
 	WasSent   bool
 	Status    int
 	Error     string
+	// Attempts is the attempts column; in a log without it, 1 for a sent
+	// request and 0 otherwise.
+	Attempts int
 }
 
 // LogReader reads a per-request CSV log, shaped like bufio.Scanner: call
@@ -184,8 +199,8 @@ func (lr *LogReader) Scan() bool {
 
 func (lr *LogReader) parse(text string) error {
 	f := strings.Split(text, ",")
-	if len(f) < 9 {
-		return fmt.Errorf("%d fields, want at least 9", len(f))
+	if len(f) != 9 && len(f) != 10 {
+		return fmt.Errorf("%d fields, want 9 or 10", len(f))
 	}
 	var e LogEntry
 	var err error
@@ -210,6 +225,16 @@ func (lr *LogReader) parse(text string) error {
 		}
 	}
 	e.Error = f[8]
+	if e.WasSent {
+		e.Attempts = 1
+	}
+	if len(f) == 10 {
+		n, err := strconv.ParseUint(f[9], 10, 31)
+		if err != nil {
+			return fmt.Errorf("bad attempts %q", f[9])
+		}
+		e.Attempts = int(n)
+	}
 	lr.e = e
 	return nil
 }

@@ -17,6 +17,21 @@
 //
 // All three are offsets on the monotonic clock from the run's start.
 //
+// # Retries
+//
+// A retried request keeps its schedule: scheduled is its arrival, sent is
+// its first attempt's sent and done its final attempt's done, so response
+// time is still done − scheduled, what the user waited for the final
+// answer, and send delay still measures only the generator. Service time is
+// the final attempt's: done − the final attempt's sent. What lies between,
+// the earlier attempts and the backoff waits, is the retry delay:
+//
+//	retry delay = final attempt's sent − first attempt's sent
+//	response    = send delay + retry delay + service
+//
+// (retry delay is 0 for a request tried once). The per-attempt figures are
+// in Record.Earlier; see retry.go for what the recorder counts.
+//
 // # Accounting
 //
 // Every scheduled request ends in exactly one outcome: completed (a response
@@ -108,6 +123,27 @@ type Record struct {
 	// duration.
 	Timings  [MaxTimings]Timing
 	NTimings int
+
+	// Retries (see retry.go). Sent is the first attempt's sent time and
+	// Done the final attempt's done; the other fields above describe the
+	// final attempt.
+	//
+	// Attempts is the number of attempts that left the generator; 0 means
+	// the engine did not count them (one if WasSent; see AttemptsSent).
+	Attempts int
+	// Earlier holds the attempts before the final one, oldest first: each
+	// was answered with a status, or failed with an error, that the run
+	// retries on. Nil when the request was tried once.
+	Earlier []Attempt
+	// LastSent is the sent time of the last attempt made; valid when
+	// Earlier is not empty.
+	LastSent time.Duration
+	// RetryRefused: a retry was due and the retry budget refused it; the
+	// request ended with the answer of its last attempt.
+	RetryRefused bool
+	// RetryExhausted: the last attempt was still one to retry, but every
+	// retry allowed per request had been sent.
+	RetryExhausted bool
 }
 
 // Limits of what one record carries.
@@ -125,10 +161,15 @@ type Timing struct {
 // Response is done − scheduled.
 func (r *Record) Response() time.Duration { return r.Done - r.Scheduled }
 
-// Service is done − sent; zero for a request that was never sent.
+// Service is done − sent; zero for a request that was never sent. For a
+// retried request (Earlier not empty) it is done − LastSent: what the
+// server took on the final attempt.
 func (r *Record) Service() time.Duration {
 	if !r.WasSent {
 		return 0
+	}
+	if len(r.Earlier) > 0 {
+		return r.Done - r.LastSent
 	}
 	return r.Done - r.Sent
 }

@@ -35,6 +35,10 @@ type Second struct {
 	// ResponseP99 is the response-time p99 (ms) of the requests that
 	// completed (or ended) in this second.
 	ResponseP99 float64 `json:"response_p99_ms,omitempty"`
+	// Retries counts the retries sent in this second and RateLimited the
+	// 429 answers received in it, every attempt counted (see retry.go).
+	Retries     int64 `json:"retries,omitempty"`
+	RateLimited int64 `json:"rate_limited,omitempty"`
 }
 
 // Due is what the schedule called for in the second: Scheduled + Skipped.
@@ -66,6 +70,7 @@ type Recorder struct {
 	timingOrder    []string
 	timingOverflow int64
 	dwell          *dwellCount // nil unless BoundDwell was called
+	retry          retryTally  // retry.go
 
 	iv *intervals
 }
@@ -175,6 +180,7 @@ func (r *Recorder) Add(rec *Record) error {
 	if r.dwell != nil {
 		r.addDwell(rec)
 	}
+	r.addAttempts(rec)
 	if r.log != nil {
 		return r.log.Write(rec)
 	}
@@ -316,6 +322,7 @@ func (r *Recorder) Merge(o *Recorder) {
 	}
 	r.timingOverflow += o.timingOverflow
 	r.mergeDwell(o)
+	r.mergeRetries(o)
 	for i, s := range o.timeline {
 		t := r.second(time.Duration(i) * time.Second)
 		t.Scheduled += s.Scheduled
@@ -323,6 +330,8 @@ func (r *Recorder) Merge(o *Recorder) {
 		t.Completed += s.Completed
 		t.Errors += s.Errors
 		t.Skipped += s.Skipped
+		t.Retries += s.Retries
+		t.RateLimited += s.RateLimited
 	}
 }
 

@@ -125,6 +125,7 @@ type Config struct {
 	ClassHeaders []string            `json:"class_headers,omitempty"`
 	ServerTiming bool                `json:"server_timing,omitempty"`
 	StampHeader  string              `json:"stamp_header,omitempty"` // request header holding the scheduled time, Unix ns
+	Retry        string              `json:"retry,omitempty"`        // the retry policy, empty without retries
 	// Mode is ModeClosed for a closed-loop run, empty for an open one.
 	// Users is then the number of users (Connections is the same number)
 	// and Think their pause after each response; Rate is 0 when the users
@@ -203,6 +204,7 @@ type Result struct {
 	Classes      []ClassTable     `json:"classes,omitempty"`
 	ServerTiming []ServerMetric   `json:"server_timing,omitempty"`
 	DwellBound   *DwellBound      `json:"dwell_bound,omitempty"` // --dwell-bound
+	Retries      *RetryCounts     `json:"retries,omitempty"`     // --retries (retry.go)
 	Checks       []Check          `json:"checks"`
 	SLOs         []SLO            `json:"slos,omitempty"`
 	Interrupted  bool             `json:"interrupted,omitempty"`

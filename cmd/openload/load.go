@@ -29,6 +29,10 @@ import (
 // can send, low enough to catch a slipped finger.
 const maxRate = 10_000_000
 
+// maxRequests bounds rate × duration without --yes, so that a typo such as
+// -rate 1600000 does not become an accidental flood.
+const maxRequests = 5_000_000
+
 // loadOptions are the flags of a load run.
 type loadOptions struct {
 	rate         float64
@@ -49,6 +53,8 @@ type loadOptions struct {
 	help         bool
 	classHeaders []string
 	slos         []string
+	yes          bool
+	redact       []string
 	hlog         string
 	objectives   []verify.Objective
 	serverTiming bool
@@ -77,6 +83,8 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 	fs.StringVarP(&o.output, "output", "o", "", "write the JSON result to this file ('-' for stdout; the report then goes to stderr)")
 	fs.StringVar(&o.logFile, "log", "", "stream one CSV line per request to this file")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
+	fs.BoolVar(&o.yes, "yes", false, "allow a run of more than 5,000,000 requests (rate × duration)")
+	fs.StringArrayVar(&o.redact, "redact", nil, "also redact this request header's value in the result (Authorization, Cookie and Proxy-Authorization always are)")
 	fs.StringArrayVar(&o.classHeaders, "class-header", nil, "group responses by this response header's value (repeatable, up to 4), e.g. X-Stub-Source")
 	fs.BoolVar(&o.serverTiming, "server-timing", false, "parse Server-Timing response headers and report each metric next to service time")
 	o.replay.checkFlags(fs)
@@ -204,6 +212,9 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) (request, error) {
 		if n := schedule.ConstantCount(o.rate, o.duration); n < 1 {
 			return req, fmt.Errorf("--rate %v × --duration %v = %.3g: the schedule holds no request", o.rate, o.duration, o.rate*o.duration.Seconds())
 		}
+	}
+	if n := o.rate * o.duration.Seconds(); rated && n > maxRequests && !o.yes {
+		return req, fmt.Errorf("--rate %v × --duration %v = %.0f requests is more than %d: add --yes if you mean it", o.rate, o.duration, n, maxRequests)
 	}
 	if rated {
 		if _, err := schedule.New(schedule.Spec{Kind: o.arrival, Rate: o.rate, Duration: o.duration, Seed: o.seed}); err != nil {
@@ -356,6 +367,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	res, findings, err := loadtest.Run(ctx, loadtest.Options{
 		IntervalLog:  intervalLog,
+		Redact:       o.redact,
 		Progress:     progress,
 		URL:          tgt.url,
 		BuiltinStub:  tgt.builtin,

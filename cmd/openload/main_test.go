@@ -76,6 +76,7 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"--no-such-flag"},
 		{"-rate", "10", "--slo", "latency.p99<=1ms", "http://127.0.0.1:1/"},
 		{"-rate", "10", "--slo", "response.p99<=200", "http://127.0.0.1:1/"},
+		{"-rate", "1600000", "http://127.0.0.1:1/"},
 		{"stub", "--workers", "0"},
 		{"stub", "--policy", "lifo"},
 		{"--closed", "--arrival", "poisson", "-rate", "10", "http://127.0.0.1:1/"},
@@ -91,6 +92,7 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"report", "--metric", "service", "a.json"},
 		{"report", "--metric", "ttfb", "--format", "hgrm", "a.json"},
 	}
+	cases = append(cases, replayUsageCases(t, dir)...)
 	var b strings.Builder
 	for _, args := range cases {
 		code, stdout, stderr := runCLI(args...)

@@ -97,6 +97,10 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 		results: make(chan recorder.Record, 1<<12),
 		drain:   drainCtx,
 	}
+	var err error
+	if e.retry, err = newRetrier(cfg.Retry, e.since); err != nil {
+		return Stats{}, err
+	}
 	var stats Stats
 	recDone := e.record(rec, &stats)
 	stats.Start = time.Now()

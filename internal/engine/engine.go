@@ -20,6 +20,12 @@
 //
 // RunClosed (closed.go) runs a closed loop instead, users that wait for each
 // response before sending again, to show what closed-loop tools report.
+//
+// With a retry policy (Config.Retry, retry.go) the worker that ran a
+// request's first attempt also makes its retries, sleeping each backoff in
+// between: a request waiting out a backoff holds its worker and counts in
+// the in-flight limit. A retried request keeps its scheduled time, so its
+// response time runs from there to the final attempt's done.
 package engine
 
 import (
@@ -69,6 +75,8 @@ type Config struct {
 	Progress func(Progress)
 	// Transport, if set, replaces the default HTTP/1.1 keep-alive transport.
 	Transport http.RoundTripper
+	// Retry is the retry policy (retry.go); the zero value retries nothing.
+	Retry Retry
 }
 
 // Stats describes the run beyond what the recorder holds.
@@ -119,6 +127,10 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 		due:     make(chan item, 1<<14),
 		results: make(chan recorder.Record, 1<<12),
 		drain:   drainCtx,
+	}
+	var err error
+	if e.retry, err = newRetrier(cfg.Retry, e.since); err != nil {
+		return Stats{}, err
 	}
 	var stats Stats
 	recDone := e.record(rec, &stats)
@@ -239,7 +251,8 @@ type run struct {
 	dispatched  atomic.Int64
 	maxInFlight atomic.Int64
 	lastDone    atomic.Int64
-	limitWaited int64 // dispatcher only
+	limitWaited int64    // dispatcher only
+	retry       *retrier // nil without retries (retry.go)
 }
 
 func (e *run) since() time.Duration { return time.Since(e.start) }
@@ -346,7 +359,7 @@ func (w *worker) issue(it item) time.Duration {
 			break
 		}
 	}
-	r := w.do(it)
+	r := w.attempt(it)
 	e.busy.Add(-1)
 	e.note(r.Done)
 	e.results <- r

@@ -1,0 +1,100 @@
+package recorder
+
+import (
+	"bytes"
+	"testing"
+	"time"
+)
+
+// withTimings returns a completed record of the given status carrying the
+// Server-Timing metrics name=dur pairs.
+func withTimings(status int, kv ...any) Record {
+	r := Record{Outcome: Completed, Status: status, WasSent: true, Done: ms(10)}
+	for i := 0; i+1 < len(kv); i += 2 {
+		r.Timings[r.NTimings] = Timing{Name: kv[i].(string), Dur: kv[i+1].(time.Duration)}
+		r.NTimings++
+	}
+	return r
+}
+
+// TestDwellBoundCounts counts fixed records against a 150 ms bound: only
+// answers (2xx but 204) count; exactly the bound is within it; a dropped
+// answer (503 or 204) that reports its dwell is counted apart, not checked.
+func TestDwellBoundCounts(t *testing.T) {
+	recs := []Record{
+		withTimings(200, "total", ms(20), "dwell", ms(20)),            // answer, within
+		withTimings(200, "dwell", ms(150)),                            // answer, exactly the bound: within
+		withTimings(200, "queue", ms(1), "dwell", ms(150.001)),        // answer, over by 1 µs
+		withTimings(206, "dwell", ms(400)),                            // answer (2xx), over
+		withTimings(200, "total", ms(300)),                            // answer without dwell
+		withTimings(503, "dwell", ms(900)),                            // dropped late: not an answer
+		withTimings(204, "dwell", ms(900)),                            // dropped as 204 no-bid
+		withTimings(429, "total", ms(1)),                              // neither
+		{Outcome: Failed, Kind: KindRefused, Done: ms(1)},             // no response
+		withTimings(200, "Dwell", ms(999)),                            // another metric (names are exact)
+		{Outcome: Completed, Status: 200, Done: ms(5), WasSent: true}, // answer, no timings at all
+		withTimings(200, "dwell", -ms(5)),                             // a negative dwell is not > bound
+		withTimings(200, "dwell", ms(10), "dwell", ms(500)),           // the first dwell counts
+	}
+	r := New(nil)
+	r.BoundDwell(150 * time.Millisecond)
+	for i := range recs {
+		if err := r.Add(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var res Result
+	if err := r.Fill(&res); err != nil {
+		t.Fatal(err)
+	}
+	d := res.DwellBound
+	if d == nil {
+		t.Fatal("no dwell_bound in the result")
+	}
+	want := DwellBound{Bound: "150ms", BoundMs: 150, Answers: 6, Over: 2, Unreported: 3, Others: 2}
+	got := *d
+	got.Dwell = Percentiles{}
+	if got != want {
+		t.Errorf("dwell bound %+v, want %+v", got, want)
+	}
+	if d.Dwell.Count != 6 || d.Dwell.Max < 399 || d.Dwell.Max > 401 {
+		t.Errorf("dwell of answers %+v: want 6 values, max ≈ 400 ms", d.Dwell)
+	}
+
+	// It survives the JSON round trip, and Merge adds two recorders' counts.
+	var b bytes.Buffer
+	if err := WriteResult(&b, &res); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadResult(&b, "r.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.DwellBound == nil || back.DwellBound.Over != 2 || back.DwellBound.Answers != 6 {
+		t.Errorf("round trip: %+v", back.DwellBound)
+	}
+	m := New(nil)
+	m.Merge(r)
+	m.Merge(r)
+	var mres Result
+	if err := m.Fill(&mres); err != nil {
+		t.Fatal(err)
+	}
+	if md := mres.DwellBound; md == nil || md.Answers != 12 || md.Over != 4 || md.Unreported != 6 || md.Others != 4 || md.Dwell.Count != 12 {
+		t.Errorf("merged: %+v", mres.DwellBound)
+	}
+
+	// Without BoundDwell there is no count.
+	var plain Result
+	if err := New(nil).Fill(&plain); err != nil || plain.DwellBound != nil {
+		t.Errorf("no bound: %+v, %v", plain.DwellBound, err)
+	}
+}
+
+func TestIsAnswer(t *testing.T) {
+	for status, want := range map[int]bool{0: false, 199: false, 200: true, 201: true, 204: false, 206: true, 299: true, 300: false, 429: false, 503: false} {
+		if IsAnswer(status) != want {
+			t.Errorf("IsAnswer(%d) = %v, want %v", status, !want, want)
+		}
+	}
+}

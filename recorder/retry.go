@@ -1,0 +1,183 @@
+package recorder
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Retries, from the recorder's side.
+//
+// The engine retries a request whose attempt was answered with a status, or
+// failed with an error kind, the run retries on (engine.Retry); the request
+// stays one request, with one record and one outcome, so the accounting
+// identity is untouched. Its record carries its earlier attempts, and the
+// recorder counts
+//
+//	first attempts   requests whose first attempt left the generator (= sent)
+//	retries sent     attempts after the first that left the generator
+//	refused          retries due that the retry budget refused
+//	exhausted        requests still to retry when the retries per request ran out
+//	retried          requests with at least one retry sent
+//
+// and the status or error of every attempt, earlier and final. The outcome
+// counts, Status and ErrorKinds stay those of the final attempts.
+//
+// Two per-second figures of the timeline count attempts: Second.Retries
+// (retries sent in the second, by their sent time) and Second.RateLimited
+// (429 answers received in the second, by their done time, every attempt
+// counted, with retries or without).
+
+// Attempt is one earlier attempt of a retried request (see Record.Earlier).
+type Attempt struct {
+	Sent   time.Duration // when it started going onto a connection
+	Done   time.Duration // when its answer was read, or it failed
+	Status int           // 0 when no response was read
+	Kind   ErrorKind     // KindNone when a response was read
+}
+
+// AttemptsSent is the number of attempts of the request that left the
+// generator: Attempts when the engine counted them, else 1 if the request
+// was sent and 0 if not.
+func (r *Record) AttemptsSent() int {
+	if r.Attempts > 0 {
+		return r.Attempts
+	}
+	if r.WasSent {
+		return 1
+	}
+	return 0
+}
+
+// RetryDelay is the final attempt's sent − the first attempt's sent: the
+// earlier attempts and the backoff waits. Zero for a request tried once.
+func (r *Record) RetryDelay() time.Duration {
+	if !r.WasSent || len(r.Earlier) == 0 {
+		return 0
+	}
+	return r.LastSent - r.Sent
+}
+
+// retryTally is what the recorder counts about attempts.
+type retryTally struct {
+	retries, refused, exhausted, retried int64
+	status                               [600]int64 // earlier attempts, by status
+	other                                int64      // earlier attempts with a status outside [100, 600)
+	kinds                                [numKinds]int64
+}
+
+// addAttempts counts the attempts of one record; Add calls it.
+func (r *Recorder) addAttempts(rec *Record) {
+	if rec.Status == http.StatusTooManyRequests {
+		r.second(rec.Done).RateLimited++
+	}
+	if len(rec.Earlier) == 0 && !rec.RetryRefused && !rec.RetryExhausted {
+		return
+	}
+	t := &r.retry
+	if n := rec.AttemptsSent(); n > 1 {
+		t.retries += int64(n - 1)
+	}
+	if rec.RetryRefused {
+		t.refused++
+	}
+	if rec.RetryExhausted {
+		t.exhausted++
+	}
+	if len(rec.Earlier) == 0 {
+		return
+	}
+	t.retried++
+	for i := range rec.Earlier {
+		a := &rec.Earlier[i]
+		switch {
+		case a.Status >= 100 && a.Status < 600:
+			t.status[a.Status]++
+		case a.Status != 0:
+			t.other++
+		}
+		t.kinds[a.Kind]++
+		if a.Status == http.StatusTooManyRequests {
+			r.second(a.Done).RateLimited++
+		}
+		if i > 0 {
+			r.second(a.Sent).Retries++
+		}
+	}
+	// The final attempt is a retry too, unless the request was abandoned
+	// while it waited for it.
+	if rec.AttemptsSent() > len(rec.Earlier) {
+		r.second(rec.LastSent).Retries++
+	}
+}
+
+// mergeRetries adds o's attempt counts to r's; Merge calls it.
+func (r *Recorder) mergeRetries(o *Recorder) {
+	t, u := &r.retry, &o.retry
+	t.retries += u.retries
+	t.refused += u.refused
+	t.exhausted += u.exhausted
+	t.retried += u.retried
+	t.other += u.other
+	for i := range t.status {
+		t.status[i] += u.status[i]
+	}
+	for i := range t.kinds {
+		t.kinds[i] += u.kinds[i]
+	}
+}
+
+// RetryCounts counts the attempts of a run with retries. FirstAttempts is
+// Counts.Sent; the outcome counts are the final attempts'.
+type RetryCounts struct {
+	// Policy describes the retry policy, e.g. "up to 1 retry on 429,503,
+	// backoff 2s equal jitter, budget 10% + 10/s over 10s".
+	Policy          string `json:"policy"`
+	FirstAttempts   int64  `json:"first_attempts"`
+	RetriesSent     int64  `json:"retries_sent"`
+	RefusedByBudget int64  `json:"refused_by_budget"`
+	Exhausted       int64  `json:"exhausted"`
+	Retried         int64  `json:"retried"`
+	// AttemptStatus and AttemptErrors count every attempt, earlier and
+	// final, by status code ("other" outside [100, 600)) and error kind.
+	AttemptStatus map[string]int64 `json:"attempt_status"`
+	AttemptErrors map[string]int64 `json:"attempt_errors,omitempty"`
+}
+
+// RetryCounts returns the attempt counts so far (Policy left empty).
+func (r *Recorder) RetryCounts() RetryCounts {
+	t := &r.retry
+	c := RetryCounts{
+		FirstAttempts:   r.sent,
+		RetriesSent:     t.retries,
+		RefusedByBudget: t.refused,
+		Exhausted:       t.exhausted,
+		Retried:         t.retried,
+		AttemptStatus:   map[string]int64{},
+		AttemptErrors:   map[string]int64{},
+	}
+	for code := range t.status {
+		if n := t.status[code] + r.status[code]; n > 0 {
+			c.AttemptStatus[strconv.Itoa(code)] = n
+		}
+	}
+	if n := t.other + r.other; n > 0 {
+		c.AttemptStatus["other"] = n
+	}
+	for k := KindNone + 1; k < numKinds; k++ {
+		if n := t.kinds[k] + r.kinds[k]; n > 0 {
+			c.AttemptErrors[k.String()] = n
+		}
+	}
+	return c
+}
+
+// AttemptStatus is the number of attempts answered with code: every
+// attempt of a run with retries (Retries), the final ones otherwise, which
+// are then all the attempts.
+func (r *Result) AttemptStatus(code int) int64 {
+	if r.Retries != nil {
+		return r.Retries.AttemptStatus[strconv.Itoa(code)]
+	}
+	return r.Status[strconv.Itoa(code)]
+}
