@@ -33,9 +33,10 @@ import (
 
 // Series is one named line (or, for bar charts, one bar per point).
 type Series struct {
-	Name string    `json:"name"`
-	X    []float64 `json:"x"`
-	Y    []float64 `json:"y"`
+	Name   string    `json:"name"`
+	Dashed bool      `json:"dashed,omitempty"` // drawn dashed, so a line it covers stays visible
+	X      []float64 `json:"x"`
+	Y      []float64 `json:"y"`
 }
 
 // Chart is the data of one chart.
@@ -90,7 +91,9 @@ func LatencyChart(res *recorder.Result) (Chart, error) {
 		if err != nil {
 			return c, err
 		}
-		c.Series = append(c.Series, PercentileSeries(m.name, h))
+		s := PercentileSeries(m.name, h)
+		s.Dashed = m.metric == "send_delay"
+		c.Series = append(c.Series, s)
 	}
 	return c, nil
 }
@@ -194,7 +197,10 @@ func (c Chart) Plot() (*gplot.Plot, error) {
 			return nil, fmt.Errorf("%s: %v", s.Name, err)
 		}
 		l.Color = plotutil.Color(i)
-		l.Width = vg.Points(1.5)
+		l.Width = vg.Points(2)
+		if s.Dashed {
+			l.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
+		}
 		p.Add(l)
 		p.Legend.Add(s.Name, l)
 	}
