@@ -57,8 +57,8 @@ func TestDwellBoundCounts(t *testing.T) {
 	if got != want {
 		t.Errorf("dwell bound %+v, want %+v", got, want)
 	}
-	if d.Dwell.Count != 6 || d.Dwell.Max < 399 || d.Dwell.Max > 401 {
-		t.Errorf("dwell of answers %+v: want 6 values, max ≈ 400 ms", d.Dwell)
+	if d.Dwell.Count != 6 || d.Dwell.Max != 400 {
+		t.Errorf("dwell of answers %+v: want 6 values, max exactly 400 ms", d.Dwell)
 	}
 
 	// It survives the JSON round trip, and Merge adds two recorders' counts.
@@ -80,7 +80,7 @@ func TestDwellBoundCounts(t *testing.T) {
 	if err := m.Fill(&mres); err != nil {
 		t.Fatal(err)
 	}
-	if md := mres.DwellBound; md == nil || md.Answers != 12 || md.Over != 4 || md.Unreported != 6 || md.Others != 4 || md.Dwell.Count != 12 {
+	if md := mres.DwellBound; md == nil || md.Answers != 12 || md.Over != 4 || md.Unreported != 6 || md.Others != 4 || md.Dwell.Count != 12 || md.Dwell.Max != 400 {
 		t.Errorf("merged: %+v", mres.DwellBound)
 	}
 
@@ -96,5 +96,25 @@ func TestIsAnswer(t *testing.T) {
 		if IsAnswer(status) != want {
 			t.Errorf("IsAnswer(%d) = %v, want %v", status, !want, want)
 		}
+	}
+}
+
+// The max of the answers' dwell is exact: a dwell just under the bound is
+// not rounded up past it by the histogram's resolution.
+func TestDwellMaxIsExact(t *testing.T) {
+	r := New(nil)
+	r.BoundDwell(150 * time.Millisecond)
+	for _, d := range []time.Duration{ms(149.999), ms(3), -ms(1)} {
+		rec := withTimings(200, "dwell", d)
+		if err := r.Add(&rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var res Result
+	if err := r.Fill(&res); err != nil {
+		t.Fatal(err)
+	}
+	if got := res.DwellBound.Dwell.Max; got != 149.999 || res.DwellBound.Over != 0 {
+		t.Errorf("max %v ms, over %d; want 149.999 and 0", got, res.DwellBound.Over)
 	}
 }
