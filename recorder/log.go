@@ -93,8 +93,25 @@ func (lw *LogWriter) Write(r *Record) error {
 	b = strconv.AppendInt(b, int64(r.AttemptsSent()), 10)
 	b = append(b, '\n')
 	lw.buf = b
+	// Flush before a line that would not fit, never in the middle of one:
+	// the file then holds complete lines only, even if the process is
+	// killed between two writes.
+	if lw.w.Available() < len(b) {
+		if lw.err = lw.w.Flush(); lw.err != nil {
+			return lw.err
+		}
+	}
 	_, lw.err = lw.w.Write(b)
 	return lw.err
+}
+
+// FlushLog flushes the per-request log, if there is one. Call it from the
+// goroutine that adds records.
+func (r *Recorder) FlushLog() error {
+	if r.log == nil {
+		return nil
+	}
+	return r.log.Flush()
 }
 
 // Flush writes buffered lines to the underlying writer.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -61,6 +62,8 @@ type loadOptions struct {
 	closed       bool
 	think        time.Duration
 	replay       replayOptions // replay.go
+	proto        protoOptions  // proto.go
+	retry        retryOptions  // retryflags.go
 }
 
 func loadFlags(o *loadOptions) *pflag.FlagSet {
@@ -72,6 +75,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the poisson arrival process")
 	o.replay.scheduleFlags(fs)
 	fs.IntVarP(&o.connections, "connections", "c", 256, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
+	o.proto.flags(fs)
 	fs.BoolVar(&o.closed, "closed", false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
 	fs.DurationVar(&o.think, "think", 0, "with --closed: pause after each response before the user sends again")
 	fs.StringVarP(&o.method, "method", "m", "", "HTTP method (default GET, or POST with a body)")
@@ -88,6 +92,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 	fs.StringArrayVar(&o.classHeaders, "class-header", nil, "group responses by this response header's value (repeatable, up to 4), e.g. X-Stub-Source")
 	fs.BoolVar(&o.serverTiming, "server-timing", false, "parse Server-Timing response headers and report each metric next to service time")
 	o.replay.checkFlags(fs)
+	o.retry.flags(fs)
 	fs.StringVar(&o.hlog, "hlog", "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this file")
 	fs.StringArrayVar(&o.slos, "slo", nil, "objective checked at the end, e.g. 'response.p99<=200ms' (repeatable); a breach exits 4")
 	fs.DurationVar(&o.sendDelay, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
@@ -110,6 +115,9 @@ Usage:
                              results side by side (see 'openload diff --help')
   openload report [--format table|json|hgrm|csv|html] RESULT.json
                              re-render a saved result (see 'openload report --help')
+  openload model poisson --rate λ --limit-rps R [--limit-shards n] ...
+                             predict a sharded rate limiter's 429s under Poisson
+                             arrivals, no traffic (see 'openload model --help')
 
 Long flags take one or two dashes: -rate 160 and --rate 160 are the same.
 
@@ -231,6 +239,9 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) (request, error) {
 		return req, err
 	}
 	o.objectives = objs
+	if err := o.retry.validate(fs, o); err != nil {
+		return req, err
+	}
 	req.header = http.Header{}
 	for _, h := range o.headers {
 		if err := parseHeader(req.header, h); err != nil {
@@ -291,14 +302,22 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return usageError(stderr, "%v", err)
 		}
 	}
+	protocol, err := o.proto.protocol(fs, u)
+	if err != nil {
+		return usageError(stderr, "%v", err)
+	}
 
 	// Open the output files before anything starts, so a bad path costs
 	// nothing.
 	var outFile, logFile *os.File
 	if o.output != "" && o.output != "-" {
-		if outFile, err = os.Create(o.output); err != nil {
+		// The result goes to a temporary file beside the target, renamed
+		// into place once complete: an interrupted openload never leaves a
+		// half-written result behind.
+		if outFile, err = os.CreateTemp(filepath.Dir(o.output), "."+filepath.Base(o.output)+".tmp-*"); err != nil {
 			return usageError(stderr, "--output %q: %v", o.output, unwrapPath(err))
 		}
+		defer os.Remove(outFile.Name()) // a no-op once renamed
 		defer outFile.Close()
 	}
 	var logw *recorder.LogWriter
@@ -330,7 +349,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	tgt := target{url: u}
 	if u == nil {
-		s, err := stub.NewServer(stub.DefaultConfig())
+		stubCfg := stub.DefaultConfig()
+		stubCfg.H2C = protocol == engine.H2C
+		s, err := stub.NewServer(stubCfg)
 		if err != nil {
 			fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
 			return exitRuntime
@@ -387,6 +408,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Verify:       verify.Options{SendDelayP99: o.sendDelay},
 		Closed:       o.closed,
 		Think:        o.think,
+		Protocol:     protocol,
+		MaxStreams:   o.proto.maxStreams,
+		Retry:        o.retry.policy,
 	})
 	clearProgress()
 	code := exitOK
@@ -411,6 +435,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if err := report.Text(out, res); err != nil {
 			fmt.Fprintf(stderr, "openload: report: %v\n", err)
 		}
+		o.retry.printExpectation(out, &o, res)
 		fmt.Fprintf(out, "\nresult: %s\n", report.Verdict(res.Checks))
 		if breached {
 			fmt.Fprintln(out, "objectives: BREACHED (exit 4)")
@@ -427,7 +452,16 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if outFile != nil {
 			w = outFile
 		}
-		if err := recorder.WriteResult(w, res); err != nil {
+		err := recorder.WriteResult(w, res)
+		if outFile != nil {
+			if cerr := outFile.Close(); err == nil {
+				err = cerr
+			}
+			if err == nil {
+				err = os.Rename(outFile.Name(), o.output)
+			}
+		}
+		if err != nil {
 			fmt.Fprintf(stderr, "openload: --output %q: %v\n", o.output, err)
 			code = exitRuntime
 		}

@@ -9,6 +9,7 @@
 //	openload stub [flags]       run the stub model server
 //	openload diff A.json [B.json]   service vs response time of a result, or two results side by side
 //	openload report [flags] RESULT.json   re-render a saved result (table, json, hgrm)
+//	openload model poisson [flags]   predict a sharded rate limiter's 429s under Poisson arrivals
 //
 // Exit codes: 0 the run is valid (checks passed, maybe with warnings);
 // 1 a check failed, the measurement is not valid; 2 bad input, nothing was
@@ -24,6 +25,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/openload/openload/internal/engine"
 )
 
 // Exit codes, documented in the README.
@@ -36,10 +39,28 @@ const (
 	exitInterrupted = 130
 )
 
+// main runs the CLI. The first SIGINT or SIGTERM cancels the run's
+// context: scheduling stops, in-flight requests get a short drain, and the
+// result and log are written marked interrupted (exit 130). A second signal
+// exits at once: the per-request log then holds complete lines only (it is
+// flushed at line boundaries) and the result file is not written (it is
+// written to a temporary file and renamed into place at the end, so no
+// half-written result is left behind).
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		fmt.Fprintf(os.Stderr, "\nopenload: %v: stopping; in-flight requests get %v (a second signal exits at once)\n", s, engine.InterruptDrain)
+		cancel()
+		<-sig
+		fmt.Fprintln(os.Stderr, "openload: second signal: exiting now; the log holds complete lines, the result was not written")
+		os.Exit(exitInterrupted)
+	}()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	stop()
+	signal.Stop(sig)
+	cancel()
 	os.Exit(code)
 }
 
@@ -53,6 +74,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return runDiff(args[1:], stdout, stderr)
 		case "report":
 			return runReport(args[1:], stdout, stderr)
+		case "model":
+			return runModel(args[1:], stdout, stderr)
 		case "help":
 			fmt.Fprint(stdout, usageText())
 			return exitOK

@@ -29,7 +29,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -40,7 +39,6 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -75,6 +73,19 @@ type Config struct {
 	Progress func(Progress)
 	// Transport, if set, replaces the default HTTP/1.1 keep-alive transport.
 	Transport http.RoundTripper
+	// Protocol is HTTP1 (also when empty), HTTP2 (TLS, ALPN; https URL)
+	// or H2C (prior knowledge; http URL). See h2.go for how Connections
+	// maps to streams and connections with HTTP/2.
+	Protocol string
+	// MaxStreams caps the streams in flight on one HTTP/2 connection; 0
+	// leaves it to the server's SETTINGS_MAX_CONCURRENT_STREAMS.
+	MaxStreams int
+	// TLS, if set, configures TLS for https URLs (e.g. RootCAs that trust
+	// a test server's certificate).
+	TLS *tls.Config
+	// FastHTTP1 sends plain-http HTTP/1.1 requests on the lean path
+	// (fasth1.go) instead of net/http's transport.
+	FastHTTP1 bool
 	// Retry is the retry policy (retry.go); the zero value retries nothing.
 	Retry Retry
 }
@@ -90,7 +101,14 @@ type Stats struct {
 	LogErr      error // first error writing the per-request log, if any
 	Dispatched  int64
 	Skipped     int64 // closed mode: pacing slots no user took (see RunClosed)
+	// Generator is openload's own CPU use and GC pauses during the run
+	// (selfmon.go).
+	Generator recorder.Generator
 }
+
+// InterruptDrain bounds the drain after an interruption (ctx cancelled):
+// the user asked to stop, so in-flight requests get at most this long.
+const InterruptDrain = 2 * time.Second
 
 var (
 	errTimeout = errors.New("request timeout")
@@ -113,8 +131,15 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 	if cfg.Timeout <= 0 {
 		return Stats{}, errors.New("engine: timeout must be > 0")
 	}
+	if err := checkProtocol(cfg); err != nil {
+		return Stats{}, err
+	}
+	if err := cfg.Retry.check(); err != nil {
+		return Stats{}, err
+	}
 	client, closeIdle := newClient(cfg)
 	defer closeIdle()
+	mon := startSelfMon()
 
 	// drainCtx is cancelled when the drain expires: in-flight requests are
 	// abandoned and counted unfinished.
@@ -128,10 +153,7 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 		results: make(chan recorder.Record, 1<<12),
 		drain:   drainCtx,
 	}
-	var err error
-	if e.retry, err = newRetrier(cfg.Retry, e.since); err != nil {
-		return Stats{}, err
-	}
+	e.retry = newRetrier(cfg.Retry, e.since)
 	var stats Stats
 	recDone := e.record(rec, &stats)
 
@@ -162,13 +184,19 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 		// Dispatching stops at its next step; the drain covers what is in
 		// flight or queued.
 	}
-	drainTimer = time.AfterFunc(cfg.Drain, func() { drainCancel(errDrain) })
+	drain := cfg.Drain
+	if ctx.Err() != nil {
+		// Interrupted: in-flight requests get a short drain only.
+		drain = min(drain, InterruptDrain)
+	}
+	drainTimer = time.AfterFunc(drain, func() { drainCancel(errDrain) })
 	<-dispatchDone
 	wg.Wait()
 	drainTimer.Stop()
 	close(e.results)
 	<-recDone
 
+	stats.Generator = mon.stop()
 	stats.MaxInFlight = int(e.maxInFlight.Load())
 	stats.LimitWaited = e.limitWaited
 	stats.End = time.Duration(e.lastDone.Load())
@@ -181,8 +209,17 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 func newClient(cfg Config) (*http.Client, func()) {
 	transport := cfg.Transport
 	closeIdle := func() {}
-	if transport == nil {
+	if transport == nil && cfg.FastHTTP1 && (cfg.Protocol == "" || cfg.Protocol == HTTP1) {
+		if ft := newFastTransport(cfg); ft != nil {
+			transport, closeIdle = ft, ft.closeIdle
+		}
+	}
+	switch {
+	case transport == nil && (cfg.Protocol == HTTP2 || cfg.Protocol == H2C):
+		transport, closeIdle = newH2Transport(cfg)
+	case transport == nil:
 		owned := NewTransport(cfg.Connections, cfg.Timeout)
+		owned.TLSClientConfig = cfg.TLS
 		transport = owned
 		closeIdle = owned.CloseIdleConnections
 	}
@@ -200,11 +237,11 @@ func (e *run) record(rec *recorder.Recorder, stats *Stats) <-chan struct{} {
 	go func() {
 		defer close(recDone)
 		var tick <-chan time.Time
-		if e.cfg.Progress != nil {
-			t := time.NewTicker(time.Second)
-			defer t.Stop()
-			tick = t.C
-		}
+		// Once a second: the progress snapshot, and a flush of the
+		// per-request log so that a hard exit loses at most a second.
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		tick = t.C
 		for {
 			select {
 			case r, ok := <-e.results:
@@ -215,7 +252,12 @@ func (e *run) record(rec *recorder.Recorder, stats *Stats) <-chan struct{} {
 					stats.LogErr = err
 				}
 			case <-tick:
-				e.cfg.Progress(e.progress(rec))
+				if err := rec.FlushLog(); err != nil && stats.LogErr == nil {
+					stats.LogErr = err
+				}
+				if e.cfg.Progress != nil {
+					e.cfg.Progress(e.progress(rec))
+				}
 			}
 		}
 	}()
@@ -327,6 +369,10 @@ type worker struct {
 
 	stampBuf  []byte   // digits of the last stamp (stamp.go)
 	stampVals []string // unused header value slots (stamp.go)
+
+	base    context.Context // drain context with trace (fastreq.go)
+	tmpl    *http.Request   // what each request copies (fastreq.go)
+	tmplErr error
 }
 
 func (e *run) newWorker() *worker {
@@ -369,28 +415,13 @@ func (w *worker) issue(it item) time.Duration {
 func (w *worker) do(it item) recorder.Record {
 	e := w.e
 	r := recorder.Record{Seq: it.seq, Scheduled: it.off}
-	ctx, cancel := context.WithTimeoutCause(e.drain, e.cfg.Timeout, errTimeout)
+	ctx, cancel := context.WithTimeoutCause(w.baseContext(), e.cfg.Timeout, errTimeout)
 	defer cancel()
-	ctx = httptrace.WithClientTrace(ctx, w.trace)
-	var body io.Reader
-	if len(e.cfg.Body) > 0 {
-		body = bytes.NewReader(e.cfg.Body)
-	}
-	req, err := http.NewRequestWithContext(ctx, e.cfg.Method, e.cfg.URL.String(), body)
+	req, err := w.request(ctx, it)
 	if err != nil {
 		r.Done = e.since()
 		r.Outcome, r.Kind = recorder.Failed, recorder.KindOther
 		return r
-	}
-	for k, vs := range e.cfg.Header {
-		if strings.EqualFold(k, "Host") && len(vs) > 0 {
-			req.Host = vs[0]
-			continue
-		}
-		req.Header[k] = vs
-	}
-	if e.cfg.StampHeader != "" {
-		req.Header[http.CanonicalHeaderKey(e.cfg.StampHeader)] = w.stamp(it.off)
 	}
 	w.sent.Store(-1)
 	attempt := e.since()

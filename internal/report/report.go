@@ -126,6 +126,9 @@ func Text(w io.Writer, res *recorder.Result) error {
 		return err
 	}
 	fmt.Fprintln(w, "response = done − scheduled (what users waited) · service = done − sent (what closed-loop tools report) · send delay = sent − scheduled")
+	if res.Retries != nil {
+		fmt.Fprintln(w, RetryNote)
+	}
 	if res.Closed() {
 		if res.ExpectedKnown() {
 			fmt.Fprintln(w, "closed loop: a request's scheduled time is its user's pacing slot; the slots a user missed while it waited were never sent and are in no row but corrected")
@@ -175,6 +178,7 @@ func Text(w io.Writer, res *recorder.Result) error {
 	if len(res.ErrorKinds) > 0 {
 		fmt.Fprintf(w, "errors   %s\n", recorder.StatusLine(res.ErrorKinds))
 	}
+	RetryLines(w, res)
 	l := res.Limit
 	if res.Closed() {
 		fmt.Fprintf(w, "users    %s in a closed loop, one request in flight each: max in flight %d\n", users(cfg.Users), l.MaxInFlight)
@@ -183,8 +187,16 @@ func Text(w io.Writer, res *recorder.Result) error {
 	} else {
 		fmt.Fprintf(w, "limit    not reached: max in flight %d of %d connections\n", l.MaxInFlight, l.Connections)
 	}
+	if p := cfg.Protocol; p == "h2" || p == "h2c" {
+		per := "the server's limit of streams per connection"
+		if cfg.MaxStreams > 0 {
+			per = fmt.Sprintf("at most %d streams per connection", cfg.MaxStreams)
+		}
+		fmt.Fprintf(w, "protocol %s (HTTP/2): the limit counts streams in flight over all connections, %s\n", p, per)
+	}
 	if res.Interrupted {
-		fmt.Fprintln(w, "run      INTERRUPTED before the schedule ended")
+		never := int64(res.Counts.Expected) - res.Counts.Scheduled - res.Counts.Skipped
+		fmt.Fprintf(w, "run      INTERRUPTED: %d requests scheduled before the stop (all accounted for above), %d never scheduled\n", res.Counts.Scheduled, max(never, 0))
 	}
 	if len(res.Checks) > 0 {
 		fmt.Fprintln(w, "\nchecks")

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/openload/openload/recorder"
+)
+
+// TestMain lets the test binary act as the openload command for the
+// subprocess tests: with OPENLOAD_AS_MAIN=1 it runs main() instead.
+func TestMain(m *testing.M) {
+	if os.Getenv("OPENLOAD_AS_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// startOpenload runs openload as a real subprocess and returns it once it
+// has printed its first line on stderr (the run has started).
+func startOpenload(t *testing.T, args ...string) (*exec.Cmd, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "OPENLOAD_AS_MAIN=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	if !sc.Scan() {
+		t.Fatalf("openload printed nothing: %v", sc.Err())
+	}
+	go func() { // keep draining stderr
+		for sc.Scan() {
+			out.WriteString("stderr: " + sc.Text() + "\n")
+		}
+	}()
+	return cmd, &out
+}
+
+func exitCode(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second): // a hang, not slowness: the drain is 2 s
+		cmd.Process.Kill()
+		t.Fatal("openload did not exit after the signal")
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// TestInterruptWritesResultAndLog: SIGINT in the middle of a 60 s run stops
+// scheduling, drains briefly, and leaves a result marked interrupted whose
+// accounting balances, and a log of complete lines with one line per
+// scheduled request; the exit code is 130.
+func TestInterruptWritesResultAndLog(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(5 * time.Millisecond)
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	res, logf := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
+	cmd, out := startOpenload(t, "-rate", "200", "-d", "60s", "-o", res, "--log", logf, srv.URL)
+	time.Sleep(700 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitCode(t, cmd); code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s", code, exitInterrupted, out)
+	}
+	raw, err := os.ReadFile(res)
+	if err != nil {
+		t.Fatalf("no result after SIGINT: %v\n%s", err, out)
+	}
+	var r recorder.Result
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("result does not parse: %v", err)
+	}
+	c := r.Counts
+	if !r.Interrupted || !c.Balanced() || c.Scheduled == 0 || c.Scheduled >= 12000 || c.Expected != 12000 {
+		t.Errorf("interrupted %v counts %+v", r.Interrupted, c)
+	}
+	f, err := os.Open(logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lr := recorder.NewLogReader(f, logf)
+	n := int64(0)
+	for lr.Scan() {
+		n++
+	}
+	if lr.Err() != nil || n != c.Scheduled {
+		t.Errorf("log: %d lines (err %v), want one per scheduled request (%d)", n, lr.Err(), c.Scheduled)
+	}
+	if !strings.Contains(out.String(), "INTERRUPTED") {
+		t.Errorf("report does not say it was interrupted:\n%s", out)
+	}
+}
+
+// TestSecondSignalExitsAtOnce: a second signal during the drain exits
+// immediately, leaving a log of complete lines and no half-written result.
+func TestSecondSignalExitsAtOnce(t *testing.T) {
+	release := make(chan struct{})
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if served.Add(1) <= 100 {
+			return // the first 100 are answered: they reach the log
+		}
+		select { // the rest never are until the test ends: the drain would take its full time
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	dir := t.TempDir()
+	res, logf := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
+	cmd, out := startOpenload(t, "-rate", "200", "-d", "60s", "-c", "4", "-o", res, "--log", logf, srv.URL)
+	// The log is flushed once a second: wait past the first flush.
+	time.Sleep(1500 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := exitCode(t, cmd); code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s", code, exitInterrupted, out)
+	}
+	if _, err := os.Stat(res); !os.IsNotExist(err) {
+		t.Errorf("a result file exists after the second signal: %v", err)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, ".r.json.tmp-*"))
+	_ = matches // the temporary file may remain after os.Exit; it is hidden and never mistaken for a result
+	f, err := os.Open(logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lr := recorder.NewLogReader(f, logf)
+	n := 0
+	for lr.Scan() {
+		n++
+	}
+	// At least the lines flushed at the first second: the 100 answered
+	// requests (a busy machine may flush fewer of them, never none).
+	if err := lr.Err(); err != nil || n == 0 || n > 100 {
+		t.Errorf("log: %d complete lines, err %v", n, err)
+	}
+}
