@@ -126,6 +126,8 @@ type Config struct {
 	ServerTiming bool                `json:"server_timing,omitempty"`
 	StampHeader  string              `json:"stamp_header,omitempty"` // request header holding the scheduled time, Unix ns
 	Retry        string              `json:"retry,omitempty"`        // the retry policy, empty without retries
+	Protocol     string              `json:"protocol,omitempty"`     // http/1.1, h2 (TLS, ALPN) or h2c (prior knowledge)
+	MaxStreams   int                 `json:"max_streams,omitempty"`  // HTTP/2: streams in flight per connection, 0 = the server's limit
 	// Mode is ModeClosed for a closed-loop run, empty for an open one.
 	// Users is then the number of users (Connections is the same number)
 	// and Think their pause after each response; Rate is 0 when the users
@@ -205,6 +207,7 @@ type Result struct {
 	ServerTiming []ServerMetric   `json:"server_timing,omitempty"`
 	DwellBound   *DwellBound      `json:"dwell_bound,omitempty"` // --dwell-bound
 	Retries      *RetryCounts     `json:"retries,omitempty"`     // --retries (retry.go)
+	Generator    *Generator       `json:"generator,omitempty"`   // openload's own CPU and GC (generator.go)
 	Checks       []Check          `json:"checks"`
 	SLOs         []SLO            `json:"slos,omitempty"`
 	Interrupted  bool             `json:"interrupted,omitempty"`

@@ -32,6 +32,14 @@
 // with λ·D shown as the expected value. The uniform source is a PCG generator
 // seeded with the run's seed, so the same seed gives the same offsets on
 // every machine and Go version that keeps math/rand/v2's PCG stable.
+//
+// A seeded Poisson schedule is therefore a fixed list of offsets: a run's
+// per-request log replays it (its scheduled_ms column, to the microsecond;
+// see OpenReplay), and several generators can split it by each drawing the
+// whole sequence. Split by a seeded coin per arrival, each share is a
+// Poisson process of rate λ/n (thinning); split by index (arrival j to
+// generator j mod n), a share's gaps are sums of n exponential gaps and it
+// is not Poisson. The union is the original schedule either way.
 package schedule
 
 import (

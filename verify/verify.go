@@ -71,6 +71,9 @@ func Run(res *recorder.Result, opt Options) []Finding {
 	if f, ok := dwellBound(res); ok {
 		out = append(out, f)
 	}
+	if f, ok := generator(res, opt); ok {
+		out = append(out, f)
+	}
 	if f, ok := histograms(res); ok {
 		out = append(out, f)
 	}

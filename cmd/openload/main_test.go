@@ -93,6 +93,7 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"report", "--metric", "ttfb", "--format", "hgrm", "a.json"},
 	}
 	cases = append(cases, replayUsageCases(t, dir)...)
+	cases = append(cases, retryUsageCases()...)
 	var b strings.Builder
 	for _, args := range cases {
 		code, stdout, stderr := runCLI(args...)

@@ -79,11 +79,17 @@ func NewBudget(ratio, minPerSec float64, window time.Duration, now func() time.D
 	case now == nil:
 		return nil, errors.New("retry budget needs a clock")
 	}
+	return newBudget(ratio, minPerSec, window, now), nil
+}
+
+// newBudget is NewBudget without the checks, for arguments already checked
+// (Retry.Validate checks the same).
+func newBudget(ratio, minPerSec float64, window time.Duration, now func() time.Duration) *Budget {
 	return &Budget{
 		ratio: ratio, minPerSec: minPerSec, window: window, now: now,
 		slack: minPerSec * window.Seconds(),
 		cur:   step{start: math.MinInt64},
-	}, nil
+	}
 }
 
 // g is G after the events counted so far.
@@ -129,12 +135,14 @@ func (b *Budget) Retry() bool {
 	for b.head < len(b.steps) && b.steps[b.head].end <= from {
 		b.head++
 	}
+	// The minimum over a ∈ [from, t) of G(a) is the front of the deque.
+	// When the step in force began before t, its value G(t) is in that
+	// range too, but the condition holds for it whenever slack ≥ 1, which
+	// NewBudget requires; so it is left out, and so is the case of an
+	// empty deque (no call before this one), where it is the only step.
 	floor := math.Inf(1)
 	if b.head < len(b.steps) {
 		floor = b.steps[b.head].g
-	}
-	if b.cur.start < t {
-		floor = min(floor, b.g()) // the step in force began before t
 	}
 	if b.g()+1-b.slack > floor {
 		return false

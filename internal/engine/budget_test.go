@@ -49,22 +49,28 @@ func windowExcess(evs []budgetEvent, ratio float64, w time.Duration) (excess flo
 }
 
 // refusalExcess is max over a ∈ [t−w, t) of 1 + retries(a, t] −
-// ratio·firsts(a, t], counting the events so far: what the windows that
-// hold t would carry with one more retry at t. It walks back over the
-// events within w, the only a at which the counts change.
+// ratio·firsts(a, t], counting the events so far (all at or before t):
+// what the windows that hold t would carry with one more retry at t. The
+// counts change only where a passes an event, so it walks back over the
+// distinct event times above t−w.
 func refusalExcess(evs []budgetEvent, t time.Duration, ratio float64, w time.Duration) float64 {
 	var firsts, grants int
-	best := 1.0 // a just before t, after every event before t
-	for i := len(evs) - 1; i >= 0 && evs[i].t >= t-w; i-- {
-		// For a ∈ [evs[i-1].t, evs[i].t) the window (a, t] holds evs[i:].
-		if evs[i].first {
-			firsts++
-		} else if evs[i].granted {
-			grants++
+	j := len(evs)
+	take := func(at time.Duration) {
+		for j > 0 && evs[j-1].t == at {
+			j--
+			if evs[j].first {
+				firsts++
+			} else if evs[j].granted {
+				grants++
+			}
 		}
-		if evs[i].t > t-w || i == 0 || evs[i-1].t >= t-w {
-			best = max(best, 1+float64(grants)-ratio*float64(firsts))
-		}
+	}
+	take(t) // events at t are in every window (a, t] with a < t
+	best := 1 + float64(grants) - ratio*float64(firsts)
+	for j > 0 && evs[j-1].t > t-w {
+		take(evs[j-1].t) // a just below this time, and still ≥ t−w
+		best = max(best, 1+float64(grants)-ratio*float64(firsts))
 	}
 	return best
 }

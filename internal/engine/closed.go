@@ -85,9 +85,16 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 	case cfg.Timeout <= 0:
 		return Stats{}, errors.New("engine: timeout must be > 0")
 	}
+	if err := checkProtocol(cfg); err != nil {
+		return Stats{}, err
+	}
+	if err := cfg.Retry.check(); err != nil {
+		return Stats{}, err
+	}
 	cfg.Connections = cl.Users
 	client, closeIdle := newClient(cfg)
 	defer closeIdle()
+	mon := startSelfMon()
 	drainCtx, drainCancel := context.WithCancelCause(context.Background())
 	defer drainCancel(nil)
 
@@ -97,10 +104,7 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 		results: make(chan recorder.Record, 1<<12),
 		drain:   drainCtx,
 	}
-	var err error
-	if e.retry, err = newRetrier(cfg.Retry, e.since); err != nil {
-		return Stats{}, err
-	}
+	e.retry = newRetrier(cfg.Retry, e.since)
 	var stats Stats
 	recDone := e.record(rec, &stats)
 	stats.Start = time.Now()
@@ -169,6 +173,7 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 	for i, n := range skips {
 		rec.AddSkipped(time.Duration(i)*time.Second, n)
 	}
+	stats.Generator = mon.stop()
 	stats.MaxInFlight = int(e.maxInFlight.Load())
 	stats.End = time.Duration(e.lastDone.Load())
 	stats.Interrupted = ctx.Err() != nil && stats.Interrupted

@@ -265,19 +265,21 @@ type retrier struct {
 	budget *Budget
 }
 
-// newRetrier returns nil when the policy retries nothing.
-func newRetrier(p Retry, now func() time.Duration) (*retrier, error) {
+// check is Validate for the engine: the error says where it comes from.
+func (r Retry) check() error {
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("engine: retry: %v", err)
+	}
+	return nil
+}
+
+// newRetrier returns the retry state of a run whose policy passed check,
+// or nil when the policy retries nothing.
+func newRetrier(p Retry, now func() time.Duration) *retrier {
 	if !p.Enabled() {
-		return nil, nil
+		return nil
 	}
-	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("engine: %v", err)
-	}
-	b, err := NewBudget(p.Budget, p.MinPerSec, p.Window, now)
-	if err != nil {
-		return nil, fmt.Errorf("engine: %v", err)
-	}
-	return &retrier{policy: p, budget: b}, nil
+	return &retrier{policy: p, budget: newBudget(p.Budget, p.MinPerSec, p.Window, now)}
 }
 
 // attempt sends the request and, under a retry policy, retries it; see the

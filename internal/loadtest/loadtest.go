@@ -5,6 +5,7 @@ package loadtest
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -58,6 +59,17 @@ type Options struct {
 	// DwellBound, if > 0, counts the answers whose Server-Timing dwell
 	// exceeds it (recorder.Recorder.BoundDwell); it implies ServerTiming.
 	DwellBound time.Duration
+
+	// Protocol is engine.HTTP1 (also when empty), engine.HTTP2 or
+	// engine.H2C; MaxStreams caps the streams per HTTP/2 connection (0:
+	// the server's limit); TLS, if set, configures TLS for https URLs.
+	Protocol   string
+	MaxStreams int
+	TLS        *tls.Config
+
+	// Retry is the retry policy (engine.Retry; retry.go); the zero value
+	// retries nothing.
+	Retry engine.Retry
 }
 
 // Run executes the run and returns its result with the checks filled in,
@@ -124,6 +136,10 @@ func (o Options) engineConfig() engine.Config {
 		ServerTiming: o.ServerTiming,
 		StampHeader:  http.CanonicalHeaderKey(o.StampHeader),
 		Progress:     o.Progress,
+		Protocol:     o.Protocol,
+		MaxStreams:   o.MaxStreams,
+		TLS:          o.TLS,
+		Retry:        o.Retry,
 	}
 }
 
@@ -140,9 +156,16 @@ func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engin
 	res.Elapsed = stats.End.Seconds()
 	res.Interrupted = stats.Interrupted
 	res.Limit = recorder.Limit{Connections: o.Connections, MaxInFlight: stats.MaxInFlight, Waited: stats.LimitWaited}
+	res.Config.Protocol, res.Config.MaxStreams = o.Protocol, o.MaxStreams
+	if res.Config.Protocol == "" {
+		res.Config.Protocol = engine.HTTP1
+	}
+	gen := stats.Generator
+	res.Generator = &gen
 	if err := rec.Fill(res); err != nil {
 		return res, nil, fmt.Errorf("encoding histograms: %w", err)
 	}
+	o.fillRetries(res, rec)
 	if err := rec.IntervalLogErr(); err != nil && logErr == nil {
 		logErr = fmt.Errorf("interval log: %w", err)
 	}

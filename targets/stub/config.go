@@ -78,6 +78,10 @@ type Config struct {
 	LimitWindow  time.Duration // [--limit-window] fixed window length, > 0
 	LimitRouting LimitRouting  // [--limit-routing] random | round-robin
 	LimitSeed    uint64        // [--limit-seed] seed of the random routing
+
+	// H2C also serves HTTP/2 over plain TCP (prior knowledge),
+	// next to HTTP/1.1 on the same port.
+	H2C bool // [--h2c]
 }
 
 // DefaultConfig returns the documented defaults: 4 workers of 50ms behind an
@@ -168,6 +172,8 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 		"rate limiter: which shard sees a request: "+joinNames(LimitRoutings))
 	fs.Uint64Var(&c.LimitSeed, "limit-seed", d.LimitSeed,
 		"rate limiter: seed of the random routing (same seed, same shard sequence)")
+	fs.BoolVar(&c.H2C, "h2c", d.H2C,
+		"also serve HTTP/2 without TLS (h2c, prior knowledge) on the same port")
 }
 
 func joinNames[T ~string](names []T) string {

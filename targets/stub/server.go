@@ -142,6 +142,13 @@ func (s *Server) Start() error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0), // library code never prints
 	}
+	if s.Config.H2C {
+		// net/http serves h2c itself (x/net/http2/h2c is deprecated, and
+		// the connections it hijacks would outlive Close).
+		s.srv.Protocols = new(http.Protocols)
+		s.srv.Protocols.SetHTTP1(true)
+		s.srv.Protocols.SetUnencryptedHTTP2(true)
+	}
 	s.serveDone = make(chan struct{})
 	s.URL = "http://" + ln.Addr().String()
 	go func(srv *http.Server, done chan struct{}) {

@@ -1,0 +1,245 @@
+#!/usr/bin/env bash
+# bench/run.sh — openload side by side with wrk, fortio and vegeta on this
+# machine, against a minimal loopback target (bench/target), and
+# docs/BENCHMARKS.md written from the run.
+#
+#   bash bench/run.sh            # ≈ 8–10 minutes with the defaults
+#   DUR=5 STEPS=4 bash bench/run.sh   # quicker, coarser
+#
+# Knobs (environment): DUR seconds per run (10), STEPS bisection steps per
+# tool (5), LONG seconds of the long memory run (60), PORT (18080),
+# OUT (docs/BENCHMARKS.md). Traffic goes to 127.0.0.1 only.
+#
+# What it measures, per tool, with /usr/bin/time -v around each run:
+#   ceiling   wrk closed loop (-t2 -c64): requests the target served ÷ DUR
+#   max rate  the highest rate the tool holds on schedule, by bisection in
+#             [0, 1.05 × ceiling] starting from ceiling ÷ 2: on schedule =
+#             the target served within 1 % of rate × DUR during the run,
+#             and for openload also send delay p99 ≤ 5 ms
+#   CPU       user + system seconds per 1,000 requests at ceiling ÷ 2
+#   RSS       peak resident set size (openload with --log to a file)
+#   stall     each tool at 1,000/s against a target that stalls 1 s every
+#             5 s: what p50/p99/max it reports
+# It is not part of go test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+DUR=${DUR:-10}
+STEPS=${STEPS:-5}
+LONG=${LONG:-60}
+PORT=${PORT:-18080}
+SPORT=$((PORT + 1))
+OUT=${OUT:-docs/BENCHMARKS.md}
+URL="http://127.0.0.1:$PORT"
+SURL="http://127.0.0.1:$SPORT"
+T0=$(date +%s)
+
+# --- peers and tools -------------------------------------------------------
+export PATH="$PATH:$(go env GOPATH)/bin"
+need_apt() { command -v apt-get >/dev/null && { apt-get update -qq >/dev/null 2>&1 || true; apt-get install -y -qq "$@" >/dev/null; }; }
+command -v vegeta >/dev/null || go install github.com/tsenart/vegeta/v12@v12.13.0
+command -v fortio >/dev/null || go install fortio.org/fortio@v1.66.5
+command -v wrk >/dev/null || need_apt wrk
+[ -x /usr/bin/time ] || need_apt time
+
+W=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$W"' EXIT
+go build -o "$W/openload" ./cmd/openload
+go build -o "$W/target" ./bench/target
+TGT="$W/target"
+
+"$TGT" serve -addr "127.0.0.1:$PORT" &
+for _ in $(seq 50); do "$TGT" count "$URL" >/dev/null 2>&1 && break; sleep 0.1; done
+
+# stall_target: a fresh stalling target, so that each tool's run sees the
+# same stalls (at 4–5 s and 9–10 s after its first request).
+STALL_PID=
+stall_target() {
+  [ -n "$STALL_PID" ] && { kill "$STALL_PID"; wait "$STALL_PID" 2>/dev/null || true; }
+  "$TGT" serve -addr "127.0.0.1:$SPORT" -stall-every 5s -stall-for 1s &
+  STALL_PID=$!
+  for _ in $(seq 50); do "$TGT" count "$SURL" >/dev/null 2>&1 && break; sleep 0.1; done
+}
+
+served() { "$TGT" count "$URL"; }
+# timev FILE FIELD: a number from /usr/bin/time -v's report
+timev() { awk -F': ' -v f="$2" '$1 ~ f {print $2}' "$1" | tail -1; }
+cpu_s() { echo "$(timev "$1" 'User time') + $(timev "$1" 'System time')" | bc -l; }
+rss_mb() { echo "scale=1; $(timev "$1" 'Maximum resident set size') / 1024" | bc -l; }
+
+# run TOOL RATE [extra]: one run of DUR seconds at RATE; sets SERVED,
+# ONSCHED (1/0), TIMEF (time -v file), RES (tool's result file).
+run() {
+  local tool=$1 rate=$2 dur=${3:-$DUR}
+  local n0 n1
+  TIMEF="$W/time-$tool-$rate-$dur"
+  RES="$W/res-$tool-$rate-$dur"
+  n0=$(served)
+  case $tool in
+    openload)
+      /usr/bin/time -v -o "$TIMEF" "$W/openload" -q -r "$rate" -d "${dur}s" -c 256 --drain 2s -o "$RES.json" ${LOG:+--log "$W/requests.csv"} "$URL/" || true ;;
+    fortio)
+      /usr/bin/time -v -o "$TIMEF" fortio load -quiet -qps "$rate" -t "${dur}s" -c 64 -json "$RES.json" "$URL/" >/dev/null 2>&1 || true ;;
+    vegeta)
+      echo "GET $URL/" | /usr/bin/time -v -o "$TIMEF" vegeta attack -rate "$rate" -duration "${dur}s" -output "$RES.bin" || true ;;
+  esac
+  n1=$(served)
+  SERVED=$((n1 - n0))
+  local want
+  want=$(echo "$rate * $dur" | bc -l)
+  ONSCHED=$(echo "d = $SERVED - $want; if (d < 0) d = -d; d <= 0.01 * $want" | bc -l)
+  if [ "$tool" = openload ] && [ "$ONSCHED" = 1 ]; then
+    local p99
+    p99=$("$TGT" json "$RES.json" send_delay.p99)
+    ONSCHED=$(echo "$p99 <= 5" | bc -l)
+  fi
+  echo "  $tool rate $rate for ${dur}s: served $SERVED (want $(printf %.0f "$want")), on schedule $ONSCHED, cpu $(cpu_s "$TIMEF") s, rss $(rss_mb "$TIMEF") MB" >&2
+}
+
+# --- ceiling -----------------------------------------------------------------
+echo "wrk ceiling (closed loop, -t2 -c64, ${DUR}s)" >&2
+n0=$(served)
+/usr/bin/time -v -o "$W/time-wrk" wrk -t2 -c64 -d"${DUR}s" "$URL/" >"$W/wrk.txt"
+CEIL=$(( ($(served) - n0) / DUR ))
+WRK_CPU=$(cpu_s "$W/time-wrk")
+WRK_RSS=$(rss_mb "$W/time-wrk")
+HALF=$((CEIL / 2))
+echo "  ceiling $CEIL req/s" >&2
+
+# --- max on-schedule rate by bisection ---------------------------------------
+declare -A MAX HALF_CPU HALF_RSS
+for tool in openload fortio vegeta; do
+  echo "$tool: bisection" >&2
+  lo=0; hi=$((CEIL * 105 / 100)); r=$HALF
+  for _ in $(seq "$STEPS"); do
+    run "$tool" "$r"
+    if [ "$r" = "$HALF" ]; then
+      HALF_CPU[$tool]=$(cpu_s "$TIMEF"); HALF_RSS[$tool]=$(rss_mb "$TIMEF")
+      [ "$tool" = openload ] && cp "$RES.json" "$W/openload-half.json"
+    fi
+    if [ "$ONSCHED" = 1 ]; then lo=$r; else hi=$r; fi
+    r=$(( (lo + hi) / 2 ))
+  done
+  MAX[$tool]=$lo
+done
+
+# --- openload precision at half the ceiling ----------------------------------
+OH="$W/openload-half.json"
+SD_P99=$("$TGT" json "$OH" send_delay.p99)
+SD_P999=$("$TGT" json "$OH" send_delay.p999)
+SEC_DEV=$("$TGT" seconds "$OH")
+GEN_SHARE=$("$TGT" json "$OH" generator.cpu_share_of_available)
+
+# --- openload memory with the per-request log to a file ----------------------
+echo "openload memory (--log to a file)" >&2
+LOG=1 run openload "$CEIL"; RSS_CEIL=$(rss_mb "$TIMEF")
+LOG=1 run openload "$HALF"; RSS_10=$(rss_mb "$TIMEF")
+LOG=1 run openload "$HALF" "$LONG"; RSS_LONG=$(rss_mb "$TIMEF")
+
+# --- stall: who reports it -----------------------------------------------------
+echo "stall target (1 s every 5 s), 1,000/s for ${DUR}s" >&2
+ST=$W/stall
+stall_target
+"$W/openload" -q -r 1000 -d "${DUR}s" -c 2000 -o "$ST-openload.json" "$SURL/" || true
+stall_target
+fortio load -quiet -qps 1000 -t "${DUR}s" -c 64 -p "50,99,99.9" -json "$ST-fortio.json" "$SURL/" >/dev/null 2>&1 || true
+stall_target
+echo "GET $SURL/" | vegeta attack -rate 1000 -duration "${DUR}s" -output "$ST-vegeta.bin" || true
+vegeta report -type json "$ST-vegeta.bin" >"$ST-vegeta.json"
+stall_target
+wrk -t2 -c64 -d"${DUR}s" --latency "$SURL/" >"$ST-wrk.txt" 2>&1 || true
+
+ms() { printf '%.1f' "$(echo "$1" | bc -l)"; }
+fpct() { jq -r --argjson p "$2" '.DurationHistogram.Percentiles[] | select(.Percentile == $p) | .Value' "$1"; }
+wrkms() { # wrk's latency for a line label (50%, 99%) or Max, in ms
+  awk -v l="$2" '
+    function toms(v) { if (v ~ /us$/) return v/1000; if (v ~ /ms$/) return v+0; if (v ~ /m$/) return v*60000; return v*1000 }
+    l == "Max" && $1 == "Latency" { print toms($4); exit }
+    $1 == l { print toms($2); exit }' "$1"; }
+STALL_OL="$(ms "$("$TGT" json "$ST-openload.json" response.p50)") | $(ms "$("$TGT" json "$ST-openload.json" response.p99)") | $(ms "$("$TGT" json "$ST-openload.json" response.max)")"
+STALL_FO="$(ms "$(fpct "$ST-fortio.json" 50)*1000") | $(ms "$(fpct "$ST-fortio.json" 99)*1000") | $(ms "$(jq .DurationHistogram.Max "$ST-fortio.json")*1000")"
+STALL_VE="$(ms "$(jq .latencies['"50th"'] "$ST-vegeta.json")/1000000") | $(ms "$(jq .latencies['"99th"'] "$ST-vegeta.json")/1000000") | $(ms "$(jq .latencies.max "$ST-vegeta.json")/1000000")"
+STALL_WRK="$(ms "$(wrkms "$ST-wrk.txt" 50%)") | $(ms "$(wrkms "$ST-wrk.txt" 99%)") | $(ms "$(wrkms "$ST-wrk.txt" Max)")"
+STALL_WRK_N=$(awk '/requests in/ {print $1}' "$ST-wrk.txt")
+
+# --- goals ----------------------------------------------------------------------
+ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
+per1k() { printf '%.4f' "$(echo "$1 / ($2 * $DUR / 1000)" | bc -l)"; }
+met() { if [ "$(echo "$1" | bc -l)" = 1 ]; then echo met; else echo "not met"; fi; }
+OL_CPU1K=$(per1k "${HALF_CPU[openload]}" "$HALF")
+FO_CPU1K=$(per1k "${HALF_CPU[fortio]}" "$HALF")
+VE_CPU1K=$(per1k "${HALF_CPU[vegeta]}" "$HALF")
+G1A=$(ratio "${MAX[openload]}" "$CEIL"); G1B=$(ratio "${MAX[openload]}" "${MAX[fortio]}")
+G2=$(ratio "$OL_CPU1K" "$FO_CPU1K")
+G4=$(ratio "$RSS_LONG" "$RSS_10")
+ELAPSED=$(( $(date +%s) - T0 ))
+
+mkdir -p "$(dirname "$OUT")"
+cat >"$OUT" <<EOF
+# Benchmarks
+
+openload side by side with wrk, fortio and vegeta, measured by
+\`bash bench/run.sh\` on $(date -u +%Y-%m-%d) ($(nproc) cores, $(uname -m),
+$(go version | cut -d' ' -f3); the target and the tool share the cores; no
+pinning). The run took $((ELAPSED / 60)) min $((ELAPSED % 60)) s
+(DUR=${DUR} s per run, ${STEPS} bisection steps per tool, a ${LONG} s memory
+run). Numbers move by ±10 % from one run to the next on this machine: compare
+tools within one run, not across runs.
+
+Target: \`bench/target\`, a net/http server answering 200 "ok", counting the
+requests it served. On schedule: the target served within 1 % of
+rate × ${DUR} s during the run (and, for openload, its own send delay p99
+≤ 5 ms). wrk is closed-loop: its rate is the ceiling, not a schedule.
+
+## Results
+
+| tool | max rate on schedule (req/s) | × wrk ceiling | CPU-s per 1,000 req at ${HALF}/s | peak RSS at ${HALF}/s (MB) |
+| --- | ---: | ---: | ---: | ---: |
+| wrk 4.1 (closed loop, -t2 -c64) | ceiling ${CEIL} | 1.00 | $(per1k "$WRK_CPU" "$CEIL") (at the ceiling) | ${WRK_RSS} |
+| openload (-c 256) | ${MAX[openload]} | $(ratio "${MAX[openload]}" "$CEIL") | ${OL_CPU1K} | ${HALF_RSS[openload]} |
+| fortio 1.66.5 (-c 64) | ${MAX[fortio]} | $(ratio "${MAX[fortio]}" "$CEIL") | ${FO_CPU1K} | ${HALF_RSS[fortio]} |
+| vegeta 12.13.0 (default workers) | ${MAX[vegeta]} | $(ratio "${MAX[vegeta]}" "$CEIL") | ${VE_CPU1K} | ${HALF_RSS[vegeta]} |
+
+openload at ${HALF}/s: send delay p99 ${SD_P99} ms, p99.9 ${SD_P999} ms; worst
+full second's sends off the schedule by $(printf '%.2f' "$(echo "$SEC_DEV * 100" | bc -l)") %; its own CPU
+share (result's generator section) $(printf '%.0f' "$(echo "$GEN_SHARE * 100" | bc -l)") % of its cores.
+openload peak RSS with \`--log\` to a file: ${RSS_CEIL} MB at ${CEIL}/s for ${DUR} s,
+${RSS_10} MB at ${HALF}/s for ${DUR} s, ${RSS_LONG} MB at ${HALF}/s for ${LONG} s.
+
+### A stall: 1 s every 5 s, 1,000 req/s for ${DUR} s
+
+| tool | p50 (ms) | p99 (ms) | max (ms) | note |
+| --- | ---: | ---: | ---: | --- |
+| openload (response time, from the schedule) | ${STALL_OL} | open model: every user who arrived during a stall waited |
+| fortio (-qps 1000 -c 64) | ${STALL_FO} | timed from the actual send |
+| vegeta (-rate 1000) | ${STALL_VE} | timed from the actual send |
+| wrk (closed loop, -c64) | ${STALL_WRK} | ${STALL_WRK_N} requests: closed loop, nothing is sent during a stall |
+
+## Goals (issue 6), this run
+
+| goal | measured | ratio | |
+| --- | --- | ---: | --- |
+| 1. max rate on schedule ≥ 0.95 × wrk ceiling | ${MAX[openload]} vs ${CEIL} | ${G1A} | $(met "$G1A >= 0.95") |
+| 1. max rate on schedule ≥ 1.0 × fortio's | ${MAX[openload]} vs ${MAX[fortio]} | ${G1B} | $(met "$G1B >= 1.0") |
+| 2. CPU per 1,000 requests at half the ceiling ≤ fortio's | ${OL_CPU1K} vs ${FO_CPU1K} CPU-s | ${G2} | $(met "$G2 <= 1.0") |
+| 3. send delay p99 ≤ 1 ms at half the ceiling | ${SD_P99} ms | $(ratio "$SD_P99" 1) | $(met "$SD_P99 <= 1") |
+| 3. send delay p99.9 ≤ 5 ms | ${SD_P999} ms | $(ratio "$SD_P999" 5) | $(met "$SD_P999 <= 5") |
+| 3. every full second within 1 % of the schedule | worst $(printf '%.2f' "$(echo "$SEC_DEV * 100" | bc -l)") % | $(ratio "$SEC_DEV" 0.01) | $(met "$SEC_DEV <= 0.01") |
+| 4. peak RSS ≤ 64 MB up to the ceiling, with --log | ${RSS_CEIL} MB at ${CEIL}/s | $(ratio "$RSS_CEIL" 64) | $(met "$RSS_CEIL <= 64") |
+| 4. ${LONG} s run's RSS ≤ 1.2 × a ${DUR} s run's | ${RSS_LONG} vs ${RSS_10} MB | ${G4} | $(met "$G4 <= 1.2") |
+
+Goal 5 (zero allocations per recorded request) is checked by the
+microbenchmarks: \`go test -run '^$' -bench . -benchmem ./recorder ./schedule ./internal/engine\`.
+
+## Commands
+
+\`\`\`
+wrk -t2 -c64 -d${DUR}s $URL/
+openload -q -r RATE -d ${DUR}s -c 256 --drain 2s -o result.json $URL/      (memory runs add --log FILE)
+fortio load -quiet -qps RATE -t ${DUR}s -c 64 -json result.json $URL/
+echo "GET $URL/" | vegeta attack -rate RATE -duration ${DUR}s -output results.bin
+bench/target serve -addr 127.0.0.1:$SPORT -stall-every 5s -stall-for 1s   (the stalling target)
+\`\`\`
+Each run is wrapped in \`/usr/bin/time -v\` for CPU (user + system) and peak RSS.
+EOF
+echo "wrote $OUT in ${ELAPSED}s" >&2

@@ -1,0 +1,178 @@
+// Command target is the benchmark's loopback target and its small helpers
+// (bench/run.sh). It is not part of openload.
+//
+//	target serve -addr 127.0.0.1:18080 [-stall-every 5s -stall-for 1s]
+//	target count URL            print the requests served so far (GET URL/count)
+//	target json FILE PATH       print a value of a JSON file (PATH a.b.0.c)
+//	target seconds FILE         openload result: the worst per-second |sent − scheduled| ÷ scheduled over the full seconds
+//
+// serve answers every request but /count with 200 "ok". With -stall-every,
+// it stalls globally: from the first request on, every stall-every it holds
+// every request that arrives or is being served for stall-for, like a
+// server-wide GC pause.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: target serve|count|json|seconds ...")
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = serve(os.Args[2:])
+	case "count":
+		err = count(os.Args[2:])
+	case "json":
+		err = jsonField(os.Args[2:])
+	case "seconds":
+		err = seconds(os.Args[2:])
+	default:
+		err = fmt.Errorf("unknown command %q", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "target:", err)
+		os.Exit(1)
+	}
+}
+
+type server struct {
+	served     atomic.Int64
+	every, dur time.Duration
+	once       sync.Once
+	start      time.Time
+}
+
+// stallLeft returns how long the stall in force at now lasts still.
+func (s *server) stallLeft(now time.Time) time.Duration {
+	if s.dur <= 0 || s.every <= 0 {
+		return 0
+	}
+	s.once.Do(func() { s.start = now })
+	in := now.Sub(s.start) % s.every
+	if in >= s.every-s.dur {
+		return s.every - in
+	}
+	return 0
+}
+
+func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/count" {
+		fmt.Fprintln(w, s.served.Load())
+		return
+	}
+	if d := s.stallLeft(time.Now()); d > 0 {
+		time.Sleep(d)
+	}
+	io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "text/plain")
+	w.Write([]byte("ok"))
+	s.served.Add(1)
+}
+
+func serve(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	addr := fs.String("addr", "127.0.0.1:18080", "listen address (loopback)")
+	s := &server{}
+	fs.DurationVar(&s.every, "stall-every", 0, "stall period (0: never)")
+	fs.DurationVar(&s.dur, "stall-for", 0, "stall length")
+	fs.Parse(args)
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	return http.Serve(ln, s)
+}
+
+func count(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("count URL")
+	}
+	resp, err := http.Get(args[0] + "/count")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, err = io.Copy(os.Stdout, resp.Body)
+	return err
+}
+
+func load(file string) (any, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	return v, json.Unmarshal(b, &v)
+}
+
+func jsonField(args []string) error {
+	if len(args) != 2 {
+		return fmt.Errorf("json FILE PATH")
+	}
+	v, err := load(args[0])
+	if err != nil {
+		return err
+	}
+	for _, k := range strings.Split(args[1], ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(x) {
+				return fmt.Errorf("%s: bad index %q", args[1], k)
+			}
+			v = x[i]
+		default:
+			return fmt.Errorf("%s: no %q", args[1], k)
+		}
+	}
+	switch x := v.(type) {
+	case float64:
+		fmt.Println(strconv.FormatFloat(x, 'f', -1, 64))
+	default:
+		fmt.Println(x)
+	}
+	return nil
+}
+
+// seconds prints the largest relative deviation of sends from the
+// schedule over the full seconds of an openload result's timeline.
+func seconds(args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("seconds FILE")
+	}
+	v, err := load(args[0])
+	if err != nil {
+		return err
+	}
+	tl, _ := v.(map[string]any)["timeline"].([]any)
+	worst := 0.0
+	for _, s := range tl {
+		m, _ := s.(map[string]any)
+		sched, _ := m["scheduled"].(float64)
+		sent, _ := m["sent"].(float64)
+		if sched > 0 {
+			worst = math.Max(worst, math.Abs(sent-sched)/sched)
+		}
+	}
+	fmt.Printf("%.4f\n", worst)
+	return nil
+}

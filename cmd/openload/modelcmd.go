@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/openload/openload/model"
+)
+
+// runModel runs 'openload model NAME': an analytic prediction, no traffic.
+// The one model is poisson (package model).
+func runModel(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		return usageError(stderr, "model: want a model name: poisson (see 'openload model poisson --help')")
+	}
+	switch args[0] {
+	case "poisson":
+		return runModelPoisson(args[1:], stdout, stderr)
+	case "-h", "--help", "-help", "help":
+		fmt.Fprint(stdout, modelUsage)
+		return exitOK
+	}
+	return usageError(stderr, "model: unknown model %q (known: poisson)", args[0])
+}
+
+const modelUsage = `openload model — analytic predictions, no traffic sent
+
+Usage:
+  openload model poisson --rate λ --limit-rps R [--limit-shards n] [--limit-window W]
+                         [--limit-routing random|round-robin] [--retries k]
+      what a sharded fixed-window rate limiter (openload stub --limit-*) does to
+      Poisson traffic: overflow probability, 429s a second, and with retries the
+      attempt rate and the share of requests that fail in the end
+`
+
+// modelInput is the flags of 'openload model poisson'.
+func modelFlags(in *model.PoissonInput, help *bool) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("openload model poisson", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Float64Var(&in.Rate, "rate", 0, "offered rate λ, requests per second, Poisson arrivals (required)")
+	fs.Float64Var(&in.Limit, "limit-rps", 0, "limit R, requests per second over all shards (required)")
+	fs.IntVar(&in.Shards, "limit-shards", 1, "n independent limiters, each admitting ⌊R·W/n⌋ a window")
+	fs.DurationVar(&in.Window, "limit-window", time.Second, "W, the fixed window of every shard")
+	fs.StringVar(&in.Routing, "limit-routing", model.RoutingRandom, "which shard sees a request: random or round-robin")
+	fs.IntVar(&in.Retries, "retries", 0, "k, retries of a rejected request (attempts taken as independent)")
+	fs.BoolVarP(help, "help", "h", false, "show this help")
+	return fs
+}
+
+func runModelPoisson(args []string, stdout, stderr io.Writer) int {
+	var in model.PoissonInput
+	var help bool
+	fs := modelFlags(&in, &help)
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(longForm(fs, args)); err != nil {
+		return usageError(stderr, "model poisson: %v", err)
+	}
+	if help {
+		fmt.Fprintf(stdout, "%s\nFlags:\n%s", modelUsage, fs.FlagUsages())
+		return exitOK
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, "model poisson: unexpected argument %q", fs.Arg(0))
+	}
+	p, err := model.Predict(in)
+	if err != nil {
+		return usageError(stderr, "model poisson: %v", err)
+	}
+	fmt.Fprintln(stdout, "openload model poisson: a sharded fixed-window rate limiter under Poisson arrivals")
+	fmt.Fprintln(stdout, "(derivation: go doc github.com/openload/openload/model)")
+	fmt.Fprintln(stdout)
+	writeLines(stdout, "", p.Lines())
+	fmt.Fprintln(stdout)
+	writeLines(stdout, "", formulaLines(p.Input))
+	return exitOK
+}
+
+func writeLines(w io.Writer, indent string, lines []string) {
+	for _, l := range lines {
+		fmt.Fprintf(w, "%s%s\n", indent, l)
+	}
+}
+
+// formulaLines states the formulas behind a prediction, in the words of
+// the model's documentation.
+func formulaLines(in model.PoissonInput) []string {
+	rate := "λ"
+	if in.Retries > 0 {
+		rate = "λ_eff"
+	}
+	var lines []string
+	switch {
+	case in.Shards == 1:
+		lines = []string{fmt.Sprintf("formula          the window count N ~ Poisson(μ = %s·W); 429/s = E[(N − L)+] / W", rate)}
+	case in.Routing == model.RoutingRoundRobin:
+		lines = []string{
+			fmt.Sprintf("formula          round-robin spreads a window's N_tot ~ Poisson(%s·W) as evenly as it can:", rate),
+			"                 429/s = E[(N_tot − n·L)+] / W, exactly what one limiter of n·L admits",
+			"                 (a shard's arrivals are every n-th of the stream, Erlang gaps: not Poisson)",
+		}
+	default:
+		lines = []string{
+			fmt.Sprintf("formula          each shard's window count N ~ Poisson(μ = %s·W/n): random routing thins the", rate),
+			"                 Poisson stream into n independent Poisson streams; 429/s = n·E[(N − L)+] / W",
+		}
+	}
+	if in.Retries > 0 {
+		lines = append(lines,
+			"                 retries: λ_eff = λ·(1 + p + … + p^k), p = (429/s) / λ_eff, solved by iteration;",
+			"                 it fits retries that land in a later window (backoff ≥ W) and underestimates",
+			"                 retries made at once, which land in the window that just overflowed")
+	}
+	return lines
+}
+
+// modelCommand is the 'openload model poisson' command line of in.
+func modelCommand(in model.PoissonInput) string {
+	routing := in.Routing
+	if routing == "" {
+		routing = model.RoutingRandom
+	}
+	parts := []string{"openload model poisson",
+		"--rate " + fmt.Sprint(in.Rate), "--limit-rps " + fmt.Sprint(in.Limit),
+		fmt.Sprintf("--limit-shards %d", in.Shards), "--limit-window " + in.Window.String(),
+		"--limit-routing " + routing}
+	if in.Retries > 0 {
+		parts = append(parts, fmt.Sprintf("--retries %d", in.Retries))
+	}
+	return strings.Join(parts, " ")
+}

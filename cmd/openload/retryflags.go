@@ -1,0 +1,165 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/model"
+	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/schedule"
+)
+
+// retryOptions are the flags of retries (--retries and the --retry-* flags;
+// internal/engine/retry.go documents the policy) and of the limiter
+// expectation printed after a run (--expect-*; package model).
+type retryOptions struct {
+	retries   int
+	on        string
+	backoff   time.Duration
+	jitter    string
+	budget    float64
+	minPerSec float64
+	window    time.Duration
+
+	expectLimit   float64
+	expectShards  int
+	expectWindow  time.Duration
+	expectRouting string
+
+	policy engine.Retry        // set by validate
+	expect *model.PoissonInput // set by validate with --expect-limit
+}
+
+// retryFlagNames are the flags that mean something only with --retries.
+var retryFlagNames = []string{"retry-on", "retry-backoff", "retry-jitter", "retry-budget", "retry-min-per-sec", "retry-budget-window"}
+
+// expectFlagNames are the flags that mean something only with
+// --expect-limit.
+var expectFlagNames = []string{"expect-shards", "expect-window", "expect-routing"}
+
+func (r *retryOptions) flags(fs *pflag.FlagSet) {
+	fs.IntVar(&r.retries, "retries", 0,
+		"retry a request answered with a --retry-on status or error up to this many times (0: never); a retried request keeps its schedule, so its response time runs to the final answer")
+	fs.StringVar(&r.on, "retry-on", "429,503",
+		"with --retries: statuses and error kinds to retry, comma-separated; kinds: refused, reset, timeout, tls, other")
+	fs.DurationVar(&r.backoff, "retry-backoff", 100*time.Millisecond,
+		"with --retries: base backoff D; retry i (from 0) waits, after the answer it retries, a time drawn from D·2^i (i capped at 10) per --retry-jitter; the worker waits too, so a backoff counts in --connections")
+	fs.StringVar(&r.jitter, "retry-jitter", string(engine.JitterFull),
+		"with --retries: full (uniform in [0, D·2^i)), equal (D·2^i/2 + uniform in [0, D·2^i/2)) or none (D·2^i); the draws are a function of --seed and the request, so runs reproduce")
+	fs.Float64Var(&r.budget, "retry-budget", 0.1,
+		"with --retries: over every --retry-budget-window, retries ≤ this share of first attempts (in [0, 1]) + --retry-min-per-sec × the window; a retry past it is refused and the request ends with its last answer")
+	fs.Float64Var(&r.minPerSec, "retry-min-per-sec", 10,
+		"with --retries: retries a second allowed on top of --retry-budget (× the window: at least 1)")
+	fs.DurationVar(&r.window, "retry-budget-window", 10*time.Second,
+		"with --retries: the sliding window of the retry budget")
+	fs.Float64Var(&r.expectLimit, "expect-limit", 0,
+		"after the run, print the 429s a second observed (every attempt) next to what the Poisson limiter model predicts for this limit R, requests/s over all shards, at --rate (see 'openload model poisson')")
+	fs.IntVar(&r.expectShards, "expect-shards", 1, "with --expect-limit: the limiter's independent shards n")
+	fs.DurationVar(&r.expectWindow, "expect-window", time.Second, "with --expect-limit: the limiter's fixed window W")
+	fs.StringVar(&r.expectRouting, "expect-routing", model.RoutingRandom, "with --expect-limit: how requests reach the shards, random or round-robin")
+}
+
+// expectNames renames the model's flags to the load command's.
+var expectNames = strings.NewReplacer("--limit-rps", "--expect-limit", "--limit-shards", "--expect-shards",
+	"--limit-window", "--expect-window", "--limit-routing", "--expect-routing")
+
+// validate checks the flags and sets r.policy and r.expect.
+func (r *retryOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
+	if r.retries < 0 || r.retries > engine.MaxRetries {
+		return fmt.Errorf("--retries must be between 0 and %d, got %d", engine.MaxRetries, r.retries)
+	}
+	if r.retries == 0 {
+		for _, name := range retryFlagNames {
+			if fs.Changed(name) {
+				return fmt.Errorf("--%s applies only with --retries 1 or more", name)
+			}
+		}
+	} else {
+		on, err := engine.ParseRetryOn(r.on)
+		if err != nil {
+			return fmt.Errorf("--retry-on %q: %v", r.on, err)
+		}
+		r.policy = engine.Retry{On: on, Retries: r.retries, Backoff: r.backoff, Jitter: engine.Jitter(r.jitter),
+			Seed: o.seed, Budget: r.budget, MinPerSec: r.minPerSec, Window: r.window}
+		if err := r.policy.Validate(); err != nil {
+			return err
+		}
+	}
+	if !fs.Changed("expect-limit") {
+		for _, name := range expectFlagNames {
+			if fs.Changed(name) {
+				return fmt.Errorf("--%s applies only with --expect-limit", name)
+			}
+		}
+		return nil
+	}
+	switch {
+	case o.closed:
+		return errors.New("--expect-limit predicts for Poisson arrivals at --rate: not for a --closed run")
+	case o.replay.arrivals != "":
+		return errors.New("--expect-limit predicts for Poisson arrivals at --rate: not for --arrivals")
+	}
+	in := model.PoissonInput{Rate: o.rate, Limit: r.expectLimit, Shards: r.expectShards, Window: r.expectWindow,
+		Routing: r.expectRouting, Retries: r.retries}
+	if err := in.Validate(); err != nil {
+		return errors.New(expectNames.Replace(err.Error()))
+	}
+	r.expect = &in
+	return nil
+}
+
+// minBackoff is the shortest wait before a first retry.
+func (r *retryOptions) minBackoff() time.Duration {
+	switch r.policy.Jitter {
+	case engine.JitterNone:
+		return r.policy.Backoff
+	case engine.JitterEqual:
+		return r.policy.Backoff / 2
+	}
+	return 0
+}
+
+// printExpectation writes, after the report of a run with --expect-limit,
+// the model's prediction for the run's rate next to what the run observed:
+// 429 answers (every attempt) ÷ the run's duration, and with retries the
+// attempts a second. It writes nothing without --expect-limit.
+func (r *retryOptions) printExpectation(w io.Writer, o *loadOptions, res *recorder.Result) {
+	if r.expect == nil {
+		return
+	}
+	p, err := model.Predict(*r.expect)
+	if err != nil { // validated; cannot happen
+		fmt.Fprintf(w, "\nlimiter  no prediction: %v\n", err)
+		return
+	}
+	d := o.duration.Seconds()
+	fmt.Fprintf(w, "\nlimiter  the model's prediction for this run (%s):\n", modelCommand(*r.expect))
+	writeLines(w, "  ", p.Lines())
+	n429 := res.AttemptStatus(429)
+	fmt.Fprintf(w, "observed 429/s %.3f (%d answers 429, every attempt counted, ÷ %v) · predicted %.3f\n",
+		float64(n429)/d, n429, o.duration, p.RejectPerSec)
+	if res.Retries != nil {
+		att := res.Retries.FirstAttempts + res.Retries.RetriesSent
+		fmt.Fprintf(w, "         attempts/s %.3f (%d first attempts + %d retries, ÷ %v) · predicted %.3f\n",
+			float64(att)/d, res.Retries.FirstAttempts, res.Retries.RetriesSent, o.duration, p.EffectiveRate)
+	}
+	if o.arrival != schedule.Poisson {
+		fmt.Fprintf(w, "note     the model assumes Poisson arrivals; this run's were %s, which overflow a window less often\n", o.arrival)
+	}
+	if r.retries > 0 && r.minBackoff() < r.expect.Window {
+		fmt.Fprintf(w, "note     retries can come back within the window that rejected them (backoff from %v, window %v): the model, which takes attempts as independent, then underestimates\n",
+			r.minBackoff(), r.expect.Window)
+	}
+	if res.Retries != nil && res.Retries.RefusedByBudget > 0 {
+		fmt.Fprintf(w, "note     the retry budget refused %d retries; the model assumes every rejected request retries\n", res.Retries.RefusedByBudget)
+	}
+	if res.Interrupted {
+		fmt.Fprintln(w, "note     the run was interrupted: the observed rates are divided by the whole --duration")
+	}
+}

@@ -1,0 +1,50 @@
+package engine
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/openload/openload/recorder"
+)
+
+// BenchmarkWorkerDo is the per-request hot path of the open model: one
+// worker sends one GET over a kept-alive loopback connection, reads the
+// response and fills the record (no recorder: see recorder.BenchmarkAdd).
+// The server is rawServer, which allocates nothing per request, so
+// allocs/op are the client's: net/http's transport and openload's own.
+func BenchmarkWorkerDo(b *testing.B) {
+	srv := newRawServer()
+	defer srv.Close()
+	for _, bc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"http1", Config{}},
+		{"http1-header", Config{Header: http.Header{"X-Tenant": {"a"}, "Authorization": {"Bearer x"}}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			cfg := bc.cfg
+			cfg.URL, cfg.Method, cfg.Connections, cfg.Timeout = mustURL(b, srv.URL), http.MethodGet, 1, 5*time.Second
+			e, done := benchRun(cfg)
+			defer done()
+			w := e.newWorker()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				r := w.do(item{seq: uint64(i)})
+				if r.Outcome != recorder.Completed {
+					b.Fatalf("outcome %v", r.Outcome)
+				}
+			}
+		})
+	}
+}
+
+// benchRun returns a run ready for workers, and its cleanup.
+func benchRun(cfg Config) (*run, func()) {
+	client, closeIdle := newClient(cfg)
+	e := &run{cfg: cfg, client: client, drain: context.Background(), start: time.Now()}
+	return e, closeIdle
+}

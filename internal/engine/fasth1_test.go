@@ -1,0 +1,157 @@
+package engine
+
+import (
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/schedule"
+)
+
+// connServer records, per request, the connection it came on, and answers
+// by path: /ka a 10 KB body with Content-Length, /close the same with
+// Connection: close, /chunked a chunked body in two flushes, /503 an error
+// status. It checks that every request carries the configured header and
+// body.
+type connServer struct {
+	mu    sync.Mutex
+	conns map[string]int
+	bad   []string
+}
+
+func (s *connServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.conns[r.RemoteAddr]++
+	if r.Header.Get("X-Test") != "yes" || string(body) != "hello" || r.Method != http.MethodPost || r.Header.Get("X-Stamp") == "" {
+		s.bad = append(s.bad, r.Method+" "+r.URL.Path+" "+r.Header.Get("X-Test")+" "+string(body))
+	}
+	s.mu.Unlock()
+	big := strings.Repeat("x", 10<<10)
+	switch r.URL.Path {
+	case "/close":
+		w.Header().Set("Connection", "close")
+		w.Write([]byte(big))
+	case "/chunked":
+		w.Write([]byte(big))
+		w.(http.Flusher).Flush()
+		w.Write([]byte(big))
+	case "/503":
+		w.WriteHeader(http.StatusServiceUnavailable)
+	default:
+		w.Header().Set("Content-Length", "10240")
+		w.Write([]byte(big))
+	}
+}
+
+func TestFastPathMatchesNetHTTP(t *testing.T) {
+	for _, path := range []string{"/ka", "/close", "/chunked", "/503"} {
+		var got [2]recorder.Counts
+		var statuses [2]map[int]int64
+		var conns [2]int
+		for i, fast := range []bool{false, true} {
+			cs := &connServer{conns: map[string]int{}}
+			srv := httptest.NewServer(cs)
+			rec, _ := runAgainst(t, srv.URL+path, Config{
+				FastHTTP1:   fast,
+				Connections: 4,
+				Method:      http.MethodPost,
+				Header:      http.Header{"X-Test": {"yes"}},
+				Body:        []byte("hello"),
+				StampHeader: "X-Stamp",
+			}, schedule.NewConstant(200, 250*time.Millisecond))
+			srv.Close()
+			got[i] = checkIdentity(t, rec, 50)
+			statuses[i] = rec.StatusCodes()
+			cs.mu.Lock()
+			conns[i] = len(cs.conns)
+			if len(cs.bad) > 0 {
+				t.Errorf("%s fast=%v: %d requests without the header or body, first %q", path, fast, len(cs.bad), cs.bad[0])
+			}
+			cs.mu.Unlock()
+		}
+		if got[0] != got[1] {
+			t.Errorf("%s: counts net/http %+v, fast %+v", path, got[0], got[1])
+		}
+		for code, n := range statuses[0] {
+			if statuses[1][code] != n {
+				t.Errorf("%s: status %d ×%d with net/http, ×%d on the fast path", path, code, n, statuses[1][code])
+			}
+		}
+		switch path {
+		case "/close":
+			if conns[1] != 50 {
+				t.Errorf("/close: fast path used %d connections for 50 requests answered Connection: close", conns[1])
+			}
+		default:
+			if conns[1] > 4 {
+				t.Errorf("%s: fast path used %d connections with 4 workers: keep-alive not reused", path, conns[1])
+			}
+		}
+	}
+}
+
+func TestFastPathErrors(t *testing.T) {
+	// Refused.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	rec, _ := runAgainst(t, "http://"+addr+"/", Config{FastHTTP1: true}, schedule.NewConstant(100, 100*time.Millisecond))
+	if c := checkIdentity(t, rec, 10); c.Errors != 10 || rec.ErrorKinds()["refused"] != 10 {
+		t.Errorf("refused: counts %+v kinds %v", c, rec.ErrorKinds())
+	}
+	// Timeouts: the server never answers.
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	rec, _ = runAgainst(t, srv.URL, Config{FastHTTP1: true, Timeout: 100 * time.Millisecond}, schedule.NewConstant(50, 200*time.Millisecond))
+	if c := checkIdentity(t, rec, 10); c.Timeouts != 10 {
+		t.Errorf("timeouts: counts %+v", c)
+	}
+}
+
+func TestFastPathRetriesClosedIdleConnection(t *testing.T) {
+	// The server closes every connection after its response without
+	// saying so: the next request on it fails before any byte comes
+	// back and is retried once on a new connection.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			buf := make([]byte, 4096)
+			c.Read(buf)
+			c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+			c.Close()
+		}
+	}()
+	rec, _ := runAgainst(t, "http://"+ln.Addr().String()+"/", Config{FastHTTP1: true, Connections: 1}, schedule.NewConstant(100, 100*time.Millisecond))
+	ln.Close()
+	wg.Wait()
+	if c := checkIdentity(t, rec, 10); c.Completed != 10 {
+		t.Errorf("counts %+v, kinds %v: want 10 completed", c, rec.ErrorKinds())
+	}
+}

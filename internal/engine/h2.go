@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// Protocols a run can speak, as Config.Protocol and the result name them
+// (the ALPN identifiers).
+const (
+	HTTP1 = "http/1.1" // keep-alive HTTP/1.1, over TLS for https URLs (the default)
+	HTTP2 = "h2"       // HTTP/2 over TLS, negotiated with ALPN; the URL must be https
+	H2C   = "h2c"      // HTTP/2 over plain TCP with prior knowledge; the URL must be http
+)
+
+// How the limits map for HTTP/2.
+//
+// With HTTP/1.1 a connection carries one request at a time, so the
+// Connections workers are at once the in-flight limit and the connection
+// limit. With HTTP/2 the in-flight limit is still Connections: each worker
+// owns at most one request, so at most Connections streams are open over
+// all connections together, and a request that finds every worker busy
+// waits inside openload, which is send delay, exactly as with HTTP/1.1.
+//
+// Streams are packed onto connections: a request takes a stream on the
+// first open connection that has fewer than MaxStreams streams in flight
+// (and fewer than the server's SETTINGS_MAX_CONCURRENT_STREAMS), and a new
+// connection is dialled only when every open one is full. So
+//
+//	connections ≤ ⌈Connections ÷ min(MaxStreams, server's limit)⌉
+//
+// as long as the connections stay up (dials are made one at a time, each
+// after a last look for room). A request never waits for a stream slot after it got its
+// connection: the sent time (GotConn) is taken after the slot is reserved,
+// so time spent waiting for a slot or a dial is send delay, never service
+// time, like waiting for a free connection with HTTP/1.1.
+
+// newH2Transport returns an HTTP/2 transport over its own connection pool
+// (h2Pool) and the function that closes its connections.
+func newH2Transport(cfg Config) (http.RoundTripper, func()) {
+	t := &http2.Transport{
+		DisableCompression: true,
+		AllowHTTP:          cfg.Protocol == H2C,
+	}
+	p := &h2Pool{
+		t:       t,
+		tls:     cfg.Protocol == HTTP2,
+		tlsConf: cfg.TLS,
+		timeout: cfg.Timeout,
+		max:     cfg.MaxStreams,
+		dialing: make(chan struct{}, 1),
+	}
+	//lint:ignore SA1019 the pool is what bounds the streams per connection
+	t.ConnPool = p
+	return t, p.closeAll
+}
+
+// checkProtocol validates cfg.Protocol against the URL's scheme.
+func checkProtocol(cfg Config) error {
+	scheme := ""
+	if cfg.URL != nil {
+		scheme = cfg.URL.Scheme
+	}
+	switch cfg.Protocol {
+	case "", HTTP1:
+	case HTTP2:
+		if scheme != "https" {
+			return fmt.Errorf("engine: HTTP/2 over TLS needs an https URL, got %s", scheme)
+		}
+	case H2C:
+		if scheme != "http" {
+			return fmt.Errorf("engine: h2c (HTTP/2 with prior knowledge) needs an http URL, got %s", scheme)
+		}
+	default:
+		return fmt.Errorf("engine: unknown protocol %q (known: %s, %s, %s)", cfg.Protocol, HTTP1, HTTP2, H2C)
+	}
+	if cfg.MaxStreams < 0 {
+		return fmt.Errorf("engine: max streams must be ≥ 0, got %d", cfg.MaxStreams)
+	}
+	return nil
+}
+
+// h2Pool is an http2.ClientConnPool that caps the streams in flight on
+// each connection at max (0: the server's limit only) and dials a new
+// connection when every open one is full.
+type h2Pool struct {
+	t       *http2.Transport
+	tls     bool
+	tlsConf *tls.Config
+	timeout time.Duration
+	max     int
+
+	dialing chan struct{} // a token: one dial at a time
+
+	mu    sync.Mutex
+	conns []*http2.ClientConn
+}
+
+// GetClientConn returns a connection with a stream reserved for req.
+func (p *h2Pool) GetClientConn(req *http.Request, addr string) (*http2.ClientConn, error) {
+	if cc := p.reserve(); cc != nil {
+		return cc, nil
+	}
+	// Dial one connection at a time: a request that waited for another's
+	// dial may find room on it.
+	select {
+	case p.dialing <- struct{}{}:
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
+	defer func() { <-p.dialing }()
+	if cc := p.reserve(); cc != nil {
+		return cc, nil
+	}
+	nc, err := p.dial(req.Context(), addr)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := p.t.NewClientConn(nc)
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	p.mu.Lock()
+	p.conns = append(p.conns, cc)
+	// A fresh connection has room; should the reservation fail all the
+	// same, RoundTrip on it reports why.
+	cc.ReserveNewRequest()
+	p.mu.Unlock()
+	return cc, nil
+}
+
+// reserve reserves a stream on the first open connection with room, or
+// returns nil. Connections that closed are dropped.
+func (p *h2Pool) reserve() *http2.ClientConn {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.conns = slices.DeleteFunc(p.conns, func(cc *http2.ClientConn) bool {
+		st := cc.State()
+		return st.Closed || st.Closing
+	})
+	for _, cc := range p.conns {
+		if p.max > 0 {
+			if st := cc.State(); st.StreamsActive+st.StreamsReserved >= p.max {
+				continue
+			}
+		}
+		if cc.ReserveNewRequest() {
+			return cc
+		}
+	}
+	return nil
+}
+
+// MarkDead drops a connection the transport found broken.
+func (p *h2Pool) MarkDead(cc *http2.ClientConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.conns = slices.DeleteFunc(p.conns, func(c *http2.ClientConn) bool { return c == cc })
+}
+
+// closeAll closes every connection; the run is over.
+func (p *h2Pool) closeAll() {
+	p.mu.Lock()
+	conns := p.conns
+	p.conns = nil
+	p.mu.Unlock()
+	for _, cc := range conns {
+		cc.Close()
+	}
+}
+
+// dial opens one connection: TCP for h2c, TLS with ALPN h2 for HTTP2.
+func (p *h2Pool) dial(ctx context.Context, addr string) (net.Conn, error) {
+	d := &net.Dialer{Timeout: p.timeout, KeepAlive: 30 * time.Second}
+	if !p.tls {
+		return d.DialContext(ctx, "tcp", addr)
+	}
+	conf := &tls.Config{}
+	if p.tlsConf != nil {
+		conf = p.tlsConf.Clone()
+	}
+	conf.NextProtos = []string{http2.NextProtoTLS}
+	if conf.ServerName == "" {
+		host, _, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		conf.ServerName = host
+	}
+	c, err := (&tls.Dialer{NetDialer: d, Config: conf}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	tc := c.(*tls.Conn)
+	if got := tc.ConnectionState().NegotiatedProtocol; got != http2.NextProtoTLS {
+		tc.Close()
+		return nil, fmt.Errorf("engine: %s did not negotiate HTTP/2 with ALPN (got %q)", addr, got)
+	}
+	return tc, nil
+}

@@ -1,0 +1,185 @@
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"github.com/openload/openload/schedule"
+	"github.com/openload/openload/targets/stub"
+)
+
+// protoServer counts the requests it served by HTTP major version and, per
+// connection, the most handlers it ran at once.
+type protoServer struct {
+	h1, h2 atomic.Int64
+	hold   time.Duration
+
+	mu      sync.Mutex
+	active  map[string]int
+	maxConc map[string]int
+}
+
+func (p *protoServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ProtoMajor == 2 {
+		p.h2.Add(1)
+	} else {
+		p.h1.Add(1)
+	}
+	p.mu.Lock()
+	p.active[r.RemoteAddr]++
+	p.maxConc[r.RemoteAddr] = max(p.maxConc[r.RemoteAddr], p.active[r.RemoteAddr])
+	p.mu.Unlock()
+	if p.hold > 0 {
+		time.Sleep(p.hold)
+	}
+	p.mu.Lock()
+	p.active[r.RemoteAddr]--
+	p.mu.Unlock()
+	w.Write([]byte("ok"))
+}
+
+func newProtoServer(hold time.Duration) *protoServer {
+	return &protoServer{hold: hold, active: map[string]int{}, maxConc: map[string]int{}}
+}
+
+// tlsTrusting returns a TLS configuration that trusts srv's certificate.
+func tlsTrusting(srv *httptest.Server) *tls.Config {
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	return &tls.Config{RootCAs: pool}
+}
+
+func TestHTTP2OverTLS(t *testing.T) {
+	ps := newProtoServer(0)
+	srv := httptest.NewUnstartedServer(ps)
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	rec, _ := runAgainst(t, srv.URL, Config{Protocol: HTTP2, TLS: tlsTrusting(srv)}, schedule.NewConstant(200, 500*time.Millisecond))
+	c := checkIdentity(t, rec, 100)
+	if c.Completed != 100 || rec.StatusCodes()[200] != 100 {
+		t.Errorf("counts %+v, statuses %v: want 100 completed with 200", c, rec.StatusCodes())
+	}
+	if h2, h1 := ps.h2.Load(), ps.h1.Load(); h2 != 100 || h1 != 0 {
+		t.Errorf("server saw %d HTTP/2 and %d HTTP/1 requests, want 100 HTTP/2", h2, h1)
+	}
+}
+
+func TestHTTP2UntrustedCertificateIsTLSError(t *testing.T) {
+	srv := httptest.NewUnstartedServer(newProtoServer(0))
+	srv.EnableHTTP2 = true
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes fail, as they should
+	srv.StartTLS()
+	defer srv.Close()
+	rec, _ := runAgainst(t, srv.URL, Config{Protocol: HTTP2}, schedule.NewConstant(100, 100*time.Millisecond))
+	c := checkIdentity(t, rec, 10)
+	if c.Errors != 10 || rec.ErrorKinds()["tls"] != 10 {
+		t.Errorf("counts %+v, kinds %v: want 10 tls errors", c, rec.ErrorKinds())
+	}
+}
+
+func TestH2CPriorKnowledge(t *testing.T) {
+	ps := newProtoServer(2 * time.Millisecond)
+	srv := httptest.NewUnstartedServer(ps)
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	defer srv.Close()
+	// 8 streams in flight at most, 2 per connection.
+	rec, stats := runAgainst(t, srv.URL, Config{Protocol: H2C, Connections: 8, MaxStreams: 2}, schedule.NewConstant(400, 250*time.Millisecond))
+	c := checkIdentity(t, rec, 100)
+	if c.Completed != 100 {
+		t.Errorf("counts %+v: want 100 completed", c)
+	}
+	if h2, h1 := ps.h2.Load(), ps.h1.Load(); h2 != 100 || h1 != 0 {
+		t.Errorf("server saw %d HTTP/2 and %d HTTP/1 requests, want 100 HTTP/2", h2, h1)
+	}
+	if stats.MaxInFlight > 8 {
+		t.Errorf("max in flight %d > 8 workers", stats.MaxInFlight)
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	for addr, n := range ps.maxConc {
+		if n > 2 {
+			t.Errorf("connection %s carried %d streams at once, MaxStreams is 2", addr, n)
+		}
+	}
+	if len(ps.maxConc) > 4 {
+		t.Errorf("%d connections for 8 streams of 2 per connection, want ≤ 4", len(ps.maxConc))
+	}
+}
+
+func TestH2CAgainstStub(t *testing.T) {
+	cfg := stub.DefaultConfig()
+	cfg.Policy, cfg.Latency, cfg.Workers, cfg.H2C = stub.PolicyNone, time.Millisecond, 8, true
+	s, err := stub.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rec, _ := runAgainst(t, s.URL+"/predict", Config{Protocol: H2C}, schedule.NewConstant(200, 250*time.Millisecond))
+	c := checkIdentity(t, rec, 50)
+	if c.Completed != 50 || rec.StatusCodes()[200] != 50 {
+		t.Errorf("counts %+v, statuses %v: want 50 completed with 200", c, rec.StatusCodes())
+	}
+	if got := s.Stats().Total; got != 50 {
+		t.Errorf("stub counted %d requests, want 50", got)
+	}
+	// The stub really speaks HTTP/2 without TLS, and HTTP/1.1 still.
+	h2 := &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}
+	defer h2.CloseIdleConnections()
+	for _, rt := range []struct {
+		rt    http.RoundTripper
+		major int
+	}{{h2, 2}, {&http.Transport{}, 1}} {
+		req, _ := http.NewRequest(http.MethodGet, s.URL+"/predict", nil)
+		resp, err := rt.rt.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.ProtoMajor != rt.major || resp.StatusCode != 200 {
+			t.Errorf("got %s %d, want HTTP/%d 200", resp.Proto, resp.StatusCode, rt.major)
+		}
+		if tr, ok := rt.rt.(*http.Transport); ok {
+			tr.CloseIdleConnections()
+		}
+	}
+}
+
+func TestCheckProtocol(t *testing.T) {
+	for _, tc := range []struct {
+		url, proto string
+		streams    int
+		ok         bool
+	}{
+		{"http://x/", "", 0, true},
+		{"https://x/", HTTP1, 0, true},
+		{"https://x/", HTTP2, 4, true},
+		{"http://x/", HTTP2, 0, false},
+		{"http://x/", H2C, 0, true},
+		{"https://x/", H2C, 0, false},
+		{"http://x/", "spdy", 0, false},
+		{"http://x/", H2C, -1, false},
+	} {
+		err := checkProtocol(Config{URL: mustURL(t, tc.url), Protocol: tc.proto, MaxStreams: tc.streams})
+		if (err == nil) != tc.ok {
+			t.Errorf("%s %q streams %d: err %v, want ok %v", tc.url, tc.proto, tc.streams, err, tc.ok)
+		}
+	}
+}

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package engine
+
+import "time"
+
+// processCPU is not measured on this platform.
+func processCPU() (time.Duration, bool) { return 0, false }
+
+// maxRSSMB is not measured on this platform.
+func maxRSSMB() float64 { return 0 }

@@ -1,0 +1,30 @@
+package recorder
+
+// Generator is what openload itself used while it ran, sampled by the
+// engine: if the generator was short of CPU or paused for GC, requests
+// left late for reasons of its own and the run understates latency
+// (verify warns).
+type Generator struct {
+	// GOMAXPROCS is the number of cores the Go runtime could use.
+	GOMAXPROCS int `json:"gomaxprocs"`
+	// WallSeconds is the span sampled, from the run's start to its end.
+	WallSeconds float64 `json:"wall_seconds"`
+	// CPUSeconds is the process's CPU time (user + system) over the run;
+	// 0 where the platform does not report it (CPUKnown false).
+	CPUSeconds float64 `json:"cpu_seconds"`
+	CPUKnown   bool    `json:"cpu_known"`
+	// CPUShare = CPUSeconds ÷ (WallSeconds × GOMAXPROCS): the share of the
+	// cores available to openload that it used. PeakCPUShare is the same
+	// over the busiest whole second.
+	CPUShare     float64 `json:"cpu_share_of_available"`
+	PeakCPUShare float64 `json:"peak_cpu_share_1s"`
+	// GCCycles is the number of garbage collections completed during the
+	// run; GCPauseP99 and GCPauseMax summarise their stop-the-world
+	// pauses (upper bounds of the runtime's histogram buckets), in ms.
+	GCCycles   uint64  `json:"gc_cycles"`
+	GCPauseP99 float64 `json:"gc_pause_p99_ms"`
+	GCPauseMax float64 `json:"gc_pause_max_ms"`
+	// MaxRSSMB is the process's peak resident set size so far, in MiB
+	// (0 where unknown).
+	MaxRSSMB float64 `json:"max_rss_mb,omitempty"`
+}

@@ -1,0 +1,64 @@
+package verify
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/openload/openload/recorder"
+)
+
+// Generator saturation thresholds: a generator that used more than
+// SaturatedCPUShare of the cores it had (over the run, or in its busiest
+// second), or paused for GC for GCPauseShare of the send-delay budget or
+// more, may have sent late for reasons of its own.
+const (
+	SaturatedCPUShare = 0.9
+	GCPauseShare      = 0.5
+)
+
+// generator checks openload's own health during the run (Result.Generator):
+// when it was saturated, the send delay it measured is its own making and
+// the response times understate what users would see from a healthy
+// generator. Results without the section are not checked.
+func generator(res *recorder.Result, opt Options) (Finding, bool) {
+	g := res.Generator
+	if g == nil {
+		return Finding{}, false
+	}
+	f := Finding{Check: "generator", Severity: Pass}
+	budget := float64(opt.SendDelayP99) / float64(time.Millisecond)
+	cpu := "CPU not measured on this platform"
+	if g.CPUKnown {
+		cpu = fmt.Sprintf("CPU %.2f s = %.0f %% of %d cores (busiest second %.0f %%)",
+			g.CPUSeconds, 100*g.CPUShare, g.GOMAXPROCS, 100*g.PeakCPUShare)
+	}
+	gc := fmt.Sprintf("%d GC cycles, pause p99 %s, max %s", g.GCCycles, fmtMs(g.GCPauseP99), fmtMs(g.GCPauseMax))
+	var why []string
+	if g.CPUKnown && (g.CPUShare > SaturatedCPUShare || g.PeakCPUShare > SaturatedCPUShare) {
+		why = append(why, fmt.Sprintf("the generator used over %.0f %% of its cores", 100*SaturatedCPUShare))
+	}
+	if g.GCPauseMax >= GCPauseShare*budget {
+		why = append(why, fmt.Sprintf("a GC pause of %s is near the send-delay budget of %s", fmtMs(g.GCPauseMax), fmtMs(budget)))
+	}
+	f.Message = cpu + "; " + gc
+	if len(why) > 0 {
+		f.Severity = Warn
+		f.Message = fmt.Sprintf("generator saturated: %s; sends were late for reasons of openload's own and latency is understated (%s; give it more cores, a lower rate, or split the rate over several generators)",
+			joinAnd(why), f.Message)
+	}
+	return f, true
+}
+
+func joinAnd(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	}
+	s := xs[0]
+	for _, x := range xs[1 : len(xs)-1] {
+		s += ", " + x
+	}
+	return s + " and " + xs[len(xs)-1]
+}
