@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -29,7 +30,7 @@ func TestMain(m *testing.M) {
 
 // startOpenload runs openload as a real subprocess and returns it once it
 // has printed its first line on stderr (the run has started).
-func startOpenload(t *testing.T, args ...string) (*exec.Cmd, *strings.Builder) {
+func startOpenload(t *testing.T, args ...string) (*exec.Cmd, *syncBuilder) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "OPENLOAD_AS_MAIN=1")
@@ -37,8 +38,8 @@ func startOpenload(t *testing.T, args ...string) (*exec.Cmd, *strings.Builder) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out strings.Builder
-	cmd.Stdout = &out
+	out := &syncBuilder{}
+	cmd.Stdout = out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +52,28 @@ func startOpenload(t *testing.T, args ...string) (*exec.Cmd, *strings.Builder) {
 			out.WriteString("stderr: " + sc.Text() + "\n")
 		}
 	}()
-	return cmd, &out
+	return cmd, out
+}
+
+// syncBuilder collects the subprocess's stdout (copied by exec's goroutine)
+// and stderr (copied by the test's) without a race.
+type syncBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuilder) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuilder) WriteString(x string) (int, error) { return s.Write([]byte(x)) }
+
+func (s *syncBuilder) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func exitCode(t *testing.T, cmd *exec.Cmd) int {

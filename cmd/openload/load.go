@@ -410,6 +410,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Think:        o.think,
 		Protocol:     protocol,
 		MaxStreams:   o.proto.maxStreams,
+		FastHTTP1:    o.proto.fastHTTP1,
 		Retry:        o.retry.policy,
 	})
 	clearProgress()

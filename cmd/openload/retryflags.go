@@ -141,13 +141,31 @@ func (r *retryOptions) printExpectation(w io.Writer, o *loadOptions, res *record
 	d := o.duration.Seconds()
 	fmt.Fprintf(w, "\nlimiter  the model's prediction for this run (%s):\n", modelCommand(*r.expect))
 	writeLines(w, "  ", p.Lines())
+	// A Poisson schedule's own rate differs from --rate by about
+	// √(rate ÷ duration); the limiter saw the schedule's, so the
+	// prediction is also given at it.
+	var own *model.Prediction
+	if o.arrival == schedule.Poisson && res.Counts.Scheduled > 0 {
+		in := *r.expect
+		in.Rate = float64(res.Counts.Scheduled) / d
+		if q, err := model.Predict(in); err == nil {
+			own = &q
+		}
+	}
 	n429 := res.AttemptStatus(429)
-	fmt.Fprintf(w, "observed 429/s %.3f (%d answers 429, every attempt counted, ÷ %v) · predicted %.3f\n",
-		float64(n429)/d, n429, o.duration, p.RejectPerSec)
+	fmt.Fprintf(w, "observed 429/s %.3f (%d answers 429, every attempt counted, ÷ %v)\n", float64(n429)/d, n429, o.duration)
+	pred := func(f func(model.Prediction) float64) string {
+		s := fmt.Sprintf("%.3f at --rate %s/s", f(p), schedule.FormatRate(o.rate))
+		if own != nil {
+			s += fmt.Sprintf(" · %.3f at this schedule's own rate, %.3f/s (%d arrivals ÷ %v)", f(*own), own.Input.Rate, res.Counts.Scheduled, o.duration)
+		}
+		return s
+	}
+	fmt.Fprintf(w, "         predicted %s\n", pred(func(p model.Prediction) float64 { return p.RejectPerSec }))
 	if res.Retries != nil {
 		att := res.Retries.FirstAttempts + res.Retries.RetriesSent
-		fmt.Fprintf(w, "         attempts/s %.3f (%d first attempts + %d retries, ÷ %v) · predicted %.3f\n",
-			float64(att)/d, res.Retries.FirstAttempts, res.Retries.RetriesSent, o.duration, p.EffectiveRate)
+		fmt.Fprintf(w, "observed attempts/s %.3f (%d first attempts + %d retries, ÷ %v)\n", float64(att)/d, res.Retries.FirstAttempts, res.Retries.RetriesSent, o.duration)
+		fmt.Fprintf(w, "         predicted %s\n", pred(func(p model.Prediction) float64 { return p.EffectiveRate }))
 	}
 	if o.arrival != schedule.Poisson {
 		fmt.Fprintf(w, "note     the model assumes Poisson arrivals; this run's were %s, which overflow a window less often\n", o.arrival)

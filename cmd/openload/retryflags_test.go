@@ -95,8 +95,8 @@ func TestRetriesAndExpectation(t *testing.T) {
 		"attempts 429 ×100 (every attempt",
 		"status   429 ×50",
 		"limiter  the model's prediction for this run (openload model poisson --rate 100 --limit-rps 10 --limit-shards 1 --limit-window 1s --limit-routing random --retries 1)",
-		"observed 429/s 200.000 (100 answers 429, every attempt counted, ÷ 500ms) · predicted ",
-		"attempts/s 200.000 (50 first attempts + 50 retries, ÷ 500ms)",
+		"observed 429/s 200.000 (100 answers 429, every attempt counted, ÷ 500ms)\n         predicted 184.868 at --rate 100/s\n",
+		"observed attempts/s 200.000 (50 first attempts + 50 retries, ÷ 500ms)\n         predicted 194.868 at --rate 100/s\n",
 		"note     the model assumes Poisson arrivals; this run's were constant",
 		"note     retries can come back within the window that rejected them",
 	} {

@@ -93,7 +93,11 @@ type Cell struct {
 	Duration time.Duration
 	Result   *recorder.Result
 	Server   stub.LimiterStats // the stub's own count of its decisions
+	// Nominal is the prediction at Rate; Pred at the schedule's own rate,
+	// its arrivals ÷ Duration (see Realized), which the comparison uses.
+	Nominal  model.Prediction
 	Pred     model.Prediction
+	Realized float64
 	Observed float64 // 429 answers (every attempt) ÷ Duration
 	SE       float64 // standard error of Observed, from batch means
 	Batch    time.Duration
@@ -124,9 +128,31 @@ func (c Cell) Tolerance() float64 {
 // Agree reports whether observed and predicted agree within Tolerance.
 func (c Cell) Agree() bool { return math.Abs(c.Observed-c.Pred.RejectPerSec) <= c.Tolerance() }
 
+// Realized is the rate of the seeded schedule the rows share: its arrivals
+// ÷ d. It is a property of the schedule, known before any request is sent:
+// a Poisson count has a standard deviation of √(λ·d), so a schedule's own
+// rate differs from λ by about √(λ/d) (0.67/s at 300 s), which moves the
+// predictions by more than their standard error. The model is therefore
+// evaluated at the rate the limiter was actually offered.
+func Realized(d time.Duration) float64 {
+	s := schedule.NewPoisson(Rate, d, Seed)
+	n := 0
+	for _, ok := s.Next(); ok; _, ok = s.Next() {
+		n++
+	}
+	return float64(n) / d.Seconds()
+}
+
 // RunRow runs one row for d against a fresh in-process stub.
 func RunRow(ctx context.Context, row Row, d time.Duration) (Cell, error) {
-	pred, err := model.Predict(row.Input())
+	nominal, err := model.Predict(row.Input())
+	if err != nil {
+		return Cell{}, err
+	}
+	realized := Realized(d)
+	in := row.Input()
+	in.Rate = realized
+	pred, err := model.Predict(in)
 	if err != nil {
 		return Cell{}, err
 	}
@@ -160,12 +186,12 @@ func RunRow(ctx context.Context, row Row, d time.Duration) (Cell, error) {
 	if err != nil {
 		return Cell{}, err
 	}
-	c := Cell{Row: row, Duration: d, Result: res, Server: s.Stats().Limiter, Pred: pred}
+	c := Cell{Row: row, Duration: d, Result: res, Server: s.Stats().Limiter, Nominal: nominal, Pred: pred, Realized: realized}
 	c.Observed = float64(res.AttemptStatus(429)) / d.Seconds()
 	c.Batch = batchLength(d)
 	c.SE = BatchSE(res.Timeline, d, c.Batch)
 	if row.Retries == 0 {
-		c.ModelSE = ModelSE(row.Input(), pred.PerShardAllowance, d)
+		c.ModelSE = ModelSE(in, pred.PerShardAllowance, d)
 	}
 	return c, nil
 }
@@ -188,7 +214,7 @@ func RunAll(ctx context.Context, rows []Row, d time.Duration) ([]Cell, error) {
 // run in whole seconds, at least 5 s, so that a batch is long next to the
 // 1–2 s by which a retry's 429 follows its first attempt's.
 func batchLength(d time.Duration) time.Duration {
-	return max((d/30).Truncate(time.Second), 5*time.Second)
+	return max((d / 30).Truncate(time.Second), 5*time.Second)
 }
 
 // BatchSE is the standard error of the 429 rate from the per-second 429
@@ -259,9 +285,13 @@ func excessVariance(mu float64, L int) float64 {
 func Table(w io.Writer, cells []Cell) error {
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithAlignment(tw.Alignment{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight}),
+		tablewriter.WithAlignment(tw.Alignment{tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight}),
 	)
-	t.Header("limiter (150/s)", "retry", "predicted 429/s", "observed 429/s", "SE", "model SE", "z", "agree?", "attempts/s pred · obs", "failed pred · obs", "server 429s")
+	realized := "at λ̂"
+	if len(cells) > 0 {
+		realized = fmt.Sprintf("at λ̂ = %.2f", cells[0].Realized)
+	}
+	t.Header("limiter (150/s)", "retry", fmt.Sprintf("predicted 429/s at λ = %v", Rate), "predicted "+realized, "observed 429/s", "SE", "model SE", "z", "agree?", "attempts/s pred · obs", "failed pred · obs", "server 429s")
 	for _, c := range cells {
 		r := c.Result
 		agree := "no"
@@ -284,7 +314,7 @@ func Table(w io.Writer, cells []Cell) error {
 		failed := float64(r.Status["429"]) / float64(r.Counts.Scheduled)
 		if err := t.Append([]string{
 			c.Row.Name, c.Row.RetryLabel(),
-			fmt.Sprintf("%.3f", c.Pred.RejectPerSec), fmt.Sprintf("%.3f", c.Observed),
+			fmt.Sprintf("%.3f", c.Nominal.RejectPerSec), fmt.Sprintf("%.3f", c.Pred.RejectPerSec), fmt.Sprintf("%.3f", c.Observed),
 			fmt.Sprintf("%.3f", c.SE), modelSE, fmt.Sprintf("%+.2f", c.Z()), agree,
 			fmt.Sprintf("%.2f · %.2f", c.Pred.EffectiveRate, float64(attempts)/c.Duration.Seconds()),
 			fmt.Sprintf("%.3f%% · %.3f%%", 100*c.Pred.FinalFailShare, 100*failed),
@@ -309,8 +339,8 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	fmt.Printf("rate-limit-429: Poisson %v/s against %d/s in %v windows, %v per row, %d rows at once (same arrivals, seed %d)\n\n",
-		Rate, Limit, Window, dur, len(Rows), Seed)
+	fmt.Printf("rate-limit-429: Poisson %v/s against %d/s in %v windows, %v per row, %d rows at once (same arrivals, seed %d: %.0f of them, λ̂ = %.3f/s)\n\n",
+		Rate, Limit, Window, dur, len(Rows), Seed, Realized(dur)*dur.Seconds(), Realized(dur))
 	cells, err := RunAll(ctx, Rows, dur)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rate-limit-429:", err)
@@ -330,9 +360,10 @@ func main() {
 		os.Exit(1)
 	}
 	fmt.Printf(`
-observed 429/s = 429 answers, every attempt, ÷ %v; SE from batch means over %v batches; model SE = what
-the model says the SE of a run this long is (rows without retries). agree: |observed − predicted| ≤ 2 SE,
-+ 20 %% of predicted with retries (the independent-attempts approximation). failed = requests whose every
-attempt got 429. server 429s = the stub's own count of its rejections (equals the client's).
-`, dur, cells[0].Batch)
+λ̂ = the schedule's own rate (its arrivals ÷ %v); z, agree, and the predictions of attempts/s and
+failed are at λ̂. observed 429/s = 429 answers, every attempt, ÷ %v; SE from batch means over %v
+batches; model SE = the SE the model gives a run this long (rows without retries). agree: |observed −
+predicted at λ̂| ≤ 2 SE, + 20 %% of predicted with retries (the independent-attempts approximation).
+failed = requests whose every attempt got 429. server 429s = the stub's own count of its rejections.
+`, dur, dur, cells[0].Batch)
 }

@@ -23,6 +23,8 @@ func BenchmarkWorkerDo(b *testing.B) {
 	}{
 		{"http1", Config{}},
 		{"http1-header", Config{Header: http.Header{"X-Tenant": {"a"}, "Authorization": {"Bearer x"}}}},
+		{"fast", Config{FastHTTP1: true}},
+		{"fast-header", Config{FastHTTP1: true, Header: http.Header{"X-Tenant": {"a"}, "Authorization": {"Bearer x"}}}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			cfg := bc.cfg

@@ -66,6 +66,8 @@ type Options struct {
 	Protocol   string
 	MaxStreams int
 	TLS        *tls.Config
+	// FastHTTP1 uses the engine's lean HTTP/1.1 path (engine.Config).
+	FastHTTP1 bool
 
 	// Retry is the retry policy (engine.Retry; retry.go); the zero value
 	// retries nothing.
@@ -139,6 +141,7 @@ func (o Options) engineConfig() engine.Config {
 		Protocol:     o.Protocol,
 		MaxStreams:   o.MaxStreams,
 		TLS:          o.TLS,
+		FastHTTP1:    o.FastHTTP1,
 		Retry:        o.Retry,
 	}
 }

@@ -117,7 +117,7 @@ func TestAddFlags(t *testing.T) {
 		"wait-budget", "estimator", "window", "bucket", "min-samples", "max-queue-wait",
 		"stall-at", "stall-for", "stall-every",
 		"deadline", "deadline-status", "arrival-stamp", "clock-skew", "deadline-position",
-		"limit-rps", "limit-shards", "limit-window", "limit-routing", "limit-seed"}
+		"limit-rps", "limit-shards", "limit-window", "limit-routing", "limit-seed", "h2c"}
 	for _, n := range names {
 		f := fs.Lookup(n)
 		if f == nil {
