@@ -164,6 +164,10 @@ func parseMillis(s string) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("bad time %q", s)
 	}
+	if ms > maxLogMillis || ms < -maxLogMillis {
+		// Larger values would overflow time.Duration and read back wrong.
+		return 0, fmt.Errorf("bad time %q: out of range", s)
+	}
 	if len(fp) > 3 {
 		return 0, fmt.Errorf("bad time %q: more than 3 decimals", s)
 	}
@@ -242,6 +246,9 @@ func (lr *LogReader) parse(text string) error {
 		}
 	}
 	e.Error = f[8]
+	if _, ok := ParseKind(e.Error); !ok {
+		return fmt.Errorf("bad error %q (known: refused, reset, timeout, tls, other, unfinished, or empty)", e.Error)
+	}
 	if e.WasSent {
 		e.Attempts = 1
 	}
@@ -251,6 +258,9 @@ func (lr *LogReader) parse(text string) error {
 			return fmt.Errorf("bad attempts %q", f[9])
 		}
 		e.Attempts = int(n)
+		if e.WasSent != (n > 0) {
+			return fmt.Errorf("attempts %d for a request %s", n, map[bool]string{true: "that was sent", false: "never sent"}[e.WasSent])
+		}
 	}
 	lr.e = e
 	return nil

@@ -144,6 +144,14 @@ type Record struct {
 	// RetryExhausted: the last attempt was still one to retry, but every
 	// retry allowed per request had been sent.
 	RetryExhausted bool
+
+	// Redirects is the number of redirects followed to get the final
+	// response (engine FollowRedirects); 0 when redirects are not followed.
+	Redirects int
+	// BodyOverCap: the response body was longer than the run's body cap
+	// (--max-body); it was read up to the cap and the rest discarded. The
+	// response still completed.
+	BodyOverCap bool
 }
 
 // Limits of what one record carries.

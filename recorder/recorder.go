@@ -71,6 +71,7 @@ type Recorder struct {
 	timingOverflow int64
 	dwell          *dwellCount // nil unless BoundDwell was called
 	retry          retryTally  // retry.go
+	faults         faultTally  // faults.go
 
 	iv *intervals
 }
@@ -181,6 +182,7 @@ func (r *Recorder) Add(rec *Record) error {
 		r.addDwell(rec)
 	}
 	r.addAttempts(rec)
+	r.addFaults(rec)
 	if r.log != nil {
 		return r.log.Write(rec)
 	}
@@ -323,6 +325,7 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.timingOverflow += o.timingOverflow
 	r.mergeDwell(o)
 	r.mergeRetries(o)
+	r.faults.merge(o.faults)
 	for i, s := range o.timeline {
 		t := r.second(time.Duration(i) * time.Second)
 		t.Scheduled += s.Scheduled

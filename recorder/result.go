@@ -128,6 +128,12 @@ type Config struct {
 	Retry        string              `json:"retry,omitempty"`        // the retry policy, empty without retries
 	Protocol     string              `json:"protocol,omitempty"`     // http/1.1, h2 (TLS, ALPN) or h2c (prior knowledge)
 	MaxStreams   int                 `json:"max_streams,omitempty"`  // HTTP/2: streams in flight per connection, 0 = the server's limit
+	// Insecure: TLS certificates were not verified (--insecure).
+	Insecure bool `json:"insecure,omitempty"`
+	// FollowRedirects: redirects were followed, up to 10 per request.
+	FollowRedirects bool `json:"follow_redirects,omitempty"`
+	// MaxBody caps the response body bytes read (--max-body), 0 = no cap.
+	MaxBody int64 `json:"max_body,omitempty"`
 	// Mode is ModeClosed for a closed-loop run, empty for an open one.
 	// Users is then the number of users (Connections is the same number)
 	// and Think their pause after each response; Rate is 0 when the users
@@ -207,10 +213,15 @@ type Result struct {
 	ServerTiming []ServerMetric   `json:"server_timing,omitempty"`
 	DwellBound   *DwellBound      `json:"dwell_bound,omitempty"` // --dwell-bound
 	Retries      *RetryCounts     `json:"retries,omitempty"`     // --retries (retry.go)
-	Generator    *Generator       `json:"generator,omitempty"`   // openload's own CPU and GC (generator.go)
-	Checks       []Check          `json:"checks"`
-	SLOs         []SLO            `json:"slos,omitempty"`
-	Interrupted  bool             `json:"interrupted,omitempty"`
+	// Redirects is the number of redirects followed (--follow-redirects),
+	// over all requests; BodyOverCap the completed responses whose body
+	// was longer than --max-body (faults.go).
+	Redirects   int64      `json:"redirects_followed,omitempty"`
+	BodyOverCap int64      `json:"body_over_cap,omitempty"`
+	Generator   *Generator `json:"generator,omitempty"` // openload's own CPU and GC (generator.go)
+	Checks      []Check    `json:"checks"`
+	SLOs        []SLO      `json:"slos,omitempty"`
+	Interrupted bool       `json:"interrupted,omitempty"`
 }
 
 // ClassTable is the breakdown of requests by one response header's value.
@@ -332,6 +343,7 @@ func (r *Recorder) Fill(res *Result) error {
 		res.Classes = append(res.Classes, ct)
 	}
 	res.DwellBound = r.dwellResult()
+	res.Redirects, res.BodyOverCap = r.faults.redirects, r.faults.overCap
 	res.ServerTiming = nil
 	for _, name := range r.timingOrder {
 		enc, err := EncodeHistogram(r.timings[name])

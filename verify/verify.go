@@ -77,6 +77,7 @@ func Run(res *recorder.Result, opt Options) []Finding {
 	if f, ok := histograms(res); ok {
 		out = append(out, f)
 	}
+	out = append(out, faults(res)...) // faults.go
 	return out
 }
 
@@ -338,7 +339,7 @@ func failures(res *recorder.Result) Finding {
 	}
 	kinds := make([]string, 0, len(res.ErrorKinds))
 	for k, n := range res.ErrorKinds {
-		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+		kinds = append(kinds, fmt.Sprintf("%s %d (%s)", k, n, KindMeaning(k)))
 	}
 	sort.Strings(kinds)
 	share := 0.0

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/openload/openload/recorder"
 )
 
@@ -25,7 +27,8 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	// After every test: no goroutine of a run left behind (safety_test.go).
+	goleak.VerifyTestMain(m)
 }
 
 // startOpenload runs openload as a real subprocess and returns it once it

@@ -64,6 +64,7 @@ type loadOptions struct {
 	replay       replayOptions // replay.go
 	proto        protoOptions  // proto.go
 	retry        retryOptions  // retryflags.go
+	faults       faultOptions  // safety.go
 }
 
 func loadFlags(o *loadOptions) *pflag.FlagSet {
@@ -76,6 +77,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 	o.replay.scheduleFlags(fs)
 	fs.IntVarP(&o.connections, "connections", "c", 256, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
 	o.proto.flags(fs)
+	o.faults.flags(fs)
 	fs.BoolVar(&o.closed, "closed", false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
 	fs.DurationVar(&o.think, "think", 0, "with --closed: pause after each response before the user sends again")
 	fs.StringVarP(&o.method, "method", "m", "", "HTTP method (default GET, or POST with a body)")
@@ -240,6 +242,9 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) (request, error) {
 	}
 	o.objectives = objs
 	if err := o.retry.validate(fs, o); err != nil {
+		return req, err
+	}
+	if err := o.faults.validate(fs); err != nil {
 		return req, err
 	}
 	req.header = http.Header{}
@@ -412,6 +417,10 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		MaxStreams:   o.proto.maxStreams,
 		FastHTTP1:    o.proto.fastHTTP1,
 		Retry:        o.retry.policy,
+
+		Insecure:        o.faults.insecure,
+		FollowRedirects: o.faults.followRedirects,
+		MaxBody:         o.faults.maxBody,
 	})
 	clearProgress()
 	code := exitOK

@@ -72,6 +72,13 @@ type Options struct {
 	// Retry is the retry policy (engine.Retry; retry.go); the zero value
 	// retries nothing.
 	Retry engine.Retry
+
+	// Insecure skips TLS certificate verification; FollowRedirects follows
+	// up to engine.MaxRedirects redirects per request; MaxBody, if > 0,
+	// caps the response body bytes read (engine.Config).
+	Insecure        bool
+	FollowRedirects bool
+	MaxBody         int64
 }
 
 // Run executes the run and returns its result with the checks filled in,
@@ -143,6 +150,10 @@ func (o Options) engineConfig() engine.Config {
 		TLS:          o.TLS,
 		FastHTTP1:    o.FastHTTP1,
 		Retry:        o.Retry,
+
+		Insecure:        o.Insecure,
+		FollowRedirects: o.FollowRedirects,
+		MaxBody:         o.MaxBody,
 	}
 }
 
@@ -160,6 +171,7 @@ func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engin
 	res.Interrupted = stats.Interrupted
 	res.Limit = recorder.Limit{Connections: o.Connections, MaxInFlight: stats.MaxInFlight, Waited: stats.LimitWaited}
 	res.Config.Protocol, res.Config.MaxStreams = o.Protocol, o.MaxStreams
+	res.Config.Insecure, res.Config.FollowRedirects, res.Config.MaxBody = o.Insecure, o.FollowRedirects, o.MaxBody
 	if res.Config.Protocol == "" {
 		res.Config.Protocol = engine.HTTP1
 	}

@@ -1,0 +1,109 @@
+package engine
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"golang.org/x/net/http2"
+
+	"github.com/openload/openload/recorder"
+)
+
+// What the engine does with misbehaving servers beyond classifying errors
+// (Kind): TLS verification, redirects and oversized bodies.
+//
+//   - TLS certificates are verified unless Config.Insecure says otherwise,
+//     explicitly.
+//   - A redirect is an answer: by default the 3xx is a completed response
+//     counted under its status. With Config.FollowRedirects the engine
+//     follows up to MaxRedirects of them and counts the final status; each
+//     record carries the redirects it followed (Record.Redirects).
+//   - Response bodies are read and discarded with pooled buffers, so memory
+//     does not depend on their size. With Config.MaxBody > 0 at most
+//     MaxBody+1 bytes are read: a body longer than MaxBody is cut there, the
+//     rest discarded by closing the connection, and the response, which
+//     did complete, is marked Record.BodyOverCap. It is not an error.
+
+// MaxRedirects is how many redirects one request follows at most with
+// Config.FollowRedirects; the answer to the last one is then the request's
+// final status (a 3xx).
+const MaxRedirects = 10
+
+// tlsConfig returns the TLS configuration of a run: cfg.TLS, with
+// verification off only when cfg.Insecure says so.
+func tlsConfig(cfg Config) *tls.Config {
+	if !cfg.Insecure {
+		return cfg.TLS
+	}
+	c := &tls.Config{}
+	if cfg.TLS != nil {
+		c = cfg.TLS.Clone()
+	}
+	c.InsecureSkipVerify = true
+	return c
+}
+
+// checkRedirect is the client's redirect policy for cfg.
+func checkRedirect(cfg Config) func(*http.Request, []*http.Request) error {
+	if !cfg.FollowRedirects {
+		// Redirects are answers too: count the 3xx, do not follow it.
+		return func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	}
+	return func(_ *http.Request, via []*http.Request) error {
+		if len(via) > MaxRedirects {
+			// Stop following: the last 3xx is the final answer.
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}
+}
+
+// redirects counts the redirects followed to get resp.
+func redirects(resp *http.Response) int {
+	n := 0
+	for req := resp.Request; req != nil && req.Response != nil; req = req.Response.Request {
+		n++
+	}
+	return n
+}
+
+// readBody reads body to its end, or past the run's MaxBody, discarding
+// what it reads; io.Discard reads with pooled buffers.
+func (e *run) readBody(body io.Reader, r *recorder.Record) error {
+	max := e.cfg.MaxBody
+	if max <= 0 {
+		_, err := io.Copy(io.Discard, body)
+		return err
+	}
+	n, err := io.CopyN(io.Discard, body, max+1)
+	if n > max {
+		// Over the cap: the caller closes the body unread, which closes
+		// the connection (HTTP/1.1) or resets the stream (HTTP/2).
+		r.BodyOverCap = true
+		return nil
+	}
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
+}
+
+// h2Reset reports whether err is an HTTP/2 stream reset (RST_STREAM) or a
+// GOAWAY that ended the request: the server reset the exchange.
+func h2Reset(err error) bool {
+	var (
+		se  http2.StreamError
+		gae http2.GoAwayError
+	)
+	return errors.As(err, &se) || errors.As(err, &gae)
+}
+
+// plainHTTPOverTLS reports whether err is net/http's answer to a TLS
+// handshake that met a plain-HTTP server ("server gave HTTP response to
+// HTTPS client"): the TLS record error is replaced by a text error there.
+func plainHTTPOverTLS(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client")
+}

@@ -1,0 +1,507 @@
+package loadtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+
+	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/report"
+	"github.com/openload/openload/schedule"
+	"github.com/openload/openload/verify"
+)
+
+// faultServer is a raw TCP listener on loopback whose every connection is
+// handled by handle: it misbehaves in ways net/http's server will not.
+// Close closes the listener and every connection, then waits for the
+// handlers.
+type faultServer struct {
+	ln    net.Listener
+	wg    sync.WaitGroup
+	mu    sync.Mutex
+	conns []net.Conn
+	done  chan struct{}
+}
+
+func newFaultServer(t *testing.T, handle func(c net.Conn, done <-chan struct{})) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &faultServer{ln: ln, done: make(chan struct{})}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s.mu.Lock()
+			s.conns = append(s.conns, c)
+			s.mu.Unlock()
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				defer c.Close()
+				handle(c, s.done)
+			}()
+		}
+	}()
+	t.Cleanup(func() {
+		close(s.done)
+		ln.Close()
+		s.mu.Lock()
+		for _, c := range s.conns {
+			c.Close()
+		}
+		s.mu.Unlock()
+		s.wg.Wait()
+	})
+	return ln.Addr().String()
+}
+
+// readRequest reads one HTTP/1.1 request head (the engine sends GETs
+// without a body).
+func readRequest(br *bufio.Reader) bool {
+	for {
+		line, err := br.ReadSlice('\n')
+		if err != nil {
+			return false
+		}
+		if len(bytes.TrimRight(line, "\r\n")) == 0 {
+			return true
+		}
+	}
+}
+
+// resetConn makes Close send a TCP RST instead of a FIN.
+func resetConn(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetLinger(0)
+	}
+	c.Close()
+}
+
+// sleepOr waits d, or until done is closed; it reports whether d passed.
+func sleepOr(d time.Duration, done <-chan struct{}) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-done:
+		return false
+	}
+}
+
+// h2Fault serves HTTP/2 with prior knowledge on c and calls onHeaders for
+// every request's HEADERS frame; when it returns false the connection is
+// closed.
+func h2Fault(c net.Conn, onHeaders func(fr *http2.Framer, stream uint32) bool) {
+	preface := make([]byte, len(http2.ClientPreface))
+	if _, err := io.ReadFull(c, preface); err != nil {
+		return
+	}
+	fr := http2.NewFramer(c, c)
+	if err := fr.WriteSettings(); err != nil {
+		return
+	}
+	for {
+		f, err := fr.ReadFrame()
+		if err != nil {
+			return
+		}
+		switch f := f.(type) {
+		case *http2.SettingsFrame:
+			if !f.IsAck() {
+				if fr.WriteSettingsAck() != nil {
+					return
+				}
+			}
+		case *http2.HeadersFrame:
+			if !onHeaders(fr, f.StreamID) {
+				return
+			}
+		}
+	}
+}
+
+// faultCase is one misbehaving server and what a run against it must
+// show.
+type faultCase struct {
+	name  string
+	setup func(t *testing.T) (rawURL string, o Options) // o: the options beyond the common ones
+	// want
+	completed, errors, timeouts int64
+	kinds                       map[string]int64
+	status                      map[string]int64
+	redirects, overCap          int64
+	words                       []string // in the text report
+}
+
+const (
+	faultRequests = 10
+	faultTimeout  = 250 * time.Millisecond
+)
+
+func faultCases() []faultCase {
+	all := func(n int64) map[string]int64 { return map[string]int64{"200": n} }
+	return []faultCase{
+		{
+			name: "refused",
+			setup: func(t *testing.T) (string, Options) {
+				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					t.Fatal(err)
+				}
+				addr := ln.Addr().String()
+				ln.Close() // nothing listens there now
+				return "http://" + addr + "/", Options{}
+			},
+			errors: faultRequests, kinds: map[string]int64{"refused": faultRequests},
+			words: []string{"refused 10 (connection refused: nothing listening at the address)"},
+		},
+		{
+			name: "reset before the response",
+			setup: func(t *testing.T) (string, Options) {
+				return "http://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
+					if readRequest(bufio.NewReader(c)) {
+						resetConn(c)
+					}
+				}) + "/", Options{}
+			},
+			errors: faultRequests, kinds: map[string]int64{"reset": faultRequests},
+			words: []string{"reset 10 (the server reset or closed the connection"},
+		},
+		{
+			name:  "reset during the body",
+			setup: resetMidBody(false),
+			// The status line came: the status is counted, the outcome is
+			// the error.
+			errors: faultRequests, kinds: map[string]int64{"reset": faultRequests}, status: all(faultRequests),
+			words: []string{"reset 10 (the server reset"},
+		},
+		{
+			name:   "reset during the body, fast HTTP/1.1 path",
+			setup:  resetMidBody(true),
+			errors: faultRequests, kinds: map[string]int64{"reset": faultRequests}, status: all(faultRequests),
+			words: []string{"reset 10 (the server reset"},
+		},
+		{
+			name: "accepts and never answers",
+			setup: func(t *testing.T) (string, Options) {
+				return "http://" + newFaultServer(t, func(c net.Conn, done <-chan struct{}) {
+					readRequest(bufio.NewReader(c))
+					<-done
+				}) + "/", Options{}
+			},
+			timeouts: faultRequests, kinds: map[string]int64{"timeout": faultRequests},
+			words: []string{"timeout 10 (no complete response within --timeout)"},
+		},
+		{
+			name: "slow trickle (slow loris)",
+			setup: func(t *testing.T) (string, Options) {
+				return "http://" + newFaultServer(t, func(c net.Conn, done <-chan struct{}) {
+					if !readRequest(bufio.NewReader(c)) {
+						return
+					}
+					if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"); err != nil {
+						return
+					}
+					// One byte every 50 ms: 50 s for the body, far past
+					// the timeout.
+					for range 1000 {
+						if !sleepOr(50*time.Millisecond, done) {
+							return
+						}
+						if _, err := c.Write([]byte{'x'}); err != nil {
+							return
+						}
+					}
+				}) + "/", Options{}
+			},
+			timeouts: faultRequests, kinds: map[string]int64{"timeout": faultRequests}, status: all(faultRequests),
+			words: []string{"timeout 10 (no complete response within --timeout)"},
+		},
+		{
+			name:      "huge body, no cap",
+			setup:     hugeBody(0),
+			completed: faultRequests, status: all(faultRequests),
+			words: []string{"every request completed"},
+		},
+		{
+			name:      "huge body over --max-body",
+			setup:     hugeBody(64 << 10),
+			completed: faultRequests, status: all(faultRequests), overCap: faultRequests,
+			words: []string{"10 response(s) had a body larger than --max-body 65536 bytes", "count as completed, not as errors"},
+		},
+		{
+			name:   "malformed HTTP",
+			setup:  malformed(false),
+			errors: faultRequests, kinds: map[string]int64{"other": faultRequests},
+			words: []string{"other 10 (another failure: a malformed HTTP response"},
+		},
+		{
+			name:   "malformed HTTP, fast HTTP/1.1 path",
+			setup:  malformed(true),
+			errors: faultRequests, kinds: map[string]int64{"other": faultRequests},
+			words: []string{"other 10 (another failure: a malformed HTTP response"},
+		},
+		{
+			name: "TLS handshake failure (plain HTTP answers a TLS hello)",
+			setup: func(t *testing.T) (string, Options) {
+				return "https://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
+					buf := make([]byte, 512)
+					c.Read(buf) // the ClientHello
+					io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+				}) + "/", Options{}
+			},
+			errors: faultRequests, kinds: map[string]int64{"tls": faultRequests},
+			words: []string{"tls 10 (TLS handshake failed or the certificate was not trusted)"},
+		},
+		{
+			name: "untrusted certificate, verified by default",
+			setup: func(t *testing.T) (string, Options) {
+				return tlsServer(t), Options{}
+			},
+			errors: faultRequests, kinds: map[string]int64{"tls": faultRequests},
+			words: []string{"tls 10 (TLS handshake failed or the certificate was not trusted)"},
+		},
+		{
+			name: "untrusted certificate with --insecure",
+			setup: func(t *testing.T) (string, Options) {
+				return tlsServer(t), Options{Insecure: true}
+			},
+			completed: faultRequests, status: all(faultRequests),
+			words: []string{"certificates were not verified (--insecure)"},
+		},
+		{
+			name:      "redirect, not followed",
+			setup:     redirects(false, false),
+			completed: faultRequests, status: map[string]int64{"302": faultRequests},
+			words: []string{"10 response(s) were redirects (3xx): counted as completed under their status, not followed"},
+		},
+		{
+			name:      "redirect, --follow-redirects",
+			setup:     redirects(true, false),
+			completed: faultRequests, status: all(faultRequests), redirects: faultRequests,
+			words: []string{"followed 10 redirect(s) (--follow-redirects"},
+		},
+		{
+			name:      "redirect loop, --follow-redirects stops after 10",
+			setup:     redirects(true, true),
+			completed: faultRequests, status: map[string]int64{"302": faultRequests}, redirects: faultRequests * engine.MaxRedirects,
+			words: []string{"followed 100 redirect(s)", "10 request(s) still ended on a redirect (3xx)"},
+		},
+		{
+			name: "HTTP/2 stream reset (RST_STREAM)",
+			setup: func(t *testing.T) (string, Options) {
+				return "http://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
+					h2Fault(c, func(fr *http2.Framer, stream uint32) bool {
+						return fr.WriteRSTStream(stream, http2.ErrCodeInternal) == nil
+					})
+				}) + "/", Options{Protocol: engine.H2C}
+			},
+			errors: faultRequests, kinds: map[string]int64{"reset": faultRequests},
+			words: []string{"reset 10 (the server reset or closed the connection (or HTTP/2 stream)"},
+		},
+		{
+			name: "HTTP/2 GOAWAY",
+			setup: func(t *testing.T) (string, Options) {
+				return "http://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
+					h2Fault(c, func(fr *http2.Framer, stream uint32) bool {
+						// The stream was seen (last stream = it): the
+						// client may not retry it elsewhere.
+						fr.WriteGoAway(stream, http2.ErrCodeInternal, []byte("fault injected"))
+						return false
+					})
+				}) + "/", Options{Protocol: engine.H2C}
+			},
+			errors: faultRequests, kinds: map[string]int64{"reset": faultRequests},
+			words: []string{"reset 10 (the server reset"},
+		},
+	}
+}
+
+func resetMidBody(fast bool) func(t *testing.T) (string, Options) {
+	return func(t *testing.T) (string, Options) {
+		return "http://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
+			if !readRequest(bufio.NewReader(c)) {
+				return
+			}
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"+strings.Repeat("x", 1000))
+			time.Sleep(5 * time.Millisecond) // let the head and some body arrive first
+			resetConn(c)
+		}) + "/", Options{FastHTTP1: fast}
+	}
+}
+
+func malformed(fast bool) func(t *testing.T) (string, Options) {
+	return func(t *testing.T) (string, Options) {
+		return "http://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
+			if readRequest(bufio.NewReader(c)) {
+				io.WriteString(c, "HTTP/1.1 ok-ish\r\n\x00\x01garbage\r\n\r\n")
+			}
+		}) + "/", Options{FastHTTP1: fast}
+	}
+}
+
+// hugeBody serves 4 MiB bodies; the run caps bodies at maxBody (0: none).
+func hugeBody(maxBody int64) func(t *testing.T) (string, Options) {
+	return func(t *testing.T) (string, Options) {
+		chunk := bytes.Repeat([]byte("0123456789abcdef"), 4096) // 64 KiB
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", fmt.Sprint(64*len(chunk)))
+			for range 64 {
+				if _, err := w.Write(chunk); err != nil {
+					return
+				}
+			}
+		}))
+		t.Cleanup(s.Close)
+		return s.URL + "/", Options{MaxBody: maxBody}
+	}
+}
+
+func tlsServer(t *testing.T) string {
+	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "ok")
+	}))
+	s.Config.ErrorLog = quietLog()
+	t.Cleanup(s.Close)
+	return s.URL + "/"
+}
+
+// redirects serves /start → 302 → /final (200); with loop, every path
+// redirects to another.
+func redirects(follow, loop bool) func(t *testing.T) (string, Options) {
+	return func(t *testing.T) (string, Options) {
+		var mu sync.Mutex
+		n := 0
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case loop:
+				mu.Lock()
+				n++
+				next := fmt.Sprintf("/loop/%d", n)
+				mu.Unlock()
+				http.Redirect(w, r, next, http.StatusFound)
+			case r.URL.Path == "/start":
+				http.Redirect(w, r, "/final", http.StatusFound)
+			default:
+				io.WriteString(w, "final")
+			}
+		}))
+		t.Cleanup(s.Close)
+		return s.URL + "/start", Options{FollowRedirects: follow}
+	}
+}
+
+// TestFaults runs a short schedule against each misbehaving server: the
+// run completes, every scheduled request ends in exactly one outcome of
+// the right kind, the accounting identity holds, and the report says what
+// happened in words.
+func TestFaults(t *testing.T) {
+	for _, tc := range faultCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			raw, o := tc.setup(t)
+			u, err := url.Parse(raw)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.URL = u
+			o.Schedule = schedule.Spec{Kind: schedule.Constant, Rate: 100, Duration: faultRequests * 10 * time.Millisecond}
+			if o.Connections == 0 {
+				o.Connections = 4
+			}
+			o.Timeout = faultTimeout
+			o.Drain = 10 * time.Second
+			res, findings, err := Run(context.Background(), o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := res.Counts
+			if c.Scheduled != faultRequests || !c.Balanced() {
+				t.Errorf("counts %+v: want %d scheduled, balanced", c, faultRequests)
+			}
+			if c.Completed != tc.completed || c.Errors != tc.errors || c.Timeouts != tc.timeouts || c.Unfinished != 0 {
+				t.Errorf("completed %d, errors %d, timeouts %d, unfinished %d; want %d, %d, %d, 0",
+					c.Completed, c.Errors, c.Timeouts, c.Unfinished, tc.completed, tc.errors, tc.timeouts)
+			}
+			if !sameCounts(res.ErrorKinds, tc.kinds) {
+				t.Errorf("error kinds %v, want %v", res.ErrorKinds, tc.kinds)
+			}
+			if !sameCounts(res.Status, tc.status) {
+				t.Errorf("status %v, want %v", res.Status, tc.status)
+			}
+			if res.Redirects != tc.redirects || res.BodyOverCap != tc.overCap {
+				t.Errorf("redirects %d, body over cap %d; want %d, %d", res.Redirects, res.BodyOverCap, tc.redirects, tc.overCap)
+			}
+			// Kinds add up to the requests that did not complete.
+			var kinds int64
+			for _, n := range res.ErrorKinds {
+				kinds += n
+			}
+			if kinds != c.Errors+c.Timeouts+c.Unfinished {
+				t.Errorf("error kinds sum to %d, errors+timeouts+unfinished = %d", kinds, c.Errors+c.Timeouts+c.Unfinished)
+			}
+			if f := findCheck(findings, "accounting"); f == nil || f.Severity != verify.Pass {
+				t.Errorf("accounting check %+v", f)
+			}
+			var b strings.Builder
+			if err := report.Text(&b, res); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.words {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("report lacks %q:\n%s", w, b.String())
+				}
+			}
+			t.Logf("observed: completed %d errors %d timeouts %d unfinished %d kinds %v status %v redirects %d over-cap %d",
+				c.Completed, c.Errors, c.Timeouts, c.Unfinished, res.ErrorKinds, res.Status, res.Redirects, res.BodyOverCap)
+		})
+	}
+}
+
+func sameCounts(got, want map[string]int64) bool {
+	n := 0
+	for k, v := range got {
+		if v == 0 {
+			continue
+		}
+		if want[k] != v {
+			return false
+		}
+		n++
+	}
+	return n == len(want)
+}
+
+func findCheck(fs []verify.Finding, name string) *verify.Finding {
+	for i := range fs {
+		if fs[i].Check == name {
+			return &fs[i]
+		}
+	}
+	return nil
+}
+
+// quietLog discards the TLS server's complaints about the clients that
+// refuse its certificate.
+func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }
