@@ -77,9 +77,9 @@ run() {
   n0=$(served)
   case $tool in
     openload)
-      /usr/bin/time -v -o "$TIMEF" "$W/openload" -q -r "$rate" -d "${dur}s" -c 256 --drain 2s -o "$RES.json" ${LOG:+--log "$W/requests.csv"} "$URL/" || true ;;
+      /usr/bin/time -v -o "$TIMEF" "$W/openload" -q -r "$rate" -d "${dur}s" -c 64 --drain 2s -o "$RES.json" ${LOG:+--log "$W/requests.csv"} "$URL/" || true ;;
     openload-fast)
-      /usr/bin/time -v -o "$TIMEF" "$W/openload" -q --fast-http1 -r "$rate" -d "${dur}s" -c 256 --drain 2s -o "$RES.json" "$URL/" || true ;;
+      /usr/bin/time -v -o "$TIMEF" "$W/openload" -q --fast-http1 -r "$rate" -d "${dur}s" -c 64 --drain 2s -o "$RES.json" "$URL/" || true ;;
     fortio)
       /usr/bin/time -v -o "$TIMEF" fortio load -quiet -qps "$rate" -t "${dur}s" -c 64 -json "$RES.json" "$URL/" >/dev/null 2>&1 || true ;;
     vegeta)
@@ -200,8 +200,8 @@ rate × ${DUR} s during the run (and, for openload, its own send delay p99
 | tool | max rate on schedule (req/s) | × wrk ceiling | CPU-s per 1,000 req at ${HALF}/s | peak RSS at ${HALF}/s (MB) |
 | --- | ---: | ---: | ---: | ---: |
 | wrk 4.1 (closed loop, -t2 -c64) | ceiling ${CEIL} | 1.00 | $(per1k "$WRK_CPU" "$CEIL") (at the ceiling) | ${WRK_RSS} |
-| openload (-c 256) | ${MAX[openload]} | $(ratio "${MAX[openload]}" "$CEIL") | ${OL_CPU1K} | ${HALF_RSS[openload]} |
-| openload --fast-http1 (-c 256) | ${MAX[openload-fast]} | $(ratio "${MAX[openload-fast]}" "$CEIL") | $(per1k "${HALF_CPU[openload-fast]}" "$HALF") | ${HALF_RSS[openload-fast]} |
+| openload (-c 64) | ${MAX[openload]} | $(ratio "${MAX[openload]}" "$CEIL") | ${OL_CPU1K} | ${HALF_RSS[openload]} |
+| openload --fast-http1 (-c 64) | ${MAX[openload-fast]} | $(ratio "${MAX[openload-fast]}" "$CEIL") | $(per1k "${HALF_CPU[openload-fast]}" "$HALF") | ${HALF_RSS[openload-fast]} |
 | fortio 1.66.5 (-c 64) | ${MAX[fortio]} | $(ratio "${MAX[fortio]}" "$CEIL") | ${FO_CPU1K} | ${HALF_RSS[fortio]} |
 | vegeta 12.13.0 (default workers) | ${MAX[vegeta]} | $(ratio "${MAX[vegeta]}" "$CEIL") | ${VE_CPU1K} | ${HALF_RSS[vegeta]} |
 
@@ -254,7 +254,7 @@ $MICRO
 
 \`\`\`
 wrk -t2 -c64 -d${DUR}s $URL/
-openload -q -r RATE -d ${DUR}s -c 256 --drain 2s -o result.json $URL/      (memory runs add --log FILE)
+openload -q -r RATE -d ${DUR}s -c 64 --drain 2s -o result.json $URL/      (memory runs add --log FILE)
 fortio load -quiet -qps RATE -t ${DUR}s -c 64 -json result.json $URL/
 echo "GET $URL/" | vegeta attack -rate RATE -duration ${DUR}s -output results.bin
 bench/target serve -addr 127.0.0.1:$SPORT -stall-every 5s -stall-for 1s   (the stalling target)

@@ -75,7 +75,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 	fs.StringVar(&o.arrival, "arrival", schedule.Constant, "arrival process: constant or poisson")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the poisson arrival process")
 	o.replay.scheduleFlags(fs)
-	fs.IntVarP(&o.connections, "connections", "c", 256, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
+	fs.IntVarP(&o.connections, "connections", "c", 64, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
 	o.proto.flags(fs)
 	o.faults.flags(fs)
 	fs.BoolVar(&o.closed, "closed", false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
