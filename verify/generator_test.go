@@ -1,0 +1,41 @@
+package verify
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/openload/openload/recorder"
+)
+
+func TestGeneratorCheck(t *testing.T) {
+	base := func() *recorder.Generator {
+		return &recorder.Generator{GOMAXPROCS: 2, WallSeconds: 10, CPUSeconds: 1, CPUKnown: true, CPUShare: 0.05, PeakCPUShare: 0.06, GCCycles: 3, GCPauseP99: 0.2, GCPauseMax: 0.5}
+	}
+	tests := []struct {
+		name string
+		set  func(*recorder.Generator)
+		sev  Severity
+		text string
+	}{
+		{"healthy, a half-budget GC pause is harmless", func(g *recorder.Generator) {}, Pass, "CPU 1.00 s = 5 % of 2 cores"},
+		{"whole run saturated", func(g *recorder.Generator) { g.CPUShare = 0.95 }, Warn, "used over 90 % of its cores"},
+		{"busiest second saturated", func(g *recorder.Generator) { g.PeakCPUShare = 0.97 }, Warn, "used over 90 % of its cores"},
+		{"GC pause at the budget", func(g *recorder.Generator) { g.GCPauseMax = 1.0 }, Warn, "a GC pause of 1.000 ms reached the send-delay budget of 1.000 ms"},
+		{"CPU unknown", func(g *recorder.Generator) { g.CPUKnown = false; g.CPUShare = 0.99 }, Pass, "CPU not measured"},
+	}
+	for _, tc := range tests {
+		r := good()
+		r.Generator = base()
+		tc.set(r.Generator)
+		f := find(t, Run(r, Options{}), "generator")
+		if f.Severity != tc.sev || !strings.Contains(f.Message, tc.text) {
+			t.Errorf("%s: %s %q, want %s containing %q", tc.name, f.Severity, f.Message, tc.sev, tc.text)
+		}
+	}
+	// A result without the section (older files) gets no generator finding.
+	for _, f := range Run(good(), Options{}) {
+		if f.Check == "generator" {
+			t.Errorf("generator finding without a generator section: %+v", f)
+		}
+	}
+}
