@@ -92,13 +92,19 @@ func (e *run) readBody(body io.Reader, r *recorder.Record) error {
 }
 
 // h2Reset reports whether err is an HTTP/2 stream reset (RST_STREAM) or a
-// GOAWAY that ended the request: the server reset the exchange.
+// GOAWAY that ended the request: the server reset the exchange. Requests
+// still on a connection that the GOAWAY ended get x/net's unexported
+// "client connection lost" or "force closed" errors, matched by text.
 func h2Reset(err error) bool {
 	var (
 		se  http2.StreamError
 		gae http2.GoAwayError
 	)
-	return errors.As(err, &se) || errors.As(err, &gae)
+	if errors.As(err, &se) || errors.As(err, &gae) {
+		return true
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "http2: client connection lost") || strings.Contains(msg, "http2: client connection force closed")
 }
 
 // plainHTTPOverTLS reports whether err is net/http's answer to a TLS
