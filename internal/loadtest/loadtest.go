@@ -94,10 +94,25 @@ func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, er
 	if err != nil {
 		return nil, nil, err
 	}
+	res := o.newResult(sched.Name())
+	res.Config.Arrival = o.Schedule.Kind
+	res.Config.Seed = o.Schedule.Seed
+	res.Counts.Expected = sched.Expected()
+	rec := o.newRecorder()
+	stats, err := engine.Run(ctx, o.engineConfig(), sched, rec)
+	if err != nil {
+		return nil, nil, err
+	}
+	return finish(o, res, rec, stats)
+}
+
+// newResult starts the result of a run: the configuration both modes
+// share, with the schedule's description.
+func (o *Options) newResult(schedule string) *recorder.Result {
 	if o.Method == "" {
 		o.Method = http.MethodGet
 	}
-	res := &recorder.Result{
+	return &recorder.Result{
 		Tool: "openload",
 		Config: recorder.Config{
 			Target:       o.URL.String(),
@@ -105,31 +120,29 @@ func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, er
 			Method:       o.Method,
 			Headers:      recorder.RedactHeaders(o.Header, o.Redact...),
 			BodyBytes:    len(o.Body),
-			Arrival:      o.Schedule.Kind,
 			Rate:         o.Schedule.Rate,
 			Duration:     o.Schedule.Duration.String(),
-			Seed:         o.Schedule.Seed,
 			Connections:  o.Connections,
 			Timeout:      o.Timeout.String(),
 			Drain:        o.Drain.String(),
-			Schedule:     sched.Name(),
+			Schedule:     schedule,
 			ClassHeaders: o.ClassHeaders,
 			ServerTiming: o.ServerTiming,
 			StampHeader:  o.StampHeader,
 		},
-		Counts: recorder.Counts{Expected: sched.Expected()},
 	}
+}
+
+// newRecorder returns the run's recorder: its log, classes, dwell bound
+// and interval log.
+func (o Options) newRecorder() *recorder.Recorder {
 	rec := recorder.New(o.Log)
 	rec.TrackClasses(o.ClassHeaders)
 	o.boundDwell(rec)
 	if o.IntervalLog != nil {
 		rec.SetIntervalLog(o.IntervalLog)
 	}
-	stats, err := engine.Run(ctx, o.engineConfig(), sched, rec)
-	if err != nil {
-		return nil, nil, err
-	}
-	return finish(o, res, rec, stats)
+	return rec
 }
 
 func (o Options) engineConfig() engine.Config {
@@ -208,39 +221,13 @@ func runClosed(ctx context.Context, o Options) (*recorder.Result, []verify.Findi
 	case spec.Rate < 0 || spec.Duration <= 0:
 		return nil, nil, fmt.Errorf("closed mode: rate must be ≥ 0 and duration > 0, got %v and %v", spec.Rate, spec.Duration)
 	}
-	if o.Method == "" {
-		o.Method = http.MethodGet
-	}
-	res := &recorder.Result{
-		Tool: "openload",
-		Config: recorder.Config{
-			Target:       o.URL.String(),
-			BuiltinStub:  o.BuiltinStub,
-			Method:       o.Method,
-			Headers:      recorder.RedactHeaders(o.Header, o.Redact...),
-			BodyBytes:    len(o.Body),
-			Rate:         spec.Rate,
-			Duration:     spec.Duration.String(),
-			Connections:  o.Connections,
-			Timeout:      o.Timeout.String(),
-			Drain:        o.Drain.String(),
-			Schedule:     ClosedName(cl),
-			ClassHeaders: o.ClassHeaders,
-			ServerTiming: o.ServerTiming,
-			StampHeader:  o.StampHeader,
-			Mode:         recorder.ModeClosed,
-			Users:        o.Connections,
-		},
-	}
+	res := o.newResult(ClosedName(cl))
+	res.Config.Mode = recorder.ModeClosed
+	res.Config.Users = o.Connections
 	if o.Think > 0 {
 		res.Config.Think = o.Think.String()
 	}
-	rec := recorder.New(o.Log)
-	rec.TrackClasses(o.ClassHeaders)
-	o.boundDwell(rec)
-	if o.IntervalLog != nil {
-		rec.SetIntervalLog(o.IntervalLog)
-	}
+	rec := o.newRecorder()
 	if spec.Rate > 0 {
 		sched := schedule.NewConstant(spec.Rate, spec.Duration)
 		res.Config.Arrival = schedule.Constant
