@@ -158,16 +158,7 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 			close(stop)
 		}()
 	}
-	select {
-	case <-dispatchDone:
-	case <-ctx.Done():
-	}
-	drainTimer := time.AfterFunc(cfg.Drain, func() { drainCancel(errDrain) })
-	<-dispatchDone
-	wg.Wait()
-	drainTimer.Stop()
-	close(e.results)
-	<-recDone
+	e.windDown(ctx, dispatchDone, &wg, recDone, drainCancel)
 
 	// The recorder goroutine is done: rec is ours again.
 	for i, n := range skips {

@@ -179,32 +179,14 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 		}()
 	}
 
-	// The drain timer starts when dispatching ends (the schedule is spent or
-	// ctx was cancelled).
-	var drainTimer *time.Timer
 	dispatchDone := make(chan struct{})
 	go func() {
 		defer close(dispatchDone)
 		e.dispatch(ctx, s, &stats)
 		close(e.due)
 	}()
-	select {
-	case <-dispatchDone:
-	case <-ctx.Done():
-		// Dispatching stops at its next step; the drain covers what is in
-		// flight or queued.
-	}
-	drain := cfg.Drain
-	if ctx.Err() != nil {
-		// Interrupted: in-flight requests get a short drain only.
-		drain = min(drain, InterruptDrain)
-	}
-	drainTimer = time.AfterFunc(drain, func() { drainCancel(errDrain) })
-	<-dispatchDone
-	wg.Wait()
-	drainTimer.Stop()
-	close(e.results)
-	<-recDone
+	e.windDown(ctx, dispatchDone, &wg, recDone, drainCancel)
+	stats.Dispatched = e.dispatched.Load()
 
 	stats.Generator = mon.stop()
 	stats.MaxInFlight = int(e.maxInFlight.Load())
@@ -240,6 +222,27 @@ func newClient(cfg Config) (*http.Client, func()) {
 		Transport:     transport,
 		CheckRedirect: checkRedirect(cfg), // faults.go
 	}, closeIdle
+}
+
+// windDown waits for dispatching to end (the schedule is spent or ctx was
+// cancelled), then gives the requests in flight or queued the drain — at
+// most InterruptDrain after an interruption — abandons what is left, waits
+// for every worker and then for the recorder.
+func (e *run) windDown(ctx context.Context, dispatchDone <-chan struct{}, wg *sync.WaitGroup, recDone <-chan struct{}, drainCancel context.CancelCauseFunc) {
+	select {
+	case <-dispatchDone:
+	case <-ctx.Done():
+	}
+	drain := e.cfg.Drain
+	if ctx.Err() != nil {
+		drain = min(drain, InterruptDrain)
+	}
+	drainTimer := time.AfterFunc(drain, func() { drainCancel(errDrain) })
+	<-dispatchDone
+	wg.Wait()
+	drainTimer.Stop()
+	close(e.results)
+	<-recDone
 }
 
 // record starts the recorder goroutine: it adds every record of e.results
@@ -346,7 +349,6 @@ func (e *run) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
 			}
 		}
 		seq++
-		stats.Dispatched++
 		e.dispatched.Add(1)
 		off, ok = s.Next()
 	}
