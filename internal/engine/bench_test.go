@@ -46,7 +46,6 @@ func BenchmarkWorkerDo(b *testing.B) {
 
 // benchRun returns a run ready for workers, and its cleanup.
 func benchRun(cfg Config) (*run, func()) {
-	client, closeIdle := newClient(cfg)
-	e := &run{cfg: cfg, client: client, drain: context.Background(), start: time.Now()}
-	return e, closeIdle
+	e := &run{cfg: cfg, drain: context.Background(), start: time.Now()}
+	return e, e.connect()
 }

@@ -92,21 +92,18 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 		return Stats{}, err
 	}
 	cfg.Connections = cl.Users
-	client, closeIdle := newClient(cfg)
-	defer closeIdle()
-	mon := startSelfMon()
 	drainCtx, drainCancel := context.WithCancelCause(context.Background())
 	defer drainCancel(nil)
 
 	e := &run{
-		cfg:     cfg,
-		client:  client,
-		results: make(chan recorder.Record, 1<<12),
-		drain:   drainCtx,
+		cfg:   cfg,
+		drain: drainCtx,
 	}
+	defer e.connect()()
+	mon := startSelfMon()
 	e.retry = newRetrier(cfg.Retry, e.since)
 	var stats Stats
-	recDone := e.record(rec, &stats)
+	rd := e.record(rec, &stats)
 	stats.Start = time.Now()
 	e.start = stats.Start
 	rec.Begin(stats.Start)
@@ -158,7 +155,7 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 			close(stop)
 		}()
 	}
-	e.windDown(ctx, dispatchDone, &wg, recDone, drainCancel)
+	e.windDown(ctx, dispatchDone, &wg, rd, drainCancel)
 
 	// The recorder goroutine is done: rec is ours again.
 	for i, n := range skips {

@@ -39,6 +39,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -147,25 +148,21 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 	if err := cfg.Retry.check(); err != nil {
 		return Stats{}, err
 	}
-	client, closeIdle := newClient(cfg)
-	defer closeIdle()
-	mon := startSelfMon()
-
 	// drainCtx is cancelled when the drain expires: in-flight requests are
 	// abandoned and counted unfinished.
 	drainCtx, drainCancel := context.WithCancelCause(context.Background())
 	defer drainCancel(nil)
 
 	e := &run{
-		cfg:     cfg,
-		client:  client,
-		due:     make(chan item, 1<<14),
-		results: make(chan recorder.Record, 1<<12),
-		drain:   drainCtx,
+		cfg:   cfg,
+		due:   make(chan item, 1<<14),
+		drain: drainCtx,
 	}
+	defer e.connect()()
+	mon := startSelfMon()
 	e.retry = newRetrier(cfg.Retry, e.since)
 	var stats Stats
-	recDone := e.record(rec, &stats)
+	rd := e.record(rec, &stats)
 
 	var wg sync.WaitGroup
 	stats.Start = time.Now()
@@ -185,7 +182,7 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 		e.dispatch(ctx, s, &stats)
 		close(e.due)
 	}()
-	e.windDown(ctx, dispatchDone, &wg, recDone, drainCancel)
+	e.windDown(ctx, dispatchDone, &wg, rd, drainCancel)
 	stats.Dispatched = e.dispatched.Load()
 
 	stats.Generator = mon.stop()
@@ -196,19 +193,24 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 	return stats, nil
 }
 
-// newClient returns the HTTP client of a run and a function that closes the
-// idle connections of the transport it owns.
-func newClient(cfg Config) (*http.Client, func()) {
-	transport := cfg.Transport
-	closeIdle := func() {}
+// connect sets up how e sends: the lean HTTP/1.1 path (fasth1.go) when the
+// configuration asks for it and allows it, an HTTP client otherwise. It
+// returns a function that closes the connections e owns. e.drain must be
+// set: when it is done, the lean path's exchanges in flight are aborted.
+func (e *run) connect() func() {
+	cfg := e.cfg
 	cfg.TLS = tlsConfig(cfg)
 	// The lean path always sends the run's one request: it cannot follow
 	// a redirect elsewhere.
-	if transport == nil && cfg.FastHTTP1 && !cfg.FollowRedirects && (cfg.Protocol == "" || cfg.Protocol == HTTP1) {
+	if cfg.Transport == nil && cfg.FastHTTP1 && !cfg.FollowRedirects && (cfg.Protocol == "" || cfg.Protocol == HTTP1) {
 		if ft := newFastTransport(cfg); ft != nil {
-			transport, closeIdle = ft, ft.closeIdle
+			e.lean = ft
+			stop := context.AfterFunc(e.drain, ft.abort)
+			return func() { stop(); ft.closeAll() }
 		}
 	}
+	transport := cfg.Transport
+	closeIdle := func() {}
 	switch {
 	case transport == nil && (cfg.Protocol == HTTP2 || cfg.Protocol == H2C):
 		transport, closeIdle = newH2Transport(cfg)
@@ -218,17 +220,18 @@ func newClient(cfg Config) (*http.Client, func()) {
 		transport = owned
 		closeIdle = owned.CloseIdleConnections
 	}
-	return &http.Client{
+	e.client = &http.Client{
 		Transport:     transport,
 		CheckRedirect: checkRedirect(cfg), // faults.go
-	}, closeIdle
+	}
+	return closeIdle
 }
 
 // windDown waits for dispatching to end (the schedule is spent or ctx was
 // cancelled), then gives the requests in flight or queued the drain — at
 // most InterruptDrain after an interruption — abandons what is left, waits
 // for every worker and then for the recorder.
-func (e *run) windDown(ctx context.Context, dispatchDone <-chan struct{}, wg *sync.WaitGroup, recDone <-chan struct{}, drainCancel context.CancelCauseFunc) {
+func (e *run) windDown(ctx context.Context, dispatchDone <-chan struct{}, wg *sync.WaitGroup, rd *recording, drainCancel context.CancelCauseFunc) {
 	select {
 	case <-dispatchDone:
 	case <-ctx.Done():
@@ -241,32 +244,43 @@ func (e *run) windDown(ctx context.Context, dispatchDone <-chan struct{}, wg *sy
 	<-dispatchDone
 	wg.Wait()
 	drainTimer.Stop()
-	close(e.results)
-	<-recDone
+	close(rd.stop)
+	<-rd.done
 }
 
-// record starts the recorder goroutine: it adds every record of e.results
-// to rec until e.results is closed, then closes the returned channel.
-func (e *run) record(rec *recorder.Recorder, stats *Stats) <-chan struct{} {
-	recDone := make(chan struct{})
+// recording is the recorder goroutine of a run: closing stop asks it to
+// collect what is left and end; done is closed when it has.
+type recording struct {
+	stop chan struct{}
+	done chan struct{}
+}
+
+// record starts the recorder goroutine: it adds the records of e's shards
+// to rec (sink.go) until asked to stop, and then the last ones.
+func (e *run) record(rec *recorder.Recorder, stats *Stats) *recording {
+	rd := &recording{stop: make(chan struct{}), done: make(chan struct{})}
+	add := func(r *recorder.Record) {
+		if err := rec.Add(r); err != nil && stats.LogErr == nil {
+			stats.LogErr = err
+		}
+	}
 	go func() {
-		defer close(recDone)
-		var tick <-chan time.Time
+		defer close(rd.done)
+		collect := time.NewTicker(collectEvery)
+		defer collect.Stop()
 		// Once a second: the progress snapshot, and a flush of the
 		// per-request log so that a hard exit loses at most a second.
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		tick = t.C
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
 		for {
 			select {
-			case r, ok := <-e.results:
-				if !ok {
-					return
-				}
-				if err := rec.Add(&r); err != nil && stats.LogErr == nil {
-					stats.LogErr = err
-				}
-			case <-tick:
+			case <-rd.stop:
+				e.sink.collect(add)
+				return
+			case <-collect.C:
+				e.sink.collect(add)
+			case <-tick.C:
+				e.sink.collect(add)
 				if err := rec.FlushLog(); err != nil && stats.LogErr == nil {
 					stats.LogErr = err
 				}
@@ -276,7 +290,7 @@ func (e *run) record(rec *recorder.Recorder, stats *Stats) <-chan struct{} {
 			}
 		}
 	}()
-	return recDone
+	return rd
 }
 
 // NewTransport returns the HTTP/1.1 keep-alive transport the engine uses by
@@ -297,12 +311,13 @@ func NewTransport(conns int, timeout time.Duration) *http.Transport {
 }
 
 type run struct {
-	cfg     Config
-	client  *http.Client
-	start   time.Time
-	due     chan item
-	results chan recorder.Record
-	drain   context.Context
+	cfg    Config
+	client *http.Client   // nil on the lean path
+	lean   *fastTransport // the lean HTTP/1.1 path, or nil (fasth1.go)
+	start  time.Time
+	due    chan item
+	sink   sink // records on their way to the recorder (sink.go)
+	drain  context.Context
 
 	busy        atomic.Int64
 	dispatched  atomic.Int64
@@ -317,6 +332,7 @@ func (e *run) since() time.Duration { return time.Since(e.start) }
 // dispatch walks the schedule: sleep until the next arrival is due, then
 // queue every arrival that is due.
 func (e *run) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
+	sh := e.sink.newShard()
 	sl := newSleeper()
 	defer sl.close()
 	var seq uint64
@@ -345,7 +361,7 @@ func (e *run) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
 			select {
 			case e.due <- it:
 			case <-e.drain.Done():
-				e.abandon(it)
+				e.abandon(it, sh)
 			}
 		}
 		seq++
@@ -368,12 +384,12 @@ const minSleep = 200 * time.Microsecond
 // maxSleep bounds one sleep of the dispatcher.
 const maxSleep = 20 * time.Millisecond
 
-// abandon records a request that never left the generator and returns its
-// done offset.
-func (e *run) abandon(it item) time.Duration {
+// abandon records a request that never left the generator in sh and
+// returns its done offset.
+func (e *run) abandon(it item, sh *shard) time.Duration {
 	done := e.since()
 	e.note(done)
-	e.results <- recorder.Record{Seq: it.seq, Scheduled: it.off, Done: done, Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished}
+	sh.put(&recorder.Record{Seq: it.seq, Scheduled: it.off, Done: done, Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished})
 	return done
 }
 
@@ -388,6 +404,8 @@ func (e *run) note(done time.Duration) {
 
 type worker struct {
 	e     *run
+	conn  *fastConn    // the lean path's connection, when idle (fasth1.go)
+	shard *shard       // where its records go (sink.go)
 	sent  atomic.Int64 // offset of GotConn, written by the trace hook
 	trace *httptrace.ClientTrace
 
@@ -400,7 +418,7 @@ type worker struct {
 }
 
 func (e *run) newWorker() *worker {
-	w := &worker{e: e}
+	w := &worker{e: e, shard: e.sink.newShard()}
 	w.trace = &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
 		w.sent.Store(int64(e.since()))
 	}}
@@ -420,7 +438,7 @@ func (e *run) worker() {
 func (w *worker) issue(it item) time.Duration {
 	e := w.e
 	if e.drain.Err() != nil {
-		return e.abandon(it)
+		return e.abandon(it, w.shard)
 	}
 	n := e.busy.Add(1)
 	for {
@@ -432,12 +450,15 @@ func (w *worker) issue(it item) time.Duration {
 	r := w.attempt(it)
 	e.busy.Add(-1)
 	e.note(r.Done)
-	e.results <- r
+	w.shard.put(&r)
 	return r.Done
 }
 
 func (w *worker) do(it item) recorder.Record {
 	e := w.e
+	if e.lean != nil {
+		return w.doLean(it)
+	}
 	r := recorder.Record{Seq: it.seq, Scheduled: it.off}
 	ctx, cancel := context.WithTimeoutCause(w.baseContext(), e.cfg.Timeout, errTimeout)
 	defer cancel()
@@ -451,24 +472,7 @@ func (w *worker) do(it item) recorder.Record {
 	attempt := e.since()
 	resp, err := e.client.Do(req)
 	if err == nil {
-		r.Status = resp.StatusCode
-		for i, h := range e.cfg.ClassHeaders[:min(len(e.cfg.ClassHeaders), recorder.MaxClassHeaders)] {
-			r.Class[i] = resp.Header.Get(h)
-		}
-		if e.cfg.ServerTiming {
-			servertiming.Parse(resp.Header.Values("Server-Timing"), func(m servertiming.Metric) {
-				if m.HasDur && r.NTimings < recorder.MaxTimings {
-					r.Timings[r.NTimings] = recorder.Timing{Name: m.Name, Dur: time.Duration(m.Dur * float64(time.Millisecond))}
-					r.NTimings++
-				}
-			})
-		}
-		r.Redirects = redirects(resp)
-		// Bounded memory whatever the body's size (faults.go).
-		err = e.readBody(resp.Body, &r)
-		if cerr := resp.Body.Close(); err == nil {
-			err = cerr
-		}
+		err = e.response(resp, &r)
 	}
 	r.Done = e.since()
 	r.WasSent = true
@@ -481,6 +485,65 @@ func (w *worker) do(it item) recorder.Record {
 		return r
 	}
 	r.Outcome, r.Kind = classify(ctx, err)
+	return r
+}
+
+// response takes what the record needs from resp's head, reads its body to
+// the end (or the run's MaxBody) and closes it.
+func (e *run) response(resp *http.Response, r *recorder.Record) error {
+	r.Status = resp.StatusCode
+	for i, h := range e.cfg.ClassHeaders[:min(len(e.cfg.ClassHeaders), recorder.MaxClassHeaders)] {
+		r.Class[i] = resp.Header.Get(h)
+	}
+	if e.cfg.ServerTiming {
+		servertiming.Parse(resp.Header.Values("Server-Timing"), func(m servertiming.Metric) {
+			if m.HasDur && r.NTimings < recorder.MaxTimings {
+				r.Timings[r.NTimings] = recorder.Timing{Name: m.Name, Dur: time.Duration(m.Dur * float64(time.Millisecond))}
+				r.NTimings++
+			}
+		})
+	}
+	r.Redirects = redirects(resp)
+	// Bounded memory whatever the body's size (faults.go).
+	err := e.readBody(resp.Body, r)
+	if cerr := resp.Body.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// doLean is do on the lean HTTP/1.1 path (fasth1.go): no context, request
+// copy or timer of its own; the timeout is the connection's deadline.
+func (w *worker) doLean(it item) recorder.Record {
+	e := w.e
+	r := recorder.Record{Seq: it.seq, Scheduled: it.off}
+	attempt := e.since()
+	deadline := e.start.Add(attempt + e.cfg.Timeout)
+	var stamp []byte
+	if e.cfg.StampHeader != "" {
+		w.stampBuf = strconv.AppendInt(w.stampBuf[:0], e.start.UnixNano()+int64(it.off), 10)
+		stamp = w.stampBuf
+	}
+	resp, sent, err := e.lean.roundTrip(&w.conn, deadline, stamp, e.since)
+	if err == nil {
+		err = e.response(resp, &r)
+	}
+	r.Done = e.since()
+	r.WasSent = true
+	r.Sent = attempt
+	if sent >= 0 {
+		r.Sent = sent
+	}
+	switch {
+	case err == nil:
+		r.Outcome = recorder.Completed
+	case e.drain.Err() != nil:
+		r.Outcome, r.Kind = recorder.Unfinished, recorder.KindUnfinished
+	case r.Done >= attempt+e.cfg.Timeout, errors.Is(err, os.ErrDeadlineExceeded):
+		r.Outcome, r.Kind = recorder.TimedOut, recorder.KindTimeout
+	default:
+		r.Outcome, r.Kind = recorder.Failed, Kind(err)
+	}
 	return r
 }
 

@@ -2,14 +2,14 @@ package engine
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,40 +18,48 @@ import (
 // net/http's transport runs two goroutines per connection (a write loop
 // and a read loop) and hands every request to them and every response
 // back over channels: four goroutine switches per request on top of the
-// engine's own. At tens of thousands of requests a second on two cores
-// those switches, and the futex wake-ups they cause, are most of the
-// generator's CPU. fastTransport instead writes a request serialised once
-// per run on a connection it owns and reads the response with
-// http.ReadResponse on that connection's bufio.Reader, both in the
-// worker's goroutine.
+// engine's own, plus a context, a timer and a request copy per request. At
+// tens of thousands of requests a second on two cores those switches, and
+// the futex wake-ups they cause, are a large share of the generator's CPU.
+//
+// On the lean path each worker owns one connection. It writes the run's
+// request, serialised once per run, on it and reads the response with
+// http.ReadResponse on the connection's bufio.Reader, in the worker's own
+// goroutine; the request's timeout is the connection's deadline, and when
+// the drain expires every connection's deadline is moved to the past.
 //
 // What it keeps from net/http: response parsing (http.ReadResponse:
-// content length, chunked bodies, Connection: close, 1xx), the httptrace
-// GotConn hook (so sent is taken the same way), error values the engine
-// classifies (net errors, io.EOF, os.ErrDeadlineExceeded). What it does
-// not do: proxies, TLS (https URLs use net/http), redirects (the engine
-// never follows them anyway), compression, Expect: 100-continue. A
-// request that fails on a reused keep-alive connection before any byte of
-// the response came back is retried once on a new connection, as net/http
-// does, because the server may have closed the idle connection.
+// content length, chunked bodies, Connection: close, 1xx), the error
+// values the engine classifies (net errors, io.EOF,
+// os.ErrDeadlineExceeded). What it does not do: proxies, TLS (https URLs
+// use net/http), redirects (the engine never follows them on this path),
+// compression, Expect: 100-continue. A request that fails on a reused
+// keep-alive connection before any byte of the response came back is
+// retried once on a new connection, as net/http does, because the server
+// may have closed the idle connection.
 
-// fastTransport is an http.RoundTripper for one run: every request is the
-// run's request, plus the stamp header when the run has one.
+// fastTransport sends a run's one request, plus the stamp header when the
+// run has one.
 type fastTransport struct {
 	addr    string
 	prefix  []byte // request line and headers, without the final CRLF
 	body    []byte
-	stamp   string // canonical stamp header name, or ""
+	stamp   string        // canonical stamp header name, or ""
+	req     *http.Request // what http.ReadResponse is told was sent (its method)
 	timeout time.Duration
-	idle    chan *fastConn // kept-alive connections, at most Connections
+
+	aborted atomic.Bool // the drain expired: no new exchange
+	mu      sync.Mutex
+	conns   map[*fastConn]struct{} // open connections
 }
 
 type fastConn struct {
 	net.Conn
-	br  *bufio.Reader
-	wb  []byte // write buffer: prefix + stamp line + CRLF + body
-	hdr [1]string
+	br *bufio.Reader
+	wb []byte // write buffer: prefix + stamp line + CRLF + body
 }
+
+var errAborted = errors.New("drain expired")
 
 // newFastTransport serialises the run's request. It returns nil when the
 // configuration needs net/http (https, or a URL it cannot serialise).
@@ -101,9 +109,10 @@ func newFastTransport(cfg Config) *fastTransport {
 		addr:    addr,
 		prefix:  []byte(line + "\r\n" + prefix + rest),
 		body:    cfg.Body,
-		stamp:   cfg.StampHeader,
+		stamp:   http.CanonicalHeaderKey(cfg.StampHeader),
+		req:     &http.Request{Method: cfg.Method, URL: u},
 		timeout: cfg.Timeout,
-		idle:    make(chan *fastConn, cfg.Connections),
+		conns:   make(map[*fastConn]struct{}),
 	}
 }
 
@@ -113,88 +122,115 @@ func methodWantsLength(m string) bool {
 	return m == http.MethodPost || m == http.MethodPut || m == http.MethodPatch
 }
 
-// RoundTrip sends req (the run's request) and returns its response; the
-// connection goes back to the idle set when the body is read to the end
-// and closed.
-func (t *fastTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	ctx := req.Context()
-	var stampVal string
-	if t.stamp != "" {
-		if vs := req.Header[t.stamp]; len(vs) > 0 {
-			stampVal = vs[0]
-		}
-	}
+// roundTrip sends the run's request on *cp, dialling a connection first
+// when *cp is nil, with stamp (digits, or nil) as the stamp header's value,
+// and reads the response head; the whole exchange must end by deadline.
+// sent is the offset (since) at which a connection was in hand, or -1 when
+// none could be had. The response's body gives the connection back to *cp
+// when it is read to the end and closed, and closes it otherwise.
+func (t *fastTransport) roundTrip(cp **fastConn, deadline time.Time, stamp []byte, since func() time.Duration) (resp *http.Response, sent time.Duration, err error) {
+	sent = -1
 	for try := 0; ; try++ {
-		c, reused, err := t.get(ctx)
-		if err != nil {
-			return nil, t.ctxErr(ctx, err)
+		c := *cp
+		*cp = nil
+		reused := c != nil
+		if c == nil {
+			if c, err = t.dial(deadline); err != nil {
+				return nil, sent, err
+			}
 		}
-		if tr := httptrace.ContextClientTrace(ctx); tr != nil && tr.GotConn != nil {
-			tr.GotConn(httptrace.GotConnInfo{Conn: c.Conn, Reused: reused})
-		}
-		resp, early, err := t.exchange(ctx, c, req, stampVal)
+		sent = since()
+		var early bool
+		resp, early, err = t.exchange(c, cp, deadline, stamp)
 		if err == nil {
-			return resp, nil
+			return resp, sent, nil
 		}
-		c.Close()
-		if !(reused && early && try == 0 && ctx.Err() == nil) {
-			return nil, t.ctxErr(ctx, err)
+		t.close(c)
+		if !reused || !early || try > 0 || !time.Now().Before(deadline) || t.aborted.Load() {
+			return nil, sent, err
 		}
 	}
 }
 
-// ctxErr waits, when the request's deadline has passed, for its context to
-// be done, so that the engine sees the timeout as the cause (the
-// connection's deadline may fire a moment before the context's timer).
-func (t *fastTransport) ctxErr(ctx context.Context, err error) error {
-	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
-		<-ctx.Done()
+func (t *fastTransport) dial(deadline time.Time) (*fastConn, error) {
+	if t.aborted.Load() {
+		return nil, errAborted
 	}
-	return err
-}
-
-// get returns an idle connection, or dials one.
-func (t *fastTransport) get(ctx context.Context) (*fastConn, bool, error) {
-	select {
-	case c := <-t.idle:
-		return c, true, nil
-	default:
-	}
-	d := net.Dialer{Timeout: t.timeout, KeepAlive: 30 * time.Second}
-	nc, err := d.DialContext(ctx, "tcp", t.addr)
+	d := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}
+	nc, err := d.Dial("tcp", t.addr)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	return &fastConn{Conn: nc, br: bufio.NewReaderSize(nc, 4096)}, false, nil
+	c := &fastConn{Conn: nc, br: bufio.NewReaderSize(nc, 4096)}
+	t.mu.Lock()
+	t.conns[c] = struct{}{}
+	t.mu.Unlock()
+	if t.aborted.Load() {
+		t.close(c)
+		return nil, errAborted
+	}
+	return c, nil
+}
+
+// close closes c and forgets it.
+func (t *fastTransport) close(c *fastConn) {
+	t.mu.Lock()
+	delete(t.conns, c)
+	t.mu.Unlock()
+	c.Close()
+}
+
+// abort ends every exchange in flight at once (the drain expired): their
+// reads and writes fail with os.ErrDeadlineExceeded, and no new connection
+// is dialled.
+func (t *fastTransport) abort() {
+	t.aborted.Store(true)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for c := range t.conns {
+		c.SetDeadline(time.Unix(1, 0))
+	}
+}
+
+// closeAll closes every connection; the run is over.
+func (t *fastTransport) closeAll() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for c := range t.conns {
+		c.Close()
+		delete(t.conns, c)
+	}
 }
 
 // exchange writes the request on c and reads the response head. early is
 // true when the exchange failed before any byte of the response arrived.
-func (t *fastTransport) exchange(ctx context.Context, c *fastConn, req *http.Request, stampVal string) (resp *http.Response, early bool, err error) {
-	dl, _ := ctx.Deadline()
-	c.SetDeadline(dl) // zero: none
-	stop := context.AfterFunc(ctx, func() { c.SetDeadline(time.Unix(1, 0)) })
+func (t *fastTransport) exchange(c *fastConn, cp **fastConn, deadline time.Time, stamp []byte) (resp *http.Response, early bool, err error) {
+	if err := c.SetDeadline(deadline); err != nil {
+		return nil, true, err
+	}
+	// After the deadline is set: abort either saw c and moved its
+	// deadline to the past, or had flagged the run aborted before.
+	if t.aborted.Load() {
+		return nil, false, errAborted
+	}
 	c.wb = append(c.wb[:0], t.prefix...)
-	if stampVal != "" {
+	if stamp != nil {
 		c.wb = append(c.wb, t.stamp...)
 		c.wb = append(c.wb, ": "...)
-		c.wb = append(c.wb, stampVal...)
+		c.wb = append(c.wb, stamp...)
 		c.wb = append(c.wb, "\r\n"...)
 	}
 	c.wb = append(c.wb, "\r\n"...)
 	c.wb = append(c.wb, t.body...)
 	if _, err := c.Write(c.wb); err != nil {
-		stop()
 		return nil, true, err
 	}
 	if _, err := c.br.Peek(1); err != nil {
-		stop()
 		return nil, true, err
 	}
 	for {
-		resp, err = http.ReadResponse(c.br, req)
+		resp, err = http.ReadResponse(c.br, t.req)
 		if err != nil {
-			stop()
 			return nil, false, err
 		}
 		// Skip informational answers (103 Early Hints, 100 Continue), as
@@ -203,17 +239,17 @@ func (t *fastTransport) exchange(ctx context.Context, c *fastConn, req *http.Req
 			break
 		}
 	}
-	resp.Body = &fastBody{rc: resp.Body, c: c, t: t, stop: stop, keep: !resp.Close}
+	resp.Body = &fastBody{rc: resp.Body, c: c, cp: cp, t: t, keep: !resp.Close}
 	return resp, false, nil
 }
 
-// fastBody returns its connection to the idle set when it was read to the
+// fastBody gives its connection back to its worker when it was read to the
 // end and closed, and closes the connection otherwise.
 type fastBody struct {
 	rc   io.ReadCloser
 	c    *fastConn
+	cp   **fastConn
 	t    *fastTransport
-	stop func() bool
 	keep bool // the response allows reuse
 	eof  bool
 	done bool
@@ -233,27 +269,10 @@ func (b *fastBody) Close() error {
 	}
 	b.done = true
 	err := b.rc.Close()
-	stopped := b.stop()
-	if b.keep && b.eof && err == nil && stopped && b.c.br.Buffered() == 0 {
-		b.c.SetDeadline(time.Time{})
-		select {
-		case b.t.idle <- b.c:
-			return nil
-		default:
-		}
+	if b.keep && b.eof && err == nil && b.c.br.Buffered() == 0 {
+		*b.cp = b.c
+		return nil
 	}
-	b.c.Close()
+	b.t.close(b.c)
 	return err
-}
-
-// closeIdle closes the kept-alive connections.
-func (t *fastTransport) closeIdle() {
-	for {
-		select {
-		case c := <-t.idle:
-			c.Close()
-		default:
-			return
-		}
-	}
 }

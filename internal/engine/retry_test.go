@@ -132,9 +132,7 @@ func TestRetryRecordTimes(t *testing.T) {
 		Retry: Retry{On: on429(t), Retries: 3, Backoff: backoff, Jitter: JitterNone, Budget: 0.5, MinPerSec: 1, Window: time.Second}}
 	rec := recorder.New(nil)
 	e := &run{cfg: cfg, drain: context.Background()}
-	var closeIdle func()
-	e.client, closeIdle = newClient(cfg)
-	defer closeIdle()
+	defer e.connect()()
 	e.start = time.Now()
 	if err := cfg.Retry.check(); err != nil {
 		t.Fatal(err)

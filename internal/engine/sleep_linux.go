@@ -3,7 +3,7 @@
 package engine
 
 import (
-	"runtime"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -12,27 +12,44 @@ import (
 // Go's runtime timers on Linux wait in epoll with millisecond timeouts, so a
 // timer of 6.25 ms fires about 1 ms late, and one under 1 ms waits a whole
 // millisecond: measured here, p50 oversleep 1.0 ms for both. That lateness
-// would be send delay of the generator's own making. The dispatcher instead
-// runs on its own OS thread with the kernel's timer slack at 1 ns and sleeps
-// with nanosleep(2), which wakes within about 0.1 ms.
+// would be send delay of the generator's own making.
+//
+// The dispatcher instead sleeps on a timerfd(2) registered with the
+// runtime's network poller: the kernel's high-resolution timer makes the
+// descriptor readable on time, which wakes the poller's epoll_wait at once,
+// and the dispatcher goroutine parks like any goroutine waiting for I/O. Its
+// processor runs the workers it just readied meanwhile, on the same thread:
+// no thread of its own, no hand-off to wake a worker.
 
-type sleeper struct{ ok bool }
+type sleeper struct {
+	f   *os.File // nil: fall back to time.Sleep
+	fd  int      // f's descriptor (f.Fd would make it blocking)
+	buf [8]byte
+}
 
 func newSleeper() *sleeper {
-	runtime.LockOSThread()
-	return &sleeper{ok: unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) == nil}
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return &sleeper{}
+	}
+	return &sleeper{f: os.NewFile(uintptr(fd), "timerfd"), fd: fd}
 }
 
 func (s *sleeper) sleep(d time.Duration) {
-	ts := unix.NsecToTimespec(int64(d))
-	_ = unix.Nanosleep(&ts, nil) // EINTR only shortens the sleep; the caller re-reads the clock
+	if s.f == nil {
+		time.Sleep(d)
+		return
+	}
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(max(d, time.Microsecond)))}
+	if err := unix.TimerfdSettime(s.fd, 0, &spec, nil); err != nil {
+		time.Sleep(d)
+		return
+	}
+	_, _ = s.f.Read(s.buf[:]) // an error only shortens the sleep; the caller re-reads the clock
 }
 
-// close releases the OS thread. The thread's timer slack changed, so it
-// must not go back to the pool: leaving it locked makes the runtime end it
-// when the goroutine exits.
 func (s *sleeper) close() {
-	if !s.ok {
-		runtime.UnlockOSThread()
+	if s.f != nil {
+		s.f.Close()
 	}
 }

@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"sync"
+	"time"
+
+	"github.com/openload/openload/recorder"
+)
+
+// Records reach the recorder through shards, one per goroutine that makes
+// records (each worker, and the dispatcher for the requests it abandons).
+// A shard is a slice behind its own mutex, which only its owner and the
+// recorder goroutine ever take, so putting a record costs an uncontended
+// lock and a copy. The recorder goroutine collects every shard
+// collectEvery and adds what it found to the recorder, which it owns
+// without locks. A channel per record would instead wake the recorder
+// goroutine for almost every request: at 36,000 requests a second that
+// hand-off was about 4 % of openload's CPU.
+
+// collectEvery is how often the recorder goroutine collects the shards.
+// It bounds how far the progress line lags behind; the result does not
+// depend on it.
+const collectEvery = 20 * time.Millisecond
+
+type shard struct {
+	mu   sync.Mutex
+	recs []recorder.Record // put by the owner
+	out  []recorder.Record // the recorder goroutine's spare
+}
+
+func (s *shard) put(r *recorder.Record) {
+	s.mu.Lock()
+	s.recs = append(s.recs, *r)
+	s.mu.Unlock()
+}
+
+// sink is the set of shards of a run.
+type sink struct {
+	mu     sync.Mutex
+	shards []*shard
+}
+
+// newShard returns a shard for one goroutine.
+func (k *sink) newShard() *shard {
+	s := &shard{}
+	k.mu.Lock()
+	k.shards = append(k.shards, s)
+	k.mu.Unlock()
+	return s
+}
+
+// collect calls add for every record put since the last collect; only the
+// recorder goroutine calls it.
+func (k *sink) collect(add func(*recorder.Record)) {
+	k.mu.Lock()
+	shards := k.shards
+	k.mu.Unlock()
+	for _, s := range shards {
+		s.mu.Lock()
+		s.recs, s.out = s.out[:0], s.recs
+		s.mu.Unlock()
+		for i := range s.out {
+			add(&s.out[i])
+			s.out[i] = recorder.Record{} // drop references (Earlier, Class strings)
+		}
+	}
+}
