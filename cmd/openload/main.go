@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/openload/openload/internal/engine"
@@ -39,6 +40,15 @@ const (
 	exitInterrupted = 130
 )
 
+// gcPercent is openload's GOGC unless the environment sets one. Each
+// collection stops the world for a moment, and on a busy machine that
+// moment stretches to a millisecond or more (the generator shares the
+// cores with the server under test), which shows as send delay. A run at
+// 36,000/s (lean path, -c 64, 5 s) collected 37–38 times at the default of
+// 100 and 9 times at 400, for a peak RSS of 26 MB and 37 MB; its send-delay
+// p99 was 0.71–1.10 ms and 0.65–0.79 ms.
+const gcPercent = 400
+
 // main runs the CLI. The first SIGINT or SIGTERM cancels the run's
 // context: scheduling stops, in-flight requests get a short drain, and the
 // result and log are written marked interrupted (exit 130). A second signal
@@ -47,6 +57,9 @@ const (
 // written to a temporary file and renamed into place at the end, so no
 // half-written result is left behind).
 func main() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(gcPercent)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
@@ -58,7 +71,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "openload: second signal: exiting now; the log holds complete lines, the result was not written")
 		os.Exit(exitInterrupted)
 	}()
+	stopProfile := startProfile()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stopProfile()
 	signal.Stop(sig)
 	cancel()
 	os.Exit(code)

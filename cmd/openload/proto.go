@@ -15,15 +15,21 @@ type protoOptions struct {
 	http2      bool
 	h2c        bool
 	maxStreams int
-	fastHTTP1  bool
+	netHTTP    bool
+	fastHTTP1  bool // deprecated: the lean path is the default
 }
 
 func (p *protoOptions) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.http2, "http2", false, "HTTP/2 over TLS, negotiated with ALPN (https URL); -c then bounds the streams in flight over all connections")
 	fs.BoolVar(&p.h2c, "h2c", false, "HTTP/2 without TLS, with prior knowledge (http URL; the built-in stub serves it too)")
 	fs.IntVar(&p.maxStreams, "max-streams", 0, "HTTP/2: streams in flight per connection before another connection is opened (0 = the server's limit)")
-	fs.BoolVar(&p.fastHTTP1, "fast-http1", false, "plain-http HTTP/1.1 on openload's lean path (request serialised once, responses read in the worker) instead of net/http's transport: less CPU per request")
+	fs.BoolVar(&p.netHTTP, "net-http", false, "send plain-http HTTP/1.1 with net/http's transport instead of openload's lean path (the default: request serialised once, responses read in the worker; https, HTTP/2 and --follow-redirects always use net/http)")
+	fs.BoolVar(&p.fastHTTP1, "fast-http1", false, "deprecated: the lean path is the default")
+	_ = fs.MarkDeprecated("fast-http1", "the lean HTTP/1.1 path is the default now (--net-http turns it off)")
 }
+
+// lean reports whether plain-http HTTP/1.1 goes on the engine's lean path.
+func (p *protoOptions) lean() bool { return !p.netHTTP }
 
 // protocol checks the flags against the URL (nil: the built-in stub) and
 // returns the engine's protocol name.
@@ -35,10 +41,10 @@ func (p *protoOptions) protocol(fs *pflag.FlagSet, u *url.URL) (string, error) {
 		return "", fmt.Errorf("--max-streams must be ≥ 0, got %d", p.maxStreams)
 	case fs.Changed("max-streams") && !p.http2 && !p.h2c:
 		return "", errors.New("--max-streams applies to HTTP/2 only: give --http2 or --h2c")
-	case p.fastHTTP1 && (p.http2 || p.h2c):
-		return "", errors.New("--fast-http1 is HTTP/1.1 only: drop --http2 / --h2c")
-	case p.fastHTTP1 && u != nil && u.Scheme != "http":
-		return "", fmt.Errorf("--fast-http1 speaks plain http only, got %s", u)
+	case p.netHTTP && p.fastHTTP1:
+		return "", errors.New("--net-http and --fast-http1 are exclusive: the lean path is the default, --net-http turns it off")
+	case p.netHTTP && (p.http2 || p.h2c):
+		return "", errors.New("--net-http chooses the HTTP/1.1 client: HTTP/2 always uses net/http and x/net/http2; drop --net-http")
 	case p.http2 && u == nil:
 		return "", errors.New("--http2 needs an https URL: the built-in stub has no TLS (use --h2c for HTTP/2 with it)")
 	case p.http2 && u.Scheme != "https":

@@ -102,7 +102,7 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 	defer e.connect()()
 	mon := startSelfMon()
 	e.retry = newRetrier(cfg.Retry, e.since)
-	var stats Stats
+	stats := Stats{Client: e.clientName()}
 	rd := e.record(rec, &stats)
 	stats.Start = time.Now()
 	e.start = stats.Start

@@ -66,7 +66,8 @@ type Options struct {
 	Protocol   string
 	MaxStreams int
 	TLS        *tls.Config
-	// FastHTTP1 uses the engine's lean HTTP/1.1 path (engine.Config).
+	// FastHTTP1 uses the engine's lean HTTP/1.1 path where it applies
+	// (engine.Config); the CLI turns it on unless --net-http.
 	FastHTTP1 bool
 
 	// Retry is the retry policy (engine.Retry; retry.go); the zero value
@@ -183,7 +184,7 @@ func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engin
 	res.Elapsed = stats.End.Seconds()
 	res.Interrupted = stats.Interrupted
 	res.Limit = recorder.Limit{Connections: o.Connections, MaxInFlight: stats.MaxInFlight, Waited: stats.LimitWaited}
-	res.Config.Protocol, res.Config.MaxStreams = o.Protocol, o.MaxStreams
+	res.Config.Protocol, res.Config.MaxStreams, res.Config.Client = o.Protocol, o.MaxStreams, stats.Client
 	res.Config.Insecure, res.Config.FollowRedirects, res.Config.MaxBody = o.Insecure, o.FollowRedirects, o.MaxBody
 	if res.Config.Protocol == "" {
 		res.Config.Protocol = engine.HTTP1

@@ -112,8 +112,12 @@ func Text(w io.Writer, res *recorder.Result) error {
 			limits += " after " + cfg.Think
 		}
 	}
-	fmt.Fprintf(w, "%s · timeout %s · drain %s · started %s\n\n",
-		limits, cfg.Timeout, cfg.Drain, res.Started.UTC().Format("2006-01-02T15:04:05Z"))
+	client := ""
+	if cfg.Client != "" {
+		client = " · client " + cfg.Client
+	}
+	fmt.Fprintf(w, "%s · timeout %s · drain %s%s · started %s\n\n",
+		limits, cfg.Timeout, cfg.Drain, client, res.Started.UTC().Format("2006-01-02T15:04:05Z"))
 	rows := []Row{
 		{"response time", res.Response},
 		{"service time", res.Service},
