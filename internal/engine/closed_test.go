@@ -156,46 +156,48 @@ func TestClosedPacedUsersShareTheRate(t *testing.T) {
 // each request is scheduled when its user was ready, so it is sent at once
 // and there is nothing to skip.
 func TestClosedUnpaced(t *testing.T) {
-	var mu sync.Mutex
-	inFlight, maxSeen := 0, 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		inFlight++
-		maxSeen = max(maxSeen, inFlight)
-		mu.Unlock()
-		time.Sleep(2 * time.Millisecond)
-		mu.Lock()
-		inFlight--
-		mu.Unlock()
-	}))
-	defer srv.Close()
-	var logBuf bytes.Buffer
-	lw := recorder.NewLogWriter(&logBuf)
-	rec := recorder.New(lw)
-	stats := runClosed(t, srv.URL, Config{}, Closed{Users: 2, Duration: 300 * time.Millisecond}, rec)
-	lw.Flush()
-	c := rec.Counts()
-	if c.Scheduled == 0 || c.Skipped != 0 || c.Completed != c.Scheduled || !c.Balanced() {
-		t.Errorf("counts %+v", c)
-	}
-	// Each request takes ≥ 2 ms, so 2 users start at most 2 × 150 in
-	// 300 ms.
-	if c.Scheduled > 300 {
-		t.Errorf("%d requests from 2 users of ≥ 2 ms each in 300 ms", c.Scheduled)
-	}
-	mu.Lock()
-	if maxSeen > 2 {
-		t.Errorf("server saw %d requests at once from 2 users", maxSeen)
-	}
-	mu.Unlock()
-	if stats.Interrupted || stats.MaxInFlight > 2 {
-		t.Errorf("stats %+v", stats)
-	}
-	for _, e := range logEntries(t, logBuf.Bytes()) {
-		if e.Scheduled >= 300*time.Millisecond || !e.WasSent || e.Sent < e.Scheduled {
-			t.Errorf("entry %+v: want scheduled within the run and sent after it", e)
+	bothClients(t, func(t *testing.T, lean bool) {
+		var mu sync.Mutex
+		inFlight, maxSeen := 0, 0
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			inFlight++
+			maxSeen = max(maxSeen, inFlight)
+			mu.Unlock()
+			time.Sleep(2 * time.Millisecond)
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+		}))
+		defer srv.Close()
+		var logBuf bytes.Buffer
+		lw := recorder.NewLogWriter(&logBuf)
+		rec := recorder.New(lw)
+		stats := runClosed(t, srv.URL, Config{FastHTTP1: lean}, Closed{Users: 2, Duration: 300 * time.Millisecond}, rec)
+		lw.Flush()
+		c := rec.Counts()
+		if c.Scheduled == 0 || c.Skipped != 0 || c.Completed != c.Scheduled || !c.Balanced() {
+			t.Errorf("counts %+v", c)
 		}
-	}
+		// Each request takes ≥ 2 ms, so 2 users start at most 2 × 150 in
+		// 300 ms.
+		if c.Scheduled > 300 {
+			t.Errorf("%d requests from 2 users of ≥ 2 ms each in 300 ms", c.Scheduled)
+		}
+		mu.Lock()
+		if maxSeen > 2 {
+			t.Errorf("server saw %d requests at once from 2 users", maxSeen)
+		}
+		mu.Unlock()
+		if stats.Interrupted || stats.MaxInFlight > 2 {
+			t.Errorf("stats %+v", stats)
+		}
+		for _, e := range logEntries(t, logBuf.Bytes()) {
+			if e.Scheduled >= 300*time.Millisecond || !e.WasSent || e.Sent < e.Scheduled {
+				t.Errorf("entry %+v: want scheduled within the run and sent after it", e)
+			}
+		}
+	})
 }
 
 // TestClosedThink: one unpaced user with 40 ms of think time after each
@@ -226,44 +228,48 @@ func TestClosedThink(t *testing.T) {
 // is in flight when the drain expires (unfinished), and the user was busy
 // for every other slot.
 func TestClosedDrainAccountsEveryRequest(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
+	bothClients(t, func(t *testing.T, lean bool) {
+		release := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}))
+		defer srv.Close()
+		defer close(release)
+		rec := recorder.New(nil)
+		runClosed(t, srv.URL, Config{FastHTTP1: lean, Timeout: time.Minute, Drain: 100 * time.Millisecond}, Closed{Users: 1, Rate: 100, Duration: 200 * time.Millisecond}, rec)
+		c := rec.Counts()
+		if c.Scheduled != 1 || c.Unfinished != 1 || c.Skipped != 19 || !c.Balanced() {
+			t.Errorf("counts %+v, want 1 unfinished and 19 never sent", c)
 		}
-	}))
-	defer srv.Close()
-	defer close(release)
-	rec := recorder.New(nil)
-	runClosed(t, srv.URL, Config{Timeout: time.Minute, Drain: 100 * time.Millisecond}, Closed{Users: 1, Rate: 100, Duration: 200 * time.Millisecond}, rec)
-	c := rec.Counts()
-	if c.Scheduled != 1 || c.Unfinished != 1 || c.Skipped != 19 || !c.Balanced() {
-		t.Errorf("counts %+v, want 1 unfinished and 19 never sent", c)
-	}
+	})
 }
 
 func TestClosedCancel(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer srv.Close()
-	for _, rate := range []float64{100, 0} {
-		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(150*time.Millisecond, cancel)
-		rec := recorder.New(nil)
-		stats, err := RunClosed(ctx, Config{URL: mustURL(t, srv.URL), Method: "GET", Timeout: time.Second, Drain: time.Second},
-			Closed{Users: 2, Rate: rate, Duration: time.Minute}, rec)
-		cancel()
-		if err != nil {
-			t.Fatal(err)
+	bothClients(t, func(t *testing.T, lean bool) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		defer srv.Close()
+		for _, rate := range []float64{100, 0} {
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(150*time.Millisecond, cancel)
+			rec := recorder.New(nil)
+			stats, err := RunClosed(ctx, Config{FastHTTP1: lean, URL: mustURL(t, srv.URL), Method: "GET", Timeout: time.Second, Drain: time.Second},
+				Closed{Users: 2, Rate: rate, Duration: time.Minute}, rec)
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := rec.Counts()
+			if !stats.Interrupted || !c.Balanced() || c.Scheduled == 0 {
+				t.Errorf("rate %v: interrupted %v, counts %+v", rate, stats.Interrupted, c)
+			}
+			if rate > 0 && c.Scheduled+c.Skipped >= 6000 {
+				t.Errorf("rate %v: %d slots reached after a cancel at 150 ms of a 60 s run", rate, c.Scheduled+c.Skipped)
+			}
 		}
-		c := rec.Counts()
-		if !stats.Interrupted || !c.Balanced() || c.Scheduled == 0 {
-			t.Errorf("rate %v: interrupted %v, counts %+v", rate, stats.Interrupted, c)
-		}
-		if rate > 0 && c.Scheduled+c.Skipped >= 6000 {
-			t.Errorf("rate %v: %d slots reached after a cancel at 150 ms of a 60 s run", rate, c.Scheduled+c.Skipped)
-		}
-	}
+	})
 }
 
 func TestClosedRejectsBadConfig(t *testing.T) {

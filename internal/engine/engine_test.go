@@ -50,6 +50,13 @@ func runAgainst(t *testing.T, rawURL string, cfg Config, s schedule.Schedule) (*
 	return rec, stats
 }
 
+// bothClients runs test once with net/http's transport and once on the
+// lean HTTP/1.1 path (fasth1.go): both must keep the same accounting.
+func bothClients(t *testing.T, test func(t *testing.T, lean bool)) {
+	t.Run("net-http", func(t *testing.T) { test(t, false) })
+	t.Run("lean", func(t *testing.T) { test(t, true) })
+}
+
 // checkIdentity asserts the accounting identity against the schedule count.
 func checkIdentity(t *testing.T, rec *recorder.Recorder, want int64) recorder.Counts {
 	t.Helper()
@@ -70,180 +77,198 @@ func checkIdentity(t *testing.T, rec *recorder.Recorder, want int64) recorder.Co
 }
 
 func TestOpenModelCompletes(t *testing.T) {
-	var mu sync.Mutex
-	var methods []string
-	var bodies int
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		methods = append(methods, r.Method+" "+r.Header.Get("X-Test"))
-		if r.ContentLength == 5 {
-			bodies++
+	bothClients(t, func(t *testing.T, lean bool) {
+		var mu sync.Mutex
+		var methods []string
+		var bodies int
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			methods = append(methods, r.Method+" "+r.Header.Get("X-Test"))
+			if r.ContentLength == 5 {
+				bodies++
+			}
+			mu.Unlock()
+			w.Write([]byte("ok"))
+		}))
+		defer srv.Close()
+		rec, stats := runAgainst(t, srv.URL, Config{
+			FastHTTP1: lean,
+			Method:    http.MethodPost,
+			Header:    http.Header{"X-Test": {"yes"}},
+			Body:      []byte("hello"),
+		}, schedule.NewConstant(200, 500*time.Millisecond))
+		c := checkIdentity(t, rec, 100)
+		if c.Completed != 100 || c.Sent != 100 {
+			t.Errorf("counts %+v, want 100 sent and completed", c)
 		}
-		mu.Unlock()
-		w.Write([]byte("ok"))
-	}))
-	defer srv.Close()
-	rec, stats := runAgainst(t, srv.URL, Config{
-		Method: http.MethodPost,
-		Header: http.Header{"X-Test": {"yes"}},
-		Body:   []byte("hello"),
-	}, schedule.NewConstant(200, 500*time.Millisecond))
-	c := checkIdentity(t, rec, 100)
-	if c.Completed != 100 || c.Sent != 100 {
-		t.Errorf("counts %+v, want 100 sent and completed", c)
-	}
-	if got := rec.StatusCodes()[200]; got != 100 {
-		t.Errorf("200s: %d", got)
-	}
-	if stats.LimitWaited != 0 {
-		t.Errorf("limit waited %d with 16 connections for a fast server", stats.LimitWaited)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(methods) != 100 || methods[0] != "POST yes" || bodies != 100 {
-		t.Errorf("server saw %d requests (first %q), %d with the body", len(methods), methods[0], bodies)
-	}
+		if got := rec.StatusCodes()[200]; got != 100 {
+			t.Errorf("200s: %d", got)
+		}
+		if stats.LimitWaited != 0 {
+			t.Errorf("limit waited %d with 16 connections for a fast server", stats.LimitWaited)
+		}
+		if want := map[bool]string{false: ClientNetHTTP, true: ClientLean}[lean]; stats.Client != want {
+			t.Errorf("client %q, want %q", stats.Client, want)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(methods) != 100 || methods[0] != "POST yes" || bodies != 100 {
+			t.Errorf("server saw %d requests (first %q), %d with the body", len(methods), methods[0], bodies)
+		}
+	})
 }
 
 func TestRefusedConnectionsAccounted(t *testing.T) {
-	// Find a free port and close it: connections to it are refused.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	rec, _ := runAgainst(t, "http://"+addr+"/", Config{}, schedule.NewConstant(100, 300*time.Millisecond))
-	c := checkIdentity(t, rec, 30)
-	if c.Errors != 30 {
-		t.Errorf("errors %d, want 30 (counts %+v)", c.Errors, c)
-	}
-	if got := rec.ErrorKinds()["refused"]; got != 30 {
-		t.Errorf("refused %d, want 30: %v", got, rec.ErrorKinds())
-	}
+	bothClients(t, func(t *testing.T, lean bool) {
+		// Find a free port and close it: connections to it are refused.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		rec, _ := runAgainst(t, "http://"+addr+"/", Config{FastHTTP1: lean}, schedule.NewConstant(100, 300*time.Millisecond))
+		c := checkIdentity(t, rec, 30)
+		if c.Errors != 30 {
+			t.Errorf("errors %d, want 30 (counts %+v)", c.Errors, c)
+		}
+		if got := rec.ErrorKinds()["refused"]; got != 30 {
+			t.Errorf("refused %d, want 30: %v", got, rec.ErrorKinds())
+		}
+	})
 }
 
 func TestTimeoutsAccounted(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
+	bothClients(t, func(t *testing.T, lean bool) {
+		release := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}))
+		defer srv.Close()
+		defer close(release)
+		rec, _ := runAgainst(t, srv.URL, Config{FastHTTP1: lean, Timeout: 100 * time.Millisecond}, schedule.NewConstant(50, 200*time.Millisecond))
+		c := checkIdentity(t, rec, 10)
+		if c.Timeouts != 10 {
+			t.Errorf("timeouts %d, want 10 (counts %+v)", c.Timeouts, c)
 		}
-	}))
-	defer srv.Close()
-	defer close(release)
-	rec, _ := runAgainst(t, srv.URL, Config{Timeout: 100 * time.Millisecond}, schedule.NewConstant(50, 200*time.Millisecond))
-	c := checkIdentity(t, rec, 10)
-	if c.Timeouts != 10 {
-		t.Errorf("timeouts %d, want 10 (counts %+v)", c.Timeouts, c)
-	}
-	if rec.Censored() != 10 {
-		t.Errorf("censored %d, want 10", rec.Censored())
-	}
-	// A timed-out request waited at least the timeout: its response time is
-	// recorded at its elapsed time, a lower bound, never dropped.
-	if min := rec.Response.Min(); min < 100_000 {
-		t.Errorf("smallest response %d µs, want ≥ the 100 ms timeout", min)
-	}
+		if rec.Censored() != 10 {
+			t.Errorf("censored %d, want 10", rec.Censored())
+		}
+		// A timed-out request waited at least the timeout: its response time is
+		// recorded at its elapsed time, a lower bound, never dropped.
+		if min := rec.Response.Min(); min < 100_000 {
+			t.Errorf("smallest response %d µs, want ≥ the 100 ms timeout", min)
+		}
+	})
 }
 
 func TestUnfinishedAtDrain(t *testing.T) {
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
+	bothClients(t, func(t *testing.T, lean bool) {
+		release := make(chan struct{})
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}))
+		defer srv.Close()
+		defer close(release)
+		// 2 connections, 20 requests, a server that never answers and a drain of
+		// 100 ms: 2 are in flight when the drain expires, 18 never leave.
+		rec, stats := runAgainst(t, srv.URL, Config{FastHTTP1: lean, Connections: 2, Timeout: time.Minute, Drain: 100 * time.Millisecond},
+			schedule.NewConstant(100, 200*time.Millisecond))
+		c := checkIdentity(t, rec, 20)
+		if c.Unfinished != 20 || c.Sent != 2 {
+			t.Errorf("counts %+v, want 20 unfinished of which 2 sent", c)
 		}
-	}))
-	defer srv.Close()
-	defer close(release)
-	// 2 connections, 20 requests, a server that never answers and a drain of
-	// 100 ms: 2 are in flight when the drain expires, 18 never leave.
-	rec, stats := runAgainst(t, srv.URL, Config{Connections: 2, Timeout: time.Minute, Drain: 100 * time.Millisecond},
-		schedule.NewConstant(100, 200*time.Millisecond))
-	c := checkIdentity(t, rec, 20)
-	if c.Unfinished != 20 || c.Sent != 2 {
-		t.Errorf("counts %+v, want 20 unfinished of which 2 sent", c)
-	}
-	if stats.LimitWaited == 0 {
-		t.Error("the connection limit bound but was not reported")
-	}
-	if stats.MaxInFlight != 2 {
-		t.Errorf("max in flight %d, want 2", stats.MaxInFlight)
-	}
+		if stats.LimitWaited == 0 {
+			t.Error("the connection limit bound but was not reported")
+		}
+		if stats.MaxInFlight != 2 {
+			t.Errorf("max in flight %d, want 2", stats.MaxInFlight)
+		}
+	})
 }
 
 func TestResetClassified(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hj, ok := w.(http.Hijacker)
-		if !ok {
-			t.Error("no hijacker")
-			return
+	bothClients(t, func(t *testing.T, lean bool) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			hj, ok := w.(http.Hijacker)
+			if !ok {
+				t.Error("no hijacker")
+				return
+			}
+			conn, _, err := hj.Hijack()
+			if err != nil {
+				return
+			}
+			if tc, ok := conn.(*net.TCPConn); ok {
+				tc.SetLinger(0) // RST instead of FIN
+			}
+			conn.Close()
+		}))
+		defer srv.Close()
+		rec, _ := runAgainst(t, srv.URL, Config{FastHTTP1: lean}, schedule.NewConstant(50, 200*time.Millisecond))
+		c := checkIdentity(t, rec, 10)
+		if c.Errors != 10 || rec.ErrorKinds()["reset"] != 10 {
+			t.Errorf("counts %+v kinds %v, want 10 resets", c, rec.ErrorKinds())
 		}
-		conn, _, err := hj.Hijack()
-		if err != nil {
-			return
-		}
-		if tc, ok := conn.(*net.TCPConn); ok {
-			tc.SetLinger(0) // RST instead of FIN
-		}
-		conn.Close()
-	}))
-	defer srv.Close()
-	rec, _ := runAgainst(t, srv.URL, Config{}, schedule.NewConstant(50, 200*time.Millisecond))
-	c := checkIdentity(t, rec, 10)
-	if c.Errors != 10 || rec.ErrorKinds()["reset"] != 10 {
-		t.Errorf("counts %+v kinds %v, want 10 resets", c, rec.ErrorKinds())
-	}
+	})
 }
 
 // TestConnectionLimitIsSendDelay: with one connection and a server that
 // takes 20 ms, requests due every 5 ms queue inside openload. That wait must
 // show as send delay while service time stays at the server's 20 ms.
 func TestConnectionLimitIsSendDelay(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(20 * time.Millisecond)
-	}))
-	defer srv.Close()
-	rec, stats := runAgainst(t, srv.URL, Config{Connections: 1}, schedule.NewConstant(200, 200*time.Millisecond))
-	c := checkIdentity(t, rec, 40)
-	if c.Completed != 40 {
-		t.Fatalf("counts %+v", c)
-	}
-	if stats.LimitWaited == 0 || stats.MaxInFlight != 1 {
-		t.Errorf("limit waited %d, max in flight %d", stats.LimitWaited, stats.MaxInFlight)
-	}
-	// 40 requests through one 20 ms connection take ≥ 800 ms, so the last
-	// one, due at 195 ms, waited ≥ 585 ms before it was sent. Service time
-	// is one server call each: its max is far below the send delay's.
-	sd, svc := rec.SendDelay.Max(), rec.Service.ValueAtQuantile(50)
-	if sd < 500_000 {
-		t.Errorf("max send delay %d µs, want ≥ 500 ms", sd)
-	}
-	if svc < 20_000 || svc > sd/4 {
-		t.Errorf("service p50 %d µs: want ≥ 20 ms and far below the send delay %d µs", svc, sd)
-	}
+	bothClients(t, func(t *testing.T, lean bool) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			time.Sleep(20 * time.Millisecond)
+		}))
+		defer srv.Close()
+		rec, stats := runAgainst(t, srv.URL, Config{FastHTTP1: lean, Connections: 1}, schedule.NewConstant(200, 200*time.Millisecond))
+		c := checkIdentity(t, rec, 40)
+		if c.Completed != 40 {
+			t.Fatalf("counts %+v", c)
+		}
+		if stats.LimitWaited == 0 || stats.MaxInFlight != 1 {
+			t.Errorf("limit waited %d, max in flight %d", stats.LimitWaited, stats.MaxInFlight)
+		}
+		// 40 requests through one 20 ms connection take ≥ 800 ms, so the last
+		// one, due at 195 ms, waited ≥ 585 ms before it was sent. Service time
+		// is one server call each: its max is far below the send delay's.
+		sd, svc := rec.SendDelay.Max(), rec.Service.ValueAtQuantile(50)
+		if sd < 500_000 {
+			t.Errorf("max send delay %d µs, want ≥ 500 ms", sd)
+		}
+		if svc < 20_000 || svc > sd/4 {
+			t.Errorf("service p50 %d µs: want ≥ 20 ms and far below the send delay %d µs", svc, sd)
+		}
+	})
 }
 
 func TestCancelStopsScheduling(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(150*time.Millisecond, cancel)
-	rec := recorder.New(nil)
-	stats, err := Run(ctx, Config{URL: mustURL(t, srv.URL), Method: "GET", Connections: 4, Timeout: time.Second, Drain: time.Second},
-		schedule.NewConstant(100, time.Minute), rec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := rec.Counts()
-	if !stats.Interrupted {
-		t.Error("not marked interrupted")
-	}
-	if c.Scheduled == 0 || c.Scheduled >= 6000 || !c.Balanced() {
-		t.Errorf("counts %+v after a cancel at 150 ms of a 60 s run", c)
-	}
+	bothClients(t, func(t *testing.T, lean bool) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+		defer srv.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(150*time.Millisecond, cancel)
+		rec := recorder.New(nil)
+		stats, err := Run(ctx, Config{FastHTTP1: lean, URL: mustURL(t, srv.URL), Method: "GET", Connections: 4, Timeout: time.Second, Drain: time.Second},
+			schedule.NewConstant(100, time.Minute), rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := rec.Counts()
+		if !stats.Interrupted {
+			t.Error("not marked interrupted")
+		}
+		if c.Scheduled == 0 || c.Scheduled >= 6000 || !c.Balanced() {
+			t.Errorf("counts %+v after a cancel at 150 ms of a 60 s run", c)
+		}
+	})
 }
 
 func TestRunRejectsBadConfig(t *testing.T) {

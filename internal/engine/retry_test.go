@@ -82,42 +82,44 @@ func on429(t *testing.T) RetryOn {
 // schedule to the retry's done, so it is at least the backoff, and
 // response = send delay + retry delay + service with retry delay ≥ backoff.
 func TestRetryKeepsTheOriginalSchedule(t *testing.T) {
-	const n, backoff = 10, 150 * time.Millisecond
-	srv := heldServer(n, http.StatusTooManyRequests, http.StatusOK)
-	defer srv.Close()
-	cfg := Config{Retry: Retry{On: on429(t), Retries: 1, Backoff: backoff, Jitter: JitterNone,
-		Budget: 1, MinPerSec: 100, Window: time.Second}}
-	rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 100*time.Millisecond))
-	c := checkIdentity(t, rec, n)
-	if c.Completed != n || rec.StatusCodes()[200] != n || len(rec.StatusCodes()) != 1 {
-		t.Errorf("final outcomes %+v, statuses %v; want %d completed with 200", c, rec.StatusCodes(), n)
-	}
-	rc := rec.RetryCounts()
-	if rc.FirstAttempts != n || rc.RetriesSent != n || rc.RefusedByBudget != 0 || rc.Exhausted != 0 || rc.Retried != n {
-		t.Errorf("retry counts %+v, want %d first attempts, %d retries sent, none refused or exhausted", rc, n, n)
-	}
-	if rc.AttemptStatus["429"] != n || rc.AttemptStatus["200"] != n {
-		t.Errorf("attempt statuses %v, want 429 ×%d and 200 ×%d", rc.AttemptStatus, n, n)
-	}
-	var limited, retries int64
-	for _, s := range rec.Timeline() {
-		limited += s.RateLimited
-		retries += s.Retries
-	}
-	if limited != n || retries != n {
-		t.Errorf("timeline: %d 429s and %d retries, want %d each", limited, retries, n)
-	}
-	if min := time.Duration(rec.Response.Min()) * time.Microsecond; min < backoff {
-		t.Errorf("smallest response time %v < the backoff %v: not measured from the original schedule", min, backoff)
-	}
-	if len(entries) != n {
-		t.Fatalf("%d log entries", len(entries))
-	}
-	for _, e := range entries {
-		if e.Attempts != 2 || e.Status != 200 || !e.WasSent {
-			t.Errorf("log entry %+v, want 2 attempts ending in 200", e)
+	bothClients(t, func(t *testing.T, lean bool) {
+		const n, backoff = 10, 150 * time.Millisecond
+		srv := heldServer(n, http.StatusTooManyRequests, http.StatusOK)
+		defer srv.Close()
+		cfg := Config{FastHTTP1: lean, Retry: Retry{On: on429(t), Retries: 1, Backoff: backoff, Jitter: JitterNone,
+			Budget: 1, MinPerSec: 100, Window: time.Second}}
+		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 100*time.Millisecond))
+		c := checkIdentity(t, rec, n)
+		if c.Completed != n || rec.StatusCodes()[200] != n || len(rec.StatusCodes()) != 1 {
+			t.Errorf("final outcomes %+v, statuses %v; want %d completed with 200", c, rec.StatusCodes(), n)
 		}
-	}
+		rc := rec.RetryCounts()
+		if rc.FirstAttempts != n || rc.RetriesSent != n || rc.RefusedByBudget != 0 || rc.Exhausted != 0 || rc.Retried != n {
+			t.Errorf("retry counts %+v, want %d first attempts, %d retries sent, none refused or exhausted", rc, n, n)
+		}
+		if rc.AttemptStatus["429"] != n || rc.AttemptStatus["200"] != n {
+			t.Errorf("attempt statuses %v, want 429 ×%d and 200 ×%d", rc.AttemptStatus, n, n)
+		}
+		var limited, retries int64
+		for _, s := range rec.Timeline() {
+			limited += s.RateLimited
+			retries += s.Retries
+		}
+		if limited != n || retries != n {
+			t.Errorf("timeline: %d 429s and %d retries, want %d each", limited, retries, n)
+		}
+		if min := time.Duration(rec.Response.Min()) * time.Microsecond; min < backoff {
+			t.Errorf("smallest response time %v < the backoff %v: not measured from the original schedule", min, backoff)
+		}
+		if len(entries) != n {
+			t.Fatalf("%d log entries", len(entries))
+		}
+		for _, e := range entries {
+			if e.Attempts != 2 || e.Status != 200 || !e.WasSent {
+				t.Errorf("log entry %+v, want 2 attempts ending in 200", e)
+			}
+		}
+	})
 }
 
 // TestRetryRecordTimes checks one retried record's timestamps exactly, as
@@ -125,39 +127,41 @@ func TestRetryKeepsTheOriginalSchedule(t *testing.T) {
 // earlier attempt kept, and the three figures plus the retry delay adding
 // up.
 func TestRetryRecordTimes(t *testing.T) {
-	const backoff = 100 * time.Millisecond
-	srv := heldServer(1, http.StatusTooManyRequests, http.StatusOK)
-	defer srv.Close()
-	cfg := Config{URL: mustURL(t, srv.URL), Method: http.MethodGet, Connections: 2, Timeout: 10 * time.Second, Drain: 10 * time.Second,
-		Retry: Retry{On: on429(t), Retries: 3, Backoff: backoff, Jitter: JitterNone, Budget: 0.5, MinPerSec: 1, Window: time.Second}}
-	rec := recorder.New(nil)
-	e := &run{cfg: cfg, drain: context.Background()}
-	defer e.connect()()
-	e.start = time.Now()
-	if err := cfg.Retry.check(); err != nil {
-		t.Fatal(err)
-	}
-	e.retry = newRetrier(cfg.Retry, e.since)
-	r := e.newWorker().attempt(item{seq: 7, off: 0})
-	if err := rec.Add(&r); err != nil {
-		t.Fatal(err)
-	}
-	if r.Seq != 7 || r.Status != 200 || r.Outcome != recorder.Completed || r.Attempts != 2 || len(r.Earlier) != 1 {
-		t.Fatalf("record %+v", r)
-	}
-	a := r.Earlier[0]
-	switch {
-	case a.Status != 429 || a.Sent != r.Sent:
-		t.Errorf("earlier attempt %+v, record sent %v: the first attempt's sent must be the record's", a, r.Sent)
-	case r.LastSent < a.Done+backoff:
-		t.Errorf("retry sent at %v, before the first answer (%v) + backoff", r.LastSent, a.Done)
-	case r.RetryDelay() != r.LastSent-r.Sent || r.Service() != r.Done-r.LastSent:
-		t.Errorf("retry delay %v, service %v", r.RetryDelay(), r.Service())
-	case r.Response() != r.SendDelay()+r.RetryDelay()+r.Service():
-		t.Errorf("response %v ≠ send delay %v + retry delay %v + service %v", r.Response(), r.SendDelay(), r.RetryDelay(), r.Service())
-	case r.Response() < backoff:
-		t.Errorf("response %v < backoff", r.Response())
-	}
+	bothClients(t, func(t *testing.T, lean bool) {
+		const backoff = 100 * time.Millisecond
+		srv := heldServer(1, http.StatusTooManyRequests, http.StatusOK)
+		defer srv.Close()
+		cfg := Config{FastHTTP1: lean, URL: mustURL(t, srv.URL), Method: http.MethodGet, Connections: 2, Timeout: 10 * time.Second, Drain: 10 * time.Second,
+			Retry: Retry{On: on429(t), Retries: 3, Backoff: backoff, Jitter: JitterNone, Budget: 0.5, MinPerSec: 1, Window: time.Second}}
+		rec := recorder.New(nil)
+		e := &run{cfg: cfg, drain: context.Background()}
+		defer e.connect()()
+		e.start = time.Now()
+		if err := cfg.Retry.check(); err != nil {
+			t.Fatal(err)
+		}
+		e.retry = newRetrier(cfg.Retry, e.since)
+		r := e.newWorker().attempt(item{seq: 7, off: 0})
+		if err := rec.Add(&r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Seq != 7 || r.Status != 200 || r.Outcome != recorder.Completed || r.Attempts != 2 || len(r.Earlier) != 1 {
+			t.Fatalf("record %+v", r)
+		}
+		a := r.Earlier[0]
+		switch {
+		case a.Status != 429 || a.Sent != r.Sent:
+			t.Errorf("earlier attempt %+v, record sent %v: the first attempt's sent must be the record's", a, r.Sent)
+		case r.LastSent < a.Done+backoff:
+			t.Errorf("retry sent at %v, before the first answer (%v) + backoff", r.LastSent, a.Done)
+		case r.RetryDelay() != r.LastSent-r.Sent || r.Service() != r.Done-r.LastSent:
+			t.Errorf("retry delay %v, service %v", r.RetryDelay(), r.Service())
+		case r.Response() != r.SendDelay()+r.RetryDelay()+r.Service():
+			t.Errorf("response %v ≠ send delay %v + retry delay %v + service %v", r.Response(), r.SendDelay(), r.RetryDelay(), r.Service())
+		case r.Response() < backoff:
+			t.Errorf("response %v < backoff", r.Response())
+		}
+	})
 }
 
 // TestRetryBudgetRefuses: every attempt is answered 429; 10 requests, up
@@ -167,91 +171,99 @@ func TestRetryRecordTimes(t *testing.T) {
 // requests end with a refusal after their first attempt, and the 2 granted
 // ones are refused their second retry: 10 refusals, 0 exhausted.
 func TestRetryBudgetRefuses(t *testing.T) {
-	const n = 10
-	srv := heldServer(n, http.StatusTooManyRequests, http.StatusTooManyRequests)
-	defer srv.Close()
-	cfg := Config{Retry: Retry{On: on429(t), Retries: 3, Backoff: 0, Budget: 0, MinPerSec: 0.5, Window: 4 * time.Second}}
-	rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 100*time.Millisecond))
-	c := checkIdentity(t, rec, n)
-	rc := rec.RetryCounts()
-	if c.Completed != n || rc.RetriesSent != 2 || rc.RefusedByBudget != n || rc.Exhausted != 0 || rc.AttemptStatus["429"] != n+2 {
-		t.Errorf("counts %+v, retries %+v; want 2 retries sent, %d refused", c, rc, n)
-	}
-	attempts := 0
-	for _, e := range entries {
-		attempts += e.Attempts
-	}
-	if attempts != n+2 {
-		t.Errorf("log: %d attempts, want %d", attempts, n+2)
-	}
+	bothClients(t, func(t *testing.T, lean bool) {
+		const n = 10
+		srv := heldServer(n, http.StatusTooManyRequests, http.StatusTooManyRequests)
+		defer srv.Close()
+		cfg := Config{FastHTTP1: lean, Retry: Retry{On: on429(t), Retries: 3, Backoff: 0, Budget: 0, MinPerSec: 0.5, Window: 4 * time.Second}}
+		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 100*time.Millisecond))
+		c := checkIdentity(t, rec, n)
+		rc := rec.RetryCounts()
+		if c.Completed != n || rc.RetriesSent != 2 || rc.RefusedByBudget != n || rc.Exhausted != 0 || rc.AttemptStatus["429"] != n+2 {
+			t.Errorf("counts %+v, retries %+v; want 2 retries sent, %d refused", c, rc, n)
+		}
+		attempts := 0
+		for _, e := range entries {
+			attempts += e.Attempts
+		}
+		if attempts != n+2 {
+			t.Errorf("log: %d attempts, want %d", attempts, n+2)
+		}
+	})
 }
 
 // TestRetryExhausted: every attempt fails with 503; up to 2 retries, no
 // backoff, a budget that never binds. Each request makes 3 attempts and
 // ends with its last 503, exhausted.
 func TestRetryExhausted(t *testing.T) {
-	const n = 5
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}))
-	defer srv.Close()
-	on, err := ParseRetryOn("429,503")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{Retry: Retry{On: on, Retries: 2, Budget: 1, MinPerSec: 100, Window: time.Second}}
-	rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(50, 100*time.Millisecond))
-	c := checkIdentity(t, rec, n)
-	rc := rec.RetryCounts()
-	if c.Completed != n || rec.StatusCodes()[503] != n || rc.RetriesSent != 2*n || rc.Exhausted != n || rc.RefusedByBudget != 0 || rc.AttemptStatus["503"] != 3*n {
-		t.Errorf("counts %+v statuses %v retries %+v", c, rec.StatusCodes(), rc)
-	}
-	for _, e := range entries {
-		if e.Attempts != 3 {
-			t.Errorf("entry %+v: want 3 attempts", e)
+	bothClients(t, func(t *testing.T, lean bool) {
+		const n = 5
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}))
+		defer srv.Close()
+		on, err := ParseRetryOn("429,503")
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		cfg := Config{FastHTTP1: lean, Retry: Retry{On: on, Retries: 2, Budget: 1, MinPerSec: 100, Window: time.Second}}
+		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(50, 100*time.Millisecond))
+		c := checkIdentity(t, rec, n)
+		rc := rec.RetryCounts()
+		if c.Completed != n || rec.StatusCodes()[503] != n || rc.RetriesSent != 2*n || rc.Exhausted != n || rc.RefusedByBudget != 0 || rc.AttemptStatus["503"] != 3*n {
+			t.Errorf("counts %+v statuses %v retries %+v", c, rec.StatusCodes(), rc)
+		}
+		for _, e := range entries {
+			if e.Attempts != 3 {
+				t.Errorf("entry %+v: want 3 attempts", e)
+			}
+		}
+	})
 }
 
 // TestRetryOnRefused: error kinds are retried too. The target refuses
 // every connection; one retry each.
 func TestRetryOnRefused(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	url := srv.URL
-	srv.Close()
-	on, err := ParseRetryOn("refused")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{Retry: Retry{On: on, Retries: 1, Budget: 1, MinPerSec: 100, Window: time.Second}}
-	rec, _ := runRetry(t, url, cfg, schedule.NewConstant(50, 100*time.Millisecond))
-	c := checkIdentity(t, rec, 5)
-	rc := rec.RetryCounts()
-	if c.Errors != 5 || rc.RetriesSent != 5 || rc.Exhausted != 5 || rc.AttemptErrors["refused"] != 10 {
-		t.Errorf("counts %+v retries %+v", c, rc)
-	}
+	bothClients(t, func(t *testing.T, lean bool) {
+		srv := httptest.NewServer(http.NotFoundHandler())
+		url := srv.URL
+		srv.Close()
+		on, err := ParseRetryOn("refused")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := Config{FastHTTP1: lean, Retry: Retry{On: on, Retries: 1, Budget: 1, MinPerSec: 100, Window: time.Second}}
+		rec, _ := runRetry(t, url, cfg, schedule.NewConstant(50, 100*time.Millisecond))
+		c := checkIdentity(t, rec, 5)
+		rc := rec.RetryCounts()
+		if c.Errors != 5 || rc.RetriesSent != 5 || rc.Exhausted != 5 || rc.AttemptErrors["refused"] != 10 {
+			t.Errorf("counts %+v retries %+v", c, rc)
+		}
+	})
 }
 
 // TestRetryDrainDuringBackoff: the drain (100 ms) expires while every
 // request waits out a 1 h backoff: each is unfinished, with its one attempt
 // kept, and the run ends at the drain, not after the backoff.
 func TestRetryDrainDuringBackoff(t *testing.T) {
-	const n = 4
-	srv := heldServer(n, http.StatusTooManyRequests, http.StatusOK)
-	defer srv.Close()
-	cfg := Config{Drain: 100 * time.Millisecond,
-		Retry: Retry{On: on429(t), Retries: 1, Backoff: time.Hour, Jitter: JitterNone, Budget: 1, MinPerSec: 100, Window: time.Second}}
-	rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 40*time.Millisecond))
-	c := checkIdentity(t, rec, n)
-	rc := rec.RetryCounts()
-	if c.Unfinished != n || rc.RetriesSent != 0 || rc.Retried != n || rc.AttemptStatus["429"] != n {
-		t.Errorf("counts %+v retries %+v", c, rc)
-	}
-	for _, e := range entries {
-		if e.Attempts != 1 || e.Error != "unfinished" || !e.WasSent {
-			t.Errorf("entry %+v", e)
+	bothClients(t, func(t *testing.T, lean bool) {
+		const n = 4
+		srv := heldServer(n, http.StatusTooManyRequests, http.StatusOK)
+		defer srv.Close()
+		cfg := Config{FastHTTP1: lean, Drain: 100 * time.Millisecond,
+			Retry: Retry{On: on429(t), Retries: 1, Backoff: time.Hour, Jitter: JitterNone, Budget: 1, MinPerSec: 100, Window: time.Second}}
+		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 40*time.Millisecond))
+		c := checkIdentity(t, rec, n)
+		rc := rec.RetryCounts()
+		if c.Unfinished != n || rc.RetriesSent != 0 || rc.Retried != n || rc.AttemptStatus["429"] != n {
+			t.Errorf("counts %+v retries %+v", c, rc)
 		}
-	}
+		for _, e := range entries {
+			if e.Attempts != 1 || e.Error != "unfinished" || !e.WasSent {
+				t.Errorf("entry %+v", e)
+			}
+		}
+	})
 }
 
 // The backoff waits are a pure function of (seed, request, retry) and lie
