@@ -21,10 +21,10 @@ func BenchmarkWorkerDo(b *testing.B) {
 		name string
 		cfg  Config
 	}{
-		{"http1", Config{}},
-		{"http1-header", Config{Header: http.Header{"X-Tenant": {"a"}, "Authorization": {"Bearer x"}}}},
-		{"fast", Config{FastHTTP1: true}},
-		{"fast-header", Config{FastHTTP1: true, Header: http.Header{"X-Tenant": {"a"}, "Authorization": {"Bearer x"}}}},
+		{"net-http", Config{}},
+		{"net-http-header", Config{Header: http.Header{"X-Tenant": {"a"}, "Authorization": {"Bearer x"}}}},
+		{"lean", Config{FastHTTP1: true}},
+		{"lean-header", Config{FastHTTP1: true, Header: http.Header{"X-Tenant": {"a"}, "Authorization": {"Bearer x"}}}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			cfg := bc.cfg

@@ -9,14 +9,19 @@
 // openload, and that wait is send delay, never service time. The dispatcher
 // never waits for responses, so a stalled server does not stop arrivals.
 //
-// A request's sent time is taken when the HTTP transport hands it an
-// acquired connection (httptrace GotConn), just before the request is
-// written; when no connection could be had (refused, DNS, TLS), it is the
-// moment the worker started the attempt. Its done time is taken after the
-// response body has been read to the end and closed.
+// Plain-http HTTP/1.1 goes on the lean path (Config.FastHTTP1, fasth1.go)
+// when asked: each worker owns a connection and writes the request,
+// serialised once, itself. Everything else goes through net/http's client.
 //
-// Records flow over a channel to a single recorder goroutine, which owns the
-// recorder (histograms, timeline, log) without locks.
+// A request's sent time is taken when it has a connection in hand, just
+// before it is written (with net/http: when the transport hands it one,
+// httptrace GotConn); when no connection could be had (refused, DNS, TLS),
+// it is the moment the worker started the attempt. Its done time is taken
+// after the response body has been read to the end and closed.
+//
+// Each worker puts its records in a shard of its own (sink.go); a single
+// recorder goroutine collects the shards and owns the recorder
+// (histograms, timeline, log) without locks.
 //
 // RunClosed (closed.go) runs a closed loop instead, users that wait for each
 // response before sending again, to show what closed-loop tools report.

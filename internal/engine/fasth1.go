@@ -47,6 +47,7 @@ type fastTransport struct {
 	stamp   string        // canonical stamp header name, or ""
 	req     *http.Request // what http.ReadResponse is told was sent (its method)
 	timeout time.Duration
+	once    bool // the request says Connection: close: one request per connection
 
 	aborted atomic.Bool // the drain expired: no new exchange
 	mu      sync.Mutex
@@ -78,7 +79,7 @@ func newFastTransport(cfg Config) *fastTransport {
 	b.WriteByte(' ')
 	b.WriteString(u.RequestURI())
 	b.WriteString(" HTTP/1.1\r\n")
-	hasUA := false
+	hasUA, once := false, false
 	for k, vs := range cfg.Header {
 		if strings.EqualFold(k, "Host") {
 			if len(vs) > 0 {
@@ -86,7 +87,15 @@ func newFastTransport(cfg Config) *fastTransport {
 			}
 			continue
 		}
-		if strings.EqualFold(k, "Content-Length") || strings.EqualFold(k, "Transfer-Encoding") || strings.EqualFold(k, "Connection") {
+		if strings.EqualFold(k, "Connection") {
+			// As net/http: "close" is kept and ends the connection after
+			// the response; other values are the transport's business.
+			for _, v := range vs {
+				once = once || strings.EqualFold(strings.TrimSpace(v), "close")
+			}
+			continue
+		}
+		if strings.EqualFold(k, "Content-Length") || strings.EqualFold(k, "Transfer-Encoding") {
 			continue // the transport's business, as with net/http
 		}
 		hasUA = hasUA || strings.EqualFold(k, "User-Agent")
@@ -104,6 +113,9 @@ func newFastTransport(cfg Config) *fastTransport {
 	if len(cfg.Body) > 0 || methodWantsLength(cfg.Method) {
 		prefix += "Content-Length: " + strconv.Itoa(len(cfg.Body)) + "\r\n"
 	}
+	if once {
+		prefix += "Connection: close\r\n"
+	}
 	line, rest, _ := strings.Cut(b.String(), "\r\n")
 	return &fastTransport{
 		addr:    addr,
@@ -112,6 +124,7 @@ func newFastTransport(cfg Config) *fastTransport {
 		stamp:   http.CanonicalHeaderKey(cfg.StampHeader),
 		req:     &http.Request{Method: cfg.Method, URL: u},
 		timeout: cfg.Timeout,
+		once:    once,
 		conns:   make(map[*fastConn]struct{}),
 	}
 }
@@ -239,7 +252,7 @@ func (t *fastTransport) exchange(c *fastConn, cp **fastConn, deadline time.Time,
 			break
 		}
 	}
-	resp.Body = &fastBody{rc: resp.Body, c: c, cp: cp, t: t, keep: !resp.Close}
+	resp.Body = &fastBody{rc: resp.Body, c: c, cp: cp, t: t, keep: !resp.Close && !t.once}
 	return resp, false, nil
 }
 

@@ -155,3 +155,33 @@ func TestFastPathRetriesClosedIdleConnection(t *testing.T) {
 		t.Errorf("counts %+v, kinds %v: want 10 completed", c, rec.ErrorKinds())
 	}
 }
+
+// TestConnectionCloseHeader: a run whose request says Connection: close
+// sends it as given and uses a connection per request, on both paths.
+func TestConnectionCloseHeader(t *testing.T) {
+	bothClients(t, func(t *testing.T, lean bool) {
+		var mu sync.Mutex
+		conns := map[string]int{}
+		var closes int
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			conns[r.RemoteAddr]++
+			if r.Close {
+				closes++
+			}
+			mu.Unlock()
+			w.Write([]byte("ok"))
+		}))
+		defer srv.Close()
+		rec, _ := runAgainst(t, srv.URL, Config{FastHTTP1: lean, Connections: 2, Header: http.Header{"Connection": {"close"}}},
+			schedule.NewConstant(100, 200*time.Millisecond))
+		if c := checkIdentity(t, rec, 20); c.Completed != 20 {
+			t.Errorf("counts %+v", c)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(conns) != 20 || closes != 20 {
+			t.Errorf("20 requests with Connection: close came on %d connections, %d said close", len(conns), closes)
+		}
+	})
+}
