@@ -229,15 +229,7 @@ func TestClosedThink(t *testing.T) {
 // for every other slot.
 func TestClosedDrainAccountsEveryRequest(t *testing.T) {
 	bothClients(t, func(t *testing.T, lean bool) {
-		release := make(chan struct{})
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-		}))
-		defer srv.Close()
-		defer close(release)
+		srv := hangingServer(t)
 		rec := recorder.New(nil)
 		runClosed(t, srv.URL, Config{FastHTTP1: lean, Timeout: time.Minute, Drain: 100 * time.Millisecond}, Closed{Users: 1, Rate: 100, Duration: 200 * time.Millisecond}, rec)
 		c := rec.Counts()

@@ -57,6 +57,23 @@ func bothClients(t *testing.T, test func(t *testing.T, lean bool)) {
 	t.Run("lean", func(t *testing.T) { test(t, true) })
 }
 
+// hangingServer returns a server that never answers; its requests end
+// when the client gives up or at the test's end.
+func hangingServer(t *testing.T) *httptest.Server {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() {
+		close(release)
+		srv.Close()
+	})
+	return srv
+}
+
 // checkIdentity asserts the accounting identity against the schedule count.
 func checkIdentity(t *testing.T, rec *recorder.Recorder, want int64) recorder.Counts {
 	t.Helper()
@@ -140,15 +157,7 @@ func TestRefusedConnectionsAccounted(t *testing.T) {
 
 func TestTimeoutsAccounted(t *testing.T) {
 	bothClients(t, func(t *testing.T, lean bool) {
-		release := make(chan struct{})
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-		}))
-		defer srv.Close()
-		defer close(release)
+		srv := hangingServer(t)
 		rec, _ := runAgainst(t, srv.URL, Config{FastHTTP1: lean, Timeout: 100 * time.Millisecond}, schedule.NewConstant(50, 200*time.Millisecond))
 		c := checkIdentity(t, rec, 10)
 		if c.Timeouts != 10 {
@@ -167,15 +176,7 @@ func TestTimeoutsAccounted(t *testing.T) {
 
 func TestUnfinishedAtDrain(t *testing.T) {
 	bothClients(t, func(t *testing.T, lean bool) {
-		release := make(chan struct{})
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-		}))
-		defer srv.Close()
-		defer close(release)
+		srv := hangingServer(t)
 		// 2 connections, 20 requests, a server that never answers and a drain of
 		// 100 ms: 2 are in flight when the drain expires, 18 never leave.
 		rec, stats := runAgainst(t, srv.URL, Config{FastHTTP1: lean, Connections: 2, Timeout: time.Minute, Drain: 100 * time.Millisecond},

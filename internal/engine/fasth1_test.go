@@ -97,34 +97,6 @@ func TestFastPathMatchesNetHTTP(t *testing.T) {
 	}
 }
 
-func TestFastPathErrors(t *testing.T) {
-	// Refused.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	rec, _ := runAgainst(t, "http://"+addr+"/", Config{FastHTTP1: true}, schedule.NewConstant(100, 100*time.Millisecond))
-	if c := checkIdentity(t, rec, 10); c.Errors != 10 || rec.ErrorKinds()["refused"] != 10 {
-		t.Errorf("refused: counts %+v kinds %v", c, rec.ErrorKinds())
-	}
-	// Timeouts: the server never answers.
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
-		}
-	}))
-	defer srv.Close()
-	defer close(release)
-	rec, _ = runAgainst(t, srv.URL, Config{FastHTTP1: true, Timeout: 100 * time.Millisecond}, schedule.NewConstant(50, 200*time.Millisecond))
-	if c := checkIdentity(t, rec, 10); c.Timeouts != 10 {
-		t.Errorf("timeouts: counts %+v", c)
-	}
-}
-
 func TestFastPathRetriesClosedIdleConnection(t *testing.T) {
 	// The server closes every connection after its response without
 	// saying so: the next request on it fails before any byte comes
