@@ -224,7 +224,7 @@ func (e *run) connect() func() {
 	// The lean path always sends the run's one request: it cannot follow
 	// a redirect elsewhere.
 	if cfg.Transport == nil && cfg.FastHTTP1 && !cfg.FollowRedirects && (cfg.Protocol == "" || cfg.Protocol == HTTP1) {
-		if ft := newFastTransport(cfg); ft != nil {
+		if ft := newFastTransport(cfg, e.drain); ft != nil {
 			e.lean = ft
 			stop := context.AfterFunc(e.drain, ft.abort)
 			return func() { stop(); ft.closeAll() }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -47,7 +48,8 @@ type fastTransport struct {
 	stamp   string        // canonical stamp header name, or ""
 	req     *http.Request // what http.ReadResponse is told was sent (its method)
 	timeout time.Duration
-	once    bool // the request says Connection: close: one request per connection
+	once    bool            // the request says Connection: close: one request per connection
+	drain   context.Context // done when the drain expired: dials in progress give up
 
 	aborted atomic.Bool // the drain expired: no new exchange
 	mu      sync.Mutex
@@ -63,8 +65,9 @@ type fastConn struct {
 var errAborted = errors.New("drain expired")
 
 // newFastTransport serialises the run's request. It returns nil when the
-// configuration needs net/http (https, or a URL it cannot serialise).
-func newFastTransport(cfg Config) *fastTransport {
+// configuration needs net/http (https, or a URL it cannot serialise). drain
+// is done when the run's drain expired.
+func newFastTransport(cfg Config, drain context.Context) *fastTransport {
 	u := cfg.URL
 	if u == nil || u.Scheme != "http" || u.User != nil {
 		return nil
@@ -125,6 +128,7 @@ func newFastTransport(cfg Config) *fastTransport {
 		req:     &http.Request{Method: cfg.Method, URL: u},
 		timeout: cfg.Timeout,
 		once:    once,
+		drain:   drain,
 		conns:   make(map[*fastConn]struct{}),
 	}
 }
@@ -170,7 +174,7 @@ func (t *fastTransport) dial(deadline time.Time) (*fastConn, error) {
 		return nil, errAborted
 	}
 	d := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}
-	nc, err := d.Dial("tcp", t.addr)
+	nc, err := d.DialContext(t.drain, "tcp", t.addr)
 	if err != nil {
 		return nil, err
 	}
