@@ -179,7 +179,7 @@ G1A=$(ratio "${MAX[openload]}" "$CEIL"); G1B=$(ratio "${MAX[openload]}" "${MAX[f
 G2=$(ratio "$OL_CPU1K" "$FO_CPU1K")
 G4=$(ratio "$RSS_LONG" "$RSS_10")
 echo "microbenchmarks" >&2
-MICRO=$(go test -run '^$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut' -benchmem ./recorder ./schedule ./internal/engine 2>&1 | grep -E '^(Benchmark|ok|PASS|FAIL)' || true)
+MICRO=$(go test -run '^$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead' -benchmem ./recorder ./schedule ./internal/engine 2>&1 | grep -E '^(Benchmark|ok|PASS|FAIL)' || true)
 ELAPSED=$(( $(date +%s) - T0 ))
 
 mkdir -p "$(dirname "$OUT")"
@@ -243,14 +243,15 @@ above: max rate × fortio's $(ratio "${MAX[openload-nethttp]}" "${MAX[fortio]}")
 
 ## Microbenchmarks (goal 5)
 
-\`go test -run '^\$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut' -benchmem ./recorder ./schedule ./internal/engine\`:
+\`go test -run '^\$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead' -benchmem ./recorder ./schedule ./internal/engine\`:
 scheduling the next arrival (schedule), recording one request into the
 histograms and timeline (recorder BenchmarkAdd), handing a record from a
-worker to the recorder goroutine (BenchmarkShardPut), writing one log line
+worker to the recorder goroutine (BenchmarkShardPut), reading a plain
+response head on the lean client (BenchmarkQuickHead), writing one log line
 (BenchmarkLogWrite), and the engine's per-request hot path against a
 loopback server that allocates nothing (BenchmarkWorkerDo: net/http's
-transport and the lean client; the lean client's allocations are
-\`http.ReadResponse\`'s response and header map).
+transport and the lean client, which allocates nothing for a plain
+response).
 
 \`\`\`
 $MICRO

@@ -546,9 +546,11 @@ func (w *worker) doLean(it item) recorder.Record {
 		w.stampBuf = strconv.AppendInt(w.stampBuf[:0], e.start.UnixNano()+int64(it.off), 10)
 		stamp = w.stampBuf
 	}
-	resp, sent, err := e.lean.roundTrip(&w.conn, deadline, stamp, e.since)
-	if err == nil {
+	resp, status, sent, err := e.lean.roundTrip(&w.conn, deadline, stamp, e.since)
+	if resp != nil {
 		err = e.response(resp, &r)
+	} else {
+		r.Status = status // read by quickHead, or 0: no response
 	}
 	r.Done = e.since()
 	r.WasSent = true

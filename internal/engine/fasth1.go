@@ -50,6 +50,11 @@ type fastTransport struct {
 	timeout time.Duration
 	once    bool            // the request says Connection: close: one request per connection
 	drain   context.Context // done when the drain expired: dials in progress give up
+	// quick: plain responses are read by quickHead (quickhead.go); not
+	// when the run needs response headers (class headers, Server-Timing)
+	// or sends HEAD.
+	quick   bool
+	maxBody int64 // Config.MaxBody
 
 	aborted atomic.Bool // the drain expired: no new exchange
 	mu      sync.Mutex
@@ -129,6 +134,8 @@ func newFastTransport(cfg Config, drain context.Context) *fastTransport {
 		timeout: cfg.Timeout,
 		once:    once,
 		drain:   drain,
+		quick:   len(cfg.ClassHeaders) == 0 && !cfg.ServerTiming && cfg.Method != http.MethodHead,
+		maxBody: cfg.MaxBody,
 		conns:   make(map[*fastConn]struct{}),
 	}
 }
@@ -144,8 +151,11 @@ func methodWantsLength(m string) bool {
 // and reads the response head; the whole exchange must end by deadline.
 // sent is the offset (since) at which a connection was in hand, or -1 when
 // none could be had. The response's body gives the connection back to *cp
-// when it is read to the end and closed, and closes it otherwise.
-func (t *fastTransport) roundTrip(cp **fastConn, deadline time.Time, stamp []byte, since func() time.Duration) (resp *http.Response, sent time.Duration, err error) {
+// when it is read to the end and closed, and closes it otherwise. A plain
+// response read by quickHead comes back as its status alone (resp nil),
+// its body already read and the connection already given back; when its
+// body failed, status comes with the error.
+func (t *fastTransport) roundTrip(cp **fastConn, deadline time.Time, stamp []byte, since func() time.Duration) (resp *http.Response, status int, sent time.Duration, err error) {
 	sent = -1
 	for try := 0; ; try++ {
 		c := *cp
@@ -153,18 +163,18 @@ func (t *fastTransport) roundTrip(cp **fastConn, deadline time.Time, stamp []byt
 		reused := c != nil
 		if c == nil {
 			if c, err = t.dial(deadline); err != nil {
-				return nil, sent, err
+				return nil, 0, sent, err
 			}
 		}
 		sent = since()
 		var early bool
-		resp, early, err = t.exchange(c, cp, deadline, stamp)
+		resp, status, early, err = t.exchange(c, cp, deadline, stamp)
 		if err == nil {
-			return resp, sent, nil
+			return resp, status, sent, nil
 		}
 		t.close(c)
 		if !reused || !early || try > 0 || !time.Now().Before(deadline) || t.aborted.Load() {
-			return nil, sent, err
+			return nil, status, sent, err
 		}
 	}
 }
@@ -219,16 +229,18 @@ func (t *fastTransport) closeAll() {
 	}
 }
 
-// exchange writes the request on c and reads the response head. early is
-// true when the exchange failed before any byte of the response arrived.
-func (t *fastTransport) exchange(c *fastConn, cp **fastConn, deadline time.Time, stamp []byte) (resp *http.Response, early bool, err error) {
+// exchange writes the request on c and reads the response head, or the
+// whole of a plain response (see roundTrip). early is true when the
+// exchange failed before any byte of the response arrived; on an error the
+// caller closes c.
+func (t *fastTransport) exchange(c *fastConn, cp **fastConn, deadline time.Time, stamp []byte) (resp *http.Response, status int, early bool, err error) {
 	if err := c.SetDeadline(deadline); err != nil {
-		return nil, true, err
+		return nil, 0, true, err
 	}
 	// After the deadline is set: abort either saw c and moved its
 	// deadline to the past, or had flagged the run aborted before.
 	if t.aborted.Load() {
-		return nil, false, errAborted
+		return nil, 0, false, errAborted
 	}
 	c.wb = append(c.wb[:0], t.prefix...)
 	if stamp != nil {
@@ -240,15 +252,34 @@ func (t *fastTransport) exchange(c *fastConn, cp **fastConn, deadline time.Time,
 	c.wb = append(c.wb, "\r\n"...)
 	c.wb = append(c.wb, t.body...)
 	if _, err := c.Write(c.wb); err != nil {
-		return nil, true, err
+		return nil, 0, true, err
 	}
 	if _, err := c.br.Peek(1); err != nil {
-		return nil, true, err
+		return nil, 0, true, err
+	}
+	if t.quick {
+		buf, _ := c.br.Peek(c.br.Buffered())
+		status, length, keep, n, ok := quickHead(buf)
+		if ok && length <= 1<<30 && (t.maxBody <= 0 || length <= t.maxBody) {
+			c.br.Discard(n) // buffered: cannot fail
+			if _, err := c.br.Discard(int(length)); err != nil {
+				if errors.Is(err, io.EOF) {
+					err = io.ErrUnexpectedEOF
+				}
+				return nil, status, false, err // the status came, the body did not
+			}
+			if keep && !t.once && c.br.Buffered() == 0 {
+				*cp = c
+			} else {
+				t.close(c)
+			}
+			return nil, status, false, nil
+		}
 	}
 	for {
 		resp, err = http.ReadResponse(c.br, t.req)
 		if err != nil {
-			return nil, false, err
+			return nil, 0, false, err
 		}
 		// Skip informational answers (103 Early Hints, 100 Continue), as
 		// net/http does; 101 would switch protocols and ends the exchange.
@@ -257,7 +288,7 @@ func (t *fastTransport) exchange(c *fastConn, cp **fastConn, deadline time.Time,
 		}
 	}
 	resp.Body = &fastBody{rc: resp.Body, c: c, cp: cp, t: t, keep: !resp.Close && !t.once}
-	return resp, false, nil
+	return resp, resp.StatusCode, false, nil
 }
 
 // fastBody gives its connection back to its worker when it was read to the

@@ -1,0 +1,145 @@
+package engine
+
+import (
+	"bytes"
+	"strings"
+)
+
+// The lean client's answer to http.ReadResponse's cost. ReadResponse
+// allocates a Response, a Header map and a string per header for every
+// response: at tens of thousands of responses a second that is most of the
+// lean client's remaining user CPU and nearly all of its garbage. Most
+// responses a load test sees are plain: a status line, a few headers and a
+// Content-Length body. quickHead reads exactly those from the bytes already
+// buffered, without consuming or allocating anything; every other response
+// (chunked or close-delimited bodies, 1xx, 204, 304, HTTP/1.0, a head not
+// yet whole in the buffer, anything unusual or malformed) goes to
+// http.ReadResponse untouched, which stays the reference for what a
+// response means.
+
+// quickHead parses the response head at the start of buf. ok is false
+// unless buf holds a whole head that is simple: "HTTP/1.1 " and a status
+// of 200–599 other than 204 and 304, well-formed header lines (no
+// continuation lines, token names, values without control characters),
+// exactly one Content-Length and no Transfer-Encoding. Then status and
+// length are the response's, keep is false when it says Connection:
+// close, and n is the head's length, final CRLF included.
+func quickHead(buf []byte) (status int, length int64, keep bool, n int, ok bool) {
+	end := bytes.Index(buf, crlf2)
+	if end < 0 {
+		return 0, 0, false, 0, false
+	}
+	head := buf[:end+2] // every line with its CRLF
+	n = end + 4
+	// Status line: HTTP/1.1 SP 3DIGIT [SP reason] CRLF.
+	line, rest, _ := bytes.Cut(head, crlf)
+	if len(line) < 12 || !bytes.HasPrefix(line, http11) || (len(line) > 12 && line[12] != ' ') {
+		return 0, 0, false, 0, false
+	}
+	for _, d := range line[9:12] {
+		if d < '0' || d > '9' {
+			return 0, 0, false, 0, false
+		}
+		status = status*10 + int(d-'0')
+	}
+	for _, b := range line[12:] {
+		if b < ' ' && b != '\t' || b == 0x7f {
+			return 0, 0, false, 0, false
+		}
+	}
+	if status < 200 || status > 599 || status == 204 || status == 304 {
+		return 0, 0, false, 0, false
+	}
+	keep, length = true, -1
+	for len(rest) > 0 {
+		line, rest, _ = bytes.Cut(rest, crlf)
+		colon := bytes.IndexByte(line, ':')
+		if colon <= 0 {
+			return 0, 0, false, 0, false
+		}
+		name, value := line[:colon], bytes.Trim(line[colon+1:], " \t")
+		for _, b := range name {
+			if !tokenByte(b) {
+				return 0, 0, false, 0, false
+			}
+		}
+		for _, b := range value {
+			if b < ' ' && b != '\t' || b == 0x7f {
+				return 0, 0, false, 0, false
+			}
+		}
+		switch {
+		case asciiEqualFold(name, "content-length"):
+			if length >= 0 || len(value) == 0 || len(value) > 18 {
+				return 0, 0, false, 0, false
+			}
+			length = 0
+			for _, d := range value {
+				if d < '0' || d > '9' {
+					return 0, 0, false, 0, false
+				}
+				length = length*10 + int64(d-'0')
+			}
+		case asciiEqualFold(name, "transfer-encoding"):
+			return 0, 0, false, 0, false
+		case asciiEqualFold(name, "connection"):
+			if hasToken(value, "close") {
+				keep = false
+			}
+		}
+	}
+	if length < 0 {
+		return 0, 0, false, 0, false
+	}
+	return status, length, keep, n, true
+}
+
+var (
+	crlf   = []byte("\r\n")
+	crlf2  = []byte("\r\n\r\n")
+	http11 = []byte("HTTP/1.1 ")
+)
+
+// tokenByte reports whether b may appear in a header name (RFC 9110 tchar).
+func tokenByte(b byte) bool {
+	switch {
+	case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0
+}
+
+// asciiEqualFold reports whether b equals the lower-case ASCII s, ignoring
+// case.
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// hasToken reports whether the comma-separated list v holds token tok
+// (lower-case), ignoring case and surrounding whitespace.
+func hasToken(v []byte, tok string) bool {
+	for len(v) > 0 {
+		item := v
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			item, v = v[:i], v[i+1:]
+		} else {
+			v = nil
+		}
+		if asciiEqualFold(bytes.Trim(item, " \t"), tok) {
+			return true
+		}
+	}
+	return false
+}
