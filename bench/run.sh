@@ -48,8 +48,16 @@ go build -o "$W/openload" ./cmd/openload
 go build -o "$W/target" ./bench/target
 TGT="$W/target"
 
-"$TGT" serve -addr "127.0.0.1:$PORT" &
-for _ in $(seq 50); do "$TGT" count "$URL" >/dev/null 2>&1 && break; sleep 0.1; done
+# main_target (re)starts the target: vegeta's runs that collapse leave
+# thousands of connections behind, which would slow the next run down.
+MAIN_PID=
+main_target() {
+  [ -n "$MAIN_PID" ] && { kill "$MAIN_PID"; wait "$MAIN_PID" 2>/dev/null || true; }
+  "$TGT" serve -addr "127.0.0.1:$PORT" &
+  MAIN_PID=$!
+  for _ in $(seq 50); do "$TGT" count "$URL" >/dev/null 2>&1 && break; sleep 0.1; done
+}
+main_target
 
 # stall_target: a fresh stalling target, so that each tool's run sees the
 # same stalls (at 4–5 s and 9–10 s after its first request).
@@ -121,13 +129,14 @@ for tool in openload openload-nethttp fortio vegeta; do
   # eighth of the ceiling, not from its failure at half.
   r=$(( (lo + hi) / 2 )); [ "$tool" = vegeta ] && [ "$lo" = 0 ] && r=$((CEIL / 8))
   for _ in $(seq "$STEPS"); do
-    sleep 1 # let the target settle: a collapsed run leaves connections behind
+    [ "$tool" = vegeta ] && main_target
     run "$tool" "$r"
     if [ "$ONSCHED" = 1 ]; then lo=$r; else hi=$r; fi
     r=$(( (lo + hi) / 2 ))
   done
   MAX[$tool]=$lo
 done
+main_target
 
 # --- openload precision at half the ceiling ----------------------------------
 OH="$W/openload-half.json"
