@@ -4,8 +4,8 @@ package engine
 
 import "time"
 
-// sleeper falls back to the runtime's timers where nanosleep(2) and timer
-// slack are not available.
+// sleeper falls back to the runtime's timers where timerfd(2) is not
+// available (see sleep_linux.go).
 type sleeper struct{}
 
 func newSleeper() *sleeper { return &sleeper{} }
