@@ -24,10 +24,12 @@ import (
 // the futex wake-ups they cause, are a large share of the generator's CPU.
 //
 // On the lean path each worker owns one connection. It writes the run's
-// request, serialised once per run, on it and reads the response with
-// http.ReadResponse on the connection's bufio.Reader, in the worker's own
-// goroutine; the request's timeout is the connection's deadline, and when
-// the drain expires every connection's deadline is moved to the past.
+// request, serialised once per run, on it and reads the response from the
+// connection's bufio.Reader in its own goroutine: a plain response head
+// (Content-Length, no Transfer-Encoding) with quickHead, which allocates
+// nothing (quickhead.go), any other with http.ReadResponse. The request's
+// timeout is the connection's deadline, and when the drain expires every
+// connection's deadline is moved to the past.
 //
 // What it keeps from net/http: response parsing (http.ReadResponse:
 // content length, chunked bodies, Connection: close, 1xx), the error
@@ -42,14 +44,13 @@ import (
 // fastTransport sends a run's one request, plus the stamp header when the
 // run has one.
 type fastTransport struct {
-	addr    string
-	prefix  []byte // request line and headers, without the final CRLF
-	body    []byte
-	stamp   string        // canonical stamp header name, or ""
-	req     *http.Request // what http.ReadResponse is told was sent (its method)
-	timeout time.Duration
-	once    bool            // the request says Connection: close: one request per connection
-	drain   context.Context // done when the drain expired: dials in progress give up
+	addr   string
+	prefix []byte // request line and headers, without the final CRLF
+	body   []byte
+	stamp  string          // canonical stamp header name, or ""
+	req    *http.Request   // what http.ReadResponse is told was sent (its method)
+	once   bool            // the request says Connection: close: one request per connection
+	drain  context.Context // done when the drain expired: dials in progress give up
 	// quick: plain responses are read by quickHead (quickhead.go); not
 	// when the run needs response headers (class headers, Server-Timing)
 	// or sends HEAD.
@@ -131,7 +132,6 @@ func newFastTransport(cfg Config, drain context.Context) *fastTransport {
 		body:    cfg.Body,
 		stamp:   http.CanonicalHeaderKey(cfg.StampHeader),
 		req:     &http.Request{Method: cfg.Method, URL: u},
-		timeout: cfg.Timeout,
 		once:    once,
 		drain:   drain,
 		quick:   len(cfg.ClassHeaders) == 0 && !cfg.ServerTiming && cfg.Method != http.MethodHead,
