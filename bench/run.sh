@@ -13,7 +13,8 @@
 # What it measures, per tool, with /usr/bin/time -v around each run:
 #   ceiling   wrk closed loop (-t2 -c64): requests the target served ÷ DUR
 #   max rate  the highest rate the tool holds on schedule, by bisection in
-#             [0, 1.05 × ceiling] starting from ceiling ÷ 2: on schedule =
+#             [0, 1.05 × ceiling] starting from ceiling ÷ 2 (vegeta: in
+#             [0, ceiling ÷ 2] from ceiling ÷ 8): on schedule =
 #             the target served within 1 % of rate × DUR during the run,
 #             and for openload also send delay p99 ≤ 5 ms
 #   CPU       user + system seconds per 1,000 requests at ceiling ÷ 2
@@ -118,25 +119,46 @@ echo "  ceiling $CEIL req/s" >&2
 
 # --- max on-schedule rate by bisection ---------------------------------------
 declare -A MAX HALF_CPU HALF_RSS
+# settle waits (at most 65 s) until few sockets are left in TIME_WAIT:
+# vegeta's collapsing runs open connections by the ten thousand, and with
+# the ephemeral ports used up every later connect(2) is slow or fails.
+settle() {
+  for _ in $(seq 65); do
+    [ "$(ss -tan state time-wait 2>/dev/null | wc -l)" -lt 2000 ] && return
+    sleep 1
+  done
+}
+
 for tool in openload openload-nethttp fortio vegeta; do
   echo "$tool: bisection" >&2
-  run "$tool" "$HALF"
-  HALF_CPU[$tool]=$(cpu_s "$TIMEF"); HALF_RSS[$tool]=$(rss_mb "$TIMEF")
-  [ "$tool" = openload ] && cp "$RES.json" "$W/openload-half.json"
-  lo=0; hi=$((CEIL * 105 / 100))
-  if [ "$ONSCHED" = 1 ]; then lo=$HALF; else hi=$HALF; fi
-  # vegeta is known to hold only a few thousand a second: bisect from an
-  # eighth of the ceiling, not from its failure at half.
-  r=$(( (lo + hi) / 2 )); [ "$tool" = vegeta ] && [ "$lo" = 0 ] && r=$((CEIL / 8))
+  if [ "$tool" = vegeta ]; then
+    # vegeta holds a few thousand a second at most here, and a run it
+    # cannot hold leaves a flood of connections behind: bisect up from an
+    # eighth of the ceiling, each run on a fresh target once the sockets
+    # have settled, and measure it at half the ceiling last.
+    lo=0; hi=$HALF; r=$((CEIL / 8))
+  else
+    run "$tool" "$HALF"
+    HALF_CPU[$tool]=$(cpu_s "$TIMEF"); HALF_RSS[$tool]=$(rss_mb "$TIMEF")
+    [ "$tool" = openload ] && cp "$RES.json" "$W/openload-half.json"
+    lo=0; hi=$((CEIL * 105 / 100))
+    if [ "$ONSCHED" = 1 ]; then lo=$HALF; else hi=$HALF; fi
+    r=$(( (lo + hi) / 2 ))
+  fi
   for _ in $(seq "$STEPS"); do
-    [ "$tool" = vegeta ] && main_target
+    [ "$tool" = vegeta ] && { settle; main_target; }
     run "$tool" "$r"
     if [ "$ONSCHED" = 1 ]; then lo=$r; else hi=$r; fi
     r=$(( (lo + hi) / 2 ))
   done
   MAX[$tool]=$lo
+  if [ "$tool" = vegeta ]; then
+    settle; main_target
+    run vegeta "$HALF"
+    HALF_CPU[vegeta]=$(cpu_s "$TIMEF"); HALF_RSS[vegeta]=$(rss_mb "$TIMEF")
+  fi
 done
-main_target
+settle; main_target
 
 # --- openload precision at half the ceiling ----------------------------------
 OH="$W/openload-half.json"
