@@ -3,7 +3,7 @@
 # machine, against a minimal loopback target (bench/target), and
 # docs/BENCHMARKS.md written from the run.
 #
-#   bash bench/run.sh            # ≈ 8 minutes with the defaults (≤ 20)
+#   bash bench/run.sh            # 7–11 minutes with the defaults (≤ 20)
 #   DUR=5 STEPS=4 bash bench/run.sh   # quicker, coarser
 #
 # Knobs (environment): DUR seconds per run (10), STEPS bisection steps per
