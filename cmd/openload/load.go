@@ -415,7 +415,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Think:        o.think,
 		Protocol:     protocol,
 		MaxStreams:   o.proto.maxStreams,
-		FastHTTP1:    o.proto.lean(),
+		Lean:         o.proto.lean(),
 		Retry:        o.retry.policy,
 
 		Insecure:        o.faults.insecure,

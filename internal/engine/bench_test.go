@@ -23,8 +23,8 @@ func BenchmarkWorkerDo(b *testing.B) {
 	}{
 		{"net-http", Config{}},
 		{"net-http-header", Config{Header: http.Header{"X-Tenant": {"a"}, "Authorization": {"Bearer x"}}}},
-		{"lean", Config{FastHTTP1: true}},
-		{"lean-header", Config{FastHTTP1: true, Header: http.Header{"X-Tenant": {"a"}, "Authorization": {"Bearer x"}}}},
+		{"lean", Config{Lean: true}},
+		{"lean-header", Config{Lean: true, Header: http.Header{"X-Tenant": {"a"}, "Authorization": {"Bearer x"}}}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			cfg := bc.cfg

@@ -173,7 +173,7 @@ func TestClosedUnpaced(t *testing.T) {
 		var logBuf bytes.Buffer
 		lw := recorder.NewLogWriter(&logBuf)
 		rec := recorder.New(lw)
-		stats := runClosed(t, srv.URL, Config{FastHTTP1: lean}, Closed{Users: 2, Duration: 300 * time.Millisecond}, rec)
+		stats := runClosed(t, srv.URL, Config{Lean: lean}, Closed{Users: 2, Duration: 300 * time.Millisecond}, rec)
 		lw.Flush()
 		c := rec.Counts()
 		if c.Scheduled == 0 || c.Skipped != 0 || c.Completed != c.Scheduled || !c.Balanced() {
@@ -231,7 +231,7 @@ func TestClosedDrainAccountsEveryRequest(t *testing.T) {
 	bothClients(t, func(t *testing.T, lean bool) {
 		srv := hangingServer(t)
 		rec := recorder.New(nil)
-		runClosed(t, srv.URL, Config{FastHTTP1: lean, Timeout: time.Minute, Drain: 100 * time.Millisecond}, Closed{Users: 1, Rate: 100, Duration: 200 * time.Millisecond}, rec)
+		runClosed(t, srv.URL, Config{Lean: lean, Timeout: time.Minute, Drain: 100 * time.Millisecond}, Closed{Users: 1, Rate: 100, Duration: 200 * time.Millisecond}, rec)
 		c := rec.Counts()
 		if c.Scheduled != 1 || c.Unfinished != 1 || c.Skipped != 19 || !c.Balanced() {
 			t.Errorf("counts %+v, want 1 unfinished and 19 never sent", c)
@@ -247,7 +247,7 @@ func TestClosedCancel(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(150*time.Millisecond, cancel)
 			rec := recorder.New(nil)
-			stats, err := RunClosed(ctx, Config{FastHTTP1: lean, URL: mustURL(t, srv.URL), Method: "GET", Timeout: time.Second, Drain: time.Second},
+			stats, err := RunClosed(ctx, Config{Lean: lean, URL: mustURL(t, srv.URL), Method: "GET", Timeout: time.Second, Drain: time.Second},
 				Closed{Users: 2, Rate: rate, Duration: time.Minute}, rec)
 			cancel()
 			if err != nil {

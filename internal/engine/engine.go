@@ -9,7 +9,7 @@
 // openload, and that wait is send delay, never service time. The dispatcher
 // never waits for responses, so a stalled server does not stop arrivals.
 //
-// Plain-http HTTP/1.1 goes on the lean path (Config.FastHTTP1, fasth1.go)
+// Plain-http HTTP/1.1 goes on the lean path (Config.Lean, lean.go)
 // when asked: each worker owns a connection and writes the request,
 // serialised once, itself. Everything else goes through net/http's client.
 //
@@ -89,9 +89,9 @@ type Config struct {
 	// TLS, if set, configures TLS for https URLs (e.g. RootCAs that trust
 	// a test server's certificate).
 	TLS *tls.Config
-	// FastHTTP1 sends plain-http HTTP/1.1 requests on the lean path
-	// (fasth1.go) instead of net/http's transport.
-	FastHTTP1 bool
+	// Lean sends plain-http HTTP/1.1 requests with the lean client
+	// (lean.go) instead of net/http's transport.
+	Lean bool
 	// Retry is the retry policy (retry.go); the zero value retries nothing.
 	Retry Retry
 	// Insecure skips TLS certificate verification (faults.go); off by
@@ -120,7 +120,7 @@ type Stats struct {
 	// Generator is openload's own CPU use and GC pauses during the run
 	// (selfmon.go).
 	Generator recorder.Generator
-	// Client is what sent the requests: ClientLean (fasth1.go) or
+	// Client is what sent the requests: ClientLean (lean.go) or
 	// ClientNetHTTP.
 	Client string
 }
@@ -214,7 +214,7 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 	return stats, nil
 }
 
-// connect sets up how e sends: the lean HTTP/1.1 path (fasth1.go) when the
+// connect sets up how e sends: the lean HTTP/1.1 path (lean.go) when the
 // configuration asks for it and allows it, an HTTP client otherwise. It
 // returns a function that closes the connections e owns. e.drain must be
 // set: when it is done, the lean path's exchanges in flight are aborted.
@@ -223,8 +223,8 @@ func (e *run) connect() func() {
 	cfg.TLS = tlsConfig(cfg)
 	// The lean path always sends the run's one request: it cannot follow
 	// a redirect elsewhere.
-	if cfg.Transport == nil && cfg.FastHTTP1 && !cfg.FollowRedirects && (cfg.Protocol == "" || cfg.Protocol == HTTP1) {
-		if ft := newFastTransport(cfg, e.drain); ft != nil {
+	if cfg.Transport == nil && cfg.Lean && !cfg.FollowRedirects && (cfg.Protocol == "" || cfg.Protocol == HTTP1) {
+		if ft := newLeanTransport(cfg, e.drain); ft != nil {
 			e.lean = ft
 			stop := context.AfterFunc(e.drain, ft.abort)
 			return func() { stop(); ft.closeAll() }
@@ -334,7 +334,7 @@ func NewTransport(conns int, timeout time.Duration) *http.Transport {
 type run struct {
 	cfg    Config
 	client *http.Client   // nil on the lean path
-	lean   *fastTransport // the lean HTTP/1.1 path, or nil (fasth1.go)
+	lean   *leanTransport // the lean HTTP/1.1 path, or nil (lean.go)
 	start  time.Time
 	due    chan item
 	sink   sink // records on their way to the recorder (sink.go)
@@ -426,7 +426,7 @@ func (e *run) note(done time.Duration) {
 
 type worker struct {
 	e     *run
-	conn  *fastConn    // the lean path's connection, when idle (fasth1.go)
+	conn  *leanConn    // the lean path's connection, when idle (lean.go)
 	shard *shard       // where its records go (sink.go)
 	sent  atomic.Int64 // offset of GotConn, written by the trace hook
 	trace *httptrace.ClientTrace
@@ -534,7 +534,7 @@ func (e *run) response(resp *http.Response, r *recorder.Record) error {
 	return err
 }
 
-// doLean is do on the lean HTTP/1.1 path (fasth1.go): no context, request
+// doLean is do on the lean HTTP/1.1 path (lean.go): no context, request
 // copy or timer of its own; the timeout is the connection's deadline.
 func (w *worker) doLean(it item) recorder.Record {
 	e := w.e

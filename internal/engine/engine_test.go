@@ -51,7 +51,7 @@ func runAgainst(t *testing.T, rawURL string, cfg Config, s schedule.Schedule) (*
 }
 
 // bothClients runs test once with net/http's transport and once on the
-// lean HTTP/1.1 path (fasth1.go): both must keep the same accounting.
+// lean HTTP/1.1 path (lean.go): both must keep the same accounting.
 func bothClients(t *testing.T, test func(t *testing.T, lean bool)) {
 	t.Run("net-http", func(t *testing.T) { test(t, false) })
 	t.Run("lean", func(t *testing.T) { test(t, true) })
@@ -109,10 +109,10 @@ func TestOpenModelCompletes(t *testing.T) {
 		}))
 		defer srv.Close()
 		rec, stats := runAgainst(t, srv.URL, Config{
-			FastHTTP1: lean,
-			Method:    http.MethodPost,
-			Header:    http.Header{"X-Test": {"yes"}},
-			Body:      []byte("hello"),
+			Lean:   lean,
+			Method: http.MethodPost,
+			Header: http.Header{"X-Test": {"yes"}},
+			Body:   []byte("hello"),
 		}, schedule.NewConstant(200, 500*time.Millisecond))
 		c := checkIdentity(t, rec, 100)
 		if c.Completed != 100 || c.Sent != 100 {
@@ -144,7 +144,7 @@ func TestRefusedConnectionsAccounted(t *testing.T) {
 		}
 		addr := l.Addr().String()
 		l.Close()
-		rec, _ := runAgainst(t, "http://"+addr+"/", Config{FastHTTP1: lean}, schedule.NewConstant(100, 300*time.Millisecond))
+		rec, _ := runAgainst(t, "http://"+addr+"/", Config{Lean: lean}, schedule.NewConstant(100, 300*time.Millisecond))
 		c := checkIdentity(t, rec, 30)
 		if c.Errors != 30 {
 			t.Errorf("errors %d, want 30 (counts %+v)", c.Errors, c)
@@ -158,7 +158,7 @@ func TestRefusedConnectionsAccounted(t *testing.T) {
 func TestTimeoutsAccounted(t *testing.T) {
 	bothClients(t, func(t *testing.T, lean bool) {
 		srv := hangingServer(t)
-		rec, _ := runAgainst(t, srv.URL, Config{FastHTTP1: lean, Timeout: 100 * time.Millisecond}, schedule.NewConstant(50, 200*time.Millisecond))
+		rec, _ := runAgainst(t, srv.URL, Config{Lean: lean, Timeout: 100 * time.Millisecond}, schedule.NewConstant(50, 200*time.Millisecond))
 		c := checkIdentity(t, rec, 10)
 		if c.Timeouts != 10 {
 			t.Errorf("timeouts %d, want 10 (counts %+v)", c.Timeouts, c)
@@ -179,7 +179,7 @@ func TestUnfinishedAtDrain(t *testing.T) {
 		srv := hangingServer(t)
 		// 2 connections, 20 requests, a server that never answers and a drain of
 		// 100 ms: 2 are in flight when the drain expires, 18 never leave.
-		rec, stats := runAgainst(t, srv.URL, Config{FastHTTP1: lean, Connections: 2, Timeout: time.Minute, Drain: 100 * time.Millisecond},
+		rec, stats := runAgainst(t, srv.URL, Config{Lean: lean, Connections: 2, Timeout: time.Minute, Drain: 100 * time.Millisecond},
 			schedule.NewConstant(100, 200*time.Millisecond))
 		c := checkIdentity(t, rec, 20)
 		if c.Unfinished != 20 || c.Sent != 2 {
@@ -212,7 +212,7 @@ func TestResetClassified(t *testing.T) {
 			conn.Close()
 		}))
 		defer srv.Close()
-		rec, _ := runAgainst(t, srv.URL, Config{FastHTTP1: lean}, schedule.NewConstant(50, 200*time.Millisecond))
+		rec, _ := runAgainst(t, srv.URL, Config{Lean: lean}, schedule.NewConstant(50, 200*time.Millisecond))
 		c := checkIdentity(t, rec, 10)
 		if c.Errors != 10 || rec.ErrorKinds()["reset"] != 10 {
 			t.Errorf("counts %+v kinds %v, want 10 resets", c, rec.ErrorKinds())
@@ -229,7 +229,7 @@ func TestConnectionLimitIsSendDelay(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}))
 		defer srv.Close()
-		rec, stats := runAgainst(t, srv.URL, Config{FastHTTP1: lean, Connections: 1}, schedule.NewConstant(200, 200*time.Millisecond))
+		rec, stats := runAgainst(t, srv.URL, Config{Lean: lean, Connections: 1}, schedule.NewConstant(200, 200*time.Millisecond))
 		c := checkIdentity(t, rec, 40)
 		if c.Completed != 40 {
 			t.Fatalf("counts %+v", c)
@@ -257,7 +257,7 @@ func TestCancelStopsScheduling(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(150*time.Millisecond, cancel)
 		rec := recorder.New(nil)
-		stats, err := Run(ctx, Config{FastHTTP1: lean, URL: mustURL(t, srv.URL), Method: "GET", Connections: 4, Timeout: time.Second, Drain: time.Second},
+		stats, err := Run(ctx, Config{Lean: lean, URL: mustURL(t, srv.URL), Method: "GET", Connections: 4, Timeout: time.Second, Drain: time.Second},
 			schedule.NewConstant(100, time.Minute), rec)
 		if err != nil {
 			t.Fatal(err)

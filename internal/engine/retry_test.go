@@ -86,7 +86,7 @@ func TestRetryKeepsTheOriginalSchedule(t *testing.T) {
 		const n, backoff = 10, 150 * time.Millisecond
 		srv := heldServer(n, http.StatusTooManyRequests, http.StatusOK)
 		defer srv.Close()
-		cfg := Config{FastHTTP1: lean, Retry: Retry{On: on429(t), Retries: 1, Backoff: backoff, Jitter: JitterNone,
+		cfg := Config{Lean: lean, Retry: Retry{On: on429(t), Retries: 1, Backoff: backoff, Jitter: JitterNone,
 			Budget: 1, MinPerSec: 100, Window: time.Second}}
 		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 100*time.Millisecond))
 		c := checkIdentity(t, rec, n)
@@ -131,7 +131,7 @@ func TestRetryRecordTimes(t *testing.T) {
 		const backoff = 100 * time.Millisecond
 		srv := heldServer(1, http.StatusTooManyRequests, http.StatusOK)
 		defer srv.Close()
-		cfg := Config{FastHTTP1: lean, URL: mustURL(t, srv.URL), Method: http.MethodGet, Connections: 2, Timeout: 10 * time.Second, Drain: 10 * time.Second,
+		cfg := Config{Lean: lean, URL: mustURL(t, srv.URL), Method: http.MethodGet, Connections: 2, Timeout: 10 * time.Second, Drain: 10 * time.Second,
 			Retry: Retry{On: on429(t), Retries: 3, Backoff: backoff, Jitter: JitterNone, Budget: 0.5, MinPerSec: 1, Window: time.Second}}
 		rec := recorder.New(nil)
 		e := &run{cfg: cfg, drain: context.Background()}
@@ -175,7 +175,7 @@ func TestRetryBudgetRefuses(t *testing.T) {
 		const n = 10
 		srv := heldServer(n, http.StatusTooManyRequests, http.StatusTooManyRequests)
 		defer srv.Close()
-		cfg := Config{FastHTTP1: lean, Retry: Retry{On: on429(t), Retries: 3, Backoff: 0, Budget: 0, MinPerSec: 0.5, Window: 4 * time.Second}}
+		cfg := Config{Lean: lean, Retry: Retry{On: on429(t), Retries: 3, Backoff: 0, Budget: 0, MinPerSec: 0.5, Window: 4 * time.Second}}
 		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 100*time.Millisecond))
 		c := checkIdentity(t, rec, n)
 		rc := rec.RetryCounts()
@@ -206,7 +206,7 @@ func TestRetryExhausted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := Config{FastHTTP1: lean, Retry: Retry{On: on, Retries: 2, Budget: 1, MinPerSec: 100, Window: time.Second}}
+		cfg := Config{Lean: lean, Retry: Retry{On: on, Retries: 2, Budget: 1, MinPerSec: 100, Window: time.Second}}
 		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(50, 100*time.Millisecond))
 		c := checkIdentity(t, rec, n)
 		rc := rec.RetryCounts()
@@ -232,7 +232,7 @@ func TestRetryOnRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := Config{FastHTTP1: lean, Retry: Retry{On: on, Retries: 1, Budget: 1, MinPerSec: 100, Window: time.Second}}
+		cfg := Config{Lean: lean, Retry: Retry{On: on, Retries: 1, Budget: 1, MinPerSec: 100, Window: time.Second}}
 		rec, _ := runRetry(t, url, cfg, schedule.NewConstant(50, 100*time.Millisecond))
 		c := checkIdentity(t, rec, 5)
 		rc := rec.RetryCounts()
@@ -250,7 +250,7 @@ func TestRetryDrainDuringBackoff(t *testing.T) {
 		const n = 4
 		srv := heldServer(n, http.StatusTooManyRequests, http.StatusOK)
 		defer srv.Close()
-		cfg := Config{FastHTTP1: lean, Drain: 100 * time.Millisecond,
+		cfg := Config{Lean: lean, Drain: 100 * time.Millisecond,
 			Retry: Retry{On: on429(t), Retries: 1, Backoff: time.Hour, Jitter: JitterNone, Budget: 1, MinPerSec: 100, Window: time.Second}}
 		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 40*time.Millisecond))
 		c := checkIdentity(t, rec, n)

@@ -197,7 +197,7 @@ func faultCases() []faultCase {
 			words: []string{"reset 10 (the server reset"},
 		},
 		{
-			name:   "reset during the body, fast HTTP/1.1 path",
+			name:   "reset during the body, lean HTTP/1.1 client",
 			setup:  resetMidBody(true),
 			errors: faultRequests, kinds: map[string]int64{"reset": faultRequests}, status: all(faultRequests),
 			words: []string{"reset 10 (the server reset"},
@@ -257,7 +257,7 @@ func faultCases() []faultCase {
 			words: []string{"other 10 (another failure: a malformed HTTP response"},
 		},
 		{
-			name:   "malformed HTTP, fast HTTP/1.1 path",
+			name:   "malformed HTTP, lean HTTP/1.1 client",
 			setup:  malformed(true),
 			errors: faultRequests, kinds: map[string]int64{"other": faultRequests},
 			words: []string{"other 10 (another failure: a malformed HTTP response"},
@@ -338,7 +338,7 @@ func faultCases() []faultCase {
 	}
 }
 
-func resetMidBody(fast bool) func(t *testing.T) (string, Options) {
+func resetMidBody(lean bool) func(t *testing.T) (string, Options) {
 	return func(t *testing.T) (string, Options) {
 		return "http://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
 			if !readRequest(bufio.NewReader(c)) {
@@ -347,17 +347,17 @@ func resetMidBody(fast bool) func(t *testing.T) (string, Options) {
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"+strings.Repeat("x", 1000))
 			time.Sleep(5 * time.Millisecond) // let the head and some body arrive first
 			resetConn(c)
-		}) + "/", Options{FastHTTP1: fast}
+		}) + "/", Options{Lean: lean}
 	}
 }
 
-func malformed(fast bool) func(t *testing.T) (string, Options) {
+func malformed(lean bool) func(t *testing.T) (string, Options) {
 	return func(t *testing.T) (string, Options) {
 		return "http://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
 			if readRequest(bufio.NewReader(c)) {
 				io.WriteString(c, "HTTP/1.1 ok-ish\r\n\x00\x01garbage\r\n\r\n")
 			}
-		}) + "/", Options{FastHTTP1: fast}
+		}) + "/", Options{Lean: lean}
 	}
 }
 

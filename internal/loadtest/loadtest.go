@@ -66,9 +66,9 @@ type Options struct {
 	Protocol   string
 	MaxStreams int
 	TLS        *tls.Config
-	// FastHTTP1 uses the engine's lean HTTP/1.1 path where it applies
+	// Lean uses the engine's lean HTTP/1.1 path where it applies
 	// (engine.Config); the CLI turns it on unless --net-http.
-	FastHTTP1 bool
+	Lean bool
 
 	// Retry is the retry policy (engine.Retry; retry.go); the zero value
 	// retries nothing.
@@ -162,7 +162,7 @@ func (o Options) engineConfig() engine.Config {
 		Protocol:     o.Protocol,
 		MaxStreams:   o.MaxStreams,
 		TLS:          o.TLS,
-		FastHTTP1:    o.FastHTTP1,
+		Lean:         o.Lean,
 		Retry:        o.Retry,
 
 		Insecure:        o.Insecure,

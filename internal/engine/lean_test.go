@@ -50,16 +50,16 @@ func (s *connServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func TestFastPathMatchesNetHTTP(t *testing.T) {
+func TestLeanMatchesNetHTTP(t *testing.T) {
 	for _, path := range []string{"/ka", "/close", "/chunked", "/503"} {
 		var got [2]recorder.Counts
 		var statuses [2]map[int]int64
 		var conns [2]int
-		for i, fast := range []bool{false, true} {
+		for i, lean := range []bool{false, true} {
 			cs := &connServer{conns: map[string]int{}}
 			srv := httptest.NewServer(cs)
 			rec, _ := runAgainst(t, srv.URL+path, Config{
-				FastHTTP1:   fast,
+				Lean:        lean,
 				Connections: 4,
 				Method:      http.MethodPost,
 				Header:      http.Header{"X-Test": {"yes"}},
@@ -72,32 +72,32 @@ func TestFastPathMatchesNetHTTP(t *testing.T) {
 			cs.mu.Lock()
 			conns[i] = len(cs.conns)
 			if len(cs.bad) > 0 {
-				t.Errorf("%s fast=%v: %d requests without the header or body, first %q", path, fast, len(cs.bad), cs.bad[0])
+				t.Errorf("%s lean=%v: %d requests without the header or body, first %q", path, lean, len(cs.bad), cs.bad[0])
 			}
 			cs.mu.Unlock()
 		}
 		if got[0] != got[1] {
-			t.Errorf("%s: counts net/http %+v, fast %+v", path, got[0], got[1])
+			t.Errorf("%s: counts net/http %+v, lean %+v", path, got[0], got[1])
 		}
 		for code, n := range statuses[0] {
 			if statuses[1][code] != n {
-				t.Errorf("%s: status %d ×%d with net/http, ×%d on the fast path", path, code, n, statuses[1][code])
+				t.Errorf("%s: status %d ×%d with net/http, ×%d on the lean client", path, code, n, statuses[1][code])
 			}
 		}
 		switch path {
 		case "/close":
 			if conns[1] != 50 {
-				t.Errorf("/close: fast path used %d connections for 50 requests answered Connection: close", conns[1])
+				t.Errorf("/close: lean client used %d connections for 50 requests answered Connection: close", conns[1])
 			}
 		default:
 			if conns[1] > 4 {
-				t.Errorf("%s: fast path used %d connections with 4 workers: keep-alive not reused", path, conns[1])
+				t.Errorf("%s: lean client used %d connections with 4 workers: keep-alive not reused", path, conns[1])
 			}
 		}
 	}
 }
 
-func TestFastPathRetriesClosedIdleConnection(t *testing.T) {
+func TestLeanRetriesClosedIdleConnection(t *testing.T) {
 	// The server closes every connection after its response without
 	// saying so: the next request on it fails before any byte comes
 	// back and is retried once on a new connection.
@@ -120,7 +120,7 @@ func TestFastPathRetriesClosedIdleConnection(t *testing.T) {
 			c.Close()
 		}
 	}()
-	rec, _ := runAgainst(t, "http://"+ln.Addr().String()+"/", Config{FastHTTP1: true, Connections: 1}, schedule.NewConstant(100, 100*time.Millisecond))
+	rec, _ := runAgainst(t, "http://"+ln.Addr().String()+"/", Config{Lean: true, Connections: 1}, schedule.NewConstant(100, 100*time.Millisecond))
 	ln.Close()
 	wg.Wait()
 	if c := checkIdentity(t, rec, 10); c.Completed != 10 {
@@ -145,7 +145,7 @@ func TestConnectionCloseHeader(t *testing.T) {
 			w.Write([]byte("ok"))
 		}))
 		defer srv.Close()
-		rec, _ := runAgainst(t, srv.URL, Config{FastHTTP1: lean, Connections: 2, Header: http.Header{"Connection": {"close"}}},
+		rec, _ := runAgainst(t, srv.URL, Config{Lean: lean, Connections: 2, Header: http.Header{"Connection": {"close"}}},
 			schedule.NewConstant(100, 200*time.Millisecond))
 		if c := checkIdentity(t, rec, 20); c.Completed != 20 {
 			t.Errorf("counts %+v", c)

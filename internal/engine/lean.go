@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// The lean HTTP/1.1 path (Config.FastHTTP1).
+// The lean HTTP/1.1 path (Config.Lean).
 //
 // net/http's transport runs two goroutines per connection (a write loop
 // and a read loop) and hands every request to them and every response
@@ -41,9 +41,9 @@ import (
 // retried once on a new connection, as net/http does, because the server
 // may have closed the idle connection.
 
-// fastTransport sends a run's one request, plus the stamp header when the
+// leanTransport sends a run's one request, plus the stamp header when the
 // run has one.
-type fastTransport struct {
+type leanTransport struct {
 	addr   string
 	prefix []byte // request line and headers, without the final CRLF
 	body   []byte
@@ -59,10 +59,10 @@ type fastTransport struct {
 
 	aborted atomic.Bool // the drain expired: no new exchange
 	mu      sync.Mutex
-	conns   map[*fastConn]struct{} // open connections
+	conns   map[*leanConn]struct{} // open connections
 }
 
-type fastConn struct {
+type leanConn struct {
 	net.Conn
 	br *bufio.Reader
 	wb []byte // write buffer: prefix + stamp line + CRLF + body
@@ -70,10 +70,10 @@ type fastConn struct {
 
 var errAborted = errors.New("drain expired")
 
-// newFastTransport serialises the run's request. It returns nil when the
+// newLeanTransport serialises the run's request. It returns nil when the
 // configuration needs net/http (https, or a URL it cannot serialise). drain
 // is done when the run's drain expired.
-func newFastTransport(cfg Config, drain context.Context) *fastTransport {
+func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 	u := cfg.URL
 	if u == nil || u.Scheme != "http" || u.User != nil {
 		return nil
@@ -126,7 +126,7 @@ func newFastTransport(cfg Config, drain context.Context) *fastTransport {
 		prefix += "Connection: close\r\n"
 	}
 	line, rest, _ := strings.Cut(b.String(), "\r\n")
-	return &fastTransport{
+	return &leanTransport{
 		addr:    addr,
 		prefix:  []byte(line + "\r\n" + prefix + rest),
 		body:    cfg.Body,
@@ -136,7 +136,7 @@ func newFastTransport(cfg Config, drain context.Context) *fastTransport {
 		drain:   drain,
 		quick:   len(cfg.ClassHeaders) == 0 && !cfg.ServerTiming && cfg.Method != http.MethodHead,
 		maxBody: cfg.MaxBody,
-		conns:   make(map[*fastConn]struct{}),
+		conns:   make(map[*leanConn]struct{}),
 	}
 }
 
@@ -155,7 +155,7 @@ func methodWantsLength(m string) bool {
 // response read by quickHead comes back as its status alone (resp nil),
 // its body already read and the connection already given back; when its
 // body failed, status comes with the error.
-func (t *fastTransport) roundTrip(cp **fastConn, deadline time.Time, stamp []byte, since func() time.Duration) (resp *http.Response, status int, sent time.Duration, err error) {
+func (t *leanTransport) roundTrip(cp **leanConn, deadline time.Time, stamp []byte, since func() time.Duration) (resp *http.Response, status int, sent time.Duration, err error) {
 	sent = -1
 	for try := 0; ; try++ {
 		c := *cp
@@ -179,7 +179,7 @@ func (t *fastTransport) roundTrip(cp **fastConn, deadline time.Time, stamp []byt
 	}
 }
 
-func (t *fastTransport) dial(deadline time.Time) (*fastConn, error) {
+func (t *leanTransport) dial(deadline time.Time) (*leanConn, error) {
 	if t.aborted.Load() {
 		return nil, errAborted
 	}
@@ -188,7 +188,7 @@ func (t *fastTransport) dial(deadline time.Time) (*fastConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &fastConn{Conn: nc, br: bufio.NewReaderSize(nc, 4096)}
+	c := &leanConn{Conn: nc, br: bufio.NewReaderSize(nc, 4096)}
 	t.mu.Lock()
 	t.conns[c] = struct{}{}
 	t.mu.Unlock()
@@ -200,7 +200,7 @@ func (t *fastTransport) dial(deadline time.Time) (*fastConn, error) {
 }
 
 // close closes c and forgets it.
-func (t *fastTransport) close(c *fastConn) {
+func (t *leanTransport) close(c *leanConn) {
 	t.mu.Lock()
 	delete(t.conns, c)
 	t.mu.Unlock()
@@ -210,7 +210,7 @@ func (t *fastTransport) close(c *fastConn) {
 // abort ends every exchange in flight at once (the drain expired): their
 // reads and writes fail with os.ErrDeadlineExceeded, and no new connection
 // is dialled.
-func (t *fastTransport) abort() {
+func (t *leanTransport) abort() {
 	t.aborted.Store(true)
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -220,7 +220,7 @@ func (t *fastTransport) abort() {
 }
 
 // closeAll closes every connection; the run is over.
-func (t *fastTransport) closeAll() {
+func (t *leanTransport) closeAll() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for c := range t.conns {
@@ -233,7 +233,7 @@ func (t *fastTransport) closeAll() {
 // whole of a plain response (see roundTrip). early is true when the
 // exchange failed before any byte of the response arrived; on an error the
 // caller closes c.
-func (t *fastTransport) exchange(c *fastConn, cp **fastConn, deadline time.Time, stamp []byte) (resp *http.Response, status int, early bool, err error) {
+func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time, stamp []byte) (resp *http.Response, status int, early bool, err error) {
 	if err := c.SetDeadline(deadline); err != nil {
 		return nil, 0, true, err
 	}
@@ -287,23 +287,23 @@ func (t *fastTransport) exchange(c *fastConn, cp **fastConn, deadline time.Time,
 			break
 		}
 	}
-	resp.Body = &fastBody{rc: resp.Body, c: c, cp: cp, t: t, keep: !resp.Close && !t.once}
+	resp.Body = &leanBody{rc: resp.Body, c: c, cp: cp, t: t, keep: !resp.Close && !t.once}
 	return resp, resp.StatusCode, false, nil
 }
 
-// fastBody gives its connection back to its worker when it was read to the
+// leanBody gives its connection back to its worker when it was read to the
 // end and closed, and closes the connection otherwise.
-type fastBody struct {
+type leanBody struct {
 	rc   io.ReadCloser
-	c    *fastConn
-	cp   **fastConn
-	t    *fastTransport
+	c    *leanConn
+	cp   **leanConn
+	t    *leanTransport
 	keep bool // the response allows reuse
 	eof  bool
 	done bool
 }
 
-func (b *fastBody) Read(p []byte) (int, error) {
+func (b *leanBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if errors.Is(err, io.EOF) {
 		b.eof = true
@@ -311,7 +311,7 @@ func (b *fastBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *fastBody) Close() error {
+func (b *leanBody) Close() error {
 	if b.done {
 		return nil
 	}
