@@ -311,6 +311,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageError(stderr, "%v", err)
 	}
+	if fs.Changed("fast-http1") {
+		fmt.Fprintln(stderr, "openload: --fast-http1 is deprecated: the lean HTTP/1.1 client is the default now (--net-http turns it off)")
+	}
 
 	// Open the output files before anything starts, so a bad path costs
 	// nothing.

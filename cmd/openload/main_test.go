@@ -282,3 +282,37 @@ func TestObjectivesExitCodes(t *testing.T) {
 		t.Errorf("slos in the result: %+v", res.SLOs)
 	}
 }
+
+// TestClientFlags: the lean client is the default for http URLs,
+// --net-http selects net/http's transport, the old --fast-http1 still runs
+// (with a one-line deprecation notice) and cannot be mixed with --net-http.
+func TestClientFlags(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	dir := t.TempDir()
+	for _, c := range []struct {
+		flags      []string
+		client     string
+		deprecated bool
+	}{
+		{nil, "lean", false},
+		{[]string{"--net-http"}, "net/http", false},
+		{[]string{"--fast-http1"}, "lean", true},
+	} {
+		out := filepath.Join(dir, "r.json")
+		args := append(append([]string{"-q", "-rate", "50", "-d", "200ms", "-o", out}, c.flags...), srv.URL)
+		code, _, stderr := runCLI(args...)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d: %s", c.flags, code, stderr)
+		}
+		if got := strings.Contains(stderr, "--fast-http1 is deprecated"); got != c.deprecated {
+			t.Errorf("%v: deprecation notice %v, want %v: %q", c.flags, got, c.deprecated, stderr)
+		}
+		if res := readResult(t, out); res.Config.Client != c.client {
+			t.Errorf("%v: client %q, want %q", c.flags, res.Config.Client, c.client)
+		}
+	}
+	if code, _, _ := runCLI("--net-http", "--fast-http1", "-rate", "1", srv.URL); code != exitUsage {
+		t.Errorf("--net-http with --fast-http1: exit %d, want %d", code, exitUsage)
+	}
+}
