@@ -293,6 +293,7 @@ $MICRO
 \`\`\`
 wrk -t2 -c64 -d${DUR}s $URL/
 openload -q -r RATE -d ${DUR}s -c 64 --drain 2s -o result.json $URL/      (memory runs add --log FILE)
+openload -q --net-http -r RATE -d ${DUR}s -c 64 --drain 2s -o result.json $URL/   (the --net-http row)
 fortio load -quiet -qps RATE -uniform -t ${DUR}s -c 64 -json result.json $URL/
 echo "GET $URL/" | vegeta attack -rate RATE -duration ${DUR}s -output results.bin
 bench/target serve -addr 127.0.0.1:$SPORT -stall-every 5s -stall-for 1s   (the stalling target)
