@@ -82,31 +82,14 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 		return Stats{}, errors.New("engine: rate must be finite and ≥ 0")
 	case cl.Think < 0:
 		return Stats{}, errors.New("engine: think time must be ≥ 0")
-	case cfg.Timeout <= 0:
-		return Stats{}, errors.New("engine: timeout must be > 0")
 	}
-	if err := checkProtocol(cfg); err != nil {
-		return Stats{}, err
-	}
-	if err := cfg.Retry.check(); err != nil {
+	if err := cfg.check(); err != nil {
 		return Stats{}, err
 	}
 	cfg.Connections = cl.Users
-	drainCtx, drainCancel := context.WithCancelCause(context.Background())
-	defer drainCancel(nil)
-
-	e := &run{
-		cfg:   cfg,
-		drain: drainCtx,
-	}
-	defer e.connect()()
-	mon := startSelfMon()
-	e.retry = newRetrier(cfg.Retry, e.since)
-	stats := Stats{Client: e.clientName()}
-	rd := e.record(rec, &stats)
-	stats.Start = time.Now()
-	e.start = stats.Start
-	rec.Begin(stats.Start)
+	var stats Stats
+	e := begin(cfg, rec, &stats, nil)
+	defer e.release()
 
 	var (
 		wg    sync.WaitGroup
@@ -155,16 +138,13 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 			close(stop)
 		}()
 	}
-	e.windDown(ctx, dispatchDone, &wg, rd, drainCancel)
+	e.windDown(ctx, dispatchDone, &wg)
 
 	// The recorder goroutine is done: rec is ours again.
 	for i, n := range skips {
 		rec.AddSkipped(time.Duration(i)*time.Second, n)
 	}
-	stats.Generator = mon.stop()
-	stats.MaxInFlight = int(e.maxInFlight.Load())
-	stats.End = time.Duration(e.lastDone.Load())
-	stats.Interrupted = ctx.Err() != nil && stats.Interrupted
+	e.finish(ctx, &stats)
 	return stats, nil
 }
 

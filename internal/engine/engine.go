@@ -160,35 +160,14 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 	if cfg.Connections <= 0 {
 		return Stats{}, errors.New("engine: connections must be > 0")
 	}
-	if cfg.Timeout <= 0 {
-		return Stats{}, errors.New("engine: timeout must be > 0")
-	}
-	if err := checkProtocol(cfg); err != nil {
+	if err := cfg.check(); err != nil {
 		return Stats{}, err
 	}
-	if err := cfg.Retry.check(); err != nil {
-		return Stats{}, err
-	}
-	// drainCtx is cancelled when the drain expires: in-flight requests are
-	// abandoned and counted unfinished.
-	drainCtx, drainCancel := context.WithCancelCause(context.Background())
-	defer drainCancel(nil)
-
-	e := &run{
-		cfg:   cfg,
-		due:   make(chan item, 1<<14),
-		drain: drainCtx,
-	}
-	defer e.connect()()
-	mon := startSelfMon()
-	e.retry = newRetrier(cfg.Retry, e.since)
-	stats := Stats{Client: e.clientName()}
-	rd := e.record(rec, &stats)
+	var stats Stats
+	e := begin(cfg, rec, &stats, make(chan item, 1<<14))
+	defer e.release()
 
 	var wg sync.WaitGroup
-	stats.Start = time.Now()
-	e.start = stats.Start
-	rec.Begin(stats.Start)
 	for range cfg.Connections {
 		wg.Add(1)
 		go func() {
@@ -203,15 +182,57 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 		e.dispatch(ctx, s, &stats)
 		close(e.due)
 	}()
-	e.windDown(ctx, dispatchDone, &wg, rd, drainCancel)
+	e.windDown(ctx, dispatchDone, &wg)
 	stats.Dispatched = e.dispatched.Load()
-
-	stats.Generator = mon.stop()
-	stats.MaxInFlight = int(e.maxInFlight.Load())
 	stats.LimitWaited = e.limitWaited
+	e.finish(ctx, &stats)
+	return stats, nil
+}
+
+// check validates what open and closed runs share: the timeout, the
+// protocol and the retry policy.
+func (cfg Config) check() error {
+	if cfg.Timeout <= 0 {
+		return errors.New("engine: timeout must be > 0")
+	}
+	if err := checkProtocol(cfg); err != nil {
+		return err
+	}
+	return cfg.Retry.check()
+}
+
+// begin sets up a run of cfg (checked) and starts its clock: the drain
+// context, cancelled when the drain expires so that in-flight requests are
+// abandoned and counted unfinished; the client; self-monitoring; the retry
+// state; and the recorder goroutine, which owns rec until windDown
+// returns. due is the open model's queue (nil for a closed loop). The
+// caller defers e.release().
+func begin(cfg Config, rec *recorder.Recorder, stats *Stats, due chan item) *run {
+	drain, cancel := context.WithCancelCause(context.Background())
+	e := &run{cfg: cfg, due: due, drain: drain, drainCancel: cancel}
+	e.disconnect = e.connect()
+	e.mon = startSelfMon()
+	e.retry = newRetrier(cfg.Retry, e.since)
+	stats.Client = e.clientName()
+	e.rd = e.record(rec, stats)
+	stats.Start = time.Now()
+	e.start = stats.Start
+	rec.Begin(stats.Start)
+	return e
+}
+
+// release closes the run's connections and its drain context.
+func (e *run) release() {
+	e.disconnect()
+	e.drainCancel(nil)
+}
+
+// finish fills the figures both models report once windDown returned.
+func (e *run) finish(ctx context.Context, stats *Stats) {
+	stats.Generator = e.mon.stop()
+	stats.MaxInFlight = int(e.maxInFlight.Load())
 	stats.End = time.Duration(e.lastDone.Load())
 	stats.Interrupted = ctx.Err() != nil && stats.Interrupted
-	return stats, nil
 }
 
 // connect sets up how e sends: the lean HTTP/1.1 path (lean.go) when the
@@ -252,7 +273,7 @@ func (e *run) connect() func() {
 // cancelled), then gives the requests in flight or queued the drain — at
 // most InterruptDrain after an interruption — abandons what is left, waits
 // for every worker and then for the recorder.
-func (e *run) windDown(ctx context.Context, dispatchDone <-chan struct{}, wg *sync.WaitGroup, rd *recording, drainCancel context.CancelCauseFunc) {
+func (e *run) windDown(ctx context.Context, dispatchDone <-chan struct{}, wg *sync.WaitGroup) {
 	select {
 	case <-dispatchDone:
 	case <-ctx.Done():
@@ -261,12 +282,12 @@ func (e *run) windDown(ctx context.Context, dispatchDone <-chan struct{}, wg *sy
 	if ctx.Err() != nil {
 		drain = min(drain, InterruptDrain)
 	}
-	drainTimer := time.AfterFunc(drain, func() { drainCancel(errDrain) })
+	drainTimer := time.AfterFunc(drain, func() { e.drainCancel(errDrain) })
 	<-dispatchDone
 	wg.Wait()
 	drainTimer.Stop()
-	close(rd.stop)
-	<-rd.done
+	close(e.rd.stop)
+	<-e.rd.done
 }
 
 // recording is the recorder goroutine of a run: closing stop asks it to
@@ -339,6 +360,11 @@ type run struct {
 	due    chan item
 	sink   sink // records on their way to the recorder (sink.go)
 	drain  context.Context
+	// set up by begin
+	drainCancel context.CancelCauseFunc
+	disconnect  func() // closes the connections the run owns
+	mon         *selfMon
+	rd          *recording
 
 	busy        atomic.Int64
 	dispatched  atomic.Int64
