@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bufio"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openload/openload/internal/rawtcp"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
@@ -101,28 +103,16 @@ func TestLeanRetriesClosedIdleConnection(t *testing.T) {
 	// The server closes every connection after its response without
 	// saying so: the next request on it fails before any byte comes
 	// back and is retried once on a new connection.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	srv, err := rawtcp.Serve(func(c net.Conn, _ <-chan struct{}) {
+		if rawtcp.ReadRequest(bufio.NewReader(c)) {
+			c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+		}
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			buf := make([]byte, 4096)
-			c.Read(buf)
-			c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
-			c.Close()
-		}
-	}()
-	rec, _ := runAgainst(t, "http://"+ln.Addr().String()+"/", Config{Lean: true, Connections: 1}, schedule.NewConstant(100, 100*time.Millisecond))
-	ln.Close()
-	wg.Wait()
+	defer srv.Close()
+	rec, _ := runAgainst(t, "http://"+srv.Addr()+"/", Config{Lean: true, Connections: 1}, schedule.NewConstant(100, 100*time.Millisecond))
 	if c := checkIdentity(t, rec, 10); c.Completed != 10 {
 		t.Errorf("counts %+v, kinds %v: want 10 completed", c, rec.ErrorKinds())
 	}

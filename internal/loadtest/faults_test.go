@@ -19,74 +19,23 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/rawtcp"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/verify"
 )
 
-// faultServer is a raw TCP listener on loopback whose every connection is
-// handled by handle: it misbehaves in ways net/http's server will not.
-// Close closes the listener and every connection, then waits for the
-// handlers.
-type faultServer struct {
-	ln    net.Listener
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns []net.Conn
-	done  chan struct{}
-}
-
+// newFaultServer starts a raw TCP server on loopback (rawtcp) whose every
+// connection is handled by handle: it misbehaves in ways net/http's server
+// will not. It is closed when the test ends; it returns its address.
 func newFaultServer(t *testing.T, handle func(c net.Conn, done <-chan struct{})) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	s, err := rawtcp.Serve(handle)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &faultServer{ln: ln, done: make(chan struct{})}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.mu.Lock()
-			s.conns = append(s.conns, c)
-			s.mu.Unlock()
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				defer c.Close()
-				handle(c, s.done)
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		close(s.done)
-		ln.Close()
-		s.mu.Lock()
-		for _, c := range s.conns {
-			c.Close()
-		}
-		s.mu.Unlock()
-		s.wg.Wait()
-	})
-	return ln.Addr().String()
-}
-
-// readRequest reads one HTTP/1.1 request head (the engine sends GETs
-// without a body).
-func readRequest(br *bufio.Reader) bool {
-	for {
-		line, err := br.ReadSlice('\n')
-		if err != nil {
-			return false
-		}
-		if len(bytes.TrimRight(line, "\r\n")) == 0 {
-			return true
-		}
-	}
+	t.Cleanup(s.Close)
+	return s.Addr()
 }
 
 // resetConn makes Close send a TCP RST instead of a FIN.
@@ -180,7 +129,7 @@ func faultCases() []faultCase {
 			name: "reset before the response",
 			setup: func(t *testing.T) (string, Options) {
 				return "http://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
-					if readRequest(bufio.NewReader(c)) {
+					if rawtcp.ReadRequest(bufio.NewReader(c)) {
 						resetConn(c)
 					}
 				}) + "/", Options{}
@@ -206,7 +155,7 @@ func faultCases() []faultCase {
 			name: "accepts and never answers",
 			setup: func(t *testing.T) (string, Options) {
 				return "http://" + newFaultServer(t, func(c net.Conn, done <-chan struct{}) {
-					readRequest(bufio.NewReader(c))
+					rawtcp.ReadRequest(bufio.NewReader(c))
 					<-done
 				}) + "/", Options{}
 			},
@@ -217,7 +166,7 @@ func faultCases() []faultCase {
 			name: "slow trickle (slow loris)",
 			setup: func(t *testing.T) (string, Options) {
 				return "http://" + newFaultServer(t, func(c net.Conn, done <-chan struct{}) {
-					if !readRequest(bufio.NewReader(c)) {
+					if !rawtcp.ReadRequest(bufio.NewReader(c)) {
 						return
 					}
 					if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n"); err != nil {
@@ -341,7 +290,7 @@ func faultCases() []faultCase {
 func resetMidBody(lean bool) func(t *testing.T) (string, Options) {
 	return func(t *testing.T) (string, Options) {
 		return "http://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
-			if !readRequest(bufio.NewReader(c)) {
+			if !rawtcp.ReadRequest(bufio.NewReader(c)) {
 				return
 			}
 			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"+strings.Repeat("x", 1000))
@@ -354,7 +303,7 @@ func resetMidBody(lean bool) func(t *testing.T) (string, Options) {
 func malformed(lean bool) func(t *testing.T) (string, Options) {
 	return func(t *testing.T) (string, Options) {
 		return "http://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
-			if readRequest(bufio.NewReader(c)) {
+			if rawtcp.ReadRequest(bufio.NewReader(c)) {
 				io.WriteString(c, "HTTP/1.1 ok-ish\r\n\x00\x01garbage\r\n\r\n")
 			}
 		}) + "/", Options{Lean: lean}
