@@ -247,17 +247,10 @@ func Consistent(o Outcome) error {
 }
 
 func main() {
-	short := flag.Bool("short", false, "3 s per run instead of 20 s")
-	d := flag.Duration("d", 0, "duration of each run (overrides -short)")
+	runLength := loadtest.RunLength(flag.CommandLine, "run", 20*time.Second, 3*time.Second)
 	logs := flag.String("logs", "", "keep the per-request logs in this folder (default: a temporary folder, removed)")
 	flag.Parse()
-	dur := 20 * time.Second
-	if *short {
-		dur = 3 * time.Second
-	}
-	if *d > 0 {
-		dur = *d
-	}
+	dur := runLength()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, os.Stdout, dur, *logs); err != nil {

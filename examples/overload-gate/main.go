@@ -125,16 +125,9 @@ func Table(w io.Writer, cells []Cell) error {
 }
 
 func main() {
-	short := flag.Bool("short", false, "10 s per cell instead of 40 s")
-	d := flag.Duration("d", 0, "duration of each cell (overrides -short)")
+	runLength := loadtest.RunLength(flag.CommandLine, "cell", 40*time.Second, 10*time.Second)
 	flag.Parse()
-	dur := 40 * time.Second
-	if *short {
-		dur = 10 * time.Second
-	}
-	if *d > 0 {
-		dur = *d
-	}
+	dur := runLength()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	fmt.Printf("overload-gate: model 4 workers × 50 ms (capacity 80 req/s), %v per cell, %d cells\n\n", dur, len(Rows)*len(Rates))

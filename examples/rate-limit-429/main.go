@@ -327,16 +327,9 @@ func Table(w io.Writer, cells []Cell) error {
 }
 
 func main() {
-	short := flag.Bool("short", false, "30 s per row instead of 300 s")
-	d := flag.Duration("d", 0, "duration of each row (overrides -short)")
+	runLength := loadtest.RunLength(flag.CommandLine, "row", 300*time.Second, 30*time.Second)
 	flag.Parse()
-	dur := 300 * time.Second
-	if *short {
-		dur = 30 * time.Second
-	}
-	if *d > 0 {
-		dur = *d
-	}
+	dur := runLength()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	fmt.Printf("rate-limit-429: Poisson %v/s against %d/s in %v windows, %v per row, %d rows at once (same arrivals, seed %d: %.0f of them, λ̂ = %.3f/s)\n\n",
