@@ -44,7 +44,6 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -569,8 +568,7 @@ func (w *worker) doLean(it item) recorder.Record {
 	deadline := e.start.Add(attempt + e.cfg.Timeout)
 	var stamp []byte
 	if e.cfg.StampHeader != "" {
-		w.stampBuf = strconv.AppendInt(w.stampBuf[:0], e.start.UnixNano()+int64(it.off), 10)
-		stamp = w.stampBuf
+		stamp = w.stampDigits(it.off)
 	}
 	resp, status, sent, err := e.lean.roundTrip(&w.conn, deadline, stamp, e.since)
 	if resp != nil {

@@ -21,7 +21,7 @@ const stampChunk = 256
 // the request was fully written). That leaves one allocation per request,
 // the string itself.
 func (w *worker) stamp(off time.Duration) []string {
-	w.stampBuf = strconv.AppendInt(w.stampBuf[:0], w.e.start.UnixNano()+int64(off), 10)
+	w.stampDigits(off)
 	if len(w.stampVals) == 0 {
 		w.stampVals = make([]string, stampChunk)
 	}
@@ -29,4 +29,11 @@ func (w *worker) stamp(off time.Duration) []string {
 	w.stampVals = w.stampVals[1:]
 	v[0] = string(w.stampBuf)
 	return v
+}
+
+// stampDigits formats the stamp for offset off into w.stampBuf and returns
+// it; the lean client writes these bytes as they are.
+func (w *worker) stampDigits(off time.Duration) []byte {
+	w.stampBuf = strconv.AppendInt(w.stampBuf[:0], w.e.start.UnixNano()+int64(off), 10)
+	return w.stampBuf
 }
