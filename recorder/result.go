@@ -274,6 +274,16 @@ var Metrics = []string{"response", "service", "send_delay", "corrected"}
 // Closed reports whether the result is of a closed-loop run.
 func (r *Result) Closed() bool { return r.Config.Mode == ModeClosed }
 
+// Check returns the check named name, and whether the result has one.
+func (r *Result) Check(name string) (Check, bool) {
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Check{}, false
+}
+
 // ExpectedKnown reports whether Counts.Expected means something: false for
 // a closed run without a rate, which has no schedule.
 func (r *Result) ExpectedKnown() bool { return !r.Closed() || r.Config.Rate > 0 }

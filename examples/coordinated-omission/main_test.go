@@ -175,13 +175,11 @@ func slowResponses(t *testing.T, res *recorder.Result, interval time.Duration) (
 
 func check(t *testing.T, res *recorder.Result, name string) recorder.Check {
 	t.Helper()
-	for _, c := range res.Checks {
-		if c.Name == name {
-			return c
-		}
+	c, ok := res.Check(name)
+	if !ok {
+		t.Fatalf("no %q check in %+v", name, res.Checks)
 	}
-	t.Fatalf("no %q check in %+v", name, res.Checks)
-	return recorder.Check{}
+	return c
 }
 
 // TestHandCalculation pins the formulas of README.md on the full scenario

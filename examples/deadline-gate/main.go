@@ -367,10 +367,8 @@ func run(ctx context.Context, w io.Writer, dur time.Duration, logs string) error
 }
 
 func checkMessage(res *recorder.Result, name string) string {
-	for _, c := range res.Checks {
-		if c.Name == name {
-			return c.Severity + ": " + c.Message
-		}
+	if c, ok := res.Check(name); ok {
+		return c.Severity + ": " + c.Message
 	}
 	return "no " + name + " check"
 }
