@@ -54,15 +54,6 @@ func scheduledOffsets(t *testing.T, path string) []time.Duration {
 	return offs
 }
 
-func check(t *testing.T, res *recorder.Result, name string) recorder.Check {
-	t.Helper()
-	c, ok := res.Check(name)
-	if !ok {
-		t.Fatalf("no %q check in %+v", name, res.Checks)
-	}
-	return c
-}
-
 // TestReplayArrivalsFile replays a small arrivals file (unsorted, mixed
 // units, a comment) at speed 1 and 2: the run schedules exactly the file's
 // arrivals, at the file's offsets ÷ speed, and the result says so.
@@ -101,7 +92,7 @@ func TestReplayArrivalsFile(t *testing.T) {
 			if cfg := res.Config; cfg.Arrival != schedule.Replay || cfg.Schedule != name || cfg.Duration != span.String() {
 				t.Errorf("config: arrival %q, schedule %q, duration %q (want span %v)", cfg.Arrival, cfg.Schedule, cfg.Duration, span)
 			}
-			if c := check(t, res, "schedule"); c.Severity != "pass" || c.Message != "scheduled 8 = the arrivals of the replayed file" {
+			if c, _ := res.Check("schedule"); c.Severity != "pass" || c.Message != "scheduled 8 = the arrivals of the replayed file" {
 				t.Errorf("schedule check %+v", c)
 			}
 			got := scheduledOffsets(t, logf)
@@ -217,7 +208,7 @@ func TestStampHeaderAndDwellBound(t *testing.T) {
 	if d == nil || d.Bound != "10s" || d.Answers != answers.Load() || d.Over != over.Load() || d.Others != others.Load() || d.Unreported != 0 {
 		t.Fatalf("dwell bound %+v, want answers %d, over %d, others %d", d, answers.Load(), over.Load(), others.Load())
 	}
-	c := check(t, res, "dwell bound")
+	c, _ := res.Check("dwell bound")
 	if c.Severity != "warn" || !strings.HasPrefix(c.Message, fmt.Sprintf("%d of %d answers reported dwell > 10s", d.Over, d.Answers)) {
 		t.Errorf("dwell bound check %+v", c)
 	}

@@ -114,11 +114,11 @@ func TestShortDemonstration(t *testing.T) {
 
 	// The timeline check names the second of the stall in the closed run
 	// (a busy machine may add its neighbours).
-	dips := check(t, closed, "send dips")
+	dips, _ := closed.Check("send dips")
 	if dips.Severity != "warn" || !listsSecond(dips.Message, 1) || !strings.Contains(dips.Message, "never sent") {
 		t.Errorf("closed send dips: %+v, want second 1 listed", dips)
 	}
-	if s := check(t, closed, "schedule"); s.Severity != "warn" || !strings.Contains(s.Message, "coordinated omission") {
+	if s, _ := closed.Check("schedule"); s.Severity != "warn" || !strings.Contains(s.Message, "coordinated omission") {
 		t.Errorf("closed schedule check: %+v", s)
 	}
 
@@ -171,15 +171,6 @@ func slowResponses(t *testing.T, res *recorder.Result, interval time.Duration) (
 		}
 	}
 	return n, covered
-}
-
-func check(t *testing.T, res *recorder.Result, name string) recorder.Check {
-	t.Helper()
-	c, ok := res.Check(name)
-	if !ok {
-		t.Fatalf("no %q check in %+v", name, res.Checks)
-	}
-	return c
 }
 
 // TestHandCalculation pins the formulas of README.md on the full scenario
