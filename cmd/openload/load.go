@@ -419,6 +419,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Protocol:     protocol,
 		MaxStreams:   o.proto.maxStreams,
 		Lean:         o.proto.lean(),
+		Epoll:        o.proto.epoll(),
 		Retry:        o.retry.policy,
 
 		Insecure:        o.faults.insecure,

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -283,10 +284,15 @@ func TestObjectivesExitCodes(t *testing.T) {
 	}
 }
 
-// TestClientFlags: the lean client is the default for http URLs,
+// TestClientFlags: the lean client is the default for http URLs, on the
+// event loop on Linux; --no-epoll runs it with a goroutine per connection,
 // --net-http selects net/http's transport, the old --fast-http1 still runs
 // (with a one-line deprecation notice) and cannot be mixed with --net-http.
 func TestClientFlags(t *testing.T) {
+	def := "lean"
+	if runtime.GOOS == "linux" {
+		def = "epoll"
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
 	dir := t.TempDir()
@@ -295,9 +301,10 @@ func TestClientFlags(t *testing.T) {
 		client     string
 		deprecated bool
 	}{
-		{nil, "lean", false},
+		{nil, def, false},
+		{[]string{"--no-epoll"}, "lean", false},
 		{[]string{"--net-http"}, "net/http", false},
-		{[]string{"--fast-http1"}, "lean", true},
+		{[]string{"--fast-http1"}, def, true},
 	} {
 		out := filepath.Join(dir, "r.json")
 		args := append(append([]string{"-q", "-rate", "50", "-d", "200ms", "-o", out}, c.flags...), srv.URL)
@@ -312,7 +319,9 @@ func TestClientFlags(t *testing.T) {
 			t.Errorf("%v: client %q, want %q", c.flags, res.Config.Client, c.client)
 		}
 	}
-	if code, _, _ := runCLI("--net-http", "--fast-http1", "-rate", "1", srv.URL); code != exitUsage {
-		t.Errorf("--net-http with --fast-http1: exit %d, want %d", code, exitUsage)
+	for _, bad := range [][]string{{"--net-http", "--fast-http1"}, {"--net-http", "--no-epoll"}, {"--h2c", "--no-epoll"}} {
+		if code, _, stderr := runCLI(append(bad, "-rate", "1", srv.URL)...); code != exitUsage || !strings.Contains(stderr, bad[1]+" ") {
+			t.Errorf("%v: exit %d, want %d, with an error naming %s: %q", bad, code, exitUsage, bad[1], stderr)
+		}
 	}
 }

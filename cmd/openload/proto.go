@@ -16,6 +16,7 @@ type protoOptions struct {
 	h2c        bool
 	maxStreams int
 	netHTTP    bool
+	noEpoll    bool
 	fastHTTP1  bool // deprecated: the lean path is the default
 }
 
@@ -24,12 +25,17 @@ func (p *protoOptions) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.h2c, "h2c", false, "HTTP/2 without TLS, with prior knowledge (http URL; the built-in stub serves it too)")
 	fs.IntVar(&p.maxStreams, "max-streams", 0, "HTTP/2: streams in flight per connection before another connection is opened (0 = the server's limit)")
 	fs.BoolVar(&p.netHTTP, "net-http", false, "send plain-http HTTP/1.1 with net/http's transport instead of openload's lean path (the default: request serialised once, responses read in the worker; https, HTTP/2 and --follow-redirects always use net/http)")
+	fs.BoolVar(&p.noEpoll, "no-epoll", false, "drive the lean client with a goroutine per connection instead of one epoll event loop (the default on Linux for open runs that need no response headers and no retries)")
 	fs.BoolVar(&p.fastHTTP1, "fast-http1", false, "deprecated: the lean path is the default")
 	_ = fs.MarkDeprecated("fast-http1", "the lean HTTP/1.1 path is the default now (--net-http turns it off)")
 }
 
 // lean reports whether plain-http HTTP/1.1 goes on the engine's lean path.
 func (p *protoOptions) lean() bool { return !p.netHTTP }
+
+// epoll reports whether the lean client runs on the engine's event loop
+// where that applies.
+func (p *protoOptions) epoll() bool { return !p.netHTTP && !p.noEpoll }
 
 // protocol checks the flags against the URL (nil: the built-in stub) and
 // returns the engine's protocol name.
@@ -43,6 +49,10 @@ func (p *protoOptions) protocol(fs *pflag.FlagSet, u *url.URL) (string, error) {
 		return "", errors.New("--max-streams applies to HTTP/2 only: give --http2 or --h2c")
 	case p.netHTTP && p.fastHTTP1:
 		return "", errors.New("--net-http and --fast-http1 are exclusive: the lean path is the default, --net-http turns it off")
+	case p.netHTTP && p.noEpoll:
+		return "", errors.New("--net-http and --no-epoll are exclusive: --no-epoll applies to the lean client, --net-http turns it off")
+	case p.noEpoll && (p.http2 || p.h2c):
+		return "", errors.New("--no-epoll applies to the HTTP/1.1 lean client: HTTP/2 always uses net/http and x/net/http2; drop --no-epoll")
 	case p.netHTTP && (p.http2 || p.h2c):
 		return "", errors.New("--net-http chooses the HTTP/1.1 client: HTTP/2 always uses net/http and x/net/http2; drop --net-http")
 	case p.http2 && u == nil:

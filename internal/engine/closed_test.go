@@ -156,7 +156,7 @@ func TestClosedPacedUsersShareTheRate(t *testing.T) {
 // each request is scheduled when its user was ready, so it is sent at once
 // and there is nothing to skip.
 func TestClosedUnpaced(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, closedClients, func(t *testing.T, cl client) {
 		var mu sync.Mutex
 		inFlight, maxSeen := 0, 0
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -173,7 +173,7 @@ func TestClosedUnpaced(t *testing.T) {
 		var logBuf bytes.Buffer
 		lw := recorder.NewLogWriter(&logBuf)
 		rec := recorder.New(lw)
-		stats := runClosed(t, srv.URL, Config{Lean: lean}, Closed{Users: 2, Duration: 300 * time.Millisecond}, rec)
+		stats := runClosed(t, srv.URL, Config{Lean: cl.lean, Epoll: cl.epoll}, Closed{Users: 2, Duration: 300 * time.Millisecond}, rec)
 		lw.Flush()
 		c := rec.Counts()
 		if c.Scheduled == 0 || c.Skipped != 0 || c.Completed != c.Scheduled || !c.Balanced() {
@@ -228,10 +228,10 @@ func TestClosedThink(t *testing.T) {
 // is in flight when the drain expires (unfinished), and the user was busy
 // for every other slot.
 func TestClosedDrainAccountsEveryRequest(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, closedClients, func(t *testing.T, cl client) {
 		srv := hangingServer(t)
 		rec := recorder.New(nil)
-		runClosed(t, srv.URL, Config{Lean: lean, Timeout: time.Minute, Drain: 100 * time.Millisecond}, Closed{Users: 1, Rate: 100, Duration: 200 * time.Millisecond}, rec)
+		runClosed(t, srv.URL, Config{Lean: cl.lean, Epoll: cl.epoll, Timeout: time.Minute, Drain: 100 * time.Millisecond}, Closed{Users: 1, Rate: 100, Duration: 200 * time.Millisecond}, rec)
 		c := rec.Counts()
 		if c.Scheduled != 1 || c.Unfinished != 1 || c.Skipped != 19 || !c.Balanced() {
 			t.Errorf("counts %+v, want 1 unfinished and 19 never sent", c)
@@ -240,14 +240,14 @@ func TestClosedDrainAccountsEveryRequest(t *testing.T) {
 }
 
 func TestClosedCancel(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, closedClients, func(t *testing.T, cl client) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 		defer srv.Close()
 		for _, rate := range []float64{100, 0} {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(150*time.Millisecond, cancel)
 			rec := recorder.New(nil)
-			stats, err := RunClosed(ctx, Config{Lean: lean, URL: mustURL(t, srv.URL), Method: "GET", Timeout: time.Second, Drain: time.Second},
+			stats, err := RunClosed(ctx, Config{Lean: cl.lean, Epoll: cl.epoll, URL: mustURL(t, srv.URL), Method: "GET", Timeout: time.Second, Drain: time.Second},
 				Closed{Users: 2, Rate: rate, Duration: time.Minute}, rec)
 			cancel()
 			if err != nil {

@@ -91,6 +91,10 @@ type Config struct {
 	// Lean sends plain-http HTTP/1.1 requests with the lean client
 	// (lean.go) instead of net/http's transport.
 	Lean bool
+	// Epoll drives the lean client with one event loop instead of a
+	// goroutine per connection, where that applies: Linux, open runs,
+	// no response headers needed, no retries (epoll_linux.go).
+	Epoll bool
 	// Retry is the retry policy (retry.go); the zero value retries nothing.
 	Retry Retry
 	// Insecure skips TLS certificate verification (faults.go); off by
@@ -119,13 +123,14 @@ type Stats struct {
 	// Generator is openload's own CPU use and GC pauses during the run
 	// (selfmon.go).
 	Generator recorder.Generator
-	// Client is what sent the requests: ClientLean (lean.go) or
-	// ClientNetHTTP.
+	// Client is what sent the requests: ClientEpoll (epoll_linux.go),
+	// ClientLean (lean.go) or ClientNetHTTP.
 	Client string
 }
 
 // The clients of Stats.Client.
 const (
+	ClientEpoll   = "epoll"
 	ClientLean    = "lean"
 	ClientNetHTTP = "net/http"
 )
@@ -167,20 +172,28 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 	defer e.release()
 
 	var wg sync.WaitGroup
-	for range cfg.Connections {
+	dispatchDone := make(chan struct{})
+	if l := newEpollLoop(e); l != nil {
+		stats.Client = ClientEpoll
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			e.worker()
+			l.run(ctx, s, &stats, dispatchDone)
+		}()
+	} else {
+		for range cfg.Connections {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				e.worker()
+			}()
+		}
+		go func() {
+			defer close(dispatchDone)
+			e.dispatch(ctx, s, &stats)
+			close(e.due)
 		}()
 	}
-
-	dispatchDone := make(chan struct{})
-	go func() {
-		defer close(dispatchDone)
-		e.dispatch(ctx, s, &stats)
-		close(e.due)
-	}()
 	e.windDown(ctx, dispatchDone, &wg)
 	stats.Dispatched = e.dispatched.Load()
 	stats.LimitWaited = e.limitWaited
@@ -487,18 +500,28 @@ func (w *worker) issue(it item) time.Duration {
 	if e.drain.Err() != nil {
 		return e.abandon(it, w.shard)
 	}
+	e.busyOne()
+	r := w.attempt(it)
+	e.done(&r, w.shard)
+	return r.Done
+}
+
+// busyOne counts a request in flight.
+func (e *run) busyOne() {
 	n := e.busy.Add(1)
 	for {
 		m := e.maxInFlight.Load()
 		if n <= m || e.maxInFlight.CompareAndSwap(m, n) {
-			break
+			return
 		}
 	}
-	r := w.attempt(it)
+}
+
+// done counts r's request out of flight and puts r in sh.
+func (e *run) done(r *recorder.Record, sh *shard) {
 	e.busy.Add(-1)
 	e.note(r.Done)
-	w.shard.put(&r)
-	return r.Done
+	sh.put(r)
 }
 
 func (w *worker) do(it item) recorder.Record {
@@ -576,6 +599,14 @@ func (w *worker) doLean(it item) recorder.Record {
 	} else {
 		r.Status = status // read by quickHead, or 0: no response
 	}
+	e.leanOutcome(&r, attempt, sent, err)
+	return r
+}
+
+// leanOutcome completes r, an exchange of the lean client attempted at
+// offset attempt that ended now with err: its done offset, sent offset
+// (attempt when no connection was in hand: sent < 0) and outcome.
+func (e *run) leanOutcome(r *recorder.Record, attempt, sent time.Duration, err error) {
 	r.Done = e.since()
 	r.WasSent = true
 	r.Sent = attempt
@@ -592,7 +623,6 @@ func (w *worker) doLean(it item) recorder.Record {
 	default:
 		r.Outcome, r.Kind = recorder.Failed, Kind(err)
 	}
-	return r
 }
 
 // classify maps a request error to its outcome and kind.

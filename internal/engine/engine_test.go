@@ -50,11 +50,28 @@ func runAgainst(t *testing.T, rawURL string, cfg Config, s schedule.Schedule) (*
 	return rec, stats
 }
 
-// bothClients runs test once with net/http's transport and once on the
-// lean HTTP/1.1 path (lean.go): both must keep the same accounting.
-func bothClients(t *testing.T, test func(t *testing.T, lean bool)) {
-	t.Run("net-http", func(t *testing.T) { test(t, false) })
-	t.Run("lean", func(t *testing.T) { test(t, true) })
+// client is one of the engine's HTTP/1.1 clients, as Config chooses it.
+type client struct {
+	test        string // the subtest's name
+	name        string // its Stats.Client
+	lean, epoll bool   // Config.Lean, Config.Epoll
+}
+
+var (
+	// openClients are the clients of an open run: net/http's transport,
+	// the lean client (lean.go) and the lean client driven by one event
+	// loop (epoll_linux.go).
+	openClients = []client{{"net-http", ClientNetHTTP, false, false}, {"lean", ClientLean, true, false}, {"epoll", epollClient, true, true}}
+	// closedClients are those of a closed run, which has no event loop.
+	closedClients = openClients[:2]
+)
+
+// forClients runs test with each of cs: they must keep the same
+// accounting.
+func forClients(t *testing.T, cs []client, test func(t *testing.T, cl client)) {
+	for _, cl := range cs {
+		t.Run(cl.test, func(t *testing.T) { test(t, cl) })
+	}
 }
 
 // hangingServer returns a server that never answers; its requests end
@@ -94,7 +111,7 @@ func checkIdentity(t *testing.T, rec *recorder.Recorder, want int64) recorder.Co
 }
 
 func TestOpenModelCompletes(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
 		var mu sync.Mutex
 		var methods []string
 		var bodies int
@@ -109,7 +126,8 @@ func TestOpenModelCompletes(t *testing.T) {
 		}))
 		defer srv.Close()
 		rec, stats := runAgainst(t, srv.URL, Config{
-			Lean:   lean,
+			Lean:   cl.lean,
+			Epoll:  cl.epoll,
 			Method: http.MethodPost,
 			Header: http.Header{"X-Test": {"yes"}},
 			Body:   []byte("hello"),
@@ -124,8 +142,8 @@ func TestOpenModelCompletes(t *testing.T) {
 		if stats.LimitWaited != 0 {
 			t.Errorf("limit waited %d with 16 connections for a fast server", stats.LimitWaited)
 		}
-		if want := map[bool]string{false: ClientNetHTTP, true: ClientLean}[lean]; stats.Client != want {
-			t.Errorf("client %q, want %q", stats.Client, want)
+		if stats.Client != cl.name {
+			t.Errorf("client %q, want %q", stats.Client, cl.name)
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -136,7 +154,7 @@ func TestOpenModelCompletes(t *testing.T) {
 }
 
 func TestRefusedConnectionsAccounted(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
 		// Find a free port and close it: connections to it are refused.
 		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -144,7 +162,7 @@ func TestRefusedConnectionsAccounted(t *testing.T) {
 		}
 		addr := l.Addr().String()
 		l.Close()
-		rec, _ := runAgainst(t, "http://"+addr+"/", Config{Lean: lean}, schedule.NewConstant(100, 300*time.Millisecond))
+		rec, _ := runAgainst(t, "http://"+addr+"/", Config{Lean: cl.lean, Epoll: cl.epoll}, schedule.NewConstant(100, 300*time.Millisecond))
 		c := checkIdentity(t, rec, 30)
 		if c.Errors != 30 {
 			t.Errorf("errors %d, want 30 (counts %+v)", c.Errors, c)
@@ -156,9 +174,9 @@ func TestRefusedConnectionsAccounted(t *testing.T) {
 }
 
 func TestTimeoutsAccounted(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
 		srv := hangingServer(t)
-		rec, _ := runAgainst(t, srv.URL, Config{Lean: lean, Timeout: 100 * time.Millisecond}, schedule.NewConstant(50, 200*time.Millisecond))
+		rec, _ := runAgainst(t, srv.URL, Config{Lean: cl.lean, Epoll: cl.epoll, Timeout: 100 * time.Millisecond}, schedule.NewConstant(50, 200*time.Millisecond))
 		c := checkIdentity(t, rec, 10)
 		if c.Timeouts != 10 {
 			t.Errorf("timeouts %d, want 10 (counts %+v)", c.Timeouts, c)
@@ -175,11 +193,11 @@ func TestTimeoutsAccounted(t *testing.T) {
 }
 
 func TestUnfinishedAtDrain(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
 		srv := hangingServer(t)
 		// 2 connections, 20 requests, a server that never answers and a drain of
 		// 100 ms: 2 are in flight when the drain expires, 18 never leave.
-		rec, stats := runAgainst(t, srv.URL, Config{Lean: lean, Connections: 2, Timeout: time.Minute, Drain: 100 * time.Millisecond},
+		rec, stats := runAgainst(t, srv.URL, Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 2, Timeout: time.Minute, Drain: 100 * time.Millisecond},
 			schedule.NewConstant(100, 200*time.Millisecond))
 		c := checkIdentity(t, rec, 20)
 		if c.Unfinished != 20 || c.Sent != 2 {
@@ -195,7 +213,7 @@ func TestUnfinishedAtDrain(t *testing.T) {
 }
 
 func TestResetClassified(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			hj, ok := w.(http.Hijacker)
 			if !ok {
@@ -212,7 +230,7 @@ func TestResetClassified(t *testing.T) {
 			conn.Close()
 		}))
 		defer srv.Close()
-		rec, _ := runAgainst(t, srv.URL, Config{Lean: lean}, schedule.NewConstant(50, 200*time.Millisecond))
+		rec, _ := runAgainst(t, srv.URL, Config{Lean: cl.lean, Epoll: cl.epoll}, schedule.NewConstant(50, 200*time.Millisecond))
 		c := checkIdentity(t, rec, 10)
 		if c.Errors != 10 || rec.ErrorKinds()["reset"] != 10 {
 			t.Errorf("counts %+v kinds %v, want 10 resets", c, rec.ErrorKinds())
@@ -224,12 +242,12 @@ func TestResetClassified(t *testing.T) {
 // takes 20 ms, requests due every 5 ms queue inside openload. That wait must
 // show as send delay while service time stays at the server's 20 ms.
 func TestConnectionLimitIsSendDelay(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			time.Sleep(20 * time.Millisecond)
 		}))
 		defer srv.Close()
-		rec, stats := runAgainst(t, srv.URL, Config{Lean: lean, Connections: 1}, schedule.NewConstant(200, 200*time.Millisecond))
+		rec, stats := runAgainst(t, srv.URL, Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 1}, schedule.NewConstant(200, 200*time.Millisecond))
 		c := checkIdentity(t, rec, 40)
 		if c.Completed != 40 {
 			t.Fatalf("counts %+v", c)
@@ -251,13 +269,13 @@ func TestConnectionLimitIsSendDelay(t *testing.T) {
 }
 
 func TestCancelStopsScheduling(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 		defer srv.Close()
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(150*time.Millisecond, cancel)
 		rec := recorder.New(nil)
-		stats, err := Run(ctx, Config{Lean: lean, URL: mustURL(t, srv.URL), Method: "GET", Connections: 4, Timeout: time.Second, Drain: time.Second},
+		stats, err := Run(ctx, Config{Lean: cl.lean, Epoll: cl.epoll, URL: mustURL(t, srv.URL), Method: "GET", Connections: 4, Timeout: time.Second, Drain: time.Second},
 			schedule.NewConstant(100, time.Minute), rec)
 		if err != nil {
 			t.Fatal(err)

@@ -188,7 +188,13 @@ func (t *leanTransport) dial(deadline time.Time) (*leanConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &leanConn{Conn: nc, br: bufio.NewReaderSize(nc, 4096)}
+	return t.adopt(nc, nc)
+}
+
+// adopt makes nc, read through r, one of t's connections: abort ends its
+// exchange, closeAll closes it.
+func (t *leanTransport) adopt(nc net.Conn, r io.Reader) (*leanConn, error) {
+	c := &leanConn{Conn: nc, br: bufio.NewReaderSize(r, 4096)}
 	t.mu.Lock()
 	t.conns[c] = struct{}{}
 	t.mu.Unlock()
@@ -242,15 +248,7 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time,
 	if t.aborted.Load() {
 		return nil, 0, false, errAborted
 	}
-	c.wb = append(c.wb[:0], t.prefix...)
-	if stamp != nil {
-		c.wb = append(c.wb, t.stamp...)
-		c.wb = append(c.wb, ": "...)
-		c.wb = append(c.wb, stamp...)
-		c.wb = append(c.wb, "\r\n"...)
-	}
-	c.wb = append(c.wb, "\r\n"...)
-	c.wb = append(c.wb, t.body...)
+	c.wb = t.request(c.wb[:0], stamp)
 	if _, err := c.Write(c.wb); err != nil {
 		return nil, 0, true, err
 	}
@@ -276,19 +274,42 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time,
 			return nil, status, false, nil
 		}
 	}
+	if resp, err = t.readResponse(c, cp); err != nil {
+		return nil, 0, false, err
+	}
+	return resp, resp.StatusCode, false, nil
+}
+
+// request appends the run's request, with stamp (digits, or nil) as the
+// stamp header's value, to wb.
+func (t *leanTransport) request(wb, stamp []byte) []byte {
+	wb = append(wb, t.prefix...)
+	if stamp != nil {
+		wb = append(wb, t.stamp...)
+		wb = append(wb, ": "...)
+		wb = append(wb, stamp...)
+		wb = append(wb, "\r\n"...)
+	}
+	wb = append(wb, "\r\n"...)
+	return append(wb, t.body...)
+}
+
+// readResponse reads a response head from c with http.ReadResponse. Its
+// body gives c back to *cp when read to the end and closed, and closes c
+// otherwise.
+func (t *leanTransport) readResponse(c *leanConn, cp **leanConn) (*http.Response, error) {
 	for {
-		resp, err = http.ReadResponse(c.br, t.req)
+		resp, err := http.ReadResponse(c.br, t.req)
 		if err != nil {
-			return nil, 0, false, err
+			return nil, err
 		}
 		// Skip informational answers (103 Early Hints, 100 Continue), as
 		// net/http does; 101 would switch protocols and ends the exchange.
 		if resp.StatusCode < 100 || resp.StatusCode > 199 || resp.StatusCode == http.StatusSwitchingProtocols {
-			break
+			resp.Body = &leanBody{rc: resp.Body, c: c, cp: cp, t: t, keep: !resp.Close && !t.once}
+			return resp, nil
 		}
 	}
-	resp.Body = &leanBody{rc: resp.Body, c: c, cp: cp, t: t, keep: !resp.Close && !t.once}
-	return resp, resp.StatusCode, false, nil
 }
 
 // leanBody gives its connection back to its worker when it was read to the

@@ -54,14 +54,14 @@ func (s *connServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestLeanMatchesNetHTTP(t *testing.T) {
 	for _, path := range []string{"/ka", "/close", "/chunked", "/503"} {
-		var got [2]recorder.Counts
-		var statuses [2]map[int]int64
-		var conns [2]int
-		for i, lean := range []bool{false, true} {
+		var got []recorder.Counts
+		var statuses []map[int]int64
+		for _, cl := range openClients {
 			cs := &connServer{conns: map[string]int{}}
 			srv := httptest.NewServer(cs)
 			rec, _ := runAgainst(t, srv.URL+path, Config{
-				Lean:        lean,
+				Lean:        cl.lean,
+				Epoll:       cl.epoll,
 				Connections: 4,
 				Method:      http.MethodPost,
 				Header:      http.Header{"X-Test": {"yes"}},
@@ -69,31 +69,36 @@ func TestLeanMatchesNetHTTP(t *testing.T) {
 				StampHeader: "X-Stamp",
 			}, schedule.NewConstant(200, 250*time.Millisecond))
 			srv.Close()
-			got[i] = checkIdentity(t, rec, 50)
-			statuses[i] = rec.StatusCodes()
+			got = append(got, checkIdentity(t, rec, 50))
+			statuses = append(statuses, rec.StatusCodes())
 			cs.mu.Lock()
-			conns[i] = len(cs.conns)
 			if len(cs.bad) > 0 {
-				t.Errorf("%s lean=%v: %d requests without the header or body, first %q", path, lean, len(cs.bad), cs.bad[0])
+				t.Errorf("%s %s: %d requests without the header or body, first %q", path, cl.test, len(cs.bad), cs.bad[0])
 			}
+			conns := len(cs.conns)
 			cs.mu.Unlock()
-		}
-		if got[0] != got[1] {
-			t.Errorf("%s: counts net/http %+v, lean %+v", path, got[0], got[1])
-		}
-		for code, n := range statuses[0] {
-			if statuses[1][code] != n {
-				t.Errorf("%s: status %d ×%d with net/http, ×%d on the lean client", path, code, n, statuses[1][code])
+			if !cl.lean {
+				continue
+			}
+			switch path {
+			case "/close":
+				if conns != 50 {
+					t.Errorf("/close: %s client used %d connections for 50 requests answered Connection: close", cl.test, conns)
+				}
+			default:
+				if conns > 4 {
+					t.Errorf("%s: %s client used %d connections with 4 workers: keep-alive not reused", path, cl.test, conns)
+				}
 			}
 		}
-		switch path {
-		case "/close":
-			if conns[1] != 50 {
-				t.Errorf("/close: lean client used %d connections for 50 requests answered Connection: close", conns[1])
+		for i, cl := range openClients[1:] {
+			if got[0] != got[i+1] {
+				t.Errorf("%s: counts net/http %+v, %s %+v", path, got[0], cl.test, got[i+1])
 			}
-		default:
-			if conns[1] > 4 {
-				t.Errorf("%s: lean client used %d connections with 4 workers: keep-alive not reused", path, conns[1])
+			for code, n := range statuses[0] {
+				if statuses[i+1][code] != n {
+					t.Errorf("%s: status %d ×%d with net/http, ×%d with %s", path, code, n, statuses[i+1][code], cl.test)
+				}
 			}
 		}
 	}
@@ -112,16 +117,18 @@ func TestLeanRetriesClosedIdleConnection(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	rec, _ := runAgainst(t, "http://"+srv.Addr()+"/", Config{Lean: true, Connections: 1}, schedule.NewConstant(100, 100*time.Millisecond))
-	if c := checkIdentity(t, rec, 10); c.Completed != 10 {
-		t.Errorf("counts %+v, kinds %v: want 10 completed", c, rec.ErrorKinds())
+	for _, cl := range openClients[1:] {
+		rec, _ := runAgainst(t, "http://"+srv.Addr()+"/", Config{Lean: true, Epoll: cl.epoll, Connections: 1}, schedule.NewConstant(100, 100*time.Millisecond))
+		if c := checkIdentity(t, rec, 10); c.Completed != 10 {
+			t.Errorf("%s: counts %+v, kinds %v: want 10 completed", cl.test, c, rec.ErrorKinds())
+		}
 	}
 }
 
 // TestConnectionCloseHeader: a run whose request says Connection: close
 // sends it as given and uses a connection per request, on both paths.
 func TestConnectionCloseHeader(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
 		var mu sync.Mutex
 		conns := map[string]int{}
 		var closes int
@@ -135,7 +142,7 @@ func TestConnectionCloseHeader(t *testing.T) {
 			w.Write([]byte("ok"))
 		}))
 		defer srv.Close()
-		rec, _ := runAgainst(t, srv.URL, Config{Lean: lean, Connections: 2, Header: http.Header{"Connection": {"close"}}},
+		rec, _ := runAgainst(t, srv.URL, Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 2, Header: http.Header{"Connection": {"close"}}},
 			schedule.NewConstant(100, 200*time.Millisecond))
 		if c := checkIdentity(t, rec, 20); c.Completed != 20 {
 			t.Errorf("counts %+v", c)

@@ -82,11 +82,11 @@ func on429(t *testing.T) RetryOn {
 // schedule to the retry's done, so it is at least the backoff, and
 // response = send delay + retry delay + service with retry delay ≥ backoff.
 func TestRetryKeepsTheOriginalSchedule(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
 		const n, backoff = 10, 150 * time.Millisecond
 		srv := heldServer(n, http.StatusTooManyRequests, http.StatusOK)
 		defer srv.Close()
-		cfg := Config{Lean: lean, Retry: Retry{On: on429(t), Retries: 1, Backoff: backoff, Jitter: JitterNone,
+		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Retry: Retry{On: on429(t), Retries: 1, Backoff: backoff, Jitter: JitterNone,
 			Budget: 1, MinPerSec: 100, Window: time.Second}}
 		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 100*time.Millisecond))
 		c := checkIdentity(t, rec, n)
@@ -127,11 +127,11 @@ func TestRetryKeepsTheOriginalSchedule(t *testing.T) {
 // earlier attempt kept, and the three figures plus the retry delay adding
 // up.
 func TestRetryRecordTimes(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
 		const backoff = 100 * time.Millisecond
 		srv := heldServer(1, http.StatusTooManyRequests, http.StatusOK)
 		defer srv.Close()
-		cfg := Config{Lean: lean, URL: mustURL(t, srv.URL), Method: http.MethodGet, Connections: 2, Timeout: 10 * time.Second, Drain: 10 * time.Second,
+		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, URL: mustURL(t, srv.URL), Method: http.MethodGet, Connections: 2, Timeout: 10 * time.Second, Drain: 10 * time.Second,
 			Retry: Retry{On: on429(t), Retries: 3, Backoff: backoff, Jitter: JitterNone, Budget: 0.5, MinPerSec: 1, Window: time.Second}}
 		rec := recorder.New(nil)
 		e := &run{cfg: cfg, drain: context.Background()}
@@ -171,11 +171,11 @@ func TestRetryRecordTimes(t *testing.T) {
 // requests end with a refusal after their first attempt, and the 2 granted
 // ones are refused their second retry: 10 refusals, 0 exhausted.
 func TestRetryBudgetRefuses(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
 		const n = 10
 		srv := heldServer(n, http.StatusTooManyRequests, http.StatusTooManyRequests)
 		defer srv.Close()
-		cfg := Config{Lean: lean, Retry: Retry{On: on429(t), Retries: 3, Backoff: 0, Budget: 0, MinPerSec: 0.5, Window: 4 * time.Second}}
+		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Retry: Retry{On: on429(t), Retries: 3, Backoff: 0, Budget: 0, MinPerSec: 0.5, Window: 4 * time.Second}}
 		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 100*time.Millisecond))
 		c := checkIdentity(t, rec, n)
 		rc := rec.RetryCounts()
@@ -196,7 +196,7 @@ func TestRetryBudgetRefuses(t *testing.T) {
 // backoff, a budget that never binds. Each request makes 3 attempts and
 // ends with its last 503, exhausted.
 func TestRetryExhausted(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
 		const n = 5
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -206,7 +206,7 @@ func TestRetryExhausted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := Config{Lean: lean, Retry: Retry{On: on, Retries: 2, Budget: 1, MinPerSec: 100, Window: time.Second}}
+		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Retry: Retry{On: on, Retries: 2, Budget: 1, MinPerSec: 100, Window: time.Second}}
 		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(50, 100*time.Millisecond))
 		c := checkIdentity(t, rec, n)
 		rc := rec.RetryCounts()
@@ -224,7 +224,7 @@ func TestRetryExhausted(t *testing.T) {
 // TestRetryOnRefused: error kinds are retried too. The target refuses
 // every connection; one retry each.
 func TestRetryOnRefused(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
 		srv := httptest.NewServer(http.NotFoundHandler())
 		url := srv.URL
 		srv.Close()
@@ -232,7 +232,7 @@ func TestRetryOnRefused(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := Config{Lean: lean, Retry: Retry{On: on, Retries: 1, Budget: 1, MinPerSec: 100, Window: time.Second}}
+		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Retry: Retry{On: on, Retries: 1, Budget: 1, MinPerSec: 100, Window: time.Second}}
 		rec, _ := runRetry(t, url, cfg, schedule.NewConstant(50, 100*time.Millisecond))
 		c := checkIdentity(t, rec, 5)
 		rc := rec.RetryCounts()
@@ -246,11 +246,11 @@ func TestRetryOnRefused(t *testing.T) {
 // request waits out a 1 h backoff: each is unfinished, with its one attempt
 // kept, and the run ends at the drain, not after the backoff.
 func TestRetryDrainDuringBackoff(t *testing.T) {
-	bothClients(t, func(t *testing.T, lean bool) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
 		const n = 4
 		srv := heldServer(n, http.StatusTooManyRequests, http.StatusOK)
 		defer srv.Close()
-		cfg := Config{Lean: lean, Drain: 100 * time.Millisecond,
+		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Drain: 100 * time.Millisecond,
 			Retry: Retry{On: on429(t), Retries: 1, Backoff: time.Hour, Jitter: JitterNone, Budget: 1, MinPerSec: 100, Window: time.Second}}
 		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 40*time.Millisecond))
 		c := checkIdentity(t, rec, n)

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -139,15 +140,9 @@ func faultCases() []faultCase {
 		},
 		{
 			name:  "reset during the body",
-			setup: resetMidBody(false),
+			setup: resetMidBody,
 			// The status line came: the status is counted, the outcome is
 			// the error.
-			errors: faultRequests, kinds: map[string]int64{"reset": faultRequests}, status: all(faultRequests),
-			words: []string{"reset 10 (the server reset"},
-		},
-		{
-			name:   "reset during the body, lean HTTP/1.1 client",
-			setup:  resetMidBody(true),
 			errors: faultRequests, kinds: map[string]int64{"reset": faultRequests}, status: all(faultRequests),
 			words: []string{"reset 10 (the server reset"},
 		},
@@ -201,13 +196,7 @@ func faultCases() []faultCase {
 		},
 		{
 			name:   "malformed HTTP",
-			setup:  malformed(false),
-			errors: faultRequests, kinds: map[string]int64{"other": faultRequests},
-			words: []string{"other 10 (another failure: a malformed HTTP response"},
-		},
-		{
-			name:   "malformed HTTP, lean HTTP/1.1 client",
-			setup:  malformed(true),
+			setup:  malformed,
 			errors: faultRequests, kinds: map[string]int64{"other": faultRequests},
 			words: []string{"other 10 (another failure: a malformed HTTP response"},
 		},
@@ -287,27 +276,23 @@ func faultCases() []faultCase {
 	}
 }
 
-func resetMidBody(lean bool) func(t *testing.T) (string, Options) {
-	return func(t *testing.T) (string, Options) {
-		return "http://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
-			if !rawtcp.ReadRequest(bufio.NewReader(c)) {
-				return
-			}
-			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"+strings.Repeat("x", 1000))
-			time.Sleep(5 * time.Millisecond) // let the head and some body arrive first
-			resetConn(c)
-		}) + "/", Options{Lean: lean}
-	}
+func resetMidBody(t *testing.T) (string, Options) {
+	return "http://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
+		if !rawtcp.ReadRequest(bufio.NewReader(c)) {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n"+strings.Repeat("x", 1000))
+		time.Sleep(5 * time.Millisecond) // let the head and some body arrive first
+		resetConn(c)
+	}) + "/", Options{}
 }
 
-func malformed(lean bool) func(t *testing.T) (string, Options) {
-	return func(t *testing.T) (string, Options) {
-		return "http://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
-			if rawtcp.ReadRequest(bufio.NewReader(c)) {
-				io.WriteString(c, "HTTP/1.1 ok-ish\r\n\x00\x01garbage\r\n\r\n")
-			}
-		}) + "/", Options{Lean: lean}
-	}
+func malformed(t *testing.T) (string, Options) {
+	return "http://" + newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
+		if rawtcp.ReadRequest(bufio.NewReader(c)) {
+			io.WriteString(c, "HTTP/1.1 ok-ish\r\n\x00\x01garbage\r\n\r\n")
+		}
+	}) + "/", Options{}
 }
 
 // hugeBody serves 4 MiB bodies; the run caps bodies at maxBody (0: none).
@@ -365,74 +350,110 @@ func redirects(follow, loop bool) func(t *testing.T) (string, Options) {
 // run completes, every scheduled request ends in exactly one outcome of
 // the right kind, the accounting identity holds, and the report says what
 // happened in words.
+//
+// Plain-http HTTP/1.1 rows run with each client: net/http's transport, the
+// lean client and the lean client on the event loop (Options.Lean, Epoll).
 func TestFaults(t *testing.T) {
+	clients := []struct {
+		name        string
+		lean, epoll bool
+	}{{"net-http", false, false}, {"lean", true, false}, {"epoll", true, true}}
 	for _, tc := range faultCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			raw, o := tc.setup(t)
-			u, err := url.Parse(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o.URL = u
-			o.Schedule = schedule.Spec{Kind: schedule.Constant, Rate: 100, Duration: faultRequests * 10 * time.Millisecond}
-			if o.Connections == 0 {
-				o.Connections = 4
-			}
-			o.Timeout = faultTimeout
-			if tc.timeouts == 0 {
-				// A row that expects no timeout gets a timeout no busy
-				// machine reaches: under -race with every row in
-				// parallel on 2 cores, a request to a fault server
-				// that answers at once was seen to take over 250 ms.
-				o.Timeout = 10 * time.Second
-			}
-			o.Drain = 10 * time.Second
-			res, findings, err := Run(context.Background(), o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := res.Counts
-			if c.Scheduled != faultRequests || !c.Balanced() {
-				t.Errorf("counts %+v: want %d scheduled, balanced", c, faultRequests)
-			}
-			if c.Completed != tc.completed || c.Errors != tc.errors || c.Timeouts != tc.timeouts || c.Unfinished != 0 {
-				t.Errorf("completed %d, errors %d, timeouts %d, unfinished %d; want %d, %d, %d, 0",
-					c.Completed, c.Errors, c.Timeouts, c.Unfinished, tc.completed, tc.errors, tc.timeouts)
-			}
-			if !sameCounts(res.ErrorKinds, tc.kinds) {
-				t.Errorf("error kinds %v, want %v", res.ErrorKinds, tc.kinds)
-			}
-			if !sameCounts(res.Status, tc.status) {
-				t.Errorf("status %v, want %v", res.Status, tc.status)
-			}
-			if res.Redirects != tc.redirects || res.BodyOverCap != tc.overCap {
-				t.Errorf("redirects %d, body over cap %d; want %d, %d", res.Redirects, res.BodyOverCap, tc.redirects, tc.overCap)
-			}
-			// Kinds add up to the requests that did not complete.
-			var kinds int64
-			for _, n := range res.ErrorKinds {
-				kinds += n
-			}
-			if kinds != c.Errors+c.Timeouts+c.Unfinished {
-				t.Errorf("error kinds sum to %d, errors+timeouts+unfinished = %d", kinds, c.Errors+c.Timeouts+c.Unfinished)
-			}
-			if f := findCheck(findings, "accounting"); f == nil || f.Severity != verify.Pass {
-				t.Errorf("accounting check %+v", f)
-			}
-			var b strings.Builder
-			if err := report.Text(&b, res); err != nil {
-				t.Fatal(err)
-			}
-			for _, w := range tc.words {
-				if !strings.Contains(b.String(), w) {
-					t.Errorf("report lacks %q:\n%s", w, b.String())
-				}
-			}
-			t.Logf("observed: completed %d errors %d timeouts %d unfinished %d kinds %v status %v redirects %d over-cap %d",
-				c.Completed, c.Errors, c.Timeouts, c.Unfinished, res.ErrorKinds, res.Status, res.Redirects, res.BodyOverCap)
-		})
+		for _, cl := range clients {
+			t.Run(tc.name+"/"+cl.name, func(t *testing.T) {
+				t.Parallel()
+				runFault(t, tc, cl.lean, cl.epoll)
+			})
+		}
 	}
+}
+
+// runFault runs fault case tc, with the lean client (lean) on the event
+// loop (epoll) when the case is plain-http HTTP/1.1.
+func runFault(t *testing.T, tc faultCase, lean, epoll bool) {
+	raw, o := tc.setup(t)
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lean {
+		if u.Scheme != "http" || o.Protocol != "" || o.FollowRedirects {
+			t.Skip("the lean client sends plain-http HTTP/1.1 only, without following redirects")
+		}
+		o.Lean, o.Epoll = true, epoll
+	}
+	o.URL = u
+	o.Schedule = schedule.Spec{Kind: schedule.Constant, Rate: 100, Duration: faultRequests * 10 * time.Millisecond}
+	if o.Connections == 0 {
+		o.Connections = 4
+	}
+	o.Timeout = faultTimeout
+	if tc.timeouts == 0 {
+		// A row that expects no timeout gets a timeout no busy
+		// machine reaches: under -race with every row in
+		// parallel on 2 cores, a request to a fault server
+		// that answers at once was seen to take over 250 ms.
+		o.Timeout = 10 * time.Second
+	}
+	o.Drain = 10 * time.Second
+	res, findings, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := wantClient(lean, epoll); res.Config.Client != want {
+		t.Errorf("client %q, want %q", res.Config.Client, want)
+	}
+	c := res.Counts
+	if c.Scheduled != faultRequests || !c.Balanced() {
+		t.Errorf("counts %+v: want %d scheduled, balanced", c, faultRequests)
+	}
+	if c.Completed != tc.completed || c.Errors != tc.errors || c.Timeouts != tc.timeouts || c.Unfinished != 0 {
+		t.Errorf("completed %d, errors %d, timeouts %d, unfinished %d; want %d, %d, %d, 0",
+			c.Completed, c.Errors, c.Timeouts, c.Unfinished, tc.completed, tc.errors, tc.timeouts)
+	}
+	if !sameCounts(res.ErrorKinds, tc.kinds) {
+		t.Errorf("error kinds %v, want %v", res.ErrorKinds, tc.kinds)
+	}
+	if !sameCounts(res.Status, tc.status) {
+		t.Errorf("status %v, want %v", res.Status, tc.status)
+	}
+	if res.Redirects != tc.redirects || res.BodyOverCap != tc.overCap {
+		t.Errorf("redirects %d, body over cap %d; want %d, %d", res.Redirects, res.BodyOverCap, tc.redirects, tc.overCap)
+	}
+	// Kinds add up to the requests that did not complete.
+	var kinds int64
+	for _, n := range res.ErrorKinds {
+		kinds += n
+	}
+	if kinds != c.Errors+c.Timeouts+c.Unfinished {
+		t.Errorf("error kinds sum to %d, errors+timeouts+unfinished = %d", kinds, c.Errors+c.Timeouts+c.Unfinished)
+	}
+	if f := findCheck(findings, "accounting"); f == nil || f.Severity != verify.Pass {
+		t.Errorf("accounting check %+v", f)
+	}
+	var b strings.Builder
+	if err := report.Text(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range tc.words {
+		if !strings.Contains(b.String(), w) {
+			t.Errorf("report lacks %q:\n%s", w, b.String())
+		}
+	}
+	t.Logf("observed: completed %d errors %d timeouts %d unfinished %d kinds %v status %v redirects %d over-cap %d",
+		c.Completed, c.Errors, c.Timeouts, c.Unfinished, res.ErrorKinds, res.Status, res.Redirects, res.BodyOverCap)
+}
+
+// wantClient is the client a plain-http HTTP/1.1 run uses: the event loop
+// is Linux's.
+func wantClient(lean, epoll bool) string {
+	switch {
+	case !lean:
+		return engine.ClientNetHTTP
+	case epoll && runtime.GOOS == "linux":
+		return engine.ClientEpoll
+	}
+	return engine.ClientLean
 }
 
 func sameCounts(got, want map[string]int64) bool {

@@ -69,6 +69,9 @@ type Options struct {
 	// Lean uses the engine's lean HTTP/1.1 path where it applies
 	// (engine.Config); the CLI turns it on unless --net-http.
 	Lean bool
+	// Epoll drives the lean path with the engine's event loop where it
+	// applies (engine.Config); the CLI turns it on unless --no-epoll.
+	Epoll bool
 
 	// Retry is the retry policy (engine.Retry; retry.go); the zero value
 	// retries nothing.
@@ -163,6 +166,7 @@ func (o Options) engineConfig() engine.Config {
 		MaxStreams:   o.MaxStreams,
 		TLS:          o.TLS,
 		Lean:         o.Lean,
+		Epoll:        o.Epoll,
 		Retry:        o.Retry,
 
 		Insecure:        o.Insecure,

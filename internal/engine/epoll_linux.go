@@ -1,0 +1,734 @@
+//go:build linux
+
+package engine
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/schedule"
+)
+
+// The epoll client (Stats.Client "epoll", Config.Epoll): the lean client's
+// requests and quickHead's responses, driven by one event loop instead of
+// a dispatcher and a goroutine per connection.
+//
+// On the lean path every request costs two goroutine hand-offs: the
+// dispatcher readies a worker, and the runtime's network poller readies it
+// again when the response arrives. On two shared cores those hand-offs, the
+// futex wake-ups of idle threads they cause and the read that finds nothing
+// after each write are about a third of the generator's CPU per request.
+// Here one goroutine owns the schedule and every connection: it waits in
+// epoll_wait(2) on the sockets, a timerfd(2) for the next arrival and an
+// eventfd(2) for news from other goroutines, writes each request the moment
+// it is due and reads each response when epoll says it is there. Per
+// request that leaves one write(2), one read(2) and a share of one
+// epoll_wait.
+//
+// The loop reads plain responses itself (quickHead, quickhead.go). Any
+// other response (chunked, close-delimited, 1xx, a head over 4 KiB, a body
+// over --max-body) is lent, with its connection, to a goroutine that reads
+// it with http.ReadResponse exactly as the lean client does, then gives the
+// connection back. Dials run in goroutines too, so a slow dial never holds
+// up the loop. Everything else is the lean client's: the request bytes, the
+// deadline (attempt + timeout), one retry on a reused connection that
+// failed before any byte of its response, Connection: close, the outcomes
+// (leanOutcome) and the drain (abort).
+//
+// It is used when Config.Epoll and Config.Lean are set, on Linux, for open
+// runs (Run) that need no response headers (no class headers, no
+// Server-Timing, not HEAD) and no retries; everything else takes the lean
+// or net/http path.
+
+// The states of a connection slot.
+const (
+	slotFree = iota // no connection
+	slotIdle        // an idle keep-alive connection
+	slotDial        // a goroutine dials for the slot's request
+	slotBusy        // the request is written, or being written; the loop reads the response
+	slotLent        // a goroutine reads the response (not plain)
+)
+
+// slotBuf is the read buffer of a slot: a response head must fit in it to
+// be read by the loop.
+const slotBuf = 4096
+
+type slot struct {
+	state   uint8
+	reused  bool // the connection served an exchange before
+	retried bool // the exchange was retried once on a new connection
+	head    bool // the response head was read
+	keep    bool // the connection may serve another exchange after this one
+	fd      int
+	it      item
+	attempt time.Duration // the request's first attempt
+	sent    time.Duration // when the connection was in hand
+	status  int
+	left    int64  // body bytes still to read, once head
+	wb      []byte // the request; wb[woff:] is still to write
+	woff    int
+	out     bool   // epoll watches for room to write
+	buf     []byte // response bytes not consumed yet (buf[:n])
+	n       int
+}
+
+// news is what other goroutines tell the loop: a dial's connection (fd ≥ 0)
+// or error, or a lent slot given back with its connection (fd ≥ 0) or
+// without.
+type news struct {
+	slot int32
+	fd   int
+	err  error
+	lent bool
+}
+
+type epollLoop struct {
+	e     *run
+	t     *leanTransport
+	w     *worker // the loop's shard and stamp digits
+	ep    int     // epoll descriptor
+	tfd   int     // timerfd: the next arrival
+	efd   int     // eventfd: news
+	slots []slot
+	idle  []int32 // slots with an idle connection, most recently used last
+	free  []int32 // slots without a connection
+	inUse int     // slots dialling, busy or lent
+
+	pending []item // due, waiting for a slot: pending[head:]
+	head    int
+
+	armed     time.Duration // when the timerfd fires, or -1
+	nextCheck time.Duration // earliest deadline of a busy slot, or never
+
+	mu      sync.Mutex
+	closed  bool // efd is closed: no more wake-ups
+	inbox   []news
+	out     int // goroutines (dials, lent exchanges) that have not reported
+	events  []unix.EpollEvent
+	lentSh  *shard // records of lent exchanges
+	scratch []news
+}
+
+// never is an offset no run reaches.
+const never = time.Duration(1<<63 - 1)
+
+// maxPending bounds the arrivals taken from the schedule that wait for a
+// connection, as the open model's queue does on the lean path: past it
+// the loop stops taking arrivals until a connection frees up (they stay
+// due, and their send delay counts from their scheduled time).
+const maxPending = 1 << 14
+
+// newEpollLoop returns the event loop for e's open run, or nil when the
+// epoll client does not apply (see above) or its descriptors cannot be had.
+func newEpollLoop(e *run) *epollLoop {
+	t := e.lean
+	if !e.cfg.Epoll || t == nil || !t.quick || e.retry != nil {
+		return nil
+	}
+	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return nil
+	}
+	tfd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		unix.Close(ep)
+		return nil
+	}
+	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		unix.Close(ep)
+		unix.Close(tfd)
+		return nil
+	}
+	l := &epollLoop{e: e, t: t, w: e.newWorker(), ep: ep, tfd: tfd, efd: efd,
+		slots: make([]slot, e.cfg.Connections), armed: -1, nextCheck: never,
+		events: make([]unix.EpollEvent, 256), lentSh: e.sink.newShard()}
+	for i := range l.slots {
+		l.slots[i].fd = -1
+		l.free = append(l.free, int32(len(l.slots)-1-i)) // slot 0 first
+	}
+	for _, fd := range []int{tfd, efd} {
+		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: -1, Pad: int32(fd)}); err != nil {
+			l.close()
+			return nil
+		}
+	}
+	return l
+}
+
+// wake tells the loop to look at its inbox and the run's contexts.
+func (l *epollLoop) wake() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.wakeLocked()
+}
+
+func (l *epollLoop) wakeLocked() {
+	if !l.closed {
+		one := [8]byte{1}                // a non-zero count in either byte order
+		_, _ = unix.Write(l.efd, one[:]) // EAGAIN: the counter is already set
+	}
+}
+
+func (l *epollLoop) tell(n news) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.inbox = append(l.inbox, n)
+	l.wakeLocked()
+}
+
+// run walks s and sends every arrival, like dispatch and the workers
+// together; it closes dispatched when the schedule is spent or ctx was
+// cancelled, and returns when every request has its record.
+func (l *epollLoop) run(ctx context.Context, s schedule.Schedule, stats *Stats, dispatched chan<- struct{}) {
+	e := l.e
+	defer l.close()
+	stopCtx := context.AfterFunc(ctx, l.wake)
+	defer stopCtx()
+	stopDrain := context.AfterFunc(e.drain, l.wake)
+	defer stopDrain()
+
+	var seq uint64
+	off, ok := s.Next()
+	scheduling := ok
+	if !ok {
+		stats.ScheduleEnd = e.since()
+		close(dispatched)
+	}
+	aborted := false
+	for {
+		now := e.since()
+		if scheduling && ctx.Err() != nil {
+			stats.Interrupted = true
+			stats.ScheduleEnd = now
+			scheduling = false
+			close(dispatched)
+		}
+		if !aborted && e.drain.Err() != nil {
+			aborted = true
+			l.abort()
+		}
+		// Take what is due.
+		for scheduling && off <= now && len(l.pending)-l.head < maxPending {
+			if l.inUse+len(l.pending)-l.head >= e.cfg.Connections {
+				e.limitWaited++
+			}
+			l.pending = append(l.pending, item{seq: seq, off: off})
+			seq++
+			e.dispatched.Add(1)
+			if off, ok = s.Next(); !ok {
+				scheduling = false
+				stats.ScheduleEnd = e.since()
+				close(dispatched)
+			}
+		}
+		if aborted {
+			l.abandonPending()
+		}
+		l.assign()
+		if now >= l.nextCheck {
+			l.expire(now)
+		}
+		if !scheduling && l.head == len(l.pending) && l.inUse == 0 && l.out == 0 {
+			return
+		}
+		// Sleep until the next arrival, the next deadline or an event.
+		wait := -1
+		if scheduling && len(l.pending)-l.head < maxPending {
+			at := max(off, now+minSleep)
+			if l.armed < 0 || at < l.armed {
+				spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(max(at-now, time.Microsecond)))}
+				if err := unix.TimerfdSettime(l.tfd, 0, &spec, nil); err == nil {
+					l.armed = at
+				} else {
+					wait = int(min(at-now, time.Millisecond) / time.Millisecond)
+				}
+			}
+		}
+		if l.nextCheck != never {
+			ms := int((l.nextCheck - now + time.Millisecond - 1) / time.Millisecond)
+			if wait < 0 || ms < wait {
+				wait = ms
+			}
+		}
+		n, err := unix.EpollWait(l.ep, l.events, wait)
+		if err != nil {
+			continue // EINTR
+		}
+		for _, ev := range l.events[:n] {
+			l.event(ev)
+		}
+	}
+}
+
+func (l *epollLoop) event(ev unix.EpollEvent) {
+	if ev.Fd < 0 {
+		var b [8]byte
+		_, _ = unix.Read(int(ev.Pad), b[:])
+		if int(ev.Pad) == l.tfd {
+			l.armed = -1
+		} else {
+			l.news()
+		}
+		return
+	}
+	i := ev.Fd
+	s := &l.slots[i]
+	if s.fd != int(ev.Pad) {
+		return // the event of a connection closed since
+	}
+	switch s.state {
+	case slotIdle:
+		// An idle connection is readable: the server closed it, or sent
+		// what nobody asked for. Either way it is done.
+		l.closeConn(i)
+		l.free = append(l.free, i)
+		l.removeIdle(i)
+	case slotBusy:
+		if ev.Events&unix.EPOLLOUT != 0 && s.woff < len(s.wb) {
+			l.write(i)
+			if s.state != slotBusy {
+				return
+			}
+		}
+		if ev.Events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+			l.read(i)
+		}
+	}
+}
+
+// news takes the inbox's news: dialled connections and lent slots given back.
+func (l *epollLoop) news() {
+	l.mu.Lock()
+	l.scratch, l.inbox = l.inbox, l.scratch[:0]
+	l.mu.Unlock()
+	for _, n := range l.scratch {
+		l.out--
+		s := &l.slots[n.slot]
+		if n.lent {
+			l.inUse--
+			if n.fd >= 0 && !l.t.aborted.Load() {
+				l.register(n.slot, n.fd)
+				s.reused = true
+				l.idleSlot(n.slot)
+			} else {
+				if n.fd >= 0 {
+					unix.Close(n.fd)
+				}
+				s.state = slotFree
+				l.free = append(l.free, n.slot)
+			}
+			continue
+		}
+		if s.state != slotDial { // abandoned when the drain expired
+			if n.fd >= 0 {
+				unix.Close(n.fd)
+			}
+			continue
+		}
+		if n.err != nil {
+			l.fail(n.slot, -1, n.err)
+			continue
+		}
+		if err := l.register(n.slot, n.fd); err != nil {
+			unix.Close(n.fd)
+			l.fail(n.slot, -1, err)
+			continue
+		}
+		s.reused = false
+		l.send(n.slot)
+	}
+}
+
+func (l *epollLoop) register(i int32, fd int) error {
+	s := &l.slots[i]
+	s.fd = fd
+	err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: i, Pad: int32(fd)})
+	if err != nil {
+		s.fd = -1
+	}
+	return err
+}
+
+// assign gives pending arrivals to idle connections, or to free slots,
+// which dial.
+func (l *epollLoop) assign() {
+	for l.head < len(l.pending) {
+		var i int32
+		switch {
+		case len(l.idle) > 0:
+			i = l.idle[len(l.idle)-1]
+			l.idle = l.idle[:len(l.idle)-1]
+		case len(l.free) > 0:
+			i = l.free[len(l.free)-1]
+			l.free = l.free[:len(l.free)-1]
+		default:
+			return
+		}
+		it := l.pending[l.head]
+		l.head++
+		if l.head == len(l.pending) {
+			l.pending, l.head = l.pending[:0], 0
+		}
+		s := &l.slots[i]
+		s.it = it
+		s.attempt = l.e.since()
+		s.retried = false
+		l.inUse++
+		l.e.busyOne()
+		if s.state == slotIdle {
+			l.send(i)
+		} else {
+			l.dial(i)
+		}
+	}
+}
+
+// dial starts a goroutine that dials a connection for slot i.
+func (l *epollLoop) dial(i int32) {
+	s := &l.slots[i]
+	s.state = slotDial
+	deadline := l.e.start.Add(s.attempt + l.e.cfg.Timeout)
+	l.out++
+	go func() {
+		fd, err := l.dialFD(deadline)
+		l.tell(news{slot: i, fd: fd, err: err})
+	}()
+}
+
+// dialFD dials as the lean client does and returns a duplicate of the
+// connection's descriptor, which stays non-blocking; the runtime's poller
+// forgets the original.
+func (l *epollLoop) dialFD(deadline time.Time) (int, error) {
+	if l.t.aborted.Load() {
+		return -1, errAborted
+	}
+	d := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}
+	nc, err := d.DialContext(l.t.drain, "tcp", l.t.addr)
+	if err != nil {
+		return -1, err
+	}
+	defer nc.Close()
+	return dupFD(nc)
+}
+
+func dupFD(nc net.Conn) (int, error) {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return -1, errAborted
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	cerr := rc.Control(func(u uintptr) {
+		fd, err = unix.FcntlInt(u, unix.F_DUPFD_CLOEXEC, 0)
+	})
+	if cerr != nil {
+		return -1, cerr
+	}
+	if err != nil {
+		return -1, os.NewSyscallError("fcntl", err)
+	}
+	return fd, nil
+}
+
+// send writes slot i's request on its connection.
+func (l *epollLoop) send(i int32) {
+	s := &l.slots[i]
+	var stamp []byte
+	if l.e.cfg.StampHeader != "" {
+		stamp = l.w.stampDigits(s.it.off)
+	}
+	s.state = slotBusy
+	s.wb = l.t.request(s.wb[:0], stamp)
+	s.woff = 0
+	s.head, s.n, s.status, s.keep = false, 0, 0, false
+	if s.buf == nil {
+		s.buf = make([]byte, slotBuf)
+	}
+	s.sent = l.e.since()
+	if d := s.attempt + l.e.cfg.Timeout; d < l.nextCheck {
+		l.nextCheck = d
+	}
+	l.write(i)
+}
+
+// write writes what is left of slot i's request; if the socket takes only
+// part of it, epoll says when it takes more.
+func (l *epollLoop) write(i int32) {
+	s := &l.slots[i]
+	for s.woff < len(s.wb) {
+		n, err := unix.Write(s.fd, s.wb[s.woff:])
+		if n > 0 {
+			s.woff += n
+		}
+		switch err {
+		case nil, unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			if !s.out {
+				s.out = true
+				_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, s.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLOUT, Fd: i, Pad: int32(s.fd)})
+			}
+			return
+		}
+		l.early(i, os.NewSyscallError("write", err))
+		return
+	}
+	if s.out {
+		// The whole request is out: back to reading only.
+		s.out = false
+		_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, s.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: i, Pad: int32(s.fd)})
+	}
+}
+
+// read reads what slot i's connection has and completes the exchange when
+// the response is whole.
+func (l *epollLoop) read(i int32) {
+	s := &l.slots[i]
+	if s.n == len(s.buf) {
+		l.lend(i) // a head longer than the buffer
+		return
+	}
+	m, err := unix.Read(s.fd, s.buf[s.n:])
+	switch {
+	case err == unix.EAGAIN || err == unix.EINTR:
+		return
+	case err != nil:
+		if !s.head && s.n == 0 {
+			l.early(i, os.NewSyscallError("read", err))
+		} else {
+			l.fail(i, s.sent, os.NewSyscallError("read", err))
+		}
+		return
+	case m == 0: // EOF
+		switch {
+		case !s.head && s.n == 0:
+			l.early(i, io.EOF)
+		case !s.head:
+			l.lend(i) // a head http.ReadResponse may still make sense of
+		default:
+			l.fail(i, s.sent, io.ErrUnexpectedEOF)
+		}
+		return
+	}
+	if s.head {
+		if int64(m) > s.left {
+			s.keep = false // bytes after the body: nothing to pair them with
+			s.left = 0
+		} else {
+			s.left -= int64(m)
+		}
+		if s.left == 0 {
+			l.complete(i)
+		}
+		return
+	}
+	s.n += m
+	status, length, keep, hn, ok := quickHead(s.buf[:s.n])
+	if !ok || length > 1<<30 || (l.t.maxBody > 0 && length > l.t.maxBody) {
+		if bytes.Contains(s.buf[:s.n], crlf2) || bytes.Contains(s.buf[:s.n], lf2) || s.n == len(s.buf) {
+			l.lend(i)
+		}
+		return // wait for the rest of the head
+	}
+	s.head, s.status, s.keep = true, status, keep
+	if body := int64(s.n - hn); body >= length {
+		s.keep = s.keep && body == length
+		s.left = 0
+		l.complete(i)
+		return
+	}
+	s.left = length - int64(s.n-hn)
+	s.n = 0
+}
+
+var lf2 = []byte("\n\n")
+
+// complete records slot i's exchange, completed, and keeps or closes its
+// connection.
+func (l *epollLoop) complete(i int32) {
+	s := &l.slots[i]
+	r := recorder.Record{Seq: s.it.seq, Scheduled: s.it.off, Status: s.status}
+	l.e.leanOutcome(&r, s.attempt, s.sent, nil)
+	l.e.done(&r, l.w.shard)
+	l.inUse--
+	if s.keep && !l.t.once && !l.t.aborted.Load() {
+		s.reused = true
+		l.idleSlot(i)
+		return
+	}
+	l.closeConn(i)
+	s.state = slotFree
+	l.free = append(l.free, i)
+}
+
+func (l *epollLoop) idleSlot(i int32) {
+	l.slots[i].state = slotIdle
+	l.idle = append(l.idle, i)
+}
+
+func (l *epollLoop) removeIdle(i int32) {
+	for k, j := range l.idle {
+		if j == i {
+			l.idle = append(l.idle[:k], l.idle[k+1:]...)
+			return
+		}
+	}
+}
+
+// early ends slot i's exchange, which failed before any byte of the
+// response arrived: on a reused connection the server may have closed it
+// while idle, so the request is retried once on a new one, as the lean
+// client does.
+func (l *epollLoop) early(i int32, err error) {
+	s := &l.slots[i]
+	if s.reused && !s.retried && l.e.since() < s.attempt+l.e.cfg.Timeout && !l.t.aborted.Load() {
+		l.closeConn(i)
+		s.retried = true
+		l.dial(i)
+		return
+	}
+	l.fail(i, s.sent, err)
+}
+
+// fail records slot i's exchange as failed with err and frees the slot,
+// closing its connection. sent < 0: no connection was in hand.
+func (l *epollLoop) fail(i int32, sent time.Duration, err error) {
+	s := &l.slots[i]
+	r := recorder.Record{Seq: s.it.seq, Scheduled: s.it.off, Status: s.status}
+	l.e.leanOutcome(&r, s.attempt, sent, err)
+	l.e.done(&r, l.w.shard)
+	l.inUse--
+	l.closeConn(i)
+	s.state = slotFree
+	l.free = append(l.free, i)
+}
+
+func (l *epollLoop) closeConn(i int32) {
+	s := &l.slots[i]
+	if s.fd >= 0 {
+		unix.Close(s.fd) // closing removes it from the epoll set
+		s.fd = -1
+	}
+}
+
+// expire fails the busy exchanges whose deadline passed and finds the next
+// deadline.
+func (l *epollLoop) expire(now time.Duration) {
+	l.nextCheck = never
+	for i := range l.slots {
+		s := &l.slots[i]
+		if s.state != slotBusy {
+			continue
+		}
+		d := s.attempt + l.e.cfg.Timeout
+		if d <= now {
+			l.fail(int32(i), s.sent, os.ErrDeadlineExceeded)
+			continue
+		}
+		l.nextCheck = min(l.nextCheck, d)
+	}
+}
+
+// lend hands slot i's exchange, whose response the loop does not read
+// itself, to a goroutine that reads it as the lean client does.
+func (l *epollLoop) lend(i int32) {
+	s := &l.slots[i]
+	_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, s.fd, nil)
+	fd := s.fd
+	s.fd = -1
+	s.state = slotLent
+	got := append([]byte(nil), s.buf[:s.n]...)
+	it, attempt, sent := s.it, s.attempt, s.sent
+	e, t := l.e, l.t
+	l.out++
+	go func() {
+		r := recorder.Record{Seq: it.seq, Scheduled: it.off}
+		back := -1
+		err := func() error {
+			f := os.NewFile(uintptr(fd), "lent")
+			nc, err := net.FileConn(f)
+			f.Close()
+			if err != nil {
+				return err
+			}
+			c, err := t.adopt(nc, io.MultiReader(bytes.NewReader(got), nc))
+			if err != nil {
+				nc.Close()
+				return err
+			}
+			if err := c.SetDeadline(e.start.Add(attempt + e.cfg.Timeout)); err != nil {
+				t.close(c)
+				return err
+			}
+			var keep *leanConn
+			resp, err := t.readResponse(c, &keep)
+			if err != nil {
+				t.close(c)
+				return err
+			}
+			err = e.response(resp, &r) // closes the body: c is kept or closed
+			if keep != nil {
+				if back, err = dupFD(keep.Conn); err != nil {
+					back = -1
+				}
+				t.close(keep)
+			}
+			return err
+		}()
+		e.leanOutcome(&r, attempt, sent, err)
+		e.done(&r, l.lentSh)
+		l.tell(news{slot: i, fd: back, lent: true})
+	}()
+}
+
+// abort ends the run's exchanges when the drain expired: arrivals still
+// pending are abandoned, exchanges in flight recorded unfinished. Dials and
+// lent exchanges are ended by the lean transport's abort and report back.
+func (l *epollLoop) abort() {
+	l.abandonPending()
+	for i := range l.slots {
+		s := &l.slots[i]
+		switch s.state {
+		case slotBusy:
+			l.fail(int32(i), s.sent, errAborted)
+		case slotDial:
+			l.fail(int32(i), -1, errAborted)
+		}
+	}
+}
+
+func (l *epollLoop) abandonPending() {
+	for _, it := range l.pending[l.head:] {
+		l.e.abandon(it, l.w.shard)
+	}
+	l.pending, l.head = l.pending[:0], 0
+}
+
+// close closes the loop's descriptors and idle connections.
+func (l *epollLoop) close() {
+	for i := range l.slots {
+		l.closeConn(int32(i))
+	}
+	l.mu.Lock()
+	l.closed = true
+	l.mu.Unlock()
+	for _, fd := range []int{l.tfd, l.efd, l.ep} {
+		unix.Close(fd)
+	}
+}
+
+// epollClient is the client Config.Epoll gives where it applies.
+const epollClient = ClientEpoll
