@@ -173,13 +173,9 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 
 	var wg sync.WaitGroup
 	dispatchDone := make(chan struct{})
-	if l := newEpollLoop(e); l != nil {
+	if l := newEpollLoop(e, s, &stats, dispatchDone); l != nil {
 		stats.Client = ClientEpoll
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			l.run(ctx, s, &stats, dispatchDone)
-		}()
+		l.start(ctx, &wg)
 	} else {
 		for range cfg.Connections {
 			wg.Add(1)

@@ -4,6 +4,7 @@ package engine
 
 import (
 	"context"
+	"sync"
 
 	"github.com/openload/openload/schedule"
 )
@@ -12,9 +13,9 @@ import (
 // runs with a goroutine per connection.
 type epollLoop struct{}
 
-func newEpollLoop(*run) *epollLoop { return nil }
+func newEpollLoop(*run, schedule.Schedule, *Stats, chan<- struct{}) *epollLoop { return nil }
 
-func (*epollLoop) run(context.Context, schedule.Schedule, *Stats, chan<- struct{}) {}
+func (*epollLoop) start(context.Context, *sync.WaitGroup) {}
 
 // epollClient is the client Config.Epoll gives where it applies: the lean
 // client, here.

@@ -1,0 +1,170 @@
+package engine
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openload/openload/internal/rawtcp"
+	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/schedule"
+)
+
+// The cases where the event loop (epoll_linux.go) leaves its fast path: a
+// request the socket takes in parts, responses it lends to a goroutine
+// (informational answers, heads over its 4 KiB buffer, chunked bodies)
+// and the timeout and drain of a lent exchange. Each runs on every client
+// of an open run, which must agree.
+
+// rawAnswers serves every connection with handle, after reading each
+// request head; it is closed when the test ends.
+func rawAnswers(t *testing.T, handle func(c net.Conn, br *bufio.Reader, done <-chan struct{}) bool) string {
+	t.Helper()
+	srv, err := rawtcp.Serve(func(c net.Conn, done <-chan struct{}) {
+		br := bufio.NewReader(c)
+		for rawtcp.ReadRequest(br) && handle(c, br, done) {
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return "http://" + srv.Addr() + "/"
+}
+
+func TestEpollLargeRequestBody(t *testing.T) {
+	// 4 MiB bodies fill the socket's send buffer: the loop writes each
+	// request in parts, as epoll says there is room.
+	body := bytes.Repeat([]byte("0123456789abcdef"), 1<<18)
+	forClients(t, openClients, func(t *testing.T, cl client) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			n, _ := io.Copy(io.Discard, r.Body)
+			if n != int64(len(body)) {
+				w.WriteHeader(http.StatusBadRequest)
+			}
+		}))
+		defer srv.Close()
+		rec, stats := runAgainst(t, srv.URL, Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 2, Method: http.MethodPost, Body: body},
+			schedule.NewConstant(50, 200*time.Millisecond))
+		if c := checkIdentity(t, rec, 10); c.Completed != 10 || rec.StatusCodes()[200] != 10 {
+			t.Errorf("counts %+v, statuses %v: want 10 completed with 200", c, rec.StatusCodes())
+		}
+		if stats.Client != cl.name {
+			t.Errorf("client %q, want %q", stats.Client, cl.name)
+		}
+	})
+}
+
+func TestEpollLentResponses(t *testing.T) {
+	bigHeader := "X-Big: " + strings.Repeat("y", 6000) + "\r\n"
+	for _, c := range []struct {
+		name, answer string
+	}{
+		{"early hints", "HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+		{"head over 4 KiB", "HTTP/1.1 200 OK\r\n" + bigHeader + "Content-Length: 2\r\n\r\nok"},
+		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"},
+		{"no content", "HTTP/1.1 204 No Content\r\n\r\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			forClients(t, openClients, func(t *testing.T, cl client) {
+				u := rawAnswers(t, func(nc net.Conn, _ *bufio.Reader, _ <-chan struct{}) bool {
+					_, err := io.WriteString(nc, c.answer)
+					return err == nil
+				})
+				rec, _ := runAgainst(t, u, Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 2}, schedule.NewConstant(100, 200*time.Millisecond))
+				if n := checkIdentity(t, rec, 20); n.Completed != 20 {
+					t.Errorf("counts %+v, kinds %v: want 20 completed", n, rec.ErrorKinds())
+				}
+			})
+		})
+	}
+}
+
+// stalledChunks answers with a chunked head and one chunk, then says
+// nothing more until the server closes.
+func stalledChunks(nc net.Conn, _ *bufio.Reader, done <-chan struct{}) bool {
+	io.WriteString(nc, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n")
+	<-done
+	return false
+}
+
+func TestEpollLentTimeout(t *testing.T) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
+		u := rawAnswers(t, stalledChunks)
+		rec, _ := runAgainst(t, u, Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 4, Timeout: 100 * time.Millisecond},
+			schedule.NewConstant(100, 40*time.Millisecond))
+		if c := checkIdentity(t, rec, 4); c.Timeouts != 4 {
+			t.Errorf("counts %+v, kinds %v: want 4 timeouts", c, rec.ErrorKinds())
+		}
+		if got := rec.StatusCodes()[200]; got != 4 {
+			t.Errorf("status 200 ×%d, want 4: the head came before the timeout", got)
+		}
+	})
+}
+
+func TestEpollLentDrain(t *testing.T) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
+		u := rawAnswers(t, stalledChunks)
+		rec, _ := runAgainst(t, u, Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 4, Timeout: time.Minute, Drain: 100 * time.Millisecond},
+			schedule.NewConstant(100, 40*time.Millisecond))
+		c := checkIdentity(t, rec, 4)
+		if c.Unfinished != 4 || c.Sent != 4 {
+			t.Errorf("counts %+v: want 4 sent, unfinished", c)
+		}
+		if n := rec.ErrorKinds()[recorder.KindUnfinished.String()]; n != 4 {
+			t.Errorf("kinds %v: want 4 unfinished", rec.ErrorKinds())
+		}
+	})
+}
+
+// TestEpollServerCloses: servers that close the connection before their
+// response is whole, or after bytes nobody asked for. Every client must
+// record the same outcomes.
+func TestEpollServerCloses(t *testing.T) {
+	for _, c := range []struct {
+		name, answer string
+		completed    int64  // of 10; the others fail
+		status       int64  // responses whose status came
+		kind         string // of the failures
+		clients      []client
+	}{
+		{"before answering", "", 0, 0, "reset", openClients},
+		{"in the head", "HTTP/1.1 200 OK\r\nContent-Le", 0, 0, "other", openClients},
+		{"in the body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", 0, 10, "reset", openClients},
+		// net/http logs the extra bytes ("Unsolicited response"): the lean
+		// clients only.
+		{"after bytes past the body", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA", 10, 10, "", openClients[1:]},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var first recorder.Counts
+			forClients(t, c.clients, func(t *testing.T, cl client) {
+				u := rawAnswers(t, func(nc net.Conn, _ *bufio.Reader, _ <-chan struct{}) bool {
+					io.WriteString(nc, c.answer)
+					return false // close
+				})
+				rec, _ := runAgainst(t, u, Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 2}, schedule.NewConstant(100, 100*time.Millisecond))
+				n := checkIdentity(t, rec, 10)
+				if n.Completed != c.completed || n.Errors != 10-c.completed {
+					t.Errorf("counts %+v, kinds %v: want %d completed, the rest failed", n, rec.ErrorKinds(), c.completed)
+				}
+				if got := rec.StatusCodes()[200]; got != c.status {
+					t.Errorf("status 200 ×%d, want %d", got, c.status)
+				}
+				if k := rec.ErrorKinds(); n.Errors > 0 && k[c.kind] != n.Errors {
+					t.Errorf("kinds %v: want every failure %s", k, c.kind)
+				}
+				if first == (recorder.Counts{}) {
+					first = n
+				} else if n != first {
+					t.Errorf("counts %+v, %s had %+v", n, c.clients[0].test, first)
+				}
+			})
+		})
+	}
+}
