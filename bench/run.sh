@@ -3,7 +3,7 @@
 # machine, against a minimal loopback target (bench/target), and
 # docs/BENCHMARKS.md written from the run.
 #
-#   bash bench/run.sh            # 7–11 minutes with the defaults (≤ 20)
+#   bash bench/run.sh            # 9–13 minutes with the defaults (≤ 22)
 #   DUR=5 STEPS=4 bash bench/run.sh   # quicker, coarser
 #
 # Knobs (environment): DUR seconds per run (10), STEPS bisection steps per
@@ -87,6 +87,8 @@ run() {
   case $tool in
     openload)
       /usr/bin/time -v -o "$TIMEF" "$W/openload" -q -r "$rate" -d "${dur}s" -c 64 --drain 2s -o "$RES.json" ${LOG:+--log "$W/requests.csv"} "$URL/" || true ;;
+    openload-lean)
+      /usr/bin/time -v -o "$TIMEF" "$W/openload" -q --no-epoll -r "$rate" -d "${dur}s" -c 64 --drain 2s -o "$RES.json" "$URL/" || true ;;
     openload-nethttp)
       /usr/bin/time -v -o "$TIMEF" "$W/openload" -q --net-http -r "$rate" -d "${dur}s" -c 64 --drain 2s -o "$RES.json" "$URL/" || true ;;
     fortio)
@@ -129,7 +131,7 @@ settle() {
   done
 }
 
-for tool in openload openload-nethttp fortio vegeta; do
+for tool in openload openload-lean openload-nethttp fortio vegeta; do
   echo "$tool: bisection" >&2
   if [ "$tool" = vegeta ]; then
     # vegeta holds a few thousand a second at most here, and a run it
@@ -210,7 +212,7 @@ G1A=$(ratio "${MAX[openload]}" "$CEIL"); G1B=$(ratio "${MAX[openload]}" "${MAX[f
 G2=$(ratio "$OL_CPU1K" "$FO_CPU1K")
 G4=$(ratio "$RSS_LONG" "$RSS_10")
 echo "microbenchmarks" >&2
-MICRO=$(go test -run '^$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead' -benchmem ./recorder ./schedule ./internal/engine 2>&1 | grep -E '^(Benchmark|ok|PASS|FAIL)' || true)
+MICRO=$(go test -run '^$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead|OpenRun' -benchmem ./recorder ./schedule ./internal/engine 2>&1 | grep -E '^(Benchmark|ok|PASS|FAIL)' || true)
 ELAPSED=$(( $(date +%s) - T0 ))
 
 mkdir -p "$(dirname "$OUT")"
@@ -236,6 +238,7 @@ rate × ${DUR} s during the run (and, for openload, its own send delay p99
 | --- | ---: | ---: | ---: | ---: |
 | wrk 4.1 (closed loop, -t2 -c64) | ceiling ${CEIL} | 1.00 | $(per1k "$WRK_CPU" "$CEIL") (at the ceiling) | ${WRK_RSS} |
 | openload (-c 64) | ${MAX[openload]} | $(ratio "${MAX[openload]}" "$CEIL") | ${OL_CPU1K} | ${HALF_RSS[openload]} |
+| openload --no-epoll (-c 64) | ${MAX[openload-lean]} | $(ratio "${MAX[openload-lean]}" "$CEIL") | $(per1k "${HALF_CPU[openload-lean]}" "$HALF") | ${HALF_RSS[openload-lean]} |
 | openload --net-http (-c 64) | ${MAX[openload-nethttp]} | $(ratio "${MAX[openload-nethttp]}" "$CEIL") | $(per1k "${HALF_CPU[openload-nethttp]}" "$HALF") | ${HALF_RSS[openload-nethttp]} |
 | fortio 1.66.5 (-c 64 -uniform) | ${MAX[fortio]} | $(ratio "${MAX[fortio]}" "$CEIL") | ${FO_CPU1K} | ${HALF_RSS[fortio]} |
 | vegeta 12.13.0 (default workers) | ${MAX[vegeta]} | $(ratio "${MAX[vegeta]}" "$CEIL") | ${VE_CPU1K} | ${HALF_RSS[vegeta]} |
@@ -269,12 +272,14 @@ ${RSS_10} MB at ${HALF}/s for ${DUR} s, ${RSS_LONG} MB at ${HALF}/s for ${LONG} 
 | 4. ${LONG} s run's RSS ≤ 1.2 × a ${DUR} s run's | ${RSS_LONG} vs ${RSS_10} MB | ${G4} | $(met "$G4 <= 1.2") |
 
 The goals are computed for openload's default path (the lean HTTP/1.1
-client); with \`--net-http\` (net/http's transport) it has its own row
-above: max rate × fortio's $(ratio "${MAX[openload-nethttp]}" "${MAX[fortio]}"), CPU per 1,000 × fortio's $(ratio "$(per1k "${HALF_CPU[openload-nethttp]}" "$HALF")" "$FO_CPU1K").
+client on one epoll event loop). The other two clients have rows of their
+own above: \`--no-epoll\` (the lean client, a goroutine per connection):
+max rate × fortio's $(ratio "${MAX[openload-lean]}" "${MAX[fortio]}"), CPU per 1,000 × fortio's $(ratio "$(per1k "${HALF_CPU[openload-lean]}" "$HALF")" "$FO_CPU1K"); \`--net-http\`
+(net/http's transport): max rate × fortio's $(ratio "${MAX[openload-nethttp]}" "${MAX[fortio]}"), CPU per 1,000 × fortio's $(ratio "$(per1k "${HALF_CPU[openload-nethttp]}" "$HALF")" "$FO_CPU1K").
 
 ## Microbenchmarks (goal 5)
 
-\`go test -run '^\$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead' -benchmem ./recorder ./schedule ./internal/engine\`:
+\`go test -run '^\$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead|OpenRun' -benchmem ./recorder ./schedule ./internal/engine\`:
 scheduling the next arrival (schedule), recording one request into the
 histograms and timeline (recorder BenchmarkAdd), handing a record from a
 worker to the recorder goroutine (BenchmarkShardPut), reading a plain
@@ -282,7 +287,9 @@ response head on the lean client (BenchmarkQuickHead), writing one log line
 (BenchmarkLogWrite), and the engine's per-request hot path against a
 loopback server that allocates nothing (BenchmarkWorkerDo: net/http's
 transport and the lean client, which allocates nothing for a plain
-response).
+response). BenchmarkOpenRun is a whole open run of b.N requests on each
+client (schedule, client, that server and the recorder, 4 connections):
+ns/op is the engine's throughput with the server on the same cores.
 
 \`\`\`
 $MICRO
@@ -293,6 +300,7 @@ $MICRO
 \`\`\`
 wrk -t2 -c64 -d${DUR}s $URL/
 openload -q -r RATE -d ${DUR}s -c 64 --drain 2s -o result.json $URL/      (memory runs add --log FILE)
+openload -q --no-epoll -r RATE -d ${DUR}s -c 64 --drain 2s -o result.json $URL/   (the --no-epoll row)
 openload -q --net-http -r RATE -d ${DUR}s -c 64 --drain 2s -o result.json $URL/   (the --net-http row)
 fortio load -quiet -qps RATE -uniform -t ${DUR}s -c 64 -json result.json $URL/
 echo "GET $URL/" | vegeta attack -rate RATE -duration ${DUR}s -output results.bin

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/schedule"
 )
 
 // BenchmarkWorkerDo is the per-request hot path of the open model: one
@@ -48,4 +49,31 @@ func BenchmarkWorkerDo(b *testing.B) {
 func benchRun(cfg Config) (*run, func()) {
 	e := &run{cfg: cfg, drain: context.Background(), start: time.Now()}
 	return e, e.connect()
+}
+
+// BenchmarkOpenRun is a whole open run per b.N requests: the schedule
+// (1,000,000/s, so that the generator, not the clock, sets the pace), the
+// client, the loopback rawServer and the recorder, on 4 connections.
+// ns/op is the engine's throughput on this machine, server included;
+// allocs/op its allocations per recorded request.
+func BenchmarkOpenRun(b *testing.B) {
+	srv := newRawServer()
+	defer srv.Close()
+	for _, cl := range openClients {
+		b.Run(cl.test, func(b *testing.B) {
+			cfg := Config{URL: mustURL(b, srv.URL), Method: http.MethodGet, Connections: 4, Timeout: 5 * time.Second,
+				Drain: 5 * time.Second, Lean: cl.lean, Epoll: cl.epoll}
+			rec := recorder.New(nil)
+			b.ReportAllocs()
+			b.ResetTimer()
+			stats, err := Run(context.Background(), cfg, schedule.NewConstant(1e6, time.Duration(b.N)*time.Microsecond), rec)
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if c := rec.Counts(); c.Completed != int64(b.N) || stats.Client != cl.name {
+				b.Fatalf("counts %+v with %s, want %d completed with %s", c, stats.Client, b.N, cl.name)
+			}
+		})
+	}
 }
