@@ -13,6 +13,15 @@
 // when asked: each worker owns a connection and writes the request,
 // serialised once, itself. Everything else goes through net/http's client.
 //
+// On Linux, an open run on the lean path that needs no response headers
+// and no retries is driven by one event loop instead (Config.Epoll,
+// epoll_linux.go): a single goroutine owns the schedule and every
+// connection, sleeps in epoll_wait(2) on the sockets and a timerfd, writes
+// each request when it is due and reads each plain response when it
+// arrives; the dispatcher and the workers are not started. The words stay
+// the same: the connections are the in-flight limit, and waiting for one
+// is send delay.
+//
 // A request's sent time is taken when it has a connection in hand, just
 // before it is written (with net/http: when the transport hands it one,
 // httptrace GotConn); when no connection could be had (refused, DNS, TLS),

@@ -109,8 +109,7 @@ type epollLoop struct {
 	off        time.Duration // the next arrival's offset, while scheduling
 	seq        uint64
 	scheduling bool
-	pending    []item // due, waiting for a connection: pending[head:]
-	head       int
+	pending    queue // due, waiting for a connection
 
 	ep    int // epoll descriptor
 	tfd   int // timerfd: the next arrival
@@ -210,11 +209,11 @@ func (l *epollLoop) take(ctx context.Context, now time.Duration) time.Duration {
 	if l.scheduling && ctx.Err() != nil {
 		l.endSchedule(true)
 	}
-	for l.scheduling && l.off <= now && len(l.pending)-l.head < maxPending {
-		if l.inUse+len(l.pending)-l.head >= e.cfg.Connections {
+	for l.scheduling && l.off <= now && l.pending.len() < maxPending {
+		if l.inUse+l.pending.len() >= e.cfg.Connections {
 			e.limitWaited++
 		}
-		l.pending = append(l.pending, item{seq: l.seq, off: l.off})
+		l.pending.push(item{seq: l.seq, off: l.off})
 		l.seq++
 		e.dispatched.Add(1)
 		var ok bool
@@ -222,7 +221,7 @@ func (l *epollLoop) take(ctx context.Context, now time.Duration) time.Duration {
 			l.endSchedule(false)
 		}
 	}
-	if !l.scheduling || len(l.pending)-l.head >= maxPending {
+	if !l.scheduling || l.pending.len() >= maxPending {
 		return never
 	}
 	return l.off
@@ -231,10 +230,9 @@ func (l *epollLoop) take(ctx context.Context, now time.Duration) time.Duration {
 // abandonPending records the arrivals still waiting as never sent: the
 // drain expired.
 func (l *epollLoop) abandonPending() {
-	for _, it := range l.pending[l.head:] {
-		l.e.abandon(it, l.w.shard)
+	for l.pending.len() > 0 {
+		l.e.abandon(l.pending.pop(), l.w.shard)
 	}
-	l.pending, l.head = l.pending[:0], 0
 }
 
 // wake tells the loop to look at its inbox and the run's contexts.
@@ -282,7 +280,7 @@ func (l *epollLoop) run(ctx context.Context) {
 		if now >= l.nextCheck {
 			l.expire(now)
 		}
-		if !l.scheduling && l.head == len(l.pending) && l.inUse == 0 && l.out == 0 {
+		if !l.scheduling && l.pending.len() == 0 && l.inUse == 0 && l.out == 0 {
 			return
 		}
 		// Sleep until the next arrival, the next deadline or an event.
@@ -406,7 +404,7 @@ func (l *epollLoop) register(i int32, fd int) error {
 // assign gives the arrivals waiting to idle connections, or to free
 // slots, which dial.
 func (l *epollLoop) assign() {
-	for l.head < len(l.pending) {
+	for l.pending.len() > 0 {
 		var i int32
 		switch {
 		case len(l.idle) > 0:
@@ -418,11 +416,7 @@ func (l *epollLoop) assign() {
 		default:
 			return
 		}
-		it := l.pending[l.head]
-		l.head++
-		if l.head == len(l.pending) {
-			l.pending, l.head = l.pending[:0], 0
-		}
+		it := l.pending.pop()
 		s := &l.slots[i]
 		s.it = it
 		s.attempt = l.e.since()
