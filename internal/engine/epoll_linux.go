@@ -297,7 +297,7 @@ func (l *epollLoop) run(ctx context.Context) {
 			}
 		}
 		if l.nextCheck != never {
-			ms := int((l.nextCheck - now + time.Millisecond - 1) / time.Millisecond)
+			ms := int(min(l.nextCheck-now+time.Millisecond-1, time.Hour) / time.Millisecond)
 			if wait < 0 || ms < wait {
 				wait = ms
 			}
@@ -598,7 +598,9 @@ func (l *epollLoop) complete(i int32) {
 	l.e.leanOutcome(&r, s.attempt, s.sent, nil)
 	l.e.done(&r, l.w.shard)
 	l.inUse--
-	if s.keep && !l.t.once && !l.t.aborted.Load() {
+	// A server may answer before it read the whole request; as net/http
+	// does, the connection then ends with the exchange.
+	if s.keep && s.woff == len(s.wb) && !l.t.once && !l.t.aborted.Load() {
 		s.reused = true
 		l.idleSlot(i)
 		return
@@ -656,6 +658,7 @@ func (l *epollLoop) closeConn(i int32) {
 		unix.Close(s.fd) // closing removes it from the epoll set
 		s.fd = -1
 	}
+	s.out = false
 }
 
 // expire fails the busy exchanges whose deadline passed and finds the next
@@ -682,8 +685,9 @@ func (l *epollLoop) lend(i int32) {
 	s := &l.slots[i]
 	_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, s.fd, nil)
 	fd := s.fd
-	s.fd = -1
+	s.fd, s.out = -1, false
 	s.state = slotLent
+	whole := s.woff == len(s.wb) // the request is out: the connection may serve another
 	got := append([]byte(nil), s.buf[:s.n]...)
 	it, attempt, sent := s.it, s.attempt, s.sent
 	e, t := l.e, l.t
@@ -715,8 +719,10 @@ func (l *epollLoop) lend(i int32) {
 			}
 			err = e.response(resp, &r) // closes the body: c is kept or closed
 			if keep != nil {
-				if back, err = dupFD(keep.Conn); err != nil {
-					back = -1
+				if whole {
+					if fd, derr := dupFD(keep.Conn); derr == nil {
+						back = fd // else the loop dials anew
+					}
 				}
 				t.close(keep)
 			}
