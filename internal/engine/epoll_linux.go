@@ -26,7 +26,10 @@ import (
 // dispatcher readies a worker, and the runtime's network poller readies it
 // again when the response arrives. On two shared cores those hand-offs, the
 // futex wake-ups of idle threads they cause and the read that finds nothing
-// after each write are about a third of the generator's CPU per request.
+// after each write are a quarter of the generator's CPU per request:
+// measured at 36,000/s (-c 64, loopback, 8 alternating 5 s runs), the
+// medians were 0.0130 CPU-s per 1,000 requests here against 0.0178 on the
+// lean path, send-delay p99 0.72 against 0.84 ms.
 // Here one goroutine owns the schedule and every connection: it waits in
 // epoll_wait(2) on the sockets, a timerfd(2) for the next arrival and an
 // eventfd(2) for news from other goroutines, writes each request the moment
@@ -358,8 +361,7 @@ func (l *epollLoop) news() {
 		s := &l.slots[n.slot]
 		if n.lent {
 			l.inUse--
-			if n.fd >= 0 && !l.t.aborted.Load() {
-				l.register(n.slot, n.fd)
+			if n.fd >= 0 && !l.t.aborted.Load() && l.register(n.slot, n.fd) == nil {
 				s.reused = true
 				l.idleSlot(n.slot)
 			} else {
