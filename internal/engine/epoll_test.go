@@ -168,3 +168,35 @@ func TestEpollServerCloses(t *testing.T) {
 		})
 	}
 }
+
+// TestEpollAppliesWhereItCan: the event loop drives open runs that need no
+// response headers and no retries; a run that needs them keeps the lean
+// client with a goroutine per connection, and says so.
+func TestEpollAppliesWhereItCan(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Class", "a")
+		w.Write([]byte("ok"))
+	}))
+	defer srv.Close()
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"plain", Config{}, epollClient},
+		{"class header", Config{ClassHeaders: []string{"X-Class"}}, ClientLean},
+		{"server timing", Config{ServerTiming: true}, ClientLean},
+		{"HEAD", Config{Method: http.MethodHead}, ClientLean},
+		{"retries", Config{Retry: Retry{On: on429(t), Retries: 1, Jitter: JitterNone, Budget: 1, MinPerSec: 1, Window: time.Second}}, ClientLean},
+	} {
+		cfg := c.cfg
+		cfg.Lean, cfg.Epoll = true, true
+		rec, stats := runAgainst(t, srv.URL, cfg, schedule.NewConstant(100, 100*time.Millisecond))
+		if n := checkIdentity(t, rec, 10); n.Completed != 10 {
+			t.Errorf("%s: counts %+v", c.name, n)
+		}
+		if stats.Client != c.want {
+			t.Errorf("%s: client %q, want %q", c.name, stats.Client, c.want)
+		}
+	}
+}
