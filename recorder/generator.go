@@ -18,6 +18,13 @@ type Generator struct {
 	// over the busiest whole second.
 	CPUShare     float64 `json:"cpu_share_of_available"`
 	PeakCPUShare float64 `json:"peak_cpu_share_1s"`
+	// LoopBusy is the share of the run's wall time that the epoll client's
+	// event loop spent working rather than waiting for events, and
+	// PeakLoopBusy the same over the busiest whole second; both 0 on the
+	// other clients. The loop is one goroutine: it is saturated when it is
+	// always busy, even with the process at half its cores.
+	LoopBusy     float64 `json:"loop_busy,omitempty"`
+	PeakLoopBusy float64 `json:"peak_loop_busy_1s,omitempty"`
 	// GCCycles is the number of garbage collections completed during the
 	// run; GCPauseP99 and GCPauseMax summarise their stop-the-world
 	// pauses (upper bounds of the runtime's histogram buckets), in ms.

@@ -9,7 +9,8 @@ import (
 
 // Generator saturation thresholds: a generator that used more than
 // SaturatedCPUShare of the cores it had (over the run, or in its busiest
-// second), or paused for GC for GCPauseShare of the send-delay budget or
+// second), whose event loop (the epoll client) was busy more than that
+// share of the time, or paused for GC for GCPauseShare of the send-delay budget or
 // more, may have sent late for reasons of its own. A pause shorter than the
 // budget cannot by itself push a send past it, so GC warns from the whole
 // budget on (a 0.5 ms pause at 160 req/s is normal and harmless).
@@ -36,8 +37,14 @@ func generator(res *recorder.Result, opt Options) (Finding, bool) {
 	}
 	gc := fmt.Sprintf("%d GC cycles, pause p99 %s, max %s", g.GCCycles, fmtMs(g.GCPauseP99), fmtMs(g.GCPauseMax))
 	var why []string
+	if g.LoopBusy > 0 || g.PeakLoopBusy > 0 {
+		cpu += fmt.Sprintf("; event loop busy %.0f %% of the time (busiest second %.0f %%)", 100*g.LoopBusy, 100*g.PeakLoopBusy)
+	}
 	if g.CPUKnown && (g.CPUShare > SaturatedCPUShare || g.PeakCPUShare > SaturatedCPUShare) {
 		why = append(why, fmt.Sprintf("the generator used over %.0f %% of its cores", 100*SaturatedCPUShare))
+	}
+	if g.LoopBusy > SaturatedCPUShare || g.PeakLoopBusy > SaturatedCPUShare {
+		why = append(why, fmt.Sprintf("its event loop, one thread, was busy over %.0f %% of the time", 100*SaturatedCPUShare))
 	}
 	if g.GCPauseMax >= GCPauseShare*budget {
 		why = append(why, fmt.Sprintf("a GC pause of %s reached the send-delay budget of %s", fmtMs(g.GCPauseMax), fmtMs(budget)))

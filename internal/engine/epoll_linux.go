@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -132,6 +133,8 @@ type epollLoop struct {
 	lentSh  *shard // records of lent exchanges
 	out     int    // goroutines (dials, lent exchanges) that have not reported
 
+	waited atomic.Int64 // ns spent waiting in epoll_wait, for selfMon
+
 	mu      sync.Mutex
 	closed  bool   // efd is closed: no more wake-ups
 	inbox   []news // what goroutines told the loop
@@ -192,8 +195,10 @@ func newEpollLoop(e *run, s schedule.Schedule, stats *Stats, dispatched chan<- s
 }
 
 // start runs the loop in a goroutine of wg; it returns when every request
-// has its record.
+// has its record. The run's self-monitoring samples how busy the loop is.
 func (l *epollLoop) start(ctx context.Context, wg *sync.WaitGroup) {
+	from := time.Now()
+	l.e.mon.watchLoop(func() time.Duration { return time.Since(from) - time.Duration(l.waited.Load()) })
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -309,7 +314,9 @@ func (l *epollLoop) run(ctx context.Context) {
 				wait = ms
 			}
 		}
+		before := e.since()
 		n, err := unix.EpollWait(l.ep, l.events, wait)
+		l.waited.Add(int64(e.since() - before))
 		if err != nil {
 			continue // EINTR
 		}

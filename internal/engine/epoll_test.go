@@ -198,5 +198,11 @@ func TestEpollAppliesWhereItCan(t *testing.T) {
 		if stats.Client != c.want {
 			t.Errorf("%s: client %q, want %q", c.name, stats.Client, c.want)
 		}
+		// Self-monitoring says how busy the event loop was, where there
+		// was one.
+		g := stats.Generator
+		if loop := stats.Client == ClientEpoll; loop != (g.LoopBusy > 0 && g.LoopBusy <= 1) || g.PeakLoopBusy > 1 {
+			t.Errorf("%s: client %s, loop busy %v (busiest second %v)", c.name, stats.Client, g.LoopBusy, g.PeakLoopBusy)
+		}
 	}
 }

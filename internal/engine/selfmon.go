@@ -25,10 +25,21 @@ type selfMon struct {
 	pauses *metrics.Float64Histogram
 	cycles uint64
 
-	stopc chan struct{}
-	done  chan struct{}
-	mu    sync.Mutex
-	peak  float64 // busiest second's CPU share
+	stopc    chan struct{}
+	done     chan struct{}
+	mu       sync.Mutex
+	peak     float64              // busiest second's CPU share
+	loop     func() time.Duration // the event loop's busy time so far, if any
+	loopFrom time.Time            // when the loop started
+	loopPeak float64              // busiest second's loop busy share
+}
+
+// watchLoop samples busy, the cumulative busy time of an event loop that
+// starts now, along with the CPU.
+func (m *selfMon) watchLoop(busy func() time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.loop, m.loopFrom = busy, time.Now()
 }
 
 // The runtime/metrics names read. pauseMetric is the GC's stop-the-world
@@ -54,11 +65,24 @@ func (m *selfMon) sample() {
 	defer t.Stop()
 	procs := float64(runtime.GOMAXPROCS(0))
 	lastCPU, lastAt := m.cpu0, m.start
+	var lastBusy time.Duration
+	var lastLoopAt time.Time
 	for {
 		select {
 		case <-m.stopc:
 			return
 		case now := <-t.C:
+			m.mu.Lock()
+			if m.loop != nil {
+				busy := m.loop()
+				if !lastLoopAt.IsZero() {
+					if wall := now.Sub(lastLoopAt); wall > 0 {
+						m.loopPeak = max(m.loopPeak, min(1, float64(busy-lastBusy)/float64(wall)))
+					}
+				}
+				lastBusy, lastLoopAt = busy, now
+			}
+			m.mu.Unlock()
 			cpu, ok := processCPU()
 			if !ok {
 				continue
@@ -89,6 +113,12 @@ func (m *selfMon) stop() recorder.Generator {
 	}
 	m.mu.Lock()
 	g.PeakCPUShare = m.peak
+	if m.loop != nil {
+		if wall := time.Since(m.loopFrom); wall > 0 {
+			g.LoopBusy = round3(min(1, float64(m.loop())/float64(wall)))
+		}
+		g.PeakLoopBusy = round3(m.loopPeak)
+	}
 	m.mu.Unlock()
 	pauses, cycles := readGC()
 	g.GCCycles = cycles - m.cycles
