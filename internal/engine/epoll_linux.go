@@ -5,6 +5,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -163,7 +164,7 @@ func newEpollLoop(e *run, s schedule.Schedule, stats *Stats, dispatched chan<- s
 	if err != nil {
 		return nil
 	}
-	tfd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	tfd, err := newTimerfd() // sleep_linux.go
 	if err != nil {
 		unix.Close(ep)
 		return nil
@@ -300,8 +301,7 @@ func (l *epollLoop) run(ctx context.Context) {
 		if next != never {
 			at := max(next, now+minSleep)
 			if l.armed < 0 || at < l.armed {
-				spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(max(at-now, time.Microsecond)))}
-				if err := unix.TimerfdSettime(l.tfd, 0, &spec, nil); err == nil {
+				if err := setTimerfd(l.tfd, at-now); err == nil {
 					l.armed = at
 				} else {
 					wait = int(min(at-now, time.Millisecond) / time.Millisecond)
@@ -400,7 +400,7 @@ func (l *epollLoop) news() {
 			continue
 		}
 		s.reused = false
-		l.send(n.slot)
+		l.send(n.slot, l.e.since())
 	}
 }
 
@@ -437,7 +437,7 @@ func (l *epollLoop) assign() {
 		l.inUse++
 		l.e.busyOne()
 		if s.state == slotIdle {
-			l.send(i)
+			l.send(i, s.attempt) // the connection is in hand now
 		} else {
 			l.dial(i)
 		}
@@ -475,7 +475,7 @@ func (l *epollLoop) dialFD(deadline time.Time) (int, error) {
 func dupFD(nc net.Conn) (int, error) {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
-		return -1, errAborted
+		return -1, errors.New("engine: not a socket connection")
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
@@ -494,8 +494,8 @@ func dupFD(nc net.Conn) (int, error) {
 	return fd, nil
 }
 
-// send writes slot i's request on its connection.
-func (l *epollLoop) send(i int32) {
+// send writes slot i's request on its connection, in hand since sent.
+func (l *epollLoop) send(i int32, sent time.Duration) {
 	s := &l.slots[i]
 	var stamp []byte
 	if l.e.cfg.StampHeader != "" {
@@ -508,7 +508,7 @@ func (l *epollLoop) send(i int32) {
 	if s.buf == nil {
 		s.buf = make([]byte, slotBuf)
 	}
-	s.sent = l.e.since()
+	s.sent = sent
 	if d := s.attempt + l.e.cfg.Timeout; d < l.nextCheck {
 		l.nextCheck = d
 	}

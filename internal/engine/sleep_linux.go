@@ -28,11 +28,24 @@ type sleeper struct {
 }
 
 func newSleeper() *sleeper {
-	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	fd, err := newTimerfd()
 	if err != nil {
 		return &sleeper{}
 	}
 	return &sleeper{f: os.NewFile(uintptr(fd), "timerfd"), fd: fd}
+}
+
+// newTimerfd returns a non-blocking timerfd on the monotonic clock; the
+// dispatcher's sleeper and the epoll client's loop (epoll_linux.go) wait
+// on one.
+func newTimerfd() (int, error) {
+	return unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+}
+
+// setTimerfd makes fd readable d from now (at least 1 µs: 0 would disarm it).
+func setTimerfd(fd int, d time.Duration) error {
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(max(d, time.Microsecond)))}
+	return unix.TimerfdSettime(fd, 0, &spec, nil)
 }
 
 func (s *sleeper) sleep(d time.Duration) {
@@ -40,8 +53,7 @@ func (s *sleeper) sleep(d time.Duration) {
 		time.Sleep(d)
 		return
 	}
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(max(d, time.Microsecond)))}
-	if err := unix.TimerfdSettime(s.fd, 0, &spec, nil); err != nil {
+	if err := setTimerfd(s.fd, d); err != nil {
 		time.Sleep(d)
 		return
 	}
