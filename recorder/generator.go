@@ -25,6 +25,9 @@ type Generator struct {
 	// always busy, even with the process at half its cores.
 	LoopBusy     float64 `json:"loop_busy,omitempty"`
 	PeakLoopBusy float64 `json:"peak_loop_busy_1s,omitempty"`
+	// LoopSliceUS is the scheduler slice, in µs, that the event loop's
+	// thread asked the kernel for and got (0: the kernel's default).
+	LoopSliceUS int `json:"loop_slice_us,omitempty"`
 	// GCCycles is the number of garbage collections completed during the
 	// run; GCPauseP99 and GCPauseMax summarise their stop-the-world
 	// pauses (upper bounds of the runtime's histogram buckets), in ms.

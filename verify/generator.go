@@ -39,6 +39,9 @@ func generator(res *recorder.Result, opt Options) (Finding, bool) {
 	var why []string
 	if g.LoopBusy > 0 || g.PeakLoopBusy > 0 {
 		cpu += fmt.Sprintf("; event loop busy %.0f %% of the time (busiest second %.0f %%)", 100*g.LoopBusy, 100*g.PeakLoopBusy)
+		if g.LoopSliceUS > 0 {
+			cpu += fmt.Sprintf(", scheduler slice %d µs", g.LoopSliceUS)
+		}
 	}
 	if g.CPUKnown && (g.CPUShare > SaturatedCPUShare || g.PeakCPUShare > SaturatedCPUShare) {
 		why = append(why, fmt.Sprintf("the generator used over %.0f %% of its cores", 100*SaturatedCPUShare))

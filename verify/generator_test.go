@@ -23,6 +23,7 @@ func TestGeneratorCheck(t *testing.T) {
 		{"GC pause at the budget", func(g *recorder.Generator) { g.GCPauseMax = 1.0 }, Warn, "a GC pause of 1.000 ms reached the send-delay budget of 1.000 ms"},
 		{"CPU unknown", func(g *recorder.Generator) { g.CPUKnown = false; g.CPUShare = 0.99 }, Pass, "CPU not measured"},
 		{"event loop with room", func(g *recorder.Generator) { g.LoopBusy, g.PeakLoopBusy = 0.4, 0.5 }, Pass, "event loop busy 40 % of the time (busiest second 50 %)"},
+		{"event loop with a short slice", func(g *recorder.Generator) { g.LoopBusy, g.PeakLoopBusy, g.LoopSliceUS = 0.4, 0.5, 100 }, Pass, "(busiest second 50 %), scheduler slice 100 µs"},
 		// The loop is one thread: saturated at half of 2 cores.
 		{"event loop saturated", func(g *recorder.Generator) { g.CPUShare, g.LoopBusy, g.PeakLoopBusy = 0.5, 0.93, 0.97 }, Warn, "its event loop, one thread, was busy over 90 % of the time"},
 		{"event loop's busiest second saturated", func(g *recorder.Generator) { g.LoopBusy, g.PeakLoopBusy = 0.6, 0.95 }, Warn, "its event loop, one thread, was busy over 90 %"},

@@ -9,10 +9,12 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -203,8 +205,49 @@ func (l *epollLoop) start(ctx context.Context, wg *sync.WaitGroup) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
+		// The goroutine keeps its thread to the end, and the thread, with
+		// its scheduler slice, ends with it.
+		runtime.LockOSThread()
+		l.e.mon.loopSlice(shortSlice())
 		l.run(ctx)
 	}()
+}
+
+// loopSlice is the scheduler slice the loop's thread asks for.
+//
+// The loop sleeps and wakes thousands of times a second, and on a machine
+// the server under test shares, its thread often wakes while the server's
+// threads hold every core. Linux's fair scheduler (EEVDF) then lets the
+// running thread finish its slice, 1.4 ms by default here, before the loop
+// runs: requests leave late and responses are read late, which shows as
+// send delay and as service time the server did not take. A thread that
+// asks for a shorter slice gets an earlier deadline and runs first when it
+// wakes; over time it gets the same share of CPU as before, in shorter
+// turns. Measured at 36,000/s (-c 64, loopback, 12 alternating 5 s runs):
+// send-delay p99 median 0.74 ms (11 of 12 runs ≤ 1 ms) against 1.52 ms
+// (5 of 12), service-time p99 median 1.47 against 1.93 ms, the same CPU
+// per request. Against the client before it and the raw system calls
+// below, 8 alternating runs: 1.31 against 1.61 ms (3 of 8 ≤ 1 ms against
+// 1 of 8); at 50,000/s, 4 runs: 1.4–5.1 against 2.0–11.0 ms.
+const loopSlice = 100 * time.Microsecond
+
+// shortSlice asks for loopSlice on the calling thread, keeping its policy
+// and nice value, and returns the slice the kernel reports back: loopSlice
+// on kernels that take custom slices (Linux 6.12 and later), 0 where it
+// could not be read or set.
+func shortSlice() time.Duration {
+	a, err := unix.SchedGetAttr(0, 0)
+	if err != nil || (a.Policy != unix.SCHED_NORMAL && a.Policy != unix.SCHED_BATCH) {
+		return 0
+	}
+	a.Runtime = uint64(loopSlice)
+	if unix.SchedSetAttr(0, a, 0) != nil {
+		return 0
+	}
+	if a, err = unix.SchedGetAttr(0, 0); err != nil || a.Runtime != uint64(loopSlice) {
+		return 0
+	}
+	return loopSlice
 }
 
 func (l *epollLoop) endSchedule(interrupted bool) {
@@ -297,26 +340,19 @@ func (l *epollLoop) run(ctx context.Context) {
 			return
 		}
 		// Sleep until the next arrival, the next deadline or an event.
-		wait := -1
+		wake := l.nextCheck
 		if next != never {
-			at := max(next, now+minSleep)
-			if l.armed < 0 || at < l.armed {
-				if err := setTimerfd(l.tfd, at-now); err == nil {
-					l.armed = at
-				} else {
-					wait = int(min(at-now, time.Millisecond) / time.Millisecond)
-				}
+			wake = min(wake, max(next, now+minSleep))
+		}
+		timeout := -1
+		if wake != never && (l.armed < 0 || wake < l.armed) {
+			if err := setTimerfd(l.tfd, wake-now); err == nil {
+				l.armed = wake
+			} else {
+				timeout = int(min((wake-now+time.Millisecond-1)/time.Millisecond, 3600_000))
 			}
 		}
-		if l.nextCheck != never {
-			ms := int(min(l.nextCheck-now+time.Millisecond-1, time.Hour) / time.Millisecond)
-			if wait < 0 || ms < wait {
-				wait = ms
-			}
-		}
-		before := e.since()
-		n, err := unix.EpollWait(l.ep, l.events, wait)
-		l.waited.Add(int64(e.since() - before))
+		n, err := l.wait(timeout)
 		if err != nil {
 			continue // EINTR
 		}
@@ -360,6 +396,17 @@ func (l *epollLoop) event(ev unix.EpollEvent) {
 			l.read(i)
 		}
 	}
+}
+
+// wait waits for events and returns how many are in l.events.
+func (l *epollLoop) wait(timeout int) (int, error) {
+	if n, err := rawEpollWait(l.ep, l.events); err == nil && n > 0 {
+		return n, nil
+	}
+	before := l.e.since()
+	n, err := unix.EpollWait(l.ep, l.events, timeout)
+	l.waited.Add(int64(l.e.since() - before))
+	return n, err
 }
 
 // news takes the inbox's news: dialled connections and lent slots given back.
@@ -520,7 +567,7 @@ func (l *epollLoop) send(i int32, sent time.Duration) {
 func (l *epollLoop) write(i int32) {
 	s := &l.slots[i]
 	for s.woff < len(s.wb) {
-		n, err := unix.Write(s.fd, s.wb[s.woff:])
+		n, err := rawIO(syscall.SYS_WRITE, s.fd, s.wb[s.woff:])
 		if n > 0 {
 			s.woff += n
 		}
@@ -552,7 +599,7 @@ func (l *epollLoop) read(i int32) {
 	if s.head {
 		buf = l.discard // the body: fewer reads for large ones
 	}
-	m, err := unix.Read(s.fd, buf)
+	m, err := rawIO(syscall.SYS_READ, s.fd, buf)
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
@@ -781,3 +828,32 @@ func (l *epollLoop) close() {
 
 // epollClient is the client Config.Epoll gives where it applies.
 const epollClient = ClientEpoll
+
+// The loop's reads and writes, on non-blocking sockets, and its
+// epoll_wait(2) with a zero timeout never block, so they skip the runtime's
+// bookkeeping for system calls that may (syscall.RawSyscall): on loopback a
+// write does the receiving socket's TCP work too and often takes longer
+// than the 20 µs after which the runtime's monitor hands a processor in a
+// system call to another thread. wait looks for ready events that way
+// before it blocks. Measured at 36,000/s (-c 64, loopback, alternating 5 s
+// runs): 0.0130–0.0137 CPU-s per 1,000 requests before, 0.0126–0.0134
+// after (5 runs each); with the short slice of loopSlice too, medians
+// 0.0134 and 0.0126 (8 runs each).
+
+// rawIO is read(2) or write(2) (trap) of p on fd.
+func rawIO(trap uintptr, fd int, p []byte) (int, error) {
+	r, _, e := syscall.RawSyscall(trap, uintptr(fd), uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// rawEpollWait is epoll_wait(2) on ep with a zero timeout.
+func rawEpollWait(ep int, events []unix.EpollEvent) (int, error) {
+	r, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_WAIT, uintptr(ep), uintptr(unsafe.Pointer(unsafe.SliceData(events))), uintptr(len(events)), 0, 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}

@@ -204,5 +204,8 @@ func TestEpollAppliesWhereItCan(t *testing.T) {
 		if loop := stats.Client == ClientEpoll; loop != (g.LoopBusy > 0 && g.LoopBusy <= 1) || g.PeakLoopBusy > 1 {
 			t.Errorf("%s: client %s, loop busy %v (busiest second %v)", c.name, stats.Client, g.LoopBusy, g.PeakLoopBusy)
 		}
+		if slice := time.Duration(g.LoopSliceUS) * time.Microsecond; slice != 0 && (stats.Client != ClientEpoll || slice != loopSlice) {
+			t.Errorf("%s: client %s, loop slice %v", c.name, stats.Client, slice)
+		}
 	}
 }

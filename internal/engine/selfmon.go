@@ -32,6 +32,7 @@ type selfMon struct {
 	loop     func() time.Duration // the event loop's busy time so far, if any
 	loopFrom time.Time            // when the loop started
 	loopPeak float64              // busiest second's loop busy share
+	slice    time.Duration        // the loop thread's scheduler slice, if set
 }
 
 // watchLoop samples busy, the cumulative busy time of an event loop that
@@ -40,6 +41,14 @@ func (m *selfMon) watchLoop(busy func() time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.loop, m.loopFrom = busy, time.Now()
+}
+
+// loopSlice notes the scheduler slice the event loop's thread runs with
+// (0: the kernel's default).
+func (m *selfMon) loopSlice(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.slice = d
 }
 
 // The runtime/metrics names read. pauseMetric is the GC's stop-the-world
@@ -118,6 +127,7 @@ func (m *selfMon) stop() recorder.Generator {
 			g.LoopBusy = round3(min(1, float64(m.loop())/float64(wall)))
 		}
 		g.PeakLoopBusy = round3(m.loopPeak)
+		g.LoopSliceUS = int(m.slice / time.Microsecond)
 	}
 	m.mu.Unlock()
 	pauses, cycles := readGC()
