@@ -260,7 +260,7 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time,
 		status, length, keep, n, ok := quickHead(buf)
 		if ok && length <= 1<<30 && (t.maxBody <= 0 || length <= t.maxBody) {
 			c.br.Discard(n) // buffered: cannot fail
-			if _, err := c.br.Discard(int(length)); err != nil {
+			if err := discardBody(c.br, length); err != nil {
 				if errors.Is(err, io.EOF) {
 					err = io.ErrUnexpectedEOF
 				}
@@ -344,4 +344,32 @@ func (b *leanBody) Close() error {
 	}
 	b.t.close(b.c)
 	return err
+}
+
+// bodyBufs holds the buffers discardBody reads large bodies into.
+var bodyBufs = sync.Pool{New: func() any { return new([64 << 10]byte) }}
+
+// discardBody reads and drops the next n bytes of br. What does not fit in
+// br's buffer is read straight from the connection in 64 KiB reads (a
+// bufio.Reader reads into a caller's buffer at least as large as its own
+// directly) instead of a 4 KiB refill at a time, as the epoll client's
+// loop does.
+func discardBody(br *bufio.Reader, n int64) error {
+	if n <= int64(br.Size()) {
+		_, err := br.Discard(int(n))
+		return err
+	}
+	buf := bodyBufs.Get().(*[64 << 10]byte)
+	defer bodyBufs.Put(buf)
+	for n > 0 {
+		m, err := br.Read(buf[:min(n, int64(len(buf)))])
+		n -= int64(m)
+		if n > 0 && err != nil {
+			return err
+		}
+		if n > 0 && m == 0 {
+			return io.ErrNoProgress
+		}
+	}
+	return nil
 }
