@@ -225,10 +225,12 @@ func (l *epollLoop) start(ctx context.Context, wg *sync.WaitGroup) {
 // wakes; over time it gets the same share of CPU as before, in shorter
 // turns. Measured at 36,000/s (-c 64, loopback, 12 alternating 5 s runs):
 // send-delay p99 median 0.74 ms (11 of 12 runs ≤ 1 ms) against 1.52 ms
-// (5 of 12), service-time p99 median 1.47 against 1.93 ms, the same CPU
-// per request. Against the client before it and the raw system calls
-// below, 8 alternating runs: 1.31 against 1.61 ms (3 of 8 ≤ 1 ms against
-// 1 of 8); at 50,000/s, 4 runs: 1.4–5.1 against 2.0–11.0 ms.
+// (5 of 12), service-time p99 median 1.49 against 1.84 ms, the same CPU
+// per request (medians 0.0126 and 0.0125 CPU-s per 1,000). The loop with
+// this slice and the raw system calls below against the loop without
+// either, 8 alternating runs: send-delay p99 median 1.31 against 1.61 ms
+// (3 of 8 runs ≤ 1 ms against 1 of 8); at 50,000/s, 4 runs: 1.4–5.1
+// against 2.0–11.0 ms.
 const loopSlice = 100 * time.Microsecond
 
 // shortSlice asks for loopSlice on the calling thread, keeping its policy
@@ -837,8 +839,8 @@ const epollClient = ClientEpoll
 // system call to another thread. wait looks for ready events that way
 // before it blocks. Measured at 36,000/s (-c 64, loopback, alternating 5 s
 // runs): 0.0130–0.0137 CPU-s per 1,000 requests before, 0.0126–0.0134
-// after (5 runs each); with the short slice of loopSlice too, medians
-// 0.0134 and 0.0126 (8 runs each).
+// after (5 runs each, medians 0.0135 and 0.0128); with the short slice
+// of loopSlice too, medians 0.0133 and 0.0127 (8 runs each).
 
 // rawIO is read(2) or write(2) (trap) of p on fd.
 func rawIO(trap uintptr, fd int, p []byte) (int, error) {
