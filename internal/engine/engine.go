@@ -18,9 +18,11 @@
 // epoll_linux.go): a single goroutine owns the schedule and every
 // connection, sleeps in epoll_wait(2) on the sockets and a timerfd, writes
 // each request when it is due and reads each plain response when it
-// arrives; the dispatcher and the workers are not started. The words stay
-// the same: the connections are the in-flight limit, and waiting for one
-// is send delay.
+// arrives; the dispatcher and the workers are not started. Its thread asks
+// the kernel for a short scheduler slice, so that it runs soon after it
+// wakes on cores the server under test shares. The words stay the same:
+// the connections are the in-flight limit, and waiting for one is send
+// delay.
 //
 // A request's sent time is taken when it has a connection in hand, just
 // before it is written (with net/http: when the transport hands it one,
