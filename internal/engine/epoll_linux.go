@@ -200,8 +200,7 @@ func newEpollLoop(e *run, s schedule.Schedule, stats *Stats, dispatched chan<- s
 // start runs the loop in a goroutine of wg; it returns when every request
 // has its record. The run's self-monitoring samples how busy the loop is.
 func (l *epollLoop) start(ctx context.Context, wg *sync.WaitGroup) {
-	from := time.Now()
-	l.e.mon.watchLoop(func() time.Duration { return time.Since(from) - time.Duration(l.waited.Load()) })
+	l.e.mon.watchLoop(func() time.Duration { return time.Duration(l.waited.Load()) })
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

@@ -353,7 +353,10 @@ var bodyBufs = sync.Pool{New: func() any { return new([64 << 10]byte) }}
 // br's buffer is read straight from the connection in 64 KiB reads (a
 // bufio.Reader reads into a caller's buffer at least as large as its own
 // directly) instead of a 4 KiB refill at a time, as the epoll client's
-// loop does.
+// loop does. io.CopyN(io.Discard, br, n) would read 8 KiB at a time (the
+// buffer io.Discard pools); with 1 MiB bodies at 500/s for 4 s on the lean
+// client it used 0.81–1.21 CPU-s against 0.46–0.60 here (3 alternating
+// runs each).
 func discardBody(br *bufio.Reader, n int64) error {
 	if n <= int64(br.Size()) {
 		_, err := br.Discard(int(n))

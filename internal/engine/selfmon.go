@@ -29,18 +29,24 @@ type selfMon struct {
 	done     chan struct{}
 	mu       sync.Mutex
 	peak     float64              // busiest second's CPU share
-	loop     func() time.Duration // the event loop's busy time so far, if any
+	loop     func() time.Duration // the event loop's time waiting for events so far, if any
 	loopFrom time.Time            // when the loop started
 	loopPeak float64              // busiest second's loop busy share
 	slice    time.Duration        // the loop thread's scheduler slice, if set
 }
 
-// watchLoop samples busy, the cumulative busy time of an event loop that
-// starts now, along with the CPU.
-func (m *selfMon) watchLoop(busy func() time.Duration) {
+// watchLoop samples, along with the CPU, how busy an event loop that
+// starts now is: the time since, less waited, its cumulative time waiting
+// for events.
+func (m *selfMon) watchLoop(waited func() time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.loop, m.loopFrom = busy, time.Now()
+	m.loop, m.loopFrom = waited, time.Now()
+}
+
+// loopBusy is the event loop's busy time from its start to at (m.mu held).
+func (m *selfMon) loopBusy(at time.Time) time.Duration {
+	return at.Sub(m.loopFrom) - m.loop()
 }
 
 // loopSlice notes the scheduler slice the event loop's thread runs with
@@ -83,7 +89,7 @@ func (m *selfMon) sample() {
 		case now := <-t.C:
 			m.mu.Lock()
 			if m.loop != nil {
-				busy := m.loop()
+				busy := m.loopBusy(now)
 				if !lastLoopAt.IsZero() {
 					if wall := now.Sub(lastLoopAt); wall > 0 {
 						m.loopPeak = max(m.loopPeak, min(1, float64(busy-lastBusy)/float64(wall)))
@@ -123,8 +129,9 @@ func (m *selfMon) stop() recorder.Generator {
 	m.mu.Lock()
 	g.PeakCPUShare = m.peak
 	if m.loop != nil {
-		if wall := time.Since(m.loopFrom); wall > 0 {
-			g.LoopBusy = round3(min(1, float64(m.loop())/float64(wall)))
+		now := time.Now()
+		if wall := now.Sub(m.loopFrom); wall > 0 {
+			g.LoopBusy = round3(min(1, float64(m.loopBusy(now))/float64(wall)))
 		}
 		g.PeakLoopBusy = round3(m.loopPeak)
 		g.LoopSliceUS = int(m.slice / time.Microsecond)
