@@ -20,3 +20,7 @@ func (*epollLoop) start(context.Context, *sync.WaitGroup) {}
 // epollClient is the client Config.Epoll gives where it applies: the lean
 // client, here.
 const epollClient = ClientLean
+
+// loopSlice is the scheduler slice the loop's thread asks for: none here,
+// where there is no loop.
+const loopSlice = 0
