@@ -78,8 +78,8 @@ func TestPoissonTailEdges(t *testing.T) {
 		{0, 0, 0, 0, false},
 		{0, 5, 0, 0, false},
 		{3, -1, 1, 4, false},
-		{2, 0, 1 - math.Exp(-2), 2, false}, // E[N] when L = 0
-		{1, 1, 1 - 2*math.Exp(-1), 1 - 1 + math.Exp(-1), false},
+		{2, 0, 1 - math.Exp(-2), 2, false},              // E[N] when L = 0
+		{1, 1, 1 - 2*math.Exp(-1), math.Exp(-1), false}, // μ − L + (L − 0)·P(N = 0) with μ = L = 1
 		{-1, 0, 0, 0, true},
 		{math.NaN(), 0, 0, 0, true},
 		{math.Inf(1), 0, 0, 0, true},

@@ -132,7 +132,7 @@ func ConstantCount(rate float64, d time.Duration) int64 {
 type ConstantSchedule struct {
 	rate  float64
 	d     time.Duration
-	n, i  int64
+	i     int64
 	count int64
 }
 
