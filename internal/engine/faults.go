@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 h2Reset matches the errors of x/net/http2's client, which h2.go uses.
+
 package engine
 
 import (

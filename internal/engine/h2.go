@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 x/net/http2's Transport and ClientConn are deprecated in favour of net/http's (Go 1.26: Transport.NewClientConn, ClientConn); see h2Pool for why openload keeps them.
+
 package engine
 
 import (
@@ -58,7 +60,6 @@ func newH2Transport(cfg Config) (http.RoundTripper, func()) {
 		max:     cfg.MaxStreams,
 		dialing: make(chan struct{}, 1),
 	}
-	//lint:ignore SA1019 the pool is what bounds the streams per connection
 	t.ConnPool = p
 	return t, p.closeAll
 }
@@ -91,6 +92,15 @@ func checkProtocol(cfg Config) error {
 // h2Pool is an http2.ClientConnPool that caps the streams in flight on
 // each connection at max (0: the server's limit only) and dials a new
 // connection when every open one is full.
+//
+// x/net/http2 deprecates its Transport and ClientConn in favour of
+// net/http's (Go 1.26 has Transport.NewClientConn and ClientConn.Reserve,
+// enough to build this pool on). openload stays with x/net/http2 for now:
+// only its Transport takes a pool of ours and still retries, on another
+// connection, a request the server refused or never processed (a stream
+// refused, or one past the last stream a GOAWAY let through). A pool of
+// net/http ClientConns would have to tell those cases apart by the text
+// of unexported errors.
 type h2Pool struct {
 	t       *http2.Transport
 	tls     bool

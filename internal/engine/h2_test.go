@@ -1,20 +1,16 @@
 package engine
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"io"
 	"log"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"golang.org/x/net/http2"
 
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
@@ -139,9 +135,9 @@ func TestH2CAgainstStub(t *testing.T) {
 		t.Errorf("stub counted %d requests, want 50", got)
 	}
 	// The stub really speaks HTTP/2 without TLS, and HTTP/1.1 still.
-	h2 := &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
-	}}
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	h2 := &http.Transport{Protocols: &h2c}
 	defer h2.CloseIdleConnections()
 	for _, rt := range []struct {
 		rt    http.RoundTripper
