@@ -19,6 +19,8 @@
 #             and for openload also send delay p99 ≤ 5 ms
 #   CPU       user + system seconds per 1,000 requests at ceiling ÷ 2
 #   RSS       peak resident set size (openload with --log to a file)
+#   pauses    before any load: how much time a thread spinning on each core
+#             loses to the machine (bench/target pauses)
 #   stall     each tool at 1,000/s against a target that stalls 1 s every
 #             5 s: what p50/p99/max it reports
 # It is not part of go test.
@@ -108,6 +110,11 @@ run() {
   fi
   echo "  $tool rate $rate for ${dur}s: served $SERVED (want $(printf %.0f "$want")), on schedule $ONSCHED${p99:+ (send delay p99 $p99 ms)}, cpu $(cpu_s "$TIMEF") s, rss $(rss_mb "$TIMEF") MB" >&2
 }
+
+# --- the machine's own pauses, before any load ------------------------------
+echo "pauses of the idle machine (target pauses, 5 s)" >&2
+PAUSES=$("$TGT" pauses -d 5s)
+echo "  $PAUSES" >&2
 
 # --- ceiling -----------------------------------------------------------------
 echo "wrk ceiling (closed loop, -t2 -c64, ${DUR}s)" >&2
@@ -226,6 +233,16 @@ pinning). The run took $((ELAPSED / 60)) min $((ELAPSED % 60)) s
 (DUR=${DUR} s per run, ${STEPS} bisection steps per tool, a ${LONG} s memory
 run). Numbers move by ±10 % from one run to the next on this machine: compare
 tools within one run, not across runs.
+
+The machine's own pauses, measured before the run with nothing of the
+benchmark running (\`bench/target pauses -d 5s\`: a thread per core spins
+on the clock, and every gap over 50 µs is time it did not get):
+
+    ${PAUSES}
+
+No load generator can send or read during such a pause on a core it
+needs; the closer a rate is to the ceiling, the longer the backlog a pause
+leaves takes to drain.
 
 Target: \`bench/target\`, a net/http server answering 200 "ok", counting the
 requests it served. On schedule: the target served within 1 % of

@@ -5,6 +5,7 @@
 //	target count URL            print the requests served so far (GET URL/count)
 //	target json FILE PATH       print a value of a JSON file (PATH a.b.0.c)
 //	target seconds FILE         openload result: the worst per-second |sent − scheduled| ÷ scheduled over the full seconds
+//	target pauses [-d 5s]       how much time a thread spinning on each core loses to the machine (pauses.go)
 //
 // serve answers every request but /count with 200 "ok". With -stall-every,
 // it stalls globally: from the first request on, every stall-every it holds
@@ -30,7 +31,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: target serve|count|json|seconds ...")
+		fmt.Fprintln(os.Stderr, "usage: target serve|count|json|seconds|pauses ...")
 		os.Exit(2)
 	}
 	var err error
@@ -43,6 +44,8 @@ func main() {
 		err = jsonField(os.Args[2:])
 	case "seconds":
 		err = seconds(os.Args[2:])
+	case "pauses":
+		err = pauses(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
