@@ -401,7 +401,7 @@ func (l *epollLoop) event(ev unix.EpollEvent) {
 
 // wait waits for events and returns how many are in l.events.
 func (l *epollLoop) wait(timeout int) (int, error) {
-	if n, err := rawEpollWait(l.ep, l.events, 0); err == nil && n > 0 {
+	if n, err := rawEpollWait(l.ep, l.events); err == nil && n > 0 {
 		return n, nil
 	}
 	before := l.e.since()
@@ -850,11 +850,11 @@ func rawIO(trap uintptr, fd int, p []byte) (int, error) {
 	return int(r), nil
 }
 
-// rawEpollWait is epoll_wait(2) on ep with a timeout in milliseconds (-1:
-// none), as epoll_pwait(2) without a signal mask, which every Linux
-// architecture has.
-func rawEpollWait(ep int, events []unix.EpollEvent, timeout int) (int, error) {
-	r, _, e := syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(unsafe.SliceData(events))), uintptr(len(events)), uintptr(timeout), 0, 0)
+// rawEpollWait is epoll_wait(2) on ep with a zero timeout, made as
+// epoll_pwait(2) without a signal mask, which every Linux architecture has
+// (arm64 has no epoll_wait).
+func rawEpollWait(ep int, events []unix.EpollEvent) (int, error) {
+	r, _, e := syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(unsafe.SliceData(events))), uintptr(len(events)), 0, 0, 0)
 	if e != 0 {
 		return 0, e
 	}
