@@ -190,8 +190,8 @@ GEN_SHARE=$("$TGT" json "$OH" generator.cpu_share_of_available)
 # --- openload memory with the per-request log to a file ----------------------
 echo "openload memory (--log to a file)" >&2
 LOG=1 run openload "$CEIL"; RSS_CEIL=$(rss_mb "$TIMEF")
-LOG=1 run openload "$HALF"; RSS_10=$(rss_mb "$TIMEF")
-LOG=1 run openload "$HALF" "$LONG"; RSS_LONG=$(rss_mb "$TIMEF")
+LOG=1 run openload "$HALF"; RSS_10=$(rss_mb "$TIMEF"); SD_10=$("$TGT" json "$RES.json" send_delay.p99)
+LOG=1 run openload "$HALF" "$LONG"; RSS_LONG=$(rss_mb "$TIMEF"); SD_LONG=$("$TGT" json "$RES.json" send_delay.p99)
 
 # --- stall: who reports it -----------------------------------------------------
 echo "stall target (1 s every 5 s), 1,000/s for ${DUR}s" >&2
@@ -282,6 +282,9 @@ full second's sends off the schedule by $(printf '%.2f' "$(echo "$SEC_DEV * 100"
 share (result's generator section) $(printf '%.0f' "$(echo "$GEN_SHARE * 100" | bc -l)") % of its cores.
 openload peak RSS with \`--log\` to a file: ${RSS_CEIL} MB at ${CEIL}/s for ${DUR} s,
 ${RSS_10} MB at ${HALF}/s for ${DUR} s, ${RSS_LONG} MB at ${HALF}/s for ${LONG} s.
+Those two runs at ${HALF}/s, minutes after the one above, had send delay
+p99 ${SD_10} and ${SD_LONG} ms: how much one run's p99 moves on this machine
+(the goals use the first).
 
 ### A stall: 1 s every 5 s, 1,000 req/s for ${DUR} s
 
