@@ -82,7 +82,8 @@ rss_mb() { echo "scale=1; $(timev "$1" 'Maximum resident set size') / 1024" | bc
 OL_RUNS=0 OL_COUNT_OK=0 OL_COUNT_MAX=0
 
 # run TOOL RATE [extra]: one run of DUR seconds at RATE; sets SERVED,
-# ONSCHED (1/0), TIMEF (time -v file), RES (tool's result file).
+# ONSCHED (1/0), P99 (openload's send delay p99 in ms, else empty), TIMEF
+# (time -v file), RES (tool's result file).
 run() {
   local tool=$1 rate=$2 dur=${3:-$DUR}
   local n0 n1
@@ -106,7 +107,7 @@ run() {
   local want
   want=$(echo "$rate * $dur" | bc -l)
   ONSCHED=$(echo "d = $SERVED - $want; if (d < 0) d = -d; d <= 0.01 * $want" | bc -l)
-  local p99=
+  P99=
   if [[ $tool == openload* ]]; then
     if [ "$tool" = openload ]; then
       # By the count alone, the peers' criterion: tallied for the table.
@@ -116,10 +117,10 @@ run() {
         [ "$rate" -gt "$OL_COUNT_MAX" ] && OL_COUNT_MAX=$rate
       fi
     fi
-    p99=$("$TGT" json "$RES.json" send_delay.p99)
-    [ "$ONSCHED" = 1 ] && ONSCHED=$(echo "$p99 <= 5" | bc -l)
+    P99=$("$TGT" json "$RES.json" send_delay.p99)
+    [ "$ONSCHED" = 1 ] && ONSCHED=$(echo "$P99 <= 5" | bc -l)
   fi
-  echo "  $tool rate $rate for ${dur}s: served $SERVED (want $(printf %.0f "$want")), on schedule $ONSCHED${p99:+ (send delay p99 $p99 ms)}, cpu $(cpu_s "$TIMEF") s, rss $(rss_mb "$TIMEF") MB" >&2
+  echo "  $tool rate $rate for ${dur}s: served $SERVED (want $(printf %.0f "$want")), on schedule $ONSCHED${P99:+ (send delay p99 $P99 ms)}, cpu $(cpu_s "$TIMEF") s, rss $(rss_mb "$TIMEF") MB" >&2
 }
 
 # --- the machine's own pauses, before any load ------------------------------
@@ -190,8 +191,8 @@ GEN_SHARE=$("$TGT" json "$OH" generator.cpu_share_of_available)
 # --- openload memory with the per-request log to a file ----------------------
 echo "openload memory (--log to a file)" >&2
 LOG=1 run openload "$CEIL"; RSS_CEIL=$(rss_mb "$TIMEF")
-LOG=1 run openload "$HALF"; RSS_10=$(rss_mb "$TIMEF"); SD_10=$("$TGT" json "$RES.json" send_delay.p99)
-LOG=1 run openload "$HALF" "$LONG"; RSS_LONG=$(rss_mb "$TIMEF"); SD_LONG=$("$TGT" json "$RES.json" send_delay.p99)
+LOG=1 run openload "$HALF"; RSS_10=$(rss_mb "$TIMEF"); SD_10=$P99
+LOG=1 run openload "$HALF" "$LONG"; RSS_LONG=$(rss_mb "$TIMEF"); SD_LONG=$P99
 
 # --- stall: who reports it -----------------------------------------------------
 echo "stall target (1 s every 5 s), 1,000/s for ${DUR}s" >&2

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 )
@@ -80,9 +79,7 @@ func measurePauses(n int, d, least time.Duration) pauseStats {
 			if g > time.Millisecond {
 				p.overMS++
 			}
-		}
-		if len(gaps[i]) > 0 {
-			p.longest = max(p.longest, slices.Max(gaps[i]))
+			p.longest = max(p.longest, g)
 		}
 	}
 	return p

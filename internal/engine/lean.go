@@ -346,8 +346,14 @@ func (b *leanBody) Close() error {
 	return err
 }
 
-// bodyBufs holds the buffers discardBody reads large bodies into.
-var bodyBufs = sync.Pool{New: func() any { return new([64 << 10]byte) }}
+// bodyBuf is what body bytes to be dropped are read into, on the lean
+// client (discardBody) and the epoll client's loop: 64 KiB reads instead
+// of 4 KiB ones. On the loop they cut the CPU of 1 MiB bodies at 500/s
+// from 1.57–1.78 to 0.53–0.56 s over 4 s (3 runs each).
+type bodyBuf [64 << 10]byte
+
+// bodyBufs holds the buffers bodies are dropped into.
+var bodyBufs = sync.Pool{New: func() any { return new(bodyBuf) }}
 
 // discardBody reads and drops the next n bytes of br. What does not fit in
 // br's buffer is read straight from the connection in 64 KiB reads (a
@@ -362,7 +368,7 @@ func discardBody(br *bufio.Reader, n int64) error {
 		_, err := br.Discard(int(n))
 		return err
 	}
-	buf := bodyBufs.Get().(*[64 << 10]byte)
+	buf := bodyBufs.Get().(*bodyBuf)
 	defer bodyBufs.Put(buf)
 	for n > 0 {
 		m, err := br.Read(buf[:min(n, int64(len(buf)))])

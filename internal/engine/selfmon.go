@@ -91,9 +91,7 @@ func (m *selfMon) sample() {
 			if m.loop != nil {
 				busy := m.loopBusy(now)
 				if !lastLoopAt.IsZero() {
-					if wall := now.Sub(lastLoopAt); wall > 0 {
-						m.loopPeak = max(m.loopPeak, min(1, float64(busy-lastBusy)/float64(wall)))
-					}
+					m.loopPeak = max(m.loopPeak, min(1, share(busy-lastBusy, now.Sub(lastLoopAt), 1)))
 				}
 				lastBusy, lastLoopAt = busy, now
 			}
@@ -102,12 +100,9 @@ func (m *selfMon) sample() {
 			if !ok {
 				continue
 			}
-			if wall := now.Sub(lastAt).Seconds(); wall > 0 {
-				share := (cpu - lastCPU).Seconds() / (wall * procs)
-				m.mu.Lock()
-				m.peak = max(m.peak, share)
-				m.mu.Unlock()
-			}
+			m.mu.Lock()
+			m.peak = max(m.peak, share(cpu-lastCPU, now.Sub(lastAt), procs))
+			m.mu.Unlock()
 			lastCPU, lastAt = cpu, now
 		}
 	}
@@ -118,21 +113,18 @@ func (m *selfMon) stop() recorder.Generator {
 	close(m.stopc)
 	<-m.done
 	g := recorder.Generator{GOMAXPROCS: runtime.GOMAXPROCS(0)}
-	g.WallSeconds = time.Since(m.start).Seconds()
+	wall := time.Since(m.start)
+	g.WallSeconds = wall.Seconds()
 	if cpu, ok := processCPU(); ok {
 		g.CPUKnown = true
 		g.CPUSeconds = (cpu - m.cpu0).Seconds()
-		if g.WallSeconds > 0 {
-			g.CPUShare = g.CPUSeconds / (g.WallSeconds * float64(g.GOMAXPROCS))
-		}
+		g.CPUShare = share(cpu-m.cpu0, wall, float64(g.GOMAXPROCS))
 	}
 	m.mu.Lock()
 	g.PeakCPUShare = m.peak
 	if m.loop != nil {
 		now := time.Now()
-		if wall := now.Sub(m.loopFrom); wall > 0 {
-			g.LoopBusy = round3(min(1, float64(m.loopBusy(now))/float64(wall)))
-		}
+		g.LoopBusy = round3(min(1, share(m.loopBusy(now), now.Sub(m.loopFrom), 1)))
 		g.PeakLoopBusy = round3(m.loopPeak)
 		g.LoopSliceUS = int(m.slice / time.Microsecond)
 	}
@@ -149,6 +141,15 @@ func (m *selfMon) stop() recorder.Generator {
 }
 
 func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// share is used over wall on n processors: the CPU share of n cores, or a
+// thread's busy share with n = 1; 0 without wall time.
+func share(used, wall time.Duration, n float64) float64 {
+	if wall <= 0 {
+		return 0
+	}
+	return float64(used) / (float64(wall) * n)
+}
 
 // readGC reads the cumulative GC pause histogram and cycle count.
 func readGC() (*metrics.Float64Histogram, uint64) {
