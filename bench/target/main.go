@@ -3,11 +3,14 @@
 //
 //	target serve -addr 127.0.0.1:18080 [-stall-every 5s -stall-for 1s]
 //	target count URL            print the requests served so far (GET URL/count)
+//	target reset URL            start counting arrivals afresh (GET URL/arrivals/reset)
+//	target lag URL RATE         how late the arrivals since the reset came against RATE/s (arrivals.go)
 //	target json FILE PATH       print a value of a JSON file (PATH a.b.0.c)
 //	target seconds FILE         openload result: the worst per-second |sent − scheduled| ÷ scheduled over the full seconds
 //	target pauses [-d 5s]       how much time a thread spinning on each core loses to the machine (pauses.go)
 //
-// serve answers every request but /count with 200 "ok". With -stall-every,
+// serve answers every request but /count and /arrivals with 200 "ok",
+// and counts when each arrives (arrivals.go). With -stall-every,
 // it stalls globally: from the first request on, every stall-every it holds
 // every request that arrives or is being served for stall-for, like a
 // server-wide GC pause.
@@ -31,7 +34,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: target serve|count|json|seconds|pauses ...")
+		fmt.Fprintln(os.Stderr, "usage: target serve|count|reset|lag|json|seconds|pauses ...")
 		os.Exit(2)
 	}
 	var err error
@@ -40,6 +43,10 @@ func main() {
 		err = serve(os.Args[2:])
 	case "count":
 		err = count(os.Args[2:])
+	case "reset":
+		err = reset(os.Args[2:])
+	case "lag":
+		err = lag(os.Args[2:])
 	case "json":
 		err = jsonField(os.Args[2:])
 	case "seconds":
@@ -60,6 +67,7 @@ type server struct {
 	every, dur time.Duration
 	once       sync.Once
 	start      time.Time
+	arr        arrivals
 }
 
 // stallLeft returns how long the stall in force at now lasts still.
@@ -76,11 +84,20 @@ func (s *server) stallLeft(now time.Time) time.Duration {
 }
 
 func (s *server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/count" {
+	now := time.Now()
+	switch r.URL.Path {
+	case "/count":
 		fmt.Fprintln(w, s.served.Load())
 		return
+	case "/arrivals":
+		s.arr.write(w)
+		return
+	case "/arrivals/reset":
+		s.arr.reset(now)
+		return
 	}
-	if d := s.stallLeft(time.Now()); d > 0 {
+	s.arr.note(now)
+	if d := s.stallLeft(now); d > 0 {
 		time.Sleep(d)
 	}
 	io.Copy(io.Discard, r.Body)
