@@ -3,7 +3,7 @@
 # machine, against a minimal loopback target (bench/target), and
 # docs/BENCHMARKS.md written from the run.
 #
-#   bash bench/run.sh            # 9–13 minutes with the defaults (≤ 22)
+#   bash bench/run.sh            # 11–15 minutes with the defaults (≤ 25)
 #   DUR=5 STEPS=4 bash bench/run.sh   # quicker, coarser
 #
 # Knobs (environment): DUR seconds per run (10), STEPS bisection steps per
