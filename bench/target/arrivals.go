@@ -2,10 +2,10 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -149,12 +149,11 @@ func lag(args []string) error {
 	if err != nil {
 		return fmt.Errorf("lag: rate %q: %v", args[1], err)
 	}
-	resp, err := http.Get(args[0] + "/arrivals")
+	b, err := control(args[0], "/arrivals")
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	counts, past, err := parseArrivals(resp.Body)
+	counts, past, err := parseArrivals(bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
@@ -174,13 +173,6 @@ func reset(args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("reset URL")
 	}
-	resp, err := http.Get(args[0] + "/arrivals/reset")
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("reset: %s", resp.Status)
-	}
-	return nil
+	_, err := control(args[0], "/arrivals/reset")
+	return err
 }

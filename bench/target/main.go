@@ -124,13 +124,26 @@ func count(args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("count URL")
 	}
-	resp, err := http.Get(args[0] + "/count")
+	b, err := control(args[0], "/count")
+	if err == nil {
+		_, err = os.Stdout.Write(b)
+	}
+	return err
+}
+
+// control GETs one of the target's own paths (/count, /arrivals,
+// /arrivals/reset) from the target at base and returns the body.
+func control(base, path string) ([]byte, error) {
+	resp, err := http.Get(base + path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	_, err = io.Copy(os.Stdout, resp.Body)
-	return err
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s", path, resp.Status)
+	}
+	return b, err
 }
 
 func load(file string) (any, error) {
