@@ -20,22 +20,26 @@ const arrivalBins = 180_000
 
 // arrivals counts the requests reaching the handler per millisecond since
 // the last reset. It is the benchmark's one yardstick of schedule for
-// every tool: none can report its own lateness to it, and each one's
-// requests are timed by the same clock at the same place.
+// every tool: the tools report nothing to it, and the requests of each are
+// timed by the same clock at the same place.
 type arrivals struct {
-	start atomic.Int64 // UnixNano of the last reset; 0 before the first
-	late  atomic.Int64 // arrivals past the last bin
+	start atomic.Int64 // the last reset, in monotonic ns since epoch + 1; 0 before the first
+	past  atomic.Int64 // arrivals after the last bin
 	bins  [arrivalBins]atomic.Int32
 }
+
+// epoch anchors the monotonic clock readings, so that a step of the wall
+// clock during a run cannot move arrivals between bins.
+var epoch = time.Now()
 
 func (a *arrivals) note(now time.Time) {
 	s := a.start.Load()
 	if s == 0 {
 		return
 	}
-	b := (now.UnixNano() - s) / int64(time.Millisecond)
+	b := (int64(now.Sub(epoch)) + 1 - s) / int64(time.Millisecond)
 	if b < 0 || b >= arrivalBins {
-		a.late.Add(1)
+		a.past.Add(1)
 		return
 	}
 	a.bins[b].Add(1)
@@ -47,8 +51,8 @@ func (a *arrivals) reset(now time.Time) {
 	for i := range a.bins {
 		a.bins[i].Store(0)
 	}
-	a.late.Store(0)
-	a.start.Store(now.UnixNano())
+	a.past.Store(0)
+	a.start.Store(int64(now.Sub(epoch)) + 1)
 }
 
 // write sends the counts as "ms count" lines for the non-empty bins, then
@@ -60,7 +64,7 @@ func (a *arrivals) write(w io.Writer) error {
 			fmt.Fprintf(bw, "%d %d\n", i, n)
 		}
 	}
-	fmt.Fprintf(bw, "past %d\n", a.late.Load())
+	fmt.Fprintf(bw, "past %d\n", a.past.Load())
 	return bw.Flush()
 }
 
