@@ -289,7 +289,7 @@ needs; the closer a rate is to the ceiling, the longer the backlog a pause
 leaves takes to drain.
 
 Target: \`bench/target\`, a net/http server answering 200 "ok", counting the
-requests it served. On schedule: the target served within 1 % of
+requests it served and when each arrived (below). On schedule: the target served within 1 % of
 rate × ${DUR} s during the run (and, for openload, its own send delay p99
 ≤ 5 ms). wrk is closed-loop: its rate is the ceiling, not a schedule.
 
