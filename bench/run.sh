@@ -252,7 +252,11 @@ STALL_WRK="$(ms "$(wrkms "$ST-wrk.txt" 50%)") | $(ms "$(wrkms "$ST-wrk.txt" 99%)
 STALL_WRK_N=$(awk '/requests in/ {print $1}' "$ST-wrk.txt")
 
 # --- goals ----------------------------------------------------------------------
-ratio() { printf '%.2f' "$(echo "$1 / $2" | bc -l)"; }
+# ratio A B: A ÷ B to two decimals ("n/a" when B is 0: a tool held no rate)
+ratio() {
+  if [ "$(echo "$2 == 0" | bc -l)" = 1 ]; then echo n/a; return; fi
+  printf '%.2f' "$(echo "$1 / $2" | bc -l)"
+}
 per1k() { printf '%.4f' "$(echo "$1 / ($2 * $DUR / 1000)" | bc -l)"; }
 met() { if [ "$(echo "$1" | bc -l)" = 1 ]; then echo met; else echo "not met"; fi; }
 OL_CPU1K=$(per1k "${HALF_CPU[openload]}" "$HALF")
