@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/openload/openload/internal/rawtcp"
 	"github.com/openload/openload/recorder"
 )
 
@@ -239,9 +240,12 @@ func TestRunWritesResultAndLog(t *testing.T) {
 // TestRunRefusedTargetCompletes: a target that refuses every connection
 // still yields a complete, balanced run; errors are classified.
 func TestRunRefusedTargetCompletes(t *testing.T) {
-	srv := httptest.NewServer(http.NotFoundHandler())
-	url := srv.URL
-	srv.Close()
+	addr, release, err := rawtcp.RefusedAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	url := "http://" + addr
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := runCLI("-rate", "50", "-d", "400ms", "-q", "-o", out, url)
 	if code != exitOK {

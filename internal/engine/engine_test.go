@@ -12,6 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/openload/openload/internal/rawtcp"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
@@ -155,13 +156,11 @@ func TestOpenModelCompletes(t *testing.T) {
 
 func TestRefusedConnectionsAccounted(t *testing.T) {
 	forClients(t, openClients, func(t *testing.T, cl client) {
-		// Find a free port and close it: connections to it are refused.
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		addr, release, err := rawtcp.RefusedAddr()
 		if err != nil {
 			t.Fatal(err)
 		}
-		addr := l.Addr().String()
-		l.Close()
+		defer release()
 		rec, _ := runAgainst(t, "http://"+addr+"/", Config{Lean: cl.lean, Epoll: cl.epoll}, schedule.NewConstant(100, 300*time.Millisecond))
 		c := checkIdentity(t, rec, 30)
 		if c.Errors != 30 {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openload/openload/internal/rawtcp"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
@@ -225,9 +226,12 @@ func TestRetryExhausted(t *testing.T) {
 // every connection; one retry each.
 func TestRetryOnRefused(t *testing.T) {
 	forClients(t, openClients, func(t *testing.T, cl client) {
-		srv := httptest.NewServer(http.NotFoundHandler())
-		url := srv.URL
-		srv.Close()
+		addr, release, err := rawtcp.RefusedAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer release()
+		url := "http://" + addr
 		on, err := ParseRetryOn("refused")
 		if err != nil {
 			t.Fatal(err)

@@ -115,12 +115,11 @@ func faultCases() []faultCase {
 		{
 			name: "refused",
 			setup: func(t *testing.T) (string, Options) {
-				ln, err := net.Listen("tcp", "127.0.0.1:0")
+				addr, release, err := rawtcp.RefusedAddr()
 				if err != nil {
 					t.Fatal(err)
 				}
-				addr := ln.Addr().String()
-				ln.Close() // nothing listens there now
+				t.Cleanup(release)
 				return "http://" + addr + "/", Options{}
 			},
 			errors: faultRequests, kinds: map[string]int64{"refused": faultRequests},
