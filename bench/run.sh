@@ -330,7 +330,7 @@ The target counts the requests reaching its handler per millisecond, and
 for: arrival k was due at t0 + k/rate, with t0 where the median arrival
 puts it, and the table gives how far above the median the late tail came.
 That is the tool's own lateness plus loopback and the target's delay before
-its handler runs, the same for every tool, known to ±0.5 ms. fortio and
+its handler runs, the same for every tool, known to within 1 ms. fortio and
 vegeta do not report how late they sent; this measures it for them.
 
 | tool | arrival lag p99 / p99.9 at ${HALF}/s (ms) | max rate served within 1 % with arrival lag p99 ≤ 5 ms | × wrk ceiling |

@@ -102,11 +102,12 @@ func parseArrivals(r io.Reader) (counts []int64, past int64, err error) {
 // so it takes the one the median arrival implies: half the arrivals are
 // later than their due time, half earlier, and a tool that holds its
 // schedule has a narrow tail above the median. An arrival's time is the
-// middle of its millisecond, so lateness is known to ±0.5 ms. It is the
+// middle of its millisecond, known to ±0.5 ms, and so is the median it is
+// compared with: lateness is known to within 1 ms. It is the
 // tool's send delay plus the network and the target's own delay before its
 // handler runs, the same for every tool. lateness returns the quantiles qs
 // (in percent) in milliseconds above the median, and the largest.
-func lateness(counts []int64, rate float64, qs ...float64) (late []float64, max float64, err error) {
+func lateness(counts []int64, rate float64, qs ...float64) (late []float64, largest float64, err error) {
 	if !(rate > 0) || math.IsInf(rate, 0) {
 		return nil, 0, fmt.Errorf("rate %v: want a positive rate", rate)
 	}
@@ -164,11 +165,11 @@ func lag(args []string) error {
 	if past > 0 {
 		return fmt.Errorf("lag: %d arrivals after the last of %d bins", past, arrivalBins)
 	}
-	late, max, err := lateness(counts, rate, 99, 99.9)
+	late, largest, err := lateness(counts, rate, 99, 99.9)
 	if err != nil {
 		return fmt.Errorf("lag: %v", err)
 	}
-	fmt.Printf("%.3f %.3f %.3f\n", late[0], late[1], max)
+	fmt.Printf("%.3f %.3f %.3f\n", late[0], late[1], largest)
 	return nil
 }
 

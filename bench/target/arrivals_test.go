@@ -12,12 +12,12 @@ func TestLatenessOnSchedule(t *testing.T) {
 	for i := range counts {
 		counts[i] = 1
 	}
-	late, max, err := lateness(counts, 1000, 99, 99.9)
+	late, largest, err := lateness(counts, 1000, 99, 99.9)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if late[0] != 0 || late[1] != 0 || max != 0 {
-		t.Errorf("one arrival a millisecond at 1,000/s: p99 %v p99.9 %v max %v ms late, want 0", late[0], late[1], max)
+	if late[0] != 0 || late[1] != 0 || largest != 0 {
+		t.Errorf("one arrival a millisecond at 1,000/s: p99 %v p99.9 %v max %v ms late, want 0", late[0], late[1], largest)
 	}
 }
 
@@ -32,15 +32,15 @@ func TestLatenessHole(t *testing.T) {
 		counts[i] = 0
 	}
 	counts[1010] = 11
-	late, max, err := lateness(counts, 1000, 99, 99.9)
+	late, largest, err := lateness(counts, 1000, 99, 99.9)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 2,000 arrivals, 1,990 on time: p99 is on time, p99.9 (the
 	// 1,998th) 8 ms late; the histogram keeps 3 digits.
 	near := func(got, want float64) bool { return math.Abs(got-want) < 0.01 }
-	if !near(late[0], 0) || !near(late[1], 8) || !near(max, 10) {
-		t.Errorf("p99 %v p99.9 %v max %v ms late, want 0, 8 and 10", late[0], late[1], max)
+	if !near(late[0], 0) || !near(late[1], 8) || !near(largest, 10) {
+		t.Errorf("p99 %v p99.9 %v max %v ms late, want 0, 8 and 10", late[0], late[1], largest)
 	}
 }
 
