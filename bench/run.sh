@@ -24,6 +24,7 @@
 #             "served within 1 % and arrival lag p99 ≤ 5 ms"
 #   CPU       user + system seconds per 1,000 requests at ceiling ÷ 2
 #   RSS       peak resident set size (openload with --log to a file)
+#   busy      the whole machine's CPU use during each run (/proc/stat)
 #   pauses    before any load: how much time a thread spinning on each core
 #             loses to the machine (bench/target pauses)
 #   stall     each tool at 1,000/s against a target that stalls 1 s every
@@ -82,6 +83,16 @@ served() { "$TGT" count "$URL"; }
 timev() { awk -F': ' -v f="$2" '$1 ~ f {print $2}' "$1" | tail -1; }
 cpu_s() { echo "$(timev "$1" 'User time') + $(timev "$1" 'System time')" | bc -l; }
 rss_mb() { echo "scale=1; $(timev "$1" 'Maximum resident set size') / 1024" | bc -l; }
+# jiffies: the whole machine's busy and total CPU time so far (/proc/stat:
+# every process and the kernel, all cores; idle and iowait are not busy).
+jiffies() { awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t-$5-$6, t; exit}' /proc/stat; }
+# busy_pct B0 T0 B1 T1: the machine's busy share between two jiffies readings
+busy_pct() { printf '%.0f' "$(echo "100 * ($3 - $1) / ($4 - $2)" | bc -l)"; }
+
+# The machine's busy % and the arrival lag p99 of each tool's first run at
+# a rate, by "tool rate dur".
+declare -A RUN_BUSY RUN_LAG
+FO_MAXLAG=?
 
 # openload's runs (the default client) judged by the count alone.
 OL_RUNS=0 OL_COUNT_OK=0 OL_COUNT_MAX=0
@@ -89,14 +100,16 @@ OL_RUNS=0 OL_COUNT_OK=0 OL_COUNT_MAX=0
 # run TOOL RATE [DUR]: one run at RATE; sets SERVED, ONSCHED (1/0), P99
 # (openload's send delay p99 in ms, else empty), LAG99 and LAG999 (arrival
 # lag in ms, - if unknown), ONLAG (1/0: served within 1 % and LAG99 ≤ 5),
-# TIMEF (time -v file), RES (tool's result file).
+# BUSY (the whole machine's busy % during the run), TIMEF (time -v file),
+# RES (tool's result file).
 run() {
   local tool=$1 rate=$2 dur=${3:-$DUR}
-  local n0 n1
+  local n0 n1 b0 t0 b1 t1
   TIMEF="$W/time-$tool-$rate-$dur"
   RES="$W/res-$tool-$rate-$dur"
   "$TGT" reset "$URL"
   n0=$(served)
+  read -r b0 t0 < <(jiffies)
   case $tool in
     openload)
       /usr/bin/time -v -o "$TIMEF" "$W/openload" -q -r "$rate" -d "${dur}s" -c 64 --drain 2s -o "$RES.json" ${LOG:+--log "$W/requests.csv"} "$URL/" || true ;;
@@ -109,6 +122,8 @@ run() {
     vegeta)
       echo "GET $URL/" | /usr/bin/time -v -o "$TIMEF" vegeta attack -rate "$rate" -duration "${dur}s" -output "$RES.bin" || true ;;
   esac
+  read -r b1 t1 < <(jiffies)
+  BUSY=$(busy_pct "$b0" "$t0" "$b1" "$t1")
   n1=$(served)
   SERVED=$((n1 - n0))
   local want
@@ -116,6 +131,9 @@ run() {
   ONSCHED=$(echo "d = $SERVED - $want; if (d < 0) d = -d; d <= 0.01 * $want" | bc -l)
   read -r LAG99 LAG999 _ < <("$TGT" lag "$URL" "$rate" || echo "- - -")
   ONLAG=0
+  if [ -z "${RUN_BUSY["$tool $rate $dur"]:-}" ]; then
+    RUN_BUSY["$tool $rate $dur"]=$BUSY; RUN_LAG["$tool $rate $dur"]=$LAG99
+  fi
   [ "$ONSCHED" = 1 ] && [ "$LAG99" != - ] && ONLAG=$(echo "$LAG99 <= 5" | bc -l)
   P99=
   if [[ $tool == openload* ]]; then
@@ -130,7 +148,7 @@ run() {
     P99=$("$TGT" json "$RES.json" send_delay.p99)
     [ "$ONSCHED" = 1 ] && ONSCHED=$(echo "$P99 <= 5" | bc -l)
   fi
-  echo "  $tool rate $rate for ${dur}s: served $SERVED (want $(printf %.0f "$want")), on schedule $ONSCHED${P99:+ (send delay p99 $P99 ms)}, arrival lag p99 $LAG99 ms, cpu $(cpu_s "$TIMEF") s, rss $(rss_mb "$TIMEF") MB" >&2
+  echo "  $tool rate $rate for ${dur}s: served $SERVED (want $(printf %.0f "$want")), on schedule $ONSCHED${P99:+ (send delay p99 $P99 ms)}, arrival lag p99 $LAG99 ms, cpu $(cpu_s "$TIMEF") s, rss $(rss_mb "$TIMEF") MB, machine busy $BUSY %" >&2
 }
 
 # --- the machine's own pauses, before any load ------------------------------
@@ -141,15 +159,18 @@ echo "  $PAUSES" >&2
 # --- ceiling -----------------------------------------------------------------
 echo "wrk ceiling (closed loop, -t2 -c64, ${DUR}s)" >&2
 n0=$(served)
+read -r b0 t0 < <(jiffies)
 /usr/bin/time -v -o "$W/time-wrk" wrk -t2 -c64 -d"${DUR}s" "$URL/" >"$W/wrk.txt"
+read -r b1 t1 < <(jiffies)
+WRK_BUSY=$(busy_pct "$b0" "$t0" "$b1" "$t1")
 CEIL=$(( ($(served) - n0) / DUR ))
 WRK_CPU=$(cpu_s "$W/time-wrk")
 WRK_RSS=$(rss_mb "$W/time-wrk")
 HALF=$((CEIL / 2))
-echo "  ceiling $CEIL req/s" >&2
+echo "  ceiling $CEIL req/s, machine busy $WRK_BUSY %" >&2
 
 # --- max on-schedule rate by bisection ---------------------------------------
-declare -A MAX HALF_CPU HALF_RSS
+declare -A MAX HALF_CPU HALF_RSS HALF_BUSY
 # settle waits (at most 65 s) until few sockets are left in TIME_WAIT:
 # vegeta's collapsing runs open connections by the ten thousand, and with
 # the ephemeral ports used up every later connect(2) is slow or fails.
@@ -193,17 +214,18 @@ for tool in openload openload-lean openload-nethttp fortio vegeta; do
     MAX[vegeta]=$BEST
     settle; main_target
     run vegeta "$HALF"
-    HALF_CPU[vegeta]=$(cpu_s "$TIMEF"); HALF_RSS[vegeta]=$(rss_mb "$TIMEF")
+    HALF_CPU[vegeta]=$(cpu_s "$TIMEF"); HALF_RSS[vegeta]=$(rss_mb "$TIMEF"); HALF_BUSY[vegeta]=$BUSY
     HALF_LAG[vegeta]="$LAG99 / $LAG999"
     continue
   fi
   run "$tool" "$HALF"
-  HALF_CPU[$tool]=$(cpu_s "$TIMEF"); HALF_RSS[$tool]=$(rss_mb "$TIMEF")
+  HALF_CPU[$tool]=$(cpu_s "$TIMEF"); HALF_RSS[$tool]=$(rss_mb "$TIMEF"); HALF_BUSY[$tool]=$BUSY
   HALF_LAG[$tool]="$LAG99 / $LAG999"
   [ "$tool" = openload ] && cp "$RES.json" "$W/openload-half.json"
   half_lag=$ONLAG
   from_half "$tool" ONSCHED "$ONSCHED"
   MAX[$tool]=$BEST
+  [ "$tool" = fortio ] && FO_MAXLAG=${RUN_LAG["fortio $BEST $DUR"]:-?}
   if [ "$tool" = openload ] || [ "$tool" = fortio ]; then
     echo "$tool: bisection by arrival lag" >&2
     from_half "$tool" ONLAG "$half_lag"
@@ -221,7 +243,7 @@ GEN_SHARE=$("$TGT" json "$OH" generator.cpu_share_of_available)
 
 # --- openload memory with the per-request log to a file ----------------------
 echo "openload memory (--log to a file)" >&2
-LOG=1 run openload "$CEIL"; RSS_CEIL=$(rss_mb "$TIMEF")
+LOG=1 run openload "$CEIL"; RSS_CEIL=$(rss_mb "$TIMEF"); CEIL_BUSY=$BUSY; CEIL_P99=$P99; CEIL_LAG=$LAG99
 LOG=1 run openload "$HALF"; RSS_10=$(rss_mb "$TIMEF"); SD_10=$P99
 LOG=1 run openload "$HALF" "$LONG"; RSS_LONG=$(rss_mb "$TIMEF"); SD_LONG=$P99
 
@@ -299,14 +321,18 @@ rate × ${DUR} s during the run (and, for openload, its own send delay p99
 
 ## Results
 
-| tool | max rate on schedule (req/s) | × wrk ceiling | CPU-s per 1,000 req at ${HALF}/s | peak RSS at ${HALF}/s (MB) |
-| --- | ---: | ---: | ---: | ---: |
-| wrk 4.1 (closed loop, -t2 -c64) | ceiling ${CEIL} | 1.00 | $(per1k "$WRK_CPU" "$CEIL") (at the ceiling) | ${WRK_RSS} |
-| openload (-c 64) | ${MAX[openload]} | $(ratio "${MAX[openload]}" "$CEIL") | ${OL_CPU1K} | ${HALF_RSS[openload]} |
-| openload --no-epoll (-c 64) | ${MAX[openload-lean]} | $(ratio "${MAX[openload-lean]}" "$CEIL") | $(per1k "${HALF_CPU[openload-lean]}" "$HALF") | ${HALF_RSS[openload-lean]} |
-| openload --net-http (-c 64) | ${MAX[openload-nethttp]} | $(ratio "${MAX[openload-nethttp]}" "$CEIL") | $(per1k "${HALF_CPU[openload-nethttp]}" "$HALF") | ${HALF_RSS[openload-nethttp]} |
-| fortio 1.66.5 (-c 64 -uniform) | ${MAX[fortio]} | $(ratio "${MAX[fortio]}" "$CEIL") | ${FO_CPU1K} | ${HALF_RSS[fortio]} |
-| vegeta 12.13.0 (default workers) | ${MAX[vegeta]} | $(ratio "${MAX[vegeta]}" "$CEIL") | ${VE_CPU1K} | ${HALF_RSS[vegeta]} |
+| tool | max rate on schedule (req/s) | × wrk ceiling | CPU-s per 1,000 req at ${HALF}/s | peak RSS at ${HALF}/s (MB) | machine busy at ${HALF}/s |
+| --- | ---: | ---: | ---: | ---: | ---: |
+| wrk 4.1 (closed loop, -t2 -c64) | ceiling ${CEIL} | 1.00 | $(per1k "$WRK_CPU" "$CEIL") (at the ceiling) | ${WRK_RSS} | ${WRK_BUSY} % (at the ceiling) |
+| openload (-c 64) | ${MAX[openload]} | $(ratio "${MAX[openload]}" "$CEIL") | ${OL_CPU1K} | ${HALF_RSS[openload]} | ${HALF_BUSY[openload]} % |
+| openload --no-epoll (-c 64) | ${MAX[openload-lean]} | $(ratio "${MAX[openload-lean]}" "$CEIL") | $(per1k "${HALF_CPU[openload-lean]}" "$HALF") | ${HALF_RSS[openload-lean]} | ${HALF_BUSY[openload-lean]} % |
+| openload --net-http (-c 64) | ${MAX[openload-nethttp]} | $(ratio "${MAX[openload-nethttp]}" "$CEIL") | $(per1k "${HALF_CPU[openload-nethttp]}" "$HALF") | ${HALF_RSS[openload-nethttp]} | ${HALF_BUSY[openload-nethttp]} % |
+| fortio 1.66.5 (-c 64 -uniform) | ${MAX[fortio]} | $(ratio "${MAX[fortio]}" "$CEIL") | ${FO_CPU1K} | ${HALF_RSS[fortio]} | ${HALF_BUSY[fortio]} % |
+| vegeta 12.13.0 (default workers) | ${MAX[vegeta]} | $(ratio "${MAX[vegeta]}" "$CEIL") | ${VE_CPU1K} | ${HALF_RSS[vegeta]} | ${HALF_BUSY[vegeta]} % |
+
+Machine busy: the share of both cores' time that every process and the
+kernel used during the run (\`/proc/stat\`; the tool, the target, softirq,
+the machine's own agents), so it includes the target's work for that tool.
 
 By the count alone, the criterion the peers are held to, openload
 (-c 64) was on schedule in ${OL_COUNT_OK} of its ${OL_RUNS} runs here (bisection and
@@ -322,6 +348,14 @@ ${RSS_10} MB at ${HALF}/s for ${DUR} s, ${RSS_LONG} MB at ${HALF}/s for ${LONG} 
 Those two runs at ${HALF}/s, minutes after the one above, had send delay
 p99 ${SD_10} and ${SD_LONG} ms: how much one run's p99 moves on this machine
 (the goals use the first).
+
+How full the two cores were. wrk's closed loop at the ceiling kept the
+machine ${WRK_BUSY} % busy. openload kept it ${HALF_BUSY[openload]} % busy at half the ceiling,
+${RUN_BUSY["openload ${MAX[openload]} $DUR"]:-?} % at its max rate on schedule (${MAX[openload]}/s), and
+${CEIL_BUSY} % when paced at the ceiling's own rate (the first memory run: send
+delay p99 ${CEIL_P99} ms, arrival lag p99 ${CEIL_LAG} ms). fortio at its max rate by the
+count (${MAX[fortio]}/s) kept it ${RUN_BUSY["fortio ${MAX[fortio]} $DUR"]:-?} % busy, with arrival lag p99 ${FO_MAXLAG} ms.
+Every run's figure is in the script's output.
 
 ### The same yardstick for every tool: when the requests reached the target
 
