@@ -84,8 +84,10 @@ timev() { awk -F': ' -v f="$2" '$1 ~ f {print $2}' "$1" | tail -1; }
 cpu_s() { echo "$(timev "$1" 'User time') + $(timev "$1" 'System time')" | bc -l; }
 rss_mb() { echo "scale=1; $(timev "$1" 'Maximum resident set size') / 1024" | bc -l; }
 # jiffies: the whole machine's busy and total CPU time so far (/proc/stat:
-# every process and the kernel, all cores; idle and iowait are not busy).
-jiffies() { awk '/^cpu /{t=0; for(i=2;i<=NF;i++) t+=$i; print t-$5-$6, t; exit}' /proc/stat; }
+# every process and the kernel, all cores; idle and iowait are not busy;
+# time the hypervisor took (steal) counts as busy; guest time is already in
+# user time and is not counted twice).
+jiffies() { awk '/^cpu /{t=0; for(i=2;i<=9;i++) t+=$i; print t-$5-$6, t; exit}' /proc/stat; }
 # busy_pct B0 T0 B1 T1: the machine's busy share between two jiffies readings
 busy_pct() { printf '%.0f' "$(echo "100 * ($3 - $1) / ($4 - $2)" | bc -l)"; }
 
@@ -332,7 +334,8 @@ rate × ${DUR} s during the run (and, for openload, its own send delay p99
 
 Machine busy: the share of both cores' time that every process and the
 kernel used during the run (\`/proc/stat\`; the tool, the target, softirq,
-the machine's own agents), so it includes the target's work for that tool.
+the machine's own agents, and time the hypervisor took), so it includes the
+target's work for that tool.
 
 By the count alone, the criterion the peers are held to, openload
 (-c 64) was on schedule in ${OL_COUNT_OK} of its ${OL_RUNS} runs here (bisection and
