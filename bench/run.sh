@@ -88,13 +88,17 @@ rss_mb() { echo "scale=1; $(timev "$1" 'Maximum resident set size') / 1024" | bc
 # time the hypervisor took (steal) counts as busy; guest time is already in
 # user time and is not counted twice).
 jiffies() { awk '/^cpu /{t=0; for(i=2;i<=9;i++) t+=$i; print t-$5-$6, t; exit}' /proc/stat; }
-# busy_pct B0 T0 B1 T1: the machine's busy share between two jiffies readings
-busy_pct() { printf '%.0f' "$(echo "100 * ($3 - $1) / ($4 - $2)" | bc -l)"; }
+# busy_since B0 T0: the machine's busy % since the jiffies reading B0 T0
+busy_since() {
+  local b1 t1
+  read -r b1 t1 < <(jiffies)
+  printf '%.0f' "$(echo "100 * ($b1 - $1) / ($t1 - $2)" | bc -l)"
+}
 
 # The machine's busy % and the arrival lag p99 of each tool's first run at
-# a rate, by "tool rate dur".
+# a rate, by "tool rate dur" (the run at half the ceiling is each tool's
+# first there: vegeta's bisection stays below it).
 declare -A RUN_BUSY RUN_LAG
-FO_MAXLAG=?
 
 # openload's runs (the default client) judged by the count alone.
 OL_RUNS=0 OL_COUNT_OK=0 OL_COUNT_MAX=0
@@ -106,7 +110,7 @@ OL_RUNS=0 OL_COUNT_OK=0 OL_COUNT_MAX=0
 # RES (tool's result file).
 run() {
   local tool=$1 rate=$2 dur=${3:-$DUR}
-  local n0 n1 b0 t0 b1 t1
+  local n0 n1 b0 t0
   TIMEF="$W/time-$tool-$rate-$dur"
   RES="$W/res-$tool-$rate-$dur"
   "$TGT" reset "$URL"
@@ -124,8 +128,7 @@ run() {
     vegeta)
       echo "GET $URL/" | /usr/bin/time -v -o "$TIMEF" vegeta attack -rate "$rate" -duration "${dur}s" -output "$RES.bin" || true ;;
   esac
-  read -r b1 t1 < <(jiffies)
-  BUSY=$(busy_pct "$b0" "$t0" "$b1" "$t1")
+  BUSY=$(busy_since "$b0" "$t0")
   n1=$(served)
   SERVED=$((n1 - n0))
   local want
@@ -163,8 +166,7 @@ echo "wrk ceiling (closed loop, -t2 -c64, ${DUR}s)" >&2
 n0=$(served)
 read -r b0 t0 < <(jiffies)
 /usr/bin/time -v -o "$W/time-wrk" wrk -t2 -c64 -d"${DUR}s" "$URL/" >"$W/wrk.txt"
-read -r b1 t1 < <(jiffies)
-WRK_BUSY=$(busy_pct "$b0" "$t0" "$b1" "$t1")
+WRK_BUSY=$(busy_since "$b0" "$t0")
 CEIL=$(( ($(served) - n0) / DUR ))
 WRK_CPU=$(cpu_s "$W/time-wrk")
 WRK_RSS=$(rss_mb "$W/time-wrk")
@@ -172,7 +174,7 @@ HALF=$((CEIL / 2))
 echo "  ceiling $CEIL req/s, machine busy $WRK_BUSY %" >&2
 
 # --- max on-schedule rate by bisection ---------------------------------------
-declare -A MAX HALF_CPU HALF_RSS HALF_BUSY
+declare -A MAX HALF_CPU HALF_RSS
 # settle waits (at most 65 s) until few sockets are left in TIME_WAIT:
 # vegeta's collapsing runs open connections by the ten thousand, and with
 # the ephemeral ports used up every later connect(2) is slow or fails.
@@ -216,18 +218,17 @@ for tool in openload openload-lean openload-nethttp fortio vegeta; do
     MAX[vegeta]=$BEST
     settle; main_target
     run vegeta "$HALF"
-    HALF_CPU[vegeta]=$(cpu_s "$TIMEF"); HALF_RSS[vegeta]=$(rss_mb "$TIMEF"); HALF_BUSY[vegeta]=$BUSY
+    HALF_CPU[vegeta]=$(cpu_s "$TIMEF"); HALF_RSS[vegeta]=$(rss_mb "$TIMEF")
     HALF_LAG[vegeta]="$LAG99 / $LAG999"
     continue
   fi
   run "$tool" "$HALF"
-  HALF_CPU[$tool]=$(cpu_s "$TIMEF"); HALF_RSS[$tool]=$(rss_mb "$TIMEF"); HALF_BUSY[$tool]=$BUSY
+  HALF_CPU[$tool]=$(cpu_s "$TIMEF"); HALF_RSS[$tool]=$(rss_mb "$TIMEF")
   HALF_LAG[$tool]="$LAG99 / $LAG999"
   [ "$tool" = openload ] && cp "$RES.json" "$W/openload-half.json"
   half_lag=$ONLAG
   from_half "$tool" ONSCHED "$ONSCHED"
   MAX[$tool]=$BEST
-  [ "$tool" = fortio ] && FO_MAXLAG=${RUN_LAG["fortio $BEST $DUR"]:-?}
   if [ "$tool" = openload ] || [ "$tool" = fortio ]; then
     echo "$tool: bisection by arrival lag" >&2
     from_half "$tool" ONLAG "$half_lag"
@@ -326,11 +327,11 @@ rate × ${DUR} s during the run (and, for openload, its own send delay p99
 | tool | max rate on schedule (req/s) | × wrk ceiling | CPU-s per 1,000 req at ${HALF}/s | peak RSS at ${HALF}/s (MB) | machine busy at ${HALF}/s |
 | --- | ---: | ---: | ---: | ---: | ---: |
 | wrk 4.1 (closed loop, -t2 -c64) | ceiling ${CEIL} | 1.00 | $(per1k "$WRK_CPU" "$CEIL") (at the ceiling) | ${WRK_RSS} | ${WRK_BUSY} % (at the ceiling) |
-| openload (-c 64) | ${MAX[openload]} | $(ratio "${MAX[openload]}" "$CEIL") | ${OL_CPU1K} | ${HALF_RSS[openload]} | ${HALF_BUSY[openload]} % |
-| openload --no-epoll (-c 64) | ${MAX[openload-lean]} | $(ratio "${MAX[openload-lean]}" "$CEIL") | $(per1k "${HALF_CPU[openload-lean]}" "$HALF") | ${HALF_RSS[openload-lean]} | ${HALF_BUSY[openload-lean]} % |
-| openload --net-http (-c 64) | ${MAX[openload-nethttp]} | $(ratio "${MAX[openload-nethttp]}" "$CEIL") | $(per1k "${HALF_CPU[openload-nethttp]}" "$HALF") | ${HALF_RSS[openload-nethttp]} | ${HALF_BUSY[openload-nethttp]} % |
-| fortio 1.66.5 (-c 64 -uniform) | ${MAX[fortio]} | $(ratio "${MAX[fortio]}" "$CEIL") | ${FO_CPU1K} | ${HALF_RSS[fortio]} | ${HALF_BUSY[fortio]} % |
-| vegeta 12.13.0 (default workers) | ${MAX[vegeta]} | $(ratio "${MAX[vegeta]}" "$CEIL") | ${VE_CPU1K} | ${HALF_RSS[vegeta]} | ${HALF_BUSY[vegeta]} % |
+| openload (-c 64) | ${MAX[openload]} | $(ratio "${MAX[openload]}" "$CEIL") | ${OL_CPU1K} | ${HALF_RSS[openload]} | ${RUN_BUSY["openload $HALF $DUR"]} % |
+| openload --no-epoll (-c 64) | ${MAX[openload-lean]} | $(ratio "${MAX[openload-lean]}" "$CEIL") | $(per1k "${HALF_CPU[openload-lean]}" "$HALF") | ${HALF_RSS[openload-lean]} | ${RUN_BUSY["openload-lean $HALF $DUR"]} % |
+| openload --net-http (-c 64) | ${MAX[openload-nethttp]} | $(ratio "${MAX[openload-nethttp]}" "$CEIL") | $(per1k "${HALF_CPU[openload-nethttp]}" "$HALF") | ${HALF_RSS[openload-nethttp]} | ${RUN_BUSY["openload-nethttp $HALF $DUR"]} % |
+| fortio 1.66.5 (-c 64 -uniform) | ${MAX[fortio]} | $(ratio "${MAX[fortio]}" "$CEIL") | ${FO_CPU1K} | ${HALF_RSS[fortio]} | ${RUN_BUSY["fortio $HALF $DUR"]} % |
+| vegeta 12.13.0 (default workers) | ${MAX[vegeta]} | $(ratio "${MAX[vegeta]}" "$CEIL") | ${VE_CPU1K} | ${HALF_RSS[vegeta]} | ${RUN_BUSY["vegeta $HALF $DUR"]} % |
 
 Machine busy: the share of both cores' time that every process and the
 kernel used during the run (\`/proc/stat\`; the tool, the target, softirq,
@@ -353,11 +354,11 @@ p99 ${SD_10} and ${SD_LONG} ms: how much one run's p99 moves on this machine
 (the goals use the first).
 
 How full the two cores were. wrk's closed loop at the ceiling kept the
-machine ${WRK_BUSY} % busy. openload kept it ${HALF_BUSY[openload]} % busy at half the ceiling,
+machine ${WRK_BUSY} % busy. openload kept it ${RUN_BUSY["openload $HALF $DUR"]} % busy at half the ceiling,
 ${RUN_BUSY["openload ${MAX[openload]} $DUR"]:-?} % at its max rate on schedule (${MAX[openload]}/s), and
 ${CEIL_BUSY} % when paced at the ceiling's own rate (the first memory run: send
 delay p99 ${CEIL_P99} ms, arrival lag p99 ${CEIL_LAG} ms). fortio at its max rate by the
-count (${MAX[fortio]}/s) kept it ${RUN_BUSY["fortio ${MAX[fortio]} $DUR"]:-?} % busy, with arrival lag p99 ${FO_MAXLAG} ms.
+count (${MAX[fortio]}/s) kept it ${RUN_BUSY["fortio ${MAX[fortio]} $DUR"]:-?} % busy, with arrival lag p99 ${RUN_LAG["fortio ${MAX[fortio]} $DUR"]:-?} ms.
 Every run's figure is in the script's output.
 
 ### The same yardstick for every tool: when the requests reached the target
