@@ -13,14 +13,16 @@ import (
 // LogHeader is the header line of the per-request CSV log. The first seven
 // columns are fixed; times are milliseconds from the run's start with three
 // decimals. sent_ms, service_ms and send_delay_ms are empty for a request
-// that never left the generator; status is empty when no response was read;
-// error is empty for a completed request and otherwise one of refused,
-// reset, timeout, tls, other, unfinished; attempts, the last column, is
-// the number of attempts that left the generator (1 + the retries sent; 0
-// for a request never sent).
+// that never left the generator; status is empty unless the request
+// completed (a response whose body failed has its error only); error is
+// empty for a completed request and otherwise one of refused, reset,
+// timeout, tls, other, unfinished; attempts, the last column, is the number
+// of times the request was written to a connection (Record.Attempts: 1, plus
+// the client's re-sends and the retries sent; 0 when none was written), so
+// that the column's sum is what the server read.
 //
-// For a retried request sent_ms is the first attempt's, done_ms, status
-// and error the final attempt's, and service_ms the final attempt's
+// For a retried or re-sent request sent_ms is the first attempt's, done_ms,
+// status and error the final attempt's, and service_ms the final attempt's
 // service time, so that response_ms = send_delay_ms + the retry delay +
 // service_ms (see Record).
 //
@@ -84,13 +86,13 @@ func (lw *LogWriter) Write(r *Record) error {
 		b = appendMillis(b, r.SendDelay())
 	}
 	b = append(b, ',')
-	if r.Status != 0 {
+	if r.Status != 0 && r.Outcome == Completed {
 		b = strconv.AppendInt(b, int64(r.Status), 10)
 	}
 	b = append(b, ',')
 	b = append(b, r.Kind.String()...)
 	b = append(b, ',')
-	b = strconv.AppendInt(b, int64(r.AttemptsSent()), 10)
+	b = strconv.AppendInt(b, int64(r.Attempts), 10)
 	b = append(b, '\n')
 	lw.buf = b
 	// Flush before a line that would not fit, never in the middle of one:
@@ -258,8 +260,8 @@ func (lr *LogReader) parse(text string) error {
 			return fmt.Errorf("bad attempts %q", f[9])
 		}
 		e.Attempts = int(n)
-		if e.WasSent != (n > 0) {
-			return fmt.Errorf("attempts %d for a request %s", n, map[bool]string{true: "that was sent", false: "never sent"}[e.WasSent])
+		if !e.WasSent && n > 0 {
+			return fmt.Errorf("attempts %d for a request never sent", n)
 		}
 	}
 	lr.e = e

@@ -124,19 +124,33 @@ type Record struct {
 	Timings  [MaxTimings]Timing
 	NTimings int
 
+	// Attempts is the number of times the request was written to a
+	// connection (at least one byte of it): its first attempt, the
+	// client's own re-sends (Resends) and the retries of a retry policy
+	// that got that far. It is what a server's log can count. 0 when no
+	// attempt was written: no connection could be had (refused, DNS, a
+	// failed TLS handshake), or the request never left the generator.
+	Attempts int
+	// Resends counts the attempts the client re-sent on its own, without
+	// a retry policy: a kept-alive connection that failed before any byte
+	// of the response came back, when the request is safe to send again
+	// (see wire.go). They are in Attempts; Sent stays the first written
+	// attempt's, LastSent is the last one's.
+	Resends int
+
 	// Retries (see retry.go). Sent is the first attempt's sent time and
 	// Done the final attempt's done; the other fields above describe the
 	// final attempt.
 	//
-	// Attempts is the number of attempts that left the generator; 0 means
-	// the engine did not count them (one if WasSent; see AttemptsSent).
-	Attempts int
+	// Retries is the number of retries the retry policy made (written or
+	// not): 0 for a request tried once.
+	Retries int
 	// Earlier holds the attempts before the final one, oldest first: each
 	// was answered with a status, or failed with an error, that the run
 	// retries on. Nil when the request was tried once.
 	Earlier []Attempt
 	// LastSent is the sent time of the last attempt made; valid when
-	// Earlier is not empty.
+	// Earlier is not empty or Resends > 0.
 	LastSent time.Duration
 	// RetryRefused: a retry was due and the retry budget refused it; the
 	// request ended with the answer of its last attempt.
@@ -170,17 +184,21 @@ type Timing struct {
 func (r *Record) Response() time.Duration { return r.Done - r.Scheduled }
 
 // Service is done − sent; zero for a request that was never sent. For a
-// retried request (Earlier not empty) it is done − LastSent: what the
-// server took on the final attempt.
+// retried or re-sent request (Earlier not empty, or Resends > 0) it is
+// done − LastSent: what the server took on the final attempt.
 func (r *Record) Service() time.Duration {
 	if !r.WasSent {
 		return 0
 	}
-	if len(r.Earlier) > 0 {
+	if r.sentAgain() {
 		return r.Done - r.LastSent
 	}
 	return r.Done - r.Sent
 }
+
+// sentAgain reports whether the request was sent more than once, so that
+// LastSent holds the final attempt's sent.
+func (r *Record) sentAgain() bool { return len(r.Earlier) > 0 || r.Resends > 0 }
 
 // SendDelay is sent − scheduled; zero for a request that was never sent.
 func (r *Record) SendDelay() time.Duration {

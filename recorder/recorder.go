@@ -71,6 +71,7 @@ type Recorder struct {
 	timingOverflow int64
 	dwell          *dwellCount // nil unless BoundDwell was called
 	retry          retryTally  // retry.go
+	wire           wireTally   // wire.go
 	faults         faultTally  // faults.go
 
 	iv *intervals
@@ -144,6 +145,8 @@ func (r *Recorder) Add(rec *Record) error {
 	r.outcomes[rec.Outcome]++
 	r.kinds[rec.Kind]++
 	switch {
+	case rec.Outcome != Completed:
+		// A status belongs to a completed response (wire.go).
 	case rec.Status >= 100 && rec.Status < 600:
 		r.status[rec.Status]++
 	case rec.Status != 0:
@@ -182,6 +185,7 @@ func (r *Recorder) Add(rec *Record) error {
 		r.addDwell(rec)
 	}
 	r.addAttempts(rec)
+	r.addWire(rec)
 	r.addFaults(rec)
 	if r.log != nil {
 		return r.log.Write(rec)
@@ -325,6 +329,7 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.timingOverflow += o.timingOverflow
 	r.mergeDwell(o)
 	r.mergeRetries(o)
+	r.wire.merge(&o.wire)
 	r.faults.merge(o.faults)
 	for i, s := range o.timeline {
 		t := r.second(time.Duration(i) * time.Second)
@@ -355,7 +360,8 @@ func (r *Recorder) Counts() Counts {
 // Timeline returns the per-second timeline (shared, not copied).
 func (r *Recorder) Timeline() []Second { return r.timeline }
 
-// StatusCodes returns the count per HTTP status code seen.
+// StatusCodes returns the count per HTTP status code of the completed
+// responses.
 func (r *Recorder) StatusCodes() map[int]int64 {
 	m := map[int]int64{}
 	for code, n := range r.status {

@@ -12,10 +12,11 @@ func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millise
 
 func sampleRecords() []Record {
 	return []Record{
-		{Seq: 0, Scheduled: 0, Sent: ms(0.2), Done: ms(50.4), WasSent: true, Outcome: Completed, Status: 200},
-		{Seq: 1, Scheduled: ms(6.25), Sent: ms(6.5), Done: ms(1200), WasSent: true, Outcome: Completed, Status: 503},
+		{Seq: 0, Scheduled: 0, Sent: ms(0.2), Done: ms(50.4), WasSent: true, Outcome: Completed, Status: 200, Attempts: 1},
+		{Seq: 1, Scheduled: ms(6.25), Sent: ms(6.5), Done: ms(1200), WasSent: true, Outcome: Completed, Status: 503, Attempts: 1},
+		// Refused: no connection, nothing written.
 		{Seq: 2, Scheduled: ms(12.5), Sent: ms(13), Done: ms(14), WasSent: true, Outcome: Failed, Kind: KindRefused},
-		{Seq: 3, Scheduled: ms(1000), Sent: ms(1000.1), Done: ms(31000.1), WasSent: true, Outcome: TimedOut, Kind: KindTimeout},
+		{Seq: 3, Scheduled: ms(1000), Sent: ms(1000.1), Done: ms(31000.1), WasSent: true, Outcome: TimedOut, Kind: KindTimeout, Attempts: 1},
 		{Seq: 4, Scheduled: ms(1500), Done: ms(2500), Outcome: Unfinished, Kind: KindUnfinished},
 	}
 }
@@ -112,7 +113,7 @@ func TestLogRoundTrip(t *testing.T) {
 		LogHeader,
 		"0,0.000,0.200,50.400,50.200,50.400,0.200,200,,1",
 		"1,6.250,6.500,1200.000,1193.500,1193.750,0.250,503,,1",
-		"2,12.500,13.000,14.000,1.000,1.500,0.500,,refused,1",
+		"2,12.500,13.000,14.000,1.000,1.500,0.500,,refused,0",
 		"3,1000.000,1000.100,31000.100,30000.000,30000.100,0.100,,timeout,1",
 		"4,1500.000,,2500.000,,1000.000,,,unfinished,0",
 	}

@@ -221,12 +221,19 @@ type Result struct {
 	// Redirects is the number of redirects followed (--follow-redirects),
 	// over all requests; BodyOverCap the completed responses whose body
 	// was longer than --max-body (faults.go).
-	Redirects   int64      `json:"redirects_followed,omitempty"`
-	BodyOverCap int64      `json:"body_over_cap,omitempty"`
-	Generator   *Generator `json:"generator,omitempty"` // openload's own CPU and GC (generator.go)
-	Checks      []Check    `json:"checks"`
-	SLOs        []SLO      `json:"slos,omitempty"`
-	Interrupted bool       `json:"interrupted,omitempty"`
+	Redirects int64 `json:"redirects_followed,omitempty"`
+	// Wire counts the attempts written to connections, re-sends included
+	// (wire.go); nil in results written before it was counted.
+	Wire *Wire `json:"wire,omitempty"`
+	// FailedStatus counts the responses whose head came but that failed or
+	// timed out before their end, by the head's status; Status counts
+	// completed responses only.
+	FailedStatus map[string]int64 `json:"failed_status,omitempty"`
+	BodyOverCap  int64            `json:"body_over_cap,omitempty"`
+	Generator    *Generator       `json:"generator,omitempty"` // openload's own CPU and GC (generator.go)
+	Checks       []Check          `json:"checks"`
+	SLOs         []SLO            `json:"slos,omitempty"`
+	Interrupted  bool             `json:"interrupted,omitempty"`
 }
 
 // ClassTable is the breakdown of requests by one response header's value.
@@ -359,6 +366,12 @@ func (r *Recorder) Fill(res *Result) error {
 	}
 	res.DwellBound = r.dwellResult()
 	res.Redirects, res.BodyOverCap = r.faults.redirects, r.faults.overCap
+	wire := r.Wire()
+	res.Wire = &wire
+	res.FailedStatus = r.FailedStatus()
+	if len(res.FailedStatus) == 0 {
+		res.FailedStatus = nil
+	}
 	res.ServerTiming = nil
 	for _, name := range r.timingOrder {
 		enc, err := EncodeHistogram(r.timings[name])

@@ -36,23 +36,11 @@ type Attempt struct {
 	Kind   ErrorKind     // KindNone when a response was read
 }
 
-// AttemptsSent is the number of attempts of the request that left the
-// generator: Attempts when the engine counted them, else 1 if the request
-// was sent and 0 if not.
-func (r *Record) AttemptsSent() int {
-	if r.Attempts > 0 {
-		return r.Attempts
-	}
-	if r.WasSent {
-		return 1
-	}
-	return 0
-}
-
 // RetryDelay is the final attempt's sent − the first attempt's sent: the
-// earlier attempts and the backoff waits. Zero for a request tried once.
+// earlier attempts, the backoff waits and the client's re-sends. Zero for a
+// request sent once.
 func (r *Record) RetryDelay() time.Duration {
-	if !r.WasSent || len(r.Earlier) == 0 {
+	if !r.WasSent || !r.sentAgain() {
 		return 0
 	}
 	return r.LastSent - r.Sent
@@ -68,16 +56,14 @@ type retryTally struct {
 
 // addAttempts counts the attempts of one record; Add calls it.
 func (r *Recorder) addAttempts(rec *Record) {
-	if rec.Status == http.StatusTooManyRequests {
+	if rec.Outcome == Completed && rec.Status == http.StatusTooManyRequests {
 		r.second(rec.Done).RateLimited++
 	}
 	if len(rec.Earlier) == 0 && !rec.RetryRefused && !rec.RetryExhausted {
 		return
 	}
 	t := &r.retry
-	if n := rec.AttemptsSent(); n > 1 {
-		t.retries += int64(n - 1)
-	}
+	t.retries += int64(rec.Retries)
 	if rec.RetryRefused {
 		t.refused++
 	}
@@ -91,13 +77,15 @@ func (r *Recorder) addAttempts(rec *Record) {
 	for i := range rec.Earlier {
 		a := &rec.Earlier[i]
 		switch {
+		case a.Kind != KindNone:
+			// A failed attempt has no status, even if its head came.
 		case a.Status >= 100 && a.Status < 600:
 			t.status[a.Status]++
 		case a.Status != 0:
 			t.other++
 		}
 		t.kinds[a.Kind]++
-		if a.Status == http.StatusTooManyRequests {
+		if a.Kind == KindNone && a.Status == http.StatusTooManyRequests {
 			r.second(a.Done).RateLimited++
 		}
 		if i > 0 {
@@ -106,7 +94,7 @@ func (r *Recorder) addAttempts(rec *Record) {
 	}
 	// The final attempt is a retry too, unless the request was abandoned
 	// while it waited for it.
-	if rec.AttemptsSent() > len(rec.Earlier) {
+	if rec.Retries >= len(rec.Earlier) {
 		r.second(rec.LastSent).Retries++
 	}
 }

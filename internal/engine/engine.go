@@ -52,7 +52,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
 	"os"
 	"sync"
@@ -129,8 +128,12 @@ type Stats struct {
 	MaxInFlight int
 	LimitWaited int64 // requests that found every worker busy when due
 	LogErr      error // first error writing the per-request log, if any
-	Dispatched  int64
-	Skipped     int64 // closed mode: pacing slots no user took (see RunClosed)
+	// LoopErr is why the epoll client's event loop stopped before the
+	// schedule's end, if it did (epoll_linux.go): the requests it had are
+	// recorded, the rest of the schedule never was.
+	LoopErr    error
+	Dispatched int64
+	Skipped    int64 // closed mode: pacing slots no user took (see RunClosed)
 	// Generator is openload's own CPU use and GC pauses during the run
 	// (selfmon.go).
 	Generator recorder.Generator
@@ -278,6 +281,7 @@ func (e *run) connect() func() {
 	case transport == nil:
 		owned := NewTransport(cfg.Connections, cfg.Timeout)
 		owned.TLSClientConfig = cfg.TLS
+		owned.DialContext = countDials(owned.DialContext) // wire.go
 		transport = owned
 		closeIdle = owned.CloseIdleConnections
 	}
@@ -471,25 +475,18 @@ func (e *run) note(done time.Duration) {
 
 type worker struct {
 	e     *run
-	conn  *leanConn    // the lean path's connection, when idle (lean.go)
-	shard *shard       // where its records go (sink.go)
-	sent  atomic.Int64 // offset of GotConn, written by the trace hook
-	trace *httptrace.ClientTrace
+	conn  *leanConn // the lean path's connection, when idle (lean.go)
+	shard *shard    // where its records go (sink.go)
 
 	stampBuf  []byte   // digits of the last stamp (stamp.go)
 	stampVals []string // unused header value slots (stamp.go)
 
-	base    context.Context // drain context with trace (fastreq.go)
-	tmpl    *http.Request   // what each request copies (fastreq.go)
+	tmpl    *http.Request // what each request copies (fastreq.go)
 	tmplErr error
 }
 
 func (e *run) newWorker() *worker {
-	w := &worker{e: e, shard: e.sink.newShard()}
-	w.trace = &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
-		w.sent.Store(int64(e.since()))
-	}}
-	return w
+	return &worker{e: e, shard: e.sink.newShard()}
 }
 
 func (e *run) worker() {
@@ -537,7 +534,11 @@ func (w *worker) do(it item) recorder.Record {
 		return w.doLean(it)
 	}
 	r := recorder.Record{Seq: it.seq, Scheduled: it.off}
-	ctx, cancel := context.WithTimeoutCause(w.baseContext(), e.cfg.Timeout, errTimeout)
+	// The request's attempts are followed by trace hooks of its own: a
+	// hook of an earlier request's transport goroutine that runs late
+	// cannot count here (wire.go).
+	tries, base := newNetTries(e.drain, e.since)
+	ctx, cancel := context.WithTimeoutCause(base, e.cfg.Timeout, errTimeout)
 	defer cancel()
 	req, err := w.request(ctx, it)
 	if err != nil {
@@ -545,18 +546,16 @@ func (w *worker) do(it item) recorder.Record {
 		r.Outcome, r.Kind = recorder.Failed, recorder.KindOther
 		return r
 	}
-	w.sent.Store(-1)
 	attempt := e.since()
 	resp, err := e.client.Do(req)
+	tx, hand, rerr := tries.end(err == nil)
 	if err == nil {
 		err = e.response(resp, &r)
+	} else {
+		err = truncated(err, rerr)
 	}
 	r.Done = e.since()
-	r.WasSent = true
-	r.Sent = attempt
-	if s := w.sent.Load(); s >= 0 {
-		r.Sent = time.Duration(s)
-	}
+	tx.apply(&r, attempt, hand)
 	if err == nil {
 		r.Outcome = recorder.Completed
 		return r
@@ -600,26 +599,23 @@ func (w *worker) doLean(it item) recorder.Record {
 	if e.cfg.StampHeader != "" {
 		stamp = w.stampDigits(it.off)
 	}
-	resp, status, sent, err := e.lean.roundTrip(&w.conn, deadline, stamp, e.since)
+	resp, status, tx, hand, err := e.lean.roundTrip(&w.conn, deadline, stamp, e.since)
 	if resp != nil {
 		err = e.response(resp, &r)
 	} else {
 		r.Status = status // read by quickHead, or 0: no response
 	}
-	e.leanOutcome(&r, attempt, sent, err)
+	e.leanOutcome(&r, attempt, hand, &tx, err)
 	return r
 }
 
 // leanOutcome completes r, an exchange of the lean client attempted at
-// offset attempt that ended now with err: its done offset, sent offset
-// (attempt when no connection was in hand: sent < 0) and outcome.
-func (e *run) leanOutcome(r *recorder.Record, attempt, sent time.Duration, err error) {
+// offset attempt that ended now with err: its done offset, its sent
+// offsets and attempts (tx; hand: when the last connection was in hand, -1
+// when none could be had) and its outcome.
+func (e *run) leanOutcome(r *recorder.Record, attempt, hand time.Duration, tx *sends, err error) {
 	r.Done = e.since()
-	r.WasSent = true
-	r.Sent = attempt
-	if sent >= 0 {
-		r.Sent = sent
-	}
+	tx.apply(r, attempt, hand)
 	switch {
 	case err == nil:
 		r.Outcome = recorder.Completed

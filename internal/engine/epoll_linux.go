@@ -47,9 +47,9 @@ import (
 // it with http.ReadResponse exactly as the lean client does, then gives the
 // connection back. Dials run in goroutines too, so a slow dial never holds
 // up the loop. Everything else is the lean client's: the request bytes, the
-// deadline (attempt + timeout), one retry on a reused connection that
-// failed before any byte of its response, Connection: close, the outcomes
-// (leanOutcome) and the drain (abort).
+// deadline (attempt + timeout), one re-send on a reused connection that
+// failed before any byte of its response when that is safe (wire.go),
+// Connection: close, the outcomes (leanOutcome) and the drain (abort).
 //
 // It is used when Config.Epoll and Config.Lean are set, on Linux, for open
 // runs (Run) that need no response headers (no class headers, no
@@ -79,11 +79,13 @@ type slot struct {
 	it      item
 	attempt time.Duration // the request's first attempt
 	sent    time.Duration // when the connection was in hand
+	tx      sends         // the attempts written (wire.go)
 	status  int
 	left    int64  // body bytes still to read, once head
 	wb      []byte // the request; wb[woff:] is still to write
 	woff    int
 	out     bool   // epoll watches for room to write
+	hup     bool   // the server closed its side: the connection ends with the exchange
 	buf     []byte // response bytes not consumed yet (buf[:n])
 	n       int
 }
@@ -334,10 +336,12 @@ func (l *epollLoop) run(ctx context.Context) {
 		if aborted {
 			l.abandonPending()
 		}
-		l.assign()
+		// Expire before assigning: a slot a timeout frees takes a waiting
+		// arrival now, not at the next event, which may never come.
 		if now >= l.nextCheck {
 			l.expire(now)
 		}
+		l.assign()
 		if !l.scheduling && l.pending.len() == 0 && l.inUse == 0 && l.out == 0 {
 			return
 		}
@@ -355,8 +359,13 @@ func (l *epollLoop) run(ctx context.Context) {
 			}
 		}
 		n, err := l.wait(timeout)
+		if err == unix.EINTR {
+			continue
+		}
 		if err != nil {
-			continue // EINTR
+			// Waiting cannot go on: stop rather than spin (broken).
+			l.broken(os.NewSyscallError("epoll_wait", err))
+			return
 		}
 		for _, ev := range l.events[:n] {
 			l.event(ev)
@@ -395,6 +404,10 @@ func (l *epollLoop) event(ev unix.EpollEvent) {
 			}
 		}
 		if ev.Events&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+			// A FIN that came with the response: the connection must not
+			// go idle, or the next request would be written where no one
+			// reads it.
+			s.hup = ev.Events&(unix.EPOLLRDHUP|unix.EPOLLHUP) != 0
 			l.read(i)
 		}
 	}
@@ -402,6 +415,9 @@ func (l *epollLoop) event(ev unix.EpollEvent) {
 
 // wait waits for events and returns how many are in l.events.
 func (l *epollLoop) wait(timeout int) (int, error) {
+	if testEpollWait != nil {
+		return testEpollWait(l.ep, l.events, timeout)
+	}
 	if n, err := rawEpollWait(l.ep, l.events); err == nil && n > 0 {
 		return n, nil
 	}
@@ -483,6 +499,7 @@ func (l *epollLoop) assign() {
 		s.it = it
 		s.attempt = l.e.since()
 		s.retried = false
+		s.tx = newSends()
 		l.inUse++
 		l.e.busyOne()
 		if s.state == slotIdle {
@@ -553,7 +570,7 @@ func (l *epollLoop) send(i int32, sent time.Duration) {
 	s.state = slotBusy
 	s.wb = l.t.request(s.wb[:0], stamp)
 	s.woff = 0
-	s.head, s.n, s.status, s.keep = false, 0, 0, false
+	s.head, s.n, s.status, s.keep, s.hup = false, 0, 0, false, false
 	if s.buf == nil {
 		s.buf = make([]byte, slotBuf)
 	}
@@ -571,6 +588,9 @@ func (l *epollLoop) write(i int32) {
 	for s.woff < len(s.wb) {
 		n, err := rawIO(syscall.SYS_WRITE, s.fd, s.wb[s.woff:])
 		if n > 0 {
+			if s.woff == 0 {
+				s.tx.wrote(s.sent)
+			}
 			s.woff += n
 		}
 		switch err {
@@ -661,12 +681,12 @@ var lf2 = []byte("\n\n")
 func (l *epollLoop) complete(i int32) {
 	s := &l.slots[i]
 	r := recorder.Record{Seq: s.it.seq, Scheduled: s.it.off, Status: s.status}
-	l.e.leanOutcome(&r, s.attempt, s.sent, nil)
+	l.e.leanOutcome(&r, s.attempt, s.sent, &s.tx, nil)
 	l.e.done(&r, l.w.shard)
 	l.inUse--
 	// A server may answer before it read the whole request; as net/http
 	// does, the connection then ends with the exchange.
-	if s.keep && s.woff == len(s.wb) && !l.t.once && !l.t.aborted.Load() {
+	if s.keep && !s.hup && s.woff == len(s.wb) && !l.t.once && !l.t.aborted.Load() {
 		s.reused = true
 		l.idleSlot(i)
 		return
@@ -692,11 +712,12 @@ func (l *epollLoop) removeIdle(i int32) {
 
 // early ends slot i's exchange, which failed before any byte of the
 // response arrived: on a reused connection the server may have closed it
-// while idle, so the request is retried once on a new one, as the lean
-// client does.
+// while idle, so the request is re-sent once on a new one when that is
+// safe, as the lean client does (wire.go).
 func (l *epollLoop) early(i int32, err error) {
 	s := &l.slots[i]
-	if s.reused && !s.retried && l.e.since() < s.attempt+l.e.cfg.Timeout && !l.t.aborted.Load() {
+	safe := s.woff == 0 || l.t.idem
+	if s.reused && !s.retried && safe && l.e.since() < s.attempt+l.e.cfg.Timeout && !l.t.aborted.Load() {
 		l.closeConn(i)
 		s.retried = true
 		l.dial(i)
@@ -710,7 +731,7 @@ func (l *epollLoop) early(i int32, err error) {
 func (l *epollLoop) fail(i int32, sent time.Duration, err error) {
 	s := &l.slots[i]
 	r := recorder.Record{Seq: s.it.seq, Scheduled: s.it.off, Status: s.status}
-	l.e.leanOutcome(&r, s.attempt, sent, err)
+	l.e.leanOutcome(&r, s.attempt, sent, &s.tx, err)
 	l.e.done(&r, l.w.shard)
 	l.inUse--
 	l.closeConn(i)
@@ -746,16 +767,23 @@ func (l *epollLoop) expire(now time.Duration) {
 }
 
 // lend hands slot i's exchange, whose response the loop does not read
-// itself, to a goroutine that reads it as the lean client does.
+// itself, to a goroutine that reads it as the lean client does. A request
+// still being written (a 1xx came while it was) is written to its end
+// beside the reading, as net/http does: the server may wait for the rest
+// of the body before it answers.
 func (l *epollLoop) lend(i int32) {
 	s := &l.slots[i]
 	_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, s.fd, nil)
 	fd := s.fd
 	s.fd, s.out = -1, false
 	s.state = slotLent
-	whole := s.woff == len(s.wb) // the request is out: the connection may serve another
+	var rest []byte
+	if s.woff < len(s.wb) {
+		rest = append([]byte(nil), s.wb[s.woff:]...)
+	}
+	fresh := s.woff == 0 // nothing written yet: the goroutine's write is the attempt's first
 	got := append([]byte(nil), s.buf[:s.n]...)
-	it, attempt, sent := s.it, s.attempt, s.sent
+	it, attempt, sent, tx := s.it, s.attempt, s.sent, s.tx
 	e, t := l.e, l.t
 	l.out++
 	go func() {
@@ -777,15 +805,40 @@ func (l *epollLoop) lend(i int32) {
 				t.close(c)
 				return err
 			}
+			var writing chan error
+			if len(rest) > 0 {
+				writing = make(chan error, 1)
+				go func() {
+					n, err := c.Write(rest)
+					if n > 0 && fresh {
+						tx.wrote(sent) // read after <-writing
+					}
+					writing <- err
+				}()
+			}
 			var keep *leanConn
 			resp, err := t.readResponse(c, &keep)
-			if err != nil {
+			if err == nil {
+				err = e.response(resp, &r) // closes the body: c is kept or closed
+			} else {
 				t.close(c)
-				return err
 			}
-			err = e.response(resp, &r) // closes the body: c is kept or closed
+			whole := writing == nil
+			if writing != nil {
+				select {
+				case werr := <-writing:
+					whole = werr == nil
+				default:
+					// Answered before the request was written to its
+					// end: the connection ends with the exchange.
+					t.close(c)
+					<-writing
+				}
+			}
 			if keep != nil {
-				if whole {
+				// Given back only if the server did not close it
+				// meanwhile (peek_unix.go).
+				if whole && !keep.closedWhileIdle() {
 					if fd, derr := dupFD(keep.Conn); derr == nil {
 						back = fd // else the loop dials anew
 					}
@@ -794,10 +847,43 @@ func (l *epollLoop) lend(i int32) {
 			}
 			return err
 		}()
-		e.leanOutcome(&r, attempt, sent, err)
+		e.leanOutcome(&r, attempt, sent, &tx, err)
 		e.done(&r, l.lentSh)
 		l.tell(news{slot: i, fd: back, lent: true})
 	}()
+}
+
+// testEpollWait, when set by a test, replaces epoll_wait(2).
+var testEpollWait func(ep int, events []unix.EpollEvent, msec int) (int, error)
+
+// broken ends the run when the loop can no longer wait for events (an
+// epoll_wait error other than EINTR, which would otherwise return at once
+// forever): the exchanges in flight fail with err, the arrivals taken
+// wait end unfinished, no more arrivals are taken (the schedule check then
+// shows what was never scheduled), and the run's error says why
+// (Stats.LoopErr). The dials and lent exchanges still out are ended by the
+// lean transport's abort; the loop collects their news so that no
+// descriptor is left open.
+func (l *epollLoop) broken(err error) {
+	l.stats.LoopErr = err
+	l.t.abort()
+	for i := range l.slots {
+		s := &l.slots[i]
+		switch s.state {
+		case slotBusy:
+			l.fail(int32(i), s.sent, err)
+		case slotDial:
+			l.fail(int32(i), -1, err)
+		}
+	}
+	l.abandonPending()
+	if l.scheduling {
+		l.endSchedule(false)
+	}
+	for l.out > 0 {
+		time.Sleep(time.Millisecond)
+		l.news()
+	}
 }
 
 // abort ends the loop's exchanges when the drain expired: they are

@@ -6,7 +6,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"net/http/httptrace"
 	"strings"
 )
 
@@ -19,8 +18,8 @@ import (
 // which is what lets the transport keep reading a request's headers after
 // Do returned (a timeout, or an early response) without a race.
 //
-// The worker's base context carries its trace hook, so the per-request
-// context is only the timeout.
+// Each request's context carries its own trace hooks (wire.go) and its
+// timeout.
 
 // newTemplate returns the request every request of w is a copy of, or the
 // error http.NewRequest gives for the configuration.
@@ -44,8 +43,7 @@ func (w *worker) newTemplate() (*http.Request, error) {
 	return req, nil
 }
 
-// request returns the request for it, with ctx, a context derived from
-// w.base.
+// request returns the request for it, with ctx.
 func (w *worker) request(ctx context.Context, it item) (*http.Request, error) {
 	if w.tmpl == nil && w.tmplErr == nil {
 		w.tmpl, w.tmplErr = w.newTemplate()
@@ -64,13 +62,4 @@ func (w *worker) request(ctx context.Context, it item) (*http.Request, error) {
 		req.Header = h
 	}
 	return req, nil
-}
-
-// baseContext returns the context every request of w derives from: the
-// run's drain context with w's trace hook.
-func (w *worker) baseContext() context.Context {
-	if w.base == nil {
-		w.base = httptrace.WithClientTrace(w.e.drain, w.trace)
-	}
-	return w.base
 }

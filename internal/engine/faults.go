@@ -54,11 +54,12 @@ func checkRedirect(cfg Config) func(*http.Request, []*http.Request) error {
 		// Redirects are answers too: count the 3xx, do not follow it.
 		return func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	}
-	return func(_ *http.Request, via []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
 		if len(via) > MaxRedirects {
 			// Stop following: the last 3xx is the final answer.
 			return http.ErrUseLastResponse
 		}
+		followRedirect(req) // wire.go
 		return nil
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -38,8 +39,9 @@ import (
 // use net/http), redirects (the engine never follows them on this path),
 // compression, Expect: 100-continue. A request that fails on a reused
 // keep-alive connection before any byte of the response came back is
-// retried once on a new connection, as net/http does, because the server
-// may have closed the idle connection.
+// re-sent once on a new connection, as net/http does, because the server
+// may have closed the idle connection: when none of its bytes were written
+// or its method is idempotent, and counted (wire.go).
 
 // leanTransport sends a run's one request, plus the stamp header when the
 // run has one.
@@ -50,6 +52,7 @@ type leanTransport struct {
 	stamp  string          // canonical stamp header name, or ""
 	req    *http.Request   // what http.ReadResponse is told was sent (its method)
 	once   bool            // the request says Connection: close: one request per connection
+	idem   bool            // the method is idempotent: a written request may be re-sent (wire.go)
 	drain  context.Context // done when the drain expired: dials in progress give up
 	// quick: plain responses are read by quickHead (quickhead.go); not
 	// when the run needs response headers (class headers, Server-Timing)
@@ -64,8 +67,14 @@ type leanTransport struct {
 
 type leanConn struct {
 	net.Conn
-	br *bufio.Reader
-	wb []byte // write buffer: prefix + stamp line + CRLF + body
+	br   *bufio.Reader
+	wb   []byte // write buffer: prefix + stamp line + CRLF + body
+	rerr error  // the first error reading the connection (readNote)
+
+	// closedWhileIdle's (peek_unix.go)
+	raw    syscall.RawConn
+	peekFn func(fd uintptr) bool
+	peeked bool
 }
 
 var errAborted = errors.New("drain expired")
@@ -133,6 +142,7 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 		stamp:   http.CanonicalHeaderKey(cfg.StampHeader),
 		req:     &http.Request{Method: cfg.Method, URL: u},
 		once:    once,
+		idem:    idempotent(cfg.Method),
 		drain:   drain,
 		quick:   len(cfg.ClassHeaders) == 0 && !cfg.ServerTiming && cfg.Method != http.MethodHead,
 		maxBody: cfg.MaxBody,
@@ -149,32 +159,42 @@ func methodWantsLength(m string) bool {
 // roundTrip sends the run's request on *cp, dialling a connection first
 // when *cp is nil, with stamp (digits, or nil) as the stamp header's value,
 // and reads the response head; the whole exchange must end by deadline.
-// sent is the offset (since) at which a connection was in hand, or -1 when
-// none could be had. The response's body gives the connection back to *cp
-// when it is read to the end and closed, and closes it otherwise. A plain
-// response read by quickHead comes back as its status alone (resp nil),
-// its body already read and the connection already given back; when its
-// body failed, status comes with the error.
-func (t *leanTransport) roundTrip(cp **leanConn, deadline time.Time, stamp []byte, since func() time.Duration) (resp *http.Response, status int, sent time.Duration, err error) {
-	sent = -1
+// tx counts the attempts written (wire.go); hand is the offset (since) at
+// which the last connection was in hand, or -1 when none could be had. The
+// response's body gives the connection back to *cp when it is read to the
+// end and closed, and closes it otherwise. A plain response read by
+// quickHead comes back as its status alone (resp nil), its body already
+// read and the connection already given back; when its body failed,
+// status comes with the error.
+func (t *leanTransport) roundTrip(cp **leanConn, deadline time.Time, stamp []byte, since func() time.Duration) (resp *http.Response, status int, tx sends, hand time.Duration, err error) {
+	tx, hand = newSends(), -1
 	for try := 0; ; try++ {
 		c := *cp
 		*cp = nil
+		if c != nil && c.closedWhileIdle() {
+			t.close(c)
+			c = nil
+		}
 		reused := c != nil
 		if c == nil {
 			if c, err = t.dial(deadline); err != nil {
-				return nil, 0, sent, err
+				return nil, 0, tx, hand, err
 			}
 		}
-		sent = since()
-		var early bool
-		resp, status, early, err = t.exchange(c, cp, deadline, stamp)
+		hand = since()
+		var early, wrote bool
+		resp, status, early, wrote, err = t.exchange(c, cp, deadline, stamp)
+		if wrote {
+			tx.wrote(hand)
+		}
 		if err == nil {
-			return resp, status, sent, nil
+			return resp, status, tx, hand, nil
 		}
 		t.close(c)
-		if !reused || !early || try > 0 || !time.Now().Before(deadline) || t.aborted.Load() {
-			return nil, status, sent, err
+		// Re-send once what failed on a kept-alive connection before any
+		// byte of its answer, if that is safe (wire.go).
+		if !reused || !early || try > 0 || (wrote && !t.idem) || !time.Now().Before(deadline) || t.aborted.Load() {
+			return nil, status, tx, hand, err
 		}
 	}
 }
@@ -194,7 +214,8 @@ func (t *leanTransport) dial(deadline time.Time) (*leanConn, error) {
 // adopt makes nc, read through r, one of t's connections: abort ends its
 // exchange, closeAll closes it.
 func (t *leanTransport) adopt(nc net.Conn, r io.Reader) (*leanConn, error) {
-	c := &leanConn{Conn: nc, br: bufio.NewReaderSize(r, 4096)}
+	c := &leanConn{Conn: nc}
+	c.br = bufio.NewReaderSize(readNote{r: r, err: &c.rerr}, 4096)
 	t.mu.Lock()
 	t.conns[c] = struct{}{}
 	t.mu.Unlock()
@@ -237,23 +258,26 @@ func (t *leanTransport) closeAll() {
 
 // exchange writes the request on c and reads the response head, or the
 // whole of a plain response (see roundTrip). early is true when the
-// exchange failed before any byte of the response arrived; on an error the
-// caller closes c.
-func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time, stamp []byte) (resp *http.Response, status int, early bool, err error) {
+// exchange failed before any byte of the response arrived, wrote when at
+// least one byte of the request was written; on an error the caller
+// closes c.
+func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time, stamp []byte) (resp *http.Response, status int, early, wrote bool, err error) {
 	if err := c.SetDeadline(deadline); err != nil {
-		return nil, 0, true, err
+		return nil, 0, true, false, err
 	}
 	// After the deadline is set: abort either saw c and moved its
 	// deadline to the past, or had flagged the run aborted before.
 	if t.aborted.Load() {
-		return nil, 0, false, errAborted
+		return nil, 0, false, false, errAborted
 	}
 	c.wb = t.request(c.wb[:0], stamp)
-	if _, err := c.Write(c.wb); err != nil {
-		return nil, 0, true, err
+	n, err := c.Write(c.wb)
+	wrote = n > 0
+	if err != nil {
+		return nil, 0, true, wrote, err
 	}
 	if _, err := c.br.Peek(1); err != nil {
-		return nil, 0, true, err
+		return nil, 0, true, wrote, err
 	}
 	if t.quick {
 		buf, _ := c.br.Peek(c.br.Buffered())
@@ -264,20 +288,20 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time,
 				if errors.Is(err, io.EOF) {
 					err = io.ErrUnexpectedEOF
 				}
-				return nil, status, false, err // the status came, the body did not
+				return nil, status, false, wrote, err // the status came, the body did not
 			}
 			if keep && !t.once && c.br.Buffered() == 0 {
 				*cp = c
 			} else {
 				t.close(c)
 			}
-			return nil, status, false, nil
+			return nil, status, false, wrote, nil
 		}
 	}
 	if resp, err = t.readResponse(c, cp); err != nil {
-		return nil, 0, false, err
+		return nil, 0, false, wrote, err
 	}
-	return resp, resp.StatusCode, false, nil
+	return resp, resp.StatusCode, false, wrote, nil
 }
 
 // request appends the run's request, with stamp (digits, or nil) as the
@@ -301,7 +325,8 @@ func (t *leanTransport) readResponse(c *leanConn, cp **leanConn) (*http.Response
 	for {
 		resp, err := http.ReadResponse(c.br, t.req)
 		if err != nil {
-			return nil, err
+			// A head cut short by the connection's end is a reset.
+			return nil, truncated(err, c.rerr)
 		}
 		// Skip informational answers (103 Early Hints, 100 Continue), as
 		// net/http does; 101 would switch protocols and ends the exchange.

@@ -294,8 +294,11 @@ func (w *worker) attempt(it item) recorder.Record {
 	if !r.WasSent || !rt.policy.On.Match(&r) {
 		return r
 	}
+	// What every attempt wrote, re-sends included (wire.go), adds up.
 	first := r.Sent
+	tx := sendsOf(&r)
 	var earlier []recorder.Attempt
+	retries := 0
 	for i := 0; ; i++ {
 		if i == rt.policy.Retries {
 			r.RetryExhausted = true
@@ -313,19 +316,31 @@ func (w *worker) attempt(it item) recorder.Record {
 			return recorder.Record{
 				Seq: it.seq, Scheduled: it.off, Sent: first, Done: done, WasSent: true,
 				Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished,
-				Attempts: len(earlier), Earlier: earlier, LastSent: lastSent,
+				Attempts: tx.attempts, Resends: tx.resends, Retries: retries, Earlier: earlier, LastSent: lastSent,
 			}
 		}
 		r = w.do(it)
+		retries++
+		tx.add(sendsOf(&r))
 		if !r.WasSent || !rt.policy.On.Match(&r) {
 			break
 		}
 	}
-	r.Attempts = len(earlier) + 1
 	if len(earlier) > 0 {
+		r.LastSent = sendsOf(&r).last // the final try's last sent
 		r.Earlier = earlier
-		r.LastSent = r.Sent
 		r.Sent = first
 	}
+	r.Attempts, r.Resends, r.Retries = tx.attempts, tx.resends, retries
 	return r
+}
+
+// sendsOf is what one try's record says it wrote (only the counts and the
+// first sent time are used).
+func sendsOf(r *recorder.Record) sends {
+	s := sends{first: r.Sent, last: r.Sent, attempts: r.Attempts, resends: r.Resends}
+	if r.Resends > 0 {
+		s.last = r.LastSent
+	}
+	return s
 }

@@ -99,7 +99,8 @@ type faultCase struct {
 	// want
 	completed, errors, timeouts int64
 	kinds                       map[string]int64
-	status                      map[string]int64
+	status                      map[string]int64 // of completed responses
+	failedStatus                map[string]int64 // of responses that failed after their head
 	redirects, overCap          int64
 	words                       []string // in the text report
 }
@@ -140,9 +141,9 @@ func faultCases() []faultCase {
 		{
 			name:  "reset during the body",
 			setup: resetMidBody,
-			// The status line came: the status is counted, the outcome is
-			// the error.
-			errors: faultRequests, kinds: map[string]int64{"reset": faultRequests}, status: all(faultRequests),
+			// The status line came, the body did not: the outcome is the
+			// error, the head's status is kept apart (failedStatus).
+			errors: faultRequests, kinds: map[string]int64{"reset": faultRequests}, failedStatus: all(faultRequests),
 			words: []string{"reset 10 (the server reset"},
 		},
 		{
@@ -178,7 +179,7 @@ func faultCases() []faultCase {
 					}
 				}) + "/", Options{}
 			},
-			timeouts: faultRequests, kinds: map[string]int64{"timeout": faultRequests}, status: all(faultRequests),
+			timeouts: faultRequests, kinds: map[string]int64{"timeout": faultRequests}, failedStatus: all(faultRequests),
 			words: []string{"timeout 10 (no complete response within --timeout)"},
 		},
 		{
@@ -413,8 +414,8 @@ func runFault(t *testing.T, tc faultCase, lean, epoll bool) {
 	if !sameCounts(res.ErrorKinds, tc.kinds) {
 		t.Errorf("error kinds %v, want %v", res.ErrorKinds, tc.kinds)
 	}
-	if !sameCounts(res.Status, tc.status) {
-		t.Errorf("status %v, want %v", res.Status, tc.status)
+	if !sameCounts(res.Status, tc.status) || !sameCounts(res.FailedStatus, tc.failedStatus) {
+		t.Errorf("status %v, failed status %v; want %v, %v", res.Status, res.FailedStatus, tc.status, tc.failedStatus)
 	}
 	if res.Redirects != tc.redirects || res.BodyOverCap != tc.overCap {
 		t.Errorf("redirects %d, body over cap %d; want %d, %d", res.Redirects, res.BodyOverCap, tc.redirects, tc.overCap)

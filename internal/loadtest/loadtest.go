@@ -87,8 +87,8 @@ type Options struct {
 
 // Run executes the run and returns its result with the checks filled in,
 // and the findings. The error is non-nil only when the run could not be
-// carried out at all; a log write failure is reported in the error after a
-// complete result.
+// carried out at all; a log write failure, or a client that stopped before
+// the schedule's end, is reported in the error after a complete result.
 func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, error) {
 	o.ServerTiming = o.ServerTiming || o.DwellBound > 0
 	if o.Closed {
@@ -201,6 +201,11 @@ func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engin
 	o.fillRetries(res, rec)
 	if err := rec.IntervalLogErr(); err != nil && logErr == nil {
 		logErr = fmt.Errorf("interval log: %w", err)
+	}
+	if stats.LoopErr != nil {
+		// The result holds every request the loop had; the schedule
+		// check shows the ones it never took.
+		logErr = fmt.Errorf("the client's event loop stopped: %w", stats.LoopErr)
 	}
 	span := o.Schedule.Duration.Seconds()
 	if stats.Interrupted {

@@ -1,0 +1,327 @@
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/openload/openload/recorder"
+)
+
+// What goes onto the wire, and what a client may send twice.
+//
+// A kept-alive connection can fail under a request: the server closed it
+// while it was idle, or its keep-alive timeout raced the request. Every
+// client then re-sends the request once on a new connection, but only when
+// that is safe: when none of its bytes were written (the server cannot have
+// seen it), or when its method is idempotent (RFC 9110 §9.2.2: GET, HEAD,
+// OPTIONS, TRACE, PUT, DELETE), so that running it twice is harmless. A
+// POST that was written and then lost with its connection is an error
+// (reset), never silently sent again: the server may have run it.
+//
+// net/http's transport makes the same decision itself, slightly narrower
+// (it re-sends GET, HEAD, OPTIONS and TRACE, requests with an
+// Idempotency-Key header, and any request nothing of which was written);
+// openload cannot turn that off, so it counts it (netTries).
+//
+// Every client counts, per request, the attempts written to a connection
+// (at least one byte: sends.wrote), whichever sent them; the record carries
+// them (recorder.Record.Attempts, Resends), the per-request log's attempts
+// column shows them, and the result sums them (recorder.Wire): the number
+// of request heads the server read. A request's sent stays its first
+// written attempt's; the final attempt's is LastSent, so a re-send shows
+// as retry delay, not as service time.
+
+// idempotent reports whether method is idempotent (RFC 9110 §9.2.2).
+func idempotent(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
+		return true
+	}
+	return false
+}
+
+// sends is what a client did to put one request onto the wire.
+type sends struct {
+	first    time.Duration // the first written attempt's sent, or -1
+	last     time.Duration // the last written attempt's sent, or -1
+	attempts int           // attempts at least one byte of which was written
+	resends  int           // of those, the ones after the first (of each redirect hop)
+	hop      bool          // the next written attempt starts a redirect hop: not a re-send
+}
+
+func newSends() sends { return sends{first: -1, last: -1} }
+
+// wrote notes an attempt, in hand since sent, that wrote to its connection.
+func (s *sends) wrote(sent time.Duration) {
+	switch {
+	case s.attempts == 0:
+		s.first = sent
+	case s.hop:
+	default:
+		s.resends++
+	}
+	s.hop = false
+	s.attempts++
+	s.last = sent
+}
+
+// apply sets r's sent times and attempt counts: the request's attempt began
+// at attempt, and hand is when its last connection was in hand (-1: none
+// was). A request nothing of which was written is sent at hand, or at
+// attempt when no connection could be had.
+func (s *sends) apply(r *recorder.Record, attempt, hand time.Duration) {
+	r.WasSent = true
+	switch {
+	case s.attempts > 0:
+		r.Sent = s.first
+	case hand >= 0:
+		r.Sent = hand
+	default:
+		r.Sent = attempt
+	}
+	r.Attempts, r.Resends = s.attempts, s.resends
+	if s.resends > 0 {
+		r.LastSent = s.last
+	}
+}
+
+// add adds the attempts of another try of the same request (a retry).
+func (s *sends) add(o sends) {
+	if s.attempts == 0 {
+		s.first = o.first
+	}
+	if o.attempts > 0 {
+		s.last = o.last
+	}
+	s.attempts += o.attempts
+	s.resends += o.resends
+}
+
+// truncatedError is a response head cut short: the connection ended
+// (cause: io.EOF or a reset) before the head was whole, so what the parser
+// saw is not what the server meant to send. It is a reset, not a malformed
+// response.
+type truncatedError struct {
+	cause, parse error
+}
+
+func (e *truncatedError) Error() string {
+	return fmt.Sprintf("response cut short (%v): %v", e.cause, e.parse)
+}
+
+func (e *truncatedError) Unwrap() error {
+	if errors.Is(e.cause, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return e.cause
+}
+
+// truncated returns err as a truncatedError when the connection's reads
+// had ended (rerr: the first read error, EOF or a reset) and err is a parse
+// error, not the read error itself.
+func truncated(err, rerr error) error {
+	if err == nil || rerr == nil || Kind(err) != recorder.KindOther {
+		return err
+	}
+	if !errors.Is(rerr, io.EOF) && !errors.Is(rerr, syscall.ECONNRESET) {
+		return err
+	}
+	return &truncatedError{cause: rerr, parse: err}
+}
+
+// readNote is an io.Reader that keeps the first error its reader returned.
+type readNote struct {
+	r   io.Reader
+	err *error
+}
+
+func (n readNote) Read(p []byte) (int, error) {
+	m, err := n.r.Read(p)
+	if err != nil && *n.err == nil {
+		*n.err = err
+	}
+	return m, err
+}
+
+// countingConn is a connection of net/http's HTTP/1.1 transport that
+// counts the bytes written to it, so that an attempt knows whether it put
+// anything on the wire, and keeps its first read error, so that a
+// response cut short reads as a reset (truncated).
+//
+// A response can be read before the goroutine that wrote its request has
+// counted the bytes, so started counts the writes begun too: an attempt
+// that got its answer wrote if a write began; one that failed is judged by
+// written, which is final by then (net/http's transport waits for its
+// write loop to end before it returns an error).
+type countingConn struct {
+	net.Conn
+	started atomic.Int64 // writes begun
+	written atomic.Int64 // bytes written
+	mu      sync.Mutex
+	rerr    error
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	c.started.Add(1)
+	n, err := c.Conn.Write(p)
+	c.written.Add(int64(n))
+	return n, err
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if err != nil {
+		c.mu.Lock()
+		if c.rerr == nil {
+			c.rerr = err
+		}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+func (c *countingConn) readErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rerr
+}
+
+// countDials wraps dial so that its connections are countingConns.
+func countDials(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &countingConn{Conn: c}, nil
+	}
+}
+
+// counted returns the countingConn under c (a TLS connection's too), or
+// nil.
+func counted(c net.Conn) *countingConn {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	cc, _ := c.(*countingConn)
+	return cc
+}
+
+// netTries follows one request through net/http's client with httptrace:
+// every connection the transport takes for it (GotConn) is an attempt, and
+// the attempt was written when its connection took bytes (countingConn),
+// or, where bytes cannot be counted (HTTP/2's shared connections, a
+// transport of the caller's), when its headers were written. Its hooks may
+// run on the transport's goroutines.
+type netTries struct {
+	since func() time.Duration
+
+	mu       sync.Mutex
+	tx       sends
+	open     bool          // an attempt is under way
+	conn     *countingConn // its connection, when countable
+	mark     int64         // conn's bytes written when it got it
+	begun    int64         // conn's writes begun when it got it
+	headers  bool          // it wrote its headers (not countable)
+	hand     time.Duration // when it got its connection; -1 before the first
+	pending  bool          // a redirect is being followed: the next attempt starts a hop
+	lastConn *countingConn // the last attempt's connection, for its read error
+}
+
+func (t *netTries) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.tx, t.open, t.conn, t.headers, t.hand, t.pending, t.lastConn = newSends(), false, nil, false, -1, false, nil
+}
+
+// endLocked closes the attempt under way, answered (ok) or failed: it
+// counts if it wrote.
+func (t *netTries) endLocked(ok bool) {
+	if !t.open {
+		return
+	}
+	t.open = false
+	switch {
+	case t.conn == nil:
+		if t.headers {
+			t.tx.wrote(t.hand)
+		}
+	case t.conn.written.Load() > t.mark, ok && t.conn.started.Load() > t.begun:
+		t.tx.wrote(t.hand)
+	}
+}
+
+func (t *netTries) gotConn(info httptrace.GotConnInfo) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endLocked(false) // the transport tries again: the last attempt failed
+	if t.pending {
+		t.tx.hop, t.pending = true, false
+	}
+	t.open, t.headers, t.hand = true, false, t.since()
+	t.conn = counted(info.Conn)
+	if t.conn != nil {
+		t.mark, t.begun = t.conn.written.Load(), t.conn.started.Load()
+	}
+	t.lastConn = t.conn
+}
+
+func (t *netTries) wroteHeaders() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.open && t.conn == nil {
+		t.headers = true
+	}
+}
+
+// redirect notes that the client follows a redirect: its next attempt is
+// a new request to the server, not a re-send.
+func (t *netTries) redirect() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endLocked(true)
+	t.pending = true
+}
+
+// end closes the last attempt when Do returned, ok when with a response,
+// and returns the request's sends, the last connection's hand time, and
+// its read error.
+func (t *netTries) end(ok bool) (sends, time.Duration, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.endLocked(ok)
+	var rerr error
+	if t.lastConn != nil {
+		rerr = t.lastConn.readErr()
+	}
+	return t.tx, t.hand, rerr
+}
+
+type triesKey struct{}
+
+// newNetTries returns the tries of one request and the context, derived
+// from base, that carries its trace hooks.
+func newNetTries(base context.Context, since func() time.Duration) (*netTries, context.Context) {
+	t := &netTries{since: since}
+	t.reset()
+	trace := &httptrace.ClientTrace{GotConn: t.gotConn, WroteHeaders: t.wroteHeaders}
+	return t, httptrace.WithClientTrace(context.WithValue(base, triesKey{}, t), trace)
+}
+
+// followRedirect tells the request's netTries, if any, that the client
+// follows a redirect (checkRedirect calls it).
+func followRedirect(req *http.Request) {
+	if t, ok := req.Context().Value(triesKey{}).(*netTries); ok {
+		t.redirect()
+	}
+}
