@@ -93,6 +93,9 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		if fs.NArg() != 0 {
 			return usageError(stderr, "report: --hlog reads the interval log instead of a result file; drop %q", fs.Arg(0))
 		}
+		if *htmlPath != "" || *svgPath != "" || *pngPath != "" {
+			return usageError(stderr, "report: %s is an interval log: --html, --svg and --png draw a result", *hlog)
+		}
 		return runReportHlog(*hlog, *format, *metric, stdout, stderr)
 	}
 	if *help {

@@ -90,6 +90,7 @@ func TestReportFormatsAndHlog(t *testing.T) {
 	}{
 		{[]string{"report", "--format", "json", hlog}, "an interval log takes --format table or hgrm, not json"},
 		{[]string{"report", hlog, "--html", htmlPath}, "r.hlog is an interval log: --html, --svg and --png draw a result"},
+		{[]string{"report", "--hlog", hlog, "--svg", svgPath}, "r.hlog is an interval log: --html, --svg and --png draw a result"},
 	} {
 		if code, out, errs := runCLI(c.args...); code != exitUsage || out != "" || !strings.Contains(errs, c.want) {
 			t.Errorf("%v: exit %d %q %q", c.args, code, out, errs)
