@@ -117,9 +117,9 @@ func isIntervalLog(path string) bool {
 	return recorder.LooksLikeIntervalLog(head[:n])
 }
 
-// runReportHlog is `openload report --hlog FILE`, and `openload report FILE`
-// of an interval log: an interval log read back,
-// each tag's merged histogram as a table row (or --format hgrm of --metric).
+// runReportHlog is `openload report --hlog FILE` (or FILE alone, when it is
+// an interval log): the log read back, each tag's merged histogram as a
+// table row (or --format hgrm of --metric).
 func runReportHlog(path, format, metric string, stdout, stderr io.Writer) int {
 	f, err := os.Open(path)
 	if err != nil {
