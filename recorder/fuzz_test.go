@@ -2,6 +2,8 @@ package recorder
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,7 +13,10 @@ import (
 // FuzzReadResult: any input ReadResult accepts is a fixed point once
 // re-encoded: decode → encode → decode gives the same result, and encoding
 // that again gives the same bytes. Inputs it refuses get an error naming
-// the file.
+// the file. Reading keeps what each histogram string decodes to: the string
+// as read (old forms upgraded to the standard one) decodes exactly when the
+// input's did, to the same histogram, and one that decodes is written in
+// the standard form. Seeds hold histograms in both forms.
 func FuzzReadResult(f *testing.F) {
 	r := New(nil)
 	recs := sampleRecords()
@@ -27,6 +32,27 @@ func FuzzReadResult(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(b.String())
+	full := standardResult(f)
+	b.Reset()
+	if err := WriteResult(&b, full); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b.String())
+	for _, p := range histogramStrings(full) {
+		*p = oldForm(*p)
+	}
+	b.Reset()
+	if err := WriteResult(&b, full); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b.String())
+	one := NewHistogram()
+	_ = one.RecordValue(1500)
+	small, err := EncodeHistogram(one)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(fmt.Sprintf(`{"version":1,"histograms":{"response":%q,"service":%q,"send_delay":%q}}`, small, oldForm(small), small[:len(small)-4]))
 	f.Add(`{"version":1}`)
 	f.Add(`{"version":1,"status":{"200":3},"error_kinds":null,"started":"2025-01-01T00:00:00.5-07:00"}`)
 	f.Add(`{"version":2}`)
@@ -38,6 +64,21 @@ func FuzzReadResult(f *testing.F) {
 				t.Fatalf("error does not name the file: %v", err)
 			}
 			return
+		}
+		var raw Result
+		if err := json.NewDecoder(strings.NewReader(in)).Decode(&raw); err != nil {
+			t.Fatalf("ReadResult accepted what encoding/json refuses: %v", err)
+		}
+		rawStrs := histogramStrings(&raw)
+		for name, s := range histogramStrings(res) {
+			h, err := DecodeHistogram(*s)
+			rawH, rawErr := DecodeHistogram(*rawStrs[name])
+			if (err == nil) != (rawErr == nil) || err == nil && !h.Equals(rawH) {
+				t.Fatalf("%s: %.40q read as %.40q: decodes %v, before %v", name, *rawStrs[name], *s, err, rawErr)
+			}
+			if err == nil && !strings.HasPrefix(*s, "HIST") {
+				t.Fatalf("%s: %.40q is not in the standard form", name, *s)
+			}
 		}
 		var b1 bytes.Buffer
 		if err := WriteResult(&b1, res); err != nil {

@@ -1,6 +1,8 @@
 package recorder
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"time"
@@ -174,4 +176,34 @@ func ReadIntervalLog(rd io.Reader, name string) (*IntervalLog, error) {
 		return nil, fmt.Errorf("%s: no interval histograms", name)
 	}
 	return out, nil
+}
+
+// intervalLogMarks are the header lines HdrHistogram's log writers (Java's,
+// Go's, JavaScript's, and so --hlog) put before the first interval; a JSON
+// result never starts with one.
+var intervalLogMarks = [][]byte{
+	[]byte("#[Histogram log format version "),
+	[]byte("#[StartTime: "),
+	[]byte("#[BaseTime: "),
+	[]byte(`"StartTimestamp"`),
+}
+
+// LooksLikeIntervalLog reports whether head, the start of a file, is an
+// HdrHistogram interval log: one of its leading comment lines, or the
+// legend after them, is one of the headers such logs start with. Other
+// comments may come first (jHiccup writes one).
+func LooksLikeIntervalLog(head []byte) bool {
+	sc := bufio.NewScanner(bytes.NewReader(head))
+	for sc.Scan() {
+		line := sc.Bytes()
+		for _, m := range intervalLogMarks {
+			if bytes.HasPrefix(line, m) {
+				return true
+			}
+		}
+		if !bytes.HasPrefix(line, []byte("#")) {
+			return false
+		}
+	}
+	return false
 }

@@ -174,8 +174,8 @@ type SLO struct {
 	Message  string  `json:"message"`
 }
 
-// Histograms holds the encoded histograms: HdrHistogram's V2 compressed
-// encoding, base64, values in microseconds.
+// Histograms holds the encoded histograms (EncodeHistogram), values in
+// microseconds.
 type Histograms struct {
 	Unit      string `json:"unit"`
 	Response  string `json:"response"`
@@ -258,23 +258,53 @@ type ServerMetric struct {
 	Histogram   string      `json:"histogram"`
 }
 
-// EncodeHistogram returns h in HdrHistogram's V2 compressed encoding,
-// base64.
+// EncodeHistogram returns h as HdrHistogram's standard text form: the V2
+// compressed encoding in base64 ("HISTFAAAA…"), which HdrHistogram's
+// libraries decode as is (Java's and JavaScript's
+// decodeFromCompressedBase64, Go's Decode).
 func EncodeHistogram(h *hdrhistogram.Histogram) (string, error) {
 	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
 	if err != nil {
 		return "", err
 	}
-	return base64.StdEncoding.EncodeToString(b), nil
+	return string(b), nil
 }
 
-// DecodeHistogram is the inverse of EncodeHistogram.
+// oldPrefix starts every histogram written before the standard form: that
+// form base64-encoded once more ("HIST" → "SElTV"). A standard string
+// always starts "HIST", from the V2 compressed cookie 0x1c849314.
+const oldPrefix = "SElTV"
+
+// DecodeHistogram is the inverse of EncodeHistogram. It also reads the
+// form results were written in before (see oldPrefix).
 func DecodeHistogram(s string) (*hdrhistogram.Histogram, error) {
+	if strings.HasPrefix(s, oldPrefix) {
+		b, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return nil, err
+		}
+		s = string(b)
+	}
+	return hdrhistogram.Decode([]byte(s))
+}
+
+// standardForm returns an old-form histogram string (see oldPrefix) in the
+// standard form; any other string, or one that does not unwrap to base64
+// text, is returned as it is, for DecodeHistogram to judge when it is used.
+// Unwrapping is a base64 decode, not a histogram decode: the histogram's
+// bytes are kept exactly.
+func standardForm(s string) string {
+	if !strings.HasPrefix(s, oldPrefix) {
+		return s
+	}
 	b, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
-		return nil, err
+		return s
 	}
-	return hdrhistogram.Decode(b)
+	if _, err := base64.StdEncoding.DecodeString(string(b)); err != nil {
+		return s
+	}
+	return string(b)
 }
 
 // Metrics are the names of a result's histograms, as Histogram takes them.
@@ -409,7 +439,8 @@ func WriteResult(w io.Writer, res *Result) error {
 }
 
 // ReadResult reads a JSON result; name is used in error messages. It refuses
-// results of another version and results that do not parse.
+// results of another version and results that do not parse. Histograms
+// written in the old double-base64 form come back in the standard form.
 func ReadResult(r io.Reader, name string) (*Result, error) {
 	dec := json.NewDecoder(r)
 	var res Result
@@ -428,6 +459,15 @@ func ReadResult(r io.Reader, name string) (*Result, error) {
 	}
 	if res.Version != Version {
 		return nil, fmt.Errorf("%s: result version %d, this openload reads version %d", name, res.Version, Version)
+	}
+	// Results written before the standard form are read in it, so that
+	// re-encoding one (openload report --format json) upgrades it.
+	hs := &res.Histograms
+	for _, p := range []*string{&hs.Response, &hs.Service, &hs.SendDelay, &hs.Corrected} {
+		*p = standardForm(*p)
+	}
+	for i := range res.ServerTiming {
+		res.ServerTiming[i].Histogram = standardForm(res.ServerTiming[i].Histogram)
 	}
 	return &res, nil
 }

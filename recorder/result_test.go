@@ -1,6 +1,15 @@
 package recorder
 
-import "testing"
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
 
 func TestResultCheck(t *testing.T) {
 	r := &Result{Checks: []Check{{Name: "schedule", Severity: "pass"}, {Name: "timeline", Severity: "warn"}}}
@@ -9,5 +18,130 @@ func TestResultCheck(t *testing.T) {
 	}
 	if _, ok := r.Check("nope"); ok {
 		t.Error("found a check that is not there")
+	}
+}
+
+// oldForm is how results stored a histogram before the standard form: the
+// standard string base64-encoded once more.
+func oldForm(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+// standardResult is a filled result with every kind of histogram: the
+// three, the corrected one and a Server-Timing metric's.
+func standardResult(t testing.TB) *Result {
+	r := New(nil)
+	r.Correct(10 * time.Millisecond)
+	recs := sampleRecords()
+	for i := range recs {
+		recs[i].Timings[0], recs[i].NTimings = Timing{Name: "model", Dur: time.Duration(i+1) * time.Millisecond}, 1
+		r.Add(&recs[i])
+	}
+	res := &Result{Tool: "openload", Counts: Counts{Expected: 5}}
+	if err := r.Fill(res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// histogramStrings lists a result's histogram strings by name.
+func histogramStrings(res *Result) map[string]*string {
+	m := map[string]*string{"response": &res.Histograms.Response, "service": &res.Histograms.Service,
+		"send_delay": &res.Histograms.SendDelay, "corrected": &res.Histograms.Corrected}
+	for i := range res.ServerTiming {
+		m["server_timing:"+res.ServerTiming[i].Name] = &res.ServerTiming[i].Histogram
+	}
+	return m
+}
+
+// TestHistogramStandardForm: results store HdrHistogram's standard string,
+// which hdrhistogram.Decode reads as is; results written in the old
+// double-base64 form still read, and come back in the standard form with
+// the same histograms.
+func TestHistogramStandardForm(t *testing.T) {
+	res := standardResult(t)
+	strs := histogramStrings(res)
+	if len(strs) != 5 || *strs["corrected"] == "" || *strs["server_timing:model"] == "" {
+		t.Fatalf("want five histograms, got %v", strs)
+	}
+	want := map[string]string{}
+	for name, s := range strs {
+		if !strings.HasPrefix(*s, "HISTFAAA") {
+			t.Errorf("%s: %.20s…, want HdrHistogram's HISTFAAA…", name, *s)
+		}
+		if _, err := hdrhistogram.Decode([]byte(*s)); err != nil {
+			t.Errorf("%s: HdrHistogram's decoder refuses it: %v", name, err)
+		}
+		want[name] = *s
+		*s = oldForm(*s)
+		if !strings.HasPrefix(*s, oldPrefix) {
+			t.Fatalf("%s: old form starts %.8s", name, *s)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteResult(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadResult(&b, "old.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := histogramStrings(back)
+	for name, s := range want {
+		if *got[name] != s {
+			t.Errorf("%s: read back as %.20s…, want the standard form", name, *got[name])
+		}
+		oldH, err := DecodeHistogram(oldForm(s))
+		if err != nil {
+			t.Fatalf("%s: old form: %v", name, err)
+		}
+		newH, err := DecodeHistogram(s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !oldH.Equals(newH) || newH.TotalCount() == 0 {
+			t.Errorf("%s: old and standard forms decode differently (%d, %d values)", name, oldH.TotalCount(), newH.TotalCount())
+		}
+	}
+	for _, m := range Metrics {
+		if _, err := back.Histogram(m); err != nil {
+			t.Errorf("%s: %v", m, err)
+		}
+	}
+}
+
+// TestOldFormErrors: an old-form string that is not base64, or unwraps to
+// something that is not a histogram, is kept as it is by ReadResult and
+// refused when decoded.
+func TestOldFormErrors(t *testing.T) {
+	for _, s := range []string{oldPrefix + "!!!notbase64", oldForm("HISTnot base64 text"), oldForm("HISTFAAAAQ==")} {
+		in := fmt.Sprintf(`{"version":1,"histograms":{"response":%q}}`, s)
+		res, err := ReadResult(strings.NewReader(in), "x.json")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unwrapped, _ := base64.StdEncoding.DecodeString(s); res.Histograms.Response != s && res.Histograms.Response != string(unwrapped) {
+			t.Errorf("%q read as %q", s, res.Histograms.Response)
+		}
+		if _, err := res.Histogram("response"); err == nil || !strings.HasPrefix(err.Error(), "response histogram: ") {
+			t.Errorf("%q: decoded, or error %v", s, err)
+		}
+	}
+}
+
+func TestLooksLikeIntervalLog(t *testing.T) {
+	for in, want := range map[string]bool{
+		"#[Histogram log format version 1.3]\n#[StartTime: 1 (seconds since epoch)]\n":      true,
+		"#[Logged with jHiccup version 2.0.10]\n#[Histogram log format version 1.2]\n":      true,
+		"#[StartTime: 1796124423 (seconds since epoch), 2026-12-01T11:27:03Z]\n":            true,
+		`"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"`: true,
+		"#[BaseTime: 1 (seconds since epoch)]":                                              true,
+		"{\n  \"version\": 1,\n":                                                            false,
+		"#just a comment\nTag=response,0.0,1.0,0.1,HIST\n":                                  false,
+		"":                                 false,
+		"garbage\n#[StartTime: 1]\n":       false,
+		" #[Histogram log format version ": false,
+	} {
+		if got := LooksLikeIntervalLog([]byte(in)); got != want {
+			t.Errorf("%q: %v, want %v", in, got, want)
+		}
 	}
 }

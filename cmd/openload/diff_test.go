@@ -1,12 +1,14 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -65,6 +67,35 @@ func TestReportJSONRoundTrip(t *testing.T) {
 	want, _ := os.ReadFile("testdata/diff-open.json")
 	if code != exitOK || stdout != string(want) {
 		t.Errorf("exit %d, stderr %q; output equals the file: %v", code, stderr, stdout == string(want))
+	}
+}
+
+// TestReportJSONUpgrades: --format json re-encodes a result written with
+// the old double-base64 histograms (diff-closed.json, kept so on purpose:
+// the goldens above read it) with the standard strings, each the old one
+// unwrapped; nothing else changes.
+func TestReportJSONUpgrades(t *testing.T) {
+	old, err := os.ReadFile("testdata/diff-closed.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI("report", "--format", "json", "testdata/diff-closed.json")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	oldForm := regexp.MustCompile(`"SElTV[A-Za-z0-9+/=]*"`)
+	if n := len(oldForm.FindAll(old, -1)); n != 4 {
+		t.Fatalf("diff-closed.json holds %d old-form histograms, want its 4", n)
+	}
+	want := oldForm.ReplaceAllFunc(old, func(q []byte) []byte {
+		b, err := base64.StdEncoding.DecodeString(string(q[1 : len(q)-1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []byte(`"` + string(b) + `"`)
+	})
+	if stdout != string(want) || !strings.Contains(stdout, `"response": "HISTFAAAA`) {
+		t.Errorf("re-encoded:\n%s\nwant:\n%s", stdout, want)
 	}
 }
 

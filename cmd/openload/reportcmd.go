@@ -57,7 +57,7 @@ const reportUsage = `openload report — re-render a saved result
 Usage:
   openload report [--format F] [--metric M] RESULT.json
   openload report RESULT.json --html report.html [--svg latency.svg --chart latency]
-  openload report --hlog RUN.hlog [--format table|hgrm]
+  openload report [--hlog] RUN.hlog [--format table|hgrm]
 
 Formats:
   table   the text report a run prints (default)
@@ -84,7 +84,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	svgPath := fs.String("svg", "", "also write one chart (--chart) as SVG to this file")
 	pngPath := fs.String("png", "", "also write one chart (--chart) as PNG to this file")
 	chart := fs.String("chart", "latency", "chart for --svg/--png: latency, timeline, timeline-p99, class-0 …")
-	hlog := fs.String("hlog", "", "read this HdrHistogram interval log (as --hlog writes) instead of a result")
+	hlog := fs.String("hlog", "", "read this HdrHistogram interval log (as --hlog writes) instead of a result; a log given as the file is recognised without it")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(longForm(fs, args)); err != nil {
 		return usageError(stderr, "report: %v", err)
@@ -92,6 +92,9 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	if *hlog != "" && !*help {
 		if fs.NArg() != 0 {
 			return usageError(stderr, "report: --hlog reads the interval log instead of a result file; drop %q", fs.Arg(0))
+		}
+		if *htmlPath != "" || *svgPath != "" || *pngPath != "" {
+			return usageError(stderr, "report: %s is an interval log: --html, --svg and --png draw a result", *hlog)
 		}
 		return runReportHlog(*hlog, *format, *metric, stdout, stderr)
 	}
@@ -111,6 +114,12 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "report: want one result file, got %d arguments", fs.NArg())
 	}
 	name := fs.Arg(0)
+	if isIntervalLog(name) {
+		if *htmlPath != "" || *svgPath != "" || *pngPath != "" {
+			return usageError(stderr, "report: %s is an interval log: --html, --svg and --png draw a result", name)
+		}
+		return runReportHlog(name, *format, *metric, stdout, stderr)
+	}
 	res, err := readResultFile(name)
 	if err != nil {
 		return fileError(stderr, "report", err)

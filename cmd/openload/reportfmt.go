@@ -103,8 +103,23 @@ func writeFiles(res *recorder.Result, name, htmlPath, svgPath, pngPath, chart st
 	return nil
 }
 
-// runReportHlog is `openload report --hlog FILE`: an interval log read back,
-// each tag's merged histogram as a table row (or --format hgrm of --metric).
+// isIntervalLog reports whether the file at path starts like an HdrHistogram
+// interval log; a file that cannot be read is left to the result reader,
+// which says why.
+func isIntervalLog(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	return recorder.LooksLikeIntervalLog(head[:n])
+}
+
+// runReportHlog is `openload report --hlog FILE` (or FILE alone, when it is
+// an interval log): the log read back, each tag's merged histogram as a
+// table row (or --format hgrm of --metric).
 func runReportHlog(path, format, metric string, stdout, stderr io.Writer) int {
 	f, err := os.Open(path)
 	if err != nil {
@@ -138,7 +153,7 @@ func runReportHlog(path, format, metric string, stdout, stderr io.Writer) int {
 			return exitRuntime
 		}
 	default:
-		return usageError(stderr, "report: --hlog takes --format table or hgrm, not %s", format)
+		return usageError(stderr, "report: an interval log takes --format table or hgrm, not %s", format)
 	}
 	return exitOK
 }

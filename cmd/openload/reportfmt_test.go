@@ -74,6 +74,36 @@ func TestReportFormatsAndHlog(t *testing.T) {
 	if code, _, errs := runCLI("report", "--hlog", filepath.Join(dir, "missing.hlog")); code != exitUsage || !strings.Contains(errs, "missing.hlog") {
 		t.Errorf("missing hlog: exit %d %s", code, errs)
 	}
+
+	// An interval log given as the file, without --hlog, is recognised by
+	// its first lines and read as --hlog reads it.
+	for _, flags := range [][]string{nil, {"--format", "hgrm", "--metric", "service"}} {
+		_, viaFlag, _ := runCLI(append(append([]string{"report"}, flags...), "--hlog", hlog)...)
+		code, direct, errs := runCLI(append(append([]string{"report"}, flags...), hlog)...)
+		if code != exitOK || direct != viaFlag || !strings.Contains(direct, "0.") {
+			t.Errorf("report %v %s: exit %d %s\n%s\nwant what --hlog prints:\n%s", flags, hlog, code, errs, direct, viaFlag)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "--format", "json", hlog}, "an interval log takes --format table or hgrm, not json"},
+		{[]string{"report", hlog, "--html", htmlPath}, "r.hlog is an interval log: --html, --svg and --png draw a result"},
+		{[]string{"report", "--hlog", hlog, "--svg", svgPath}, "r.hlog is an interval log: --html, --svg and --png draw a result"},
+	} {
+		if code, out, errs := runCLI(c.args...); code != exitUsage || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d %q %q", c.args, code, out, errs)
+		}
+	}
+	// A file that is neither still gets the result reader's error.
+	comment := filepath.Join(dir, "comment.json")
+	if err := os.WriteFile(comment, []byte("#[not a log header]\n{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errs := runCLI("report", comment); code != exitUsage || !strings.Contains(errs, "comment.json: corrupt result at byte 1") {
+		t.Errorf("comment line: exit %d %s", code, errs)
+	}
 }
 
 func TestProgressOnlyOnATerminal(t *testing.T) {
