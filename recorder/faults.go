@@ -1,12 +1,21 @@
 package recorder
 
-import "time"
+import (
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
 
 // faultTally counts what misbehaving servers made the engine do beyond
-// an outcome: redirects followed and bodies cut at the cap.
+// an outcome: redirects followed, bodies cut at the cap, the causes of TLS
+// failures (tlscause.go) and the response times of the requests that got
+// no answer (answered.go).
 type faultTally struct {
-	redirects int64 // redirects followed, over all requests
-	overCap   int64 // completed responses whose body exceeded the cap
+	redirects  int64 // redirects followed, over all requests
+	overCap    int64 // completed responses whose body exceeded the cap
+	tls        [numTLSCauses]int64
+	unanswered *hdrhistogram.Histogram // nil until a request fails
+	dropped    int64                   // values lost merging unanswered
 }
 
 func (r *Recorder) addFaults(rec *Record) {
@@ -14,11 +23,18 @@ func (r *Recorder) addFaults(rec *Record) {
 	if rec.BodyOverCap {
 		r.faults.overCap++
 	}
+	r.faults.addTLSCause(rec)
+	r.faults.addUnanswered(rec)
 }
 
 func (t *faultTally) merge(o faultTally) {
 	t.redirects += o.redirects
 	t.overCap += o.overCap
+	for i := range t.tls {
+		t.tls[i] += o.tls[i]
+	}
+	t.mergeUnanswered(o.unanswered)
+	t.dropped += o.dropped
 }
 
 // Redirects is the number of redirects followed so far.

@@ -166,6 +166,9 @@ type Record struct {
 	// (--max-body); it was read up to the cap and the rest discarded. The
 	// response still completed.
 	BodyOverCap bool
+	// TLSCause says why a request of kind KindTLS failed (tlscause.go);
+	// TLSNone for every other record.
+	TLSCause TLSCause
 }
 
 // Limits of what one record carries.

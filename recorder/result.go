@@ -172,6 +172,10 @@ type SLO struct {
 	Share    bool    `json:"share,omitempty"`
 	Pass     bool    `json:"pass"`
 	Message  string  `json:"message"`
+	// Default marks the objective openload sets itself when the user set
+	// none on errors (verify.DefaultObjective); its breach means the
+	// target failed. Absent in results written before it existed.
+	Default bool `json:"default,omitempty"`
 }
 
 // Histograms holds the encoded histograms (EncodeHistogram), values in
@@ -182,6 +186,10 @@ type Histograms struct {
 	Service   string `json:"service"`
 	SendDelay string `json:"send_delay"`
 	Corrected string `json:"corrected,omitempty"`
+	// Answered and Unanswered split Response when some requests got no
+	// answer (see Result.Answered); empty otherwise.
+	Answered   string `json:"answered,omitempty"`
+	Unanswered string `json:"unanswered,omitempty"`
 }
 
 // Corrected summarises the response times of a closed run paced to a rate
@@ -234,6 +242,18 @@ type Result struct {
 	Checks       []Check          `json:"checks"`
 	SLOs         []SLO            `json:"slos,omitempty"`
 	Interrupted  bool             `json:"interrupted,omitempty"`
+	// Answered and Unanswered are set when some requests got no answer
+	// (errors, timeouts, unfinished; answered.go): Answered is the
+	// response time of the requests that completed, with any status
+	// (Count 0 when none did), Unanswered the time the others took to
+	// fail. Response holds both, as it always did. Nil when every
+	// request completed, and in results written before they existed.
+	Answered   *Percentiles `json:"answered,omitempty"`
+	Unanswered *Percentiles `json:"unanswered,omitempty"`
+	// TLSCauses splits ErrorKinds["tls"] by cause (TLSCause names:
+	// self_signed, unknown_authority, expired, hostname, certificate,
+	// handshake, not_tls; tlscause.go).
+	TLSCauses map[string]int64 `json:"tls_causes,omitempty"`
 }
 
 // ClassTable is the breakdown of requests by one response header's value.
@@ -367,7 +387,7 @@ func (r *Recorder) Fill(res *Result) error {
 	res.Counts.Expected = expected
 	res.Censored = r.censored
 	res.Clamped = r.clamped
-	res.Dropped = r.dropped
+	res.Dropped = r.dropped + r.faults.dropped
 	res.Response = Summarize(r.Response)
 	res.Service = Summarize(r.Service)
 	res.SendDelay = Summarize(r.SendDelay)
@@ -379,6 +399,7 @@ func (r *Recorder) Fill(res *Result) error {
 		res.Status["other"] = r.other
 	}
 	res.ErrorKinds = r.ErrorKinds()
+	res.TLSCauses = r.TLSCauses()
 	res.Timeline = append([]Second(nil), r.timeline...)
 	res.Classes = nil
 	for _, t := range r.classes {
@@ -419,6 +440,9 @@ func (r *Recorder) Fill(res *Result) error {
 		return err
 	}
 	if res.Histograms.SendDelay, err = EncodeHistogram(r.SendDelay); err != nil {
+		return err
+	}
+	if err := r.fillAnswered(res); err != nil { // answered.go
 		return err
 	}
 	res.Corrected, res.Histograms.Corrected = nil, ""

@@ -31,6 +31,7 @@ type Objective struct {
 	Op        string
 	Threshold float64 // ms for latencies, a ratio for errors and shares
 	Share     bool    // Threshold is a ratio, not ms
+	Default   bool    // openload's own objective, not the user's (target.go)
 }
 
 var latencyStats = []string{"p50", "p90", "p95", "p99", "p999", "p9999", "max", "mean"}
@@ -255,6 +256,9 @@ func Evaluate(res *recorder.Result, objs []Objective) []SLOResult {
 		r.Message = fmt.Sprintf("%s %s %s: measured %s", o.Metric+"."+o.Stat, o.Op, o.format(o.Threshold), o.format(v))
 		if !r.Pass {
 			r.Message += " (breached)"
+		}
+		if o.Default {
+			r.Message += " · openload's default (your own --slo errors<=N% replaces it)"
 		}
 		out = append(out, r)
 	}

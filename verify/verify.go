@@ -339,7 +339,11 @@ func failures(res *recorder.Result) Finding {
 	}
 	kinds := make([]string, 0, len(res.ErrorKinds))
 	for k, n := range res.ErrorKinds {
-		kinds = append(kinds, fmt.Sprintf("%s %d (%s)", k, n, KindMeaning(k)))
+		meaning := KindMeaning(k)
+		if k == "tls" {
+			meaning = TLSDetail(res) // target.go
+		}
+		kinds = append(kinds, fmt.Sprintf("%s %d (%s)", k, n, meaning))
 	}
 	sort.Strings(kinds)
 	share := 0.0

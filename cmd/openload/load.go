@@ -96,7 +96,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 	o.replay.checkFlags(fs)
 	o.retry.flags(fs)
 	fs.StringVar(&o.hlog, "hlog", "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this file")
-	fs.StringArrayVar(&o.slos, "slo", nil, "objective checked at the end, e.g. 'response.p99<=200ms' (repeatable); a breach exits 4")
+	fs.StringArrayVar(&o.slos, "slo", nil, "objective checked at the end, e.g. 'response.p99<=200ms' (repeatable); a breach exits 4; without one on errors, errors<=1% is checked and its breach exits 5")
 	fs.DurationVar(&o.sendDelay, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
 	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
 	return fs
@@ -129,7 +129,10 @@ Flags:
 	b.WriteString(`
 Exit codes: 0 valid run · 1 a check failed (measurement not valid) · 2 bad input,
 nothing started · 3 could not start or write results · 4 an --slo objective was
-breached · 130 interrupted
+breached · 5 the target failed: more than 1 % of the requests got no answer
+(errors, timeouts, unfinished; the default objective errors<=1%, which your own
+--slo errors<=N% replaces) · 130 interrupted. When several apply: 3, 130, 1, 5,
+then 4.
 `)
 	return b.String()
 }
@@ -444,20 +447,42 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code = exitRuntime
 	}
 
-	breached := evaluateObjectives(res, o.objectives)
+	breached, targetFailed := evaluateObjectives(res, o.objectives)
+	verdict := verdictCode(res, findings, breached, targetFailed)
 	if !o.quiet {
 		if err := report.Text(out, res); err != nil {
 			fmt.Fprintf(stderr, "openload: report: %v\n", err)
 		}
 		o.retry.printExpectation(out, &o, res)
-		fmt.Fprintf(out, "\nresult: %s\n", report.Verdict(res.Checks))
-		if breached {
-			fmt.Fprintln(out, "objectives: BREACHED (exit 4)")
+		line := report.RunVerdict(res)
+		if verdict == exitTargetFailed {
+			line += " (exit 5)"
 		}
-	} else if verify.Worst(findings) == verify.Fail {
-		for _, f := range findings {
-			if f.Severity == verify.Fail {
-				fmt.Fprintf(stderr, "openload: check %s failed: %s\n", f.Check, f.Message)
+		fmt.Fprintf(out, "\nresult: %s\n", line)
+		if targetFailed {
+			for _, h := range report.TargetHints(res) {
+				fmt.Fprintf(out, "hint:   %s\n", h)
+			}
+		}
+		if breached {
+			exit := ""
+			if verdict == exitSLOBreached {
+				exit = " (exit 4)"
+			}
+			fmt.Fprintf(out, "objectives: BREACHED%s\n", exit)
+		}
+	} else {
+		if verify.Worst(findings) == verify.Fail {
+			for _, f := range findings {
+				if f.Severity == verify.Fail {
+					fmt.Fprintf(stderr, "openload: check %s failed: %s\n", f.Check, f.Message)
+				}
+			}
+		}
+		if line, ok := report.TargetVerdict(res); ok {
+			fmt.Fprintf(stderr, "openload: %s\n", line)
+			for _, h := range report.TargetHints(res) {
+				fmt.Fprintf(stderr, "openload: hint: %s\n", h)
 			}
 		}
 	}
@@ -480,13 +505,25 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			code = exitRuntime
 		}
 	}
-	switch {
-	case code != exitOK:
+	if code != exitOK {
 		return code
+	}
+	return verdict
+}
+
+// verdictCode is the exit code the run's outcome calls for, in order of
+// precedence: interrupted (130), a check failed: the measurement cannot be
+// trusted (1), the target failed: the default objective was breached (5),
+// one of the user's objectives was breached (4), else 0. A result or log
+// that could not be written (3) comes before all of them.
+func verdictCode(res *recorder.Result, findings []verify.Finding, breached, targetFailed bool) int {
+	switch {
 	case res.Interrupted:
 		return exitInterrupted
 	case verify.Worst(findings) == verify.Fail:
 		return exitCheckFailed
+	case targetFailed:
+		return exitTargetFailed
 	case breached:
 		return exitSLOBreached
 	}

@@ -15,7 +15,11 @@
 // 1 a check failed, the measurement is not valid; 2 bad input, nothing was
 // started; 3 the run could not be started or its results not written;
 // 4 the measurement is valid but an --slo objective was breached;
-// 130 the run was interrupted (results are still written).
+// 5 the measurement is valid but the target failed: more than 1 % of the
+// requests got no answer (the default objective errors<=1%, which the
+// user's own --slo on errors replaces);
+// 130 the run was interrupted (results are still written). Precedence:
+// 3, 130, 1, 5, 4.
 package main
 
 import (
@@ -37,7 +41,10 @@ const (
 	exitUsage       = 2
 	exitRuntime     = 3
 	exitSLOBreached = 4
-	exitInterrupted = 130
+	// exitTargetFailed: the target failed the default objective (too
+	// many requests without an answer, verify.DefaultObjective).
+	exitTargetFailed = 5
+	exitInterrupted  = 130
 )
 
 // gcPercent is openload's GOGC unless the environment sets one. Each

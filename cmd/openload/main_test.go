@@ -238,7 +238,8 @@ func TestRunWritesResultAndLog(t *testing.T) {
 }
 
 // TestRunRefusedTargetCompletes: a target that refuses every connection
-// still yields a complete, balanced run; errors are classified.
+// still yields a complete, balanced run; errors are classified, and the
+// run exits 5: the target failed (target_test.go has the report's words).
 func TestRunRefusedTargetCompletes(t *testing.T) {
 	addr, release, err := rawtcp.RefusedAddr()
 	if err != nil {
@@ -248,8 +249,8 @@ func TestRunRefusedTargetCompletes(t *testing.T) {
 	url := "http://" + addr
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := runCLI("-rate", "50", "-d", "400ms", "-q", "-o", out, url)
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	if code != exitTargetFailed || stderr != "openload: target failed: 20 of 20 refused\n" {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitTargetFailed, stdout, stderr)
 	}
 	raw, _ := os.ReadFile(out)
 	var res recorder.Result
@@ -263,7 +264,8 @@ func TestRunRefusedTargetCompletes(t *testing.T) {
 }
 
 // TestObjectivesExitCodes: a met objective exits 0, a breached one 4, and
-// both are stored in the result.
+// both are stored in the result, with the default objective on errors when
+// the user set none.
 func TestObjectivesExitCodes(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer srv.Close()
@@ -283,7 +285,8 @@ func TestObjectivesExitCodes(t *testing.T) {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.SLOs) != 2 || !res.SLOs[0].Pass || res.SLOs[1].Pass || res.SLOs[1].Expr != "response.max<1us" {
+	if len(res.SLOs) != 3 || !res.SLOs[0].Pass || res.SLOs[1].Pass || res.SLOs[1].Expr != "response.max<1us" ||
+		res.SLOs[0].Default || res.SLOs[1].Default || !res.SLOs[2].Default || !res.SLOs[2].Pass || res.SLOs[2].Expr != "errors<=1%" {
 		t.Errorf("slos in the result: %+v", res.SLOs)
 	}
 }

@@ -35,8 +35,17 @@ func writeTable(w io.Writer, res *recorder.Result, _, _ string) error {
 	if err := report.Text(w, res); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "\nresult: %s\n", report.Verdict(res.Checks))
-	return err
+	if _, err := fmt.Fprintf(w, "\nresult: %s\n", report.RunVerdict(res)); err != nil {
+		return err
+	}
+	if _, failed := report.TargetVerdict(res); failed {
+		for _, h := range report.TargetHints(res) {
+			if _, err := fmt.Fprintf(w, "hint:   %s\n", h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // writeHGRM is HdrHistogram's percentile distribution of one histogram.

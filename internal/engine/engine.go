@@ -561,6 +561,7 @@ func (w *worker) do(it item) recorder.Record {
 		return r
 	}
 	r.Outcome, r.Kind = classify(ctx, err)
+	r.TLSCause = tlsCause(r.Kind, err) // tlscause.go
 	return r
 }
 
@@ -667,6 +668,8 @@ func Kind(err error) recorder.ErrorKind {
 	case h2Reset(err): // faults.go
 		return recorder.KindReset
 	case plainHTTPOverTLS(err): // faults.go
+		return recorder.KindTLS
+	case tlsAlert(err): // tlscause.go
 		return recorder.KindTLS
 	}
 	return recorder.KindOther

@@ -102,6 +102,7 @@ type faultCase struct {
 	status                      map[string]int64 // of completed responses
 	failedStatus                map[string]int64 // of responses that failed after their head
 	redirects, overCap          int64
+	tlsCauses                   map[string]int64
 	words                       []string // in the text report
 }
 
@@ -209,16 +210,17 @@ func faultCases() []faultCase {
 					io.WriteString(c, "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
 				}) + "/", Options{}
 			},
-			errors: faultRequests, kinds: map[string]int64{"tls": faultRequests},
-			words: []string{"tls 10 (TLS handshake failed or the certificate was not trusted)"},
+			errors: faultRequests, kinds: map[string]int64{"tls": faultRequests}, tlsCauses: map[string]int64{"not_tls": faultRequests},
+			words: []string{"tls 10 (the server did not answer in TLS: if it serves plain HTTP, use an http:// URL)"},
 		},
 		{
 			name: "untrusted certificate, verified by default",
 			setup: func(t *testing.T) (string, Options) {
 				return tlsServer(t), Options{}
 			},
-			errors: faultRequests, kinds: map[string]int64{"tls": faultRequests},
-			words: []string{"tls 10 (TLS handshake failed or the certificate was not trusted)"},
+			errors: faultRequests, kinds: map[string]int64{"tls": faultRequests}, tlsCauses: map[string]int64{"self_signed": faultRequests},
+			words: []string{"tls 10 (self-signed certificate: add --insecure to skip certificate verification, or trust the certificate)",
+				"tls      self-signed certificate ×10 (add --insecure"},
 		},
 		{
 			name: "untrusted certificate with --insecure",
@@ -419,6 +421,20 @@ func runFault(t *testing.T, tc faultCase, lean, epoll bool) {
 	}
 	if res.Redirects != tc.redirects || res.BodyOverCap != tc.overCap {
 		t.Errorf("redirects %d, body over cap %d; want %d, %d", res.Redirects, res.BodyOverCap, tc.redirects, tc.overCap)
+	}
+	if !sameCounts(res.TLSCauses, tc.tlsCauses) {
+		t.Errorf("tls causes %v, want %v", res.TLSCauses, tc.tlsCauses)
+	}
+	// The requests without an answer are set apart from the answered
+	// ones, and the response histogram still holds them all.
+	switch bad := c.Errors + c.Timeouts + c.Unfinished; {
+	case bad == 0 && (res.Answered != nil || res.Unanswered != nil):
+		t.Errorf("every request completed, yet answered %+v unanswered %+v", res.Answered, res.Unanswered)
+	case bad > 0 && (res.Answered == nil || res.Unanswered == nil):
+		t.Errorf("%d requests got no answer, yet no answered/unanswered split", bad)
+	case bad > 0 && (res.Answered.Count != c.Completed || res.Unanswered.Count != bad || res.Response.Count != c.Scheduled):
+		t.Errorf("answered %d, unanswered %d, response %d; want %d, %d, %d",
+			res.Answered.Count, res.Unanswered.Count, res.Response.Count, c.Completed, bad, c.Scheduled)
 	}
 	// Kinds add up to the requests that did not complete.
 	var kinds int64

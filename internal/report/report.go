@@ -118,11 +118,7 @@ func Text(w io.Writer, res *recorder.Result) error {
 	}
 	fmt.Fprintf(w, "%s · timeout %s · drain %s%s · started %s\n\n",
 		limits, cfg.Timeout, cfg.Drain, client, res.Started.UTC().Format("2006-01-02T15:04:05Z"))
-	rows := []Row{
-		{"response time", res.Response},
-		{"service time", res.Service},
-		{"send delay", res.SendDelay},
-	}
+	rows := headRows(res) // target.go
 	if res.Corrected != nil {
 		rows = append(rows, Row{CorrectedName(res.Corrected), res.Corrected.Percentiles})
 	}
@@ -130,6 +126,7 @@ func Text(w io.Writer, res *recorder.Result) error {
 		return err
 	}
 	fmt.Fprintln(w, "response = done − scheduled (what users waited) · service = done − sent (what closed-loop tools report) · send delay = sent − scheduled")
+	answerNote(w, res)
 	if res.Retries != nil {
 		fmt.Fprintln(w, RetryNote)
 	}
@@ -181,6 +178,9 @@ func Text(w io.Writer, res *recorder.Result) error {
 	}
 	if len(res.ErrorKinds) > 0 {
 		fmt.Fprintf(w, "errors   %s\n", recorder.StatusLine(res.ErrorKinds))
+	}
+	if l := tlsLine(res); l != "" {
+		fmt.Fprintf(w, "tls      %s\n", l)
 	}
 	RetryLines(w, res)
 	l := res.Limit

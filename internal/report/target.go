@@ -1,0 +1,189 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/verify"
+)
+
+// TargetVerdict is the verdict of a run whose target failed (its default
+// objective, verify.DefaultObjective, was breached), naming what happened:
+// "target failed: 60 of 60 refused". ok is false when the target did not
+// fail, and for results written before the default objective existed.
+func TargetVerdict(res *recorder.Result) (line string, ok bool) {
+	if !verify.TargetFailed(res) {
+		return "", false
+	}
+	return "target failed: " + unanswered(res), true
+}
+
+// RunVerdict is the verdict line of a run: the checks' (Verdict), or what
+// the target did when it failed, or both when a check failed too.
+func RunVerdict(res *recorder.Result) string {
+	v := Verdict(res.Checks)
+	line, failed := TargetVerdict(res)
+	switch {
+	case !failed:
+		return v
+	case strings.HasPrefix(v, "INVALID"):
+		return v + "; and " + line
+	}
+	return line
+}
+
+// TargetHints are what to do about the failures of res, one line each:
+// the hints of its TLS causes (e.g. --insecure for a self-signed
+// certificate).
+func TargetHints(res *recorder.Result) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range sortedKeys(res.TLSCauses) {
+		if _, hint := verify.TLSCauseMeaning(c); hint != "" && !seen[hint] {
+			seen[hint] = true
+			out = append(out, hint)
+		}
+	}
+	return out
+}
+
+// unanswered says how many requests got no answer and why: "60 of 60
+// refused", "32 of 1600 reset (2.0 %, above errors<=1%)", "45 of 60 got no
+// answer (75.0 %, above errors<=1%): refused 30 · timed out 15".
+func unanswered(res *recorder.Result) string {
+	c := res.Counts
+	bad := c.Errors + c.Timeouts + c.Unfinished
+	kinds := sortedKeys(res.ErrorKinds)
+	share := ""
+	if bad < c.Scheduled {
+		share = fmt.Sprintf(" (%.1f %%, above %s)", 100*float64(bad)/float64(max(c.Scheduled, 1)), defaultExpr(res))
+	}
+	if len(kinds) == 1 {
+		return fmt.Sprintf("%d of %d %s%s", bad, c.Scheduled, kindPhrase(res, kinds[0]), share)
+	}
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d", kindPhrase(res, k), res.ErrorKinds[k])
+	}
+	return fmt.Sprintf("%d of %d got no answer%s: %s", bad, c.Scheduled, share, strings.Join(parts, " · "))
+}
+
+// kindPhrase is an error kind as a verdict says it: "refused", "timed
+// out", "tls: self-signed certificate".
+func kindPhrase(res *recorder.Result, kind string) string {
+	switch kind {
+	case "timeout":
+		return "timed out"
+	case "tls":
+		if len(res.TLSCauses) == 0 {
+			return "tls"
+		}
+		causes := sortedKeys(res.TLSCauses)
+		parts := make([]string, len(causes))
+		for i, c := range causes {
+			parts[i], _ = verify.TLSCauseMeaning(c)
+			if len(causes) > 1 {
+				parts[i] += fmt.Sprintf(" %d", res.TLSCauses[c])
+			}
+		}
+		return "tls: " + strings.Join(parts, ", ")
+	case "other":
+		return "other (" + verify.KindMeaning(kind) + ")"
+	}
+	return kind
+}
+
+func defaultExpr(res *recorder.Result) string {
+	for _, s := range res.SLOs {
+		if s.Default {
+			return "the default " + s.Expr
+		}
+	}
+	return "the default " + verify.DefaultObjectiveExpr
+}
+
+// sortedKeys returns m's keys, largest count first, then by name.
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] < keys[j]
+	})
+	return keys
+}
+
+// headRows are the first rows of the latency table. When every request got
+// an answer: response time, service time, send delay. When some did not,
+// the response-time row holds both, as it always did, and two rows under
+// it set them apart: the requests answered (any status) and those without
+// an answer, at the time they took to fail. When none got an answer, the
+// one response-time row is named for what it holds, the time to failure,
+// so that a refused port does not read as a fast service.
+func headRows(res *recorder.Result) []Row {
+	c := res.Counts
+	bad := c.Errors + c.Timeouts + c.Unfinished
+	rest := []Row{{"service time", res.Service}, {"send delay", res.SendDelay}}
+	switch {
+	case bad == 0:
+		return append([]Row{{"response time", res.Response}}, rest...)
+	case c.Completed == 0:
+		return append([]Row{{fmt.Sprintf("no answer (%d): time to failure", bad), res.Response}}, rest...)
+	case res.Answered == nil || res.Unanswered == nil:
+		// A result written before the split: label the mix.
+		return append([]Row{{"response time, all", res.Response}}, rest...)
+	}
+	return append([]Row{
+		{"response time, all", res.Response},
+		{fmt.Sprintf("answered (%d)", res.Answered.Count), *res.Answered},
+		{fmt.Sprintf("no answer (%d): time to failure", res.Unanswered.Count), *res.Unanswered},
+	}, rest...)
+}
+
+// answerNote says what the head rows hold when some requests got no
+// answer (nothing otherwise).
+func answerNote(w io.Writer, res *recorder.Result) {
+	c := res.Counts
+	bad := c.Errors + c.Timeouts + c.Unfinished
+	switch {
+	case bad == 0:
+	case c.Completed == 0:
+		fmt.Fprintf(w, "NO ANSWER: none of the %d requests got one (%s); the first row is the time each took to fail, not a response time\n",
+			c.Scheduled, whatFailed(res))
+	default:
+		fmt.Fprintf(w, "all = every request; %d of %d got no answer (%s) and count at the time they took to fail · answered = the %d that completed, with any status\n",
+			bad, c.Scheduled, whatFailed(res), c.Completed)
+	}
+}
+
+// whatFailed lists the error kinds: "refused 60", "reset 3 · timeout 2".
+func whatFailed(res *recorder.Result) string {
+	kinds := sortedKeys(res.ErrorKinds)
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %d", k, res.ErrorKinds[k])
+	}
+	return strings.Join(parts, " · ")
+}
+
+// tlsLine is the report's line on TLS failures by cause, with what to do
+// ("" when there were none).
+func tlsLine(res *recorder.Result) string {
+	causes := sortedKeys(res.TLSCauses)
+	if len(causes) == 0 {
+		return ""
+	}
+	parts := make([]string, len(causes))
+	for i, c := range causes {
+		meaning, hint := verify.TLSCauseMeaning(c)
+		parts[i] = fmt.Sprintf("%s ×%d", meaning, res.TLSCauses[c])
+		if hint != "" {
+			parts[i] += " (" + hint + ")"
+		}
+	}
+	return strings.Join(parts, " · ")
+}

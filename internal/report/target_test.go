@@ -1,0 +1,102 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/openload/openload/recorder"
+)
+
+func rowNames(rows []Row) string {
+	names := make([]string, len(rows))
+	for i, r := range rows {
+		names[i] = r.Name
+	}
+	return strings.Join(names, " | ")
+}
+
+// TestHeadRows: the latency table says which requests its first row
+// holds.
+func TestHeadRows(t *testing.T) {
+	p := func(n int64) *recorder.Percentiles { return &recorder.Percentiles{Count: n, P50: float64(n)} }
+	cases := []struct {
+		name string
+		res  recorder.Result
+		rows string
+		note string
+	}{
+		{"every request answered", recorder.Result{Counts: recorder.Counts{Scheduled: 10, Completed: 10}},
+			"response time | service time | send delay", ""},
+		{"some without an answer", recorder.Result{Counts: recorder.Counts{Scheduled: 10, Completed: 7, Errors: 2, Timeouts: 1},
+			ErrorKinds: map[string]int64{"reset": 2, "timeout": 1}, Answered: p(7), Unanswered: p(3)},
+			"response time, all | answered (7) | no answer (3): time to failure | service time | send delay",
+			"all = every request; 3 of 10 got no answer (reset 2 · timeout 1) and count at the time they took to fail · answered = the 7 that completed, with any status\n"},
+		{"none answered", recorder.Result{Counts: recorder.Counts{Scheduled: 10, Errors: 10},
+			ErrorKinds: map[string]int64{"refused": 10}, Answered: p(0), Unanswered: p(10)},
+			"no answer (10): time to failure | service time | send delay",
+			"NO ANSWER: none of the 10 requests got one (refused 10); the first row is the time each took to fail, not a response time\n"},
+		{"some without an answer, written before the split", recorder.Result{Counts: recorder.Counts{Scheduled: 10, Completed: 9, Errors: 1},
+			ErrorKinds: map[string]int64{"reset": 1}},
+			"response time, all | service time | send delay",
+			"all = every request; 1 of 10 got no answer (reset 1) and count at the time they took to fail · answered = the 9 that completed, with any status\n"},
+	}
+	for _, tc := range cases {
+		if got := rowNames(headRows(&tc.res)); got != tc.rows {
+			t.Errorf("%s: rows %q, want %q", tc.name, got, tc.rows)
+		}
+		var b strings.Builder
+		answerNote(&b, &tc.res)
+		if b.String() != tc.note {
+			t.Errorf("%s: note %q, want %q", tc.name, b.String(), tc.note)
+		}
+	}
+	// The answered row shows the answered percentiles, not the mix.
+	res := cases[1].res
+	if rows := headRows(&res); rows[1].P.P50 != 7 || rows[2].P.P50 != 3 {
+		t.Errorf("rows %+v", rows)
+	}
+}
+
+func TestTargetVerdict(t *testing.T) {
+	failed := []recorder.SLO{{Expr: "errors<=1%", Default: true, Pass: false}}
+	cases := []struct {
+		name string
+		res  recorder.Result
+		want string
+	}{
+		{"refused port", recorder.Result{Counts: recorder.Counts{Scheduled: 60, Errors: 60}, ErrorKinds: map[string]int64{"refused": 60}},
+			"target failed: 60 of 60 refused"},
+		{"self-signed", recorder.Result{Counts: recorder.Counts{Scheduled: 60, Errors: 60}, ErrorKinds: map[string]int64{"tls": 60}, TLSCauses: map[string]int64{"self_signed": 60}},
+			"target failed: 60 of 60 tls: self-signed certificate"},
+		{"some resets", recorder.Result{Counts: recorder.Counts{Scheduled: 1600, Completed: 1568, Errors: 32}, ErrorKinds: map[string]int64{"reset": 32}},
+			"target failed: 32 of 1600 reset (2.0 %, above the default errors<=1%)"},
+		{"several kinds", recorder.Result{Counts: recorder.Counts{Scheduled: 60, Completed: 15, Errors: 30, Timeouts: 15}, ErrorKinds: map[string]int64{"refused": 30, "timeout": 15}},
+			"target failed: 45 of 60 got no answer (75.0 %, above the default errors<=1%): refused 30 · timed out 15"},
+	}
+	for _, tc := range cases {
+		tc.res.SLOs = failed
+		got, ok := TargetVerdict(&tc.res)
+		if !ok || got != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.name, got, ok, tc.want)
+		}
+		if v := RunVerdict(&tc.res); v != tc.want {
+			t.Errorf("%s: run verdict %q, want %q", tc.name, v, tc.want)
+		}
+	}
+	res := cases[1].res
+	res.SLOs = failed
+	if h := TargetHints(&res); len(h) != 1 || !strings.Contains(h[0], "--insecure") {
+		t.Errorf("hints %q", h)
+	}
+	res.Checks = []recorder.Check{{Name: "accounting", Severity: "fail"}}
+	if v := RunVerdict(&res); !strings.HasPrefix(v, "INVALID measurement: 1 check(s) failed (accounting); and target failed: 60 of 60 tls") {
+		t.Errorf("a failed check and a failed target: %q", v)
+	}
+	// Without the default objective (a result written before it), the
+	// verdict is the checks'.
+	old := recorder.Result{Counts: recorder.Counts{Scheduled: 60, Errors: 60}, ErrorKinds: map[string]int64{"refused": 60},
+		Checks: []recorder.Check{{Name: "outcomes", Severity: "warn"}}}
+	if _, ok := TargetVerdict(&old); ok || RunVerdict(&old) != "valid, with 1 warning(s) (outcomes)" {
+		t.Errorf("old result: %q", RunVerdict(&old))
+	}
+}
