@@ -18,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
@@ -395,4 +398,61 @@ func printWireTable(out io.Writer, cases []wireCase, results [][]wireResult) {
 		}
 		fmt.Fprintln(out)
 	}
+}
+
+// TestWireHTTP2RefusedStream: an HTTP/2 server that refuses the first
+// stream of every connection (RST_STREAM REFUSED_STREAM) and answers the
+// others. x/net/http2's client re-sends a refused request on its own; the
+// re-send is counted, and the log's attempts add up to the HEADERS frames
+// the server read.
+func TestWireHTTP2RefusedStream(t *testing.T) {
+	var heads atomic.Int64
+	addr := newFaultServer(t, func(c net.Conn, _ <-chan struct{}) {
+		first := true
+		h2Fault(c, func(fr *http2.Framer, stream uint32) bool {
+			heads.Add(1)
+			if first {
+				first = false
+				return fr.WriteRSTStream(stream, http2.ErrCodeRefusedStream) == nil
+			}
+			var block bytes.Buffer
+			enc := hpack.NewEncoder(&block)
+			enc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+			enc.WriteField(hpack.HeaderField{Name: "content-length", Value: "0"})
+			return fr.WriteHeaders(http2.HeadersFrameParam{StreamID: stream, BlockFragment: block.Bytes(), EndStream: true, EndHeaders: true}) == nil
+		})
+	})
+	u, err := url.Parse("http://" + addr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logBuf bytes.Buffer
+	res, _, err := Run(context.Background(), Options{
+		URL:         u,
+		Protocol:    "h2c",
+		Schedule:    schedule.Spec{Kind: schedule.Constant, Rate: 200, Duration: wireRequests * 5 * time.Millisecond},
+		Connections: 2,
+		Timeout:     5 * time.Second,
+		Drain:       10 * time.Second,
+		Log:         recorder.NewLogWriter(&logBuf),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attempts int64
+	lr := recorder.NewLogReader(&logBuf, "log")
+	for lr.Scan() {
+		attempts += int64(lr.Entry().Attempts)
+	}
+	if lr.Err() != nil {
+		t.Fatal(lr.Err())
+	}
+	c, wr := res.Counts, res.Wire
+	if c.Completed != wireRequests || wr == nil {
+		t.Fatalf("counts %+v, kinds %v, wire %+v: want %d completed", c, res.ErrorKinds, wr, wireRequests)
+	}
+	if attempts != heads.Load() || wr.Attempts != attempts || wr.Resends == 0 || wr.Attempts != c.Completed+wr.Resends {
+		t.Errorf("log attempts %d, wire %+v; the server read %d HEADERS", attempts, *wr, heads.Load())
+	}
+	t.Logf("%d requests: log attempts %d, wire %+v; the server read %d HEADERS", c.Scheduled, attempts, *wr, heads.Load())
 }

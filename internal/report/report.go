@@ -182,6 +182,7 @@ func Text(w io.Writer, res *recorder.Result) error {
 	if l := tlsLine(res); l != "" {
 		fmt.Fprintf(w, "tls      %s\n", l)
 	}
+	WireLines(w, res)
 	RetryLines(w, res)
 	l := res.Limit
 	if res.Closed() {
