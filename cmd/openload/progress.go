@@ -18,10 +18,14 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// progressLine renders one refresh of the live progress line.
+// progressLine renders one refresh of the live progress line. The rates
+// are over the window since the previous refresh: requests whose sending
+// began in it, and arrivals that came due in it, each divided by its
+// length.
 func progressLine(p engine.Progress, total time.Duration) string {
-	return fmt.Sprintf("%5.1fs/%s · sent %d/s (scheduled %d/s) · in flight %d · errors %d · response p99 %.1f ms · send delay p99 %.2f ms",
-		p.Elapsed.Seconds(), total, p.LastSent, p.LastDue, p.InFlight, p.Failed, p.ResponseP99, p.SendDelayP99)
+	sent, due := p.Rates()
+	return fmt.Sprintf("%5.1fs/%s · sent %.0f/s (scheduled %.0f/s) · in flight %d · errors %d · response p99 %.1f ms · send delay p99 %.2f ms",
+		p.Elapsed.Seconds(), total, sent, due, p.InFlight, p.Failed, p.ResponseP99, p.SendDelayP99)
 }
 
 // progressPrinter returns the engine's progress hook, rewriting one line of

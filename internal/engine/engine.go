@@ -391,6 +391,8 @@ type run struct {
 
 	busy        atomic.Int64
 	dispatched  atomic.Int64
+	started     atomic.Int64 // requests whose sending began (progress.go)
+	mark        progressMark // the recorder goroutine's last progress snapshot
 	maxInFlight atomic.Int64
 	lastDone    atomic.Int64
 	limitWaited int64    // dispatcher only
@@ -423,6 +425,9 @@ func (e *run) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
 			e.limitWaited++
 		}
 		it := item{seq: seq, off: off}
+		// Counted before a worker can see it: the progress line never
+		// shows more requests sent than due.
+		e.dispatched.Add(1)
 		select {
 		case e.due <- it:
 		default:
@@ -435,7 +440,6 @@ func (e *run) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
 			}
 		}
 		seq++
-		e.dispatched.Add(1)
 		off, ok = s.Next()
 	}
 	stats.ScheduleEnd = e.since()
@@ -510,8 +514,10 @@ func (w *worker) issue(it item) time.Duration {
 	return r.Done
 }
 
-// busyOne counts a request in flight.
+// busyOne counts a request in flight, and as started for the progress
+// line.
 func (e *run) busyOne() {
+	e.started.Add(1)
 	n := e.busy.Add(1)
 	for {
 		m := e.maxInFlight.Load()

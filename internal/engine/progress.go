@@ -7,36 +7,68 @@ import (
 )
 
 // Progress is a snapshot of a running open-model run.
+//
+// The window figures are counted live, when each request is taken from the
+// schedule and when its sending begins, not from the records: a record
+// reaches the recorder only once its request is done, so counting sends
+// from the records (as an earlier version did, per second of the
+// timeline) left out every request still in flight at the snapshot and
+// showed 148/s for a 160/s schedule whose model answers take 150 ms.
 type Progress struct {
-	Elapsed      time.Duration
-	Due          int64   // arrivals handed to the workers so far
-	Sent         int64   // requests that left the generator and have an outcome
-	Done         int64   // requests with an outcome
-	Failed       int64   // errors, timeouts and unfinished so far
-	InFlight     int64   // requests a worker is sending or waiting on now
-	LastSent     int64   // sends in the last full second
-	LastDue      int64   // arrivals the schedule had in that second
-	ResponseP99  float64 // ms, over the requests done so far
-	SendDelayP99 float64 // ms
+	Elapsed  time.Duration
+	Due      int64 // arrivals taken from the schedule so far
+	Sent     int64 // requests whose sending began so far, done or not
+	Done     int64 // requests with an outcome
+	Failed   int64 // errors, timeouts and unfinished so far
+	InFlight int64 // requests a worker is sending or waiting on now
+	// Window is the time since the previous snapshot (since the start for
+	// the first); WindowSent and WindowDue are the growth of Sent and Due
+	// over it, so that WindowSent ÷ Window is the send rate of that span.
+	Window     time.Duration
+	WindowSent int64
+	WindowDue  int64
+	// ResponseP99 and SendDelayP99 are over the requests done so far, in ms.
+	ResponseP99  float64
+	SendDelayP99 float64
+}
+
+// Rates returns the window's send rate and the rate at which arrivals came
+// due, per second; both 0 for an empty window.
+func (p Progress) Rates() (sent, due float64) {
+	if p.Window <= 0 {
+		return 0, 0
+	}
+	s := p.Window.Seconds()
+	return float64(p.WindowSent) / s, float64(p.WindowDue) / s
+}
+
+// progressMark is what the previous snapshot saw: the start of the next
+// window.
+type progressMark struct {
+	at        time.Duration
+	sent, due int64
 }
 
 // progress takes a snapshot; it runs on the recorder's goroutine, which owns
-// rec.
+// rec and e.mark.
 func (e *run) progress(rec *recorder.Recorder) Progress {
 	c := rec.Counts()
+	// Sent before Due: a request is taken from the schedule before its
+	// sending begins, so this order never shows more sent than due.
+	sent := e.started.Load()
 	p := Progress{
 		Elapsed:      e.since(),
 		Due:          e.dispatched.Load(),
-		Sent:         c.Sent,
+		Sent:         sent,
 		Done:         c.Scheduled,
 		Failed:       c.Errors + c.Timeouts + c.Unfinished,
 		InFlight:     e.busy.Load(),
 		ResponseP99:  float64(rec.Response.ValueAtQuantile(99)) / 1000,
 		SendDelayP99: float64(rec.SendDelay.ValueAtQuantile(99)) / 1000,
 	}
-	if i := int(p.Elapsed/time.Second) - 1; i >= 0 && i < len(rec.Timeline()) {
-		s := rec.Timeline()[i]
-		p.LastSent, p.LastDue = s.Sent, s.Scheduled
-	}
+	p.Window = p.Elapsed - e.mark.at
+	p.WindowSent = p.Sent - e.mark.sent
+	p.WindowDue = p.Due - e.mark.due
+	e.mark = progressMark{at: p.Elapsed, sent: p.Sent, due: p.Due}
 	return p
 }
