@@ -146,6 +146,12 @@ type Config struct {
 	Mode  string `json:"mode,omitempty"`
 	Users int    `json:"users,omitempty"`
 	Think string `json:"think,omitempty"`
+	// StubChild: the built-in stub (BuiltinStub) ran in a child process,
+	// so Generator is openload's own use; false with BuiltinStub set, it
+	// ran in openload's process and Generator includes its work.
+	// StubCPUSeconds is the CPU time the child used in its life.
+	StubChild      bool    `json:"builtin_stub_child,omitempty"`
+	StubCPUSeconds float64 `json:"builtin_stub_cpu_seconds,omitempty"`
 }
 
 // ModeClosed marks a closed-loop run in Config.Mode.
@@ -156,6 +162,20 @@ type Limit struct {
 	Connections int   `json:"connections"`
 	MaxInFlight int   `json:"max_in_flight"`
 	Waited      int64 `json:"waited"` // requests that found every connection busy
+	// Predial is what was opened before the schedule started; nil when
+	// nothing was tried (net/http, HTTP/2, or results written before).
+	Predial *Predial `json:"predial,omitempty"`
+}
+
+// Predial says how many connections the generator opened before the
+// schedule's clock started, so that its first requests did not each wait
+// for a dial (counted as send delay): Wanted = min(connections, requests),
+// Opened of them in Ms milliseconds, and the first dial error, if any.
+type Predial struct {
+	Wanted int     `json:"wanted"`
+	Opened int     `json:"opened"`
+	Ms     float64 `json:"ms"`
+	Error  string  `json:"error,omitempty"`
 }
 
 // Check is one verification finding as stored in the result.

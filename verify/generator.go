@@ -53,6 +53,12 @@ func generator(res *recorder.Result, opt Options) (Finding, bool) {
 		why = append(why, fmt.Sprintf("a GC pause of %s reached the send-delay budget of %s", fmtMs(g.GCPauseMax), fmtMs(budget)))
 	}
 	f.Message = cpu + "; " + gc
+	switch {
+	case res.Config.BuiltinStub != "" && res.Config.StubChild:
+		f.Message += "; openload's own: the built-in stub ran in a child process"
+	case res.Config.BuiltinStub != "":
+		f.Message += "; includes the built-in stub, which ran in openload's process"
+	}
 	if len(why) > 0 {
 		f.Severity = Warn
 		f.Message = fmt.Sprintf("the generator may have been the bottleneck: %s; sends may have left late for reasons of openload's own, understating latency (%s; give it more cores, a lower rate, or split the rate over several generators)",

@@ -37,6 +37,24 @@ func TestGeneratorCheck(t *testing.T) {
 			t.Errorf("%s: %s %q, want %s containing %q", tc.name, f.Severity, f.Message, tc.sev, tc.text)
 		}
 	}
+	// With the built-in stub the line says whether its work is in the
+	// figures; against any other target it says nothing of a stub.
+	for _, tc := range []struct {
+		builtin string
+		child   bool
+		want    string
+	}{
+		{"4 workers × 50ms", true, "; openload's own: the built-in stub ran in a child process"},
+		{"4 workers × 50ms", false, "; includes the built-in stub, which ran in openload's process"},
+		{"", false, "max 0.500 ms"},
+	} {
+		r := good()
+		r.Generator = base()
+		r.Config.BuiltinStub, r.Config.StubChild = tc.builtin, tc.child
+		if f := find(t, Run(r, Options{}), "generator"); !strings.HasSuffix(f.Message, tc.want) {
+			t.Errorf("stub %q child %v: %q, want it to end %q", tc.builtin, tc.child, f.Message, tc.want)
+		}
+	}
 	// A result without the section (older files) gets no generator finding.
 	for _, f := range Run(good(), Options{}) {
 		if f.Check == "generator" {

@@ -21,9 +21,11 @@ import (
 )
 
 // TestMain lets the test binary act as the openload command for the
-// subprocess tests: with OPENLOAD_AS_MAIN=1 it runs main() instead.
+// subprocess tests: with OPENLOAD_AS_MAIN=1 it runs main() instead; and
+// as `openload stub`, the built-in stub's child process (stubchild.go),
+// whose executable under go test is the test binary.
 func TestMain(m *testing.M) {
-	if os.Getenv("OPENLOAD_AS_MAIN") == "1" {
+	if os.Getenv("OPENLOAD_AS_MAIN") == "1" || (len(os.Args) > 1 && os.Args[1] == "stub") {
 		main()
 		return
 	}
@@ -35,7 +37,12 @@ func TestMain(m *testing.M) {
 // has printed its first line on stderr (the run has started).
 func startOpenload(t *testing.T, args ...string) (*exec.Cmd, *syncBuilder) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	return startOpenloadCmd(t, exec.Command(os.Args[0], args...))
+}
+
+// startOpenloadCmd is startOpenload with cmd made by the caller.
+func startOpenloadCmd(t *testing.T, cmd *exec.Cmd) (*exec.Cmd, *syncBuilder) {
+	t.Helper()
 	cmd.Env = append(os.Environ(), "OPENLOAD_AS_MAIN=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

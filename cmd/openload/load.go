@@ -140,7 +140,8 @@ then 4.
 // target is where requests go, and what to say about it.
 type target struct {
 	url     *url.URL
-	builtin string // description of the built-in stub, if used
+	builtin string     // description of the built-in stub, if used
+	child   *stubChild // the built-in stub's process, when it runs in one (stubchild.go)
 	close   func()
 }
 
@@ -362,14 +363,10 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if u == nil {
 		stubCfg := stub.DefaultConfig()
 		stubCfg.H2C = protocol == engine.H2C
-		s, err := stub.NewServer(stubCfg)
-		if err != nil {
+		if tgt, err = builtinTarget(stubCfg, stderr); err != nil { // stubchild.go
 			fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
 			return exitRuntime
 		}
-		tgt.url, _ = url.Parse(s.URL + "/predict")
-		tgt.builtin = describeStub(s.Config)
-		tgt.close = s.Close
 		// The built-in stub says what its gate decided: show it unless
 		// the user chose otherwise.
 		if !fs.Changed("class-header") {
@@ -403,6 +400,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Progress:     progress,
 		URL:          tgt.url,
 		BuiltinStub:  tgt.builtin,
+		StubChild:    tgt.child != nil,
 		Method:       req.method,
 		Header:       req.header,
 		Body:         req.body,
@@ -430,6 +428,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		MaxBody:         o.faults.maxBody,
 	})
 	clearProgress()
+	if tgt.child != nil && res != nil {
+		res.Config.StubCPUSeconds = math.Round(tgt.child.stop().Seconds()*1000) / 1000
+	}
 	code := exitOK
 	if hlogw != nil {
 		if ferr := hlogw.Flush(); ferr != nil {

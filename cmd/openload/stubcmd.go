@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/pflag"
 
@@ -19,6 +20,10 @@ func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	cfg.AddFlags(fs)
 	help := fs.BoolP("help", "h", false, "show this help")
+	// The built-in stub of a load run is this command in a child process
+	// (stubchild.go): it stops when its parent closes its standard input.
+	child := fs.Bool("until-stdin-closes", false, "stop when standard input closes")
+	fs.MarkHidden("until-stdin-closes")
 	if err := fs.Parse(longForm(fs, args)); err != nil {
 		return usageError(stderr, "stub: %v", err)
 	}
@@ -37,8 +42,19 @@ func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "openload: stub: %v\n", err)
 		return exitRuntime
 	}
-	fmt.Fprintf(stdout, "openload stub: listening on %s (%s); stats at %s/stats; Ctrl-C stops\n", s.URL, describeStub(s.Config), s.URL)
-	<-ctx.Done()
+	fmt.Fprintf(stdout, "%s%s (%s); stats at %s/stats; Ctrl-C stops\n", listeningPrefix, s.URL, describeStub(s.Config), s.URL)
+	var parentGone chan struct{}
+	if *child {
+		parentGone = make(chan struct{})
+		go func() {
+			io.Copy(io.Discard, os.Stdin)
+			close(parentGone)
+		}()
+	}
+	select {
+	case <-ctx.Done():
+	case <-parentGone:
+	}
 	s.Close()
 	fmt.Fprintln(stdout, "openload stub: stopped")
 	return exitOK

@@ -88,7 +88,11 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 	}
 	cfg.Connections = cl.Users
 	var stats Stats
-	e := begin(cfg, rec, &stats, nil)
+	predial := cl.Users
+	if cl.Rate > 0 {
+		predial = predialCount(cl.Users, cl.Rate*cl.Duration.Seconds())
+	}
+	e := begin(cfg, rec, &stats, nil, predial)
 	defer e.release()
 
 	var (

@@ -140,6 +140,8 @@ type Stats struct {
 	// Client is what sent the requests: ClientEpoll (epoll_linux.go),
 	// ClientLean (lean.go) or ClientNetHTTP.
 	Client string
+	// Predial is what was opened before the clock started (predial.go).
+	Predial Predial
 }
 
 // The clients of Stats.Client.
@@ -182,7 +184,7 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 		return Stats{}, err
 	}
 	var stats Stats
-	e := begin(cfg, rec, &stats, make(chan item, 1<<14))
+	e := begin(cfg, rec, &stats, make(chan item, 1<<14), predialCount(cfg.Connections, s.Expected()))
 	defer e.release()
 
 	var wg sync.WaitGroup
@@ -225,14 +227,16 @@ func (cfg Config) check() error {
 
 // begin sets up a run of cfg (checked) and starts its clock: the drain
 // context, cancelled when the drain expires so that in-flight requests are
-// abandoned and counted unfinished; the client; self-monitoring; the retry
-// state; and the recorder goroutine, which owns rec until windDown
-// returns. due is the open model's queue (nil for a closed loop). The
-// caller defers e.release().
-func begin(cfg Config, rec *recorder.Recorder, stats *Stats, due chan item) *run {
+// abandoned and counted unfinished; the client, and the connections it
+// opens before the start (predial.go); self-monitoring; the retry state;
+// and the recorder goroutine, which owns rec until windDown returns. due is the
+// open model's queue (nil for a closed loop). The caller defers
+// e.release().
+func begin(cfg Config, rec *recorder.Recorder, stats *Stats, due chan item, predial int) *run {
 	drain, cancel := context.WithCancelCause(context.Background())
 	e := &run{cfg: cfg, due: due, drain: drain, drainCancel: cancel}
 	e.disconnect = e.connect()
+	stats.Predial = e.predial(predial)
 	e.mon = startSelfMon()
 	e.retry = newRetrier(cfg.Retry, e.since)
 	stats.Client = e.clientName()
@@ -379,6 +383,7 @@ type run struct {
 	cfg    Config
 	client *http.Client   // nil on the lean path
 	lean   *leanTransport // the lean HTTP/1.1 path, or nil (lean.go)
+	warm   chan *leanConn // connections opened before the start (predial.go)
 	start  time.Time
 	due    chan item
 	sink   sink // records on their way to the recorder (sink.go)
@@ -605,6 +610,9 @@ func (w *worker) doLean(it item) recorder.Record {
 	var stamp []byte
 	if e.cfg.StampHeader != "" {
 		stamp = w.stampDigits(it.off)
+	}
+	if w.conn == nil {
+		w.conn = e.takeWarm() // predial.go
 	}
 	resp, status, tx, hand, err := e.lean.roundTrip(&w.conn, deadline, stamp, e.since)
 	if resp != nil {

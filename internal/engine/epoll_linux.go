@@ -189,6 +189,7 @@ func newEpollLoop(e *run, s schedule.Schedule, stats *Stats, dispatched chan<- s
 			return nil
 		}
 	}
+	l.adoptWarm() // predial_linux.go
 	l.off, l.scheduling = s.Next()
 	if !l.scheduling {
 		l.endSchedule(false)

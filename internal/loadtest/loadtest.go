@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"time"
@@ -21,7 +22,7 @@ import (
 // Options describe one run.
 type Options struct {
 	URL         *url.URL
-	BuiltinStub string // description of an in-process stub target, if any
+	BuiltinStub string // description of a built-in stub target, if any
 	Method      string
 	Header      http.Header
 	Redact      []string // header names to redact in the result, beyond the default secrets
@@ -83,6 +84,11 @@ type Options struct {
 	Insecure        bool
 	FollowRedirects bool
 	MaxBody         int64
+
+	// StubChild: the built-in stub (BuiltinStub) runs in a child process,
+	// so the generator's figures are openload's alone; without it they
+	// include the stub's work.
+	StubChild bool
 }
 
 // Run executes the run and returns its result with the checks filled in,
@@ -121,6 +127,7 @@ func (o *Options) newResult(schedule string) *recorder.Result {
 		Config: recorder.Config{
 			Target:       o.URL.String(),
 			BuiltinStub:  o.BuiltinStub,
+			StubChild:    o.StubChild,
 			Method:       o.Method,
 			Headers:      recorder.RedactHeaders(o.Header, o.Redact...),
 			BodyBytes:    len(o.Body),
@@ -188,6 +195,12 @@ func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engin
 	res.Elapsed = stats.End.Seconds()
 	res.Interrupted = stats.Interrupted
 	res.Limit = recorder.Limit{Connections: o.Connections, MaxInFlight: stats.MaxInFlight, Waited: stats.LimitWaited}
+	if p := stats.Predial; p.Wanted > 0 {
+		res.Limit.Predial = &recorder.Predial{Wanted: p.Wanted, Opened: p.Opened, Ms: math.Round(float64(p.Took)/1e3) / 1e3}
+		if p.Err != nil {
+			res.Limit.Predial.Error = p.Err.Error()
+		}
+	}
 	res.Config.Protocol, res.Config.MaxStreams, res.Config.Client = o.Protocol, o.MaxStreams, stats.Client
 	res.Config.Insecure, res.Config.FollowRedirects, res.Config.MaxBody = o.Insecure, o.FollowRedirects, o.MaxBody
 	if res.Config.Protocol == "" {

@@ -103,7 +103,7 @@ func Text(w io.Writer, res *recorder.Result) error {
 	cfg := res.Config
 	fmt.Fprintf(w, "openload · %s · %s %s\n", cfg.Schedule, cfg.Method, cfg.Target)
 	if cfg.BuiltinStub != "" {
-		fmt.Fprintf(w, "target: built-in stub model server in this process (%s)\n", cfg.BuiltinStub)
+		fmt.Fprintln(w, StubLine(cfg))
 	}
 	limits := fmt.Sprintf("connections ≤ %d", cfg.Connections)
 	if res.Closed() {
@@ -192,6 +192,9 @@ func Text(w io.Writer, res *recorder.Result) error {
 	} else {
 		fmt.Fprintf(w, "limit    not reached: max in flight %d of %d connections\n", l.MaxInFlight, l.Connections)
 	}
+	if p := l.Predial; p != nil {
+		fmt.Fprintln(w, PredialLine(p))
+	}
 	if p := cfg.Protocol; p == "h2" || p == "h2c" {
 		per := "the server's limit of streams per connection"
 		if cfg.MaxStreams > 0 {
@@ -259,4 +262,27 @@ func Verdict(checks []recorder.Check) string {
 		return fmt.Sprintf("valid, with %d warning(s) (%s)", len(warn), strings.Join(warn, ", "))
 	}
 	return "valid: every check passed"
+}
+
+// PredialLine says what the generator opened before the schedule's clock
+// started (recorder.Predial).
+func PredialLine(p *recorder.Predial) string {
+	line := fmt.Sprintf("predial  %d of %d connections opened before the schedule started (%.1f ms); scheduled times count from after", p.Opened, p.Wanted, p.Ms)
+	if p.Error != "" {
+		line += fmt.Sprintf("; dialling stopped at %q, the requests dialled on their own", p.Error)
+	}
+	return line
+}
+
+// StubLine describes the built-in stub target of cfg and says whether its
+// work is in the generator's figures.
+func StubLine(cfg recorder.Config) string {
+	if cfg.StubChild {
+		cpu := ""
+		if cfg.StubCPUSeconds > 0 {
+			cpu = fmt.Sprintf("; it used %.2f s CPU", cfg.StubCPUSeconds)
+		}
+		return fmt.Sprintf("target: built-in stub model server in a child process (%s%s), apart from the generator's figures", cfg.BuiltinStub, cpu)
+	}
+	return fmt.Sprintf("target: built-in stub model server in openload's process (%s): its work is in the generator's figures", cfg.BuiltinStub)
 }

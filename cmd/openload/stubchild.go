@@ -1,0 +1,184 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openload/openload/targets/stub"
+)
+
+// The built-in stub runs as a child process of openload's own binary
+// (`openload stub` on 127.0.0.1:0), so that the generator's CPU and GC
+// figures, which are its process's, are openload's alone. In the same
+// process the stub's model workers, gate and HTTP server would be counted
+// as the generator's work (docs/first-run.md has the two side by side).
+//
+// The child tells its address on its first line of output; it stops when
+// its standard input closes, which happens when openload stops it at the
+// end of the run and also when openload dies in any way, so no child
+// outlives it. It runs in a process group of its own, so that a Ctrl-C at
+// the terminal reaches openload alone: openload then drains its requests
+// in flight against the still-running stub, as with any target, and stops
+// the child afterwards. Where a child cannot be started (no process
+// groups, no executable), the stub runs in openload's process and the
+// report says its work is in the generator's figures.
+
+// stubChildWait bounds the wait for the child's address, and then for its
+// exit once asked to stop; past it the child is killed.
+const stubChildWait = 10 * time.Second
+
+// stubExecutable is the binary the child runs: openload's own (a test
+// replaces it).
+var stubExecutable = os.Executable
+
+// listeningPrefix starts the line on which `openload stub` tells its
+// address (runStub).
+const listeningPrefix = "openload stub: listening on "
+
+// stubChild is the built-in stub running as a child process.
+type stubChild struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	drained chan struct{} // closed when the child's stdout reached its end
+	once    sync.Once
+	cpu     time.Duration
+}
+
+// startStubChild starts `openload stub` with cfg's flags in a child
+// process and returns it with the stub's URL.
+func startStubChild(cfg stub.Config, stderr io.Writer) (*stubChild, string, error) {
+	attr, err := childProcAttr() // stubchild_unix.go
+	if err != nil {
+		return nil, "", err
+	}
+	exe, err := stubExecutable()
+	if err != nil {
+		return nil, "", err
+	}
+	args := []string{"stub", "--listen", "127.0.0.1:0", "--until-stdin-closes"}
+	if cfg.H2C {
+		args = append(args, "--h2c")
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.SysProcAttr = attr
+	cmd.Stderr = stderr
+	for _, kv := range os.Environ() {
+		// A profile of openload is openload's alone (profile.go).
+		if !strings.HasPrefix(kv, "OPENLOAD_CPUPROFILE=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	c := &stubChild{cmd: cmd, stdin: stdin, drained: make(chan struct{})}
+	addr := make(chan string, 1)
+	go func() {
+		defer close(c.drained)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if u, ok := stubListening(sc.Text()); ok {
+				addr <- u
+				break
+			}
+		}
+		close(addr)
+		io.Copy(io.Discard, stdout) // until the child exits
+	}()
+	t := time.NewTimer(stubChildWait)
+	defer t.Stop()
+	select {
+	case u, ok := <-addr:
+		if ok {
+			return c, u, nil
+		}
+		c.stop()
+		return nil, "", fmt.Errorf("the child process ended without an address (%v)", c.cmd.ProcessState)
+	case <-t.C:
+		c.stop()
+		return nil, "", fmt.Errorf("the child process told no address in %v", stubChildWait)
+	}
+}
+
+// stubListening returns the URL of runStub's "listening on" line.
+func stubListening(line string) (string, bool) {
+	rest, ok := strings.CutPrefix(line, listeningPrefix)
+	if !ok {
+		return "", false
+	}
+	raw, _, _ := strings.Cut(rest, " ")
+	if u, err := url.Parse(raw); err != nil || u.Scheme != "http" || u.Host == "" {
+		return "", false
+	}
+	return raw, true
+}
+
+// stop ends the child: its standard input closes, and a child that has
+// not exited after stubChildWait is killed. It waits for the child and
+// returns the CPU time (user + system) the child used in its life.
+// Calling it again returns the same.
+func (c *stubChild) stop() time.Duration {
+	c.once.Do(func() {
+		c.stdin.Close()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			<-c.drained // Wait closes stdout: read it to the end first
+			c.cmd.Wait()
+		}()
+		select {
+		case <-done:
+		case <-time.After(stubChildWait):
+			c.cmd.Process.Kill()
+			<-done
+		}
+		if ps := c.cmd.ProcessState; ps != nil {
+			c.cpu = ps.UserTime() + ps.SystemTime()
+		}
+	})
+	return c.cpu
+}
+
+// errNoChild says why a platform runs the built-in stub in openload's
+// process.
+var errNoChild = errors.New("no process groups on this platform")
+
+// builtinTarget starts the built-in stub with cfg: in a child process
+// where it can, in openload's process otherwise, saying why on stderr
+// unless the platform has no process groups.
+func builtinTarget(cfg stub.Config, stderr io.Writer) (target, error) {
+	c, raw, err := startStubChild(cfg, stderr)
+	if err == nil {
+		u, err := url.Parse(raw + "/predict")
+		if err != nil {
+			c.stop()
+			return target{}, err
+		}
+		return target{url: u, builtin: describeStub(cfg), child: c, close: func() { c.stop() }}, nil
+	}
+	if !errors.Is(err, errNoChild) {
+		fmt.Fprintf(stderr, "openload: built-in stub: not in a child process (%v): it runs in openload's, and its work counts in the generator's figures\n", err)
+	}
+	s, err := stub.NewServer(cfg)
+	if err != nil {
+		return target{}, err
+	}
+	u, _ := url.Parse(s.URL + "/predict")
+	return target{url: u, builtin: describeStub(s.Config), close: s.Close}, nil
+}
