@@ -110,7 +110,7 @@ func usageText() string {
 
 Usage:
   openload [flags] [URL]     send requests at a fixed rate; with no URL, target
-                             a built-in stub model server in this process
+                             a built-in stub model server in a child process
   openload stub [flags]      run the stub model server (see 'openload stub --help')
   openload diff A.json [B.json]
                              service vs response time of one result, or two
@@ -429,7 +429,8 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	})
 	clearProgress()
 	if tgt.child != nil && res != nil {
-		res.Config.StubCPUSeconds = math.Round(tgt.child.stop().Seconds()*1000) / 1000
+		tgt.close() // the child's CPU time is known once it has exited
+		res.Config.StubCPUSeconds = math.Round(tgt.child.stop(false).Seconds()*1000) / 1000
 	}
 	code := exitOK
 	if hlogw != nil {

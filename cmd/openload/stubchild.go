@@ -48,8 +48,35 @@ type stubChild struct {
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
 	drained chan struct{} // closed when the child's stdout reached its end
+	errs    tailBuffer    // the child's stderr
 	once    sync.Once
 	cpu     time.Duration
+}
+
+// tailBuffer keeps the last tailMax bytes written to it. The child's
+// stderr goes there rather than to openload's, which openload writes to
+// at the same time; stop passes it on.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+const tailMax = 4096
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > tailMax {
+		t.b = t.b[len(t.b)-tailMax:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.b))
 }
 
 // startStubChild starts `openload stub` with cfg's flags in a child
@@ -67,9 +94,10 @@ func startStubChild(cfg stub.Config, stderr io.Writer) (*stubChild, string, erro
 	if cfg.H2C {
 		args = append(args, "--h2c")
 	}
+	c := &stubChild{drained: make(chan struct{})}
 	cmd := exec.Command(exe, args...)
 	cmd.SysProcAttr = attr
-	cmd.Stderr = stderr
+	cmd.Stderr = &c.errs
 	for _, kv := range os.Environ() {
 		// A profile of openload is openload's alone (profile.go).
 		if !strings.HasPrefix(kv, "OPENLOAD_CPUPROFILE=") {
@@ -87,7 +115,7 @@ func startStubChild(cfg stub.Config, stderr io.Writer) (*stubChild, string, erro
 	if err := cmd.Start(); err != nil {
 		return nil, "", err
 	}
-	c := &stubChild{cmd: cmd, stdin: stdin, drained: make(chan struct{})}
+	c.cmd, c.stdin = cmd, stdin
 	addr := make(chan string, 1)
 	go func() {
 		defer close(c.drained)
@@ -108,10 +136,10 @@ func startStubChild(cfg stub.Config, stderr io.Writer) (*stubChild, string, erro
 		if ok {
 			return c, u, nil
 		}
-		c.stop()
-		return nil, "", fmt.Errorf("the child process ended without an address (%v)", c.cmd.ProcessState)
+		c.stop(true)
+		return nil, "", fmt.Errorf("the child process ended without an address (%v: %s)", c.cmd.ProcessState, c.errs.String())
 	case <-t.C:
-		c.stop()
+		c.stop(true)
 		return nil, "", fmt.Errorf("the child process told no address in %v", stubChildWait)
 	}
 }
@@ -130,12 +158,15 @@ func stubListening(line string) (string, bool) {
 }
 
 // stop ends the child: its standard input closes, and a child that has
-// not exited after stubChildWait is killed. It waits for the child and
-// returns the CPU time (user + system) the child used in its life.
-// Calling it again returns the same.
-func (c *stubChild) stop() time.Duration {
+// not exited after stubChildWait, or at once with kill, is killed. It
+// waits for the child and returns the CPU time (user + system) the child
+// used in its life. Calling it again returns the same.
+func (c *stubChild) stop(kill bool) time.Duration {
 	c.once.Do(func() {
 		c.stdin.Close()
+		if kill {
+			c.cmd.Process.Kill()
+		}
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
@@ -167,10 +198,16 @@ func builtinTarget(cfg stub.Config, stderr io.Writer) (target, error) {
 	if err == nil {
 		u, err := url.Parse(raw + "/predict")
 		if err != nil {
-			c.stop()
+			c.stop(true)
 			return target{}, err
 		}
-		return target{url: u, builtin: describeStub(cfg), child: c, close: func() { c.stop() }}, nil
+		stop := func() {
+			c.stop(false)
+			if msg := c.errs.String(); msg != "" {
+				fmt.Fprintf(stderr, "openload: built-in stub said: %s\n", msg)
+			}
+		}
+		return target{url: u, builtin: describeStub(cfg), child: c, close: sync.OnceFunc(stop)}, nil
 	}
 	if !errors.Is(err, errNoChild) {
 		fmt.Fprintf(stderr, "openload: built-in stub: not in a child process (%v): it runs in openload's, and its work counts in the generator's figures\n", err)

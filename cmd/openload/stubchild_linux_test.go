@@ -162,3 +162,27 @@ func TestStubChildOutlivesNoSignal(t *testing.T) {
 		}
 	})
 }
+
+// TestStubChildWithoutAddress: a child that exits without telling its
+// address (here true(1) in the place of openload's binary) leaves the
+// stub in openload's process, and stderr says why.
+func TestStubChildWithoutAddress(t *testing.T) {
+	bin, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip(err)
+	}
+	saved := stubExecutable
+	stubExecutable = func() (string, error) { return bin, nil }
+	defer func() { stubExecutable = saved }()
+	code, stdout, stderr := runCLI("-rate", "100", "-d", "200ms", "--send-delay-budget", "1s")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "not in a child process (the child process ended without an address (exit status 0") ||
+		!strings.Contains(stdout, "target: built-in stub model server in openload's process") {
+		t.Errorf("stderr:\n%s\nstdout:\n%s", stderr, stdout)
+	}
+	if kids := childrenOf(t, os.Getpid()); len(kids) != 0 {
+		t.Errorf("child processes left: %v", kids)
+	}
+}

@@ -13,12 +13,11 @@ import (
 // request that finds no open connection dials one first, and since a
 // request's sent time is taken with a connection in hand, the dial is in
 // its send delay. The goroutine-per-connection workers take due arrivals
-// in turn, so the first Connections requests of a run each dial: at
-// 160/s against the built-in stub the first 64 had a send delay of
-// 0.37–0.47 ms (medians of four runs) against 0.09–0.13 ms for the rest,
-// and being 4 % of the run they alone set its p99 (docs/first-run.md).
-// That lateness is the generator's way of starting, not anything a user
-// of the service would see.
+// in turn, so the first Connections requests of a run each dial, and at
+// 160/s with 64 connections those 4 % of the requests set the run's send
+// delay p99 (measured in docs/first-run.md). That lateness is the
+// generator's way of starting, not anything a user of the service would
+// see.
 //
 // So before the run's clock starts, begin opens the connections the run
 // would open on its first requests: min(Connections, requests), at most
