@@ -229,8 +229,8 @@ func (cfg Config) check() error {
 // context, cancelled when the drain expires so that in-flight requests are
 // abandoned and counted unfinished; the client, and the connections it
 // opens before the start (predial.go); self-monitoring; the retry state;
-// and the recorder goroutine, which owns rec until windDown returns. due is the
-// open model's queue (nil for a closed loop). The caller defers
+// and the recorder goroutine, which owns rec until windDown returns. due
+// is the open model's queue (nil for a closed loop). The caller defers
 // e.release().
 func begin(cfg Config, rec *recorder.Recorder, stats *Stats, due chan item, predial int) *run {
 	drain, cancel := context.WithCancelCause(context.Background())
