@@ -295,6 +295,13 @@ func runWire(t *testing.T, c wireCase, lean, epoll bool) wireResult {
 		t.Fatal(err)
 	}
 	out := wireResult{outcomes: map[string]int64{}, heads: ws.heads.Load(), client: res.Config.Client}
+	if want := wantClient(lean, epoll); out.client != want {
+		t.Errorf("client %s, want %s", out.client, want)
+	}
+	if res.Wire == nil {
+		t.Fatal("the result has no wire counts")
+	}
+	out.resends = res.Wire.Resends
 	lr := recorder.NewLogReader(&logBuf, "log")
 	for lr.Scan() {
 		e := lr.Entry()
@@ -302,6 +309,9 @@ func runWire(t *testing.T, c wireCase, lean, epoll bool) wireResult {
 	}
 	if err := lr.Err(); err != nil {
 		t.Fatal(err)
+	}
+	if res.Wire.Attempts != out.attempts {
+		t.Errorf("the result counts %d attempts, the log %d", res.Wire.Attempts, out.attempts)
 	}
 	for k, n := range res.Status {
 		out.outcomes["completed "+k] += n
@@ -384,7 +394,7 @@ func maps2Equal(a, b map[string]int64) bool {
 func printWireTable(out io.Writer, cases []wireCase, results [][]wireResult) {
 	fmt.Fprintf(out, "| case |")
 	for _, cl := range wireClients {
-		fmt.Fprintf(out, " %s | attempts / heads |", cl.name)
+		fmt.Fprintf(out, " %s | attempts / heads (re-sends) |", cl.name)
 	}
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "| --- |"+strings.Repeat(" --- | ---: |", len(wireClients)))
@@ -394,7 +404,7 @@ func printWireTable(out io.Writer, cases []wireCase, results [][]wireResult) {
 		}
 		fmt.Fprintf(out, "| %s |", c.name)
 		for _, r := range results[i] {
-			fmt.Fprintf(out, " %s | %d / %d |", r, r.attempts, r.heads)
+			fmt.Fprintf(out, " %s | %d / %d (%d) |", r, r.attempts, r.heads, r.resends)
 		}
 		fmt.Fprintln(out)
 	}
