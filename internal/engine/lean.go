@@ -70,6 +70,7 @@ type leanConn struct {
 	br   *bufio.Reader
 	wb   []byte // write buffer: prefix + stamp line + CRLF + body
 	rerr error  // the first error reading the connection (readNote)
+	used bool   // it carried an exchange: a failure on it may be the server's idle close
 
 	// closedWhileIdle's (peek_unix.go)
 	raw    syscall.RawConn
@@ -175,13 +176,17 @@ func (t *leanTransport) roundTrip(cp **leanConn, deadline time.Time, stamp []byt
 			t.close(c)
 			c = nil
 		}
-		reused := c != nil
+		// A connection opened before the start (predial.go) and never
+		// used is as fresh as one dialled now: the server had no reason
+		// to close it, and closedWhileIdle saw it open.
+		reused := c != nil && c.used
 		if c == nil {
 			if c, err = t.dial(deadline); err != nil {
 				return nil, 0, tx, hand, err
 			}
 		}
 		hand = since()
+		c.used = true
 		var early, wrote bool
 		resp, status, early, wrote, err = t.exchange(c, cp, deadline, stamp)
 		if wrote {

@@ -27,8 +27,10 @@ import (
 // count from the start, which comes after the dials. Stats.Predial says
 // how many were opened and how long it took, and the result and the
 // report show it. A server that closes a pre-dialled connection before
-// its first request is handled as for any idle keep-alive connection:
-// the request is retried once on a new one.
+// its first request is handled as for any idle keep-alive connection: the
+// client sees the close and dials anew (closedWhileIdle, the event loop's
+// idle watch). A request that fails on a pre-dialled connection is not
+// re-sent, as on any fresh one (wire.go).
 
 // Predial is what the run opened before its clock started.
 type Predial struct {

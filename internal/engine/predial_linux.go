@@ -3,10 +3,10 @@ package engine
 import "golang.org/x/sys/unix"
 
 // adoptWarm makes the connections opened before the start (predial.go)
-// idle connections of the event loop's free slots. Like any idle
-// connection, one may have been closed by the server before its first
-// request, so it counts as reused: a request that fails on it before any
-// byte of the response is retried once on a new one.
+// idle connections of the event loop's free slots. Never used, they are as
+// fresh as connections dialled at the request: a request that fails on one
+// is not re-sent (wire.go). One the server closes while it waits is seen
+// like any idle connection's close, and dropped.
 func (l *epollLoop) adoptWarm() {
 	for c := l.e.takeWarm(); c != nil; c = l.e.takeWarm() {
 		fd, err := dupFD(c.Conn)
@@ -23,7 +23,7 @@ func (l *epollLoop) adoptWarm() {
 			continue
 		}
 		l.free = l.free[:len(l.free)-1]
-		l.slots[i].reused = true
+		l.slots[i].reused = false
 		l.idleSlot(i)
 	}
 }
