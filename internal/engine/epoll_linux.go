@@ -868,15 +868,7 @@ var testEpollWait func(ep int, events []unix.EpollEvent, msec int) (int, error)
 func (l *epollLoop) broken(err error) {
 	l.stats.LoopErr = err
 	l.t.abort()
-	for i := range l.slots {
-		s := &l.slots[i]
-		switch s.state {
-		case slotBusy:
-			l.fail(int32(i), s.sent, err)
-		case slotDial:
-			l.fail(int32(i), -1, err)
-		}
-	}
+	l.failAll(err)
 	l.abandonPending()
 	if l.scheduling {
 		l.endSchedule(false)
@@ -890,14 +882,18 @@ func (l *epollLoop) broken(err error) {
 // abort ends the loop's exchanges when the drain expired: they are
 // recorded unfinished. Dials and lent exchanges are ended by the lean
 // transport's abort and report back.
-func (l *epollLoop) abort() {
+func (l *epollLoop) abort() { l.failAll(errAborted) }
+
+// failAll fails every exchange the loop writes, reads or dials for, with
+// err.
+func (l *epollLoop) failAll(err error) {
 	for i := range l.slots {
 		s := &l.slots[i]
 		switch s.state {
 		case slotBusy:
-			l.fail(int32(i), s.sent, errAborted)
+			l.fail(int32(i), s.sent, err)
 		case slotDial:
-			l.fail(int32(i), -1, errAborted)
+			l.fail(int32(i), -1, err)
 		}
 	}
 }
