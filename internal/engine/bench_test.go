@@ -30,9 +30,9 @@ func BenchmarkWorkerDo(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			cfg := bc.cfg
 			cfg.URL, cfg.Method, cfg.Connections, cfg.Timeout = mustURL(b, srv.URL), http.MethodGet, 1, 5*time.Second
-			e, done := benchRun(cfg)
+			g, done := benchGenerator(cfg)
 			defer done()
-			w := e.newWorker()
+			w := g.newWorker()
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
@@ -45,10 +45,10 @@ func BenchmarkWorkerDo(b *testing.B) {
 	}
 }
 
-// benchRun returns a run ready for workers, and its cleanup.
-func benchRun(cfg Config) (*run, func()) {
-	e := &run{cfg: cfg, drain: context.Background(), start: time.Now()}
-	return e, e.connect()
+// benchGenerator returns a generator ready for workers, and its cleanup.
+func benchGenerator(cfg Config) (*generator, func()) {
+	g := &generator{cfg: cfg, drain: context.Background(), start: time.Now()}
+	return g, g.connect()
 }
 
 // BenchmarkOpenRun is a whole open run per b.N requests: the schedule

@@ -92,8 +92,8 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 	if cl.Rate > 0 {
 		predial = predialCount(cl.Users, cl.Rate*cl.Duration.Seconds())
 	}
-	e := begin(cfg, rec, &stats, nil, predial)
-	defer e.release()
+	g := begin(cfg, rec, &stats, nil, predial)
+	defer g.release()
 
 	var (
 		wg    sync.WaitGroup
@@ -109,12 +109,12 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				e.pacedUser(u, cl.Think)
+				g.pacedUser(u, cl.Think)
 			}()
 		}
 		go func() {
 			defer close(dispatchDone)
-			skips = e.pace(ctx, schedule.NewConstant(cl.Rate, cl.Duration), users, &stats)
+			skips = g.pace(ctx, schedule.NewConstant(cl.Rate, cl.Duration), users, &stats)
 			for _, u := range users {
 				close(u.slots)
 			}
@@ -126,36 +126,36 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				e.freeUser(stop, cl, &seq)
+				g.freeUser(stop, cl, &seq)
 			}()
 		}
 		go func() {
 			defer close(dispatchDone)
-			t := time.NewTimer(cl.Duration - e.since())
+			t := time.NewTimer(cl.Duration - g.since())
 			select {
 			case <-t.C:
 			case <-ctx.Done():
 				stats.Interrupted = true
 			}
 			t.Stop()
-			stats.ScheduleEnd = e.since()
+			stats.ScheduleEnd = g.since()
 			close(stop)
 		}()
 	}
-	e.windDown(ctx, dispatchDone, &wg)
+	g.windDown(ctx, dispatchDone, &wg)
 
 	// The recorder goroutine is done: rec is ours again.
 	for i, n := range skips {
 		rec.AddSkipped(time.Duration(i)*time.Second, n)
 	}
-	e.finish(ctx, &stats)
+	g.finish(ctx, &stats)
 	return stats, nil
 }
 
 // pace walks the pacing schedule: it sleeps until each slot is due, hands
 // the slot to its user if that user is free and skips it otherwise. It
 // returns the skipped slots per second.
-func (e *run) pace(ctx context.Context, s *schedule.ConstantSchedule, users []*user, stats *Stats) []int64 {
+func (g *generator) pace(ctx context.Context, s *schedule.ConstantSchedule, users []*user, stats *Stats) []int64 {
 	sl := newSleeper()
 	defer sl.close()
 	var skips []int64
@@ -165,10 +165,10 @@ func (e *run) pace(ctx context.Context, s *schedule.ConstantSchedule, users []*u
 		for {
 			if ctx.Err() != nil {
 				stats.Interrupted = true
-				stats.ScheduleEnd = e.since()
+				stats.ScheduleEnd = g.since()
 				return skips
 			}
-			now := e.since()
+			now := g.since()
 			if off <= now {
 				break
 			}
@@ -190,18 +190,18 @@ func (e *run) pace(ctx context.Context, s *schedule.ConstantSchedule, users []*u
 		u.slots <- item{seq: uint64(j), off: off}
 		stats.Dispatched++
 	}
-	stats.ScheduleEnd = e.since()
+	stats.ScheduleEnd = g.since()
 	return skips
 }
 
 // pacedUser sends the slots it is handed, one at a time, and is busy from
 // the hand-over until its response is read and its think time is over.
-func (e *run) pacedUser(u *user, think time.Duration) {
-	w := e.newWorker()
+func (g *generator) pacedUser(u *user, think time.Duration) {
+	w := g.newWorker()
 	for it := range u.slots {
 		w.issue(it)
 		if think > 0 {
-			e.pause(think, nil)
+			g.pause(think, nil)
 		}
 		u.busy.Store(false)
 	}
@@ -210,9 +210,9 @@ func (e *run) pacedUser(u *user, think time.Duration) {
 // freeUser sends, waits for the response and think time, and sends again,
 // until the duration is reached or stop is closed. Each request is
 // scheduled at the moment its user was ready: the previous done plus think.
-func (e *run) freeUser(stop <-chan struct{}, cl Closed, seq *atomic.Uint64) {
-	w := e.newWorker()
-	ready := e.since()
+func (g *generator) freeUser(stop <-chan struct{}, cl Closed, seq *atomic.Uint64) {
+	w := g.newWorker()
+	ready := g.since()
 	for ready < cl.Duration {
 		select {
 		case <-stop:
@@ -221,7 +221,7 @@ func (e *run) freeUser(stop <-chan struct{}, cl Closed, seq *atomic.Uint64) {
 		}
 		done := w.issue(item{seq: seq.Add(1) - 1, off: ready})
 		ready = done + cl.Think
-		if cl.Think > 0 && ready < cl.Duration && !e.pause(ready-e.since(), stop) {
+		if cl.Think > 0 && ready < cl.Duration && !g.pause(ready-g.since(), stop) {
 			return
 		}
 	}
@@ -230,7 +230,7 @@ func (e *run) freeUser(stop <-chan struct{}, cl Closed, seq *atomic.Uint64) {
 // pause waits d. It returns false early when stop is closed or the drain
 // expires. It uses the runtime's timers, which wake about 1 ms late on
 // Linux; a late wake-up after think time shows as send delay.
-func (e *run) pause(d time.Duration, stop <-chan struct{}) bool {
+func (g *generator) pause(d time.Duration, stop <-chan struct{}) bool {
 	if d <= 0 {
 		return true
 	}
@@ -241,7 +241,7 @@ func (e *run) pause(d time.Duration, stop <-chan struct{}) bool {
 		return true
 	case <-stop:
 		return false
-	case <-e.drain.Done():
+	case <-g.drain.Done():
 		return false
 	}
 }

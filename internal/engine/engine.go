@@ -151,8 +151,8 @@ const (
 	ClientNetHTTP = "net/http"
 )
 
-func (e *run) clientName() string {
-	if e.lean != nil {
+func (g *generator) clientName() string {
+	if g.lean != nil {
 		return ClientLean
 	}
 	return ClientNetHTTP
@@ -184,12 +184,12 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 		return Stats{}, err
 	}
 	var stats Stats
-	e := begin(cfg, rec, &stats, make(chan item, 1<<14), predialCount(cfg.Connections, s.Expected()))
-	defer e.release()
+	g := begin(cfg, rec, &stats, make(chan item, 1<<14), predialCount(cfg.Connections, s.Expected()))
+	defer g.release()
 
 	var wg sync.WaitGroup
 	dispatchDone := make(chan struct{})
-	if l := newEpollLoop(e, s, &stats, dispatchDone); l != nil {
+	if l := newEpollLoop(g, s, &stats, dispatchDone); l != nil {
 		stats.Client = ClientEpoll
 		l.start(ctx, &wg)
 	} else {
@@ -197,19 +197,19 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				e.worker()
+				g.worker()
 			}()
 		}
 		go func() {
 			defer close(dispatchDone)
-			e.dispatch(ctx, s, &stats)
-			close(e.due)
+			g.dispatch(ctx, s, &stats)
+			close(g.due)
 		}()
 	}
-	e.windDown(ctx, dispatchDone, &wg)
-	stats.Dispatched = e.dispatched.Load()
-	stats.LimitWaited = e.limitWaited
-	e.finish(ctx, &stats)
+	g.windDown(ctx, dispatchDone, &wg)
+	stats.Dispatched = g.dispatched.Load()
+	stats.LimitWaited = g.limitWaited
+	g.finish(ctx, &stats)
 	return stats, nil
 }
 
@@ -231,49 +231,49 @@ func (cfg Config) check() error {
 // opens before the start (predial.go); self-monitoring; the retry state;
 // and the recorder goroutine, which owns rec until windDown returns. due
 // is the open model's queue (nil for a closed loop). The caller defers
-// e.release().
-func begin(cfg Config, rec *recorder.Recorder, stats *Stats, due chan item, predial int) *run {
+// g.release().
+func begin(cfg Config, rec *recorder.Recorder, stats *Stats, due chan item, predial int) *generator {
 	drain, cancel := context.WithCancelCause(context.Background())
-	e := &run{cfg: cfg, due: due, drain: drain, drainCancel: cancel}
-	e.disconnect = e.connect()
-	stats.Predial = e.predial(predial)
-	e.mon = startSelfMon()
-	e.retry = newRetrier(cfg.Retry, e.since)
-	stats.Client = e.clientName()
-	e.rd = e.record(rec, stats)
+	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel}
+	g.disconnect = g.connect()
+	stats.Predial = g.predial(predial)
+	g.mon = startSelfMon()
+	g.retry = newRetrier(cfg.Retry, g.since)
+	stats.Client = g.clientName()
+	g.rd = g.record(rec, stats)
 	stats.Start = time.Now()
-	e.start = stats.Start
+	g.start = stats.Start
 	rec.Begin(stats.Start)
-	return e
+	return g
 }
 
 // release closes the run's connections and its drain context.
-func (e *run) release() {
-	e.disconnect()
-	e.drainCancel(nil)
+func (g *generator) release() {
+	g.disconnect()
+	g.drainCancel(nil)
 }
 
 // finish fills the figures both models report once windDown returned.
-func (e *run) finish(ctx context.Context, stats *Stats) {
-	stats.Generator = e.mon.stop()
-	stats.MaxInFlight = int(e.maxInFlight.Load())
-	stats.End = time.Duration(e.lastDone.Load())
+func (g *generator) finish(ctx context.Context, stats *Stats) {
+	stats.Generator = g.mon.stop()
+	stats.MaxInFlight = int(g.maxInFlight.Load())
+	stats.End = time.Duration(g.lastDone.Load())
 	stats.Interrupted = ctx.Err() != nil && stats.Interrupted
 }
 
-// connect sets up how e sends: the lean HTTP/1.1 path (lean.go) when the
+// connect sets up how g sends: the lean HTTP/1.1 path (lean.go) when the
 // configuration asks for it and allows it, an HTTP client otherwise. It
-// returns a function that closes the connections e owns. e.drain must be
+// returns a function that closes the connections g owns. g.drain must be
 // set: when it is done, the lean path's exchanges in flight are aborted.
-func (e *run) connect() func() {
-	cfg := e.cfg
+func (g *generator) connect() func() {
+	cfg := g.cfg
 	cfg.TLS = tlsConfig(cfg)
 	// The lean path always sends the run's one request: it cannot follow
 	// a redirect elsewhere.
 	if cfg.Transport == nil && cfg.Lean && !cfg.FollowRedirects && (cfg.Protocol == "" || cfg.Protocol == HTTP1) {
-		if ft := newLeanTransport(cfg, e.drain); ft != nil {
-			e.lean = ft
-			stop := context.AfterFunc(e.drain, ft.abort)
+		if ft := newLeanTransport(cfg, g.drain); ft != nil {
+			g.lean = ft
+			stop := context.AfterFunc(g.drain, ft.abort)
 			return func() { stop(); ft.closeAll() }
 		}
 	}
@@ -289,7 +289,7 @@ func (e *run) connect() func() {
 		transport = owned
 		closeIdle = owned.CloseIdleConnections
 	}
-	e.client = &http.Client{
+	g.client = &http.Client{
 		Transport:     transport,
 		CheckRedirect: checkRedirect(cfg), // faults.go
 	}
@@ -300,21 +300,21 @@ func (e *run) connect() func() {
 // cancelled), then gives the requests in flight or queued the drain — at
 // most InterruptDrain after an interruption — abandons what is left, waits
 // for every worker and then for the recorder.
-func (e *run) windDown(ctx context.Context, dispatchDone <-chan struct{}, wg *sync.WaitGroup) {
+func (g *generator) windDown(ctx context.Context, dispatchDone <-chan struct{}, wg *sync.WaitGroup) {
 	select {
 	case <-dispatchDone:
 	case <-ctx.Done():
 	}
-	drain := e.cfg.Drain
+	drain := g.cfg.Drain
 	if ctx.Err() != nil {
 		drain = min(drain, InterruptDrain)
 	}
-	drainTimer := time.AfterFunc(drain, func() { e.drainCancel(errDrain) })
+	drainTimer := time.AfterFunc(drain, func() { g.drainCancel(errDrain) })
 	<-dispatchDone
 	wg.Wait()
 	drainTimer.Stop()
-	close(e.rd.stop)
-	<-e.rd.done
+	close(g.rd.stop)
+	<-g.rd.done
 }
 
 // recording is the recorder goroutine of a run: closing stop asks it to
@@ -324,9 +324,9 @@ type recording struct {
 	done chan struct{}
 }
 
-// record starts the recorder goroutine: it adds the records of e's shards
+// record starts the recorder goroutine: it adds the records of g's shards
 // to rec (sink.go) until asked to stop, and then the last ones.
-func (e *run) record(rec *recorder.Recorder, stats *Stats) *recording {
+func (g *generator) record(rec *recorder.Recorder, stats *Stats) *recording {
 	rd := &recording{stop: make(chan struct{}), done: make(chan struct{})}
 	add := func(r *recorder.Record) {
 		if err := rec.Add(r); err != nil && stats.LogErr == nil {
@@ -344,17 +344,17 @@ func (e *run) record(rec *recorder.Recorder, stats *Stats) *recording {
 		for {
 			select {
 			case <-rd.stop:
-				e.sink.collect(add)
+				g.sink.collect(add)
 				return
 			case <-collect.C:
-				e.sink.collect(add)
+				g.sink.collect(add)
 			case <-tick.C:
-				e.sink.collect(add)
+				g.sink.collect(add)
 				if err := rec.FlushLog(); err != nil && stats.LogErr == nil {
 					stats.LogErr = err
 				}
-				if e.cfg.Progress != nil {
-					e.cfg.Progress(e.progress(rec))
+				if g.cfg.Progress != nil {
+					g.cfg.Progress(g.progress(rec))
 				}
 			}
 		}
@@ -379,7 +379,10 @@ func NewTransport(conns int, timeout time.Duration) *http.Transport {
 	}
 }
 
-type run struct {
+// generator is the sending side of one run (Run or RunClosed): the client
+// and its connections, the workers' shared counters, the drain and the
+// recorder goroutine. It lives from begin to release.
+type generator struct {
 	cfg    Config
 	client *http.Client   // nil on the lean path
 	lean   *leanTransport // the lean HTTP/1.1 path, or nil (lean.go)
@@ -404,12 +407,12 @@ type run struct {
 	retry       *retrier // nil without retries (retry.go)
 }
 
-func (e *run) since() time.Duration { return time.Since(e.start) }
+func (g *generator) since() time.Duration { return time.Since(g.start) }
 
 // dispatch walks the schedule: sleep until the next arrival is due, then
 // queue every arrival that is due.
-func (e *run) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
-	sh := e.sink.newShard()
+func (g *generator) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
+	sh := g.sink.newShard()
 	sl := newSleeper()
 	defer sl.close()
 	var seq uint64
@@ -417,37 +420,37 @@ func (e *run) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
 	for ok {
 		if ctx.Err() != nil {
 			stats.Interrupted = true
-			stats.ScheduleEnd = e.since()
+			stats.ScheduleEnd = g.since()
 			return
 		}
-		if now := e.since(); off > now {
+		if now := g.since(); off > now {
 			// Sleep in slices of at most maxSleep so that cancellation is
 			// seen promptly, then re-read the clock.
 			sl.sleep(min(max(off-now, minSleep), maxSleep))
 			continue
 		}
-		if e.busy.Load()+int64(len(e.due)) >= int64(e.cfg.Connections) {
-			e.limitWaited++
+		if g.busy.Load()+int64(len(g.due)) >= int64(g.cfg.Connections) {
+			g.limitWaited++
 		}
 		it := item{seq: seq, off: off}
 		// Counted before a worker can see it: the progress line never
 		// shows more requests sent than due.
-		e.dispatched.Add(1)
+		g.dispatched.Add(1)
 		select {
-		case e.due <- it:
+		case g.due <- it:
 		default:
 			// The queue is full: every worker is busy and thousands wait.
 			// Block until one frees up, unless the drain expires.
 			select {
-			case e.due <- it:
-			case <-e.drain.Done():
-				e.abandon(it, sh)
+			case g.due <- it:
+			case <-g.drain.Done():
+				g.abandon(it, sh)
 			}
 		}
 		seq++
 		off, ok = s.Next()
 	}
-	stats.ScheduleEnd = e.since()
+	stats.ScheduleEnd = g.since()
 }
 
 // minSleep is the shortest sleep of the dispatcher. Above a few thousand
@@ -466,24 +469,24 @@ const maxSleep = 20 * time.Millisecond
 
 // abandon records a request that never left the generator in sh and
 // returns its done offset.
-func (e *run) abandon(it item, sh *shard) time.Duration {
-	done := e.since()
-	e.note(done)
+func (g *generator) abandon(it item, sh *shard) time.Duration {
+	done := g.since()
+	g.note(done)
 	sh.put(&recorder.Record{Seq: it.seq, Scheduled: it.off, Done: done, Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished})
 	return done
 }
 
-func (e *run) note(done time.Duration) {
+func (g *generator) note(done time.Duration) {
 	for {
-		cur := e.lastDone.Load()
-		if int64(done) <= cur || e.lastDone.CompareAndSwap(cur, int64(done)) {
+		cur := g.lastDone.Load()
+		if int64(done) <= cur || g.lastDone.CompareAndSwap(cur, int64(done)) {
 			return
 		}
 	}
 }
 
 type worker struct {
-	e     *run
+	g     *generator
 	conn  *leanConn // the lean path's connection, when idle (lean.go)
 	shard *shard    // where its records go (sink.go)
 
@@ -494,13 +497,13 @@ type worker struct {
 	tmplErr error
 }
 
-func (e *run) newWorker() *worker {
-	return &worker{e: e, shard: e.sink.newShard()}
+func (g *generator) newWorker() *worker {
+	return &worker{g: g, shard: g.sink.newShard()}
 }
 
-func (e *run) worker() {
-	w := e.newWorker()
-	for it := range e.due {
+func (g *generator) worker() {
+	w := g.newWorker()
+	for it := range g.due {
 		w.issue(it)
 	}
 }
@@ -509,63 +512,63 @@ func (e *run) worker() {
 // drain expired it abandons the request instead. It returns the request's
 // done offset.
 func (w *worker) issue(it item) time.Duration {
-	e := w.e
-	if e.drain.Err() != nil {
-		return e.abandon(it, w.shard)
+	g := w.g
+	if g.drain.Err() != nil {
+		return g.abandon(it, w.shard)
 	}
-	e.busyOne()
+	g.busyOne()
 	r := w.attempt(it)
-	e.done(&r, w.shard)
+	g.done(&r, w.shard)
 	return r.Done
 }
 
 // busyOne counts a request in flight, and as started for the progress
 // line.
-func (e *run) busyOne() {
-	e.started.Add(1)
-	n := e.busy.Add(1)
+func (g *generator) busyOne() {
+	g.started.Add(1)
+	n := g.busy.Add(1)
 	for {
-		m := e.maxInFlight.Load()
-		if n <= m || e.maxInFlight.CompareAndSwap(m, n) {
+		m := g.maxInFlight.Load()
+		if n <= m || g.maxInFlight.CompareAndSwap(m, n) {
 			return
 		}
 	}
 }
 
 // done counts r's request out of flight and puts r in sh.
-func (e *run) done(r *recorder.Record, sh *shard) {
-	e.busy.Add(-1)
-	e.note(r.Done)
+func (g *generator) done(r *recorder.Record, sh *shard) {
+	g.busy.Add(-1)
+	g.note(r.Done)
 	sh.put(r)
 }
 
 func (w *worker) do(it item) recorder.Record {
-	e := w.e
-	if e.lean != nil {
+	g := w.g
+	if g.lean != nil {
 		return w.doLean(it)
 	}
 	r := recorder.Record{Seq: it.seq, Scheduled: it.off}
 	// The request's attempts are followed by trace hooks of its own: a
 	// hook of an earlier request's transport goroutine that runs late
 	// cannot count here (wire.go).
-	tries, base := newNetTries(e.drain, e.since)
-	ctx, cancel := context.WithTimeoutCause(base, e.cfg.Timeout, errTimeout)
+	tries, base := newNetTries(g.drain, g.since)
+	ctx, cancel := context.WithTimeoutCause(base, g.cfg.Timeout, errTimeout)
 	defer cancel()
 	req, err := w.request(ctx, it)
 	if err != nil {
-		r.Done = e.since()
+		r.Done = g.since()
 		r.Outcome, r.Kind = recorder.Failed, recorder.KindOther
 		return r
 	}
-	attempt := e.since()
-	resp, err := e.client.Do(req)
+	attempt := g.since()
+	resp, err := g.client.Do(req)
 	tx, hand, rerr := tries.end(err == nil)
 	if err == nil {
-		err = e.response(resp, &r)
+		err = g.response(resp, &r)
 	} else {
 		err = truncated(err, rerr)
 	}
-	r.Done = e.since()
+	r.Done = g.since()
 	tx.apply(&r, attempt, hand)
 	if err == nil {
 		r.Outcome = recorder.Completed
@@ -578,12 +581,12 @@ func (w *worker) do(it item) recorder.Record {
 
 // response takes what the record needs from resp's head, reads its body to
 // the end (or the run's MaxBody) and closes it.
-func (e *run) response(resp *http.Response, r *recorder.Record) error {
+func (g *generator) response(resp *http.Response, r *recorder.Record) error {
 	r.Status = resp.StatusCode
-	for i, h := range e.cfg.ClassHeaders[:min(len(e.cfg.ClassHeaders), recorder.MaxClassHeaders)] {
+	for i, h := range g.cfg.ClassHeaders[:min(len(g.cfg.ClassHeaders), recorder.MaxClassHeaders)] {
 		r.Class[i] = resp.Header.Get(h)
 	}
-	if e.cfg.ServerTiming {
+	if g.cfg.ServerTiming {
 		servertiming.Parse(resp.Header.Values("Server-Timing"), func(m servertiming.Metric) {
 			if m.HasDur && r.NTimings < recorder.MaxTimings {
 				r.Timings[r.NTimings] = recorder.Timing{Name: m.Name, Dur: time.Duration(m.Dur * float64(time.Millisecond))}
@@ -593,7 +596,7 @@ func (e *run) response(resp *http.Response, r *recorder.Record) error {
 	}
 	r.Redirects = redirects(resp)
 	// Bounded memory whatever the body's size (faults.go).
-	err := e.readBody(resp.Body, r)
+	err := g.readBody(resp.Body, r)
 	if cerr := resp.Body.Close(); err == nil {
 		err = cerr
 	}
@@ -603,24 +606,24 @@ func (e *run) response(resp *http.Response, r *recorder.Record) error {
 // doLean is do on the lean HTTP/1.1 path (lean.go): no context, request
 // copy or timer of its own; the timeout is the connection's deadline.
 func (w *worker) doLean(it item) recorder.Record {
-	e := w.e
+	g := w.g
 	r := recorder.Record{Seq: it.seq, Scheduled: it.off}
-	attempt := e.since()
-	deadline := e.start.Add(attempt + e.cfg.Timeout)
+	attempt := g.since()
+	deadline := g.start.Add(attempt + g.cfg.Timeout)
 	var stamp []byte
-	if e.cfg.StampHeader != "" {
+	if g.cfg.StampHeader != "" {
 		stamp = w.stampDigits(it.off)
 	}
 	if w.conn == nil {
-		w.conn = e.takeWarm() // predial.go
+		w.conn = g.takeWarm() // predial.go
 	}
-	resp, status, tx, hand, err := e.lean.roundTrip(&w.conn, deadline, stamp, e.since)
+	resp, status, tx, hand, err := g.lean.roundTrip(&w.conn, deadline, stamp, g.since)
 	if resp != nil {
-		err = e.response(resp, &r)
+		err = g.response(resp, &r)
 	} else {
 		r.Status = status // read by quickHead, or 0: no response
 	}
-	e.leanOutcome(&r, attempt, hand, &tx, err)
+	g.leanOutcome(&r, attempt, hand, &tx, err)
 	return r
 }
 
@@ -628,15 +631,15 @@ func (w *worker) doLean(it item) recorder.Record {
 // offset attempt that ended now with err: its done offset, its sent
 // offsets and attempts (tx; hand: when the last connection was in hand, -1
 // when none could be had) and its outcome.
-func (e *run) leanOutcome(r *recorder.Record, attempt, hand time.Duration, tx *sends, err error) {
-	r.Done = e.since()
+func (g *generator) leanOutcome(r *recorder.Record, attempt, hand time.Duration, tx *sends, err error) {
+	r.Done = g.since()
 	tx.apply(r, attempt, hand)
 	switch {
 	case err == nil:
 		r.Outcome = recorder.Completed
-	case e.drain.Err() != nil:
+	case g.drain.Err() != nil:
 		r.Outcome, r.Kind = recorder.Unfinished, recorder.KindUnfinished
-	case r.Done >= attempt+e.cfg.Timeout, errors.Is(err, os.ErrDeadlineExceeded):
+	case r.Done >= attempt+g.cfg.Timeout, errors.Is(err, os.ErrDeadlineExceeded):
 		r.Outcome, r.Kind = recorder.TimedOut, recorder.KindTimeout
 	default:
 		r.Outcome, r.Kind = recorder.Failed, Kind(err)

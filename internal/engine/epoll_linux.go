@@ -108,7 +108,7 @@ type news struct {
 // its own, with half the events per wake-up), send-delay p99 4.5–31 ms
 // against 2.0–2.7 ms. At 55,000–60,000/s neither was better.
 type epollLoop struct {
-	e          *run
+	g          *generator
 	t          *leanTransport
 	w          *worker // the loop's shard and stamp digits
 	stats      *Stats
@@ -152,13 +152,13 @@ const never = time.Duration(1<<63 - 1)
 // due, and their send delay counts from their scheduled time).
 const maxPending = 1 << 14
 
-// newEpollLoop returns the event loop for e's open run of s, or nil when
+// newEpollLoop returns the event loop for g's open run of s, or nil when
 // the epoll client does not apply (see above) or its descriptors cannot be
 // had. The loop closes dispatched when the schedule is spent or the run's
 // context cancelled.
-func newEpollLoop(e *run, s schedule.Schedule, stats *Stats, dispatched chan<- struct{}) *epollLoop {
-	t := e.lean
-	if !e.cfg.Epoll || t == nil || !t.quick || e.retry != nil {
+func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<- struct{}) *epollLoop {
+	t := g.lean
+	if !g.cfg.Epoll || t == nil || !t.quick || g.retry != nil {
 		return nil
 	}
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
@@ -176,9 +176,9 @@ func newEpollLoop(e *run, s schedule.Schedule, stats *Stats, dispatched chan<- s
 		unix.Close(tfd)
 		return nil
 	}
-	l := &epollLoop{e: e, t: t, w: e.newWorker(), stats: stats, dispatched: dispatched, s: s,
-		ep: ep, tfd: tfd, efd: efd, slots: make([]slot, e.cfg.Connections), armed: -1, nextCheck: never,
-		events: make([]unix.EpollEvent, 256), discard: bodyBufs.Get().(*bodyBuf), lentSh: e.sink.newShard()}
+	l := &epollLoop{g: g, t: t, w: g.newWorker(), stats: stats, dispatched: dispatched, s: s,
+		ep: ep, tfd: tfd, efd: efd, slots: make([]slot, g.cfg.Connections), armed: -1, nextCheck: never,
+		events: make([]unix.EpollEvent, 256), discard: bodyBufs.Get().(*bodyBuf), lentSh: g.sink.newShard()}
 	for i := range l.slots {
 		l.slots[i].fd = -1
 		l.free = append(l.free, int32(len(l.slots)-1-i)) // slot 0 first
@@ -200,14 +200,14 @@ func newEpollLoop(e *run, s schedule.Schedule, stats *Stats, dispatched chan<- s
 // start runs the loop in a goroutine of wg; it returns when every request
 // has its record. The run's self-monitoring samples how busy the loop is.
 func (l *epollLoop) start(ctx context.Context, wg *sync.WaitGroup) {
-	l.e.mon.watchLoop(func() time.Duration { return time.Duration(l.waited.Load()) })
+	l.g.mon.watchLoop(func() time.Duration { return time.Duration(l.waited.Load()) })
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		// The goroutine keeps its thread to the end, and the thread, with
 		// its scheduler slice, ends with it.
 		runtime.LockOSThread()
-		l.e.mon.loopSlice(shortSlice())
+		l.g.mon.loopSlice(shortSlice())
 		l.run(ctx)
 	}()
 }
@@ -258,7 +258,7 @@ func shortSlice() time.Duration {
 func (l *epollLoop) endSchedule(interrupted bool) {
 	l.scheduling = false
 	l.stats.Interrupted = interrupted
-	l.stats.ScheduleEnd = l.e.since()
+	l.stats.ScheduleEnd = l.g.since()
 	close(l.dispatched)
 }
 
@@ -266,17 +266,17 @@ func (l *epollLoop) endSchedule(interrupted bool) {
 // returns the next arrival's offset, or never when the loop should not
 // wake for it.
 func (l *epollLoop) take(ctx context.Context, now time.Duration) time.Duration {
-	e := l.e
+	g := l.g
 	if l.scheduling && ctx.Err() != nil {
 		l.endSchedule(true)
 	}
 	for l.scheduling && l.off <= now && l.pending.len() < maxPending {
-		if l.inUse+l.pending.len() >= e.cfg.Connections {
-			e.limitWaited++
+		if l.inUse+l.pending.len() >= g.cfg.Connections {
+			g.limitWaited++
 		}
 		l.pending.push(item{seq: l.seq, off: l.off})
 		l.seq++
-		e.dispatched.Add(1)
+		g.dispatched.Add(1)
 		var ok bool
 		if l.off, ok = l.s.Next(); !ok {
 			l.endSchedule(false)
@@ -292,7 +292,7 @@ func (l *epollLoop) take(ctx context.Context, now time.Duration) time.Duration {
 // drain expired.
 func (l *epollLoop) abandonPending() {
 	for l.pending.len() > 0 {
-		l.e.abandon(l.pending.pop(), l.w.shard)
+		l.g.abandon(l.pending.pop(), l.w.shard)
 	}
 }
 
@@ -320,16 +320,16 @@ func (l *epollLoop) tell(n news) {
 // run sends every arrival and reads the responses, until the schedule is
 // spent, nothing waits and every exchange is over.
 func (l *epollLoop) run(ctx context.Context) {
-	e := l.e
+	g := l.g
 	defer l.close()
 	stopCtx := context.AfterFunc(ctx, l.wake)
 	defer stopCtx()
-	stopDrain := context.AfterFunc(e.drain, l.wake)
+	stopDrain := context.AfterFunc(g.drain, l.wake)
 	defer stopDrain()
 	aborted := false
 	for {
-		now := e.since()
-		if !aborted && e.drain.Err() != nil {
+		now := g.since()
+		if !aborted && g.drain.Err() != nil {
 			aborted = true
 			l.abort()
 		}
@@ -422,9 +422,9 @@ func (l *epollLoop) wait(timeout int) (int, error) {
 	if n, err := rawEpollWait(l.ep, l.events); err == nil && n > 0 {
 		return n, nil
 	}
-	before := l.e.since()
+	before := l.g.since()
 	n, err := unix.EpollWait(l.ep, l.events, timeout)
-	l.waited.Add(int64(l.e.since() - before))
+	l.waited.Add(int64(l.g.since() - before))
 	return n, err
 }
 
@@ -466,7 +466,7 @@ func (l *epollLoop) news() {
 			continue
 		}
 		s.reused = false
-		l.send(n.slot, l.e.since())
+		l.send(n.slot, l.g.since())
 	}
 }
 
@@ -498,11 +498,11 @@ func (l *epollLoop) assign() {
 		it := l.pending.pop()
 		s := &l.slots[i]
 		s.it = it
-		s.attempt = l.e.since()
+		s.attempt = l.g.since()
 		s.retried = false
 		s.tx = newSends()
 		l.inUse++
-		l.e.busyOne()
+		l.g.busyOne()
 		if s.state == slotIdle {
 			l.send(i, s.attempt) // the connection is in hand now
 		} else {
@@ -515,7 +515,7 @@ func (l *epollLoop) assign() {
 func (l *epollLoop) dial(i int32) {
 	s := &l.slots[i]
 	s.state = slotDial
-	deadline := l.e.start.Add(s.attempt + l.e.cfg.Timeout)
+	deadline := l.g.start.Add(s.attempt + l.g.cfg.Timeout)
 	l.out++
 	go func() {
 		fd, err := l.dialFD(deadline)
@@ -565,7 +565,7 @@ func dupFD(nc net.Conn) (int, error) {
 func (l *epollLoop) send(i int32, sent time.Duration) {
 	s := &l.slots[i]
 	var stamp []byte
-	if l.e.cfg.StampHeader != "" {
+	if l.g.cfg.StampHeader != "" {
 		stamp = l.w.stampDigits(s.it.off)
 	}
 	s.state = slotBusy
@@ -576,7 +576,7 @@ func (l *epollLoop) send(i int32, sent time.Duration) {
 		s.buf = make([]byte, slotBuf)
 	}
 	s.sent = sent
-	if d := s.attempt + l.e.cfg.Timeout; d < l.nextCheck {
+	if d := s.attempt + l.g.cfg.Timeout; d < l.nextCheck {
 		l.nextCheck = d
 	}
 	l.write(i)
@@ -682,8 +682,8 @@ var lf2 = []byte("\n\n")
 func (l *epollLoop) complete(i int32) {
 	s := &l.slots[i]
 	r := recorder.Record{Seq: s.it.seq, Scheduled: s.it.off, Status: s.status}
-	l.e.leanOutcome(&r, s.attempt, s.sent, &s.tx, nil)
-	l.e.done(&r, l.w.shard)
+	l.g.leanOutcome(&r, s.attempt, s.sent, &s.tx, nil)
+	l.g.done(&r, l.w.shard)
 	l.inUse--
 	// A server may answer before it read the whole request; as net/http
 	// does, the connection then ends with the exchange.
@@ -718,7 +718,7 @@ func (l *epollLoop) removeIdle(i int32) {
 func (l *epollLoop) early(i int32, err error) {
 	s := &l.slots[i]
 	safe := s.woff == 0 || l.t.idem
-	if s.reused && !s.retried && safe && l.e.since() < s.attempt+l.e.cfg.Timeout && !l.t.aborted.Load() {
+	if s.reused && !s.retried && safe && l.g.since() < s.attempt+l.g.cfg.Timeout && !l.t.aborted.Load() {
 		l.closeConn(i)
 		s.retried = true
 		l.dial(i)
@@ -732,8 +732,8 @@ func (l *epollLoop) early(i int32, err error) {
 func (l *epollLoop) fail(i int32, sent time.Duration, err error) {
 	s := &l.slots[i]
 	r := recorder.Record{Seq: s.it.seq, Scheduled: s.it.off, Status: s.status}
-	l.e.leanOutcome(&r, s.attempt, sent, &s.tx, err)
-	l.e.done(&r, l.w.shard)
+	l.g.leanOutcome(&r, s.attempt, sent, &s.tx, err)
+	l.g.done(&r, l.w.shard)
 	l.inUse--
 	l.closeConn(i)
 	s.state = slotFree
@@ -758,7 +758,7 @@ func (l *epollLoop) expire(now time.Duration) {
 		if s.state != slotBusy {
 			continue
 		}
-		d := s.attempt + l.e.cfg.Timeout
+		d := s.attempt + l.g.cfg.Timeout
 		if d <= now {
 			l.fail(int32(i), s.sent, os.ErrDeadlineExceeded)
 			continue
@@ -785,7 +785,7 @@ func (l *epollLoop) lend(i int32) {
 	fresh := s.woff == 0 // nothing written yet: the goroutine's write is the attempt's first
 	got := append([]byte(nil), s.buf[:s.n]...)
 	it, attempt, sent, tx := s.it, s.attempt, s.sent, s.tx
-	e, t := l.e, l.t
+	g, t := l.g, l.t
 	l.out++
 	go func() {
 		r := recorder.Record{Seq: it.seq, Scheduled: it.off}
@@ -802,7 +802,7 @@ func (l *epollLoop) lend(i int32) {
 				nc.Close()
 				return err
 			}
-			if err := c.SetDeadline(e.start.Add(attempt + e.cfg.Timeout)); err != nil {
+			if err := c.SetDeadline(g.start.Add(attempt + g.cfg.Timeout)); err != nil {
 				t.close(c)
 				return err
 			}
@@ -820,7 +820,7 @@ func (l *epollLoop) lend(i int32) {
 			var keep *leanConn
 			resp, err := t.readResponse(c, &keep)
 			if err == nil {
-				err = e.response(resp, &r) // closes the body: c is kept or closed
+				err = g.response(resp, &r) // closes the body: c is kept or closed
 			} else {
 				t.close(c)
 			}
@@ -848,8 +848,8 @@ func (l *epollLoop) lend(i int32) {
 			}
 			return err
 		}()
-		e.leanOutcome(&r, attempt, sent, &tx, err)
-		e.done(&r, l.lentSh)
+		g.leanOutcome(&r, attempt, sent, &tx, err)
+		g.done(&r, l.lentSh)
 		l.tell(news{slot: i, fd: back, lent: true})
 	}()
 }

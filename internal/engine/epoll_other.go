@@ -13,7 +13,7 @@ import (
 // runs with a goroutine per connection.
 type epollLoop struct{}
 
-func newEpollLoop(*run, schedule.Schedule, *Stats, chan<- struct{}) *epollLoop { return nil }
+func newEpollLoop(*generator, schedule.Schedule, *Stats, chan<- struct{}) *epollLoop { return nil }
 
 func (*epollLoop) start(context.Context, *sync.WaitGroup) {}
 

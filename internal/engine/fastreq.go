@@ -24,19 +24,19 @@ import (
 // newTemplate returns the request every request of w is a copy of, or the
 // error http.NewRequest gives for the configuration.
 func (w *worker) newTemplate() (*http.Request, error) {
-	e := w.e
-	req, err := http.NewRequest(e.cfg.Method, e.cfg.URL.String(), nil)
+	g := w.g
+	req, err := http.NewRequest(g.cfg.Method, g.cfg.URL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
-	for k, vs := range e.cfg.Header {
+	for k, vs := range g.cfg.Header {
 		if strings.EqualFold(k, "Host") && len(vs) > 0 {
 			req.Host = vs[0]
 			continue
 		}
 		req.Header[k] = vs
 	}
-	if body := e.cfg.Body; len(body) > 0 {
+	if body := g.cfg.Body; len(body) > 0 {
 		req.ContentLength = int64(len(body))
 		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
 	}
@@ -55,10 +55,10 @@ func (w *worker) request(ctx context.Context, it item) (*http.Request, error) {
 	if req.GetBody != nil {
 		req.Body, _ = req.GetBody()
 	}
-	if w.e.cfg.StampHeader != "" {
+	if w.g.cfg.StampHeader != "" {
 		h := make(http.Header, len(req.Header)+1)
 		maps.Copy(h, req.Header)
-		h[http.CanonicalHeaderKey(w.e.cfg.StampHeader)] = w.stamp(it.off)
+		h[http.CanonicalHeaderKey(w.g.cfg.StampHeader)] = w.stamp(it.off)
 		req.Header = h
 	}
 	return req, nil

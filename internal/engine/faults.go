@@ -75,8 +75,8 @@ func redirects(resp *http.Response) int {
 
 // readBody reads body to its end, or past the run's MaxBody, discarding
 // what it reads; io.Discard reads with pooled buffers.
-func (e *run) readBody(body io.Reader, r *recorder.Record) error {
-	max := e.cfg.MaxBody
+func (g *generator) readBody(body io.Reader, r *recorder.Record) error {
+	max := g.cfg.MaxBody
 	if max <= 0 {
 		_, err := io.Copy(io.Discard, body)
 		return err

@@ -63,14 +63,14 @@ func predialCount(conns int, requests float64) int {
 // predial opens up to want connections of the lean client, before the
 // clock starts, and keeps them for the workers (takeWarm). It does
 // nothing on other clients.
-func (e *run) predial(want int) Predial {
+func (g *generator) predial(want int) Predial {
 	p := Predial{Wanted: want}
-	if e.lean == nil || want <= 0 {
+	if g.lean == nil || want <= 0 {
 		p.Wanted = 0
 		return p
 	}
 	begun := time.Now()
-	deadline := begun.Add(min(predialBudget, e.cfg.Timeout))
+	deadline := begun.Add(min(predialBudget, g.cfg.Timeout))
 	warm := make(chan *leanConn, want)
 	var (
 		next   atomic.Int64
@@ -83,7 +83,7 @@ func (e *run) predial(want int) Predial {
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(want) && !failed.Load() && time.Now().Before(deadline) {
-				c, err := e.lean.dial(deadline)
+				c, err := g.lean.dial(deadline)
 				if err != nil {
 					mu.Lock()
 					if p.Err == nil {
@@ -101,14 +101,14 @@ func (e *run) predial(want int) Predial {
 	close(warm)
 	p.Took = time.Since(begun)
 	p.Opened = len(warm)
-	e.warm = warm
+	g.warm = warm
 	return p
 }
 
 // takeWarm returns a pre-dialled connection, or nil when none is left.
-func (e *run) takeWarm() *leanConn {
-	if e.warm == nil {
+func (g *generator) takeWarm() *leanConn {
+	if g.warm == nil {
 		return nil
 	}
-	return <-e.warm // closed: nil once empty
+	return <-g.warm // closed: nil once empty
 }

@@ -8,7 +8,7 @@ import "golang.org/x/sys/unix"
 // is not re-sent (wire.go). One the server closes while it waits is seen
 // like any idle connection's close, and dropped.
 func (l *epollLoop) adoptWarm() {
-	for c := l.e.takeWarm(); c != nil; c = l.e.takeWarm() {
+	for c := l.g.takeWarm(); c != nil; c = l.g.takeWarm() {
 		fd, err := dupFD(c.Conn)
 		l.t.close(c)
 		if err != nil || len(l.free) == 0 {

@@ -50,25 +50,25 @@ type progressMark struct {
 }
 
 // progress takes a snapshot; it runs on the recorder's goroutine, which owns
-// rec and e.mark.
-func (e *run) progress(rec *recorder.Recorder) Progress {
+// rec and g.mark.
+func (g *generator) progress(rec *recorder.Recorder) Progress {
 	c := rec.Counts()
 	// Sent before Due: a request is taken from the schedule before its
 	// sending begins, so this order never shows more sent than due.
-	sent := e.started.Load()
+	sent := g.started.Load()
 	p := Progress{
-		Elapsed:      e.since(),
-		Due:          e.dispatched.Load(),
+		Elapsed:      g.since(),
+		Due:          g.dispatched.Load(),
 		Sent:         sent,
 		Done:         c.Scheduled,
 		Failed:       c.Errors + c.Timeouts + c.Unfinished,
-		InFlight:     e.busy.Load(),
+		InFlight:     g.busy.Load(),
 		ResponseP99:  float64(rec.Response.ValueAtQuantile(99)) / 1000,
 		SendDelayP99: float64(rec.SendDelay.ValueAtQuantile(99)) / 1000,
 	}
-	p.Window = p.Elapsed - e.mark.at
-	p.WindowSent = p.Sent - e.mark.sent
-	p.WindowDue = p.Due - e.mark.due
-	e.mark = progressMark{at: p.Elapsed, sent: p.Sent, due: p.Due}
+	p.Window = p.Elapsed - g.mark.at
+	p.WindowSent = p.Sent - g.mark.sent
+	p.WindowDue = p.Due - g.mark.due
+	g.mark = progressMark{at: p.Elapsed, sent: p.Sent, due: p.Due}
 	return p
 }

@@ -285,7 +285,7 @@ func newRetrier(p Retry, now func() time.Duration) *retrier {
 // attempt sends the request and, under a retry policy, retries it; see the
 // top of this file. It returns the request's one record.
 func (w *worker) attempt(it item) recorder.Record {
-	rt := w.e.retry
+	rt := w.g.retry
 	if rt == nil {
 		return w.do(it)
 	}
@@ -310,9 +310,9 @@ func (w *worker) attempt(it item) recorder.Record {
 		}
 		earlier = append(earlier, recorder.Attempt{Sent: r.Sent, Done: r.Done, Status: r.Status, Kind: r.Kind})
 		lastSent := r.Sent
-		if !w.e.pause(rt.policy.Wait(it.seq, i), nil) {
+		if !w.g.pause(rt.policy.Wait(it.seq, i), nil) {
 			// The drain expired while the request waited for its retry.
-			done := w.e.since()
+			done := w.g.since()
 			return recorder.Record{
 				Seq: it.seq, Scheduled: it.off, Sent: first, Done: done, WasSent: true,
 				Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished,

@@ -135,14 +135,14 @@ func TestRetryRecordTimes(t *testing.T) {
 		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, URL: mustURL(t, srv.URL), Method: http.MethodGet, Connections: 2, Timeout: 10 * time.Second, Drain: 10 * time.Second,
 			Retry: Retry{On: on429(t), Retries: 3, Backoff: backoff, Jitter: JitterNone, Budget: 0.5, MinPerSec: 1, Window: time.Second}}
 		rec := recorder.New(nil)
-		e := &run{cfg: cfg, drain: context.Background()}
-		defer e.connect()()
-		e.start = time.Now()
+		g := &generator{cfg: cfg, drain: context.Background()}
+		defer g.connect()()
+		g.start = time.Now()
 		if err := cfg.Retry.check(); err != nil {
 			t.Fatal(err)
 		}
-		e.retry = newRetrier(cfg.Retry, e.since)
-		r := e.newWorker().attempt(item{seq: 7, off: 0})
+		g.retry = newRetrier(cfg.Retry, g.since)
+		r := g.newWorker().attempt(item{seq: 7, off: 0})
 		if err := rec.Add(&r); err != nil {
 			t.Fatal(err)
 		}

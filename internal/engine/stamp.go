@@ -34,6 +34,6 @@ func (w *worker) stamp(off time.Duration) []string {
 // stampDigits formats the stamp for offset off into w.stampBuf and returns
 // it; the lean client writes these bytes as they are.
 func (w *worker) stampDigits(off time.Duration) []byte {
-	w.stampBuf = strconv.AppendInt(w.stampBuf[:0], w.e.start.UnixNano()+int64(off), 10)
+	w.stampBuf = strconv.AppendInt(w.stampBuf[:0], w.g.start.UnixNano()+int64(off), 10)
 	return w.stampBuf
 }
