@@ -9,7 +9,7 @@ import (
 // Retries, from the recorder's side.
 //
 // The engine retries a request whose attempt was answered with a status, or
-// failed with an error kind, the run retries on (engine.Retry); the request
+// failed with an error kind, the run retries on (retry.Policy); the request
 // stays one request, with one record and one outcome, so the accounting
 // identity is untouched. Its record carries its earlier attempts, and the
 // recorder counts

@@ -9,14 +9,14 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/model"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
 
 // retryOptions are the flags of retries (--retries and the --retry-* flags;
-// internal/engine/retry.go documents the policy) and of the limiter
+// package retry documents the policy) and of the limiter
 // expectation printed after a run (--expect-*; package model).
 type retryOptions struct {
 	retries   int
@@ -32,7 +32,7 @@ type retryOptions struct {
 	expectWindow  time.Duration
 	expectRouting string
 
-	policy engine.Retry        // set by validate
+	policy retry.Policy        // set by validate
 	expect *model.PoissonInput // set by validate with --expect-limit
 }
 
@@ -50,7 +50,7 @@ func (r *retryOptions) flags(fs *pflag.FlagSet) {
 		"with --retries: statuses and error kinds to retry, comma-separated; kinds: refused, reset, timeout, tls, other")
 	fs.DurationVar(&r.backoff, "retry-backoff", 100*time.Millisecond,
 		"with --retries: base backoff D; retry i (from 0) waits, after the answer it retries, a time drawn from D·2^i (i capped at 10) per --retry-jitter; the worker waits too, so a backoff counts in --connections")
-	fs.StringVar(&r.jitter, "retry-jitter", string(engine.JitterFull),
+	fs.StringVar(&r.jitter, "retry-jitter", string(retry.JitterFull),
 		"with --retries: full (uniform in [0, D·2^i)), equal (D·2^i/2 + uniform in [0, D·2^i/2)) or none (D·2^i); the draws are a function of --seed and the request, so runs reproduce")
 	fs.Float64Var(&r.budget, "retry-budget", 0.1,
 		"with --retries: over every --retry-budget-window, retries ≤ this share of first attempts (in [0, 1]) + --retry-min-per-sec × the window; a retry past it is refused and the request ends with its last answer")
@@ -71,8 +71,8 @@ var expectNames = strings.NewReplacer("--limit-rps", "--expect-limit", "--limit-
 
 // validate checks the flags and sets r.policy and r.expect.
 func (r *retryOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
-	if r.retries < 0 || r.retries > engine.MaxRetries {
-		return fmt.Errorf("--retries must be between 0 and %d, got %d", engine.MaxRetries, r.retries)
+	if r.retries < 0 || r.retries > retry.MaxRetries {
+		return fmt.Errorf("--retries must be between 0 and %d, got %d", retry.MaxRetries, r.retries)
 	}
 	if r.retries == 0 {
 		for _, name := range retryFlagNames {
@@ -81,14 +81,14 @@ func (r *retryOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 			}
 		}
 	} else {
-		on, err := engine.ParseRetryOn(r.on)
+		on, err := retry.ParseOn(r.on)
 		if err != nil {
 			return fmt.Errorf("--retry-on %q: %v", r.on, err)
 		}
-		r.policy = engine.Retry{On: on, Retries: r.retries, Backoff: r.backoff, Jitter: engine.Jitter(r.jitter),
+		r.policy = retry.Policy{On: on, Retries: r.retries, Backoff: r.backoff, Jitter: retry.Jitter(r.jitter),
 			Seed: o.seed, Budget: r.budget, MinPerSec: r.minPerSec, Window: r.window}
 		if err := r.policy.Validate(); err != nil {
-			return err
+			return flagError(retryFields, err)
 		}
 	}
 	if !fs.Changed("expect-limit") {
@@ -117,9 +117,9 @@ func (r *retryOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 // minBackoff is the shortest wait before a first retry.
 func (r *retryOptions) minBackoff() time.Duration {
 	switch r.policy.Jitter {
-	case engine.JitterNone:
+	case retry.JitterNone:
 		return r.policy.Backoff
-	case engine.JitterEqual:
+	case retry.JitterEqual:
 		return r.policy.Backoff / 2
 	}
 	return 0

@@ -27,8 +27,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/model"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
@@ -50,7 +50,7 @@ type Row struct {
 	Routing stub.LimitRouting
 	Retries int
 	Backoff time.Duration // base of the backoff; with JitterEqual a retry waits [Backoff/2, Backoff)
-	Jitter  engine.Jitter
+	Jitter  retry.Jitter
 	// InModel is false for a row outside the model's assumptions: retries
 	// made at once land in the window that just rejected them.
 	InModel bool
@@ -65,10 +65,10 @@ var Rows = []Row{
 	{"1 shard", 1, stub.RoutingRandom, 0, 0, "", true},
 	{"6 shards, random", 6, stub.RoutingRandom, 0, 0, "", true},
 	{"6 shards, round-robin", 6, stub.RoutingRoundRobin, 0, 0, "", true},
-	{"1 shard", 1, stub.RoutingRandom, 1, backoff, engine.JitterEqual, true},
-	{"6 shards, random", 6, stub.RoutingRandom, 1, backoff, engine.JitterEqual, true},
-	{"6 shards, round-robin", 6, stub.RoutingRoundRobin, 1, backoff, engine.JitterEqual, true},
-	{"6 shards, random", 6, stub.RoutingRandom, 1, 0, engine.JitterNone, false},
+	{"1 shard", 1, stub.RoutingRandom, 1, backoff, retry.JitterEqual, true},
+	{"6 shards, random", 6, stub.RoutingRandom, 1, backoff, retry.JitterEqual, true},
+	{"6 shards, round-robin", 6, stub.RoutingRoundRobin, 1, backoff, retry.JitterEqual, true},
+	{"6 shards, random", 6, stub.RoutingRandom, 1, 0, retry.JitterNone, false},
 }
 
 // RetryLabel describes a row's retries.
@@ -167,12 +167,12 @@ func RunRow(ctx context.Context, row Row, d time.Duration) (Cell, error) {
 	}
 	defer s.Close()
 	u, _ := url.Parse(s.URL + "/predict")
-	var retry engine.Retry
+	var policy retry.Policy
 	if row.Retries > 0 {
-		on, _ := engine.ParseRetryOn("429")
+		on, _ := retry.ParseOn("429")
 		// A budget that never binds (every rejected request may retry, as
 		// the model assumes): 100 % of first attempts + 10/s over 10 s.
-		retry = engine.Retry{On: on, Retries: row.Retries, Backoff: row.Backoff, Jitter: row.Jitter, Seed: Seed,
+		policy = retry.Policy{On: on, Retries: row.Retries, Backoff: row.Backoff, Jitter: row.Jitter, Seed: Seed,
 			Budget: 1, MinPerSec: 10, Window: 10 * time.Second}
 	}
 	res, _, err := loadtest.Run(ctx, loadtest.Options{
@@ -181,7 +181,7 @@ func RunRow(ctx context.Context, row Row, d time.Duration) (Cell, error) {
 		Connections: 256,
 		Timeout:     10 * time.Second,
 		Drain:       5 * time.Second,
-		Retry:       retry,
+		Retry:       policy,
 	})
 	if err != nil {
 		return Cell{}, err

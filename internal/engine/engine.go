@@ -59,6 +59,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/internal/servertiming"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
@@ -105,8 +106,9 @@ type Config struct {
 	// goroutine per connection, where that applies: Linux, open runs,
 	// no response headers needed, no retries (epoll_linux.go).
 	Epoll bool
-	// Retry is the retry policy (retry.go); the zero value retries nothing.
-	Retry Retry
+	// Retry is the retry policy (package retry; retry.go sends the
+	// retries); the zero value retries nothing.
+	Retry retry.Policy
 	// Insecure skips TLS certificate verification (faults.go); off by
 	// default: certificates are verified.
 	Insecure bool
@@ -222,7 +224,7 @@ func (cfg Config) check() error {
 	if err := checkProtocol(cfg); err != nil {
 		return err
 	}
-	return cfg.Retry.check()
+	return checkRetry(cfg.Retry)
 }
 
 // begin sets up a run of cfg (checked) and starts its clock: the drain

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/rawtcp"
+	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
@@ -190,7 +191,7 @@ func TestEpollAppliesWhereItCan(t *testing.T) {
 		{"class header", Config{ClassHeaders: []string{"X-Class"}}, ClientLean},
 		{"server timing", Config{ServerTiming: true}, ClientLean},
 		{"HEAD", Config{Method: http.MethodHead}, ClientLean},
-		{"retries", Config{Retry: Retry{On: on429(t), Retries: 1, Jitter: JitterNone, Budget: 1, MinPerSec: 1, Window: time.Second}}, ClientLean},
+		{"retries", Config{Retry: retry.Policy{On: on429(t), Retries: 1, Jitter: retry.JitterNone, Budget: 1, MinPerSec: 1, Window: time.Second}}, ClientLean},
 	} {
 		cfg := c.cfg
 		cfg.Lean, cfg.Epoll = true, true

@@ -5,13 +5,13 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/openload/openload/internal/rawtcp"
+	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
@@ -67,8 +67,8 @@ func runRetry(t *testing.T, url string, cfg Config, s schedule.Schedule) (*recor
 	return rec, logEntries(t, buf.Bytes())
 }
 
-func on429(t *testing.T) RetryOn {
-	on, err := ParseRetryOn("429")
+func on429(t *testing.T) retry.On {
+	on, err := retry.ParseOn("429")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestRetryKeepsTheOriginalSchedule(t *testing.T) {
 		const n, backoff = 10, 150 * time.Millisecond
 		srv := heldServer(n, http.StatusTooManyRequests, http.StatusOK)
 		defer srv.Close()
-		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Retry: Retry{On: on429(t), Retries: 1, Backoff: backoff, Jitter: JitterNone,
+		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Retry: retry.Policy{On: on429(t), Retries: 1, Backoff: backoff, Jitter: retry.JitterNone,
 			Budget: 1, MinPerSec: 100, Window: time.Second}}
 		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 100*time.Millisecond))
 		c := checkIdentity(t, rec, n)
@@ -133,12 +133,12 @@ func TestRetryRecordTimes(t *testing.T) {
 		srv := heldServer(1, http.StatusTooManyRequests, http.StatusOK)
 		defer srv.Close()
 		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, URL: mustURL(t, srv.URL), Method: http.MethodGet, Connections: 2, Timeout: 10 * time.Second, Drain: 10 * time.Second,
-			Retry: Retry{On: on429(t), Retries: 3, Backoff: backoff, Jitter: JitterNone, Budget: 0.5, MinPerSec: 1, Window: time.Second}}
+			Retry: retry.Policy{On: on429(t), Retries: 3, Backoff: backoff, Jitter: retry.JitterNone, Budget: 0.5, MinPerSec: 1, Window: time.Second}}
 		rec := recorder.New(nil)
 		g := &generator{cfg: cfg, drain: context.Background()}
 		defer g.connect()()
 		g.start = time.Now()
-		if err := cfg.Retry.check(); err != nil {
+		if err := checkRetry(cfg.Retry); err != nil {
 			t.Fatal(err)
 		}
 		g.retry = newRetrier(cfg.Retry, g.since)
@@ -176,7 +176,7 @@ func TestRetryBudgetRefuses(t *testing.T) {
 		const n = 10
 		srv := heldServer(n, http.StatusTooManyRequests, http.StatusTooManyRequests)
 		defer srv.Close()
-		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Retry: Retry{On: on429(t), Retries: 3, Backoff: 0, Budget: 0, MinPerSec: 0.5, Window: 4 * time.Second}}
+		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Retry: retry.Policy{On: on429(t), Retries: 3, Backoff: 0, Budget: 0, MinPerSec: 0.5, Window: 4 * time.Second}}
 		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 100*time.Millisecond))
 		c := checkIdentity(t, rec, n)
 		rc := rec.RetryCounts()
@@ -203,11 +203,11 @@ func TestRetryExhausted(t *testing.T) {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}))
 		defer srv.Close()
-		on, err := ParseRetryOn("429,503")
+		on, err := retry.ParseOn("429,503")
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Retry: Retry{On: on, Retries: 2, Budget: 1, MinPerSec: 100, Window: time.Second}}
+		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Retry: retry.Policy{On: on, Retries: 2, Budget: 1, MinPerSec: 100, Window: time.Second}}
 		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(50, 100*time.Millisecond))
 		c := checkIdentity(t, rec, n)
 		rc := rec.RetryCounts()
@@ -232,11 +232,11 @@ func TestRetryOnRefused(t *testing.T) {
 		}
 		defer release()
 		url := "http://" + addr
-		on, err := ParseRetryOn("refused")
+		on, err := retry.ParseOn("refused")
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Retry: Retry{On: on, Retries: 1, Budget: 1, MinPerSec: 100, Window: time.Second}}
+		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Retry: retry.Policy{On: on, Retries: 1, Budget: 1, MinPerSec: 100, Window: time.Second}}
 		rec, _ := runRetry(t, url, cfg, schedule.NewConstant(50, 100*time.Millisecond))
 		c := checkIdentity(t, rec, 5)
 		rc := rec.RetryCounts()
@@ -255,7 +255,7 @@ func TestRetryDrainDuringBackoff(t *testing.T) {
 		srv := heldServer(n, http.StatusTooManyRequests, http.StatusOK)
 		defer srv.Close()
 		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Drain: 100 * time.Millisecond,
-			Retry: Retry{On: on429(t), Retries: 1, Backoff: time.Hour, Jitter: JitterNone, Budget: 1, MinPerSec: 100, Window: time.Second}}
+			Retry: retry.Policy{On: on429(t), Retries: 1, Backoff: time.Hour, Jitter: retry.JitterNone, Budget: 1, MinPerSec: 100, Window: time.Second}}
 		rec, entries := runRetry(t, srv.URL, cfg, schedule.NewConstant(100, 40*time.Millisecond))
 		c := checkIdentity(t, rec, n)
 		rc := rec.RetryCounts()
@@ -268,130 +268,4 @@ func TestRetryDrainDuringBackoff(t *testing.T) {
 			}
 		}
 	})
-}
-
-// The backoff waits are a pure function of (seed, request, retry) and lie
-// in the documented ranges.
-func TestRetryWait(t *testing.T) {
-	p := Retry{Backoff: 100 * time.Millisecond, Seed: 3}
-	for i := range 12 {
-		b := p.Base(i)
-		if want := 100 * time.Millisecond << min(i, 10); b != want {
-			t.Errorf("Base(%d) = %v, want %v", i, b, want)
-		}
-		for seq := range uint64(200) {
-			for _, j := range Jitters {
-				p.Jitter = j
-				w := p.Wait(seq, i)
-				lo, hi := time.Duration(0), b
-				switch j {
-				case JitterEqual:
-					lo = b / 2
-				case JitterNone:
-					lo, hi = b, b+1
-				}
-				if w < lo || w >= hi {
-					t.Errorf("%s jitter: Wait(%d, %d) = %v outside [%v, %v)", j, seq, i, w, lo, hi)
-				}
-				if w != p.Wait(seq, i) {
-					t.Errorf("%s jitter: Wait(%d, %d) not reproducible", j, seq, i)
-				}
-			}
-		}
-	}
-	// Full jitter: the mean of 2000 draws of uniform [0, 1 s) is 0.5 s with
-	// a standard error of 0.289/√2000 = 6.5 ms; 5 SE is 32 ms.
-	p = Retry{Backoff: time.Second, Seed: 1}
-	var sum time.Duration
-	for seq := range uint64(2000) {
-		sum += p.Wait(seq, 0)
-	}
-	if mean := sum / 2000; mean < 468*time.Millisecond || mean > 532*time.Millisecond {
-		t.Errorf("mean full-jitter wait %v, want 500 ms ± 32 ms", mean)
-	}
-	q := p
-	q.Seed = 2
-	same := 0
-	for seq := range uint64(100) {
-		if p.Wait(seq, 0) == q.Wait(seq, 0) {
-			same++
-		}
-	}
-	if same > 1 {
-		t.Errorf("seeds 1 and 2 gave %d equal waits of 100", same)
-	}
-}
-
-func TestParseRetryOn(t *testing.T) {
-	for _, tc := range []struct{ in, want, err string }{
-		{"429,503", "429,503", ""},
-		{" 503 , refused,RESET,429,503", "503,429,refused,reset", ""},
-		{"timeout,tls,other", "timeout,tls,other", ""},
-		{"", "", "empty list"},
-		{"429,,503", "", "empty item"},
-		{"42", "", `"42" is not an HTTP status (100–599)`},
-		{"600", "", `"600" is not an HTTP status`},
-		{"4xx", "", `"4xx" is not an HTTP status`},
-		{"unfinished", "", `"unfinished" is neither a status nor an error kind`},
-		{"bogus", "", `"bogus" is neither`},
-	} {
-		on, err := ParseRetryOn(tc.in)
-		switch {
-		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
-			t.Errorf("ParseRetryOn(%q): error %v, want %q", tc.in, err, tc.err)
-		case tc.err == "" && err != nil:
-			t.Errorf("ParseRetryOn(%q): %v", tc.in, err)
-		case tc.err == "" && on.String() != tc.want:
-			t.Errorf("ParseRetryOn(%q) = %q, want %q", tc.in, on, tc.want)
-		}
-	}
-	on, _ := ParseRetryOn("429,reset")
-	for _, tc := range []struct {
-		r    recorder.Record
-		want bool
-	}{
-		{recorder.Record{Outcome: recorder.Completed, Status: 429}, true},
-		{recorder.Record{Outcome: recorder.Completed, Status: 503}, false},
-		{recorder.Record{Outcome: recorder.Failed, Kind: recorder.KindReset}, true},
-		{recorder.Record{Outcome: recorder.Failed, Kind: recorder.KindRefused}, false},
-		{recorder.Record{Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished}, false},
-	} {
-		if got := on.Match(&tc.r); got != tc.want {
-			t.Errorf("Match(%+v) = %v", tc.r, got)
-		}
-	}
-}
-
-func TestRetryValidate(t *testing.T) {
-	on, _ := ParseRetryOn("429")
-	ok := Retry{On: on, Retries: 1, Backoff: time.Second, Budget: 0.1, MinPerSec: 10, Window: 10 * time.Second}
-	if err := ok.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	if got := ok.String(); got != "up to 1 retry on 429, backoff 1s full jitter, budget 10% + 10/s over 10s" {
-		t.Errorf("String() = %q", got)
-	}
-	for _, tc := range []struct {
-		set  func(*Retry)
-		want string
-	}{
-		{func(r *Retry) { r.Retries = 101 }, "--retries must be between 0 and 100"},
-		{func(r *Retry) { r.Backoff = -1 }, "--retry-backoff must be ≥ 0"},
-		{func(r *Retry) { r.Jitter = "half" }, `--retry-jitter "half" is unknown`},
-		{func(r *Retry) { r.Budget = 1.5 }, "--retry-budget must be between 0 and 1, got 1.5"},
-		{func(r *Retry) { r.Budget = -0.1 }, "--retry-budget must be between 0 and 1, got -0.1"},
-		{func(r *Retry) { r.MinPerSec = -1 }, "--retry-min-per-sec must be a finite number ≥ 0"},
-		{func(r *Retry) { r.Window = 0 }, "--retry-budget-window must be > 0"},
-		{func(r *Retry) { r.MinPerSec = 0 }, "must be ≥ 1"},
-	} {
-		r := ok
-		tc.set(&r)
-		if err := r.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%+v: %v, want %q", r, err, tc.want)
-		}
-	}
-	// A policy that retries nothing is off and valid whatever else it says.
-	if err := (Retry{Budget: 7}).Validate(); err != nil {
-		t.Errorf("disabled policy: %v", err)
-	}
 }

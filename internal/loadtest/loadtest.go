@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/verify"
@@ -74,9 +75,9 @@ type Options struct {
 	// applies (engine.Config); the CLI turns it on unless --no-epoll.
 	Epoll bool
 
-	// Retry is the retry policy (engine.Retry; retry.go); the zero value
-	// retries nothing.
-	Retry engine.Retry
+	// Retry is the retry policy (package retry); the zero value retries
+	// nothing.
+	Retry retry.Policy
 
 	// Insecure skips TLS certificate verification; FollowRedirects follows
 	// up to engine.MaxRedirects redirects per request; MaxBody, if > 0,

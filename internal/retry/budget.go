@@ -1,4 +1,4 @@
-package engine
+package retry
 
 import (
 	"errors"
@@ -83,7 +83,7 @@ func NewBudget(ratio, minPerSec float64, window time.Duration, now func() time.D
 }
 
 // newBudget is NewBudget without the checks, for arguments already checked
-// (Retry.Validate checks the same).
+// (Policy.Validate checks the same).
 func newBudget(ratio, minPerSec float64, window time.Duration, now func() time.Duration) *Budget {
 	return &Budget{
 		ratio: ratio, minPerSec: minPerSec, window: window, now: now,
