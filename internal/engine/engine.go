@@ -60,6 +60,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/retry"
+	"github.com/openload/openload/internal/selfmon"
 	"github.com/openload/openload/internal/servertiming"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
@@ -137,7 +138,7 @@ type Stats struct {
 	Dispatched int64
 	Skipped    int64 // closed mode: pacing slots no user took (see RunClosed)
 	// Generator is openload's own CPU use and GC pauses during the run
-	// (selfmon.go).
+	// (package selfmon).
 	Generator recorder.Generator
 	// Client is what sent the requests: ClientEpoll (epoll_linux.go),
 	// ClientLean (lean.go) or ClientNetHTTP.
@@ -239,7 +240,7 @@ func begin(cfg Config, rec *recorder.Recorder, stats *Stats, due chan item, pred
 	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel}
 	g.disconnect = g.connect()
 	stats.Predial = g.predial(predial)
-	g.mon = startSelfMon()
+	g.mon = selfmon.Start()
 	g.retry = newRetrier(cfg.Retry, g.since)
 	stats.Client = g.clientName()
 	g.rd = g.record(rec, stats)
@@ -257,7 +258,7 @@ func (g *generator) release() {
 
 // finish fills the figures both models report once windDown returned.
 func (g *generator) finish(ctx context.Context, stats *Stats) {
-	stats.Generator = g.mon.stop()
+	stats.Generator = g.mon.Stop()
 	stats.MaxInFlight = int(g.maxInFlight.Load())
 	stats.End = time.Duration(g.lastDone.Load())
 	stats.Interrupted = ctx.Err() != nil && stats.Interrupted
@@ -396,7 +397,7 @@ type generator struct {
 	// set up by begin
 	drainCancel context.CancelCauseFunc
 	disconnect  func() // closes the connections the run owns
-	mon         *selfMon
+	mon         *selfmon.Monitor
 	rd          *recording
 
 	busy        atomic.Int64

@@ -135,7 +135,7 @@ type epollLoop struct {
 	lentSh    *shard   // records of lent exchanges
 	out       int      // goroutines (dials, lent exchanges) that have not reported
 
-	waited atomic.Int64 // ns spent waiting in epoll_wait, for selfMon
+	waited atomic.Int64 // ns spent waiting in epoll_wait, for the run's self-monitoring
 
 	mu      sync.Mutex
 	closed  bool   // efd is closed: no more wake-ups
@@ -200,14 +200,14 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 // start runs the loop in a goroutine of wg; it returns when every request
 // has its record. The run's self-monitoring samples how busy the loop is.
 func (l *epollLoop) start(ctx context.Context, wg *sync.WaitGroup) {
-	l.g.mon.watchLoop(func() time.Duration { return time.Duration(l.waited.Load()) })
+	l.g.mon.WatchLoop(func() time.Duration { return time.Duration(l.waited.Load()) })
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		// The goroutine keeps its thread to the end, and the thread, with
 		// its scheduler slice, ends with it.
 		runtime.LockOSThread()
-		l.g.mon.loopSlice(shortSlice())
+		l.g.mon.LoopSlice(shortSlice())
 		l.run(ctx)
 	}()
 }

@@ -1,4 +1,7 @@
-package engine
+// Package selfmon samples openload's own resource use during a run, so
+// that a result can say whether the generator, not the server, was short
+// of CPU or paused for GC.
+package selfmon
 
 import (
 	"math"
@@ -10,8 +13,8 @@ import (
 	"github.com/openload/openload/recorder"
 )
 
-// selfMon samples openload's own resource use during a run: process CPU
-// time (getrusage, selfmon_unix.go) once a second, for the whole run and
+// Monitor samples openload's own resource use during a run: process CPU
+// time (getrusage, rusage_unix.go) once a second, for the whole run and
 // its busiest second, and the runtime's GC pause histogram and cycle count
 // at the start and the end (runtime/metrics), so that the run's own pauses
 // are the difference of the two.
@@ -19,7 +22,7 @@ import (
 // A generator that used nearly all the CPU it had, or paused for GC about
 // as long as the send-delay budget, sent late for reasons of its own; the
 // send-delay histogram shows the lateness, and verify names the cause.
-type selfMon struct {
+type Monitor struct {
 	start  time.Time
 	cpu0   time.Duration
 	pauses *metrics.Float64Histogram
@@ -35,23 +38,23 @@ type selfMon struct {
 	slice    time.Duration        // the loop thread's scheduler slice, if set
 }
 
-// watchLoop samples, along with the CPU, how busy an event loop that
+// WatchLoop samples, along with the CPU, how busy an event loop that
 // starts now is: the time since, less waited, its cumulative time waiting
 // for events.
-func (m *selfMon) watchLoop(waited func() time.Duration) {
+func (m *Monitor) WatchLoop(waited func() time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.loop, m.loopFrom = waited, time.Now()
 }
 
 // loopBusy is the event loop's busy time from its start to at (m.mu held).
-func (m *selfMon) loopBusy(at time.Time) time.Duration {
+func (m *Monitor) loopBusy(at time.Time) time.Duration {
 	return at.Sub(m.loopFrom) - m.loop()
 }
 
-// loopSlice notes the scheduler slice the event loop's thread runs with
+// LoopSlice notes the scheduler slice the event loop's thread runs with
 // (0: the kernel's default).
-func (m *selfMon) loopSlice(d time.Duration) {
+func (m *Monitor) LoopSlice(d time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.slice = d
@@ -65,8 +68,9 @@ const (
 	cyclesMetric   = "/gc/cycles/total:gc-cycles"
 )
 
-func startSelfMon() *selfMon {
-	m := &selfMon{start: time.Now(), stopc: make(chan struct{}), done: make(chan struct{})}
+// Start starts sampling.
+func Start() *Monitor {
+	m := &Monitor{start: time.Now(), stopc: make(chan struct{}), done: make(chan struct{})}
 	m.cpu0, _ = processCPU()
 	m.pauses, m.cycles = readGC()
 	go m.sample()
@@ -74,7 +78,7 @@ func startSelfMon() *selfMon {
 }
 
 // sample measures the CPU share of each whole second until stopped.
-func (m *selfMon) sample() {
+func (m *Monitor) sample() {
 	defer close(m.done)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -108,8 +112,8 @@ func (m *selfMon) sample() {
 	}
 }
 
-// stop ends the sampling and returns what the run used.
-func (m *selfMon) stop() recorder.Generator {
+// Stop ends the sampling and returns what the run used.
+func (m *Monitor) Stop() recorder.Generator {
 	close(m.stopc)
 	<-m.done
 	g := recorder.Generator{GOMAXPROCS: runtime.GOMAXPROCS(0)}
