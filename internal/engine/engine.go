@@ -624,7 +624,7 @@ func (w *worker) doLean(it item) recorder.Record {
 	if resp != nil {
 		err = g.response(resp, &r)
 	} else {
-		r.Status = status // read by quickHead, or 0: no response
+		r.Status = status // read by h1.QuickHead, or 0: no response
 	}
 	g.leanOutcome(&r, attempt, hand, &tx, err)
 	return r

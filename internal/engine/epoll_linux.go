@@ -18,13 +18,14 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/openload/openload/internal/h1"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
 
 // The epoll client (Stats.Client "epoll", Config.Epoll): the lean client's
-// requests and quickHead's responses, driven by one event loop instead of
-// a dispatcher and a goroutine per connection.
+// requests and h1.QuickHead's responses, driven by one event loop instead
+// of a dispatcher and a goroutine per connection.
 //
 // On the lean path every request costs two goroutine hand-offs: the
 // dispatcher readies a worker, and the runtime's network poller readies it
@@ -41,9 +42,9 @@ import (
 // request that leaves one write(2), one read(2) and a share of one
 // epoll_wait.
 //
-// The loop reads plain responses itself (quickHead, quickhead.go). Any
-// other response (chunked, close-delimited, 1xx, a head over 4 KiB, a body
-// over --max-body) is lent, with its connection, to a goroutine that reads
+// The loop reads plain responses itself (h1.QuickHead). Any other response
+// (chunked, close-delimited, 1xx, a head over 4 KiB, a body over
+// Config.MaxBody) is lent, with its connection, to a goroutine that reads
 // it with http.ReadResponse exactly as the lean client does, then gives the
 // connection back. Dials run in goroutines too, so a slow dial never holds
 // up the loop. Everything else is the lean client's: the request bytes, the
@@ -131,9 +132,9 @@ type epollLoop struct {
 	armed     time.Duration // when the timerfd fires, or -1
 	nextCheck time.Duration // earliest deadline of a busy slot, or never
 	events    []unix.EpollEvent
-	discard   *bodyBuf // where body bytes are read to be dropped (lean.go)
-	lentSh    *shard   // records of lent exchanges
-	out       int      // goroutines (dials, lent exchanges) that have not reported
+	discard   *h1.DiscardBuf // where body bytes are read to be dropped
+	lentSh    *shard         // records of lent exchanges
+	out       int            // goroutines (dials, lent exchanges) that have not reported
 
 	waited atomic.Int64 // ns spent waiting in epoll_wait, for the run's self-monitoring
 
@@ -178,7 +179,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 	}
 	l := &epollLoop{g: g, t: t, w: g.newWorker(), stats: stats, dispatched: dispatched, s: s,
 		ep: ep, tfd: tfd, efd: efd, slots: make([]slot, g.cfg.Connections), armed: -1, nextCheck: never,
-		events: make([]unix.EpollEvent, 256), discard: bodyBufs.Get().(*bodyBuf), lentSh: g.sink.newShard()}
+		events: make([]unix.EpollEvent, 256), discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard()}
 	for i := range l.slots {
 		l.slots[i].fd = -1
 		l.free = append(l.free, int32(len(l.slots)-1-i)) // slot 0 first
@@ -569,7 +570,7 @@ func (l *epollLoop) send(i int32, sent time.Duration) {
 		stamp = l.w.stampDigits(s.it.off)
 	}
 	s.state = slotBusy
-	s.wb = l.t.request(s.wb[:0], stamp)
+	s.wb = l.t.wire.Append(s.wb[:0], stamp)
 	s.woff = 0
 	s.head, s.n, s.status, s.keep, s.hup = false, 0, 0, false, false
 	if s.buf == nil {
@@ -657,9 +658,9 @@ func (l *epollLoop) read(i int32) {
 		return
 	}
 	s.n += m
-	status, length, keep, hn, ok := quickHead(s.buf[:s.n])
+	status, length, keep, hn, ok := h1.QuickHead(s.buf[:s.n])
 	if !ok || length > 1<<30 || (l.t.maxBody > 0 && length > l.t.maxBody) {
-		if bytes.Contains(s.buf[:s.n], crlf2) || bytes.Contains(s.buf[:s.n], lf2) || s.n == len(s.buf) {
+		if h1.HeadComplete(s.buf[:s.n]) || s.n == len(s.buf) {
 			l.lend(i)
 		}
 		return // wait for the rest of the head
@@ -674,8 +675,6 @@ func (l *epollLoop) read(i int32) {
 	s.left = length - int64(s.n-hn)
 	s.n = 0 // the rest of the body goes to l.discard
 }
-
-var lf2 = []byte("\n\n")
 
 // complete records slot i's exchange, completed, and keeps or closes its
 // connection.
@@ -909,7 +908,7 @@ func (l *epollLoop) close() {
 	for _, fd := range []int{l.tfd, l.efd, l.ep} {
 		unix.Close(fd)
 	}
-	bodyBufs.Put(l.discard)
+	h1.PutDiscardBuf(l.discard)
 }
 
 // epollClient is the client Config.Epoll gives where it applies.

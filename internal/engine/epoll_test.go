@@ -71,6 +71,9 @@ func TestEpollLentResponses(t *testing.T) {
 		{"head over 4 KiB", "HTTP/1.1 200 OK\r\n" + bigHeader + "Content-Length: 2\r\n\r\nok"},
 		{"chunked", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"},
 		{"no content", "HTTP/1.1 204 No Content\r\n\r\n"},
+		// Bare line feeds, then a CRLF blank line: http.ReadResponse reads
+		// it, so the loop must see the head as whole (h1.HeadComplete).
+		{"bare line feeds", "HTTP/1.1 200 OK\nContent-Length: 2\n\r\nok"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			forClients(t, openClients, func(t *testing.T, cl client) {

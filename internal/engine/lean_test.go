@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bufio"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -154,25 +153,4 @@ func TestConnectionCloseHeader(t *testing.T) {
 			t.Errorf("20 requests with Connection: close came on %d connections, %d said close", len(conns), closes)
 		}
 	})
-}
-
-// discardBody drops exactly n bytes, however they split between the
-// reader's buffer and the connection, and fails on a body cut short.
-func TestDiscardBody(t *testing.T) {
-	const rest = "HTTP/1.1 200 OK\r\n"
-	for _, n := range []int64{0, 1, 4095, 4096, 4097, 64 << 10, 64<<10 + 1, 300_000} {
-		src := strings.Repeat("x", int(n)) + rest
-		br := bufio.NewReaderSize(strings.NewReader(src), 4096)
-		br.Peek(100) // part of the body is buffered, as after a head
-		if err := discardBody(br, n); err != nil {
-			t.Fatalf("n=%d: %v", n, err)
-		}
-		if got, _ := io.ReadAll(br); string(got) != rest {
-			t.Errorf("n=%d: left %q, want %q", n, got, rest)
-		}
-		br = bufio.NewReaderSize(strings.NewReader(src[:n/2]), 4096)
-		if err := discardBody(br, n); n > 0 && !errors.Is(err, io.EOF) {
-			t.Errorf("n=%d, cut at half: %v, want EOF", n, err)
-		}
-	}
 }

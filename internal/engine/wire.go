@@ -3,17 +3,14 @@ package engine
 import (
 	"context"
 	"crypto/tls"
-	"errors"
-	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/openload/openload/internal/h1"
 	"github.com/openload/openload/recorder"
 )
 
@@ -107,50 +104,15 @@ func (s *sends) add(o sends) {
 	s.resends += o.resends
 }
 
-// truncatedError is a response head cut short: the connection ended
-// (cause: io.EOF or a reset) before the head was whole, so what the parser
-// saw is not what the server meant to send. It is a reset, not a malformed
-// response.
-type truncatedError struct {
-	cause, parse error
-}
-
-func (e *truncatedError) Error() string {
-	return fmt.Sprintf("response cut short (%v): %v", e.cause, e.parse)
-}
-
-func (e *truncatedError) Unwrap() error {
-	if errors.Is(e.cause, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return e.cause
-}
-
-// truncated returns err as a truncatedError when the connection's reads
-// had ended (rerr: the first read error, EOF or a reset) and err is a parse
-// error, not the read error itself.
+// truncated returns err as an h1.TruncatedError, a reset, when it is a
+// parse error (not a read error, which Kind already names) and the
+// connection's reads had ended (rerr: the first read error, EOF or a
+// reset): a head cut short, not a malformed one.
 func truncated(err, rerr error) error {
-	if err == nil || rerr == nil || Kind(err) != recorder.KindOther {
+	if err == nil || Kind(err) != recorder.KindOther {
 		return err
 	}
-	if !errors.Is(rerr, io.EOF) && !errors.Is(rerr, syscall.ECONNRESET) {
-		return err
-	}
-	return &truncatedError{cause: rerr, parse: err}
-}
-
-// readNote is an io.Reader that keeps the first error its reader returned.
-type readNote struct {
-	r   io.Reader
-	err *error
-}
-
-func (n readNote) Read(p []byte) (int, error) {
-	m, err := n.r.Read(p)
-	if err != nil && *n.err == nil {
-		*n.err = err
-	}
-	return m, err
+	return h1.Truncated(err, rerr)
 }
 
 // countingConn is a connection of net/http's HTTP/1.1 transport that

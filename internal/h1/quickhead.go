@@ -1,30 +1,29 @@
-package engine
+package h1
 
 import (
 	"bytes"
 	"strings"
 )
 
-// The lean client's answer to http.ReadResponse's cost. ReadResponse
-// allocates a Response, a Header map and a string per header for every
-// response: at tens of thousands of responses a second that is most of the
-// lean client's remaining user CPU and nearly all of its garbage. Most
-// responses a load test sees are plain: a status line, a few headers and a
-// Content-Length body. quickHead reads exactly those from the bytes already
-// buffered, without consuming or allocating anything; every other response
-// (chunked or close-delimited bodies, 1xx, 204, 304, HTTP/1.0, a head not
-// yet whole in the buffer, anything unusual or malformed) goes to
-// http.ReadResponse untouched, which stays the reference for what a
-// response means.
-
-// quickHead parses the response head at the start of buf. ok is false
+// QuickHead parses the response head at the start of buf. ok is false
 // unless buf holds a whole head that is simple: "HTTP/1.1 " and a status
 // of 200–599 other than 204 and 304, well-formed header lines (no
 // continuation lines, token names, values without control characters),
 // exactly one Content-Length and no Transfer-Encoding. Then status and
 // length are the response's, keep is false when it says Connection:
 // close, and n is the head's length, final CRLF included.
-func quickHead(buf []byte) (status int, length int64, keep bool, n int, ok bool) {
+//
+// It is the lean client's answer to http.ReadResponse's cost: ReadResponse
+// allocates a Response, a Header map and a string per header for every
+// response, which at tens of thousands of responses a second is most of
+// the lean client's remaining user CPU and nearly all of its garbage. Most
+// responses a load test sees are plain, and QuickHead reads those from
+// the bytes already buffered, consuming and allocating nothing. Every
+// other response (chunked or close-delimited bodies, 1xx, 204, 304,
+// HTTP/1.0, a head not yet whole, anything unusual or malformed) goes to
+// http.ReadResponse (ReadResponse), which stays the reference for what a
+// response means: FuzzQuickHead holds the two to agreeing.
+func QuickHead(buf []byte) (status int, length int64, keep bool, n int, ok bool) {
 	end := bytes.Index(buf, crlf2)
 	if end < 0 {
 		return 0, 0, false, 0, false

@@ -1,4 +1,4 @@
-package engine
+package h1
 
 import (
 	"bufio"
@@ -8,20 +8,31 @@ import (
 	"testing"
 )
 
-// agreeWithReadResponse checks quickHead on raw against http.ReadResponse:
-// whenever quickHead accepts a head, ReadResponse must read the same
+// agreeWithReadResponse checks QuickHead on raw against http.ReadResponse:
+// whenever QuickHead accepts a head, ReadResponse must read the same
 // response from it: status, body length, Connection: close, and the body
-// starting right after the n bytes quickHead counted.
+// starting right after the n bytes QuickHead counted.
+//
+// HeadComplete is held to ReadResponse the other way: a head it says is
+// not whole yet must be one ReadResponse cannot read.
 func agreeWithReadResponse(t *testing.T, raw []byte) bool {
 	t.Helper()
-	status, length, keep, n, ok := quickHead(raw)
+	status, length, keep, n, ok := QuickHead(raw)
+	if !HeadComplete(raw) {
+		if ok {
+			t.Fatalf("QuickHead accepted %q, HeadComplete says the head is not whole", raw)
+		}
+		if resp, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), &http.Request{Method: http.MethodGet}); err == nil {
+			t.Fatalf("HeadComplete(%q) is false, ReadResponse read status %d", raw, resp.StatusCode)
+		}
+	}
 	if !ok {
 		return false
 	}
 	br := bufio.NewReader(bytes.NewReader(raw))
 	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
 	if err != nil {
-		t.Fatalf("quickHead accepted %q, ReadResponse: %v", raw, err)
+		t.Fatalf("QuickHead accepted %q, ReadResponse: %v", raw, err)
 	}
 	body, err := io.ReadAll(resp.Body)
 	if err != nil && int64(len(raw)-n) >= length {
@@ -43,7 +54,7 @@ func agreeWithReadResponse(t *testing.T, raw []byte) bool {
 func TestQuickHead(t *testing.T) {
 	for _, c := range []struct {
 		raw  string
-		want bool // quickHead reads it (otherwise ReadResponse does)
+		want bool // QuickHead reads it (otherwise ReadResponse does)
 	}{
 		{"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok", true},
 		{"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\n\r\n", true},
@@ -68,16 +79,18 @@ func TestQuickHead(t *testing.T) {
 		{"garbage\r\n\r\n", false},
 	} {
 		if got := agreeWithReadResponse(t, []byte(c.raw)); got != c.want {
-			t.Errorf("quickHead(%q) ok = %v, want %v", c.raw, got, c.want)
+			t.Errorf("QuickHead(%q) ok = %v, want %v", c.raw, got, c.want)
 		}
 	}
 }
 
-// FuzzQuickHead: whatever the bytes, a head quickHead accepts is read the
-// same way by http.ReadResponse.
+// FuzzQuickHead: whatever the bytes, a head QuickHead accepts is read the
+// same way by http.ReadResponse, and one HeadComplete calls unfinished is
+// not read by it at all.
 func FuzzQuickHead(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"))
 	f.Add([]byte("HTTP/1.1 404 Not Found\r\ncontent-length:0\r\nX: y\r\n\r\n"))
+	f.Add([]byte("HTTP/1.1 200 OK\nContent-Length: 0\n\r\n"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		agreeWithReadResponse(t, raw)
 	})
@@ -89,7 +102,7 @@ func BenchmarkQuickHead(b *testing.B) {
 	raw := []byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain; charset=utf-8\r\nDate: Mon, 30 Nov 2026 06:00:00 GMT\r\n\r\nok")
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, _, _, ok := quickHead(raw); !ok {
+		if _, _, _, _, ok := QuickHead(raw); !ok {
 			b.Fatal("not read")
 		}
 	}
