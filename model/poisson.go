@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openload/openload/internal/field"
 )
 
 // Routings: how requests are spread over the limiter's shards.
@@ -32,16 +34,19 @@ const (
 	Tolerance = 1e-9
 )
 
-// PoissonInput describes the traffic and the limiter. Flag names in
-// brackets are those the errors of Validate use.
+// PoissonInput describes the traffic and the limiter.
 type PoissonInput struct {
-	Rate    float64       // [--rate] offered rate λ, requests/s, Poisson
-	Limit   float64       // [--limit-rps] limit R, requests/s over all shards
-	Shards  int           // [--limit-shards] n, each with its own windows
-	Window  time.Duration // [--limit-window] W, the length of a fixed window
-	Routing string        // [--limit-routing] RoutingRandom ("" too) or RoutingRoundRobin
-	Retries int           // [--retries] k, retries of a rejected request
+	Rate    float64       // offered rate λ, requests/s, Poisson
+	Limit   float64       // limit R, requests/s over all shards
+	Shards  int           // n, each with its own windows
+	Window  time.Duration // W, the length of a fixed window
+	Routing string        // RoutingRandom ("" too) or RoutingRoundRobin
+	Retries int           // k, retries of a rejected request
 }
+
+// FieldError is the error Validate returns: the field refused (its Go
+// name, e.g. "Shards"), its value, and why.
+type FieldError = field.Error
 
 // PerShardAllowance is the requests a shard admits a window:
 // L = ⌊R·W/n⌋, where a value within 1e-9 of an integer counts as that
@@ -55,35 +60,36 @@ func PerShardAllowance(limit float64, shards int, window time.Duration) int {
 	return int(math.Floor(x))
 }
 
-// Validate checks the input and returns a one-line error naming the flag.
+// Validate checks the input and returns the first problem as a
+// *FieldError.
 func (in PoissonInput) Validate() error {
 	switch {
 	case math.IsNaN(in.Rate) || math.IsInf(in.Rate, 0) || in.Rate <= 0:
-		return fmt.Errorf("--rate must be a finite number > 0, got %v", in.Rate)
+		return field.Errorf("Rate", in.Rate, "{Rate} must be a finite number > 0, got %v", in.Rate)
 	case math.IsNaN(in.Limit) || math.IsInf(in.Limit, 0) || in.Limit <= 0:
-		return fmt.Errorf("--limit-rps must be a finite number > 0, got %v", in.Limit)
+		return field.Errorf("Limit", in.Limit, "{Limit} must be a finite number > 0, got %v", in.Limit)
 	case in.Shards < 1 || in.Shards > MaxShards:
-		return fmt.Errorf("--limit-shards must be between 1 and %d, got %d", MaxShards, in.Shards)
+		return field.Errorf("Shards", in.Shards, "{Shards} must be between 1 and %d, got %d", MaxShards, in.Shards)
 	case in.Window <= 0:
-		return fmt.Errorf("--limit-window must be > 0, got %v", in.Window)
+		return field.Errorf("Window", in.Window, "{Window} must be > 0, got %v", in.Window)
 	case in.Retries < 0 || in.Retries > MaxRetries:
-		return fmt.Errorf("--retries must be between 0 and %d, got %d", MaxRetries, in.Retries)
+		return field.Errorf("Retries", in.Retries, "{Retries} must be between 0 and %d, got %d", MaxRetries, in.Retries)
 	}
 	switch in.Routing {
 	case "", RoutingRandom, RoutingRoundRobin:
 	default:
-		return fmt.Errorf("--limit-routing %q: unknown routing (known: %s)", in.Routing, strings.Join(Routings, ", "))
+		return field.Errorf("Routing", in.Routing, "{Routing} %q: unknown routing (known: %s)", in.Routing, strings.Join(Routings, ", "))
 	}
 	w := in.Window.Seconds()
 	if rw := in.Limit * w; rw > MaxWindowCount*float64(in.Shards) {
-		return fmt.Errorf("--limit-rps×window %s over --limit-shards %d is more than %s a shard window: too large to model",
+		return field.Errorf("Limit", in.Limit, "{Limit}×window %s over {Shards} %d is more than %s a shard window: too large to model",
 			num(rw), in.Shards, num(MaxWindowCount))
 	} else if PerShardAllowance(in.Limit, in.Shards, in.Window) < 1 {
-		return fmt.Errorf("--limit-shards %d is more than --limit-rps×window %s: each shard would allow 0 requests",
+		return field.Errorf("Shards", in.Shards, "{Shards} %d is more than {Limit}×window %s: each shard would allow 0 requests",
 			in.Shards, num(rw))
 	}
 	if m := in.Rate * w * float64(in.Retries+1); m > MaxWindowCount {
-		return fmt.Errorf("--rate×window×(--retries+1) %s is more than %s attempts a window: too large to model",
+		return field.Errorf("Rate", in.Rate, "{Rate}×window×({Retries}+1) %s is more than %s attempts a window: too large to model",
 			num(m), num(MaxWindowCount))
 	}
 	return nil

@@ -2,6 +2,7 @@ package model
 
 import (
 	"container/heap"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -123,25 +124,26 @@ func TestPerShardAllowance(t *testing.T) {
 func TestValidate(t *testing.T) {
 	ok := PoissonInput{Rate: 100, Limit: 120, Shards: 8, Window: time.Second}
 	tests := []struct {
-		edit func(*PoissonInput)
-		want string
+		edit  func(*PoissonInput)
+		field string
+		want  string
 	}{
-		{func(in *PoissonInput) { in.Limit = 5 }, "--limit-shards 8 is more than --limit-rps×window 5: each shard would allow 0 requests"},
-		{func(in *PoissonInput) { in.Window = 50 * time.Millisecond }, "--limit-shards 8 is more than --limit-rps×window 6: each shard would allow 0 requests"},
-		{func(in *PoissonInput) { in.Rate = -1 }, "--rate must be a finite number > 0, got -1"},
-		{func(in *PoissonInput) { in.Rate = 0 }, "--rate must be a finite number > 0, got 0"},
-		{func(in *PoissonInput) { in.Rate = math.NaN() }, "--rate must be a finite number > 0, got NaN"},
-		{func(in *PoissonInput) { in.Limit = -3 }, "--limit-rps must be a finite number > 0, got -3"},
-		{func(in *PoissonInput) { in.Limit = math.Inf(1) }, "--limit-rps must be a finite number > 0, got +Inf"},
-		{func(in *PoissonInput) { in.Shards = 0 }, "--limit-shards must be between 1 and 1000000, got 0"},
-		{func(in *PoissonInput) { in.Shards = 2000000 }, "--limit-shards must be between 1 and 1000000, got 2000000"},
-		{func(in *PoissonInput) { in.Window = 0 }, "--limit-window must be > 0, got 0s"},
-		{func(in *PoissonInput) { in.Window = -time.Second }, "--limit-window must be > 0, got -1s"},
-		{func(in *PoissonInput) { in.Retries = -1 }, "--retries must be between 0 and 100, got -1"},
-		{func(in *PoissonInput) { in.Retries = 101 }, "--retries must be between 0 and 100, got 101"},
-		{func(in *PoissonInput) { in.Routing = "hash" }, `--limit-routing "hash": unknown routing (known: random, round-robin)`},
-		{func(in *PoissonInput) { in.Limit = 8e10 }, "--limit-rps×window 80000000000 over --limit-shards 8 is more than 1000000000 a shard window: too large to model"},
-		{func(in *PoissonInput) { in.Rate, in.Retries = 1e9, 1 }, "--rate×window×(--retries+1) 2000000000 is more than 1000000000 attempts a window: too large to model"},
+		{func(in *PoissonInput) { in.Limit = 5 }, "Shards", "Shards 8 is more than Limit×window 5: each shard would allow 0 requests"},
+		{func(in *PoissonInput) { in.Window = 50 * time.Millisecond }, "Shards", "Shards 8 is more than Limit×window 6: each shard would allow 0 requests"},
+		{func(in *PoissonInput) { in.Rate = -1 }, "Rate", "Rate must be a finite number > 0, got -1"},
+		{func(in *PoissonInput) { in.Rate = 0 }, "Rate", "Rate must be a finite number > 0, got 0"},
+		{func(in *PoissonInput) { in.Rate = math.NaN() }, "Rate", "Rate must be a finite number > 0, got NaN"},
+		{func(in *PoissonInput) { in.Limit = -3 }, "Limit", "Limit must be a finite number > 0, got -3"},
+		{func(in *PoissonInput) { in.Limit = math.Inf(1) }, "Limit", "Limit must be a finite number > 0, got +Inf"},
+		{func(in *PoissonInput) { in.Shards = 0 }, "Shards", "Shards must be between 1 and 1000000, got 0"},
+		{func(in *PoissonInput) { in.Shards = 2000000 }, "Shards", "Shards must be between 1 and 1000000, got 2000000"},
+		{func(in *PoissonInput) { in.Window = 0 }, "Window", "Window must be > 0, got 0s"},
+		{func(in *PoissonInput) { in.Window = -time.Second }, "Window", "Window must be > 0, got -1s"},
+		{func(in *PoissonInput) { in.Retries = -1 }, "Retries", "Retries must be between 0 and 100, got -1"},
+		{func(in *PoissonInput) { in.Retries = 101 }, "Retries", "Retries must be between 0 and 100, got 101"},
+		{func(in *PoissonInput) { in.Routing = "hash" }, "Routing", `Routing "hash": unknown routing (known: random, round-robin)`},
+		{func(in *PoissonInput) { in.Limit = 8e10 }, "Limit", "Limit×window 80000000000 over Shards 8 is more than 1000000000 a shard window: too large to model"},
+		{func(in *PoissonInput) { in.Rate, in.Retries = 1e9, 1 }, "Rate", "Rate×window×(Retries+1) 2000000000 is more than 1000000000 attempts a window: too large to model"},
 	}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
@@ -150,8 +152,9 @@ func TestValidate(t *testing.T) {
 		in := ok
 		tc.edit(&in)
 		err := in.Validate()
-		if err == nil || err.Error() != tc.want {
-			t.Errorf("%+v:\n got %v\nwant %s", in, err, tc.want)
+		var fe *FieldError
+		if !errors.As(err, &fe) || fe.Field != tc.field || err.Error() != tc.want {
+			t.Errorf("%+v:\n got %v (%T)\nwant %s: %s", in, err, err, tc.field, tc.want)
 		}
 		if _, perr := Predict(in); perr == nil || err == nil || perr.Error() != err.Error() {
 			t.Errorf("%+v: Predict error %v, Validate error %v", in, perr, err)

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openload/openload/internal/field"
 )
 
 // Replay names a replayed schedule (openload's --arrivals FILE) where a
@@ -32,17 +34,22 @@ type ReplayOptions struct {
 	// offset, offset_s, time, timestamp, ts; a file without a header row
 	// holds one value per line.
 	Column string
-	// Speed scales time [--speed]: an arrival at offset t is replayed at
-	// t/Speed, so 2 replays twice as fast. It must be finite and > 0; the
-	// zero value is refused rather than read as 1, so that --speed 0 cannot
-	// pass as full speed.
+	// Speed scales time: an arrival at offset t is replayed at t/Speed, so
+	// 2 replays twice as fast. It must be finite and > 0; the zero value is
+	// refused rather than read as 1, so that a speed of 0 cannot pass as
+	// full speed.
 	Speed float64
 }
 
-// Validate checks the options and returns a one-line error naming the flag.
+// FieldError is the error ReplayOptions.Validate returns: the field
+// refused (its Go name), its value, and why.
+type FieldError = field.Error
+
+// Validate checks the options and returns the first problem as a
+// *FieldError.
 func (o ReplayOptions) Validate() error {
 	if math.IsNaN(o.Speed) || math.IsInf(o.Speed, 0) || o.Speed <= 0 {
-		return fmt.Errorf("--speed must be a finite number > 0, got %v", o.Speed)
+		return field.Errorf("Speed", o.Speed, "{Speed} must be a finite number > 0, got %v", o.Speed)
 	}
 	return nil
 }
@@ -433,7 +440,7 @@ func LoadReplay(r io.Reader, name string, opt ReplayOptions) (*ReplaySchedule, e
 		for i, off := range offs {
 			x := math.Round(float64(off) / opt.Speed)
 			if x >= math.MaxInt64 {
-				return nil, fmt.Errorf("%s: the arrival at %v is beyond %v at --speed %v",
+				return nil, field.Errorf("Speed", opt.Speed, "%s: the arrival at %v is beyond %v at {Speed} %v",
 					name, off, time.Duration(math.MaxInt64), opt.Speed)
 			}
 			offs[i] = time.Duration(x)

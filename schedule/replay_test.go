@@ -4,6 +4,7 @@ package schedule_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -134,10 +135,10 @@ func TestReplayErrors(t *testing.T) {
 		{"x,ts\n\"1\"x,2\n", speed1, "arrivals.csv:2: text after a quoted field"},
 		{"0001-01-01T00:00:00Z\n9999-01-01T00:00:00Z\n", speed1,
 			"arrivals.csv: the times span more than 2562047h47m16.854775807s, from 0001-01-01T00:00:00Z to 9999-01-01T00:00:00Z"},
-		{"1h\n", schedule.ReplayOptions{Speed: 1e-15}, "arrivals.csv: the arrival at 1h0m0s is beyond 2562047h47m16.854775807s at --speed 1e-15"},
-		{"1\n", schedule.ReplayOptions{}, "--speed must be a finite number > 0, got 0"},
-		{"1\n", schedule.ReplayOptions{Speed: -2}, "--speed must be a finite number > 0, got -2"},
-		{"1\n", schedule.ReplayOptions{Speed: posInf()}, "--speed must be a finite number > 0, got +Inf"},
+		{"1h\n", schedule.ReplayOptions{Speed: 1e-15}, "arrivals.csv: the arrival at 1h0m0s is beyond 2562047h47m16.854775807s at Speed 1e-15"},
+		{"1\n", schedule.ReplayOptions{}, "Speed must be a finite number > 0, got 0"},
+		{"1\n", schedule.ReplayOptions{Speed: -2}, "Speed must be a finite number > 0, got -2"},
+		{"1\n", schedule.ReplayOptions{Speed: posInf()}, "Speed must be a finite number > 0, got +Inf"},
 		{"1\n" + strings.Repeat("1", 2<<20) + "\n", speed1, "arrivals.csv:2: bufio.Scanner: token too long"},
 	}
 	for _, tc := range tests {
@@ -148,6 +149,15 @@ func TestReplayErrors(t *testing.T) {
 	}
 	if _, err := schedule.OpenReplay(filepath.Join("testdata", "missing.txt"), speed1); !os.IsNotExist(err) {
 		t.Errorf("missing file: %v", err)
+	}
+	// The errors about the speed name the field, for the caller to call
+	// it its own way.
+	for _, speed := range []float64{0, 1e-15} {
+		_, err := schedule.LoadReplay(strings.NewReader("1h\n"), "arrivals.csv", schedule.ReplayOptions{Speed: speed})
+		var fe *schedule.FieldError
+		if !errors.As(err, &fe) || fe.Field != "Speed" || fe.Value != speed {
+			t.Errorf("speed %v: %v (%T), want a FieldError of Speed", speed, err, err)
+		}
 	}
 }
 
@@ -303,7 +313,7 @@ func FuzzReplay(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text, column string, speed float64) {
 		s, err := schedule.LoadReplay(strings.NewReader(text), "fuzz", schedule.ReplayOptions{Column: column, Speed: speed})
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fuzz") && !strings.HasPrefix(err.Error(), "--speed") {
+			if !strings.HasPrefix(err.Error(), "fuzz") && !strings.HasPrefix(err.Error(), "Speed") {
 				t.Fatalf("error without the file's name: %v", err)
 			}
 			return

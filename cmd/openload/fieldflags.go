@@ -26,6 +26,25 @@ var fieldFlags = [...]map[string]string{
 		"On": "retry-on", "Retries": "retries", "Backoff": "retry-backoff", "Jitter": "retry-jitter",
 		"Seed": "seed", "Budget": "retry-budget", "MinPerSec": "retry-min-per-sec", "Window": "retry-budget-window",
 	},
+	expectFields: {
+		"Rate": "rate", "Limit": "expect-limit", "Shards": "expect-shards", "Window": "expect-window",
+		"Routing": "expect-routing", "Retries": "retries",
+	},
+	modelFields: {
+		"Rate": "rate", "Limit": "limit-rps", "Shards": "limit-shards", "Window": "limit-window",
+		"Routing": "limit-routing", "Retries": "retries",
+	},
+	replayFields: {"Column": "arrivals-column", "Speed": "speed"},
+	stubFields: {
+		"Listen": "listen", "Workers": "workers", "Latency": "latency", "BelievedLatency": "believed-latency",
+		"Policy": "policy", "QueueCap": "queue-cap", "WaitBudget": "wait-budget", "Estimator": "estimator",
+		"Window": "window", "Bucket": "bucket", "MinSamples": "min-samples", "MaxQueueWait": "max-queue-wait",
+		"StallAt": "stall-at", "StallFor": "stall-for", "StallEvery": "stall-every",
+		"Deadline": "deadline", "DeadlineStatus": "deadline-status", "ArrivalStamp": "arrival-stamp",
+		"ClockSkew": "clock-skew", "DeadlinePosition": "deadline-position",
+		"LimitRPS": "limit-rps", "LimitShards": "limit-shards", "LimitWindow": "limit-window",
+		"LimitRouting": "limit-routing", "LimitSeed": "limit-seed", "H2C": "h2c",
+	},
 }
 
 // flagError returns err with every field it names called by its flag in

@@ -68,7 +68,7 @@ func runModelPoisson(args []string, stdout, stderr io.Writer) int {
 	}
 	p, err := model.Predict(in)
 	if err != nil {
-		return usageError(stderr, "model poisson: %v", err)
+		return usageError(stderr, "model poisson: %v", flagError(modelFields, err))
 	}
 	fmt.Fprintln(stdout, "openload model poisson: a sharded fixed-window rate limiter under Poisson arrivals")
 	fmt.Fprintln(stdout, "(derivation: go doc github.com/openload/openload/model)")

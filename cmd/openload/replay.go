@@ -89,7 +89,7 @@ func (r *replayOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	}
 	opt := schedule.ReplayOptions{Column: r.column, Speed: r.speed}
 	if err := opt.Validate(); err != nil {
-		return err
+		return flagError(replayFields, err)
 	}
 	s, err := schedule.OpenReplay(r.arrivals, opt)
 	var pe *os.PathError
@@ -97,7 +97,7 @@ func (r *replayOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	case errors.As(err, &pe) && pe.Op == "open":
 		return fmt.Errorf("--arrivals %q: %v", r.arrivals, pe.Err)
 	case err != nil: // names the file and the line
-		return fmt.Errorf("--arrivals: %v", err)
+		return fmt.Errorf("--arrivals: %v", flagError(replayFields, err))
 	}
 	r.sched = s
 	if s.Span() > 0 {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -65,10 +64,6 @@ func (r *retryOptions) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&r.expectRouting, "expect-routing", model.RoutingRandom, "with --expect-limit: how requests reach the shards, random or round-robin")
 }
 
-// expectNames renames the model's flags to the load command's.
-var expectNames = strings.NewReplacer("--limit-rps", "--expect-limit", "--limit-shards", "--expect-shards",
-	"--limit-window", "--expect-window", "--limit-routing", "--expect-routing")
-
 // validate checks the flags and sets r.policy and r.expect.
 func (r *retryOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	if r.retries < 0 || r.retries > retry.MaxRetries {
@@ -108,7 +103,7 @@ func (r *retryOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	in := model.PoissonInput{Rate: o.rate, Limit: r.expectLimit, Shards: r.expectShards, Window: r.expectWindow,
 		Routing: r.expectRouting, Retries: r.retries}
 	if err := in.Validate(); err != nil {
-		return errors.New(expectNames.Replace(err.Error()))
+		return flagError(expectFields, err)
 	}
 	r.expect = &in
 	return nil

@@ -35,7 +35,7 @@ func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "stub: unexpected argument %q", fs.Arg(0))
 	}
 	if err := cfg.Validate(); err != nil {
-		return usageError(stderr, "stub: %v", err)
+		return usageError(stderr, "stub: %v", flagError(stubFields, err))
 	}
 	s, err := stub.NewServer(cfg)
 	if err != nil {

@@ -1,7 +1,6 @@
 package stub
 
 import (
-	"fmt"
 	"net"
 	"net/http"
 	"slices"
@@ -9,6 +8,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/openload/openload/internal/field"
 )
 
 // Policy names the gate applied to a request on arrival when no worker is
@@ -184,88 +185,91 @@ func joinNames[T ~string](names []T) string {
 	return strings.Join(s, ", ")
 }
 
-// Validate checks c and returns the first problem as a one-line error that
-// names the flag and the offending value.
+// FieldError is the error Config.Validate returns: the field refused (its
+// Go name, e.g. "Workers"), its value, and why.
+type FieldError = field.Error
+
+// Validate checks c and returns the first problem as a *FieldError.
 func (c Config) Validate() error {
 	if c.Listen != "" {
 		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-			return fmt.Errorf("--listen must be host:port, got %q", c.Listen)
+			return field.Errorf("Listen", c.Listen, "{Listen} must be host:port, got %q", c.Listen)
 		}
 	}
 	if c.Workers <= 0 {
-		return fmt.Errorf("--workers must be > 0, got %d", c.Workers)
+		return field.Errorf("Workers", c.Workers, "{Workers} must be > 0, got %d", c.Workers)
 	}
 	if c.Latency < 0 {
-		return fmt.Errorf("--latency must be >= 0, got %v", c.Latency)
+		return field.Errorf("Latency", c.Latency, "{Latency} must be >= 0, got %v", c.Latency)
 	}
 	if c.BelievedLatency < 0 {
-		return fmt.Errorf("--believed-latency must be >= 0, got %v", c.BelievedLatency)
+		return field.Errorf("BelievedLatency", c.BelievedLatency, "{BelievedLatency} must be >= 0, got %v", c.BelievedLatency)
 	}
 	if !slices.Contains(Policies, c.Policy) {
-		return fmt.Errorf("--policy %q is unknown (known: %s)", string(c.Policy), joinNames(Policies))
+		return field.Errorf("Policy", c.Policy, "{Policy} %q is unknown (known: %s)", string(c.Policy), joinNames(Policies))
 	}
 	if c.Policy == PolicyBounded && c.QueueCap <= 0 {
-		return fmt.Errorf("--queue-cap must be > 0 with --policy bounded, got %d", c.QueueCap)
+		return field.Errorf("QueueCap", c.QueueCap, "{QueueCap} must be > 0 with {Policy} bounded, got %d", c.QueueCap)
 	}
 	if c.QueueCap < 0 {
-		return fmt.Errorf("--queue-cap must be >= 0, got %d", c.QueueCap)
+		return field.Errorf("QueueCap", c.QueueCap, "{QueueCap} must be >= 0, got %d", c.QueueCap)
 	}
 	if c.WaitBudget <= 0 {
-		return fmt.Errorf("--wait-budget must be > 0, got %v", c.WaitBudget)
+		return field.Errorf("WaitBudget", c.WaitBudget, "{WaitBudget} must be > 0, got %v", c.WaitBudget)
 	}
 	if !slices.Contains(Estimators, c.Estimator) {
-		return fmt.Errorf("--estimator %q is unknown (known: %s)", string(c.Estimator), joinNames(Estimators))
+		return field.Errorf("Estimator", c.Estimator, "{Estimator} %q is unknown (known: %s)", string(c.Estimator), joinNames(Estimators))
 	}
 	if c.Bucket <= 0 {
-		return fmt.Errorf("--bucket must be > 0, got %v", c.Bucket)
+		return field.Errorf("Bucket", c.Bucket, "{Bucket} must be > 0, got %v", c.Bucket)
 	}
 	if c.Window < c.Bucket {
-		return fmt.Errorf("--window must be >= --bucket (%v), got %v", c.Bucket, c.Window)
+		return field.Errorf("Window", c.Window, "{Window} must be >= {Bucket} (%v), got %v", c.Bucket, c.Window)
 	}
 	if c.MinSamples < 0 {
-		return fmt.Errorf("--min-samples must be >= 0, got %d", c.MinSamples)
+		return field.Errorf("MinSamples", c.MinSamples, "{MinSamples} must be >= 0, got %d", c.MinSamples)
 	}
 	if c.MaxQueueWait <= 0 {
-		return fmt.Errorf("--max-queue-wait must be > 0, got %v", c.MaxQueueWait)
+		return field.Errorf("MaxQueueWait", c.MaxQueueWait, "{MaxQueueWait} must be > 0, got %v", c.MaxQueueWait)
 	}
 	if c.StallAt < 0 {
-		return fmt.Errorf("--stall-at must be >= 0, got %v", c.StallAt)
+		return field.Errorf("StallAt", c.StallAt, "{StallAt} must be >= 0, got %v", c.StallAt)
 	}
 	if c.StallFor < 0 {
-		return fmt.Errorf("--stall-for must be >= 0, got %v", c.StallFor)
+		return field.Errorf("StallFor", c.StallFor, "{StallFor} must be >= 0, got %v", c.StallFor)
 	}
 	if c.StallEvery < 0 {
-		return fmt.Errorf("--stall-every must be >= 0, got %v", c.StallEvery)
+		return field.Errorf("StallEvery", c.StallEvery, "{StallEvery} must be >= 0, got %v", c.StallEvery)
 	}
 	if c.StallEvery > 0 && c.StallEvery <= c.StallFor {
-		return fmt.Errorf("--stall-every must be > --stall-for (%v), got %v", c.StallFor, c.StallEvery)
+		return field.Errorf("StallEvery", c.StallEvery, "{StallEvery} must be > {StallFor} (%v), got %v", c.StallFor, c.StallEvery)
 	}
 	if c.Deadline < 0 {
-		return fmt.Errorf("--deadline must be >= 0, got %v", c.Deadline)
+		return field.Errorf("Deadline", c.Deadline, "{Deadline} must be >= 0, got %v", c.Deadline)
 	}
 	if c.DeadlineStatus != http.StatusServiceUnavailable && c.DeadlineStatus != http.StatusNoContent {
-		return fmt.Errorf("--deadline-status must be 503 or 204, got %d", c.DeadlineStatus)
+		return field.Errorf("DeadlineStatus", c.DeadlineStatus, "{DeadlineStatus} must be 503 or 204, got %d", c.DeadlineStatus)
 	}
 	if _, err := parseArrivalStamp(c.ArrivalStamp); err != nil {
 		return err
 	}
 	if !slices.Contains(DeadlinePositions, c.DeadlinePosition) {
-		return fmt.Errorf("--deadline-position %q is unknown (known: %s)", string(c.DeadlinePosition), joinNames(DeadlinePositions))
+		return field.Errorf("DeadlinePosition", c.DeadlinePosition, "{DeadlinePosition} %q is unknown (known: %s)", string(c.DeadlinePosition), joinNames(DeadlinePositions))
 	}
 	if c.LimitRPS < 0 {
-		return fmt.Errorf("--limit-rps must be >= 0, got %d", c.LimitRPS)
+		return field.Errorf("LimitRPS", c.LimitRPS, "{LimitRPS} must be >= 0, got %d", c.LimitRPS)
 	}
 	if c.LimitShards < 1 || c.LimitShards > maxLimitShards {
-		return fmt.Errorf("--limit-shards must be in 1..%d, got %d", maxLimitShards, c.LimitShards)
+		return field.Errorf("LimitShards", c.LimitShards, "{LimitShards} must be in 1..%d, got %d", maxLimitShards, c.LimitShards)
 	}
 	if c.LimitWindow <= 0 {
-		return fmt.Errorf("--limit-window must be > 0, got %v", c.LimitWindow)
+		return field.Errorf("LimitWindow", c.LimitWindow, "{LimitWindow} must be > 0, got %v", c.LimitWindow)
 	}
 	if !slices.Contains(LimitRoutings, c.LimitRouting) {
-		return fmt.Errorf("--limit-routing %q is unknown (known: %s)", string(c.LimitRouting), joinNames(LimitRoutings))
+		return field.Errorf("LimitRouting", c.LimitRouting, "{LimitRouting} %q is unknown (known: %s)", string(c.LimitRouting), joinNames(LimitRoutings))
 	}
 	if c.LimitRPS > 0 && shardAllowance(c.LimitRPS, c.LimitWindow, c.LimitShards) == 0 {
-		return fmt.Errorf("--limit-rps %d over --limit-window %v is below --limit-shards %d: each shard would admit floor(%d/s × %v ÷ %d) = 0 requests per window",
+		return field.Errorf("LimitRPS", c.LimitRPS, "{LimitRPS} %d over {LimitWindow} %v is below {LimitShards} %d: each shard would admit floor(%d/s × %v ÷ %d) = 0 requests per window",
 			c.LimitRPS, c.LimitWindow, c.LimitShards, c.LimitRPS, c.LimitWindow, c.LimitShards)
 	}
 	return nil

@@ -1,6 +1,8 @@
 package stub
 
 import (
+	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -38,45 +40,45 @@ func TestValidate(t *testing.T) {
 		{"limit round-robin", func(c *Config) { c.LimitRouting = RoutingRoundRobin }, nil},
 		{"limit off ignores allowance", func(c *Config) { c.LimitRPS, c.LimitShards = 0, 100 }, nil},
 
-		{"listen not host:port", func(c *Config) { c.Listen = "localhost" }, []string{"--listen", `"localhost"`}},
-		{"workers negative", func(c *Config) { c.Workers = -3 }, []string{"--workers must be > 0, got -3"}},
-		{"workers zero", func(c *Config) { c.Workers = 0 }, []string{"--workers", "got 0"}},
-		{"latency negative", func(c *Config) { c.Latency = -time.Millisecond }, []string{"--latency", "-1ms"}},
-		{"believed negative", func(c *Config) { c.BelievedLatency = -time.Second }, []string{"--believed-latency", "-1s"}},
-		{"policy unknown", func(c *Config) { c.Policy = "lifo" }, []string{"--policy", `"lifo"`, "none, bounded, admission"}},
-		{"policy empty", func(c *Config) { c.Policy = "" }, []string{"--policy", "none, bounded, admission"}},
-		{"queue cap zero bounded", func(c *Config) { c.Policy, c.QueueCap = PolicyBounded, 0 }, []string{"--queue-cap", "got 0"}},
-		{"queue cap negative", func(c *Config) { c.QueueCap = -1 }, []string{"--queue-cap", "got -1"}},
-		{"wait budget zero", func(c *Config) { c.WaitBudget = 0 }, []string{"--wait-budget", "got 0s"}},
-		{"wait budget negative", func(c *Config) { c.WaitBudget = -time.Second }, []string{"--wait-budget", "-1s"}},
-		{"estimator unknown", func(c *Config) { c.Estimator = "ewma" }, []string{"--estimator", `"ewma"`, "believed, completions"}},
-		{"bucket zero", func(c *Config) { c.Bucket = 0 }, []string{"--bucket", "got 0s"}},
-		{"window below bucket", func(c *Config) { c.Window, c.Bucket = 50*time.Millisecond, 100*time.Millisecond }, []string{"--window", "--bucket", "50ms"}},
-		{"min samples negative", func(c *Config) { c.MinSamples = -1 }, []string{"--min-samples", "got -1"}},
-		{"max queue wait zero", func(c *Config) { c.MaxQueueWait = 0 }, []string{"--max-queue-wait", "got 0s"}},
-		{"stall at negative", func(c *Config) { c.StallAt = -time.Second }, []string{"--stall-at", "-1s"}},
-		{"stall for negative", func(c *Config) { c.StallFor = -time.Second }, []string{"--stall-for", "-1s"}},
-		{"stall every negative", func(c *Config) { c.StallEvery = -time.Second }, []string{"--stall-every", "-1s"}},
-		{"stall every equals for", func(c *Config) { c.StallFor, c.StallEvery = time.Second, time.Second }, []string{"--stall-every", "--stall-for"}},
-		{"stall every below for", func(c *Config) { c.StallFor, c.StallEvery = 2*time.Second, time.Second }, []string{"--stall-every", "got 1s"}},
+		{"listen not host:port", func(c *Config) { c.Listen = "localhost" }, []string{"Listen", `"localhost"`}},
+		{"workers negative", func(c *Config) { c.Workers = -3 }, []string{"Workers must be > 0, got -3"}},
+		{"workers zero", func(c *Config) { c.Workers = 0 }, []string{"Workers", "got 0"}},
+		{"latency negative", func(c *Config) { c.Latency = -time.Millisecond }, []string{"Latency", "-1ms"}},
+		{"believed negative", func(c *Config) { c.BelievedLatency = -time.Second }, []string{"BelievedLatency", "-1s"}},
+		{"policy unknown", func(c *Config) { c.Policy = "lifo" }, []string{"Policy", `"lifo"`, "none, bounded, admission"}},
+		{"policy empty", func(c *Config) { c.Policy = "" }, []string{"Policy", "none, bounded, admission"}},
+		{"queue cap zero bounded", func(c *Config) { c.Policy, c.QueueCap = PolicyBounded, 0 }, []string{"QueueCap", "got 0"}},
+		{"queue cap negative", func(c *Config) { c.QueueCap = -1 }, []string{"QueueCap", "got -1"}},
+		{"wait budget zero", func(c *Config) { c.WaitBudget = 0 }, []string{"WaitBudget", "got 0s"}},
+		{"wait budget negative", func(c *Config) { c.WaitBudget = -time.Second }, []string{"WaitBudget", "-1s"}},
+		{"estimator unknown", func(c *Config) { c.Estimator = "ewma" }, []string{"Estimator", `"ewma"`, "believed, completions"}},
+		{"bucket zero", func(c *Config) { c.Bucket = 0 }, []string{"Bucket", "got 0s"}},
+		{"window below bucket", func(c *Config) { c.Window, c.Bucket = 50*time.Millisecond, 100*time.Millisecond }, []string{"Window", "Bucket", "50ms"}},
+		{"min samples negative", func(c *Config) { c.MinSamples = -1 }, []string{"MinSamples", "got -1"}},
+		{"max queue wait zero", func(c *Config) { c.MaxQueueWait = 0 }, []string{"MaxQueueWait", "got 0s"}},
+		{"stall at negative", func(c *Config) { c.StallAt = -time.Second }, []string{"StallAt", "-1s"}},
+		{"stall for negative", func(c *Config) { c.StallFor = -time.Second }, []string{"StallFor", "-1s"}},
+		{"stall every negative", func(c *Config) { c.StallEvery = -time.Second }, []string{"StallEvery", "-1s"}},
+		{"stall every equals for", func(c *Config) { c.StallFor, c.StallEvery = time.Second, time.Second }, []string{"StallEvery", "StallFor"}},
+		{"stall every below for", func(c *Config) { c.StallFor, c.StallEvery = 2*time.Second, time.Second }, []string{"StallEvery", "got 1s"}},
 
-		{"deadline negative", func(c *Config) { c.Deadline = -time.Millisecond }, []string{"--deadline must be >= 0, got -1ms"}},
-		{"deadline status 200", func(c *Config) { c.DeadlineStatus = 200 }, []string{"--deadline-status must be 503 or 204, got 200"}},
-		{"deadline status 0", func(c *Config) { c.DeadlineStatus = 0 }, []string{"--deadline-status", "got 0"}},
-		{"arrival unknown", func(c *Config) { c.ArrivalStamp = "wall" }, []string{"--arrival-stamp", `"wall"`, "receive, header:NAME"}},
-		{"arrival empty", func(c *Config) { c.ArrivalStamp = "" }, []string{"--arrival-stamp", `""`}},
-		{"arrival header without name", func(c *Config) { c.ArrivalStamp = "header:" }, []string{"--arrival-stamp", `"header:"`, "not a valid header name"}},
-		{"arrival header bad name", func(c *Config) { c.ArrivalStamp = "header:X Arrival" }, []string{"--arrival-stamp", `"X Arrival"`}},
-		{"deadline position unknown", func(c *Config) { c.DeadlinePosition = "first" }, []string{"--deadline-position", `"first"`, "last, before-stall"}},
-		{"limit rps negative", func(c *Config) { c.LimitRPS = -5 }, []string{"--limit-rps must be >= 0, got -5"}},
-		{"limit shards zero", func(c *Config) { c.LimitShards = 0 }, []string{"--limit-shards", "got 0"}},
-		{"limit shards too many", func(c *Config) { c.LimitShards = 1 << 20 }, []string{"--limit-shards", "got 1048576"}},
-		{"limit window zero", func(c *Config) { c.LimitWindow = 0 }, []string{"--limit-window must be > 0, got 0s"}},
-		{"limit window negative", func(c *Config) { c.LimitWindow = -time.Second }, []string{"--limit-window", "got -1s"}},
-		{"limit routing unknown", func(c *Config) { c.LimitRouting = "hash" }, []string{"--limit-routing", `"hash"`, "random, round-robin"}},
-		{"limit below shards", func(c *Config) { c.LimitRPS, c.LimitShards = 3, 4 }, []string{"--limit-rps 3 over --limit-window 1s is below --limit-shards 4", "= 0"}},
+		{"deadline negative", func(c *Config) { c.Deadline = -time.Millisecond }, []string{"Deadline must be >= 0, got -1ms"}},
+		{"deadline status 200", func(c *Config) { c.DeadlineStatus = 200 }, []string{"DeadlineStatus must be 503 or 204, got 200"}},
+		{"deadline status 0", func(c *Config) { c.DeadlineStatus = 0 }, []string{"DeadlineStatus", "got 0"}},
+		{"arrival unknown", func(c *Config) { c.ArrivalStamp = "wall" }, []string{"ArrivalStamp", `"wall"`, "receive, header:NAME"}},
+		{"arrival empty", func(c *Config) { c.ArrivalStamp = "" }, []string{"ArrivalStamp", `""`}},
+		{"arrival header without name", func(c *Config) { c.ArrivalStamp = "header:" }, []string{"ArrivalStamp", `"header:"`, "not a valid header name"}},
+		{"arrival header bad name", func(c *Config) { c.ArrivalStamp = "header:X Arrival" }, []string{"ArrivalStamp", `"X Arrival"`}},
+		{"deadline position unknown", func(c *Config) { c.DeadlinePosition = "first" }, []string{"DeadlinePosition", `"first"`, "last, before-stall"}},
+		{"limit rps negative", func(c *Config) { c.LimitRPS = -5 }, []string{"LimitRPS must be >= 0, got -5"}},
+		{"limit shards zero", func(c *Config) { c.LimitShards = 0 }, []string{"LimitShards", "got 0"}},
+		{"limit shards too many", func(c *Config) { c.LimitShards = 1 << 20 }, []string{"LimitShards", "got 1048576"}},
+		{"limit window zero", func(c *Config) { c.LimitWindow = 0 }, []string{"LimitWindow must be > 0, got 0s"}},
+		{"limit window negative", func(c *Config) { c.LimitWindow = -time.Second }, []string{"LimitWindow", "got -1s"}},
+		{"limit routing unknown", func(c *Config) { c.LimitRouting = "hash" }, []string{"LimitRouting", `"hash"`, "random, round-robin"}},
+		{"limit below shards", func(c *Config) { c.LimitRPS, c.LimitShards = 3, 4 }, []string{"LimitRPS 3 over LimitWindow 1s is below LimitShards 4", "= 0"}},
 		{"limit below shards in a short window", func(c *Config) { c.LimitRPS, c.LimitShards, c.LimitWindow = 100, 2, 10*time.Millisecond },
-			[]string{"--limit-rps 100", "--limit-shards 2", "10ms"}},
+			[]string{"LimitRPS 100", "LimitShards 2", "10ms"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -93,6 +95,11 @@ func TestValidate(t *testing.T) {
 			msg := err.Error()
 			if strings.Contains(msg, "\n") {
 				t.Errorf("error is not one line: %q", msg)
+			}
+			// It names the field first, by its Go name.
+			var fe *FieldError
+			if !errors.As(err, &fe) || !strings.HasPrefix(msg, fe.Field) || reflect.ValueOf(Config{}).FieldByName(fe.Field).Kind() == reflect.Invalid {
+				t.Errorf("Validate() = %v (%T), want a FieldError naming a field of Config first", err, err)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(msg, w) {

@@ -1,13 +1,14 @@
 package stub
 
 import (
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/openload/openload/internal/field"
 )
 
 // DeadlinePosition says where the deadline gate checks the dwell time.
@@ -49,7 +50,7 @@ const ArrivalReceive = "receive"
 
 const arrivalHeaderPrefix = "header:"
 
-// parseArrivalStamp parses an --arrival-stamp value: "receive" gives
+// parseArrivalStamp parses a Config.ArrivalStamp value: "receive" gives
 // header "", "header:NAME" gives NAME in canonical form.
 func parseArrivalStamp(v string) (header string, err error) {
 	if v == ArrivalReceive {
@@ -57,10 +58,10 @@ func parseArrivalStamp(v string) (header string, err error) {
 	}
 	name, ok := strings.CutPrefix(v, arrivalHeaderPrefix)
 	if !ok {
-		return "", fmt.Errorf("--arrival-stamp %q is unknown (known: receive, header:NAME)", v)
+		return "", field.Errorf("ArrivalStamp", v, "{ArrivalStamp} %q is unknown (known: receive, header:NAME)", v)
 	}
 	if !httpguts.ValidHeaderFieldName(name) {
-		return "", fmt.Errorf("--arrival-stamp %q: %q is not a valid header name", v, name)
+		return "", field.Errorf("ArrivalStamp", v, "{ArrivalStamp} %q: %q is not a valid header name", v, name)
 	}
 	return http.CanonicalHeaderKey(name), nil
 }

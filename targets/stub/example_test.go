@@ -1,6 +1,7 @@
 package stub_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -77,7 +78,14 @@ func Example_deadline() {
 func ExampleConfig_Validate() {
 	cfg := stub.DefaultConfig()
 	cfg.Workers = -3
-	fmt.Println(cfg.Validate())
+	err := cfg.Validate()
+	fmt.Println(err)
+	// The error names the field, for a caller that calls it otherwise
+	// (openload stub says --workers).
+	var fe *stub.FieldError
+	if errors.As(err, &fe) {
+		fmt.Println(fe.Field, fe.Value)
+	}
 	cfg = stub.DefaultConfig()
 	cfg.Policy = "lifo"
 	fmt.Println(cfg.Validate())
@@ -85,7 +93,8 @@ func ExampleConfig_Validate() {
 	cfg.LimitRPS, cfg.LimitShards = 3, 4
 	fmt.Println(cfg.Validate())
 	// Output:
-	// --workers must be > 0, got -3
-	// --policy "lifo" is unknown (known: none, bounded, admission)
-	// --limit-rps 3 over --limit-window 1s is below --limit-shards 4: each shard would admit floor(3/s × 1s ÷ 4) = 0 requests per window
+	// Workers must be > 0, got -3
+	// Workers -3
+	// Policy "lifo" is unknown (known: none, bounded, admission)
+	// LimitRPS 3 over LimitWindow 1s is below LimitShards 4: each shard would admit floor(3/s × 1s ÷ 4) = 0 requests per window
 }
