@@ -50,10 +50,9 @@ const (
 // gcPercent is openload's GOGC unless the environment sets one. Each
 // collection stops the world for a moment, and on a busy machine that
 // moment stretches to a millisecond or more (the generator shares the
-// cores with the server under test), which shows as send delay. A run at
-// 36,000/s (lean path, -c 64, 5 s) collected 37–38 times at the default of
-// 100 and 9 times at 400, for a peak RSS of 26 MB and 37 MB; its send-delay
-// p99 was 0.71–1.10 ms and 0.65–0.79 ms.
+// cores with the server under test), which shows as send delay. Fewer
+// collections, for some more memory, bring it down (see
+// docs/MEASUREMENTS.md, “gcPercent”).
 const gcPercent = 400
 
 // main runs the CLI. The first SIGINT or SIGTERM cancels the run's

@@ -461,10 +461,8 @@ func (g *generator) dispatch(ctx context.Context, s schedule.Schedule, stats *St
 // dispatcher then sleeps minSleep and issues the few arrivals that came due
 // in one batch, instead of waking for each. Each wake-up readies workers on
 // another thread, so batching saves CPU, at the price of up to minSleep of
-// lateness, which shows as send delay. Measured at 38,000/s (lean path,
-// -c 64, loopback, 2 cores, 3 runs each): CPU per 1,000 requests 0.0194 at
-// 200 µs, 0.0183 at 300 µs, 0.0175 at 400 µs; send-delay p99 0.58–0.84,
-// 0.69–0.82 and 0.74–1.20 ms.
+// lateness, which shows as send delay (see docs/MEASUREMENTS.md,
+// “minSleep”).
 const minSleep = 300 * time.Microsecond
 
 // maxSleep bounds one sleep of the dispatcher.

@@ -31,10 +31,9 @@ import (
 // dispatcher readies a worker, and the runtime's network poller readies it
 // again when the response arrives. On two shared cores those hand-offs, the
 // futex wake-ups of idle threads they cause and the read that finds nothing
-// after each write are a quarter of the generator's CPU per request:
-// measured at 36,000/s (-c 64, loopback, 8 alternating 5 s runs), the
-// medians were 0.0130 CPU-s per 1,000 requests here against 0.0178 on the
-// lean path, send-delay p99 0.72 against 0.84 ms.
+// after each write are a quarter of the generator's CPU per request (see
+// docs/MEASUREMENTS.md, “The epoll client”).
+//
 // Here one goroutine owns the schedule and every connection: it waits in
 // epoll_wait(2) on the sockets, a timerfd(2) for the next arrival and an
 // eventfd(2) for news from other goroutines, writes each request the moment
@@ -101,13 +100,10 @@ type news struct {
 	lent bool
 }
 
-// One loop serves the whole run. Two loops, one per processor, each with
-// half the connections and sharing the queue of due arrivals, were
-// measured against one at 45,000/s (-c 64, loopback, 2 cores, 3
-// alternating 5 s runs): CPU per 1,000 requests 0.0148 against
-// 0.0115–0.0121 (twice the thread wake-ups: each loop sleeps and wakes on
-// its own, with half the events per wake-up), send-delay p99 4.5–31 ms
-// against 2.0–2.7 ms. At 55,000–60,000/s neither was better.
+// One loop serves the whole run: two, one per processor with half the
+// connections each, woke twice as often for half the events per wake-up,
+// and cost more CPU and send delay (see docs/MEASUREMENTS.md, “One event
+// loop”).
 type epollLoop struct {
 	g          *generator
 	t          *leanTransport
@@ -218,23 +214,14 @@ func (l *epollLoop) start(ctx context.Context, wg *sync.WaitGroup) {
 // The loop sleeps and wakes thousands of times a second, and on a machine
 // the server under test shares, its thread often wakes while the server's
 // threads hold every core. Linux's fair scheduler (EEVDF) then lets the
-// running thread finish its slice, 1.4 ms by default here, before the loop
-// runs: requests leave late and responses are read late, which shows as
-// send delay and as service time the server did not take. A thread that
-// asks for a shorter slice gets an earlier deadline and runs first when it
-// wakes; over time it gets the same share of CPU as before, in shorter
-// turns. Measured at 36,000/s (-c 64, loopback, 12 alternating 5 s runs):
-// send-delay p99 median 0.74 ms (11 of 12 runs ≤ 1 ms) against 1.52 ms
-// (5 of 12), service-time p99 median 1.49 against 1.84 ms, the same CPU
-// per request (medians 0.0126 and 0.0125 CPU-s per 1,000). The loop with
-// this slice and the raw system calls below against the loop without
-// either, 8 alternating runs: send-delay p99 median 1.31 against 1.61 ms
-// (3 of 8 runs ≤ 1 ms against 1 of 8); at 50,000/s, 4 runs: 1.4–5.1
-// against 2.0–11.0 ms. 100 µs is the shortest slice the kernel takes (it
-// clamps a shorter one, which shortSlice's read-back then rejects), and
-// longer ones did worse: at 36,000/s (4 rounds of 5 s runs), send-delay
-// p99 0.40–0.64 ms with 100 µs, 0.41–1.50 ms with 300 µs, 0.39–2.08 ms
-// with 1 ms, and p99.9 1.3–2.8, 1.4–6.1 and 2.3–7.4 ms, at the same CPU.
+// running thread finish its slice before the loop runs: requests leave
+// late and responses are read late, which shows as send delay and as
+// service time the server did not take. A thread that asks for a shorter
+// slice gets an earlier deadline and runs first when it wakes; over time
+// it gets the same share of CPU, in shorter turns. 100 µs is the shortest
+// slice the kernel takes (it clamps a shorter one, which shortSlice's
+// read-back then rejects); longer ones did worse (see
+// docs/MEASUREMENTS.md, “loopSlice”).
 const loopSlice = 100 * time.Microsecond
 
 // shortSlice asks for loopSlice on the calling thread, keeping its policy
@@ -920,10 +907,7 @@ const epollClient = ClientEpoll
 // write does the receiving socket's TCP work too and often takes longer
 // than the 20 µs after which the runtime's monitor hands a processor in a
 // system call to another thread. wait looks for ready events that way
-// before it blocks. Measured at 36,000/s (-c 64, loopback, alternating 5 s
-// runs): 0.0130–0.0137 CPU-s per 1,000 requests before, 0.0126–0.0134
-// after (5 runs each, medians 0.0135 and 0.0128); with the short slice
-// of loopSlice too, medians 0.0133 and 0.0127 (8 runs each).
+// before it blocks (see docs/MEASUREMENTS.md, “Raw system calls”).
 
 // rawIO is read(2) or write(2) (trap) of p on fd.
 func rawIO(trap uintptr, fd int, p []byte) (int, error) {

@@ -15,9 +15,9 @@ import (
 // its send delay. The goroutine-per-connection workers take due arrivals
 // in turn, so the first Connections requests of a run each dial, and at
 // 160/s with 64 connections those 4 % of the requests set the run's send
-// delay p99 (measured in docs/first-run.md). That lateness is the
-// generator's way of starting, not anything a user of the service would
-// see.
+// delay p99 (see docs/MEASUREMENTS.md, “Pre-dialling”). That lateness is
+// the generator's way of starting, not anything a user of the service
+// would see.
 //
 // So before the run's clock starts, begin opens the connections the run
 // would open on its first requests: min(Connections, requests), at most

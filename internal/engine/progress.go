@@ -11,9 +11,8 @@ import (
 // The window figures are counted live, when each request is taken from the
 // schedule and when its sending begins, not from the records: a record
 // reaches the recorder only once its request is done, so counting sends
-// from the records (as an earlier version did, per second of the
-// timeline) left out every request still in flight at the snapshot and
-// showed 148/s for a 160/s schedule whose model answers take 150 ms.
+// from the records leaves out every request still in flight at the
+// snapshot (see docs/MEASUREMENTS.md, “Progress counts”).
 type Progress struct {
 	Elapsed  time.Duration
 	Due      int64 // arrivals taken from the schedule so far

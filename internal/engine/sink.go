@@ -14,8 +14,8 @@ import (
 // lock and a copy. The recorder goroutine collects every shard
 // collectEvery and adds what it found to the recorder, which it owns
 // without locks. A channel per record would instead wake the recorder
-// goroutine for almost every request: at 36,000 requests a second that
-// hand-off was about 4 % of openload's CPU.
+// goroutine for almost every request, a measurable share of openload's CPU
+// (see docs/MEASUREMENTS.md, “Record shards”).
 
 // collectEvery is how often the recorder goroutine collects the shards.
 // It bounds how far the progress line lags behind; the result does not

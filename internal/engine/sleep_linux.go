@@ -9,10 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Go's runtime timers on Linux wait in epoll with millisecond timeouts, so a
-// timer of 6.25 ms fires about 1 ms late, and one under 1 ms waits a whole
-// millisecond: measured here, p50 oversleep 1.0 ms for both. That lateness
-// would be send delay of the generator's own making.
+// Go's runtime timers on Linux wait in epoll with millisecond timeouts, so
+// they fire about a millisecond late (see docs/MEASUREMENTS.md, “Timerfd
+// sleeps”). That lateness would be send delay of the generator's own
+// making.
 //
 // The dispatcher instead sleeps on a timerfd(2) registered with the
 // runtime's network poller: the kernel's high-resolution timer makes the
