@@ -42,6 +42,11 @@
 // between: a request waiting out a backoff holds its worker and counts in
 // the in-flight limit. A retried request keeps its scheduled time, so its
 // response time runs from there to the final attempt's done.
+//
+// What does not need the engine's state lives beside it: the retry policy
+// and budget in package retry, HTTP/1.1 framing (request serialisation,
+// response heads, bodies) in package h1, and openload's self-monitoring in
+// package selfmon.
 package engine
 
 import (
