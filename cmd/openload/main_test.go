@@ -126,11 +126,37 @@ func TestLongForm(t *testing.T) {
 		{[]string{"-quiet", "-connections", "4"}, []string{"--quiet", "--connections", "4"}},
 		{[]string{"--", "-rate"}, []string{"--", "-rate"}},
 		{[]string{"-nosuch", "1"}, []string{"-nosuch", "1"}},
+		{[]string{"-method", "POST", "-output=r.json"}, []string{"--method", "POST", "--output=r.json"}},
+		// A shorthand cluster: the value-taking letter ends it and
+		// takes the next argument, unless the value is attached.
+		{[]string{"-qH", "-rate", "-rate", "1"}, []string{"-qH", "-rate", "--rate", "1"}},
+		{[]string{"-qc4", "-rate", "1"}, []string{"-qc4", "--rate", "1"}},
+		{[]string{"-c=4", "-rate", "1"}, []string{"-c=4", "--rate", "1"}},
+		{[]string{"--header", "-quiet", "-quiet"}, []string{"--header", "-quiet", "--quiet"}},
+		{[]string{"--header=x", "-quiet"}, []string{"--header=x", "--quiet"}},
+		{[]string{"-H"}, []string{"-H"}},
+		{[]string{"URL", "-", "-rate", "1"}, []string{"URL", "-", "--rate", "1"}},
 	}
 	for _, tc := range tests {
 		if got := longForm(fs, tc.in); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("longForm(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// TestPflagSingleDash is why longForm exists: pflag alone reads "-method
+// POST" as the shorthand -m with the value "ethod", and POST as an
+// argument. Should pflag ever read it as a long flag, this fails, and
+// longForm can go.
+func TestPflagSingleDash(t *testing.T) {
+	var o loadOptions
+	fs := loadFlags(&o)
+	fs.SetOutput(new(bytes.Buffer))
+	if err := fs.Parse([]string{"-method", "POST", "-output", "r.json"}); err != nil {
+		t.Fatal(err)
+	}
+	if o.method != "ethod" || o.output != "utput" || !reflect.DeepEqual(fs.Args(), []string{"POST", "r.json"}) {
+		t.Errorf("pflag read -method POST -output r.json as method %q, output %q, arguments %q", o.method, o.output, fs.Args())
 	}
 }
 
