@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -93,6 +94,12 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"report", "--format", "pdf", "a.json"},
 		{"report", "--metric", "service", "a.json"},
 		{"report", "--metric", "ttfb", "--format", "hgrm", "a.json"},
+		{"report", "--png"},
+		{"report", "--nope", "a.json"},
+		{"diff", "--nope", "a.json"},
+		{"stub", "--nope"},
+		{"stub", "extra"},
+		{"model", "poisson", "--nope"},
 	}
 	cases = append(cases, replayUsageCases(t, dir)...)
 	cases = append(cases, retryUsageCases()...)
@@ -105,13 +112,32 @@ func TestUsageErrorsGolden(t *testing.T) {
 		if stdout != "" {
 			t.Errorf("%q: printed to stdout: %q", args, stdout)
 		}
-		lines := strings.Split(strings.TrimSpace(stderr), "\n")
-		if len(lines) != 2 {
-			t.Errorf("%q: want a one-line error and the hint, got %q", args, stderr)
+		// The hint points to the help of the subcommand that failed.
+		hint := "run 'openload --help' for usage"
+		if cmd := subcommand(args); cmd != "" {
+			hint = "run 'openload " + cmd + " --help' for usage"
 		}
-		fmt.Fprintf(&b, "$ openload %s\n%s\n", strings.ReplaceAll(strings.Join(args, " "), dir, "$TMP"), strings.ReplaceAll(lines[0], dir, "$TMP"))
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		if len(lines) != 2 || lines[1] != hint {
+			t.Errorf("%q: want a one-line error and the hint %q, got %q", args, hint, stderr)
+		}
+		fmt.Fprintf(&b, "$ openload %s\n%s", strings.ReplaceAll(strings.Join(args, " "), dir, "$TMP"), strings.ReplaceAll(stderr, dir, "$TMP"))
 	}
 	golden(t, "usage-errors.golden", b.String())
+}
+
+// subcommand is the subcommand args run ("model poisson"), or "" for a
+// load run.
+func subcommand(args []string) string {
+	switch {
+	case len(args) == 0:
+		return ""
+	case args[0] == "model" && len(args) > 1 && args[1] == "poisson":
+		return "model poisson"
+	case slices.Contains([]string{"stub", "diff", "report", "model"}, args[0]):
+		return args[0]
+	}
+	return ""
 }
 
 func TestLongForm(t *testing.T) {
