@@ -153,7 +153,7 @@ func runReportHlog(path, format, metric string, stdout, stderr io.Writer) int {
 			return exitRuntime
 		}
 	default:
-		return usageError(stderr, "report: an interval log takes --format table or hgrm, not %s", format)
+		return usageErrorIn(stderr, "report", "an interval log takes --format table or hgrm, not %s", format)
 	}
 	return exitOK
 }
