@@ -92,7 +92,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	htmlPath := fs.String("html", "", "also write the self-contained HTML report (all charts) to this file")
 	svgPath := fs.String("svg", "", "also write one chart (--chart) as SVG to this file")
 	pngPath := fs.String("png", "", "also write one chart (--chart) as PNG to this file")
-	chart := fs.String("chart", "latency", "chart for --svg/--png: latency, timeline, timeline-p99, class-0 …")
+	chart := fs.String("chart", "latency", "chart for --svg/--png: latency (alias percentiles), timeline, timeline-p99, class-0 …")
 	hlog := fs.String("hlog", "", "read this HdrHistogram interval log (as --hlog writes) instead of a result; a log given as the file is recognised without it")
 	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(longForm(fs, args)); err != nil {
