@@ -81,7 +81,7 @@ pre.prose span { display: block; min-height: 1.4em;
   h1 { font-size: 1.15rem; }
   .text { padding: 8px; }
   .text pre { font-size: 11px; }
-  pre.prose span { --i: min(calc(var(--h, 0) * 1ch), 2ch); }
+  pre.prose span { --i: min(calc(var(--h, 0) * 1ch), 4ch); }
 }
 @media print {
   .js .static { display: block; }

@@ -41,7 +41,7 @@
       return "—";
     }
     var a = Math.abs(v);
-    if (a >= 1000) {
+    if (a >= 1000 || Number.isInteger(v)) {
       return Math.round(v).toLocaleString("en");
     }
     return v.toFixed(a >= 10 ? 1 : 3);
