@@ -80,7 +80,7 @@ Formats:
   json    the result itself, re-encoded
   csv     the per-second timeline (scheduled, skipped, sent, completed, errors, response p99)
   html    a self-contained page: latency by percentile, the timeline, p99 per second, class
-          shares, and the text report (no network needed)
+          shares, and the text report; hover for values, drag to zoom (no network needed)
   hgrm    HdrHistogram's percentile distribution of one histogram (--metric), values in ms,
           for HdrHistogram's plotter
           (https://hdrhistogram.github.io/HdrHistogram/plotFiles.html)
@@ -105,7 +105,7 @@ func reportFlags(o *reportOptions) *pflag.FlagSet {
 		fs.StringVar(&o.html, "html", "", "also write the self-contained HTML report (all charts) to this `file`")
 		fs.StringVar(&o.svg, "svg", "", "also write one chart (--chart) as SVG to this `file`")
 		fs.StringVar(&o.png, "png", "", "also write one chart (--chart) as PNG to this `file`")
-		fs.StringVar(&o.chart, "chart", "latency", "chart for --svg/--png: latency, timeline, timeline-p99, class-0 …")
+		fs.StringVar(&o.chart, "chart", "latency", "chart for --svg/--png: latency (alias percentiles), timeline, timeline-p99, class-0 …")
 		fs.StringVar(&o.hlog, "hlog", "", "read this HdrHistogram interval log (as --hlog writes) instead of a result; a log given as the `file` is recognised without it")
 	})
 	inGroup(fs, groupEnd, func() { fs.BoolVarP(&o.help, "help", "h", false, "show this help") })
