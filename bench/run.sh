@@ -8,7 +8,8 @@
 #
 # Knobs (environment): DUR seconds per run (10), STEPS bisection steps per
 # tool (5), LONG seconds of the long memory run (60), PORT (18080),
-# OUT (docs/BENCHMARKS.md). Traffic goes to 127.0.0.1 only.
+# OUT (docs/BENCHMARKS.md; its hand-written history at the end is kept).
+# Traffic goes to 127.0.0.1 only.
 #
 # What it measures, per tool, with /usr/bin/time -v around each run:
 #   ceiling   wrk closed loop (-t2 -c64): requests the target served ÷ DUR
@@ -296,6 +297,11 @@ MICRO=$(go test -run '^$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead|
 ELAPSED=$(( $(date +%s) - T0 ))
 
 mkdir -p "$(dirname "$OUT")"
+# The run-by-run history at the end of $OUT, from the line $HISTORY on, is
+# written by hand: keep it, after this run's results.
+HISTORY='<!-- history: written by hand from here on; bench/run.sh keeps it -->'
+KEPT=
+[ -f "$OUT" ] && KEPT=$(awk -v m="$HISTORY" '$0 == m { k = 1 } k' "$OUT")
 cat >"$OUT" <<EOF
 # Benchmarks
 
@@ -446,4 +452,5 @@ bench/target serve -addr 127.0.0.1:$SPORT -stall-every 5s -stall-for 1s   (the s
 \`\`\`
 Each run is wrapped in \`/usr/bin/time -v\` for CPU (user + system) and peak RSS.
 EOF
+if [ -n "$KEPT" ]; then printf '\n%s\n' "$KEPT" >>"$OUT"; fi
 echo "wrote $OUT in ${ELAPSED}s" >&2

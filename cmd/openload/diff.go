@@ -17,41 +17,63 @@ const diffUsage = `openload diff — compare latency percentile by percentile
 
 Usage:
   openload diff RESULT.json
-      service time (done − sent, what a closed-loop tool reports) next to
-      response time (done − scheduled, what users waited), p50 … p99.99, max
-      and mean, with the difference and the ratio, and a verdict saying what
-      share of the response time at p99 is waiting before the send
-  openload diff [--metric M] A.json B.json
-      two runs side by side on the same rows (B − A, B ÷ A), e.g. before and
-      after a server change, or a closed run next to an open one
+      service time (done − sent, what a closed-loop tool reports) next to response time
+      (done − scheduled, what users waited), p50 … p99.99, max and mean, with the difference
+      and the ratio, and a verdict saying what share of the response time at p99 is waiting
+      before the send
+  openload diff [--metric M] [--html FILE] A.json B.json
+      two runs side by side on the same rows (B − A, B ÷ A), e.g. before and after a server
+      change, or a closed run next to an open one
 
-Flags:
+Examples:
+  openload -rate 300 -d 20s -o open.json http://127.0.0.1:8080/predict
+  openload diff open.json
+  openload --closed -c 16 -d 20s -o closed.json http://127.0.0.1:8080/predict
+  openload diff closed.json open.json --html diff.html
+
 `
+
+// diffGroups are the groups of diffFlags, in help order.
+var diffGroups = []string{groupFlags, groupEnd}
+
+// diffOptions are the flags of `openload diff`.
+type diffOptions struct {
+	metric, html string
+	help         bool
+}
+
+func diffFlags(o *diffOptions) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("openload diff", pflag.ContinueOnError)
+	fs.SortFlags = false
+	inGroup(fs, groupFlags, func() {
+		fs.StringVar(&o.metric, "metric", "response", "with two results: the histogram compared: "+strings.Join(recorder.Metrics, ", "))
+		fs.StringVar(&o.html, "html", "", "with two results: also write both runs' percentile curves and the table to this `file`, a self-contained HTML page")
+	})
+	inGroup(fs, groupEnd, func() { fs.BoolVarP(&o.help, "help", "h", false, "show this help") })
+	return fs
+}
 
 // runDiff is `openload diff`. A file that cannot be read, is not a result
 // of this version or lacks the metric is bad input: one line naming the
 // file, exit 2.
 func runDiff(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("openload diff", pflag.ContinueOnError)
-	fs.SortFlags = false
+	var o diffOptions
+	fs := diffFlags(&o)
 	fs.SetOutput(io.Discard)
-	metric := fs.String("metric", "response", "with two results: the histogram compared: "+strings.Join(recorder.Metrics, ", "))
-	htmlPath := fs.String("html", "", "with two results: also write both runs' percentile curves and the table as a self-contained HTML page")
-	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(longForm(fs, args)); err != nil {
-		return usageError(stderr, "diff: %v", err)
+		return usageErrorIn(stderr, "diff", "%v", err)
 	}
-	if *help {
-		fmt.Fprint(stdout, diffUsage+fs.FlagUsages())
+	if o.help {
+		fmt.Fprint(stdout, diffUsage+flagHelp(fs, diffGroups))
 		return exitOK
 	}
 	switch fs.NArg() {
 	case 1:
 		if fs.Changed("metric") {
-			return usageError(stderr, "diff: --metric compares two results; with one, diff shows its service and response time")
+			return usageErrorIn(stderr, "diff", "--metric compares two results; with one, diff shows its service and response time")
 		}
-		if *htmlPath != "" {
-			return usageError(stderr, "diff: --html draws two results; give two files")
+		if o.html != "" {
+			return usageErrorIn(stderr, "diff", "--html draws two results; give two files")
 		}
 		name := fs.Arg(0)
 		res, err := readResultFile(name)
@@ -72,8 +94,8 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	case 2:
-		if !slices.Contains(recorder.Metrics, *metric) {
-			return usageError(stderr, "diff: --metric %q is unknown (known: %s)", *metric, strings.Join(recorder.Metrics, ", "))
+		if !slices.Contains(recorder.Metrics, o.metric) {
+			return usageErrorIn(stderr, "diff", "--metric %q is unknown (known: %s)", o.metric, strings.Join(recorder.Metrics, ", "))
 		}
 		names := [2]string{fs.Arg(0), fs.Arg(1)}
 		var res [2]*recorder.Result
@@ -83,23 +105,23 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 			if res[i], err = readResultFile(name); err != nil {
 				return fileError(stderr, "diff", err)
 			}
-			if p[i], err = summary(res[i], name, *metric); err != nil {
+			if p[i], err = summary(res[i], name, o.metric); err != nil {
 				return fileError(stderr, "diff", err)
 			}
 		}
-		if err := report.Compare(stdout, *metric, names[0], res[0], p[0], names[1], res[1], p[1]); err != nil {
+		if err := report.Compare(stdout, o.metric, names[0], res[0], p[0], names[1], res[1], p[1]); err != nil {
 			fmt.Fprintf(stderr, "openload: diff: %v\n", err)
 			return exitRuntime
 		}
-		if *htmlPath != "" {
-			if err := writeDiffHTML(*htmlPath, *metric, names, res, p); err != nil {
+		if o.html != "" {
+			if err := writeDiffHTML(o.html, o.metric, names, res, p); err != nil {
 				fmt.Fprintf(stderr, "openload: diff: %v\n", err)
 				return exitRuntime
 			}
 		}
 		return exitOK
 	}
-	return usageError(stderr, "diff: want one or two result files, got %d arguments", fs.NArg())
+	return usageErrorIn(stderr, "diff", "want one or two result files, got %d arguments", fs.NArg())
 }
 
 // readResultFile reads a JSON result; errors name the file.

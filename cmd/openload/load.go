@@ -67,74 +67,53 @@ type loadOptions struct {
 	faults       faultOptions  // safety.go
 }
 
+// loadFlags registers the flags of a load run, group by group as the help
+// shows them (help.go); sub-options register theirs in their own files.
 func loadFlags(o *loadOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("openload", pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.Float64VarP(&o.rate, "rate", "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
-	fs.DurationVarP(&o.duration, "duration", "d", 10*time.Second, "length of the schedule (with --arrivals: the file's span)")
-	fs.StringVar(&o.arrival, "arrival", schedule.Constant, "arrival process: constant or poisson")
-	fs.Uint64Var(&o.seed, "seed", 1, "seed of the poisson arrival process")
-	o.replay.scheduleFlags(fs)
-	fs.IntVarP(&o.connections, "connections", "c", 64, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
-	o.proto.flags(fs)
-	o.faults.flags(fs)
-	fs.BoolVar(&o.closed, "closed", false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
-	fs.DurationVar(&o.think, "think", 0, "with --closed: pause after each response before the user sends again")
-	fs.StringVarP(&o.method, "method", "m", "", "HTTP method (default GET, or POST with a body)")
-	fs.StringArrayVarP(&o.headers, "header", "H", nil, "request header 'Name: value' (repeatable)")
-	fs.StringVar(&o.body, "body", "", "request body")
-	fs.StringVar(&o.bodyFile, "body-file", "", "read the request body from this file")
-	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "per-request timeout, from the moment it is sent")
-	fs.DurationVar(&o.drain, "drain", 10*time.Second, "how long to wait for in-flight requests after the last scheduled send")
-	fs.StringVarP(&o.output, "output", "o", "", "write the JSON result to this file ('-' for stdout; the report then goes to stderr)")
-	fs.StringVar(&o.logFile, "log", "", "stream one CSV line per request to this file")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
-	fs.BoolVar(&o.yes, "yes", false, "allow a run of more than 5,000,000 requests (rate × duration)")
-	fs.StringArrayVar(&o.redact, "redact", nil, "also redact this request header's value in the result (Authorization, Cookie and Proxy-Authorization always are)")
-	fs.StringArrayVar(&o.classHeaders, "class-header", nil, "group responses by this response header's value (repeatable, up to 4), e.g. X-Stub-Source")
-	fs.BoolVar(&o.serverTiming, "server-timing", false, "parse Server-Timing response headers and report each metric next to service time")
-	o.replay.checkFlags(fs)
-	o.retry.flags(fs)
-	fs.StringVar(&o.hlog, "hlog", "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this file")
-	fs.StringArrayVar(&o.slos, "slo", nil, "objective checked at the end, e.g. 'response.p99<=200ms' (repeatable); a breach exits 4; without one on errors, errors<=1% is checked and its breach exits 5")
-	fs.DurationVar(&o.sendDelay, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
-	fs.BoolVarP(&o.help, "help", "h", false, "show this help")
+	inGroup(fs, groupLoad, func() {
+		fs.Float64VarP(&o.rate, "rate", "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
+		fs.DurationVarP(&o.duration, "duration", "d", 10*time.Second, "length of the schedule (with --arrivals: the file's span)")
+		fs.StringVar(&o.arrival, "arrival", schedule.Constant, "arrival process: constant or poisson")
+		fs.Uint64Var(&o.seed, "seed", 1, "seed of the poisson arrival process")
+		o.replay.scheduleFlags(fs)
+		fs.IntVarP(&o.connections, "connections", "c", 64, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
+		fs.BoolVar(&o.closed, "closed", false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
+		fs.DurationVar(&o.think, "think", 0, "with --closed: pause after each response before the user sends again")
+		fs.DurationVar(&o.drain, "drain", 10*time.Second, "how long to wait for in-flight requests after the last scheduled send")
+		fs.BoolVar(&o.yes, "yes", false, "allow a run of more than 5,000,000 requests (rate × duration)")
+	})
+	inGroup(fs, groupRequest, func() {
+		fs.StringVarP(&o.method, "method", "m", "", "HTTP method (default GET, or POST with a body)")
+		fs.StringArrayVarP(&o.headers, "header", "H", nil, "request `header` 'Name: value' (repeatable)")
+		fs.StringVar(&o.body, "body", "", "request body")
+		fs.StringVar(&o.bodyFile, "body-file", "", "read the request body from this `file`")
+		fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "per-request timeout, from the moment it is sent")
+	})
+	o.replay.checkFlags(fs) // --stamp-header (request), --dwell-bound (checks)
+	inGroup(fs, groupOutput, func() {
+		fs.StringVarP(&o.output, "output", "o", "", "write the JSON result to this `file` ('-' for stdout; the report then goes to stderr)")
+		fs.StringVar(&o.logFile, "log", "", "stream one CSV line per request to this `file`")
+		fs.StringVar(&o.hlog, "hlog", "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this `file`")
+		fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
+		fs.StringArrayVar(&o.classHeaders, "class-header", nil, "group responses by this response `header`'s value (repeatable, up to 4), e.g. X-Stub-Source")
+		fs.BoolVar(&o.serverTiming, "server-timing", false, "parse Server-Timing response headers and report each metric next to service time")
+		fs.StringArrayVar(&o.redact, "redact", nil, "also redact this request `header`'s value in the result (Authorization, Cookie and Proxy-Authorization always are)")
+	})
+	inGroup(fs, groupChecks, func() {
+		fs.StringArrayVar(&o.slos, "slo", nil, "`objective` checked at the end, e.g. 'response.p99<=200ms' (repeatable); a breach exits 4; without one on errors, errors<=1% is checked and its breach exits 5")
+		fs.DurationVar(&o.sendDelay, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
+	})
+	inGroup(fs, groupClient, func() {
+		o.proto.flags(fs)
+		o.faults.flags(fs)
+	})
+	o.retry.flags(fs) // retries, model expectations
+	inGroup(fs, groupEnd, func() {
+		fs.BoolVarP(&o.help, "help", "h", false, "show this help")
+	})
 	return fs
-}
-
-func usageText() string {
-	var o loadOptions
-	fs := loadFlags(&o)
-	var b strings.Builder
-	b.WriteString(`openload — open-model HTTP load generator
-
-Usage:
-  openload [flags] [URL]     send requests at a fixed rate; with no URL, target
-                             a built-in stub model server in a child process
-  openload stub [flags]      run the stub model server (see 'openload stub --help')
-  openload diff A.json [B.json]
-                             service vs response time of one result, or two
-                             results side by side (see 'openload diff --help')
-  openload report [--format table|json|hgrm|csv|html] RESULT.json
-                             re-render a saved result (see 'openload report --help')
-  openload model poisson --rate λ --limit-rps R [--limit-shards n] ...
-                             predict a sharded rate limiter's 429s under Poisson
-                             arrivals, no traffic (see 'openload model --help')
-
-Long flags take one or two dashes: -rate 160 and --rate 160 are the same.
-
-Flags:
-`)
-	b.WriteString(fs.FlagUsages())
-	b.WriteString(`
-Exit codes: 0 valid run · 1 a check failed (measurement not valid) · 2 bad input,
-nothing started · 3 could not start or write results · 4 an --slo objective was
-breached · 5 the target failed: more than 1 % of the requests got no answer
-(errors, timeouts, unfinished; the default objective errors<=1%, which your own
---slo errors<=N% replaces) · 130 interrupted. When several apply: 3, 130, 1, 5,
-then 4.
-`)
-	return b.String()
 }
 
 // target is where requests go, and what to say about it.

@@ -98,6 +98,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case "model":
 			return runModel(args[1:], stdout, stderr)
 		case "help":
+			if len(args) > 1 { // openload help stub: openload stub --help
+				return run(ctx, append(args[1:], "--help"), stdout, stderr)
+			}
 			fmt.Fprint(stdout, usageText())
 			return exitOK
 		}
@@ -107,7 +110,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // usageError prints a one-line error and the hint, and returns exitUsage.
 func usageError(stderr io.Writer, format string, a ...any) int {
+	return usageErrorIn(stderr, "", format, a...)
+}
+
+// usageErrorIn is usageError for the subcommand cmd ("stub", "model
+// poisson"; "" is the load run): the error names it, and the hint points
+// to its help.
+func usageErrorIn(stderr io.Writer, cmd, format string, a ...any) int {
+	prog := "openload"
+	if cmd != "" {
+		prog += " " + cmd
+		format = cmd + ": " + format
+	}
 	fmt.Fprintf(stderr, "openload: "+format+"\n", a...)
-	fmt.Fprintln(stderr, "run 'openload --help' for usage")
+	fmt.Fprintf(stderr, "run '%s --help' for usage\n", prog)
 	return exitUsage
 }

@@ -15,16 +15,15 @@ import (
 // The one model is poisson (package model).
 func runModel(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		return usageError(stderr, "model: want a model name: poisson (see 'openload model poisson --help')")
+		return usageErrorIn(stderr, "model", "want a model name: poisson")
 	}
 	switch args[0] {
 	case "poisson":
 		return runModelPoisson(args[1:], stdout, stderr)
-	case "-h", "--help", "-help", "help":
-		fmt.Fprint(stdout, modelUsage)
-		return exitOK
+	case "-h", "--help", "-help", "help": // the one model's help
+		return runModelPoisson([]string{"--help"}, stdout, stderr)
 	}
-	return usageError(stderr, "model: unknown model %q (known: poisson)", args[0])
+	return usageErrorIn(stderr, "model", "unknown model %q (known: poisson)", args[0])
 }
 
 const modelUsage = `openload model — analytic predictions, no traffic sent
@@ -32,22 +31,33 @@ const modelUsage = `openload model — analytic predictions, no traffic sent
 Usage:
   openload model poisson --rate λ --limit-rps R [--limit-shards n] [--limit-window W]
                          [--limit-routing random|round-robin] [--retries k]
-      what a sharded fixed-window rate limiter (openload stub --limit-*) does to
-      Poisson traffic: overflow probability, 429s a second, and with retries the
-      attempt rate and the share of requests that fail in the end
+      what a sharded fixed-window rate limiter (openload stub --limit-*) does to Poisson
+      traffic: overflow probability, 429s a second, and with retries the attempt rate and
+      the share of requests that fail in the end
+
+Examples:
+  openload model poisson --rate 135 --limit-rps 150 --limit-shards 6
+  openload model poisson --rate 135 --limit-rps 150 --limit-shards 6 --retries 2
+  # a run's 429s next to the prediction, against 'openload stub --limit-rps 150 --limit-shards 6'
+  openload -rate 135 --arrival poisson --expect-limit 150 --expect-shards 6 http://127.0.0.1:8080/
 `
 
-// modelInput is the flags of 'openload model poisson'.
+// modelGroups are the groups of modelFlags, in help order.
+var modelGroups = []string{groupFlags, groupEnd}
+
+// modelFlags are the flags of 'openload model poisson'.
 func modelFlags(in *model.PoissonInput, help *bool) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("openload model poisson", pflag.ContinueOnError)
 	fs.SortFlags = false
-	fs.Float64Var(&in.Rate, "rate", 0, "offered rate λ, requests per second, Poisson arrivals (required)")
-	fs.Float64Var(&in.Limit, "limit-rps", 0, "limit R, requests per second over all shards (required)")
-	fs.IntVar(&in.Shards, "limit-shards", 1, "n independent limiters, each admitting ⌊R·W/n⌋ a window")
-	fs.DurationVar(&in.Window, "limit-window", time.Second, "W, the fixed window of every shard")
-	fs.StringVar(&in.Routing, "limit-routing", model.RoutingRandom, "which shard sees a request: random or round-robin")
-	fs.IntVar(&in.Retries, "retries", 0, "k, retries of a rejected request (attempts taken as independent)")
-	fs.BoolVarP(help, "help", "h", false, "show this help")
+	inGroup(fs, groupFlags, func() {
+		fs.Float64Var(&in.Rate, "rate", 0, "offered rate λ, requests per second, Poisson arrivals (required)")
+		fs.Float64Var(&in.Limit, "limit-rps", 0, "limit R, requests per second over all shards (required)")
+		fs.IntVar(&in.Shards, "limit-shards", 1, "n independent limiters, each admitting ⌊R·W/n⌋ a window")
+		fs.DurationVar(&in.Window, "limit-window", time.Second, "W, the fixed window of every shard")
+		fs.StringVar(&in.Routing, "limit-routing", model.RoutingRandom, "which shard sees a request: random or round-robin")
+		fs.IntVar(&in.Retries, "retries", 0, "k, retries of a rejected request (attempts taken as independent)")
+	})
+	inGroup(fs, groupEnd, func() { fs.BoolVarP(help, "help", "h", false, "show this help") })
 	return fs
 }
 
@@ -57,18 +67,18 @@ func runModelPoisson(args []string, stdout, stderr io.Writer) int {
 	fs := modelFlags(&in, &help)
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(longForm(fs, args)); err != nil {
-		return usageError(stderr, "model poisson: %v", err)
+		return usageErrorIn(stderr, "model poisson", "%v", err)
 	}
 	if help {
-		fmt.Fprintf(stdout, "%s\nFlags:\n%s", modelUsage, fs.FlagUsages())
+		fmt.Fprint(stdout, modelUsage+"\n"+flagHelp(fs, modelGroups))
 		return exitOK
 	}
 	if fs.NArg() > 0 {
-		return usageError(stderr, "model poisson: unexpected argument %q", fs.Arg(0))
+		return usageErrorIn(stderr, "model poisson", "unexpected argument %q", fs.Arg(0))
 	}
 	p, err := model.Predict(in)
 	if err != nil {
-		return usageError(stderr, "model poisson: %v", flagError(modelFields, err))
+		return usageErrorIn(stderr, "model poisson", "%v", flagError(modelFields, err))
 	}
 	fmt.Fprintln(stdout, "openload model poisson: a sharded fixed-window rate limiter under Poisson arrivals")
 	fmt.Fprintln(stdout, "(derivation: go doc github.com/openload/openload/model)")

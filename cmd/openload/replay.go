@@ -35,19 +35,24 @@ type replayOptions struct {
 // scheduleFlags registers --arrivals, --arrivals-column and --speed.
 func (r *replayOptions) scheduleFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&r.arrivals, "arrivals", "",
-		"replay the arrival times in this file instead of --rate: offsets, RFC 3339 or Unix ns times, one a line, or a CSV column such as scheduled_ms of a --log; the duration is the file's span (its last arrival)")
+		"replay the arrival times in this `file` instead of --rate: offsets, RFC 3339 or Unix ns times, one a line, or a CSV column such as scheduled_ms of a --log; the duration is the file's span (its last arrival)")
 	fs.StringVar(&r.column, "arrivals-column", "",
 		"with --arrivals: the CSV column holding the arrival times (default scheduled_ms, else offset, offset_s, time, timestamp or ts)")
 	fs.Float64Var(&r.speed, "speed", 1,
 		"with --arrivals: replay this many times faster; an arrival at t is sent at t ÷ speed")
 }
 
-// checkFlags registers --stamp-header and --dwell-bound.
+// checkFlags registers --stamp-header (a request flag) and --dwell-bound
+// (a check).
 func (r *replayOptions) checkFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&r.stampHeader, "stamp-header", "",
-		"send each request's scheduled time (Unix ns, wall clock) in this request header, so a gate can measure dwell from the user's arrival")
-	fs.DurationVar(&r.dwellBound, "dwell-bound", 0,
-		"count the answers (2xx but 204) whose Server-Timing dwell exceeds this, and warn when any does (implies --server-timing)")
+	inGroup(fs, groupRequest, func() {
+		fs.StringVar(&r.stampHeader, "stamp-header", "",
+			"send each request's scheduled time (Unix ns, wall clock) in this request header, so a gate can measure dwell from the user's arrival")
+	})
+	inGroup(fs, groupChecks, func() {
+		fs.DurationVar(&r.dwellBound, "dwell-bound", 0,
+			"count the answers (2xx but 204) whose Server-Timing dwell exceeds this, and warn when any does (implies --server-timing)")
+	})
 }
 
 // validate checks the flags and loads the arrivals file, so that a file

@@ -65,82 +65,104 @@ const reportUsage = `openload report — re-render a saved result
 
 Usage:
   openload report [--format F] [--metric M] RESULT.json
-  openload report RESULT.json --html report.html [--svg latency.svg --chart latency]
-  openload report [--hlog] RUN.hlog [--format table|hgrm]
+  openload report RESULT.json [--html FILE] [--svg FILE] [--png FILE] [--chart C]
+  openload report [--format table|hgrm] RUN.hlog
+
+Examples:
+  openload -rate 300 -d 20s -o run.json --hlog run.hlog http://127.0.0.1:8080/predict
+  openload report run.json                        # the text report again
+  openload report --format hgrm --metric service run.json > service.hgrm
+  openload report run.json --html run.html --png latency.png
+  openload report run.hlog                        # the interval log, read back
 
 Formats:
   table   the text report a run prints (default)
   json    the result itself, re-encoded
-  csv     the per-second timeline (scheduled, skipped, sent, completed, errors,
-          response p99)
-  html    a self-contained page: latency by percentile, the timeline, p99 per
-          second, class shares, and the text report (no network needed)
-  hgrm    HdrHistogram's percentile distribution of one histogram (--metric),
-          values in ms, for HdrHistogram's plotter
+  csv     the per-second timeline (scheduled, skipped, sent, completed, errors, response p99)
+  html    a self-contained page: latency by percentile, the timeline, p99 per second, class
+          shares, and the text report; hover for values, drag to zoom (no network needed)
+  hgrm    HdrHistogram's percentile distribution of one histogram (--metric), values in ms,
+          for HdrHistogram's plotter
           (https://hdrhistogram.github.io/HdrHistogram/plotFiles.html)
 
-Flags:
 `
+
+// reportGroups are the groups of reportFlags, in help order.
+var reportGroups = []string{groupFlags, groupEnd}
+
+// reportOptions are the flags of `openload report`.
+type reportOptions struct {
+	format, metric, html, svg, png, chart, hlog string
+	help                                        bool
+}
+
+func reportFlags(o *reportOptions) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("openload report", pflag.ContinueOnError)
+	fs.SortFlags = false
+	inGroup(fs, groupFlags, func() {
+		fs.StringVar(&o.format, "format", "table", "output format: "+strings.Join(reportOrder, ", "))
+		fs.StringVar(&o.metric, "metric", "response", "histogram for --format hgrm: "+strings.Join(recorder.Metrics, ", "))
+		fs.StringVar(&o.html, "html", "", "also write the self-contained HTML report (all charts) to this `file`")
+		fs.StringVar(&o.svg, "svg", "", "also write one chart (--chart) as SVG to this `file`")
+		fs.StringVar(&o.png, "png", "", "also write one chart (--chart) as PNG to this `file`")
+		fs.StringVar(&o.chart, "chart", "latency", "chart for --svg/--png: latency (alias percentiles), timeline, timeline-p99, class-0 …")
+		fs.StringVar(&o.hlog, "hlog", "", "read this HdrHistogram interval log (as --hlog writes) instead of a result; a log given as the `file` is recognised without it")
+	})
+	inGroup(fs, groupEnd, func() { fs.BoolVarP(&o.help, "help", "h", false, "show this help") })
+	return fs
+}
 
 // runReport is `openload report`.
 func runReport(args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("openload report", pflag.ContinueOnError)
-	fs.SortFlags = false
+	var o reportOptions
+	fs := reportFlags(&o)
 	fs.SetOutput(io.Discard)
-	format := fs.String("format", "table", "output format: "+strings.Join(reportOrder, ", "))
-	metric := fs.String("metric", "response", "histogram for --format hgrm: "+strings.Join(recorder.Metrics, ", "))
-	htmlPath := fs.String("html", "", "also write the self-contained HTML report (all charts) to this file")
-	svgPath := fs.String("svg", "", "also write one chart (--chart) as SVG to this file")
-	pngPath := fs.String("png", "", "also write one chart (--chart) as PNG to this file")
-	chart := fs.String("chart", "latency", "chart for --svg/--png: latency, timeline, timeline-p99, class-0 …")
-	hlog := fs.String("hlog", "", "read this HdrHistogram interval log (as --hlog writes) instead of a result; a log given as the file is recognised without it")
-	help := fs.BoolP("help", "h", false, "show this help")
 	if err := fs.Parse(longForm(fs, args)); err != nil {
-		return usageError(stderr, "report: %v", err)
+		return usageErrorIn(stderr, "report", "%v", err)
 	}
-	if *hlog != "" && !*help {
+	if o.hlog != "" && !o.help {
 		if fs.NArg() != 0 {
-			return usageError(stderr, "report: --hlog reads the interval log instead of a result file; drop %q", fs.Arg(0))
+			return usageErrorIn(stderr, "report", "--hlog reads the interval log instead of a result file; drop %q", fs.Arg(0))
 		}
-		if *htmlPath != "" || *svgPath != "" || *pngPath != "" {
-			return usageError(stderr, "report: %s is an interval log: --html, --svg and --png draw a result", *hlog)
+		if o.html != "" || o.svg != "" || o.png != "" {
+			return usageErrorIn(stderr, "report", "%s is an interval log: --html, --svg and --png draw a result", o.hlog)
 		}
-		return runReportHlog(*hlog, *format, *metric, stdout, stderr)
+		return runReportHlog(o.hlog, o.format, o.metric, stdout, stderr)
 	}
-	if *help {
-		fmt.Fprint(stdout, reportUsage+fs.FlagUsages())
+	if o.help {
+		fmt.Fprint(stdout, reportUsage+flagHelp(fs, reportGroups))
 		return exitOK
 	}
-	f, ok := reportFormats[*format]
+	f, ok := reportFormats[o.format]
 	switch {
 	case !ok:
-		return usageError(stderr, "report: --format %q is unknown (known: %s)", *format, strings.Join(reportOrder, ", "))
-	case !slices.Contains(recorder.Metrics, *metric):
-		return usageError(stderr, "report: --metric %q is unknown (known: %s)", *metric, strings.Join(recorder.Metrics, ", "))
+		return usageErrorIn(stderr, "report", "--format %q is unknown (known: %s)", o.format, strings.Join(reportOrder, ", "))
+	case !slices.Contains(recorder.Metrics, o.metric):
+		return usageErrorIn(stderr, "report", "--metric %q is unknown (known: %s)", o.metric, strings.Join(recorder.Metrics, ", "))
 	case fs.Changed("metric") && !f.usesMetric:
-		return usageError(stderr, "report: --metric applies to --format hgrm, not %s", *format)
+		return usageErrorIn(stderr, "report", "--metric applies to --format hgrm, not %s", o.format)
 	case fs.NArg() != 1:
-		return usageError(stderr, "report: want one result file, got %d arguments", fs.NArg())
+		return usageErrorIn(stderr, "report", "want one result file, got %d arguments", fs.NArg())
 	}
 	name := fs.Arg(0)
 	if isIntervalLog(name) {
-		if *htmlPath != "" || *svgPath != "" || *pngPath != "" {
-			return usageError(stderr, "report: %s is an interval log: --html, --svg and --png draw a result", name)
+		if o.html != "" || o.svg != "" || o.png != "" {
+			return usageErrorIn(stderr, "report", "%s is an interval log: --html, --svg and --png draw a result", name)
 		}
-		return runReportHlog(name, *format, *metric, stdout, stderr)
+		return runReportHlog(name, o.format, o.metric, stdout, stderr)
 	}
 	res, err := readResultFile(name)
 	if err != nil {
 		return fileError(stderr, "report", err)
 	}
-	if err := writeFiles(res, name, *htmlPath, *svgPath, *pngPath, *chart); err != nil {
+	if err := writeFiles(res, name, o.html, o.svg, o.png, o.chart); err != nil {
 		if ie, ok := err.(inputError); ok {
-			return usageError(stderr, "report: %v", ie.error)
+			return usageErrorIn(stderr, "report", "%v", ie.error)
 		}
 		fmt.Fprintf(stderr, "openload: report: %v\n", err)
 		return exitRuntime
 	}
-	if err := f.write(stdout, res, name, *metric); err != nil {
+	if err := f.write(stdout, res, name, o.metric); err != nil {
 		if ie, ok := err.(inputError); ok {
 			return fileError(stderr, "report", ie.error)
 		}

@@ -50,11 +50,16 @@ func writeHTML(w io.Writer, res *recorder.Result, name, _ string) error {
 	if err := writeTable(&text, res, name, ""); err != nil {
 		return err
 	}
-	return plot.Page{Title: "openload · " + res.Config.Schedule, Text: text.String(), Charts: charts}.Write(w)
+	return plot.Page{Title: "openload · " + res.Config.Schedule, Subtitle: []string{plot.Identity(res)}, Text: text.String(), Charts: charts}.Write(w)
 }
 
-// chartByName picks one chart of a result for --svg / --png.
+// chartByName picks one chart of a result for --svg / --png;
+// "percentiles" is another name for the latency chart, HdrHistogram's
+// percentile distribution plot.
 func chartByName(res *recorder.Result, name string) (plot.Chart, error) {
+	if name == "percentiles" {
+		name = "latency"
+	}
 	charts, err := plot.ReportCharts(res)
 	if err != nil {
 		return plot.Chart{}, err
@@ -153,7 +158,7 @@ func runReportHlog(path, format, metric string, stdout, stderr io.Writer) int {
 			return exitRuntime
 		}
 	default:
-		return usageError(stderr, "report: an interval log takes --format table or hgrm, not %s", format)
+		return usageErrorIn(stderr, "report", "an interval log takes --format table or hgrm, not %s", format)
 	}
 	return exitOK
 }
@@ -170,7 +175,8 @@ func writeDiffHTML(path, metric string, names [2]string, res [2]*recorder.Result
 		return err
 	}
 	var b bytes.Buffer
-	if err := (plot.Page{Title: "openload diff · " + names[0] + " vs " + names[1], Text: text.String(), Charts: []plot.Chart{c}}).Write(&b); err != nil {
+	page := plot.Page{Title: "openload diff · " + names[0] + " vs " + names[1], Subtitle: c.Subtitle, Text: text.String(), Charts: []plot.Chart{c}}
+	if err := page.Write(&b); err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {

@@ -163,3 +163,23 @@ func TestDiffHTML(t *testing.T) {
 		t.Errorf("one file with --html: exit %d %s", code, errs)
 	}
 }
+
+// TestChartPercentiles: --chart percentiles is the latency chart,
+// HdrHistogram's percentile plot, under the name HdrHistogram gives it.
+func TestChartPercentiles(t *testing.T) {
+	dir := t.TempDir()
+	var svgs [2][]byte
+	for i, name := range []string{"latency", "percentiles"} {
+		path := filepath.Join(dir, name+".svg")
+		if code, _, errs := runCLI("report", "testdata/diff-open.json", "--svg", path, "--chart", name); code != exitOK {
+			t.Fatalf("--chart %s: exit %d %s", name, code, errs)
+		}
+		var err error
+		if svgs[i], err = os.ReadFile(path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(svgs[0], svgs[1]) || !bytes.Contains(svgs[1], []byte(">Latency by percentile<")) {
+		t.Error("--chart percentiles is not the latency chart")
+	}
+}

@@ -42,26 +42,32 @@ var retryFlagNames = []string{"retry-on", "retry-backoff", "retry-jitter", "retr
 // --expect-limit.
 var expectFlagNames = []string{"expect-shards", "expect-window", "expect-routing"}
 
+// flags registers the retry flags (group Retries) and the --expect-*
+// flags (group Model expectations).
 func (r *retryOptions) flags(fs *pflag.FlagSet) {
-	fs.IntVar(&r.retries, "retries", 0,
-		"retry a request answered with a --retry-on status or error up to this many times (0: never); a retried request keeps its schedule, so its response time runs to the final answer")
-	fs.StringVar(&r.on, "retry-on", "429,503",
-		"with --retries: statuses and error kinds to retry, comma-separated; kinds: refused, reset, timeout, tls, other")
-	fs.DurationVar(&r.backoff, "retry-backoff", 100*time.Millisecond,
-		"with --retries: base backoff D; retry i (from 0) waits, after the answer it retries, a time drawn from D·2^i (i capped at 10) per --retry-jitter; the worker waits too, so a backoff counts in --connections")
-	fs.StringVar(&r.jitter, "retry-jitter", string(retry.JitterFull),
-		"with --retries: full (uniform in [0, D·2^i)), equal (D·2^i/2 + uniform in [0, D·2^i/2)) or none (D·2^i); the draws are a function of --seed and the request, so runs reproduce")
-	fs.Float64Var(&r.budget, "retry-budget", 0.1,
-		"with --retries: over every --retry-budget-window, retries ≤ this share of first attempts (in [0, 1]) + --retry-min-per-sec × the window; a retry past it is refused and the request ends with its last answer")
-	fs.Float64Var(&r.minPerSec, "retry-min-per-sec", 10,
-		"with --retries: retries a second allowed on top of --retry-budget (× the window: at least 1)")
-	fs.DurationVar(&r.window, "retry-budget-window", 10*time.Second,
-		"with --retries: the sliding window of the retry budget")
-	fs.Float64Var(&r.expectLimit, "expect-limit", 0,
-		"after the run, print the 429s a second observed (every attempt) next to what the Poisson limiter model predicts for this limit R, requests/s over all shards, at --rate (see 'openload model poisson')")
-	fs.IntVar(&r.expectShards, "expect-shards", 1, "with --expect-limit: the limiter's independent shards n")
-	fs.DurationVar(&r.expectWindow, "expect-window", time.Second, "with --expect-limit: the limiter's fixed window W")
-	fs.StringVar(&r.expectRouting, "expect-routing", model.RoutingRandom, "with --expect-limit: how requests reach the shards, random or round-robin")
+	inGroup(fs, groupRetries, func() {
+		fs.IntVar(&r.retries, "retries", 0,
+			"retry a request answered with a --retry-on status or error up to this many times (0: never); a retried request keeps its schedule, so its response time runs to the final answer")
+		fs.StringVar(&r.on, "retry-on", "429,503",
+			"with --retries: statuses and error kinds to retry, comma-separated; kinds: refused, reset, timeout, tls, other")
+		fs.DurationVar(&r.backoff, "retry-backoff", 100*time.Millisecond,
+			"with --retries: base backoff D; retry i (from 0) waits, after the answer it retries, a time drawn from D·2^i (i capped at 10) per --retry-jitter; the worker waits too, so a backoff counts in --connections")
+		fs.StringVar(&r.jitter, "retry-jitter", string(retry.JitterFull),
+			"with --retries: full (uniform in [0, D·2^i)), equal (D·2^i/2 + uniform in [0, D·2^i/2)) or none (D·2^i); the draws are a function of --seed and the request, so runs reproduce")
+		fs.Float64Var(&r.budget, "retry-budget", 0.1,
+			"with --retries: over every --retry-budget-window, retries ≤ this share of first attempts (in [0, 1]) + --retry-min-per-sec × the window; a retry past it is refused and the request ends with its last answer")
+		fs.Float64Var(&r.minPerSec, "retry-min-per-sec", 10,
+			"with --retries: retries a second allowed on top of --retry-budget (× the window: at least 1)")
+		fs.DurationVar(&r.window, "retry-budget-window", 10*time.Second,
+			"with --retries: the sliding window of the retry budget")
+	})
+	inGroup(fs, groupExpect, func() {
+		fs.Float64Var(&r.expectLimit, "expect-limit", 0,
+			"after the run, print the 429s a second observed (every attempt) next to what the Poisson limiter model predicts for this limit R, requests/s over all shards, at --rate (see 'openload model poisson')")
+		fs.IntVar(&r.expectShards, "expect-shards", 1, "with --expect-limit: the limiter's independent shards n")
+		fs.DurationVar(&r.expectWindow, "expect-window", time.Second, "with --expect-limit: the limiter's fixed window W")
+		fs.StringVar(&r.expectRouting, "expect-routing", model.RoutingRandom, "with --expect-limit: how requests reach the shards, random or round-robin")
+	})
 }
 
 // validate checks the flags and sets r.policy and r.expect.

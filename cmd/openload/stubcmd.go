@@ -11,31 +11,97 @@ import (
 	"github.com/openload/openload/targets/stub"
 )
 
+// The flag groups of `openload stub`, in the order the help gives them.
+const (
+	groupStubModel   = "Model"
+	groupStubGate    = "Gate (when no worker is free)"
+	groupStubFaults  = "Faults"
+	groupStubDead    = "Deadline gate (off unless --deadline)"
+	groupStubLimiter = "Rate limiter (off unless --limit-rps)"
+	groupStubListen  = "Listen"
+)
+
+var stubGroups = []string{groupStubModel, groupStubGate, groupStubFaults, groupStubDead, groupStubLimiter, groupStubListen, groupEnd}
+
+// stubFlags registers the flags of `openload stub` on cfg, filed in the
+// help's groups: the stub's package registers one flag per Config field
+// and knows nothing of the help.
+func stubFlags(cfg *stub.Config, help, child *bool) *pflag.FlagSet {
+	fs := pflag.NewFlagSet("openload stub", pflag.ContinueOnError)
+	fs.SortFlags = false
+	cfg.AddFlags(fs)
+	setGroup(fs, groupStubModel, "workers", "latency")
+	setGroup(fs, groupStubGate, "policy", "queue-cap", "wait-budget", "believed-latency", "estimator", "window", "bucket", "min-samples", "max-queue-wait")
+	setGroup(fs, groupStubFaults, "stall-at", "stall-for", "stall-every", "clock-skew")
+	setGroup(fs, groupStubDead, "deadline", "deadline-status", "arrival-stamp", "deadline-position")
+	setGroup(fs, groupStubLimiter, "limit-rps", "limit-shards", "limit-window", "limit-routing", "limit-seed")
+	inGroup(fs, groupStubListen, func() {
+		// The built-in stub of a load run is this command in a child
+		// process (stubchild.go): it stops when its parent closes its
+		// standard input.
+		fs.BoolVar(child, "until-stdin-closes", false, "stop when standard input closes")
+		fs.MarkHidden("until-stdin-closes")
+	})
+	setGroup(fs, groupStubListen, "listen", "h2c")
+	inGroup(fs, groupEnd, func() { fs.BoolVarP(help, "help", "h", false, "show this help") })
+	return fs
+}
+
+// stubUsage heads the help of `openload stub`; targets/stub/doc.go is the
+// contract it sums up.
+const stubUsage = `openload stub — a model server behind overload gates, for rehearsing overload
+
+Usage:
+  openload stub [flags]
+
+Examples:
+  # the defaults: 4 workers of 50 ms behind an admission gate, on a port of your choosing
+  openload stub --listen 127.0.0.1:8080
+  openload -rate 160 -d 20s http://127.0.0.1:8080/predict
+
+  # a bounded queue, and a 1 s stall every 10 s from 5 s after the first request
+  openload stub --listen 127.0.0.1:8080 --policy bounded --queue-cap 8 \
+      --stall-at 5s --stall-for 1s --stall-every 10s
+
+  # a sharded rate limiter: 150 requests/s over 6 shards, 429 beyond
+  openload stub --listen 127.0.0.1:8080 --limit-rps 150 --limit-shards 6
+
+What it serves:
+  GET /stats       server-side truth as JSON: answers per source and reason, queue and model
+                   occupancy, stalls, deadline drops, limiter counts per shard, and percentiles
+                   of queue wait and total time
+  any other path   a model request (e.g. POST /predict; a body is read and discarded). Every
+                   answer says what became of it:
+    X-Stub-Source  model (200), fallback (200: the gate answered in the model's place),
+                   limiter (429, with Retry-After) or deadline (503 or 204, no body)
+    X-Stub-Reason  served; queue-full, over-budget or wait-timeout (fallback); rate-limited;
+                   deadline (X-Stub-Drop then says why: late, no-stamp, bad-stamp, future-stamp)
+    Server-Timing  what the stub measured, in ms: queue;dur=12.345, model;dur=50.012,
+                   total;dur=62.400, then stall;dur=… and dwell;dur=… when they apply
+  openload reports answers by X-Stub-Source with --class-header X-Stub-Source, and the
+  Server-Timing metrics with --server-timing; against the built-in stub both are on.
+
+`
+
 // runStub runs the stub model server until ctx is cancelled (SIGINT or
 // SIGTERM).
 func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := stub.DefaultConfig()
-	fs := pflag.NewFlagSet("openload stub", pflag.ContinueOnError)
-	fs.SortFlags = false
+	var help, child bool
+	fs := stubFlags(&cfg, &help, &child)
 	fs.SetOutput(io.Discard)
-	cfg.AddFlags(fs)
-	help := fs.BoolP("help", "h", false, "show this help")
-	// The built-in stub of a load run is this command in a child process
-	// (stubchild.go): it stops when its parent closes its standard input.
-	child := fs.Bool("until-stdin-closes", false, "stop when standard input closes")
-	fs.MarkHidden("until-stdin-closes")
 	if err := fs.Parse(longForm(fs, args)); err != nil {
-		return usageError(stderr, "stub: %v", err)
+		return usageErrorIn(stderr, "stub", "%v", err)
 	}
-	if *help {
-		fmt.Fprintf(stdout, "openload stub — a model server behind overload gates, for rehearsing overload\n\nUsage:\n  openload stub [flags]\n\nFlags:\n%s", fs.FlagUsages())
+	if help {
+		fmt.Fprint(stdout, stubUsage+flagHelp(fs, stubGroups))
 		return exitOK
 	}
 	if fs.NArg() > 0 {
-		return usageError(stderr, "stub: unexpected argument %q", fs.Arg(0))
+		return usageErrorIn(stderr, "stub", "unexpected argument %q", fs.Arg(0))
 	}
 	if err := cfg.Validate(); err != nil {
-		return usageError(stderr, "stub: %v", flagError(stubFields, err))
+		return usageErrorIn(stderr, "stub", "%v", flagError(stubFields, err))
 	}
 	s, err := stub.NewServer(cfg)
 	if err != nil {
@@ -44,7 +110,7 @@ func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "%s%s (%s); stats at %s/stats; Ctrl-C stops\n", listeningPrefix, s.URL, describeStub(s.Config), s.URL)
 	var parentGone chan struct{}
-	if *child {
+	if child {
 		parentGone = make(chan struct{})
 		go func() {
 			io.Copy(io.Discard, os.Stdin)

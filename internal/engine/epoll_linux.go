@@ -383,6 +383,7 @@ func (l *epollLoop) event(ev unix.EpollEvent) {
 		// An idle connection is readable: the server closed it, or sent
 		// what nobody asked for. Either way it is done.
 		l.closeConn(i)
+		s.state = slotFree
 		l.free = append(l.free, i)
 		l.removeIdle(i)
 	case slotBusy:

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -232,6 +233,53 @@ func TestTimeoutFreesConnectionForWaiting(t *testing.T) {
 			schedule.NewConstant(1000, 3*time.Millisecond))
 		if c := checkIdentity(t, rec, 3); c.Timeouts != 3 {
 			t.Errorf("counts %+v, kinds %v: want 3 timeouts", c, rec.ErrorKinds())
+		}
+	})
+}
+
+// TestIdleCloseBeforeUse: a server that closes a connection on which no
+// request came within 20 ms of its accept, and answers the others after
+// 100 ms. Of the two connections opened before the start, the first
+// request takes one; the server closes the other, and the second request,
+// due while the first is still out, must see that and dial anew, without
+// an error and without writing onto the closed connection. (The event loop
+// once left a slot whose idle connection the server had closed marked
+// idle, and the request was written to no descriptor: "write: bad file
+// descriptor", an error of kind other.)
+func TestIdleCloseBeforeUse(t *testing.T) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
+		var heads atomic.Int64
+		srv, err := rawtcp.Serve(func(c net.Conn, done <-chan struct{}) {
+			br := bufio.NewReader(c)
+			c.SetReadDeadline(time.Now().Add(20 * time.Millisecond))
+			for rawtcp.ReadRequest(br) {
+				c.SetReadDeadline(time.Time{})
+				heads.Add(1)
+				select {
+				case <-time.After(100 * time.Millisecond):
+				case <-done:
+					return
+				}
+				if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"); err != nil {
+					return
+				}
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Close)
+		rec, stats := runAgainst(t, "http://"+srv.Addr()+"/", Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 2},
+			schedule.NewConstant(1000.0/60, 2*60*time.Millisecond))
+		c := checkIdentity(t, rec, 2)
+		if c.Completed != 2 {
+			t.Errorf("counts %+v, kinds %v: want 2 completed", c, rec.ErrorKinds())
+		}
+		if w := rec.Wire(); w.Attempts != heads.Load() || w.Resends != 0 {
+			t.Errorf("wire %+v, the server read %d request heads", w, heads.Load())
+		}
+		if cl.lean && stats.Predial.Opened != 2 {
+			t.Errorf("pre-dialled %d connections, want 2", stats.Predial.Opened)
 		}
 	})
 }

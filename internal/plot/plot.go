@@ -1,9 +1,10 @@
 // Package plot turns a result into charts: latency by percentile in the
 // style of HdrHistogram's plotter, the per-second timeline, per-class
-// shares, and two runs' curves side by side. A Chart is plain data (named
-// series of points), so tests check the data behind a chart, not pixels;
-// Render draws it with gonum.org/v1/plot as SVG or PNG, and HTML embeds the
-// SVGs in one self-contained page that needs no network.
+// shares, and two runs' curves side by side. A Chart is plain data (named,
+// styled series of points and the run's identity), so tests check the data
+// behind a chart, not pixels; Render draws it with gonum.org/v1/plot as SVG
+// or PNG, and Page puts every chart in one self-contained HTML page that
+// needs no network.
 //
 // # The percentile axis
 //
@@ -15,39 +16,102 @@
 // every further nine takes the same width: the tail, where stalls live, gets
 // as much room as the body. The 100 % point (the max) would be at infinity;
 // it is drawn at 99.9999 % (x = 10⁶).
+//
+// # Lines that lie on each other
+//
+// Response time equals service time wherever send delay is zero, and sent
+// equals scheduled wherever the generator keeps up, so a chart's series
+// often coincide. Series are drawn in order, each in one of three layers:
+// the first wide and pale, the next solid and narrow, the last dashed or
+// dotted on top. Where they coincide the pale band shows around the solid
+// line and the dashes show on it, so no series hides another.
 package plot
 
 import (
 	"fmt"
-	"io"
 	"math"
+	"time"
+	"unicode/utf8"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-	gplot "gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/openload/openload/recorder"
 )
 
-// Series is one named line (or, for bar charts, one bar per point).
-type Series struct {
-	Name   string    `json:"name"`
-	Dashed bool      `json:"dashed,omitempty"` // drawn dashed, so a line it covers stays visible
-	X      []float64 `json:"x"`
-	Y      []float64 `json:"y"`
+// Style is how a series is drawn: its colour ("#rrggbb"), opacity (0–1),
+// line width and dash pattern (on, off, … lengths), both in points.
+type Style struct {
+	Color   string    `json:"color"`
+	Opacity float64   `json:"opacity"`
+	Width   float64   `json:"width"`
+	Dash    []float64 `json:"dash,omitempty"`
 }
 
-// Chart is the data of one chart.
+// The layers, in drawing order (see the package comment).
+var (
+	// under is wide and pale: drawn first, it shows as a band around any
+	// line drawn on it.
+	under = Style{Opacity: 0.35, Width: 7}
+	// solid is the middle layer.
+	solid = Style{Opacity: 1, Width: 2.2}
+	// dashed and dotted go on top.
+	dashed = Style{Opacity: 1, Width: 1.6, Dash: []float64{6, 3.5}}
+	dotted = Style{Opacity: 1, Width: 1.8, Dash: []float64{1.6, 2.6}}
+)
+
+// Colours from Okabe and Ito's palette, which stays distinct for readers
+// with the common colour-vision deficiencies.
+const (
+	blue       = "#0072B2"
+	orange     = "#E69F00"
+	vermillion = "#D55E00"
+	green      = "#009E73"
+	purple     = "#CC79A7"
+	grey       = "#555555"
+)
+
+func (s Style) in(color string) Style { s.Color = color; return s }
+
+// Series is one named line (or, for bar charts, one bar per point).
+//
+// A series with Step > 0 is per-second data: value Y[i] holds from X[i] to
+// the next point when that is at most Step away, else for Step (no data
+// follows: a gap); the last value holds to End. Other series join their
+// points with straight lines.
+type Series struct {
+	Name string `json:"name"`
+	Style
+	Step float64   `json:"step,omitempty"`
+	End  float64   `json:"end,omitempty"`
+	X    []float64 `json:"x"`
+	Y    []float64 `json:"y"`
+}
+
+// Span is a range of the x axis shaded and named in the legend, such as
+// the drain after the schedule's end.
+type Span struct {
+	From  float64 `json:"from"`
+	To    float64 `json:"to"`
+	Label string  `json:"label"`
+}
+
+// Chart is the data of one chart. Subtitle holds the runs' identities,
+// one line each (Identity).
 type Chart struct {
-	ID     string   `json:"id"`
-	Title  string   `json:"title"`
-	XLabel string   `json:"x_label"`
-	YLabel string   `json:"y_label"`
-	LogX   bool     `json:"log_x,omitempty"` // the percentile axis
-	Bars   []string `json:"bars,omitempty"`  // bar labels: a bar chart of Series[0].Y
+	ID       string   `json:"id"`
+	Title    string   `json:"title"`
+	Subtitle []string `json:"subtitle,omitempty"`
+	// Note is one line on how to read the chart.
+	Note   string `json:"note,omitempty"`
+	XLabel string `json:"x_label"`
+	YLabel string `json:"y_label"`
+	LogX   bool   `json:"log_x,omitempty"` // the percentile axis
+	// XMin and XMax fix the x range; both zero: the data's.
+	XMin   float64  `json:"x_min,omitempty"`
+	XMax   float64  `json:"x_max,omitempty"`
+	Bars   []string `json:"bars,omitempty"` // bar labels: a bar chart of Series[0].Y
 	Series []Series `json:"series"`
+	Spans  []Span   `json:"spans,omitempty"`
 }
 
 // maxX is where the 100 % point is drawn: 99.9999 %.
@@ -81,18 +145,63 @@ func PercentileSeries(name string, h *hdrhistogram.Histogram) Series {
 	return s
 }
 
-// LatencyChart is response time, service time and send delay by percentile.
+// maxTarget is how much of a target URL a chart's subtitle shows.
+const maxTarget = 72
+
+// Identity names a run in one line: its schedule (rate and shape, closed
+// loop or replay), method and target, and start time in UTC.
+func Identity(res *recorder.Result) string {
+	cfg := res.Config
+	id := cfg.Schedule
+	if id == "" {
+		id = "unknown schedule"
+	}
+	target := cfg.Target
+	if utf8.RuneCountInString(target) > maxTarget {
+		target = string([]rune(target)[:maxTarget-1]) + "…"
+	}
+	switch {
+	case cfg.BuiltinStub != "":
+		id += " · built-in stub at " + target
+	case target != "":
+		id += " · " + cfg.Method + " " + target
+	}
+	if !res.Started.IsZero() {
+		id += " · started " + res.Started.UTC().Format("2006-01-02 15:04:05") + " UTC"
+	}
+	if res.Interrupted {
+		id += " · interrupted"
+	}
+	return id
+}
+
+// LatencyChart is response time, service time and send delay by
+// percentile, and the corrected response time of a closed run paced to a
+// rate: HdrHistogram's percentile distribution plot.
 func LatencyChart(res *recorder.Result) (Chart, error) {
-	c := Chart{ID: "latency", Title: "Latency by percentile", XLabel: "percentile", YLabel: "ms", LogX: true}
-	for _, m := range []struct{ metric, name string }{
-		{"response", "response time"}, {"service", "service time"}, {"send_delay", "send delay"},
-	} {
+	c := Chart{ID: "latency", Title: "Latency by percentile", Subtitle: []string{Identity(res)},
+		XLabel: "percentile", YLabel: "ms", LogX: true, XMin: 1, XMax: maxX}
+	metrics := []struct {
+		metric, name string
+		style        Style
+	}{
+		{"response", "response time", under.in(blue)},
+		{"service", "service time", solid.in(green)},
+		{"send_delay", "send delay", dashed.in(vermillion)},
+	}
+	if res.Histograms.Corrected != "" {
+		metrics = append(metrics, struct {
+			metric, name string
+			style        Style
+		}{"corrected", "corrected for coordinated omission", dotted.in(purple)})
+	}
+	for _, m := range metrics {
 		h, err := res.Histogram(m.metric)
 		if err != nil {
 			return c, err
 		}
 		s := PercentileSeries(m.name, h)
-		s.Dashed = m.metric == "send_delay"
+		s.Style = m.style
 		c.Series = append(c.Series, s)
 	}
 	return c, nil
@@ -100,34 +209,172 @@ func LatencyChart(res *recorder.Result) (Chart, error) {
 
 // DiffChart is one metric of two runs by percentile on the same axes.
 func DiffChart(a, b *recorder.Result, nameA, nameB, metric string) (Chart, error) {
-	c := Chart{ID: "diff", Title: metric + " by percentile", XLabel: "percentile", YLabel: "ms", LogX: true}
-	for _, r := range []struct {
-		res  *recorder.Result
-		name string
-	}{{a, nameA}, {b, nameB}} {
+	c := Chart{ID: "diff", Title: metric + " by percentile", XLabel: "percentile", YLabel: "ms", LogX: true, XMin: 1, XMax: maxX}
+	for i, r := range []struct {
+		res   *recorder.Result
+		name  string
+		style Style
+	}{{a, nameA, under.in(blue)}, {b, nameB, solid.in(vermillion)}} {
 		h, err := r.res.Histogram(metric)
 		if err != nil {
 			return c, fmt.Errorf("%s: %v", r.name, err)
 		}
-		c.Series = append(c.Series, PercentileSeries(r.name, h))
+		s := PercentileSeries(r.name, h)
+		s.Style = r.style
+		c.Series = append(c.Series, s)
+		c.Subtitle = append(c.Subtitle, string(rune('A'+i))+": "+Identity(r.res))
 	}
 	return c, nil
 }
 
-// TimelineChart is requests per second: scheduled, sent, completed and
-// errors, by second of the run.
-func TimelineChart(res *recorder.Result) Chart {
-	c := Chart{ID: "timeline", Title: "Requests per second", XLabel: "second of the run", YLabel: "requests"}
-	names := []string{"scheduled", "sent", "completed", "errors"}
-	for _, n := range names {
-		c.Series = append(c.Series, Series{Name: n})
+// Ends returns where, in seconds from the start, the run's schedule ended
+// and where the run itself did (its last request's end; at least the
+// schedule's, since nothing could happen after the last request but
+// nothing more was due before the schedule's end either). An interrupted
+// run's schedule ends with it. A result that says neither (hand-made, or
+// written before the timeline existed) ends after its timeline's last
+// second.
+func Ends(res *recorder.Result) (schedule, run float64) {
+	n := float64(len(res.Timeline))
+	d, err := time.ParseDuration(res.Config.Duration)
+	schedule = d.Seconds()
+	if err != nil || d <= 0 {
+		schedule = res.Elapsed
 	}
-	for i, s := range res.Timeline {
-		x := float64(i)
-		for j, v := range []int64{s.Scheduled, s.Sent, s.Completed, s.Errors} {
-			c.Series[j].X = append(c.Series[j].X, x)
-			c.Series[j].Y = append(c.Series[j].Y, float64(v))
+	if schedule <= 0 {
+		return n, n
+	}
+	if res.Interrupted && res.Elapsed > 0 {
+		schedule = math.Min(schedule, res.Elapsed)
+	}
+	return schedule, math.Max(schedule, res.Elapsed)
+}
+
+// perSecond turns the counts of a timeline's seconds into rates: second i
+// covers [i, i+1) up to end, and its rate is its count over the part it
+// covers. A last second that the series covers only in part (the schedule
+// ended, or the run did, within it) is merged with the second before it,
+// so the last rate is taken over one to two seconds: a partial second's
+// count is never drawn as a whole second's (a plunge towards zero), and a
+// few events in a sliver of a second never as a spike. Counts in seconds
+// that start after end move end there (the data wins over the bound).
+func perSecond(counts []int64, end float64) Series {
+	n := int(math.Ceil(end))
+	for i := len(counts) - 1; i >= n; i-- {
+		if counts[i] != 0 {
+			n = i + 1
+			end = math.Max(end, float64(i))
+			break
 		}
+	}
+	if n == 0 {
+		return Series{}
+	}
+	at := func(i int) float64 {
+		if i < len(counts) {
+			return float64(counts[i])
+		}
+		return 0
+	}
+	s := Series{Step: 1, End: end}
+	for i := 0; i < n; i++ {
+		s.X = append(s.X, float64(i))
+		s.Y = append(s.Y, at(i))
+	}
+	if span := end - float64(n-1); span < 1 {
+		if n == 1 {
+			if span > 0 {
+				s.Y[0] /= span
+			}
+			return s
+		}
+		s.X, s.Y = s.X[:n-1], s.Y[:n-1]
+		s.Y[n-2] = (at(n-2) + at(n-1)) / (end - float64(n-2))
+	}
+	return s
+}
+
+// sentEnd is where the sent line ends: with the schedule, unless requests
+// were still sent in a second that starts after it (a backlog sent late,
+// during the drain), then with the run. A second the schedule ends in
+// counts its sends over the schedule's part of it.
+func sentEnd(timeline []recorder.Second, sched, end float64) float64 {
+	for i := int(math.Ceil(sched)); i < len(timeline); i++ {
+		if timeline[i].Sent > 0 {
+			return end
+		}
+	}
+	return sched
+}
+
+// TimelineChart is requests per second: scheduled, sent, completed and
+// errors, by second of the run, and for a closed run paced to a rate the
+// slots its users never sent. Scheduled, never sent and (unless a backlog
+// was sent late) sent end with the schedule; completed and errors go on
+// through the drain, shaded, to the run's end.
+func TimelineChart(res *recorder.Result) Chart {
+	sched, end := Ends(res)
+	c := Chart{ID: "timeline", Title: "Requests per second", Subtitle: []string{Identity(res)},
+		XLabel: "seconds from the start", YLabel: "requests per second", XMin: 0, XMax: end}
+	col := func(f func(recorder.Second) int64) []int64 {
+		out := make([]int64, len(res.Timeline))
+		for i, s := range res.Timeline {
+			out[i] = f(s)
+		}
+		return out
+	}
+	for _, l := range []struct {
+		name  string
+		style Style
+		f     func(recorder.Second) int64
+		end   float64
+	}{
+		{"scheduled", under.in(grey), func(s recorder.Second) int64 { return s.Scheduled }, sched},
+		{"sent", solid.in(orange), func(s recorder.Second) int64 { return s.Sent }, sentEnd(res.Timeline, sched, end)},
+		{"completed", dashed.in(blue), func(s recorder.Second) int64 { return s.Completed }, end},
+		{"errors", dotted.in(vermillion), func(s recorder.Second) int64 { return s.Errors }, end},
+	} {
+		s := perSecond(col(l.f), l.end)
+		s.Name, s.Style = l.name, l.style
+		c.Series = append(c.Series, s)
+	}
+	if res.Counts.Skipped > 0 {
+		s := perSecond(col(func(s recorder.Second) int64 { return s.Skipped }), sched)
+		s.Name, s.Style = "never sent (closed loop)", dotted.in(purple)
+		c.Series = append(c.Series, s)
+	}
+	if end > sched {
+		c.Spans = append(c.Spans, Span{From: sched, To: end, Label: "drain (schedule over)"})
+	}
+	return c
+}
+
+// TimelineP99Chart is the response-time p99 of each second of the run (of
+// the requests that ended in it), so a stall shows as a spike. A second in
+// which no request ended has no p99: the line breaks there rather than
+// dropping to zero.
+func TimelineP99Chart(res *recorder.Result) Chart {
+	sched, end := Ends(res)
+	c := Chart{ID: "timeline-p99", Title: "Response time p99 per second", Subtitle: []string{Identity(res)},
+		XLabel: "seconds from the start", YLabel: "ms", XMin: 0, XMax: end}
+	c.Note = "No line over a second: no request ended in it."
+	s := Series{Name: "response p99", Style: solid.in(blue), Step: 1}
+	for i, sec := range res.Timeline {
+		if sec.Completed+sec.Errors == 0 {
+			continue
+		}
+		s.X = append(s.X, float64(i))
+		s.Y = append(s.Y, sec.ResponseP99)
+	}
+	if n := len(s.X); n > 0 {
+		s.End = math.Min(s.X[n-1]+1, math.Max(end, s.X[n-1]))
+		if s.End == s.X[n-1] {
+			s.End++
+		}
+	}
+	c.Series = []Series{s}
+	if end > sched {
+		c.Spans = append(c.Spans, Span{From: sched, To: end, Label: "drain (schedule over)"})
 	}
 	return c
 }
@@ -137,8 +384,9 @@ func TimelineChart(res *recorder.Result) Chart {
 func ClassCharts(res *recorder.Result) []Chart {
 	var out []Chart
 	for i, t := range res.Classes {
-		c := Chart{ID: fmt.Sprintf("class-%d", i), Title: "Share of requests by " + t.Header, XLabel: t.Header, YLabel: "% of requests"}
-		s := Series{Name: "share"}
+		c := Chart{ID: fmt.Sprintf("class-%d", i), Title: "Share of requests by " + t.Header, Subtitle: []string{Identity(res)},
+			XLabel: t.Header, YLabel: "% of requests"}
+		s := Series{Name: "share", Style: solid.in(blue)}
 		for j, v := range t.Values {
 			c.Bars = append(c.Bars, v.Value)
 			s.X = append(s.X, float64(j))
@@ -148,94 +396,6 @@ func ClassCharts(res *recorder.Result) []Chart {
 		out = append(out, c)
 	}
 	return out
-}
-
-// percentileTicks label the percentile axis.
-var percentileTicks = gplot.ConstantTicks{
-	{Value: 1, Label: "0%"}, {Value: 10, Label: "90%"}, {Value: 100, Label: "99%"},
-	{Value: 1e3, Label: "99.9%"}, {Value: 1e4, Label: "99.99%"}, {Value: 1e5, Label: "99.999%"}, {Value: 1e6, Label: "max"},
-}
-
-// Plot builds the gonum plot of c.
-func (c Chart) Plot() (*gplot.Plot, error) {
-	p := gplot.New()
-	p.Title.Text = c.Title
-	p.X.Label.Text = c.XLabel
-	p.Y.Label.Text = c.YLabel
-	p.Add(plotter.NewGrid())
-	p.Legend.Top = true
-	p.Legend.Left = true
-	if len(c.Bars) > 0 && len(c.Series) > 0 {
-		bars, err := plotter.NewBarChart(plotter.Values(c.Series[0].Y), vg.Points(30))
-		if err != nil {
-			return nil, err
-		}
-		bars.Color = plotutil.Color(0)
-		p.Add(bars)
-		p.NominalX(c.Bars...)
-		return p, nil
-	}
-	if c.LogX {
-		p.X.Scale = gplot.LogScale{}
-		p.X.Tick.Marker = percentileTicks
-		p.X.Min, p.X.Max = 1, maxX
-	}
-	top := 0.0
-	for i, s := range c.Series {
-		if len(s.X) == 0 {
-			continue
-		}
-		for _, y := range s.Y {
-			top = math.Max(top, y)
-		}
-		xys := make(plotter.XYs, len(s.X))
-		for j := range s.X {
-			xys[j].X, xys[j].Y = s.X[j], s.Y[j]
-		}
-		l, err := plotter.NewLine(xys)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", s.Name, err)
-		}
-		l.Color = plotutil.Color(i)
-		l.Width = vg.Points(2)
-		if s.Dashed {
-			l.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
-		}
-		p.Add(l)
-		p.Legend.Add(s.Name, l)
-	}
-	if top > 0 {
-		// Headroom above the lines for the legend.
-		p.Y.Min, p.Y.Max = 0, top*1.35
-	}
-	return p, nil
-}
-
-// Render draws c as "svg" or "png" of the given size in points.
-func (c Chart) Render(w io.Writer, format string, width, height vg.Length) error {
-	p, err := c.Plot()
-	if err != nil {
-		return err
-	}
-	wt, err := p.WriterTo(width, height, format)
-	if err != nil {
-		return err
-	}
-	_, err = wt.WriteTo(w)
-	return err
-}
-
-// TimelineP99Chart is the response-time p99 of each second of the run (by
-// completion), so a stall shows as a spike.
-func TimelineP99Chart(res *recorder.Result) Chart {
-	c := Chart{ID: "timeline-p99", Title: "Response time p99 per second", XLabel: "second of the run", YLabel: "ms"}
-	s := Series{Name: "response p99"}
-	for i, sec := range res.Timeline {
-		s.X = append(s.X, float64(i))
-		s.Y = append(s.Y, sec.ResponseP99)
-	}
-	c.Series = []Series{s}
-	return c
 }
 
 // ReportCharts are the charts of a run's report, in order: latency by
