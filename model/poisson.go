@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openload/openload/internal/field"
+	"github.com/openload/openload/field"
 )
 
 // Routings: how requests are spread over the limiter's shards.

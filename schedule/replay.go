@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openload/openload/internal/field"
+	"github.com/openload/openload/field"
 )
 
 // Replay names a replayed schedule (openload's --arrivals FILE) where a

@@ -3,7 +3,7 @@ package main
 import (
 	"errors"
 
-	"github.com/openload/openload/internal/field"
+	"github.com/openload/openload/field"
 )
 
 // The library packages validate their configurations in their own words:

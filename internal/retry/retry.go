@@ -38,7 +38,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openload/openload/internal/field"
+	"github.com/openload/openload/field"
 	"github.com/openload/openload/recorder"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/internal/field"
+	"github.com/openload/openload/field"
 	"github.com/openload/openload/recorder"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/openload/openload/internal/field"
+	"github.com/openload/openload/field"
 )
 
 // Policy names the gate applied to a request on arrival when no worker is

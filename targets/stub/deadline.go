@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 
-	"github.com/openload/openload/internal/field"
+	"github.com/openload/openload/field"
 )
 
 // DeadlinePosition says where the deadline gate checks the dwell time.

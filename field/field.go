@@ -3,6 +3,10 @@
 // its value, and why. A library names its own fields; a caller that knows
 // them by other names (the CLI, by its flags) renders the message with
 // those instead, from the error's fields rather than by rewriting its text.
+//
+// It is public because the public packages' Validate methods return it
+// (model, schedule and targets/stub name it FieldError), and it imports
+// nothing of openload, so that any of them can use it.
 package field
 
 import (
