@@ -107,16 +107,13 @@
 //
 // Taking attempts as independent fits retries that land in a later window,
 // after a backoff of a window or more. It does not fit retries made at once,
-// which land in the window that just overflowed. Against a simulation
-// (TestRetriesAgainstSimulation: 8 shards, 120/s, 1s windows, 3 retries),
-// with a backoff of one to two windows the attempt rate came within 0.5% of
-// the model and the 429 rate within 20%. With retries at once the 429 rate
-// was 1.23× the model's at 100/s with random routing and 3.1× at 110/s with
-// round-robin, the share of requests that fail in the end 0.4% and 0.9%
-// where the model says 1e-5 and 1.5e-8, and in overload (150/s) the 429 rate
-// 0.6× the model's. Under round-robin, retries at once have an exact answer
-// instead: every attempt in a window after its first n·L is rejected and
-// none before, so a request either passes at once or fails all k+1 attempts:
+// which land in the window that just overflowed: against a simulation the
+// model then predicts too few 429s below the limit and too many in
+// overload, and far too few requests that fail in the end (see
+// docs/MEASUREMENTS.md, “Retry model against a simulation”). Under
+// round-robin, retries at once have an exact answer instead: every attempt
+// in a window after its first n·L is rejected and none before, so a request
+// either passes at once or fails all k+1 attempts:
 //
 //	failing share = E[(N_tot − n·L)+] / (λ·W),   429s/s = (k+1)·E[(N_tot − n·L)+] / W.
 package model

@@ -445,8 +445,9 @@ func simulateRetries(in PoissonInput, windows int, backoffLo, backoffHi float64,
 // within 20% of the simulation on the cases below (the 25% bound is that
 // gap with a margin, not a statistical bound: the model is an
 // approximation). Retries made at once land in the window that just
-// overflowed: the test checks the figures the package documentation quotes
-// for them, and the exact round-robin answer, to 10%.
+// overflowed: the test checks the figures docs/MEASUREMENTS.md, “Retry
+// model against a simulation”, quotes for them, and the exact round-robin
+// answer, to 10%.
 func TestRetriesAgainstSimulation(t *testing.T) {
 	tests := []struct {
 		in PoissonInput

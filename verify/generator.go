@@ -13,7 +13,7 @@ import (
 // share of the time, or paused for GC for GCPauseShare of the send-delay budget or
 // more, may have sent late for reasons of its own. A pause shorter than the
 // budget cannot by itself push a send past it, so GC warns from the whole
-// budget on (a 0.5 ms pause at 160 req/s is normal and harmless).
+// budget on (see docs/MEASUREMENTS.md, “GCPauseShare”).
 const (
 	SaturatedCPUShare = 0.9
 	GCPauseShare      = 1.0

@@ -36,8 +36,9 @@ const (
 )
 
 // javaArgs start every java command line: one core and the quick JIT only,
-// since each run is short (1.5 s instead of 4 s here, half the CPU), and
-// timing-sensitive tests of other packages run beside this one.
+// which make each short run faster and cheaper (see docs/MEASUREMENTS.md,
+// “javaArgs”) and leave a core to the timing-sensitive tests of other
+// packages that run beside this one.
 var javaArgs = []string{"-XX:ActiveProcessorCount=1", "-XX:TieredStopAtLevel=1", "-cp", hdrJar}
 
 // outsideReader is one HdrHistogram implementation not written here.

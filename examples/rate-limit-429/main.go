@@ -112,8 +112,9 @@ func (c Cell) Z() float64 { return (c.Observed - c.Pred.RejectPerSec) / c.SE }
 
 // Tolerance is how far observed may lie from predicted and still agree:
 // 2 standard errors, plus, with retries, the 20 % the independent-attempts
-// approximation is good to when retries land in later windows. A row
-// outside the model's assumptions has none.
+// approximation is good to when retries land in later windows (see
+// docs/MEASUREMENTS.md, “Retry model against a simulation”). A row outside
+// the model's assumptions has none.
 func (c Cell) Tolerance() float64 {
 	if !c.Row.InModel {
 		return math.NaN()

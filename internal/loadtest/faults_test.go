@@ -392,9 +392,9 @@ func runFault(t *testing.T, tc faultCase, lean, epoll bool) {
 	o.Timeout = faultTimeout
 	if tc.timeouts == 0 {
 		// A row that expects no timeout gets a timeout no busy
-		// machine reaches: under -race with every row in
-		// parallel on 2 cores, a request to a fault server
-		// that answers at once was seen to take over 250 ms.
+		// machine reaches: on one, a fault server that answers at
+		// once has taken longer than faultTimeout (see
+		// docs/MEASUREMENTS.md, “Fault tests' timeout”).
 		o.Timeout = 10 * time.Second
 	}
 	o.Drain = 10 * time.Second
