@@ -204,8 +204,8 @@ func TestSingleDashParsing(t *testing.T) {
 	a := parse("-rate", "160", "-d", "40s", "http://127.0.0.1:8080/predict")
 	b := parse("--rate", "160", "--duration", "40s", "http://127.0.0.1:8080/predict")
 	c := parse("-r", "160", "-duration=40s", "http://127.0.0.1:8080/predict")
-	if a.rate != 160 || a.duration.String() != "40s" {
-		t.Errorf("-rate 160 -d 40s parsed as rate %v duration %v", a.rate, a.duration)
+	if a.run.Schedule.Rate != 160 || a.run.Schedule.Duration.String() != "40s" {
+		t.Errorf("-rate 160 -d 40s parsed as rate %v duration %v", a.run.Schedule.Rate, a.run.Schedule.Duration)
 	}
 	if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(a, c) {
 		t.Errorf("forms differ:\n%+v\n%+v\n%+v", a, b, c)

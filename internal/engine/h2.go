@@ -64,31 +64,6 @@ func newH2Transport(cfg Config) (http.RoundTripper, func()) {
 	return t, p.closeAll
 }
 
-// checkProtocol validates cfg.Protocol against the URL's scheme.
-func checkProtocol(cfg Config) error {
-	scheme := ""
-	if cfg.URL != nil {
-		scheme = cfg.URL.Scheme
-	}
-	switch cfg.Protocol {
-	case "", HTTP1:
-	case HTTP2:
-		if scheme != "https" {
-			return fmt.Errorf("engine: HTTP/2 over TLS needs an https URL, got %s", scheme)
-		}
-	case H2C:
-		if scheme != "http" {
-			return fmt.Errorf("engine: h2c (HTTP/2 with prior knowledge) needs an http URL, got %s", scheme)
-		}
-	default:
-		return fmt.Errorf("engine: unknown protocol %q (known: %s, %s, %s)", cfg.Protocol, HTTP1, HTTP2, H2C)
-	}
-	if cfg.MaxStreams < 0 {
-		return fmt.Errorf("engine: max streams must be ≥ 0, got %d", cfg.MaxStreams)
-	}
-	return nil
-}
-
 // h2Pool is an http2.ClientConnPool that caps the streams in flight on
 // each connection at max (0: the server's limit only) and dials a new
 // connection when every open one is full.
