@@ -355,8 +355,11 @@ func failures(res *recorder.Result) Finding {
 	kinds := make([]string, 0, len(res.ErrorKinds))
 	for k, n := range res.ErrorKinds {
 		meaning := KindMeaning(k)
-		if k == "tls" {
+		switch {
+		case k == "tls":
 			meaning = TLSDetail(res) // target.go
+		case k == "timeout" && res.Config.DialTimeout != "":
+			meaning += ", or no connection within --dial-timeout " + res.Config.DialTimeout
 		}
 		kinds = append(kinds, fmt.Sprintf("%s %d (%s)", k, n, meaning))
 	}

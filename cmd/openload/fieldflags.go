@@ -32,7 +32,7 @@ var fieldFlags = [...]map[string]string{
 	loadFields: {
 		// engine.Config
 		"URL": "", "Method": "method", "Header": "header", "Body": "body",
-		"Connections": "connections", "Timeout": "timeout", "Drain": "drain",
+		"Connections": "connections", "Timeout": "timeout", "DialTimeout": "dial-timeout", "Drain": "drain",
 		"ClassHeaders": "class-header", "ServerTiming": "server-timing", "StampHeader": "stamp-header",
 		"Progress": "", "Transport": "", "Protocol": "", "MaxStreams": "max-streams", "TLS": "",
 		"Lean": "", "Epoll": "",

@@ -343,6 +343,36 @@ func TestObjectivesExitCodes(t *testing.T) {
 	}
 }
 
+// TestDialTimeoutFlag: --dial-timeout is recorded in the result, which
+// leaves it out when unset, and refused when negative or longer than
+// --timeout, which bounds a dial already.
+func TestDialTimeoutFlag(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	for _, want := range []string{"250ms", ""} {
+		args := []string{"-q", "-rate", "50", "-d", "100ms", "-o", out, srv.URL}
+		if want != "" {
+			args = append([]string{"--dial-timeout", want}, args...)
+		}
+		if code, _, stderr := runCLI(args...); code != exitOK {
+			t.Fatalf("%q: exit %d: %s", args, code, stderr)
+		}
+		if got := readResult(t, out).Config.DialTimeout; got != want {
+			t.Errorf("%q: dial_timeout %q, want %q", args, got, want)
+		}
+	}
+	for flags, want := range map[string]string{
+		"--dial-timeout -1s":             "--dial-timeout must be ≥ 0 (0: --timeout), got -1s",
+		"--dial-timeout 2s --timeout 1s": "--dial-timeout 2s is longer than --timeout 1s, which bounds a request's dial already",
+	} {
+		code, _, stderr := runCLI(append(strings.Fields(flags), "-rate", "1", srv.URL)...)
+		if code != exitUsage || !strings.Contains(stderr, "openload: "+want+"\n") {
+			t.Errorf("%s: exit %d, want %d and %q: %q", flags, code, exitUsage, want, stderr)
+		}
+	}
+}
+
 // TestClientFlags: the lean client is the default for http URLs, on the
 // event loop on Linux; --no-epoll runs it with a goroutine per connection,
 // --net-http selects net/http's transport, the old --fast-http1 still runs

@@ -30,6 +30,10 @@ func (cfg Config) Validate() error {
 		return field.Errorf("Connections", cfg.Connections, "{Connections} must be between 1 and %d, got %d", MaxConnections, cfg.Connections)
 	case cfg.Timeout <= 0:
 		return field.Errorf("Timeout", cfg.Timeout, "{Timeout} must be > 0, got %v", cfg.Timeout)
+	case cfg.DialTimeout < 0:
+		return field.Errorf("DialTimeout", cfg.DialTimeout, "{DialTimeout} must be ≥ 0 (0: {Timeout}), got %v", cfg.DialTimeout)
+	case cfg.DialTimeout > cfg.Timeout:
+		return field.Errorf("DialTimeout", cfg.DialTimeout, "{DialTimeout} %v is longer than {Timeout} %v, which bounds a request's dial already", cfg.DialTimeout, cfg.Timeout)
 	case cfg.Drain < 0:
 		return field.Errorf("Drain", cfg.Drain, "{Drain} must be ≥ 0, got %v", cfg.Drain)
 	case len(cfg.ClassHeaders) > recorder.MaxClassHeaders:

@@ -19,6 +19,9 @@ func TestConfigValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("no URL yet: %v", err)
 	}
+	if err := (Config{Connections: 4, Timeout: time.Second, DialTimeout: time.Second}).Validate(); err != nil {
+		t.Errorf("a dial timeout equal to the timeout: %v", err)
+	}
 	httpsURL, _ := url.Parse("https://x/")
 	for _, c := range []struct {
 		set   func(*Config)
@@ -28,6 +31,8 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.Connections = 0 }, "Connections", "Connections must be between 1 and 100000, got 0"},
 		{func(c *Config) { c.Connections = MaxConnections + 1 }, "Connections", "Connections must be between 1 and 100000, got 100001"},
 		{func(c *Config) { c.Timeout = 0 }, "Timeout", "Timeout must be > 0, got 0s"},
+		{func(c *Config) { c.DialTimeout = -time.Second }, "DialTimeout", "DialTimeout must be ≥ 0 (0: Timeout), got -1s"},
+		{func(c *Config) { c.DialTimeout = 2 * time.Second }, "DialTimeout", "DialTimeout 2s is longer than Timeout 1s, which bounds a request's dial already"},
 		{func(c *Config) { c.Drain = -time.Second }, "Drain", "Drain must be ≥ 0, got -1s"},
 		{func(c *Config) { c.ClassHeaders = []string{"A", "B", "C", "D", "E"} }, "ClassHeaders", "ClassHeaders given 5 times, at most 4"},
 		{func(c *Config) { c.ClassHeaders = []string{"X Y"} }, "ClassHeaders", `ClassHeaders "X Y" is not a valid header name`},

@@ -79,6 +79,9 @@ type Config struct {
 	Body        []byte
 	Connections int           // in-flight / connection limit, 1 … MaxConnections
 	Timeout     time.Duration // per request, from the attempt's start; > 0
+	// DialTimeout bounds establishing a connection, at most Timeout
+	// (dial.go); 0: Timeout.
+	DialTimeout time.Duration
 	Drain       time.Duration // wait for in-flight requests after the schedule ends
 	// ClassHeaders are response headers whose values group requests
 	// (recorder.Record.Class), at most recorder.MaxClassHeaders.
@@ -279,7 +282,7 @@ func (g *generator) connect() func() {
 	case transport == nil:
 		owned := NewTransport(cfg.Connections, cfg.Timeout)
 		owned.TLSClientConfig = cfg.TLS
-		owned.DialContext = countDials(owned.DialContext) // wire.go
+		owned.DialContext = countDials(cfg.dialer().DialContext) // dial.go, wire.go
 		transport = owned
 		closeIdle = owned.CloseIdleConnections
 	}
@@ -361,7 +364,7 @@ func (g *generator) record(rec *recorder.Recorder, stats *Stats) *recording {
 func NewTransport(conns int, timeout time.Duration) *http.Transport {
 	return &http.Transport{
 		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           dialer{timeout: timeout}.DialContext, // dial.go
 		MaxIdleConns:          conns,
 		MaxIdleConnsPerHost:   conns,
 		MaxConnsPerHost:       conns,

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"slices"
 	"sync"
-	"time"
 
 	"golang.org/x/net/http2"
 )
@@ -56,7 +55,7 @@ func newH2Transport(cfg Config) (http.RoundTripper, func()) {
 		t:       t,
 		tls:     cfg.Protocol == HTTP2,
 		tlsConf: cfg.TLS,
-		timeout: cfg.Timeout,
+		dialer:  cfg.dialer(),
 		max:     cfg.MaxStreams,
 		dialing: make(chan struct{}, 1),
 	}
@@ -80,7 +79,7 @@ type h2Pool struct {
 	t       *http2.Transport
 	tls     bool
 	tlsConf *tls.Config
-	timeout time.Duration
+	dialer  dialer // dial.go
 	max     int
 
 	dialing chan struct{} // a token: one dial at a time
@@ -165,9 +164,8 @@ func (p *h2Pool) closeAll() {
 
 // dial opens one connection: TCP for h2c, TLS with ALPN h2 for HTTP2.
 func (p *h2Pool) dial(ctx context.Context, addr string) (net.Conn, error) {
-	d := &net.Dialer{Timeout: p.timeout, KeepAlive: 30 * time.Second}
 	if !p.tls {
-		return d.DialContext(ctx, "tcp", addr)
+		return p.dialer.DialContext(ctx, "tcp", addr)
 	}
 	conf := &tls.Config{}
 	if p.tlsConf != nil {
@@ -181,11 +179,10 @@ func (p *h2Pool) dial(ctx context.Context, addr string) (net.Conn, error) {
 		}
 		conf.ServerName = host
 	}
-	c, err := (&tls.Dialer{NetDialer: d, Config: conf}).DialContext(ctx, "tcp", addr)
+	tc, err := p.dialer.dialTLS(ctx, addr, conf)
 	if err != nil {
 		return nil, err
 	}
-	tc := c.(*tls.Conn)
 	if got := tc.ConnectionState().NegotiatedProtocol; got != http2.NextProtoTLS {
 		tc.Close()
 		return nil, fmt.Errorf("engine: %s did not negotiate HTTP/2 with ALPN (got %q)", addr, got)

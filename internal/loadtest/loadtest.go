@@ -183,6 +183,9 @@ func (o *Options) resultConfig(sched string) recorder.Config {
 	if c.Protocol == "" {
 		c.Protocol = engine.HTTP1
 	}
+	if o.DialTimeout > 0 {
+		c.DialTimeout = o.DialTimeout.String()
+	}
 	if o.Retry.Enabled() {
 		c.Retry = o.Retry.String()
 	}
