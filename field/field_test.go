@@ -47,3 +47,41 @@ func TestAs(t *testing.T) {
 		t.Fatalf("errors.As(%v) = %+v", err, fe)
 	}
 }
+
+// An inner configuration's error, held by an outer one, names the inner
+// fields by their path, and a renamed one by the outer names; a caller's
+// names then apply to those.
+func TestInRename(t *testing.T) {
+	inner := Errorf("Window", 1, "{Window} must be >= {Bucket} (%v), got %v", 2, 1)
+	err := In("Limit", fmt.Errorf("wrapped: %w", inner))
+	var fe *Error
+	if !errors.As(err, &fe) || fe.Field != "Limit.Window" || fe.Value != 1 {
+		t.Fatalf("In: %+v", fe)
+	}
+	if got, want := err.Error(), "Limit.Window must be >= Limit.Bucket (2), got 1"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+	flags := map[string]string{"Limit.Window": "--window", "Limit.Bucket": "--bucket", "Runs": "--runs"}
+	if got, want := fe.Message(func(f string) string { return flags[f] }), "--window must be >= --bucket (2), got 1"; got != want {
+		t.Errorf("Message = %q, want %q", got, want)
+	}
+	// Renamed, then held: both apply, the inner first.
+	users := Errorf("Users", 0, "{Users} must be > 0, got %d", 0)
+	err = In("Run", Rename(users, func(f string) string { return map[string]string{"Users": "Connections"}[f] }))
+	if !errors.As(err, &fe) || fe.Field != "Run.Connections" || err.Error() != "Run.Connections must be > 0, got 0" {
+		t.Errorf("In(Rename) = %v (%+v)", err, fe)
+	}
+	// A path written in a format is a name too.
+	if got := Errorf("Schedule.Kind", "x", "{Closed} with {Schedule.Kind} %q", "x").Message(func(f string) string { return "<" + f + ">" }); got != `<Closed> with <Schedule.Kind> "x"` {
+		t.Errorf("path in format: %q", got)
+	}
+	// Not a field error: as it is; nil stays nil.
+	plain := errors.New("plain")
+	if In("X", plain) != plain || In("X", nil) != nil || Rename(nil, strings.ToLower) != nil {
+		t.Error("In or Rename changed an error that is not a *Error")
+	}
+	// The original is unchanged.
+	if inner.Error() != "Window must be >= Bucket (2), got 1" || users.Field != "Users" {
+		t.Errorf("the inner error changed: %v, %v", inner, users)
+	}
+}

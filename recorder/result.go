@@ -128,6 +128,7 @@ type Config struct {
 	Retry        string              `json:"retry,omitempty"`        // the retry policy, empty without retries
 	Protocol     string              `json:"protocol,omitempty"`     // http/1.1, h2 (TLS, ALPN) or h2c (prior knowledge)
 	MaxStreams   int                 `json:"max_streams,omitempty"`  // HTTP/2: streams in flight per connection, 0 = the server's limit
+	DialTimeout  string              `json:"dial_timeout,omitempty"` // --dial-timeout, when set
 	// Client is what sent the requests: "epoll" (openload's HTTP/1.1
 	// client on one event loop), "lean" (the same client, a goroutine per
 	// connection) or "net/http"; empty in results written before it was

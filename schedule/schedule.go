@@ -48,6 +48,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"time"
+
+	"github.com/openload/openload/field"
 )
 
 // Schedule is an iterator over intended send offsets, in non-decreasing
@@ -86,23 +88,30 @@ type Spec struct {
 	Seed     uint64        // source of randomness for Poisson
 }
 
-// Validate checks the spec and returns a one-line error naming the field.
+// Validate checks the spec. Its errors are *FieldError, naming the fields
+// of Spec. A constant spec must hold at least one arrival (⌊Rate·Duration⌋
+// ≥ 1); a Poisson one may draw none.
 func (s Spec) Validate() error {
 	switch {
 	case math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
-		return fmt.Errorf("rate must be a finite number, got %v", s.Rate)
+		return field.Errorf("Rate", s.Rate, "{Rate} must be a finite number, got %v", s.Rate)
 	case s.Rate <= 0:
-		return fmt.Errorf("rate must be > 0, got %v", s.Rate)
+		return field.Errorf("Rate", s.Rate, "{Rate} must be > 0, got %v", s.Rate)
 	case s.Duration <= 0:
-		return fmt.Errorf("duration must be > 0, got %v", s.Duration)
+		return field.Errorf("Duration", s.Duration, "{Duration} must be > 0, got %v", s.Duration)
 	}
 	if n := s.Rate * s.Duration.Seconds(); n > MaxArrivals {
-		return fmt.Errorf("rate × duration = %.3g arrivals is more than the %d a schedule can hold", n, int64(MaxArrivals))
+		return field.Errorf("Rate", s.Rate, "{Rate} %v × {Duration} %v = %.3g arrivals is more than the %d a schedule can hold", s.Rate, s.Duration, n, int64(MaxArrivals))
 	}
 	switch s.Kind {
-	case Constant, Poisson:
+	case Constant:
+		if ConstantCount(s.Rate, s.Duration) < 1 {
+			return field.Errorf("Rate", s.Rate, "{Rate} %v × {Duration} %v = %.3g: the schedule holds no request",
+				s.Rate, s.Duration, s.Rate*s.Duration.Seconds())
+		}
+	case Poisson:
 	default:
-		return fmt.Errorf("unknown arrival process %q (known: %s)", s.Kind, strings.Join(Kinds, ", "))
+		return field.Errorf("Kind", s.Kind, "{Kind} %q: unknown arrival process (known: %s)", s.Kind, strings.Join(Kinds, ", "))
 	}
 	return nil
 }

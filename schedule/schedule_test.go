@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -153,13 +154,17 @@ func TestSpecValidate(t *testing.T) {
 	}{
 		{Spec{Kind: Constant, Rate: 160, Duration: time.Second}, ""},
 		{Spec{Kind: Poisson, Rate: 0.5, Duration: time.Minute}, ""},
-		{Spec{Kind: Constant, Rate: 0, Duration: time.Second}, "rate must be > 0"},
-		{Spec{Kind: Constant, Rate: -5, Duration: time.Second}, "rate must be > 0, got -5"},
+		{Spec{Kind: Constant, Rate: 0, Duration: time.Second}, "Rate must be > 0"},
+		{Spec{Kind: Constant, Rate: -5, Duration: time.Second}, "Rate must be > 0, got -5"},
 		{Spec{Kind: Constant, Rate: math.NaN(), Duration: time.Second}, "finite"},
 		{Spec{Kind: Constant, Rate: math.Inf(1), Duration: time.Second}, "finite"},
 		{Spec{Kind: Constant, Rate: 1e300, Duration: time.Second}, "more than"},
-		{Spec{Kind: Constant, Rate: 1, Duration: 0}, "duration must be > 0"},
-		{Spec{Kind: "bursty", Rate: 1, Duration: time.Second}, `unknown arrival process "bursty" (known: constant, poisson)`},
+		{Spec{Kind: Constant, Rate: 1, Duration: 0}, "Duration must be > 0"},
+		{Spec{Kind: "bursty", Rate: 1, Duration: time.Second}, `Kind "bursty": unknown arrival process (known: constant, poisson)`},
+		// A constant schedule must hold a request; a Poisson one may draw
+		// none.
+		{Spec{Kind: Constant, Rate: 0.5, Duration: time.Second}, "Rate 0.5 × Duration 1s = 0.5: the schedule holds no request"},
+		{Spec{Kind: Poisson, Rate: 0.5, Duration: time.Second}, ""},
 	}
 	for _, tc := range tests {
 		_, err := New(tc.spec)
@@ -168,6 +173,8 @@ func TestSpecValidate(t *testing.T) {
 			t.Errorf("%+v: unexpected error %v", tc.spec, err)
 		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
 			t.Errorf("%+v: error %v, want it to contain %q", tc.spec, err, tc.want)
+		case tc.want != "" && !errors.As(err, new(*FieldError)):
+			t.Errorf("%+v: error %v is a %T, not a *FieldError", tc.spec, err, err)
 		}
 	}
 }

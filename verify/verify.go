@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openload/openload/field"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
@@ -52,6 +53,20 @@ type Options struct {
 
 // DefaultSendDelayP99 is the default send-delay budget.
 const DefaultSendDelayP99 = time.Millisecond
+
+// Validate checks the options; a zero value means its default. Its errors
+// are *field.Error, naming the fields of Options.
+func (o Options) Validate() error {
+	switch {
+	case o.SendDelayP99 < 0:
+		return field.Errorf("SendDelayP99", o.SendDelayP99, "{SendDelayP99} must be > 0, got %v", o.SendDelayP99)
+	case math.IsNaN(o.DipRatio) || o.DipRatio < 0 || o.DipRatio > 1:
+		return field.Errorf("DipRatio", o.DipRatio, "{DipRatio} must be between 0 and 1, got %v", o.DipRatio)
+	case o.DipMin < 0:
+		return field.Errorf("DipMin", o.DipMin, "{DipMin} must be ≥ 0, got %d", o.DipMin)
+	}
+	return nil
+}
 
 // Run checks res and returns its findings in a fixed order.
 func Run(res *recorder.Result, opt Options) []Finding {
@@ -340,8 +355,11 @@ func failures(res *recorder.Result) Finding {
 	kinds := make([]string, 0, len(res.ErrorKinds))
 	for k, n := range res.ErrorKinds {
 		meaning := KindMeaning(k)
-		if k == "tls" {
+		switch {
+		case k == "tls":
 			meaning = TLSDetail(res) // target.go
+		case k == "timeout" && res.Config.DialTimeout != "":
+			meaning += ", or no connection within --dial-timeout " + res.Config.DialTimeout
 		}
 		kinds = append(kinds, fmt.Sprintf("%s %d (%s)", k, n, meaning))
 	}

@@ -80,6 +80,26 @@ func TestChecks(t *testing.T) {
 	}
 }
 
+// Options are valid at their zero values (the defaults) and refuse what
+// no default can mean, naming the field.
+func TestOptionsValidate(t *testing.T) {
+	if err := (Options{}).Validate(); err != nil {
+		t.Errorf("zero options: %v", err)
+	}
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{SendDelayP99: -time.Millisecond}, "SendDelayP99 must be > 0, got -1ms"},
+		{Options{DipRatio: 1.5}, "DipRatio must be between 0 and 1, got 1.5"},
+		{Options{DipMin: -1}, "DipMin must be ≥ 0, got -1"},
+	} {
+		if err := c.o.Validate(); err == nil || err.Error() != c.want {
+			t.Errorf("%+v: %v, want %s", c.o, err, c.want)
+		}
+	}
+}
+
 func TestSendDelayBudgetOption(t *testing.T) {
 	r := good()
 	r.SendDelay.P99 = 4

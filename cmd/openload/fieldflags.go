@@ -4,16 +4,18 @@ import (
 	"errors"
 
 	"github.com/openload/openload/field"
+	"github.com/openload/openload/internal/engine"
 )
 
 // The library packages validate their configurations in their own words:
-// a refused value comes back as a *field.Error naming the Go field. The
-// CLI names the flag instead, from this one table: for each configuration
-// it validates, the flag that sets each field.
+// a refused value comes back as a *field.Error naming the Go field (a
+// field of a configuration held in another by its path, Schedule.Rate).
+// The CLI names the flag instead, from this one table: for each
+// configuration it validates, the flag that sets each field.
 type fieldScope int
 
 const (
-	retryFields  fieldScope = iota // retry.Policy, by the load command's --retry-* flags
+	loadFields   fieldScope = iota // loadtest.Options (engine.Config's fields promoted), by the load command
 	expectFields                   // model.PoissonInput, by the load command's --expect-* flags
 	modelFields                    // model.PoissonInput, by 'openload model poisson'
 	replayFields                   // schedule.ReplayOptions, by the load command
@@ -21,10 +23,28 @@ const (
 )
 
 // fieldFlags is the table: scope → Go field → flag (without its dashes).
+// A field that no one flag sets maps to "": what runLoad sets itself (the
+// URL, the built-in stub, the outputs' writers), what is derived from
+// several flags (Lean, Epoll; Protocol is named by fieldValueFlags), and
+// what the command leaves at its default. Validate never refuses those
+// from what the user typed, and an error naming one keeps its Go name.
 var fieldFlags = [...]map[string]string{
-	retryFields: {
-		"On": "retry-on", "Retries": "retries", "Backoff": "retry-backoff", "Jitter": "retry-jitter",
-		"Seed": "seed", "Budget": "retry-budget", "MinPerSec": "retry-min-per-sec", "Window": "retry-budget-window",
+	loadFields: {
+		// engine.Config
+		"URL": "", "Method": "method", "Header": "header", "Body": "body",
+		"Connections": "connections", "Timeout": "timeout", "DialTimeout": "dial-timeout", "Drain": "drain",
+		"ClassHeaders": "class-header", "ServerTiming": "server-timing", "StampHeader": "stamp-header",
+		"Progress": "", "Transport": "", "Protocol": "", "MaxStreams": "max-streams", "TLS": "",
+		"Lean": "", "Epoll": "",
+		"Retry.On": "retry-on", "Retry.Retries": "retries", "Retry.Backoff": "retry-backoff", "Retry.Jitter": "retry-jitter",
+		"Retry.Seed": "seed", "Retry.Budget": "retry-budget", "Retry.MinPerSec": "retry-min-per-sec", "Retry.Window": "retry-budget-window",
+		"Insecure": "insecure", "FollowRedirects": "follow-redirects", "MaxBody": "max-body",
+		// loadtest.Options
+		"BuiltinStub": "", "Redact": "redact",
+		"Schedule.Kind": "arrival", "Schedule.Rate": "rate", "Schedule.Duration": "duration", "Schedule.Seed": "seed",
+		"Sched": "arrivals", "Log": "log", "IntervalLog": "hlog",
+		"Verify.SendDelayP99": "send-delay-budget", "Verify.DipRatio": "", "Verify.DipMin": "",
+		"Closed": "closed", "Think": "think", "DwellBound": "dwell-bound", "StubChild": "",
 	},
 	expectFields: {
 		"Rate": "rate", "Limit": "expect-limit", "Shards": "expect-shards", "Window": "expect-window",
@@ -47,6 +67,13 @@ var fieldFlags = [...]map[string]string{
 	},
 }
 
+// fieldValueFlags names, by scope, the fields that one of several flags
+// sets, each flag to a value: an error about such a field names the flag
+// that gave it its value.
+var fieldValueFlags = map[fieldScope]map[string]map[any]string{
+	loadFields: {"Protocol": {engine.HTTP2: "http2", engine.H2C: "h2c"}},
+}
+
 // flagError returns err with every field it names called by its flag in
 // scope, or err itself when it is not a *field.Error.
 func flagError(scope fieldScope, err error) error {
@@ -55,7 +82,10 @@ func flagError(scope fieldScope, err error) error {
 		return err
 	}
 	return errors.New(fe.Message(func(f string) string {
-		if flag, ok := fieldFlags[scope][f]; ok {
+		if flag := fieldFlags[scope][f]; flag != "" {
+			return "--" + flag
+		}
+		if flag, ok := fieldValueFlags[scope][f][fe.Value]; ok && f == fe.Field {
 			return "--" + flag
 		}
 		return f // a field without a flag: TestFieldFlags keeps the table whole

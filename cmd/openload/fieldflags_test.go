@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"math"
+	"net/url"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,14 +11,42 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/openload/openload/field"
+	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/model"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/verify"
 )
 
+// fieldPaths lists the exported fields of typ as a *field.Error names
+// them: an embedded struct's by their promoted names, and those of a field
+// that is itself a configuration (a struct with a Validate method) by
+// their path, Schedule.Rate.
+func fieldPaths(typ reflect.Type, prefix string) []string {
+	var paths []string
+	for f := range typ.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		_, validated := f.Type.MethodByName("Validate")
+		switch {
+		case f.Anonymous && f.Type.Kind() == reflect.Struct:
+			paths = append(paths, fieldPaths(f.Type, prefix)...)
+		case validated && f.Type.Kind() == reflect.Struct:
+			paths = append(paths, fieldPaths(f.Type, prefix+f.Name+".")...)
+		default:
+			paths = append(paths, prefix+f.Name)
+		}
+	}
+	return paths
+}
+
 // The table names, for each configuration, every exported field of its Go
-// type and no other, and each by a flag the command has.
+// type (by path, for the configurations it holds) and no other, and each
+// by a flag the command has, or by none ("") when no one flag sets it.
 func TestFieldFlags(t *testing.T) {
 	var lo loadOptions
 	load := loadFlags(&lo)
@@ -31,7 +60,7 @@ func TestFieldFlags(t *testing.T) {
 		typ   any
 		fs    *pflag.FlagSet
 	}{
-		{retryFields, retry.Policy{}, load},
+		{loadFields, loadtest.Options{}, load},
 		{expectFields, model.PoissonInput{}, load},
 		{modelFields, model.PoissonInput{}, modelFS},
 		{replayFields, schedule.ReplayOptions{}, load},
@@ -39,22 +68,23 @@ func TestFieldFlags(t *testing.T) {
 	} {
 		typ := reflect.TypeOf(c.typ)
 		table := fieldFlags[c.scope]
-		n := 0
-		for f := range typ.Fields() {
-			if !f.IsExported() {
-				continue
-			}
-			n++
-			flag, ok := table[f.Name]
+		paths := fieldPaths(typ, "")
+		for _, f := range paths {
+			flag, ok := table[f]
 			switch {
 			case !ok:
-				t.Errorf("%v: field %s has no flag", typ, f.Name)
-			case c.fs.Lookup(flag) == nil:
-				t.Errorf("%v: field %s is --%s, which %s does not have", typ, f.Name, flag, c.fs.Name())
+				t.Errorf("%v: field %s is not in the table", typ, f)
+			case flag != "" && c.fs.Lookup(flag) == nil:
+				t.Errorf("%v: field %s is --%s, which %s does not have", typ, f, flag, c.fs.Name())
+			}
+			for v, flag := range fieldValueFlags[c.scope][f] {
+				if c.fs.Lookup(flag) == nil {
+					t.Errorf("%v: field %s = %v is --%s, which %s does not have", typ, f, v, flag, c.fs.Name())
+				}
 			}
 		}
-		if len(table) != n {
-			t.Errorf("%v: the table has %d fields, the type %d", typ, len(table), n)
+		if len(table) != len(paths) {
+			t.Errorf("%v: the table has %d fields, the type %d", typ, len(table), len(paths))
 		}
 	}
 	if len(fieldFlags) != int(stubFields)+1 {
@@ -66,6 +96,7 @@ func TestFieldFlags(t *testing.T) {
 // other errors as they are. The messages here are those no usage golden
 // holds.
 func TestFlagError(t *testing.T) {
+	okEngine := engine.Config{Connections: 1, Timeout: time.Second}
 	stubWith := func(f func(*stub.Config)) error {
 		c := stub.DefaultConfig()
 		f(&c)
@@ -83,8 +114,33 @@ func TestFlagError(t *testing.T) {
 			"--rate×window×(--retries+1) 2000000000 is more than 1000000000 attempts a window: too large to model"},
 		{modelFields, model.PoissonInput{Rate: 10, Limit: 100, Shards: 1, Window: time.Second, Retries: -1}.Validate(),
 			"--retries must be between 0 and 100, got -1"},
-		{retryFields, retry.Policy{On: retry.On{Statuses: []int{429}}, Retries: 1, Budget: 0.1, MinPerSec: math.Inf(1), Window: time.Second}.Validate(),
+		{loadFields, field.In("Retry", retry.Policy{On: retry.On{Statuses: []int{429}}, Retries: 1, Budget: 0.1, MinPerSec: math.Inf(1), Window: time.Second}.Validate()),
 			"--retry-min-per-sec must be a finite number ≥ 0, got +Inf"},
+		// The engine's configuration, promoted into loadtest.Options.
+		{loadFields, engine.Config{Connections: 1, Timeout: time.Second, Drain: -time.Second}.Validate(),
+			"--drain must be ≥ 0, got -1s"},
+		{loadFields, engine.Config{Connections: 1, Timeout: time.Second, MaxStreams: -1}.Validate(),
+			"--max-streams must be ≥ 0, got -1"},
+		{loadFields, engine.Config{Connections: 1, Timeout: time.Second, ClassHeaders: []string{"a", "b", "c", "d", "e"}}.Validate(),
+			"--class-header given 5 times, at most 4"},
+		{loadFields, engine.Config{Connections: 1, Timeout: time.Second, ClassHeaders: []string{"X Y"}}.Validate(),
+			`--class-header "X Y" is not a valid header name`},
+		// Protocol is named by the flag that chose it.
+		{loadFields, engine.Config{Connections: 1, Timeout: time.Second, Protocol: engine.HTTP2, URL: mustParse(t, "http://x/")}.Validate(),
+			"--http2 is HTTP/2 over TLS and needs an https URL, got http://x/"},
+		{loadFields, engine.Config{Connections: 1, Timeout: time.Second, Protocol: engine.H2C, URL: mustParse(t, "https://x/")}.Validate(),
+			"--h2c is HTTP/2 without TLS (prior knowledge) and needs an http URL, got https://x/"},
+		// loadtest.Options' own, and what it holds.
+		{loadFields, (&loadtest.Options{Config: okEngine, Schedule: schedule.Spec{Kind: schedule.Constant, Rate: 10, Duration: time.Second}, DwellBound: -time.Second}).Validate(),
+			"--dwell-bound must be > 0, got -1s"},
+		{loadFields, (&loadtest.Options{Config: okEngine, Schedule: schedule.Spec{Kind: schedule.Constant, Rate: 10, Duration: time.Second}, Verify: verify.Options{SendDelayP99: -1}}).Validate(),
+			"--send-delay-budget must be > 0, got -1ns"},
+		{loadFields, (&loadtest.Options{Config: okEngine, Schedule: schedule.Spec{Kind: schedule.Poisson, Duration: time.Second}, Closed: true}).Validate(),
+			`--closed paces its users evenly: --arrival "poisson" is not supported with it`},
+		{loadFields, (&loadtest.Options{Config: okEngine, Schedule: schedule.Spec{Duration: -time.Second}, Closed: true}).Validate(),
+			"--duration must be > 0, got -1s"},
+		// A field without a flag keeps its Go name.
+		{loadFields, field.Errorf("URL", nil, "{URL} is missing"), "URL is missing"},
 		{replayFields, replayErr, "a.txt: the arrival at 1h0m0s is beyond 2562047h47m16.854775807s at --speed 1e-15"},
 		{stubFields, stubWith(func(c *stub.Config) { c.Window, c.Bucket = time.Second, 2*time.Second }),
 			"--window must be >= --bucket (2s), got 1s"},
@@ -100,4 +156,13 @@ func TestFlagError(t *testing.T) {
 			t.Errorf("flagError(%v) = %v, want %s", c.err, got, c.want)
 		}
 	}
+}
+
+func mustParse(t *testing.T, raw string) *url.URL {
+	t.Helper()
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
 }

@@ -68,7 +68,7 @@ func FuzzRateDuration(f *testing.F) {
 			}
 			return
 		}
-		_, err := o.validate(fs)
+		err := o.validate(fs)
 		if err != nil {
 			msg := err.Error()
 			if !strings.Contains(msg, "--rate") && !strings.Contains(msg, "--duration") {
@@ -76,19 +76,20 @@ func FuzzRateDuration(f *testing.F) {
 			}
 			return
 		}
-		n := o.rate * o.duration.Seconds()
+		spec := o.run.Schedule
+		n := spec.Rate * spec.Duration.Seconds()
 		switch {
-		case math.IsNaN(o.rate) || o.rate <= 0 || o.rate > maxRate:
-			t.Fatalf("accepted rate %v", o.rate)
-		case o.duration <= 0:
-			t.Fatalf("accepted duration %v", o.duration)
+		case math.IsNaN(spec.Rate) || spec.Rate <= 0 || spec.Rate > maxRate:
+			t.Fatalf("accepted rate %v", spec.Rate)
+		case spec.Duration <= 0:
+			t.Fatalf("accepted duration %v", spec.Duration)
 		case n > maxRequests:
-			t.Fatalf("accepted %v × %v = %v requests without --yes", o.rate, o.duration, n)
+			t.Fatalf("accepted %v × %v = %v requests without --yes", spec.Rate, spec.Duration, n)
 		}
-		if c := schedule.ConstantCount(o.rate, o.duration); c < 1 || float64(c) > n+1 {
-			t.Fatalf("%v × %v: constant schedule of %d requests", o.rate, o.duration, c)
+		if c := schedule.ConstantCount(spec.Rate, spec.Duration); c < 1 || float64(c) > n+1 {
+			t.Fatalf("%v × %v: constant schedule of %d requests", spec.Rate, spec.Duration, c)
 		}
-		s, err := schedule.New(schedule.Spec{Kind: o.arrival, Rate: o.rate, Duration: o.duration, Seed: o.seed})
+		s, err := schedule.New(spec)
 		if err != nil {
 			t.Fatalf("accepted pair does not build a schedule: %v", err)
 		}
@@ -102,7 +103,7 @@ func FuzzRateDuration(f *testing.F) {
 		if err := fs2.Parse(longForm(fs2, args)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := o2.validate(fs2); err != nil || o2.rate != o.rate || o2.duration != o.duration {
+		if err := o2.validate(fs2); err != nil || o2.run.Schedule != o.run.Schedule {
 			t.Fatalf("second validation differs: %v", err)
 		}
 	})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -276,21 +275,10 @@ func checkExample(args []string) error {
 	}
 	switch cmd {
 	case "":
-		if _, err := lo.validate(fs); err != nil {
-			return err
-		}
 		if fs.NArg() > 1 {
 			return fmt.Errorf("%d arguments", fs.NArg())
 		}
-		var u *url.URL
-		if fs.NArg() == 1 {
-			var err error
-			if u, err = parseURL(fs.Arg(0)); err != nil {
-				return err
-			}
-		}
-		_, err := lo.proto.protocol(fs, u)
-		return err
+		return lo.validate(fs) // the URL and the protocol too
 	case "stub":
 		if fs.NArg() > 0 {
 			return fmt.Errorf("unexpected %q", fs.Args())

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/openload/openload/field"
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/report"
@@ -34,37 +35,28 @@ const maxRate = 10_000_000
 // -rate 1600000 does not become an accidental flood.
 const maxRequests = 5_000_000
 
-// loadOptions are the flags of a load run.
+// loadOptions are the flags of a load run. Each flag that sets a value of
+// the run is bound to run, the loadtest.Options the run is given; the
+// other fields are the command line's own: values parsed into run's by
+// validate (headers, body, method, the URL, the protocol flags, the
+// arrivals file, --retry-on), the outputs, and guards.
 type loadOptions struct {
-	rate         float64
-	duration     time.Duration
-	arrival      string
-	seed         uint64
-	connections  int
-	method       string
-	headers      []string
-	body         string
-	bodyFile     string
-	timeout      time.Duration
-	drain        time.Duration
-	output       string
-	logFile      string
-	quiet        bool
-	sendDelay    time.Duration
-	help         bool
-	classHeaders []string
-	slos         []string
-	yes          bool
-	redact       []string
-	hlog         string
-	objectives   []verify.Objective
-	serverTiming bool
-	closed       bool
-	think        time.Duration
-	replay       replayOptions // replay.go
-	proto        protoOptions  // proto.go
-	retry        retryOptions  // retryflags.go
-	faults       faultOptions  // safety.go
+	run        loadtest.Options
+	method     string
+	headers    []string
+	body       string
+	bodyFile   string
+	output     string
+	logFile    string
+	quiet      bool
+	help       bool
+	slos       []string
+	yes        bool
+	hlog       string
+	objectives []verify.Objective
+	replay     replayOptions // replay.go
+	proto      protoOptions  // proto.go
+	retry      retryOptions  // retryflags.go
 }
 
 // loadFlags registers the flags of a load run, group by group as the help
@@ -72,16 +64,17 @@ type loadOptions struct {
 func loadFlags(o *loadOptions) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("openload", pflag.ContinueOnError)
 	fs.SortFlags = false
+	r := &o.run
 	inGroup(fs, groupLoad, func() {
-		fs.Float64VarP(&o.rate, "rate", "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
-		fs.DurationVarP(&o.duration, "duration", "d", 10*time.Second, "length of the schedule (with --arrivals: the file's span)")
-		fs.StringVar(&o.arrival, "arrival", schedule.Constant, "arrival process: constant or poisson")
-		fs.Uint64Var(&o.seed, "seed", 1, "seed of the poisson arrival process")
+		fs.Float64VarP(&r.Schedule.Rate, "rate", "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
+		fs.DurationVarP(&r.Schedule.Duration, "duration", "d", 10*time.Second, "length of the schedule (with --arrivals: the file's span)")
+		fs.StringVar(&r.Schedule.Kind, "arrival", schedule.Constant, "arrival process: constant or poisson")
+		fs.Uint64Var(&r.Schedule.Seed, "seed", 1, "seed of the poisson arrival process")
 		o.replay.scheduleFlags(fs)
-		fs.IntVarP(&o.connections, "connections", "c", 64, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
-		fs.BoolVar(&o.closed, "closed", false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
-		fs.DurationVar(&o.think, "think", 0, "with --closed: pause after each response before the user sends again")
-		fs.DurationVar(&o.drain, "drain", 10*time.Second, "how long to wait for in-flight requests after the last scheduled send")
+		fs.IntVarP(&r.Connections, "connections", "c", 64, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
+		fs.BoolVar(&r.Closed, "closed", false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
+		fs.DurationVar(&r.Think, "think", 0, "with --closed: pause after each response before the user sends again")
+		fs.DurationVar(&r.Drain, "drain", 10*time.Second, "how long to wait for in-flight requests after the last scheduled send")
 		fs.BoolVar(&o.yes, "yes", false, "allow a run of more than 5,000,000 requests (rate × duration)")
 	})
 	inGroup(fs, groupRequest, func() {
@@ -89,27 +82,27 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 		fs.StringArrayVarP(&o.headers, "header", "H", nil, "request `header` 'Name: value' (repeatable)")
 		fs.StringVar(&o.body, "body", "", "request body")
 		fs.StringVar(&o.bodyFile, "body-file", "", "read the request body from this `file`")
-		fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "per-request timeout, from the moment it is sent")
+		fs.DurationVar(&r.Timeout, "timeout", 30*time.Second, "per-request timeout, from the moment it is sent")
 	})
-	o.replay.checkFlags(fs) // --stamp-header (request), --dwell-bound (checks)
+	o.replay.checkFlags(fs, r) // --stamp-header (request), --dwell-bound (checks)
 	inGroup(fs, groupOutput, func() {
 		fs.StringVarP(&o.output, "output", "o", "", "write the JSON result to this `file` ('-' for stdout; the report then goes to stderr)")
 		fs.StringVar(&o.logFile, "log", "", "stream one CSV line per request to this `file`")
 		fs.StringVar(&o.hlog, "hlog", "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this `file`")
 		fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
-		fs.StringArrayVar(&o.classHeaders, "class-header", nil, "group responses by this response `header`'s value (repeatable, up to 4), e.g. X-Stub-Source")
-		fs.BoolVar(&o.serverTiming, "server-timing", false, "parse Server-Timing response headers and report each metric next to service time")
-		fs.StringArrayVar(&o.redact, "redact", nil, "also redact this request `header`'s value in the result (Authorization, Cookie and Proxy-Authorization always are)")
+		fs.StringArrayVar(&r.ClassHeaders, "class-header", nil, "group responses by this response `header`'s value (repeatable, up to 4), e.g. X-Stub-Source")
+		fs.BoolVar(&r.ServerTiming, "server-timing", false, "parse Server-Timing response headers and report each metric next to service time")
+		fs.StringArrayVar(&r.Redact, "redact", nil, "also redact this request `header`'s value in the result (Authorization, Cookie and Proxy-Authorization always are)")
 	})
 	inGroup(fs, groupChecks, func() {
 		fs.StringArrayVar(&o.slos, "slo", nil, "`objective` checked at the end, e.g. 'response.p99<=200ms' (repeatable); a breach exits 4; without one on errors, errors<=1% is checked and its breach exits 5")
-		fs.DurationVar(&o.sendDelay, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
+		fs.DurationVar(&r.Verify.SendDelayP99, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
 	})
 	inGroup(fs, groupClient, func() {
-		o.proto.flags(fs)
-		o.faults.flags(fs)
+		o.proto.flags(fs, &r.Config)
+		faultFlags(fs, &r.Config) // safety.go
 	})
-	o.retry.flags(fs) // retries, model expectations
+	o.retry.flags(fs, &r.Retry) // retries, model expectations
 	inGroup(fs, groupEnd, func() {
 		fs.BoolVarP(&o.help, "help", "h", false, "show this help")
 	})
@@ -122,13 +115,6 @@ type target struct {
 	builtin string     // description of the built-in stub, if used
 	child   *stubChild // the built-in stub's process, when it runs in one (stubchild.go)
 	close   func()
-}
-
-// request is the validated request to send.
-type request struct {
-	method string
-	header http.Header
-	body   []byte
 }
 
 func parseURL(raw string) (*url.URL, error) {
@@ -162,99 +148,99 @@ func parseHeader(h http.Header, s string) error {
 	return nil
 }
 
-// validate checks every flag; the error names the flag and the value.
-func (o *loadOptions) validate(fs *pflag.FlagSet) (request, error) {
-	var req request
+// validate checks the command line and completes o.run from it: the
+// values typed for the command line (the URL, -H, the body, the method,
+// the protocol flags, --retry-on, the arrivals file) are parsed into
+// o.run's, and then o.run.Validate checks every value of the run, each in
+// the type that owns it (engine.Config, schedule.Spec, retry.Policy, …),
+// its errors naming flags through fieldFlags. What validate checks itself
+// is the command line's: flags that exclude or need one another, a flag
+// given with the value that means unset, guards against a slipped finger
+// (--rate's ceiling, --yes), and the values only the command line has.
+// Every error names the flag and the value.
+func (o *loadOptions) validate(fs *pflag.FlagSet) error {
+	r := &o.run
 	if err := o.replay.validate(fs, o); err != nil {
-		return req, err
+		return err
 	}
 	rated := fs.Changed("rate")
 	switch {
-	case !rated && !o.closed && o.replay.arrivals == "":
-		return req, errors.New("--rate is required (requests per second for the whole run), e.g. -rate 160")
-	case rated && (math.IsNaN(o.rate) || math.IsInf(o.rate, 0)):
-		return req, fmt.Errorf("--rate must be a finite number, got %v", o.rate)
-	case rated && o.rate <= 0:
-		return req, fmt.Errorf("--rate must be > 0, got %v", o.rate)
-	case rated && o.rate > maxRate:
-		return req, fmt.Errorf("--rate %v is absurd: at most %d per second", o.rate, maxRate)
-	case o.duration <= 0:
-		return req, fmt.Errorf("--duration must be > 0, got %v", o.duration)
-	case o.arrival != schedule.Constant && o.arrival != schedule.Poisson:
-		return req, fmt.Errorf("--arrival %q: unknown arrival process (known: %s)", o.arrival, strings.Join(schedule.Kinds, ", "))
-	case o.connections <= 0 || o.connections > 100_000:
-		return req, fmt.Errorf("--connections must be between 1 and 100000, got %d", o.connections)
-	case o.timeout <= 0:
-		return req, fmt.Errorf("--timeout must be > 0, got %v", o.timeout)
-	case o.drain < 0:
-		return req, fmt.Errorf("--drain must be ≥ 0, got %v", o.drain)
-	case o.sendDelay <= 0:
-		return req, fmt.Errorf("--send-delay-budget must be > 0, got %v", o.sendDelay)
-	case len(o.classHeaders) > recorder.MaxClassHeaders:
-		return req, fmt.Errorf("--class-header given %d times, at most %d", len(o.classHeaders), recorder.MaxClassHeaders)
+	case !rated && !r.Closed && o.replay.arrivals == "":
+		return errors.New("--rate is required (requests per second for the whole run), e.g. -rate 160")
+	case rated && r.Schedule.Rate > maxRate && !math.IsInf(r.Schedule.Rate, 1): // +Inf: not finite (schedule.Spec)
+		return fmt.Errorf("--rate %v is absurd: at most %d per second", r.Schedule.Rate, maxRate)
+	case r.Verify.SendDelayP99 == 0: // verify.Options would read 0 as its default
+		return errors.New("--send-delay-budget must be > 0, got 0s")
 	case o.body != "" && o.bodyFile != "":
-		return req, errors.New("--body and --body-file are exclusive: give one")
-	case o.think < 0:
-		return req, fmt.Errorf("--think must be ≥ 0, got %v", o.think)
-	case fs.Changed("think") && !o.closed:
-		return req, errors.New("--think applies to --closed runs only: an open schedule does not wait for responses")
-	case o.closed && o.arrival != schedule.Constant:
-		return req, fmt.Errorf("--closed paces its users evenly: --arrival %q is not supported with it", o.arrival)
-	}
-	if rated && o.arrival == schedule.Constant {
-		if n := schedule.ConstantCount(o.rate, o.duration); n < 1 {
-			return req, fmt.Errorf("--rate %v × --duration %v = %.3g: the schedule holds no request", o.rate, o.duration, o.rate*o.duration.Seconds())
-		}
-	}
-	if n := o.rate * o.duration.Seconds(); rated && n > maxRequests && !o.yes {
-		return req, fmt.Errorf("--rate %v × --duration %v = %.0f requests is more than %d: add --yes if you mean it", o.rate, o.duration, n, maxRequests)
+		return errors.New("--body and --body-file are exclusive: give one")
+	case fs.Changed("think") && !r.Closed:
+		return errors.New("--think applies to --closed runs only: an open schedule does not wait for responses")
 	}
 	if rated {
-		if _, err := schedule.New(schedule.Spec{Kind: o.arrival, Rate: o.rate, Duration: o.duration, Seed: o.seed}); err != nil {
-			return req, fmt.Errorf("--rate %v / --duration %v: %v", o.rate, o.duration, err)
+		// Checked now, as typed, whatever the mode: with --closed a rate
+		// of 0 would otherwise mean unpaced.
+		if err := r.Schedule.Validate(); err != nil {
+			return flagError(loadFields, field.In("Schedule", err))
 		}
-	}
-	for _, h := range o.classHeaders {
-		if !httpguts.ValidHeaderFieldName(h) {
-			return req, fmt.Errorf("--class-header %q is not a valid header name", h)
+		if n := r.Schedule.Rate * r.Schedule.Duration.Seconds(); n > maxRequests && !o.yes {
+			return fmt.Errorf("--rate %v × --duration %v = %.0f requests is more than %d: add --yes if you mean it",
+				r.Schedule.Rate, r.Schedule.Duration, n, maxRequests)
 		}
 	}
 	objs, err := parseObjectives(o.slos)
 	if err != nil {
-		return req, err
+		return err
 	}
 	o.objectives = objs
 	if err := o.retry.validate(fs, o); err != nil {
-		return req, err
+		return err
 	}
-	if err := o.faults.validate(fs); err != nil {
-		return req, err
+	if err := checkFaultFlags(fs, &r.Config); err != nil {
+		return err
 	}
-	req.header = http.Header{}
-	for _, h := range o.headers {
-		if err := parseHeader(req.header, h); err != nil {
-			return req, err
+	if err := o.request(); err != nil {
+		return err
+	}
+	if fs.NArg() == 1 {
+		if r.URL, err = parseURL(fs.Arg(0)); err != nil {
+			return err
 		}
 	}
-	req.body = []byte(o.body)
+	if r.Protocol, err = o.proto.protocol(fs, r.URL); err != nil {
+		return err
+	}
+	r.Lean, r.Epoll = o.proto.lean(), o.proto.epoll()
+	if err := r.Validate(); err != nil {
+		return flagError(loadFields, err)
+	}
+	return o.retry.validateExpect(fs, o)
+}
+
+// request parses -H, the body and the method into o.run.
+func (o *loadOptions) request() error {
+	r := &o.run
+	r.Header = http.Header{}
+	for _, h := range o.headers {
+		if err := parseHeader(r.Header, h); err != nil {
+			return err
+		}
+	}
+	r.Body = []byte(o.body)
 	if o.bodyFile != "" {
 		b, err := os.ReadFile(o.bodyFile)
 		if err != nil {
-			return req, fmt.Errorf("--body-file %q: %v", o.bodyFile, unwrapPath(err))
+			return fmt.Errorf("--body-file %q: %v", o.bodyFile, unwrapPath(err))
 		}
-		req.body = b
+		r.Body = b
 	}
-	req.method = strings.ToUpper(o.method)
-	if req.method == "" {
-		req.method = http.MethodGet
-		if len(req.body) > 0 {
-			req.method = http.MethodPost
+	r.Method = strings.ToUpper(o.method)
+	if r.Method == "" {
+		r.Method = http.MethodGet
+		if len(r.Body) > 0 {
+			r.Method = http.MethodPost
 		}
 	}
-	if !httpguts.ValidHeaderFieldName(req.method) { // a method is a token
-		return req, fmt.Errorf("--method %q is not a valid HTTP method", o.method)
-	}
-	return req, nil
+	return nil
 }
 
 // unwrapPath drops the path an *os.PathError repeats.
@@ -280,27 +266,20 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 1 {
 		return usageError(stderr, "one URL at most, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
 	}
-	req, err := o.validate(fs)
-	if err != nil {
+	if err := o.validate(fs); err != nil {
 		return usageError(stderr, "%v", err)
 	}
-	var u *url.URL
-	if fs.NArg() == 1 {
-		if u, err = parseURL(fs.Arg(0)); err != nil {
-			return usageError(stderr, "%v", err)
-		}
-	}
-	protocol, err := o.proto.protocol(fs, u)
-	if err != nil {
-		return usageError(stderr, "%v", err)
-	}
+	r := &o.run
 	if fs.Changed("fast-http1") {
 		fmt.Fprintln(stderr, "openload: --fast-http1 is deprecated: the lean HTTP/1.1 client is the default now (--net-http turns it off)")
 	}
 
 	// Open the output files before anything starts, so a bad path costs
 	// nothing.
-	var outFile, logFile *os.File
+	var (
+		outFile, logFile *os.File
+		err              error
+	)
 	if o.output != "" && o.output != "-" {
 		// The result goes to a temporary file beside the target, renamed
 		// into place once complete: an interrupted openload never leaves a
@@ -311,13 +290,12 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		defer os.Remove(outFile.Name()) // a no-op once renamed
 		defer outFile.Close()
 	}
-	var logw *recorder.LogWriter
 	if o.logFile != "" {
 		if logFile, err = os.Create(o.logFile); err != nil {
 			return usageError(stderr, "--log %q: %v", o.logFile, unwrapPath(err))
 		}
 		defer logFile.Close()
-		logw = recorder.NewLogWriter(logFile)
+		r.Log = recorder.NewLogWriter(logFile)
 	}
 	var hlogw *bufio.Writer
 	if o.hlog != "" {
@@ -327,21 +305,21 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		defer f.Close()
 		hlogw = bufio.NewWriter(f)
+		r.IntervalLog = hlogw
 	}
 	out := stdout // where the report goes
 	if o.output == "-" {
 		out = stderr
 	}
-	var progress func(engine.Progress)
 	clearProgress := func() {}
-	if !o.quiet && !o.closed && isTerminal(out) {
-		progress, clearProgress = progressPrinter(out, o.duration)
+	if !o.quiet && !r.Closed && isTerminal(out) {
+		r.Progress, clearProgress = progressPrinter(out, r.Schedule.Duration)
 	}
 
-	tgt := target{url: u}
-	if u == nil {
+	tgt := target{url: r.URL}
+	if r.URL == nil {
 		stubCfg := stub.DefaultConfig()
-		stubCfg.H2C = protocol == engine.H2C
+		stubCfg.H2C = r.Protocol == engine.H2C
 		if tgt, err = builtinTarget(stubCfg, stderr); err != nil { // stubchild.go
 			fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
 			return exitRuntime
@@ -349,63 +327,27 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		// The built-in stub says what its gate decided: show it unless
 		// the user chose otherwise.
 		if !fs.Changed("class-header") {
-			o.classHeaders = []string{"X-Stub-Source"}
+			r.ClassHeaders = []string{"X-Stub-Source"}
 		}
 		if !fs.Changed("server-timing") {
-			o.serverTiming = true
+			r.ServerTiming = true
 		}
 	}
 	if tgt.close != nil {
 		defer tgt.close()
 	}
+	r.URL, r.BuiltinStub, r.StubChild = tgt.url, tgt.builtin, tgt.child != nil
 
-	spec := schedule.Spec{Kind: o.arrival, Rate: o.rate, Duration: o.duration, Seed: o.seed}
 	if !o.quiet {
 		var name string
-		if o.closed {
-			name = loadtest.ClosedName(engine.Closed{Users: o.connections, Rate: o.rate, Duration: o.duration, Think: o.think})
+		if r.Closed {
+			name = loadtest.ClosedName(engine.Closed{Users: r.Connections, Rate: r.Schedule.Rate, Duration: r.Schedule.Duration, Think: r.Think})
 		} else {
-			name = o.replay.name(spec)
+			name = o.replay.name(r.Schedule)
 		}
-		fmt.Fprintf(stderr, "openload: %s → %s %s\n", name, req.method, tgt.url)
+		fmt.Fprintf(stderr, "openload: %s → %s %s\n", name, r.Method, tgt.url)
 	}
-	var intervalLog io.Writer
-	if hlogw != nil {
-		intervalLog = hlogw
-	}
-	res, findings, err := loadtest.Run(ctx, loadtest.Options{
-		IntervalLog:  intervalLog,
-		Redact:       o.redact,
-		Progress:     progress,
-		URL:          tgt.url,
-		BuiltinStub:  tgt.builtin,
-		StubChild:    tgt.child != nil,
-		Method:       req.method,
-		Header:       req.header,
-		Body:         req.body,
-		Schedule:     spec,
-		Connections:  o.connections,
-		Timeout:      o.timeout,
-		Drain:        o.drain,
-		Log:          logw,
-		ClassHeaders: o.classHeaders,
-		ServerTiming: o.serverTiming,
-		Sched:        o.replay.schedule(),
-		StampHeader:  o.replay.stampHeader,
-		DwellBound:   o.replay.dwellBound,
-		Verify:       verify.Options{SendDelayP99: o.sendDelay},
-		Closed:       o.closed,
-		Think:        o.think,
-		Protocol:     protocol,
-		MaxStreams:   o.proto.maxStreams,
-		Lean:         o.proto.lean(),
-		Epoll:        o.proto.epoll(),
-		Retry:        o.retry.policy,
-
-		Insecure:        o.faults.insecure,
-		FollowRedirects: o.faults.followRedirects,
-		MaxBody:         o.faults.maxBody,
-	})
+	res, findings, err := loadtest.Run(ctx, o.run)
 	clearProgress()
 	if tgt.child != nil && res != nil {
 		tgt.close() // the child's CPU time is known once it has exited

@@ -204,8 +204,8 @@ func TestSingleDashParsing(t *testing.T) {
 	a := parse("-rate", "160", "-d", "40s", "http://127.0.0.1:8080/predict")
 	b := parse("--rate", "160", "--duration", "40s", "http://127.0.0.1:8080/predict")
 	c := parse("-r", "160", "-duration=40s", "http://127.0.0.1:8080/predict")
-	if a.rate != 160 || a.duration.String() != "40s" {
-		t.Errorf("-rate 160 -d 40s parsed as rate %v duration %v", a.rate, a.duration)
+	if a.run.Schedule.Rate != 160 || a.run.Schedule.Duration.String() != "40s" {
+		t.Errorf("-rate 160 -d 40s parsed as rate %v duration %v", a.run.Schedule.Rate, a.run.Schedule.Duration)
 	}
 	if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(a, c) {
 		t.Errorf("forms differ:\n%+v\n%+v\n%+v", a, b, c)
@@ -340,6 +340,36 @@ func TestObjectivesExitCodes(t *testing.T) {
 	if len(res.SLOs) != 3 || !res.SLOs[0].Pass || res.SLOs[1].Pass || res.SLOs[1].Expr != "response.max<1us" ||
 		res.SLOs[0].Default || res.SLOs[1].Default || !res.SLOs[2].Default || !res.SLOs[2].Pass || res.SLOs[2].Expr != "errors<=1%" {
 		t.Errorf("slos in the result: %+v", res.SLOs)
+	}
+}
+
+// TestDialTimeoutFlag: --dial-timeout is recorded in the result, which
+// leaves it out when unset, and refused when negative or longer than
+// --timeout, which bounds a dial already.
+func TestDialTimeoutFlag(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	for _, want := range []string{"250ms", ""} {
+		args := []string{"-q", "-rate", "50", "-d", "100ms", "-o", out, srv.URL}
+		if want != "" {
+			args = append([]string{"--dial-timeout", want}, args...)
+		}
+		if code, _, stderr := runCLI(args...); code != exitOK {
+			t.Fatalf("%q: exit %d: %s", args, code, stderr)
+		}
+		if got := readResult(t, out).Config.DialTimeout; got != want {
+			t.Errorf("%q: dial_timeout %q, want %q", args, got, want)
+		}
+	}
+	for flags, want := range map[string]string{
+		"--dial-timeout -1s":             "--dial-timeout must be ≥ 0 (0: --timeout), got -1s",
+		"--dial-timeout 2s --timeout 1s": "--dial-timeout 2s is longer than --timeout 1s, which bounds a request's dial already",
+	} {
+		code, _, stderr := runCLI(append(strings.Fields(flags), "-rate", "1", srv.URL)...)
+		if code != exitUsage || !strings.Contains(stderr, "openload: "+want+"\n") {
+			t.Errorf("%s: exit %d, want %d and %q: %q", flags, code, exitUsage, want, stderr)
+		}
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"net/url"
 
 	"github.com/spf13/pflag"
@@ -10,20 +9,22 @@ import (
 	"github.com/openload/openload/internal/engine"
 )
 
-// protoOptions are the protocol flags of a load run.
+// protoOptions are the protocol flags of a load run that choose the
+// engine's protocol and client (Config.Protocol, Lean, Epoll); the others
+// are bound to the engine's configuration directly.
 type protoOptions struct {
-	http2      bool
-	h2c        bool
-	maxStreams int
-	netHTTP    bool
-	noEpoll    bool
-	fastHTTP1  bool // deprecated: the lean path is the default
+	http2     bool
+	h2c       bool
+	netHTTP   bool
+	noEpoll   bool
+	fastHTTP1 bool // deprecated: the lean path is the default
 }
 
-func (p *protoOptions) flags(fs *pflag.FlagSet) {
+func (p *protoOptions) flags(fs *pflag.FlagSet, c *engine.Config) {
 	fs.BoolVar(&p.http2, "http2", false, "HTTP/2 over TLS, negotiated with ALPN (https URL); -c then bounds the streams in flight over all connections")
 	fs.BoolVar(&p.h2c, "h2c", false, "HTTP/2 without TLS, with prior knowledge (http URL; the built-in stub serves it too)")
-	fs.IntVar(&p.maxStreams, "max-streams", 0, "HTTP/2: streams in flight per connection before another connection is opened (0 = the server's limit)")
+	fs.IntVar(&c.MaxStreams, "max-streams", 0, "HTTP/2: streams in flight per connection before another connection is opened (0 = the server's limit)")
+	fs.DurationVar(&c.DialTimeout, "dial-timeout", 0, "how long establishing a connection may take; 0: --timeout")
 	fs.BoolVar(&p.netHTTP, "net-http", false, "send plain-http HTTP/1.1 with net/http's transport instead of openload's lean path (the default: request serialised once, responses read in the worker; https, HTTP/2 and --follow-redirects always use net/http)")
 	fs.BoolVar(&p.noEpoll, "no-epoll", false, "drive the lean client with a goroutine per connection instead of one epoll event loop (the default on Linux for open runs that need no response headers and no retries)")
 	fs.BoolVar(&p.fastHTTP1, "fast-http1", false, "deprecated: the lean path is the default")
@@ -37,14 +38,13 @@ func (p *protoOptions) lean() bool { return !p.netHTTP }
 // where that applies.
 func (p *protoOptions) epoll() bool { return !p.netHTTP && !p.noEpoll }
 
-// protocol checks the flags against the URL (nil: the built-in stub) and
-// returns the engine's protocol name.
+// protocol checks the flags' combinations (u nil: the built-in stub) and
+// returns the engine's protocol name. Whether the protocol suits the URL's
+// scheme is engine.Config.Validate's to say.
 func (p *protoOptions) protocol(fs *pflag.FlagSet, u *url.URL) (string, error) {
 	switch {
 	case p.http2 && p.h2c:
 		return "", errors.New("--http2 and --h2c are exclusive: --http2 is HTTP/2 over TLS, --h2c without")
-	case p.maxStreams < 0:
-		return "", fmt.Errorf("--max-streams must be ≥ 0, got %d", p.maxStreams)
 	case fs.Changed("max-streams") && !p.http2 && !p.h2c:
 		return "", errors.New("--max-streams applies to HTTP/2 only: give --http2 or --h2c")
 	case p.netHTTP && p.fastHTTP1:
@@ -57,10 +57,6 @@ func (p *protoOptions) protocol(fs *pflag.FlagSet, u *url.URL) (string, error) {
 		return "", errors.New("--net-http chooses the HTTP/1.1 client: HTTP/2 always uses net/http and x/net/http2; drop --net-http")
 	case p.http2 && u == nil:
 		return "", errors.New("--http2 needs an https URL: the built-in stub has no TLS (use --h2c for HTTP/2 with it)")
-	case p.http2 && u.Scheme != "https":
-		return "", fmt.Errorf("--http2 is HTTP/2 over TLS and needs an https URL, got %s (for HTTP/2 without TLS use --h2c)", u)
-	case p.h2c && u != nil && u.Scheme != "http":
-		return "", fmt.Errorf("--h2c is HTTP/2 without TLS and needs an http URL, got %s (for HTTP/2 over TLS use --http2)", u)
 	case p.http2:
 		return engine.HTTP2, nil
 	case p.h2c:

@@ -5,11 +5,10 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
-	"golang.org/x/net/http/httpguts"
 
+	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/schedule"
 )
 
@@ -23,11 +22,9 @@ import (
 // the run's duration is the file's span, the offset of its last arrival
 // after --speed. The count check compares the run with the file's count.
 type replayOptions struct {
-	arrivals    string
-	column      string
-	speed       float64
-	stampHeader string
-	dwellBound  time.Duration
+	arrivals string
+	column   string
+	speed    float64
 
 	sched *schedule.ReplaySchedule // loaded by validate
 }
@@ -43,35 +40,34 @@ func (r *replayOptions) scheduleFlags(fs *pflag.FlagSet) {
 }
 
 // checkFlags registers --stamp-header (a request flag) and --dwell-bound
-// (a check).
-func (r *replayOptions) checkFlags(fs *pflag.FlagSet) {
+// (a check), bound to o.
+func (r *replayOptions) checkFlags(fs *pflag.FlagSet, o *loadtest.Options) {
 	inGroup(fs, groupRequest, func() {
-		fs.StringVar(&r.stampHeader, "stamp-header", "",
+		fs.StringVar(&o.StampHeader, "stamp-header", "",
 			"send each request's scheduled time (Unix ns, wall clock) in this request header, so a gate can measure dwell from the user's arrival")
 	})
 	inGroup(fs, groupChecks, func() {
-		fs.DurationVar(&r.dwellBound, "dwell-bound", 0,
+		fs.DurationVar(&o.DwellBound, "dwell-bound", 0,
 			"count the answers (2xx but 204) whose Server-Timing dwell exceeds this, and warn when any does (implies --server-timing)")
 	})
 }
 
-// validate checks the flags and loads the arrivals file, so that a file
-// that cannot be read is bad input and nothing starts. A replay sets
-// o.duration to the file's span (when it is > 0), for what shows the run's
-// length while it runs.
+// validate checks the flags and loads the arrivals file into o.run.Sched,
+// so that a file that cannot be read is bad input and nothing starts. A
+// replay sets o.run.Schedule.Duration to the file's span (when it is > 0),
+// for what shows the run's length while it runs. The values' own checks
+// (the stamp header's name, the dwell bound's sign, a replay with
+// --closed) are loadtest.Options.Validate's.
 func (r *replayOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
-	if r.stampHeader != "" {
-		if !httpguts.ValidHeaderFieldName(r.stampHeader) {
-			return fmt.Errorf("--stamp-header %q is not a valid header name", r.stampHeader)
-		}
+	if stamp := o.run.StampHeader; stamp != "" {
 		for _, h := range o.headers {
-			if name, _, _ := strings.Cut(h, ":"); strings.EqualFold(strings.TrimSpace(name), r.stampHeader) {
-				return fmt.Errorf("--stamp-header %s and -H %q set the same header: give one", r.stampHeader, h)
+			if name, _, _ := strings.Cut(h, ":"); strings.EqualFold(strings.TrimSpace(name), stamp) {
+				return fmt.Errorf("--stamp-header %s and -H %q set the same header: give one", stamp, h)
 			}
 		}
 	}
-	if fs.Changed("dwell-bound") && r.dwellBound <= 0 {
-		return fmt.Errorf("--dwell-bound must be > 0, got %v", r.dwellBound)
+	if fs.Changed("dwell-bound") && o.run.DwellBound == 0 { // 0 means no bound
+		return errors.New("--dwell-bound must be > 0, got 0s")
 	}
 	if r.arrivals == "" {
 		for _, name := range []string{"speed", "arrivals-column"} {
@@ -80,9 +76,6 @@ func (r *replayOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 			}
 		}
 		return nil
-	}
-	if o.closed {
-		return errors.New("--closed paces its users evenly: --arrivals is not supported with it")
 	}
 	for _, name := range []string{"rate", "arrival", "seed"} {
 		if fs.Changed(name) {
@@ -104,20 +97,11 @@ func (r *replayOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	case err != nil: // names the file and the line
 		return fmt.Errorf("--arrivals: %v", flagError(replayFields, err))
 	}
-	r.sched = s
+	r.sched, o.run.Sched = s, s
 	if s.Span() > 0 {
-		o.duration = s.Span()
+		o.run.Schedule.Duration = s.Span()
 	}
 	return nil
-}
-
-// schedule is the replay to run, nil without --arrivals (a nil interface,
-// not a nil *ReplaySchedule).
-func (r *replayOptions) schedule() schedule.Schedule {
-	if r.sched == nil {
-		return nil
-	}
-	return r.sched
 }
 
 // name describes the schedule of an open run: the replay's, or the one spec

@@ -14,25 +14,19 @@ import (
 	"github.com/openload/openload/schedule"
 )
 
-// retryOptions are the flags of retries (--retries and the --retry-* flags;
-// package retry documents the policy) and of the limiter
+// retryOptions are the flags of retries (--retries and the --retry-*
+// flags, bound to the run's retry.Policy but for --retry-on, parsed by
+// validate; package retry documents the policy) and of the limiter
 // expectation printed after a run (--expect-*; package model).
 type retryOptions struct {
-	retries   int
-	on        string
-	backoff   time.Duration
-	jitter    string
-	budget    float64
-	minPerSec float64
-	window    time.Duration
+	on string
 
 	expectLimit   float64
 	expectShards  int
 	expectWindow  time.Duration
 	expectRouting string
 
-	policy retry.Policy        // set by validate
-	expect *model.PoissonInput // set by validate with --expect-limit
+	expect *model.PoissonInput // set by validateExpect with --expect-limit
 }
 
 // retryFlagNames are the flags that mean something only with --retries.
@@ -42,23 +36,23 @@ var retryFlagNames = []string{"retry-on", "retry-backoff", "retry-jitter", "retr
 // --expect-limit.
 var expectFlagNames = []string{"expect-shards", "expect-window", "expect-routing"}
 
-// flags registers the retry flags (group Retries) and the --expect-*
-// flags (group Model expectations).
-func (r *retryOptions) flags(fs *pflag.FlagSet) {
+// flags registers the retry flags (group Retries), bound to p but for
+// --retry-on, and the --expect-* flags (group Model expectations).
+func (r *retryOptions) flags(fs *pflag.FlagSet, p *retry.Policy) {
 	inGroup(fs, groupRetries, func() {
-		fs.IntVar(&r.retries, "retries", 0,
+		fs.IntVar(&p.Retries, "retries", 0,
 			"retry a request answered with a --retry-on status or error up to this many times (0: never); a retried request keeps its schedule, so its response time runs to the final answer")
 		fs.StringVar(&r.on, "retry-on", "429,503",
 			"with --retries: statuses and error kinds to retry, comma-separated; kinds: refused, reset, timeout, tls, other")
-		fs.DurationVar(&r.backoff, "retry-backoff", 100*time.Millisecond,
+		fs.DurationVar(&p.Backoff, "retry-backoff", 100*time.Millisecond,
 			"with --retries: base backoff D; retry i (from 0) waits, after the answer it retries, a time drawn from D·2^i (i capped at 10) per --retry-jitter; the worker waits too, so a backoff counts in --connections")
-		fs.StringVar(&r.jitter, "retry-jitter", string(retry.JitterFull),
+		fs.StringVar((*string)(&p.Jitter), "retry-jitter", string(retry.JitterFull),
 			"with --retries: full (uniform in [0, D·2^i)), equal (D·2^i/2 + uniform in [0, D·2^i/2)) or none (D·2^i); the draws are a function of --seed and the request, so runs reproduce")
-		fs.Float64Var(&r.budget, "retry-budget", 0.1,
+		fs.Float64Var(&p.Budget, "retry-budget", 0.1,
 			"with --retries: over every --retry-budget-window, retries ≤ this share of first attempts (in [0, 1]) + --retry-min-per-sec × the window; a retry past it is refused and the request ends with its last answer")
-		fs.Float64Var(&r.minPerSec, "retry-min-per-sec", 10,
+		fs.Float64Var(&p.MinPerSec, "retry-min-per-sec", 10,
 			"with --retries: retries a second allowed on top of --retry-budget (× the window: at least 1)")
-		fs.DurationVar(&r.window, "retry-budget-window", 10*time.Second,
+		fs.DurationVar(&p.Window, "retry-budget-window", 10*time.Second,
 			"with --retries: the sliding window of the retry budget")
 	})
 	inGroup(fs, groupExpect, func() {
@@ -70,28 +64,32 @@ func (r *retryOptions) flags(fs *pflag.FlagSet) {
 	})
 }
 
-// validate checks the flags and sets r.policy and r.expect.
+// validate checks what is about the command line (--retry-* flags given
+// without --retries), parses --retry-on into o.run.Retry and gives the
+// policy --seed. The policy's values are retry.Policy.Validate's to check.
 func (r *retryOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
-	if r.retries < 0 || r.retries > retry.MaxRetries {
-		return fmt.Errorf("--retries must be between 0 and %d, got %d", retry.MaxRetries, r.retries)
-	}
-	if r.retries == 0 {
+	p := &o.run.Retry
+	p.Seed = o.run.Schedule.Seed
+	if p.Retries == 0 {
 		for _, name := range retryFlagNames {
 			if fs.Changed(name) {
 				return fmt.Errorf("--%s applies only with --retries 1 or more", name)
 			}
 		}
-	} else {
-		on, err := retry.ParseOn(r.on)
-		if err != nil {
-			return fmt.Errorf("--retry-on %q: %v", r.on, err)
-		}
-		r.policy = retry.Policy{On: on, Retries: r.retries, Backoff: r.backoff, Jitter: retry.Jitter(r.jitter),
-			Seed: o.seed, Budget: r.budget, MinPerSec: r.minPerSec, Window: r.window}
-		if err := r.policy.Validate(); err != nil {
-			return flagError(retryFields, err)
-		}
+		return nil
 	}
+	on, err := retry.ParseOn(r.on)
+	if err != nil {
+		return fmt.Errorf("--retry-on %q: %v", r.on, err)
+	}
+	p.On = on
+	return nil
+}
+
+// validateExpect checks the --expect-* flags and sets r.expect; it comes
+// after the run's own values were checked, as the model reads --rate and
+// --retries.
+func (r *retryOptions) validateExpect(fs *pflag.FlagSet, o *loadOptions) error {
 	if !fs.Changed("expect-limit") {
 		for _, name := range expectFlagNames {
 			if fs.Changed(name) {
@@ -101,13 +99,13 @@ func (r *retryOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		return nil
 	}
 	switch {
-	case o.closed:
+	case o.run.Closed:
 		return errors.New("--expect-limit predicts for Poisson arrivals at --rate: not for a --closed run")
 	case o.replay.arrivals != "":
 		return errors.New("--expect-limit predicts for Poisson arrivals at --rate: not for --arrivals")
 	}
-	in := model.PoissonInput{Rate: o.rate, Limit: r.expectLimit, Shards: r.expectShards, Window: r.expectWindow,
-		Routing: r.expectRouting, Retries: r.retries}
+	in := model.PoissonInput{Rate: o.run.Schedule.Rate, Limit: r.expectLimit, Shards: r.expectShards, Window: r.expectWindow,
+		Routing: r.expectRouting, Retries: o.run.Retry.Retries}
 	if err := in.Validate(); err != nil {
 		return flagError(expectFields, err)
 	}
@@ -115,13 +113,13 @@ func (r *retryOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	return nil
 }
 
-// minBackoff is the shortest wait before a first retry.
-func (r *retryOptions) minBackoff() time.Duration {
-	switch r.policy.Jitter {
+// minBackoff is the shortest wait before a first retry under p.
+func minBackoff(p retry.Policy) time.Duration {
+	switch p.Jitter {
 	case retry.JitterNone:
-		return r.policy.Backoff
+		return p.Backoff
 	case retry.JitterEqual:
-		return r.policy.Backoff / 2
+		return p.Backoff / 2
 	}
 	return 0
 }
@@ -139,14 +137,15 @@ func (r *retryOptions) printExpectation(w io.Writer, o *loadOptions, res *record
 		fmt.Fprintf(w, "\nlimiter  no prediction: %v\n", err)
 		return
 	}
-	d := o.duration.Seconds()
+	spec := o.run.Schedule
+	d := spec.Duration.Seconds()
 	fmt.Fprintf(w, "\nlimiter  the model's prediction for this run (%s):\n", modelCommand(*r.expect))
 	writeLines(w, "  ", p.Lines())
 	// A Poisson schedule's own rate differs from --rate by about
 	// √(rate ÷ duration); the limiter saw the schedule's, so the
 	// prediction is also given at it.
 	var own *model.Prediction
-	if o.arrival == schedule.Poisson && res.Counts.Scheduled > 0 {
+	if spec.Kind == schedule.Poisson && res.Counts.Scheduled > 0 {
 		in := *r.expect
 		in.Rate = float64(res.Counts.Scheduled) / d
 		if q, err := model.Predict(in); err == nil {
@@ -154,26 +153,26 @@ func (r *retryOptions) printExpectation(w io.Writer, o *loadOptions, res *record
 		}
 	}
 	n429 := res.AttemptStatus(429)
-	fmt.Fprintf(w, "observed 429/s %.3f (%d answers 429, every attempt counted, ÷ %v)\n", float64(n429)/d, n429, o.duration)
+	fmt.Fprintf(w, "observed 429/s %.3f (%d answers 429, every attempt counted, ÷ %v)\n", float64(n429)/d, n429, spec.Duration)
 	pred := func(f func(model.Prediction) float64) string {
-		s := fmt.Sprintf("%.3f at --rate %s/s", f(p), schedule.FormatRate(o.rate))
+		s := fmt.Sprintf("%.3f at --rate %s/s", f(p), schedule.FormatRate(spec.Rate))
 		if own != nil {
-			s += fmt.Sprintf(" · %.3f at this schedule's own rate, %.3f/s (%d arrivals ÷ %v)", f(*own), own.Input.Rate, res.Counts.Scheduled, o.duration)
+			s += fmt.Sprintf(" · %.3f at this schedule's own rate, %.3f/s (%d arrivals ÷ %v)", f(*own), own.Input.Rate, res.Counts.Scheduled, spec.Duration)
 		}
 		return s
 	}
 	fmt.Fprintf(w, "         predicted %s\n", pred(func(p model.Prediction) float64 { return p.RejectPerSec }))
 	if res.Retries != nil {
 		att := res.Retries.FirstAttempts + res.Retries.RetriesSent
-		fmt.Fprintf(w, "observed attempts/s %.3f (%d first attempts + %d retries, ÷ %v)\n", float64(att)/d, res.Retries.FirstAttempts, res.Retries.RetriesSent, o.duration)
+		fmt.Fprintf(w, "observed attempts/s %.3f (%d first attempts + %d retries, ÷ %v)\n", float64(att)/d, res.Retries.FirstAttempts, res.Retries.RetriesSent, spec.Duration)
 		fmt.Fprintf(w, "         predicted %s\n", pred(func(p model.Prediction) float64 { return p.EffectiveRate }))
 	}
-	if o.arrival != schedule.Poisson {
-		fmt.Fprintf(w, "note     the model assumes Poisson arrivals; this run's were %s, which overflow a window less often\n", o.arrival)
+	if spec.Kind != schedule.Poisson {
+		fmt.Fprintf(w, "note     the model assumes Poisson arrivals; this run's were %s, which overflow a window less often\n", spec.Kind)
 	}
-	if r.retries > 0 && r.minBackoff() < r.expect.Window {
+	if pol := o.run.Retry; pol.Retries > 0 && minBackoff(pol) < r.expect.Window {
 		fmt.Fprintf(w, "note     retries can come back within the window that rejected them (backoff from %v, window %v): the model, which takes attempts as independent, then underestimates\n",
-			r.minBackoff(), r.expect.Window)
+			minBackoff(pol), r.expect.Window)
 	}
 	if res.Retries != nil && res.Retries.RefusedByBudget > 0 {
 		fmt.Fprintf(w, "note     the retry budget refused %d retries; the model assumes every rejected request retries\n", res.Retries.RefusedByBudget)

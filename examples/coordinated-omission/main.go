@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/recorder"
@@ -74,12 +75,14 @@ func (sc Scenario) Run(ctx context.Context, closed bool) (*recorder.Result, erro
 		return nil, err
 	}
 	res, _, err := loadtest.Run(ctx, loadtest.Options{
-		URL:         u,
+		Config: engine.Config{
+			URL:         u,
+			Connections: 1,
+			Timeout:     sc.StallFor + 30*time.Second, // longer than the stall: the stalled request completes
+			Drain:       sc.StallFor + 30*time.Second,
+		},
 		BuiltinStub: fmt.Sprintf("1 worker × %v, policy none, one %v stall %v after its first request", sc.Latency, sc.StallFor, sc.StallAt),
 		Schedule:    schedule.Spec{Kind: schedule.Constant, Rate: sc.Rate, Duration: sc.Duration},
-		Connections: 1,
-		Timeout:     sc.StallFor + 30*time.Second, // longer than the stall: the stalled request completes
-		Drain:       sc.StallFor + 30*time.Second,
 		Closed:      closed,
 	})
 	return res, err

@@ -27,6 +27,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
@@ -158,17 +159,19 @@ func Run(ctx context.Context, label string, g Gate, spec schedule.Spec, sched sc
 	defer f.Close()
 	u, _ := url.Parse(s.URL + "/predict")
 	res, _, err := loadtest.Run(ctx, loadtest.Options{
-		URL:          u,
-		Schedule:     spec,
-		Sched:        sched,
-		Connections:  1024,
-		Timeout:      10 * time.Second,
-		Drain:        5 * time.Second,
-		Log:          recorder.NewLogWriter(f),
-		ClassHeaders: []string{"X-Stub-Source"},
-		ServerTiming: true,
-		StampHeader:  StampHeader,
-		DwellBound:   g.Deadline,
+		Config: engine.Config{
+			URL:          u,
+			Connections:  1024,
+			Timeout:      10 * time.Second,
+			Drain:        5 * time.Second,
+			ClassHeaders: []string{"X-Stub-Source"},
+			ServerTiming: true,
+			StampHeader:  StampHeader,
+		},
+		Schedule:   spec,
+		Sched:      sched,
+		Log:        recorder.NewLogWriter(f),
+		DwellBound: g.Deadline,
 	})
 	if err != nil {
 		return Outcome{}, err

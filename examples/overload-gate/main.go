@@ -20,6 +20,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
@@ -77,13 +78,15 @@ func RunCell(ctx context.Context, row Row, rate float64, d time.Duration) (Cell,
 	defer s.Close()
 	u, _ := url.Parse(s.URL + "/predict")
 	res, _, err := loadtest.Run(ctx, loadtest.Options{
-		URL:          u,
-		Schedule:     schedule.Spec{Kind: schedule.Constant, Rate: rate, Duration: d},
-		Connections:  1024,
-		Timeout:      10 * time.Second,
-		Drain:        5 * time.Second,
-		ClassHeaders: []string{"X-Stub-Source", "X-Stub-Reason"},
-		ServerTiming: true,
+		Config: engine.Config{
+			URL:          u,
+			Connections:  1024,
+			Timeout:      10 * time.Second,
+			Drain:        5 * time.Second,
+			ClassHeaders: []string{"X-Stub-Source", "X-Stub-Reason"},
+			ServerTiming: true,
+		},
+		Schedule: schedule.Spec{Kind: schedule.Constant, Rate: rate, Duration: d},
 	})
 	if err != nil {
 		return Cell{}, err

@@ -27,6 +27,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/model"
@@ -177,12 +178,8 @@ func RunRow(ctx context.Context, row Row, d time.Duration) (Cell, error) {
 			Budget: 1, MinPerSec: 10, Window: 10 * time.Second}
 	}
 	res, _, err := loadtest.Run(ctx, loadtest.Options{
-		URL:         u,
-		Schedule:    schedule.Spec{Kind: schedule.Poisson, Rate: Rate, Duration: d, Seed: Seed},
-		Connections: 256,
-		Timeout:     10 * time.Second,
-		Drain:       5 * time.Second,
-		Retry:       policy,
+		Config:   engine.Config{URL: u, Connections: 256, Timeout: 10 * time.Second, Drain: 5 * time.Second, Retry: policy},
+		Schedule: schedule.Spec{Kind: schedule.Poisson, Rate: Rate, Duration: d, Seed: Seed},
 	})
 	if err != nil {
 		return Cell{}, err

@@ -5,12 +5,13 @@ package engine
 
 import (
 	"context"
-	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/openload/openload/field"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
@@ -24,6 +25,22 @@ type Closed struct {
 	Rate     float64
 	Duration time.Duration // no request is started at or after this offset; > 0
 	Think    time.Duration // pause after each response before the user is ready again; ≥ 0
+}
+
+// Validate checks cl. Its errors are *field.Error, naming the fields of
+// Closed.
+func (cl Closed) Validate() error {
+	switch {
+	case cl.Users <= 0:
+		return field.Errorf("Users", cl.Users, "{Users} must be > 0, got %d", cl.Users)
+	case cl.Duration <= 0:
+		return field.Errorf("Duration", cl.Duration, "{Duration} must be > 0, got %v", cl.Duration)
+	case math.IsNaN(cl.Rate) || math.IsInf(cl.Rate, 0) || cl.Rate < 0:
+		return field.Errorf("Rate", cl.Rate, "{Rate} must be a finite number ≥ 0, got %v", cl.Rate)
+	case cl.Think < 0:
+		return field.Errorf("Think", cl.Think, "{Think} must be ≥ 0, got %v", cl.Think)
+	}
+	return nil
 }
 
 // Interval is the expected interval between one user's requests when the
@@ -73,20 +90,13 @@ type user struct {
 // flight at the end get cfg.Drain to finish. Cancelling ctx stops new
 // requests.
 func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorder) (Stats, error) {
-	switch {
-	case cl.Users <= 0:
-		return Stats{}, errors.New("engine: users must be > 0")
-	case cl.Duration <= 0:
-		return Stats{}, errors.New("engine: duration must be > 0")
-	case cl.Rate < 0 || math.IsNaN(cl.Rate) || math.IsInf(cl.Rate, 0):
-		return Stats{}, errors.New("engine: rate must be finite and ≥ 0")
-	case cl.Think < 0:
-		return Stats{}, errors.New("engine: think time must be ≥ 0")
-	}
-	if err := cfg.check(); err != nil {
-		return Stats{}, err
+	if err := cl.Validate(); err != nil {
+		return Stats{}, fmt.Errorf("engine: closed: %w", err)
 	}
 	cfg.Connections = cl.Users
+	if err := cfg.check(); err != nil { // config.go
+		return Stats{}, err
+	}
 	var stats Stats
 	predial := cl.Users
 	if cl.Rate > 0 {

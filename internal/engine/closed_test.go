@@ -266,7 +266,7 @@ func TestClosedCancel(t *testing.T) {
 
 func TestClosedRejectsBadConfig(t *testing.T) {
 	rec := recorder.New(nil)
-	cfg := Config{Timeout: time.Second}
+	cfg := Config{URL: mustURL(t, "http://127.0.0.1:1/"), Timeout: time.Second}
 	for _, cl := range []Closed{
 		{Users: 0, Duration: time.Second},
 		{Users: 1, Duration: 0},
@@ -277,7 +277,10 @@ func TestClosedRejectsBadConfig(t *testing.T) {
 			t.Errorf("%+v accepted", cl)
 		}
 	}
-	if _, err := RunClosed(context.Background(), Config{}, Closed{Users: 1, Duration: time.Second}, rec); err == nil {
+	if _, err := RunClosed(context.Background(), Config{URL: cfg.URL}, Closed{Users: 1, Duration: time.Second}, rec); err == nil {
 		t.Error("timeout 0 accepted")
+	}
+	if _, err := RunClosed(context.Background(), Config{Timeout: time.Second}, Closed{Users: 1, Duration: time.Second}, rec); err == nil {
+		t.Error("no URL accepted")
 	}
 }

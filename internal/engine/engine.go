@@ -71,14 +71,17 @@ import (
 	"github.com/openload/openload/schedule"
 )
 
-// Config describes what to send and how.
+// Config describes what to send and how; Validate (config.go) checks it.
 type Config struct {
 	URL         *url.URL
 	Method      string
 	Header      http.Header
 	Body        []byte
-	Connections int           // in-flight / connection limit, > 0
+	Connections int           // in-flight / connection limit, 1 … MaxConnections
 	Timeout     time.Duration // per request, from the attempt's start; > 0
+	// DialTimeout bounds establishing a connection, at most Timeout
+	// (dial.go); 0: Timeout.
+	DialTimeout time.Duration
 	Drain       time.Duration // wait for in-flight requests after the schedule ends
 	// ClassHeaders are response headers whose values group requests
 	// (recorder.Record.Class), at most recorder.MaxClassHeaders.
@@ -87,7 +90,7 @@ type Config struct {
 	ServerTiming bool
 	// StampHeader, if set, names a request header that carries each
 	// request's scheduled time as Unix nanoseconds (wall clock): Stats.Start
-	// + the scheduled offset. Give it in canonical form.
+	// + the scheduled offset. It is sent in canonical form.
 	StampHeader string
 	// Progress, if set, is called about once a second during an open-model
 	// run with a snapshot, on the recorder's goroutine: it must return
@@ -185,10 +188,7 @@ type item struct {
 // outcome. Cancelling ctx stops scheduling (the arrivals not yet due are
 // never scheduled); in-flight requests then get cfg.Drain to finish.
 func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Recorder) (Stats, error) {
-	if cfg.Connections <= 0 {
-		return Stats{}, errors.New("engine: connections must be > 0")
-	}
-	if err := cfg.check(); err != nil {
+	if err := cfg.check(); err != nil { // config.go
 		return Stats{}, err
 	}
 	var stats Stats
@@ -221,18 +221,6 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 	return stats, nil
 }
 
-// check validates what open and closed runs share: the timeout, the
-// protocol and the retry policy.
-func (cfg Config) check() error {
-	if cfg.Timeout <= 0 {
-		return errors.New("engine: timeout must be > 0")
-	}
-	if err := checkProtocol(cfg); err != nil {
-		return err
-	}
-	return checkRetry(cfg.Retry)
-}
-
 // begin sets up a run of cfg (checked) and starts its clock: the drain
 // context, cancelled when the drain expires so that in-flight requests are
 // abandoned and counted unfinished; the client, and the connections it
@@ -241,6 +229,7 @@ func (cfg Config) check() error {
 // is the open model's queue (nil for a closed loop). The caller defers
 // g.release().
 func begin(cfg Config, rec *recorder.Recorder, stats *Stats, due chan item, predial int) *generator {
+	cfg.StampHeader = http.CanonicalHeaderKey(cfg.StampHeader)
 	drain, cancel := context.WithCancelCause(context.Background())
 	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel}
 	g.disconnect = g.connect()
@@ -293,7 +282,7 @@ func (g *generator) connect() func() {
 	case transport == nil:
 		owned := NewTransport(cfg.Connections, cfg.Timeout)
 		owned.TLSClientConfig = cfg.TLS
-		owned.DialContext = countDials(owned.DialContext) // wire.go
+		owned.DialContext = countDials(cfg.dialer().DialContext) // dial.go, wire.go
 		transport = owned
 		closeIdle = owned.CloseIdleConnections
 	}
@@ -375,7 +364,7 @@ func (g *generator) record(rec *recorder.Recorder, stats *Stats) *recording {
 func NewTransport(conns int, timeout time.Duration) *http.Transport {
 	return &http.Transport{
 		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           dialer{timeout: timeout}.DialContext, // dial.go
 		MaxIdleConns:          conns,
 		MaxIdleConnsPerHost:   conns,
 		MaxConnsPerHost:       conns,

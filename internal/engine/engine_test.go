@@ -291,10 +291,17 @@ func TestCancelStopsScheduling(t *testing.T) {
 
 func TestRunRejectsBadConfig(t *testing.T) {
 	rec := recorder.New(nil)
-	if _, err := Run(context.Background(), Config{Connections: 0, Timeout: time.Second}, schedule.NewConstant(1, time.Second), rec); err == nil {
-		t.Error("connections 0 accepted")
-	}
-	if _, err := Run(context.Background(), Config{Connections: 1}, schedule.NewConstant(1, time.Second), rec); err == nil {
-		t.Error("timeout 0 accepted")
+	u := mustURL(t, "http://127.0.0.1:1/")
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{URL: u, Connections: 0, Timeout: time.Second}, "engine: Connections must be between 1 and 100000, got 0"},
+		{Config{URL: u, Connections: 1}, "engine: Timeout must be > 0, got 0s"},
+		{Config{Connections: 1, Timeout: time.Second}, "engine: no URL to send to"},
+	} {
+		if _, err := Run(context.Background(), c.cfg, schedule.NewConstant(1, time.Second), rec); err == nil || err.Error() != c.want {
+			t.Errorf("%+v: %v, want %s", c.cfg, err, c.want)
+		}
 	}
 }

@@ -519,8 +519,7 @@ func (l *epollLoop) dialFD(deadline time.Time) (int, error) {
 	if l.t.aborted.Load() {
 		return -1, errAborted
 	}
-	d := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}
-	nc, err := d.DialContext(l.t.drain, "tcp", l.t.addr)
+	nc, err := l.t.dialer.dialBy(l.t.drain, "tcp", l.t.addr, deadline) // dial.go
 	if err != nil {
 		return -1, err
 	}

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"slices"
 	"sync"
-	"time"
 
 	"golang.org/x/net/http2"
 )
@@ -56,37 +55,12 @@ func newH2Transport(cfg Config) (http.RoundTripper, func()) {
 		t:       t,
 		tls:     cfg.Protocol == HTTP2,
 		tlsConf: cfg.TLS,
-		timeout: cfg.Timeout,
+		dialer:  cfg.dialer(),
 		max:     cfg.MaxStreams,
 		dialing: make(chan struct{}, 1),
 	}
 	t.ConnPool = p
 	return t, p.closeAll
-}
-
-// checkProtocol validates cfg.Protocol against the URL's scheme.
-func checkProtocol(cfg Config) error {
-	scheme := ""
-	if cfg.URL != nil {
-		scheme = cfg.URL.Scheme
-	}
-	switch cfg.Protocol {
-	case "", HTTP1:
-	case HTTP2:
-		if scheme != "https" {
-			return fmt.Errorf("engine: HTTP/2 over TLS needs an https URL, got %s", scheme)
-		}
-	case H2C:
-		if scheme != "http" {
-			return fmt.Errorf("engine: h2c (HTTP/2 with prior knowledge) needs an http URL, got %s", scheme)
-		}
-	default:
-		return fmt.Errorf("engine: unknown protocol %q (known: %s, %s, %s)", cfg.Protocol, HTTP1, HTTP2, H2C)
-	}
-	if cfg.MaxStreams < 0 {
-		return fmt.Errorf("engine: max streams must be ≥ 0, got %d", cfg.MaxStreams)
-	}
-	return nil
 }
 
 // h2Pool is an http2.ClientConnPool that caps the streams in flight on
@@ -105,7 +79,7 @@ type h2Pool struct {
 	t       *http2.Transport
 	tls     bool
 	tlsConf *tls.Config
-	timeout time.Duration
+	dialer  dialer // dial.go
 	max     int
 
 	dialing chan struct{} // a token: one dial at a time
@@ -190,9 +164,8 @@ func (p *h2Pool) closeAll() {
 
 // dial opens one connection: TCP for h2c, TLS with ALPN h2 for HTTP2.
 func (p *h2Pool) dial(ctx context.Context, addr string) (net.Conn, error) {
-	d := &net.Dialer{Timeout: p.timeout, KeepAlive: 30 * time.Second}
 	if !p.tls {
-		return d.DialContext(ctx, "tcp", addr)
+		return p.dialer.DialContext(ctx, "tcp", addr)
 	}
 	conf := &tls.Config{}
 	if p.tlsConf != nil {
@@ -206,11 +179,10 @@ func (p *h2Pool) dial(ctx context.Context, addr string) (net.Conn, error) {
 		}
 		conf.ServerName = host
 	}
-	c, err := (&tls.Dialer{NetDialer: d, Config: conf}).DialContext(ctx, "tcp", addr)
+	tc, err := p.dialer.dialTLS(ctx, addr, conf)
 	if err != nil {
 		return nil, err
 	}
-	tc := c.(*tls.Conn)
 	if got := tc.ConnectionState().NegotiatedProtocol; got != http2.NextProtoTLS {
 		tc.Close()
 		return nil, fmt.Errorf("engine: %s did not negotiate HTTP/2 with ALPN (got %q)", addr, got)

@@ -158,7 +158,7 @@ func TestH2CAgainstStub(t *testing.T) {
 	}
 }
 
-func TestCheckProtocol(t *testing.T) {
+func TestValidateProtocol(t *testing.T) {
 	for _, tc := range []struct {
 		url, proto string
 		streams    int
@@ -173,7 +173,7 @@ func TestCheckProtocol(t *testing.T) {
 		{"http://x/", "spdy", 0, false},
 		{"http://x/", H2C, -1, false},
 	} {
-		err := checkProtocol(Config{URL: mustURL(t, tc.url), Protocol: tc.proto, MaxStreams: tc.streams})
+		err := Config{URL: mustURL(t, tc.url), Protocol: tc.proto, MaxStreams: tc.streams, Connections: 1, Timeout: time.Second}.Validate()
 		if (err == nil) != tc.ok {
 			t.Errorf("%s %q streams %d: err %v, want ok %v", tc.url, tc.proto, tc.streams, err, tc.ok)
 		}

@@ -57,7 +57,8 @@ type leanTransport struct {
 	// needs response headers (class headers, Server-Timing) or sends
 	// HEAD.
 	quick   bool
-	maxBody int64 // Config.MaxBody
+	maxBody int64  // Config.MaxBody
+	dialer  dialer // dial.go
 
 	aborted atomic.Bool // the drain expired: no new exchange
 	mu      sync.Mutex
@@ -101,6 +102,7 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 		drain:   drain,
 		quick:   len(cfg.ClassHeaders) == 0 && !cfg.ServerTiming && cfg.Method != http.MethodHead,
 		maxBody: cfg.MaxBody,
+		dialer:  cfg.dialer(),
 		conns:   make(map[*leanConn]struct{}),
 	}
 }
@@ -156,8 +158,7 @@ func (t *leanTransport) dial(deadline time.Time) (*leanConn, error) {
 	if t.aborted.Load() {
 		return nil, errAborted
 	}
-	d := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}
-	nc, err := d.DialContext(t.drain, "tcp", t.addr)
+	nc, err := t.dialer.dialBy(t.drain, "tcp", t.addr, deadline) // dial.go
 	if err != nil {
 		return nil, err
 	}

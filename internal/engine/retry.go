@@ -41,7 +41,6 @@ package engine
 // retry's (internal/retry).
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/openload/openload/internal/retry"
@@ -54,17 +53,8 @@ type retrier struct {
 	budget *retry.Budget
 }
 
-// checkRetry is Validate for the engine: the error says where it comes
-// from.
-func checkRetry(p retry.Policy) error {
-	if err := p.Validate(); err != nil {
-		return fmt.Errorf("engine: retry: %w", err)
-	}
-	return nil
-}
-
 // newRetrier returns the retry state of a run whose policy passed
-// checkRetry, or nil when the policy retries nothing.
+// Config.Validate, or nil when the policy retries nothing.
 func newRetrier(p retry.Policy, now func() time.Duration) *retrier {
 	if !p.Enabled() {
 		return nil

@@ -138,7 +138,7 @@ func TestRetryRecordTimes(t *testing.T) {
 		g := &generator{cfg: cfg, drain: context.Background()}
 		defer g.connect()()
 		g.start = time.Now()
-		if err := checkRetry(cfg.Retry); err != nil {
+		if err := cfg.Validate(); err != nil {
 			t.Fatal(err)
 		}
 		g.retry = newRetrier(cfg.Retry, g.since)

@@ -225,7 +225,7 @@ func faultCases() []faultCase {
 		{
 			name: "untrusted certificate with --insecure",
 			setup: func(t *testing.T) (string, Options) {
-				return tlsServer(t), Options{Insecure: true}
+				return tlsServer(t), Options{Config: engine.Config{Insecure: true}}
 			},
 			completed: faultRequests, status: all(faultRequests),
 			words: []string{"certificates were not verified (--insecure)"},
@@ -255,7 +255,7 @@ func faultCases() []faultCase {
 					h2Fault(c, func(fr *http2.Framer, stream uint32) bool {
 						return fr.WriteRSTStream(stream, http2.ErrCodeInternal) == nil
 					})
-				}) + "/", Options{Protocol: engine.H2C}
+				}) + "/", Options{Config: engine.Config{Protocol: engine.H2C}}
 			},
 			errors: faultRequests, kinds: map[string]int64{"reset": faultRequests},
 			words: []string{"reset 10 (the server reset or closed the connection (or HTTP/2 stream)"},
@@ -270,7 +270,7 @@ func faultCases() []faultCase {
 						fr.WriteGoAway(stream, http2.ErrCodeInternal, []byte("fault injected"))
 						return false
 					})
-				}) + "/", Options{Protocol: engine.H2C}
+				}) + "/", Options{Config: engine.Config{Protocol: engine.H2C}}
 			},
 			errors: faultRequests, kinds: map[string]int64{"reset": faultRequests},
 			words: []string{"reset 10 (the server reset"},
@@ -310,7 +310,7 @@ func hugeBody(maxBody int64) func(t *testing.T) (string, Options) {
 			}
 		}))
 		t.Cleanup(s.Close)
-		return s.URL + "/", Options{MaxBody: maxBody}
+		return s.URL + "/", Options{Config: engine.Config{MaxBody: maxBody}}
 	}
 }
 
@@ -344,7 +344,7 @@ func redirects(follow, loop bool) func(t *testing.T) (string, Options) {
 			}
 		}))
 		t.Cleanup(s.Close)
-		return s.URL + "/start", Options{FollowRedirects: follow}
+		return s.URL + "/start", Options{Config: engine.Config{FollowRedirects: follow}}
 	}
 }
 

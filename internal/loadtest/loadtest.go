@@ -5,47 +5,37 @@ package loadtest
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
-	"net/url"
 	"time"
 
+	"github.com/openload/openload/field"
 	"github.com/openload/openload/internal/engine"
-	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/verify"
 )
 
-// Options describe one run.
+// Options describe one run: the engine's configuration, held whole (what
+// to send, how, and with which client), and what the run adds around it:
+// the schedule, the recorder's outputs, the checks and the closed mode.
+// Validate checks them all.
 type Options struct {
-	URL         *url.URL
-	BuiltinStub string // description of a built-in stub target, if any
-	Method      string
-	Header      http.Header
+	engine.Config // URL, Method, Header, Body, Connections, Timeout, Drain, … (engine.Config)
+
+	BuiltinStub string   // description of a built-in stub target, if any
 	Redact      []string // header names to redact in the result, beyond the default secrets
-	Body        []byte
 	Schedule    schedule.Spec
 	// Sched, if set, replaces the schedule Schedule describes: a ready
 	// one, such as a replay of recorded arrivals (see resolveSchedule).
-	Sched       schedule.Schedule
-	Connections int
-	Timeout     time.Duration
-	Drain       time.Duration
-	Log         *recorder.LogWriter // optional per-request log
+	Sched schedule.Schedule
+	Log   *recorder.LogWriter // optional per-request log
 	// IntervalLog, if set, receives HdrHistogram's interval log: one
 	// interval per second, tags response, service and send_delay.
 	IntervalLog io.Writer
-	// Progress, if set, gets a snapshot about once a second (open model).
-	Progress func(engine.Progress)
-	// ClassHeaders group responses by these headers' values.
-	ClassHeaders []string
-	// ServerTiming reports the Server-Timing metrics of responses.
-	ServerTiming bool
-	Verify       verify.Options
+	Verify      verify.Options
 	// Closed runs Connections users in a closed loop (engine.RunClosed)
 	// instead of the open schedule: paced to Schedule.Rate, or as fast as
 	// they go when Schedule.Rate is 0, for Schedule.Duration, pausing Think
@@ -55,36 +45,9 @@ type Options struct {
 	Closed bool
 	Think  time.Duration
 
-	// StampHeader names a request header that carries each request's
-	// scheduled time, Unix ns (engine.Config.StampHeader).
-	StampHeader string
 	// DwellBound, if > 0, counts the answers whose Server-Timing dwell
 	// exceeds it (recorder.Recorder.BoundDwell); it implies ServerTiming.
 	DwellBound time.Duration
-
-	// Protocol is engine.HTTP1 (also when empty), engine.HTTP2 or
-	// engine.H2C; MaxStreams caps the streams per HTTP/2 connection (0:
-	// the server's limit); TLS, if set, configures TLS for https URLs.
-	Protocol   string
-	MaxStreams int
-	TLS        *tls.Config
-	// Lean uses the engine's lean HTTP/1.1 path where it applies
-	// (engine.Config); the CLI turns it on unless --net-http.
-	Lean bool
-	// Epoll drives the lean path with the engine's event loop where it
-	// applies (engine.Config); the CLI turns it on unless --no-epoll.
-	Epoll bool
-
-	// Retry is the retry policy (package retry); the zero value retries
-	// nothing.
-	Retry retry.Policy
-
-	// Insecure skips TLS certificate verification; FollowRedirects follows
-	// up to engine.MaxRedirects redirects per request; MaxBody, if > 0,
-	// caps the response body bytes read (engine.Config).
-	Insecure        bool
-	FollowRedirects bool
-	MaxBody         int64
 
 	// StubChild: the built-in stub (BuiltinStub) runs in a child process,
 	// so the generator's figures are openload's alone; without it they
@@ -92,12 +55,82 @@ type Options struct {
 	StubChild bool
 }
 
+// Validate checks the options: the schedule (for a closed run, its pace),
+// the engine's configuration, the closed loop, the checks' options and the
+// dwell bound, each by its own type's Validate. Its errors are
+// *field.Error, naming the fields of Options by their path (Schedule.Rate;
+// the engine's by their promoted names, Timeout). Run calls it; a caller
+// may call it first to refuse options before anything starts. As
+// engine.Config's, it does not refuse a nil URL.
+func (o *Options) Validate() error {
+	if err := o.validateSchedule(); err != nil {
+		return err
+	}
+	if err := o.Config.Validate(); err != nil {
+		return err
+	}
+	if o.Closed {
+		// engine.Closed, named by the fields of Options that set it.
+		err := field.Rename(o.closed().Validate(), func(f string) string {
+			switch f {
+			case "Users":
+				return "Connections"
+			case "Rate", "Duration":
+				return "Schedule." + f
+			}
+			return f // Think
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := field.In("Verify", o.Verify.Validate()); err != nil {
+		return err
+	}
+	if o.DwellBound < 0 {
+		return field.Errorf("DwellBound", o.DwellBound, "{DwellBound} must be > 0, got %v", o.DwellBound)
+	}
+	return nil
+}
+
+// validateSchedule checks Schedule, unless a ready schedule (Sched)
+// replaces it. A closed run takes no ready schedule and paces its users
+// evenly: a constant schedule, checked as one when it has a rate.
+func (o *Options) validateSchedule() error {
+	switch {
+	case !o.Closed && o.Sched != nil:
+		return nil
+	case !o.Closed:
+		return field.In("Schedule", o.Schedule.Validate())
+	case o.Sched != nil:
+		return field.Errorf("Closed", o.Closed, "{Closed} paces its users evenly: {Sched} is not supported with it")
+	case o.Schedule.Kind != "" && o.Schedule.Kind != schedule.Constant:
+		return field.Errorf("Schedule.Kind", o.Schedule.Kind, "{Closed} paces its users evenly: {Schedule.Kind} %q is not supported with it", o.Schedule.Kind)
+	case o.Schedule.Rate != 0:
+		spec := o.Schedule
+		spec.Kind = schedule.Constant
+		return field.In("Schedule", spec.Validate())
+	}
+	return nil
+}
+
+// closed is the closed loop the options describe.
+func (o *Options) closed() engine.Closed {
+	return engine.Closed{Users: o.Connections, Rate: o.Schedule.Rate, Duration: o.Schedule.Duration, Think: o.Think}
+}
+
 // Run executes the run and returns its result with the checks filled in,
 // and the findings. The error is non-nil only when the run could not be
 // carried out at all; a log write failure, or a client that stopped before
 // the schedule's end, is reported in the error after a complete result.
 func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, error) {
+	if err := o.Validate(); err != nil {
+		return nil, nil, fmt.Errorf("loadtest: %w", err)
+	}
 	o.ServerTiming = o.ServerTiming || o.DwellBound > 0
+	if o.Method == "" {
+		o.Method = http.MethodGet
+	}
 	if o.Closed {
 		return runClosed(ctx, o)
 	}
@@ -106,43 +139,69 @@ func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, er
 		return nil, nil, err
 	}
 	res := o.newResult(sched.Name())
-	res.Config.Arrival = o.Schedule.Kind
-	res.Config.Seed = o.Schedule.Seed
 	res.Counts.Expected = sched.Expected()
 	rec := o.newRecorder()
-	stats, err := engine.Run(ctx, o.engineConfig(), sched, rec)
+	stats, err := engine.Run(ctx, o.Config, sched, rec)
 	if err != nil {
 		return nil, nil, err
 	}
 	return finish(o, res, rec, stats)
 }
 
-// newResult starts the result of a run: the configuration both modes
-// share, with the schedule's description.
+// newResult starts the result of a run, with its configuration
+// (resultConfig) and the schedule's description.
 func (o *Options) newResult(schedule string) *recorder.Result {
-	if o.Method == "" {
-		o.Method = http.MethodGet
+	return &recorder.Result{Tool: "openload", Config: o.resultConfig(schedule)}
+}
+
+// resultConfig is the configuration the result records: every option it
+// keeps, taken here and nowhere else. What is measured (the client that
+// sent, the stub's CPU time) is filled where it is measured.
+func (o *Options) resultConfig(sched string) recorder.Config {
+	c := recorder.Config{
+		Target:          o.URL.String(),
+		BuiltinStub:     o.BuiltinStub,
+		StubChild:       o.StubChild,
+		Method:          o.Method,
+		Headers:         recorder.RedactHeaders(o.Header, o.Redact...),
+		BodyBytes:       len(o.Body),
+		Rate:            o.Schedule.Rate,
+		Duration:        o.Schedule.Duration.String(),
+		Connections:     o.Connections,
+		Timeout:         o.Timeout.String(),
+		Drain:           o.Drain.String(),
+		Schedule:        sched,
+		ClassHeaders:    o.ClassHeaders,
+		ServerTiming:    o.ServerTiming,
+		StampHeader:     o.StampHeader,
+		Protocol:        o.Protocol,
+		MaxStreams:      o.MaxStreams,
+		Insecure:        o.Insecure,
+		FollowRedirects: o.FollowRedirects,
+		MaxBody:         o.MaxBody,
 	}
-	return &recorder.Result{
-		Tool: "openload",
-		Config: recorder.Config{
-			Target:       o.URL.String(),
-			BuiltinStub:  o.BuiltinStub,
-			StubChild:    o.StubChild,
-			Method:       o.Method,
-			Headers:      recorder.RedactHeaders(o.Header, o.Redact...),
-			BodyBytes:    len(o.Body),
-			Rate:         o.Schedule.Rate,
-			Duration:     o.Schedule.Duration.String(),
-			Connections:  o.Connections,
-			Timeout:      o.Timeout.String(),
-			Drain:        o.Drain.String(),
-			Schedule:     schedule,
-			ClassHeaders: o.ClassHeaders,
-			ServerTiming: o.ServerTiming,
-			StampHeader:  o.StampHeader,
-		},
+	if c.Protocol == "" {
+		c.Protocol = engine.HTTP1
 	}
+	if o.DialTimeout > 0 {
+		c.DialTimeout = o.DialTimeout.String()
+	}
+	if o.Retry.Enabled() {
+		c.Retry = o.Retry.String()
+	}
+	if !o.Closed {
+		c.Arrival, c.Seed = o.Schedule.Kind, o.Schedule.Seed
+		return c
+	}
+	c.Mode = recorder.ModeClosed
+	c.Users = o.Connections
+	if o.Think > 0 {
+		c.Think = o.Think.String()
+	}
+	if o.Schedule.Rate > 0 {
+		c.Arrival = schedule.Constant
+	}
+	return c
 }
 
 // newRecorder returns the run's recorder: its log, classes, dwell bound
@@ -155,32 +214,6 @@ func (o Options) newRecorder() *recorder.Recorder {
 		rec.SetIntervalLog(o.IntervalLog)
 	}
 	return rec
-}
-
-func (o Options) engineConfig() engine.Config {
-	return engine.Config{
-		URL:          o.URL,
-		Method:       o.Method,
-		Header:       o.Header,
-		Body:         o.Body,
-		Connections:  o.Connections,
-		Timeout:      o.Timeout,
-		Drain:        o.Drain,
-		ClassHeaders: o.ClassHeaders,
-		ServerTiming: o.ServerTiming,
-		StampHeader:  http.CanonicalHeaderKey(o.StampHeader),
-		Progress:     o.Progress,
-		Protocol:     o.Protocol,
-		MaxStreams:   o.MaxStreams,
-		TLS:          o.TLS,
-		Lean:         o.Lean,
-		Epoll:        o.Epoll,
-		Retry:        o.Retry,
-
-		Insecure:        o.Insecure,
-		FollowRedirects: o.FollowRedirects,
-		MaxBody:         o.MaxBody,
-	}
 }
 
 // finish fills the measured parts of res after the engine has run, and
@@ -202,11 +235,7 @@ func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engin
 			res.Limit.Predial.Error = p.Err.Error()
 		}
 	}
-	res.Config.Protocol, res.Config.MaxStreams, res.Config.Client = o.Protocol, o.MaxStreams, stats.Client
-	res.Config.Insecure, res.Config.FollowRedirects, res.Config.MaxBody = o.Insecure, o.FollowRedirects, o.MaxBody
-	if res.Config.Protocol == "" {
-		res.Config.Protocol = engine.HTTP1
-	}
+	res.Config.Client = stats.Client
 	gen := stats.Generator
 	res.Generator = &gen
 	if err := rec.Fill(res); err != nil {
@@ -235,30 +264,15 @@ func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engin
 
 // runClosed is Run for a closed-loop run.
 func runClosed(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, error) {
-	spec := o.Schedule
-	cl := engine.Closed{Users: o.Connections, Rate: spec.Rate, Duration: spec.Duration, Think: o.Think}
-	switch {
-	case o.Sched != nil:
-		return nil, nil, fmt.Errorf("closed mode paces its users evenly: a ready schedule (%s) is not supported", o.Sched.Name())
-	case spec.Kind != "" && spec.Kind != schedule.Constant:
-		return nil, nil, fmt.Errorf("closed mode paces users evenly: arrival %q is not supported", spec.Kind)
-	case spec.Rate < 0 || spec.Duration <= 0:
-		return nil, nil, fmt.Errorf("closed mode: rate must be ≥ 0 and duration > 0, got %v and %v", spec.Rate, spec.Duration)
-	}
+	spec, cl := o.Schedule, o.closed()
 	res := o.newResult(ClosedName(cl))
-	res.Config.Mode = recorder.ModeClosed
-	res.Config.Users = o.Connections
-	if o.Think > 0 {
-		res.Config.Think = o.Think.String()
-	}
 	rec := o.newRecorder()
 	if spec.Rate > 0 {
 		sched := schedule.NewConstant(spec.Rate, spec.Duration)
-		res.Config.Arrival = schedule.Constant
 		res.Counts.Expected = sched.Expected()
 		rec.Correct(cl.Interval())
 	}
-	stats, err := engine.RunClosed(ctx, o.engineConfig(), cl, rec)
+	stats, err := engine.RunClosed(ctx, o.Config, cl, rec)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -2,12 +2,15 @@ package loadtest
 
 import (
 	"context"
+	"errors"
 	"net/url"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/openload/openload/field"
+	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
@@ -37,11 +40,8 @@ func runStub(t *testing.T, rate float64, d, stall time.Duration) *recorder.Resul
 	defer s.Close()
 	u, _ := url.Parse(s.URL + "/predict")
 	res, _, err := Run(context.Background(), Options{
-		URL:         u,
-		Schedule:    schedule.Spec{Kind: schedule.Constant, Rate: rate, Duration: d},
-		Connections: 1,
-		Timeout:     30 * time.Second,
-		Drain:       30 * time.Second,
+		Config:   engine.Config{URL: u, Connections: 1, Timeout: 30 * time.Second, Drain: 30 * time.Second},
+		Schedule: schedule.Spec{Kind: schedule.Constant, Rate: rate, Duration: d},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -111,4 +111,62 @@ func find(cs []recorder.Check, name string) recorder.Check {
 		}
 	}
 	return recorder.Check{}
+}
+
+// Validate names every refused value by its path in Options: the
+// schedule's, the engine's (promoted), and a closed run's, whose
+// engine.Closed is built from Options' own fields; Run refuses the same
+// options before anything starts.
+func TestValidate(t *testing.T) {
+	ok := func() Options {
+		return Options{
+			Config:   engine.Config{Connections: 2, Timeout: time.Second},
+			Schedule: schedule.Spec{Kind: schedule.Constant, Rate: 10, Duration: time.Second},
+		}
+	}
+	if o := ok(); o.Validate() != nil {
+		t.Fatalf("valid options: %v", o.Validate())
+	}
+	for _, c := range []struct {
+		set   func(*Options)
+		field string
+		want  string
+	}{
+		{func(o *Options) { o.Schedule.Rate = 0.5 }, "Schedule.Rate", "Schedule.Rate 0.5 × Schedule.Duration 1s = 0.5: the schedule holds no request"},
+		{func(o *Options) { o.Schedule.Kind = "bursty" }, "Schedule.Kind", `Schedule.Kind "bursty": unknown arrival process (known: constant, poisson)`},
+		{func(o *Options) { o.Timeout = 0 }, "Timeout", "Timeout must be > 0, got 0s"},
+		{func(o *Options) { o.Retry.Retries = 101 }, "Retry.Retries", "Retry.Retries must be between 0 and 100, got 101"},
+		{func(o *Options) { o.Verify.DipRatio = 2 }, "Verify.DipRatio", "Verify.DipRatio must be between 0 and 1, got 2"},
+		{func(o *Options) { o.DwellBound = -1 }, "DwellBound", "DwellBound must be > 0, got -1ns"},
+		// A ready schedule replaces Schedule, which is then not checked.
+		{func(o *Options) { o.Schedule, o.Sched = schedule.Spec{}, schedule.NewConstant(1, time.Second) }, "", ""},
+		// Closed: unpaced with rate 0; the users are Connections, their
+		// pace and length Schedule's.
+		{func(o *Options) { o.Closed, o.Schedule.Rate = true, 0 }, "", ""},
+		{func(o *Options) { o.Closed, o.Think = true, -time.Second }, "Think", "Think must be ≥ 0, got -1s"},
+		{func(o *Options) { o.Closed, o.Schedule.Rate, o.Schedule.Duration = true, 0, 0 }, "Schedule.Duration", "Schedule.Duration must be > 0, got 0s"},
+		{func(o *Options) { o.Closed, o.Schedule.Rate = true, -1 }, "Schedule.Rate", "Schedule.Rate must be > 0, got -1"},
+		{func(o *Options) { o.Closed, o.Schedule.Kind = true, schedule.Poisson }, "Schedule.Kind",
+			`Closed paces its users evenly: Schedule.Kind "poisson" is not supported with it`},
+		{func(o *Options) { o.Closed, o.Sched = true, schedule.NewConstant(1, time.Second) }, "Closed",
+			"Closed paces its users evenly: Sched is not supported with it"},
+	} {
+		o := ok()
+		c.set(&o)
+		err := o.Validate()
+		var fe *field.Error
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%+v: %v", o, err)
+		case c.want != "" && (!errors.As(err, &fe) || fe.Field != c.field || err.Error() != c.want):
+			t.Errorf("%s: %v (%T), want %q", c.field, err, err, c.want)
+		}
+		if c.want == "" {
+			continue
+		}
+		o.URL, _ = url.Parse("http://127.0.0.1:1/")
+		if _, _, err := Run(context.Background(), o); err == nil || err.Error() != "loadtest: "+c.want {
+			t.Errorf("Run: %v, want loadtest: %s", err, c.want)
+		}
+	}
 }

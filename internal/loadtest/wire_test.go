@@ -21,6 +21,7 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 
+	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
@@ -289,17 +290,19 @@ func runWire(t *testing.T, c wireCase, lean, epoll bool) wireResult {
 	var logBuf bytes.Buffer
 	logw := recorder.NewLogWriter(&logBuf)
 	res, _, err := Run(context.Background(), Options{
-		URL:         u,
-		Method:      method,
-		Header:      c.header,
-		Body:        bytes.Repeat([]byte("b"), c.body),
-		Schedule:    schedule.Spec{Kind: schedule.Constant, Rate: 200, Duration: wireRequests * 5 * time.Millisecond},
-		Connections: conns,
-		Timeout:     timeout,
-		Drain:       10 * time.Second,
-		Log:         logw,
-		Lean:        lean,
-		Epoll:       epoll,
+		Config: engine.Config{
+			URL:         u,
+			Method:      method,
+			Header:      c.header,
+			Body:        bytes.Repeat([]byte("b"), c.body),
+			Connections: conns,
+			Timeout:     timeout,
+			Drain:       10 * time.Second,
+			Lean:        lean,
+			Epoll:       epoll,
+		},
+		Schedule: schedule.Spec{Kind: schedule.Constant, Rate: 200, Duration: wireRequests * 5 * time.Millisecond},
+		Log:      logw,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -451,13 +454,9 @@ func TestWireHTTP2RefusedStream(t *testing.T) {
 	}
 	var logBuf bytes.Buffer
 	res, _, err := Run(context.Background(), Options{
-		URL:         u,
-		Protocol:    "h2c",
-		Schedule:    schedule.Spec{Kind: schedule.Constant, Rate: 200, Duration: wireRequests * 5 * time.Millisecond},
-		Connections: 2,
-		Timeout:     5 * time.Second,
-		Drain:       10 * time.Second,
-		Log:         recorder.NewLogWriter(&logBuf),
+		Config:   engine.Config{URL: u, Protocol: engine.H2C, Connections: 2, Timeout: 5 * time.Second, Drain: 10 * time.Second},
+		Schedule: schedule.Spec{Kind: schedule.Constant, Rate: 200, Duration: wireRequests * 5 * time.Millisecond},
+		Log:      recorder.NewLogWriter(&logBuf),
 	})
 	if err != nil {
 		t.Fatal(err)

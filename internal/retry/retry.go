@@ -79,14 +79,16 @@ type Policy struct {
 func (p Policy) Enabled() bool { return p.Retries > 0 && !p.On.Empty() }
 
 // Validate checks the policy. Its errors are *field.Error, naming the
-// fields of Policy.
+// fields of Policy. Retries is checked always; the rest only when the
+// policy retries anything (Enabled).
 func (p Policy) Validate() error {
+	if p.Retries < 0 || p.Retries > MaxRetries {
+		return field.Errorf("Retries", p.Retries, "{Retries} must be between 0 and %d, got %d", MaxRetries, p.Retries)
+	}
 	if !p.Enabled() {
 		return nil
 	}
 	switch {
-	case p.Retries < 0 || p.Retries > MaxRetries:
-		return field.Errorf("Retries", p.Retries, "{Retries} must be between 0 and %d, got %d", MaxRetries, p.Retries)
 	case p.Backoff < 0:
 		return field.Errorf("Backoff", p.Backoff, "{Backoff} must be ≥ 0, got %v", p.Backoff)
 	case p.Jitter != "" && !slices.Contains(Jitters, p.Jitter):

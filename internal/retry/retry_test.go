@@ -138,4 +138,8 @@ func TestValidate(t *testing.T) {
 	if err := (Policy{Budget: 7}).Validate(); err != nil {
 		t.Errorf("disabled policy: %v", err)
 	}
+	// Its count of retries is checked all the same: -1 is not "off".
+	if err := (Policy{Retries: -1}).Validate(); err == nil || err.Error() != "Retries must be between 0 and 100, got -1" {
+		t.Errorf("Retries -1: %v", err)
+	}
 }

@@ -1,0 +1,94 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/openload/openload/field"
+	"github.com/openload/openload/recorder"
+)
+
+// MaxConnections bounds Config.Connections: far more connections than one
+// generator can keep busy, few enough to catch a slipped finger.
+const MaxConnections = 100_000
+
+// Validate checks every value of cfg that a run reads, each against its
+// range and the others it must agree with. Its errors are *field.Error,
+// naming the fields of Config (Retry's as Retry.Backoff, …). It is the one
+// place these values are checked: Run and RunClosed call it, and so may
+// a caller that wants to refuse a configuration before anything starts.
+//
+// A nil URL is not refused here, so that a configuration can be checked
+// before its target is known (the CLI does, before it starts its built-in
+// stub); Run and RunClosed refuse it. With a URL, the protocol must suit
+// its scheme.
+func (cfg Config) Validate() error {
+	switch {
+	case cfg.Connections <= 0 || cfg.Connections > MaxConnections:
+		return field.Errorf("Connections", cfg.Connections, "{Connections} must be between 1 and %d, got %d", MaxConnections, cfg.Connections)
+	case cfg.Timeout <= 0:
+		return field.Errorf("Timeout", cfg.Timeout, "{Timeout} must be > 0, got %v", cfg.Timeout)
+	case cfg.DialTimeout < 0:
+		return field.Errorf("DialTimeout", cfg.DialTimeout, "{DialTimeout} must be ≥ 0 (0: {Timeout}), got %v", cfg.DialTimeout)
+	case cfg.DialTimeout > cfg.Timeout:
+		return field.Errorf("DialTimeout", cfg.DialTimeout, "{DialTimeout} %v is longer than {Timeout} %v, which bounds a request's dial already", cfg.DialTimeout, cfg.Timeout)
+	case cfg.Drain < 0:
+		return field.Errorf("Drain", cfg.Drain, "{Drain} must be ≥ 0, got %v", cfg.Drain)
+	case len(cfg.ClassHeaders) > recorder.MaxClassHeaders:
+		return field.Errorf("ClassHeaders", cfg.ClassHeaders, "{ClassHeaders} given %d times, at most %d", len(cfg.ClassHeaders), recorder.MaxClassHeaders)
+	case cfg.StampHeader != "" && !httpguts.ValidHeaderFieldName(cfg.StampHeader):
+		return field.Errorf("StampHeader", cfg.StampHeader, "{StampHeader} %q is not a valid header name", cfg.StampHeader)
+	case cfg.Method != "" && !httpguts.ValidHeaderFieldName(cfg.Method): // a method is a token
+		return field.Errorf("Method", cfg.Method, "{Method} %q is not a valid HTTP method", cfg.Method)
+	case cfg.MaxStreams < 0:
+		return field.Errorf("MaxStreams", cfg.MaxStreams, "{MaxStreams} must be ≥ 0, got %d", cfg.MaxStreams)
+	case cfg.MaxBody < 0:
+		return field.Errorf("MaxBody", cfg.MaxBody, "{MaxBody} must be ≥ 0 bytes (0: no cap), got %d", cfg.MaxBody)
+	}
+	for _, h := range cfg.ClassHeaders {
+		if !httpguts.ValidHeaderFieldName(h) {
+			return field.Errorf("ClassHeaders", h, "{ClassHeaders} %q is not a valid header name", h)
+		}
+	}
+	if err := cfg.validateProtocol(); err != nil {
+		return err
+	}
+	return field.In("Retry", cfg.Retry.Validate())
+}
+
+// validateProtocol checks Protocol, and against the URL's scheme when
+// there is a URL.
+func (cfg Config) validateProtocol() error {
+	scheme := ""
+	if cfg.URL != nil {
+		scheme = cfg.URL.Scheme
+	}
+	switch cfg.Protocol {
+	case "", HTTP1:
+	case HTTP2:
+		if cfg.URL != nil && scheme != "https" {
+			return field.Errorf("Protocol", cfg.Protocol, "{Protocol} is HTTP/2 over TLS and needs an https URL, got %s", cfg.URL)
+		}
+	case H2C:
+		if cfg.URL != nil && scheme != "http" {
+			return field.Errorf("Protocol", cfg.Protocol, "{Protocol} is HTTP/2 without TLS (prior knowledge) and needs an http URL, got %s", cfg.URL)
+		}
+	default:
+		return field.Errorf("Protocol", cfg.Protocol, "{Protocol} %q is unknown (known: %s, %s, %s)", cfg.Protocol, HTTP1, HTTP2, H2C)
+	}
+	return nil
+}
+
+// check is what Run and RunClosed ask of cfg: Validate, and a URL to
+// send to. The error says where it comes from.
+func (cfg Config) check() error {
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("engine: %w", err)
+	}
+	if cfg.URL == nil {
+		return errors.New("engine: no URL to send to")
+	}
+	return nil
+}

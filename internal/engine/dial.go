@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"net"
+	"time"
+)
+
+// dialKeepAlive is the TCP keep-alive period of a run's connections.
+const dialKeepAlive = 30 * time.Second
+
+// dialer opens every connection of a run, whichever client asks: the lean
+// client, its event loop and the pre-dial (lean.go, epoll_linux.go,
+// predial.go), net/http's transport and the HTTP/2 pool (h2.go). A
+// connection is a TCP connection with keep-alive whose establishing may
+// take Config.DialTimeout, or Timeout when that is 0: an unreachable host
+// then fails fast while a request may still take Timeout. A TLS handshake,
+// where there is one, comes after and counts in the request's Timeout.
+type dialer struct {
+	timeout time.Duration
+}
+
+// dialer is the dialer of a run of cfg.
+func (cfg Config) dialer() dialer {
+	if cfg.DialTimeout > 0 {
+		return dialer{timeout: cfg.DialTimeout}
+	}
+	return dialer{timeout: cfg.Timeout}
+}
+
+// DialContext dials addr on network within the dial timeout, giving up
+// when ctx ends; net/http's transport and the HTTP/2 pool call it.
+func (d dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	return d.dialBy(ctx, network, addr, time.Time{})
+}
+
+// dialBy is DialContext that also gives up at deadline when that comes
+// first (zero: no deadline); the lean client passes the request's. A dial
+// that timed out at the dial timeout, before deadline and ctx's, returns a
+// *dialTimeoutError.
+func (d dialer) dialBy(ctx context.Context, network, addr string, deadline time.Time) (net.Conn, error) {
+	start := time.Now()
+	nd := net.Dialer{Timeout: d.timeout, Deadline: deadline, KeepAlive: dialKeepAlive}
+	nc, err := nd.DialContext(ctx, network, addr)
+	if err == nil {
+		return nc, nil
+	}
+	var ne net.Error
+	own := start.Add(d.timeout)
+	ctxDeadline, bounded := ctx.Deadline()
+	if errors.As(err, &ne) && ne.Timeout() && (deadline.IsZero() || own.Before(deadline)) && (!bounded || own.Before(ctxDeadline)) {
+		return nil, &dialTimeoutError{err}
+	}
+	return nil, err
+}
+
+// dialTimeoutError is a dial that gave up at the dial timeout, before the
+// request's deadline: no connection could be established in time. It is a
+// timeout (a net.Error), but not the request's (it is not
+// os.ErrDeadlineExceeded, which the runtime's poller may return for either),
+// so the request counts as failed, of kind timeout, rather than timed out.
+type dialTimeoutError struct{ err error }
+
+func (e *dialTimeoutError) Error() string   { return e.err.Error() }
+func (e *dialTimeoutError) Timeout() bool   { return true }
+func (e *dialTimeoutError) Temporary() bool { return false }
+
+// dialTLS dials addr and makes the TLS handshake of conf on the
+// connection, until ctx ends.
+func (d dialer) dialTLS(ctx context.Context, addr string, conf *tls.Config) (*tls.Conn, error) {
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	tc := tls.Client(nc, conf)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return tc, nil
+}
