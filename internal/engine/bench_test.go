@@ -77,3 +77,61 @@ func BenchmarkOpenRun(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStubHeaders is BenchmarkWorkerDo and BenchmarkOpenRun against
+// a server that answers as the stub does, with X-Stub-Source and
+// Server-Timing, which the run groups by and parses: the cost of reading
+// them on each client.
+func BenchmarkStubHeaders(b *testing.B) {
+	srv := newRawServerOf(stubResponse)
+	defer srv.Close()
+	base := func() Config {
+		return Config{URL: mustURL(b, srv.URL), Method: http.MethodGet, Timeout: 5 * time.Second, Drain: 5 * time.Second,
+			ClassHeaders: []string{"X-Stub-Source"}, ServerTiming: true}
+	}
+	for _, cl := range openClients {
+		b.Run("do/"+cl.test, func(b *testing.B) {
+			if cl.epoll {
+				b.Skip("the event loop has no worker")
+			}
+			cfg := base()
+			cfg.Connections, cfg.Lean = 1, cl.lean
+			g, done := benchGenerator(cfg)
+			defer done()
+			w := g.newWorker()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				r := w.do(item{seq: uint64(i)})
+				if r.Outcome != recorder.Completed || r.Class[0] != "model" || r.NTimings != 3 {
+					b.Fatalf("outcome %v, class %q, %d timings", r.Outcome, r.Class[0], r.NTimings)
+				}
+			}
+		})
+	}
+	for _, cl := range openClients {
+		b.Run("run/"+cl.test, func(b *testing.B) {
+			cfg := base()
+			cfg.Connections, cfg.Lean, cfg.Epoll = 4, cl.lean, cl.epoll
+			rec := recorder.New(nil)
+			rec.TrackClasses(cfg.ClassHeaders)
+			b.ReportAllocs()
+			b.ResetTimer()
+			stats, err := Run(context.Background(), cfg, schedule.NewConstant(1e6, time.Duration(b.N)*time.Microsecond), rec)
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var res recorder.Result
+			if err := rec.Fill(&res); err != nil {
+				b.Fatal(err)
+			}
+			if c := rec.Counts(); c.Completed != int64(b.N) || stats.Client != cl.name {
+				b.Fatalf("counts %+v with %s, want %d completed with %s", c, stats.Client, b.N, cl.name)
+			}
+			if len(res.Classes) != 1 || res.Classes[0].Values[0].Count != int64(b.N) || len(res.ServerTiming) != 3 {
+				b.Fatalf("classes %+v, %d Server-Timing metrics", res.Classes, len(res.ServerTiming))
+			}
+		})
+	}
+}
