@@ -11,6 +11,8 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/openload/openload/internal/engine"
@@ -46,6 +48,14 @@ type Options struct {
 	// ServerTiming reports the Server-Timing metrics of responses.
 	ServerTiming bool
 	Verify       verify.Options
+
+	// AutoHeaders are response headers read without being asked, usually
+	// DefaultAutoHeaders(): Server-Timing, unless ServerTiming is set,
+	// and class headers besides ClassHeaders, within
+	// recorder.MaxClassHeaders. Each is reported only when responses
+	// carried it.
+	AutoHeaders []string
+
 	// Closed runs Connections users in a closed loop (engine.RunClosed)
 	// instead of the open schedule: paced to Schedule.Rate, or as fast as
 	// they go when Schedule.Rate is 0, for Schedule.Duration, pausing Think
@@ -90,6 +100,31 @@ type Options struct {
 	// so the generator's figures are openload's alone; without it they
 	// include the stub's work.
 	StubChild bool
+}
+
+// DefaultAutoHeaders are the response headers the CLI reads without being
+// asked: what servers, the stub among them, say about their answers. Keep
+// the list short: each class header in it takes one of the
+// recorder.MaxClassHeaders a run can track.
+func DefaultAutoHeaders() []string { return []string{serverTiming, "X-Stub-Source"} }
+
+const serverTiming = "Server-Timing"
+
+// autoHeaders splits o.AutoHeaders into those that apply: Server-Timing
+// unless ServerTiming asked for it anyway, and the class headers that
+// ClassHeaders does not name and that fit.
+func (o Options) autoHeaders() (timing bool, classes []string) {
+	for _, h := range o.AutoHeaders {
+		h = http.CanonicalHeaderKey(h)
+		switch {
+		case h == serverTiming:
+			timing = !o.ServerTiming
+		case !slices.ContainsFunc(o.ClassHeaders, func(c string) bool { return strings.EqualFold(c, h) }) &&
+			!slices.Contains(classes, h) && len(o.ClassHeaders)+len(classes) < recorder.MaxClassHeaders:
+			classes = append(classes, h)
+		}
+	}
+	return timing, classes
 }
 
 // Run executes the run and returns its result with the checks filled in,
@@ -140,9 +175,19 @@ func (o *Options) newResult(schedule string) *recorder.Result {
 			Schedule:     schedule,
 			ClassHeaders: o.ClassHeaders,
 			ServerTiming: o.ServerTiming,
+			AutoHeaders:  o.autoHeaderNames(),
 			StampHeader:  o.StampHeader,
 		},
 	}
+}
+
+// autoHeaderNames are the headers of o.AutoHeaders that apply.
+func (o Options) autoHeaderNames() []string {
+	timing, names := o.autoHeaders()
+	if timing {
+		names = append([]string{serverTiming}, names...)
+	}
+	return names
 }
 
 // newRecorder returns the run's recorder: its log, classes, dwell bound
@@ -150,6 +195,8 @@ func (o *Options) newResult(schedule string) *recorder.Result {
 func (o Options) newRecorder() *recorder.Recorder {
 	rec := recorder.New(o.Log)
 	rec.TrackClasses(o.ClassHeaders)
+	_, auto := o.autoHeaders()
+	rec.TrackClassesSeen(auto)
 	o.boundDwell(rec)
 	if o.IntervalLog != nil {
 		rec.SetIntervalLog(o.IntervalLog)
@@ -158,6 +205,7 @@ func (o Options) newRecorder() *recorder.Recorder {
 }
 
 func (o Options) engineConfig() engine.Config {
+	timing, auto := o.autoHeaders()
 	return engine.Config{
 		URL:          o.URL,
 		Method:       o.Method,
@@ -166,8 +214,8 @@ func (o Options) engineConfig() engine.Config {
 		Connections:  o.Connections,
 		Timeout:      o.Timeout,
 		Drain:        o.Drain,
-		ClassHeaders: o.ClassHeaders,
-		ServerTiming: o.ServerTiming,
+		ClassHeaders: append(slices.Clip(o.ClassHeaders), auto...),
+		ServerTiming: o.ServerTiming || timing,
 		StampHeader:  http.CanonicalHeaderKey(o.StampHeader),
 		Progress:     o.Progress,
 		Protocol:     o.Protocol,
