@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,8 @@ func BenchmarkWorkerDo(b *testing.B) {
 		{"net-http-header", Config{Header: http.Header{"X-Tenant": {"a"}, "Authorization": {"Bearer x"}}}},
 		{"lean", Config{Lean: true}},
 		{"lean-header", Config{Lean: true, Header: http.Header{"X-Tenant": {"a"}, "Authorization": {"Bearer x"}}}},
+		// The CLI's default: the stub's headers looked for, none sent.
+		{"lean-auto", Config{Lean: true, ClassHeaders: []string{"X-Stub-Source"}, ServerTiming: true}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			cfg := bc.cfg
@@ -55,14 +58,19 @@ func benchGenerator(cfg Config) (*generator, func()) {
 // (1,000,000/s, so that the generator, not the clock, sets the pace), the
 // client, the loopback rawServer and the recorder, on 4 connections.
 // ns/op is the engine's throughput on this machine, server included;
-// allocs/op its allocations per recorded request.
+// allocs/op its allocations per recorded request. The "-auto" runs look
+// for the stub's headers, as the CLI does by default, in answers that
+// have none.
 func BenchmarkOpenRun(b *testing.B) {
 	srv := newRawServer()
 	defer srv.Close()
-	for _, cl := range openClients {
+	for _, cl := range append(openClients, autoClients...) {
 		b.Run(cl.test, func(b *testing.B) {
 			cfg := Config{URL: mustURL(b, srv.URL), Method: http.MethodGet, Connections: 4, Timeout: 5 * time.Second,
 				Drain: 5 * time.Second, Lean: cl.lean, Epoll: cl.epoll}
+			if strings.HasSuffix(cl.test, "-auto") {
+				cfg.ClassHeaders, cfg.ServerTiming = []string{"X-Stub-Source"}, true
+			}
 			rec := recorder.New(nil)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -77,6 +85,10 @@ func BenchmarkOpenRun(b *testing.B) {
 		})
 	}
 }
+
+// autoClients are the lean client and the event loop, for the "-auto"
+// runs of BenchmarkOpenRun.
+var autoClients = []client{{"lean-auto", ClientLean, true, false}, {"epoll-auto", epollClient, true, true}}
 
 // BenchmarkStubHeaders is BenchmarkWorkerDo and BenchmarkOpenRun against
 // a server that answers as the stub does, with X-Stub-Source and
