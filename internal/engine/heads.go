@@ -27,6 +27,10 @@ import (
 // Durations are parsed from the bytes (servertiming.ParseBytes): the
 // same parser, so the same figures, as from http.Header.
 
+// A Watch must hold every class header a record can: otherwise the quick
+// path would miss the last ones, where net/http's reads them.
+var _ [h1.MaxWatched - recorder.MaxClassHeaders]struct{}
+
 // heads is what a response head said for its record.
 type heads struct {
 	class   [recorder.MaxClassHeaders]string
@@ -51,7 +55,7 @@ type headReader struct {
 // newHeadReader returns the head reader of cfg's run, or nil when the run
 // reads nothing but the status.
 func newHeadReader(cfg Config) *headReader {
-	names := cfg.ClassHeaders[:min(len(cfg.ClassHeaders), recorder.MaxClassHeaders, h1.MaxWatched)]
+	names := cfg.ClassHeaders[:min(len(cfg.ClassHeaders), recorder.MaxClassHeaders)]
 	if len(names) == 0 && !cfg.ServerTiming {
 		return nil
 	}
