@@ -293,7 +293,7 @@ G1L=$(ratio "${LAGMAX[openload]}" "${LAGMAX[fortio]}")
 G2=$(ratio "$OL_CPU1K" "$FO_CPU1K")
 G4=$(ratio "$RSS_LONG" "$RSS_10")
 echo "microbenchmarks" >&2
-MICRO=$(go test -run '^$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead|OpenRun' -benchmem ./recorder ./schedule ./internal/engine 2>&1 | grep -E '^(Benchmark|ok|PASS|FAIL)' || true)
+MICRO=$(go test -run '^$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead|OpenRun|StubHeaders' -benchmem ./recorder ./schedule ./internal/h1 ./internal/engine 2>&1 | grep -E '^(Benchmark|ok|PASS|FAIL)' || true)
 ELAPSED=$(( $(date +%s) - T0 ))
 
 mkdir -p "$(dirname "$OUT")"
@@ -422,7 +422,7 @@ max rate × fortio's $(ratio "${MAX[openload-lean]}" "${MAX[fortio]}"), CPU per 
 
 ## Microbenchmarks (goal 5)
 
-\`go test -run '^\$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead|OpenRun' -benchmem ./recorder ./schedule ./internal/engine\`:
+\`go test -run '^\$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead|OpenRun|StubHeaders' -benchmem ./recorder ./schedule ./internal/h1 ./internal/engine\`:
 scheduling the next arrival (schedule), recording one request into the
 histograms and timeline (recorder BenchmarkAdd), handing a record from a
 worker to the recorder goroutine (BenchmarkShardPut), reading a plain
@@ -432,7 +432,11 @@ loopback server that allocates nothing (BenchmarkWorkerDo: net/http's
 transport and the lean client, which allocates nothing for a plain
 response). BenchmarkOpenRun is a whole open run of b.N requests on each
 client (schedule, client, that server and the recorder, 4 connections):
-ns/op is the engine's throughput with the server on the same cores.
+ns/op is the engine's throughput with the server on the same cores; its
+-auto runs look for the stub's headers, as the CLI does, in answers
+without them. BenchmarkStubHeaders is both against answers that carry
+X-Stub-Source and Server-Timing, read on every client (BenchmarkQuickHeadWatch:
+such a head on its own).
 
 \`\`\`
 $MICRO

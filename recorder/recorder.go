@@ -92,6 +92,7 @@ const (
 
 type classTable struct {
 	header string
+	auto   bool // TrackClassesSeen's: in the result only when a response carried it
 	values map[string]*classStat
 	order  []string
 }
@@ -243,6 +244,17 @@ func (r *Recorder) TrackClasses(headers []string) {
 	}
 }
 
+// TrackClassesSeen groups requests by these response headers too, after
+// those of TrackClasses (call it after) and within MaxClassHeaders in
+// all, for headers looked for without being asked: the result holds a
+// header's table only when at least one response carried the header, and
+// marks it (ClassTable.Auto).
+func (r *Recorder) TrackClassesSeen(headers []string) {
+	for _, h := range headers[:min(len(headers), max(MaxClassHeaders-len(r.classes), 0))] {
+		r.classes = append(r.classes, classTable{header: h, auto: true, values: map[string]*classStat{}})
+	}
+}
+
 func (r *Recorder) addClass(t *classTable, value string, resp time.Duration, n int64, from *hdrhistogram.Histogram) {
 	if value == "" {
 		value = NoClass
@@ -314,7 +326,7 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.dropped += o.dropped
 	for i := range o.classes {
 		if i >= len(r.classes) {
-			r.classes = append(r.classes, classTable{header: o.classes[i].header, values: map[string]*classStat{}})
+			r.classes = append(r.classes, classTable{header: o.classes[i].header, auto: o.classes[i].auto, values: map[string]*classStat{}})
 		}
 		for _, v := range o.classes[i].order {
 			st := o.classes[i].values[v]
@@ -396,3 +408,13 @@ func (r *Recorder) Dropped() int64 { return r.dropped }
 
 // OtherStatus is the number of responses with a status outside [100, 600).
 func (r *Recorder) OtherStatus() int64 { return r.other }
+
+// seen reports whether a response carried t's header.
+func (t *classTable) seen() bool {
+	for _, v := range t.order {
+		if v != NoClass {
+			return true
+		}
+	}
+	return false
+}

@@ -124,6 +124,7 @@ type Config struct {
 	Schedule     string              `json:"schedule"`
 	ClassHeaders []string            `json:"class_headers,omitempty"`
 	ServerTiming bool                `json:"server_timing,omitempty"`
+	AutoHeaders  []string            `json:"auto_headers,omitempty"` // response headers read unasked: tables only when responses carried them
 	StampHeader  string              `json:"stamp_header,omitempty"` // request header holding the scheduled time, Unix ns
 	Retry        string              `json:"retry,omitempty"`        // the retry policy, empty without retries
 	Protocol     string              `json:"protocol,omitempty"`     // http/1.1, h2 (TLS, ALPN) or h2c (prior knowledge)
@@ -281,6 +282,9 @@ type Result struct {
 type ClassTable struct {
 	Header string       `json:"header"`
 	Values []ClassValue `json:"values"` // by count, largest first
+	// Auto: the header was looked for without being asked
+	// (Recorder.TrackClassesSeen), and responses carried it.
+	Auto bool `json:"auto,omitempty"`
 }
 
 // ClassValue is one value of a class header: how many requests carried it,
@@ -424,7 +428,10 @@ func (r *Recorder) Fill(res *Result) error {
 	res.Timeline = append([]Second(nil), r.timeline...)
 	res.Classes = nil
 	for _, t := range r.classes {
-		ct := ClassTable{Header: t.header}
+		if t.auto && !t.seen() {
+			continue
+		}
+		ct := ClassTable{Header: t.header, Auto: t.auto}
 		for _, v := range t.order {
 			st := t.values[v]
 			cv := ClassValue{Value: v, Count: st.count, Response: Summarize(st.response)}

@@ -44,7 +44,7 @@ var fieldFlags = [...]map[string]string{
 		"Schedule.Kind": "arrival", "Schedule.Rate": "rate", "Schedule.Duration": "duration", "Schedule.Seed": "seed",
 		"Sched": "arrivals", "Log": "log", "IntervalLog": "hlog",
 		"Verify.SendDelayP99": "send-delay-budget", "Verify.DipRatio": "", "Verify.DipMin": "",
-		"Closed": "closed", "Think": "think", "DwellBound": "dwell-bound", "StubChild": "",
+		"Closed": "closed", "Think": "think", "DwellBound": "dwell-bound", "StubChild": "", "AutoHeaders": "",
 	},
 	expectFields: {
 		"Rate": "rate", "Limit": "expect-limit", "Shards": "expect-shards", "Window": "expect-window",

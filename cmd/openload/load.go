@@ -57,6 +57,7 @@ type loadOptions struct {
 	replay     replayOptions // replay.go
 	proto      protoOptions  // proto.go
 	retry      retryOptions  // retryflags.go
+	auto       autoOptions   // autoheaders.go
 }
 
 // loadFlags registers the flags of a load run, group by group as the help
@@ -90,8 +91,9 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 		fs.StringVar(&o.logFile, "log", "", "stream one CSV line per request to this `file`")
 		fs.StringVar(&o.hlog, "hlog", "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this `file`")
 		fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
-		fs.StringArrayVar(&r.ClassHeaders, "class-header", nil, "group responses by this response `header`'s value (repeatable, up to 4), e.g. X-Stub-Source")
-		fs.BoolVar(&r.ServerTiming, "server-timing", false, "parse Server-Timing response headers and report each metric next to service time")
+		fs.StringArrayVar(&r.ClassHeaders, "class-header", nil, "group responses by this response `header`'s value (repeatable, up to 4); "+autoClassHeaders()+" needs no flag: its table appears when responses carry it")
+		fs.BoolVar(&r.ServerTiming, "server-timing", false, "report each Server-Timing metric next to service time; needs no flag when responses carry it; =false: never read it")
+		o.auto.flags(fs)
 		fs.StringArrayVar(&r.Redact, "redact", nil, "also redact this request `header`'s value in the result (Authorization, Cookie and Proxy-Authorization always are)")
 	})
 	inGroup(fs, groupChecks, func() {
@@ -347,6 +349,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "openload: %s → %s %s\n", name, r.Method, tgt.url)
 	}
+	r.AutoHeaders = o.auto.headers(fs)
 	res, findings, err := loadtest.Run(ctx, o.run)
 	clearProgress()
 	if tgt.child != nil && res != nil {

@@ -26,7 +26,7 @@ func (p *protoOptions) flags(fs *pflag.FlagSet, c *engine.Config) {
 	fs.IntVar(&c.MaxStreams, "max-streams", 0, "HTTP/2: streams in flight per connection before another connection is opened (0 = the server's limit)")
 	fs.DurationVar(&c.DialTimeout, "dial-timeout", 0, "how long establishing a connection may take; 0: --timeout")
 	fs.BoolVar(&p.netHTTP, "net-http", false, "send plain-http HTTP/1.1 with net/http's transport instead of openload's lean path (the default: request serialised once, responses read in the worker; https, HTTP/2 and --follow-redirects always use net/http)")
-	fs.BoolVar(&p.noEpoll, "no-epoll", false, "drive the lean client with a goroutine per connection instead of one epoll event loop (the default on Linux for open runs that need no response headers and no retries)")
+	fs.BoolVar(&p.noEpoll, "no-epoll", false, "drive the lean client with a goroutine per connection instead of one epoll event loop (the default on Linux for open runs without retries or HEAD)")
 	fs.BoolVar(&p.fastHTTP1, "fast-http1", false, "deprecated: the lean path is the default")
 	_ = fs.MarkDeprecated("fast-http1", "the lean HTTP/1.1 path is the default now (--net-http turns it off)")
 }

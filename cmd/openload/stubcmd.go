@@ -78,8 +78,8 @@ What it serves:
                    deadline (X-Stub-Drop then says why: late, no-stamp, bad-stamp, future-stamp)
     Server-Timing  what the stub measured, in ms: queue;dur=12.345, model;dur=50.012,
                    total;dur=62.400, then stall;dur=… and dwell;dur=… when they apply
-  openload reports answers by X-Stub-Source with --class-header X-Stub-Source, and the
-  Server-Timing metrics with --server-timing; against the built-in stub both are on.
+  openload reads X-Stub-Source and Server-Timing without being asked: its report groups the
+  answers by source and shows the stub's timings next to service time (--no-auto-headers: not).
 
 `
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,6 +27,8 @@ func BenchmarkWorkerDo(b *testing.B) {
 		{"net-http-header", Config{Header: http.Header{"X-Tenant": {"a"}, "Authorization": {"Bearer x"}}}},
 		{"lean", Config{Lean: true}},
 		{"lean-header", Config{Lean: true, Header: http.Header{"X-Tenant": {"a"}, "Authorization": {"Bearer x"}}}},
+		// The CLI's default: the stub's headers looked for, none sent.
+		{"lean-auto", Config{Lean: true, ClassHeaders: []string{"X-Stub-Source"}, ServerTiming: true}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			cfg := bc.cfg
@@ -55,14 +58,19 @@ func benchGenerator(cfg Config) (*generator, func()) {
 // (1,000,000/s, so that the generator, not the clock, sets the pace), the
 // client, the loopback rawServer and the recorder, on 4 connections.
 // ns/op is the engine's throughput on this machine, server included;
-// allocs/op its allocations per recorded request.
+// allocs/op its allocations per recorded request. The "-auto" runs look
+// for the stub's headers, as the CLI does by default, in answers that
+// have none.
 func BenchmarkOpenRun(b *testing.B) {
 	srv := newRawServer()
 	defer srv.Close()
-	for _, cl := range openClients {
+	for _, cl := range append(openClients, autoClients...) {
 		b.Run(cl.test, func(b *testing.B) {
 			cfg := Config{URL: mustURL(b, srv.URL), Method: http.MethodGet, Connections: 4, Timeout: 5 * time.Second,
 				Drain: 5 * time.Second, Lean: cl.lean, Epoll: cl.epoll}
+			if strings.HasSuffix(cl.test, "-auto") {
+				cfg.ClassHeaders, cfg.ServerTiming = []string{"X-Stub-Source"}, true
+			}
 			rec := recorder.New(nil)
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -73,6 +81,68 @@ func BenchmarkOpenRun(b *testing.B) {
 			}
 			if c := rec.Counts(); c.Completed != int64(b.N) || stats.Client != cl.name {
 				b.Fatalf("counts %+v with %s, want %d completed with %s", c, stats.Client, b.N, cl.name)
+			}
+		})
+	}
+}
+
+// autoClients are the lean client and the event loop, for the "-auto"
+// runs of BenchmarkOpenRun.
+var autoClients = []client{{"lean-auto", ClientLean, true, false}, {"epoll-auto", epollClient, true, true}}
+
+// BenchmarkStubHeaders is BenchmarkWorkerDo and BenchmarkOpenRun against
+// a server that answers as the stub does, with X-Stub-Source and
+// Server-Timing, which the run groups by and parses: the cost of reading
+// them on each client.
+func BenchmarkStubHeaders(b *testing.B) {
+	srv := newRawServerOf(stubResponse)
+	defer srv.Close()
+	base := func() Config {
+		return Config{URL: mustURL(b, srv.URL), Method: http.MethodGet, Timeout: 5 * time.Second, Drain: 5 * time.Second,
+			ClassHeaders: []string{"X-Stub-Source"}, ServerTiming: true}
+	}
+	for _, cl := range openClients {
+		b.Run("do/"+cl.test, func(b *testing.B) {
+			if cl.epoll {
+				b.Skip("the event loop has no worker")
+			}
+			cfg := base()
+			cfg.Connections, cfg.Lean = 1, cl.lean
+			g, done := benchGenerator(cfg)
+			defer done()
+			w := g.newWorker()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				r := w.do(item{seq: uint64(i)})
+				if r.Outcome != recorder.Completed || r.Class[0] != "model" || r.NTimings != 3 {
+					b.Fatalf("outcome %v, class %q, %d timings", r.Outcome, r.Class[0], r.NTimings)
+				}
+			}
+		})
+	}
+	for _, cl := range openClients {
+		b.Run("run/"+cl.test, func(b *testing.B) {
+			cfg := base()
+			cfg.Connections, cfg.Lean, cfg.Epoll = 4, cl.lean, cl.epoll
+			rec := recorder.New(nil)
+			rec.TrackClasses(cfg.ClassHeaders)
+			b.ReportAllocs()
+			b.ResetTimer()
+			stats, err := Run(context.Background(), cfg, schedule.NewConstant(1e6, time.Duration(b.N)*time.Microsecond), rec)
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			var res recorder.Result
+			if err := rec.Fill(&res); err != nil {
+				b.Fatal(err)
+			}
+			if c := rec.Counts(); c.Completed != int64(b.N) || stats.Client != cl.name {
+				b.Fatalf("counts %+v with %s, want %d completed with %s", c, stats.Client, b.N, cl.name)
+			}
+			if len(res.Classes) != 1 || res.Classes[0].Values[0].Count != int64(b.N) || len(res.ServerTiming) != 3 {
+				b.Fatalf("classes %+v, %d Server-Timing metrics", res.Classes, len(res.ServerTiming))
 			}
 		})
 	}

@@ -13,8 +13,8 @@
 // when asked: each worker owns a connection and writes the request,
 // serialised once, itself. Everything else goes through net/http's client.
 //
-// On Linux, an open run on the lean path that needs no response headers
-// and no retries is driven by one event loop instead (Config.Epoll,
+// On Linux, an open run on the lean path that sends no HEAD and makes no
+// retries is driven by one event loop instead (Config.Epoll,
 // epoll_linux.go): a single goroutine owns the schedule and every
 // connection, sleeps in epoll_wait(2) on the sockets and a timerfd, writes
 // each request when it is due and reads each plain response when it
@@ -113,7 +113,7 @@ type Config struct {
 	Lean bool
 	// Epoll drives the lean client with one event loop instead of a
 	// goroutine per connection, where that applies: Linux, open runs,
-	// no response headers needed, no retries (epoll_linux.go).
+	// no HEAD, no retries (epoll_linux.go).
 	Epoll bool
 	// Retry is the retry policy (package retry; retry.go sends the
 	// retries); the zero value retries nothing.
@@ -485,15 +485,20 @@ type worker struct {
 	conn  *leanConn // the lean path's connection, when idle (lean.go)
 	shard *shard    // where its records go (sink.go)
 
-	stampBuf  []byte   // digits of the last stamp (stamp.go)
-	stampVals []string // unused header value slots (stamp.go)
+	hr        *headReader // reads the lean path's plain heads, or nil (heads.go)
+	stampBuf  []byte      // digits of the last stamp (stamp.go)
+	stampVals []string    // unused header value slots (stamp.go)
 
 	tmpl    *http.Request // what each request copies (fastreq.go)
 	tmplErr error
 }
 
 func (g *generator) newWorker() *worker {
-	return &worker{g: g, shard: g.sink.newShard()}
+	w := &worker{g: g, shard: g.sink.newShard()}
+	if g.lean != nil {
+		w.hr = newHeadReader(g.cfg)
+	}
+	return w
 }
 
 func (g *generator) worker() {
@@ -578,17 +583,7 @@ func (w *worker) do(it item) recorder.Record {
 // the end (or the run's MaxBody) and closes it.
 func (g *generator) response(resp *http.Response, r *recorder.Record) error {
 	r.Status = resp.StatusCode
-	for i, h := range g.cfg.ClassHeaders[:min(len(g.cfg.ClassHeaders), recorder.MaxClassHeaders)] {
-		r.Class[i] = resp.Header.Get(h)
-	}
-	if g.cfg.ServerTiming {
-		servertiming.Parse(resp.Header.Values("Server-Timing"), func(m servertiming.Metric) {
-			if m.HasDur && r.NTimings < recorder.MaxTimings {
-				r.Timings[r.NTimings] = recorder.Timing{Name: m.Name, Dur: time.Duration(m.Dur * float64(time.Millisecond))}
-				r.NTimings++
-			}
-		})
-	}
+	fromHeader(g.cfg, resp.Header, r)
 	r.Redirects = redirects(resp)
 	// Bounded memory whatever the body's size (faults.go).
 	err := g.readBody(resp.Body, r)
@@ -596,6 +591,23 @@ func (g *generator) response(resp *http.Response, r *recorder.Record) error {
 		err = cerr
 	}
 	return err
+}
+
+// fromHeader puts in r the values of cfg's class headers and the
+// Server-Timing metrics of a response's header h: what a headReader
+// (heads.go) takes from the bytes of a plain head.
+func fromHeader(cfg Config, h http.Header, r *recorder.Record) {
+	for i, name := range cfg.ClassHeaders[:min(len(cfg.ClassHeaders), recorder.MaxClassHeaders)] {
+		r.Class[i] = h.Get(name)
+	}
+	if cfg.ServerTiming {
+		servertiming.Parse(h.Values("Server-Timing"), func(m servertiming.Metric) {
+			if m.HasDur && r.NTimings < recorder.MaxTimings {
+				r.Timings[r.NTimings] = recorder.Timing{Name: m.Name, Dur: msDuration(m.Dur)}
+				r.NTimings++
+			}
+		})
+	}
 }
 
 // doLean is do on the lean HTTP/1.1 path (lean.go): no context, request
@@ -612,11 +624,13 @@ func (w *worker) doLean(it item) recorder.Record {
 	if w.conn == nil {
 		w.conn = g.takeWarm() // predial.go
 	}
-	resp, status, tx, hand, err := g.lean.roundTrip(&w.conn, deadline, stamp, g.since)
+	var h heads
+	resp, status, tx, hand, err := g.lean.roundTrip(&w.conn, deadline, stamp, g.since, w.hr, &h)
 	if resp != nil {
 		err = g.response(resp, &r)
 	} else {
 		r.Status = status // read by h1.QuickHead, or 0: no response
+		h.apply(&r)
 	}
 	g.leanOutcome(&r, attempt, hand, &tx, err)
 	return r

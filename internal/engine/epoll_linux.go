@@ -41,7 +41,8 @@ import (
 // request that leaves one write(2), one read(2) and a share of one
 // epoll_wait.
 //
-// The loop reads plain responses itself (h1.QuickHead). Any other response
+// The loop reads plain responses itself (h1.QuickHead), their class
+// headers and Server-Timing too (heads.go). Any other response
 // (chunked, close-delimited, 1xx, a head over 4 KiB, a body over
 // Config.MaxBody) is lent, with its connection, to a goroutine that reads
 // it with http.ReadResponse exactly as the lean client does, then gives the
@@ -52,9 +53,8 @@ import (
 // Connection: close, the outcomes (leanOutcome) and the drain (abort).
 //
 // It is used when Config.Epoll and Config.Lean are set, on Linux, for open
-// runs (Run) that need no response headers (no class headers, no
-// Server-Timing, not HEAD) and no retries; everything else takes the lean
-// or net/http path.
+// runs (Run) that do not send HEAD and make no retries; everything else
+// takes the lean or net/http path.
 
 // The states of a connection slot.
 const (
@@ -81,6 +81,7 @@ type slot struct {
 	sent    time.Duration // when the connection was in hand
 	tx      sends         // the attempts written (wire.go)
 	status  int
+	heads   heads  // what the head said beyond the status, once head
 	left    int64  // body bytes still to read, once head
 	wb      []byte // the request; wb[woff:] is still to write
 	woff    int
@@ -645,7 +646,7 @@ func (l *epollLoop) read(i int32) {
 		return
 	}
 	s.n += m
-	status, length, keep, hn, ok := h1.QuickHead(s.buf[:s.n])
+	status, length, keep, hn, ok := l.w.hr.quickHead(s.buf[:s.n], &s.heads)
 	if !ok || length > 1<<30 || (l.t.maxBody > 0 && length > l.t.maxBody) {
 		if h1.HeadComplete(s.buf[:s.n]) || s.n == len(s.buf) {
 			l.lend(i)
@@ -668,6 +669,7 @@ func (l *epollLoop) read(i int32) {
 func (l *epollLoop) complete(i int32) {
 	s := &l.slots[i]
 	r := recorder.Record{Seq: s.it.seq, Scheduled: s.it.off, Status: s.status}
+	s.heads.apply(&r)
 	l.g.leanOutcome(&r, s.attempt, s.sent, &s.tx, nil)
 	l.g.done(&r, l.w.shard)
 	l.inUse--
@@ -718,6 +720,9 @@ func (l *epollLoop) early(i int32, err error) {
 func (l *epollLoop) fail(i int32, sent time.Duration, err error) {
 	s := &l.slots[i]
 	r := recorder.Record{Seq: s.it.seq, Scheduled: s.it.off, Status: s.status}
+	if s.head {
+		s.heads.apply(&r) // the head came, the body did not
+	}
 	l.g.leanOutcome(&r, s.attempt, sent, &s.tx, err)
 	l.g.done(&r, l.w.shard)
 	l.inUse--

@@ -177,9 +177,10 @@ func TestEpollServerCloses(t *testing.T) {
 	}
 }
 
-// TestEpollAppliesWhereItCan: the event loop drives open runs that need no
-// response headers and no retries; a run that needs them keeps the lean
-// client with a goroutine per connection, and says so.
+// TestEpollAppliesWhereItCan: the event loop drives open runs, reading
+// class headers and Server-Timing too, but not HEAD or retries; a run
+// that needs them keeps the lean client with a goroutine per connection,
+// and says so.
 func TestEpollAppliesWhereItCan(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Class", "a")
@@ -192,8 +193,8 @@ func TestEpollAppliesWhereItCan(t *testing.T) {
 		want string
 	}{
 		{"plain", Config{}, epollClient},
-		{"class header", Config{ClassHeaders: []string{"X-Class"}}, ClientLean},
-		{"server timing", Config{ServerTiming: true}, ClientLean},
+		{"class header", Config{ClassHeaders: []string{"X-Class"}}, epollClient},
+		{"server timing", Config{ServerTiming: true}, epollClient},
 		{"HEAD", Config{Method: http.MethodHead}, ClientLean},
 		{"retries", Config{Retry: retry.Policy{On: on429(t), Retries: 1, Jitter: retry.JitterNone, Budget: 1, MinPerSec: 1, Window: time.Second}}, ClientLean},
 	} {

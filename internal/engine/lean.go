@@ -28,8 +28,9 @@ import (
 // request, serialised once per run (h1.Request), on it and reads the
 // response from the connection's bufio.Reader in its own goroutine: a
 // plain response head (Content-Length, no Transfer-Encoding) with
-// h1.QuickHead, which allocates nothing, any other with http.ReadResponse
-// (h1.ReadResponse). The request's
+// h1.QuickHead, which allocates nothing, and its class headers and
+// Server-Timing with the worker's headReader (heads.go), any other with
+// http.ReadResponse (h1.ReadResponse). The request's
 // timeout is the connection's deadline, and when the drain expires every
 // connection's deadline is moved to the past.
 //
@@ -53,9 +54,8 @@ type leanTransport struct {
 	once  bool            // the request says Connection: close: one request per connection
 	idem  bool            // the method is idempotent: a written request may be re-sent (wire.go)
 	drain context.Context // done when the drain expired: dials in progress give up
-	// quick: plain responses are read by h1.QuickHead; not when the run
-	// needs response headers (class headers, Server-Timing) or sends
-	// HEAD.
+	// quick: plain responses are read by h1.QuickHead (heads.go); not
+	// when the run sends HEAD, whose answer has a length but no body.
 	quick   bool
 	maxBody int64  // Config.MaxBody
 	dialer  dialer // dial.go
@@ -100,7 +100,7 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 		once:    wire.Close(),
 		idem:    idempotent(cfg.Method),
 		drain:   drain,
-		quick:   len(cfg.ClassHeaders) == 0 && !cfg.ServerTiming && cfg.Method != http.MethodHead,
+		quick:   cfg.Method != http.MethodHead,
 		maxBody: cfg.MaxBody,
 		dialer:  cfg.dialer(),
 		conns:   make(map[*leanConn]struct{}),
@@ -110,14 +110,14 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 // roundTrip sends the run's request on *cp, dialling a connection first
 // when *cp is nil, with stamp (digits, or nil) as the stamp header's value,
 // and reads the response head; the whole exchange must end by deadline.
-// tx counts the attempts written (wire.go); hand is the offset (since) at
+// hr reads a plain head into *h (heads.go). tx counts the attempts written (wire.go); hand is the offset (since) at
 // which the last connection was in hand, or -1 when none could be had. The
 // response's body gives the connection back to *cp when it is read to the
 // end and closed, and closes it otherwise. A plain response read by
 // h1.QuickHead comes back as its status alone (resp nil), its body already
 // read and the connection already given back; when its body failed,
 // status comes with the error.
-func (t *leanTransport) roundTrip(cp **leanConn, deadline time.Time, stamp []byte, since func() time.Duration) (resp *http.Response, status int, tx sends, hand time.Duration, err error) {
+func (t *leanTransport) roundTrip(cp **leanConn, deadline time.Time, stamp []byte, since func() time.Duration, hr *headReader, h *heads) (resp *http.Response, status int, tx sends, hand time.Duration, err error) {
 	tx, hand = newSends(), -1
 	for try := 0; ; try++ {
 		c := *cp
@@ -138,7 +138,7 @@ func (t *leanTransport) roundTrip(cp **leanConn, deadline time.Time, stamp []byt
 		hand = since()
 		c.used = true
 		var early, wrote bool
-		resp, status, early, wrote, err = t.exchange(c, cp, deadline, stamp)
+		resp, status, early, wrote, err = t.exchange(c, cp, deadline, stamp, hr, h)
 		if wrote {
 			tx.wrote(hand)
 		}
@@ -211,11 +211,12 @@ func (t *leanTransport) closeAll() {
 }
 
 // exchange writes the request on c and reads the response head, or the
-// whole of a plain response (see roundTrip). early is true when the
+// whole of a plain response, its head read by hr into *h (see roundTrip).
+// early is true when the
 // exchange failed before any byte of the response arrived, wrote when at
 // least one byte of the request was written; on an error the caller
 // closes c.
-func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time, stamp []byte) (resp *http.Response, status int, early, wrote bool, err error) {
+func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time, stamp []byte, hr *headReader, h *heads) (resp *http.Response, status int, early, wrote bool, err error) {
 	if err := c.SetDeadline(deadline); err != nil {
 		return nil, 0, true, false, err
 	}
@@ -235,7 +236,7 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time,
 	}
 	if t.quick {
 		buf, _ := c.br.Peek(c.br.Buffered())
-		status, length, keep, n, ok := h1.QuickHead(buf)
+		status, length, keep, n, ok := hr.quickHead(buf, h)
 		if ok && length <= 1<<30 && (t.maxBody <= 0 || length <= t.maxBody) {
 			c.br.Discard(n) // buffered: cannot fail
 			if err := h1.Discard(c.br, length); err != nil {

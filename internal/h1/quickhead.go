@@ -24,6 +24,47 @@ import (
 // http.ReadResponse (ReadResponse), which stays the reference for what a
 // response means: FuzzQuickHead holds the two to agreeing.
 func QuickHead(buf []byte) (status int, length int64, keep bool, n int, ok bool) {
+	return QuickHeadWatch(buf, nil)
+}
+
+// Bounds of a Watch.
+const (
+	MaxWatched     = 4 // header names whose first value a Watch keeps
+	MaxTimingLines = 8 // Server-Timing lines a Watch keeps
+)
+
+// Watch names the response headers whose values QuickHeadWatch hands
+// back, and receives them: slices of the buffer QuickHeadWatch read,
+// valid while that buffer is. A Watch is reused from head to head; it
+// allocates nothing.
+type Watch struct {
+	// Names are header names in lower case, at most MaxWatched: the first
+	// value of each is kept, as http.Header.Get gives it.
+	Names []string
+	// ServerTiming asks for every Server-Timing value, in order, as
+	// http.Header.Values gives them.
+	ServerTiming bool
+
+	// Values[i] is the first value of Names[i]; empty when the head has
+	// no such header, or an empty one.
+	Values [MaxWatched][]byte
+	// Timing holds the NTiming Server-Timing values.
+	Timing  [MaxTimingLines][]byte
+	NTiming int
+
+	found uint8 // bit i: Values[i] is the first value of Names[i]
+}
+
+// QuickHeadWatch is QuickHead, and when w is not nil it also fills w with
+// the values of the headers w names, compared ignoring case, trimmed of
+// spaces and tabs as net/http trims them. A head with more than
+// MaxTimingLines Server-Timing lines is not simple (ok false): the caller
+// reads it with ReadResponse. w's values are meaningful only when ok.
+func QuickHeadWatch(buf []byte, w *Watch) (status int, length int64, keep bool, n int, ok bool) {
+	if w != nil {
+		w.Values = [MaxWatched][]byte{}
+		w.NTiming, w.found = 0, 0
+	}
 	end := bytes.Index(buf, crlf2)
 	if end < 0 {
 		return 0, 0, false, 0, false
@@ -86,11 +127,33 @@ func QuickHead(buf []byte) (status int, length int64, keep bool, n int, ok bool)
 				keep = false
 			}
 		}
+		if w != nil && !w.see(name, value) {
+			return 0, 0, false, 0, false
+		}
 	}
 	if length < 0 {
 		return 0, 0, false, 0, false
 	}
 	return status, length, keep, n, true
+}
+
+// see keeps value when name is one w watches. It reports false when the
+// head has more Server-Timing lines than w can keep.
+func (w *Watch) see(name, value []byte) bool {
+	if w.ServerTiming && asciiEqualFold(name, "server-timing") {
+		if w.NTiming == MaxTimingLines {
+			return false
+		}
+		w.Timing[w.NTiming] = value
+		w.NTiming++
+	}
+	for i, want := range w.Names[:min(len(w.Names), MaxWatched)] {
+		if w.found&(1<<i) == 0 && asciiEqualFold(name, want) {
+			w.Values[i] = value
+			w.found |= 1 << i
+		}
+	}
+	return true
 }
 
 var (

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"io"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -26,6 +28,7 @@ func agreeWithReadResponse(t *testing.T, raw []byte) bool {
 			t.Fatalf("HeadComplete(%q) is false, ReadResponse read status %d", raw, resp.StatusCode)
 		}
 	}
+	watched := agreeWatch(t, raw, ok)
 	if !ok {
 		return false
 	}
@@ -48,7 +51,46 @@ func agreeWithReadResponse(t *testing.T, raw []byte) bool {
 	case int64(len(raw)-n) >= length && !bytes.Equal(body, raw[n:n+int(length)]):
 		t.Fatalf("%q: body %q, want %q after the head of %d bytes", raw, body, raw[n:n+int(length)], n)
 	}
+	if watched {
+		for i, name := range testWatch {
+			if got, want := string(w.Values[i]), resp.Header.Get(name); got != want {
+				t.Fatalf("%q: %s %q, Header.Get %q", raw, name, got, want)
+			}
+		}
+		var got []string
+		for _, v := range w.Timing[:w.NTiming] {
+			got = append(got, string(v))
+		}
+		if want := resp.Header.Values("Server-Timing"); !slices.Equal(got, want) {
+			t.Fatalf("%q: Server-Timing %q, Header.Values %q", raw, got, want)
+		}
+	}
 	return true
+}
+
+// testWatch are the headers agreeWatch watches: the stub's class
+// header, Server-Timing as a class header too, and one the seeds repeat.
+var testWatch = []string{"x-stub-source", "server-timing", "x-a"}
+
+// w is agreeWatch's Watch, reused as the clients reuse theirs.
+var w = &Watch{Names: testWatch, ServerTiming: true}
+
+// agreeWatch reads raw with QuickHeadWatch into w and checks it accepts
+// what QuickHead accepted (ok), unless raw has too many Server-Timing
+// lines. It reports whether w holds raw's values.
+func agreeWatch(t *testing.T, raw []byte, ok bool) bool {
+	t.Helper()
+	status, length, keep, n, wok := QuickHead(raw)
+	ws, wl, wk, wn, watched := QuickHeadWatch(raw, w)
+	switch {
+	case watched && (ws != status || wl != length || wk != keep || wn != n):
+		t.Fatalf("%q: QuickHeadWatch read %d %d %v %d, QuickHead %d %d %v %d", raw, ws, wl, wk, wn, status, length, keep, n)
+	case watched && !ok:
+		t.Fatalf("%q: QuickHeadWatch accepted it, QuickHead did not", raw)
+	case !watched && wok && w.NTiming < MaxTimingLines:
+		t.Fatalf("%q: QuickHead accepted it, QuickHeadWatch did not (%d Server-Timing lines)", raw, w.NTiming)
+	}
+	return watched
 }
 
 func TestQuickHead(t *testing.T) {
@@ -61,6 +103,10 @@ func TestQuickHead(t *testing.T) {
 		{"HTTP/1.1 200\r\nContent-Length:5\r\n\r\nhello", true},
 		{"HTTP/1.1 429 Too Many\r\nContent-Length: 2\r\nConnection: keep-alive, Close\r\n\r\nno", true},
 		{"HTTP/1.1 200 OK\r\nX-A: b\tc\r\nContent-Length: 2\r\n\r\nok", true},
+		{"HTTP/1.1 200 OK\r\nx-stub-source:  fallback \r\nX-Stub-Source: model\r\nContent-Length: 0\r\n\r\n", true},
+		{"HTTP/1.1 200 OK\r\nX-A:\r\nX-A: second\r\nContent-Length: 0\r\n\r\n", true},
+		{"HTTP/1.1 200 OK\r\nServer-Timing: a;dur=1, b;desc=\"x, y\"\r\nSERVER-TIMING:c;dur=2\r\nContent-Length: 0\r\n\r\n", true},
+		{"HTTP/1.1 200 OK\r\n" + strings.Repeat("Server-Timing: a;dur=1\r\n", MaxTimingLines+1) + "Content-Length: 0\r\n\r\n", true},
 		{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", false},
 		{"HTTP/1.1 200 OK\r\n\r\nclose-delimited", false},
 		{"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", false},
@@ -91,6 +137,8 @@ func FuzzQuickHead(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"))
 	f.Add([]byte("HTTP/1.1 404 Not Found\r\ncontent-length:0\r\nX: y\r\n\r\n"))
 	f.Add([]byte("HTTP/1.1 200 OK\nContent-Length: 0\n\r\n"))
+	f.Add([]byte("HTTP/1.1 200 OK\r\nServer-Timing: queue;dur=0.036, model;dur=50.329\r\nX-Stub-Source: model\r\nserver-timing: total;dur=50.369\r\nContent-Length: 0\r\n\r\n"))
+	f.Add([]byte("HTTP/1.1 200 OK\r\nX-A: \r\nx-a: b\r\nContent-Length: 1\r\n\r\nx"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		agreeWithReadResponse(t, raw)
 	})
@@ -103,6 +151,22 @@ func BenchmarkQuickHead(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, _, _, _, ok := QuickHead(raw); !ok {
+			b.Fatal("not read")
+		}
+	}
+}
+
+// BenchmarkQuickHeadWatch is QuickHead of a head as the stub sends it,
+// its class header and Server-Timing watched: no allocation either.
+func BenchmarkQuickHeadWatch(b *testing.B) {
+	raw := []byte("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n" +
+		"Server-Timing: queue;dur=0.036, model;dur=50.329, total;dur=50.369\r\n" +
+		"X-Stub-Reason: served\r\nX-Stub-Source: model\r\n" +
+		"Date: Tue, 01 Dec 2026 13:07:11 GMT\r\nContent-Length: 2\r\n\r\nok")
+	w := &Watch{Names: []string{"x-stub-source"}, ServerTiming: true}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, _, _, ok := QuickHeadWatch(raw, w); !ok || w.NTiming != 1 {
 			b.Fatal("not read")
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/openload/openload/field"
@@ -36,6 +38,14 @@ type Options struct {
 	// interval per second, tags response, service and send_delay.
 	IntervalLog io.Writer
 	Verify      verify.Options
+
+	// AutoHeaders are response headers read without being asked, usually
+	// DefaultAutoHeaders(): Server-Timing, unless ServerTiming is set,
+	// and class headers besides ClassHeaders, within
+	// recorder.MaxClassHeaders. Each is reported only when responses
+	// carried it.
+	AutoHeaders []string
+
 	// Closed runs Connections users in a closed loop (engine.RunClosed)
 	// instead of the open schedule: paced to Schedule.Rate, or as fast as
 	// they go when Schedule.Rate is 0, for Schedule.Duration, pausing Think
@@ -53,6 +63,51 @@ type Options struct {
 	// so the generator's figures are openload's alone; without it they
 	// include the stub's work.
 	StubChild bool
+}
+
+// DefaultAutoHeaders are the response headers the CLI reads without being
+// asked: what servers, the stub among them, say about their answers. Keep
+// the list short: each class header in it takes one of the
+// recorder.MaxClassHeaders a run can track.
+func DefaultAutoHeaders() []string { return []string{serverTiming, "X-Stub-Source"} }
+
+const serverTiming = "Server-Timing"
+
+// autoHeaders splits o.AutoHeaders into those that apply: Server-Timing
+// unless ServerTiming asked for it anyway, and the class headers that
+// ClassHeaders does not name and that fit.
+func (o *Options) autoHeaders() (timing bool, classes []string) {
+	for _, h := range o.AutoHeaders {
+		h = http.CanonicalHeaderKey(h)
+		switch {
+		case h == serverTiming:
+			timing = !o.ServerTiming
+		case !slices.ContainsFunc(o.ClassHeaders, func(c string) bool { return strings.EqualFold(c, h) }) &&
+			!slices.Contains(classes, h) && len(o.ClassHeaders)+len(classes) < recorder.MaxClassHeaders:
+			classes = append(classes, h)
+		}
+	}
+	return timing, classes
+}
+
+// autoHeaderNames are the headers of o.AutoHeaders that apply.
+func (o *Options) autoHeaderNames() []string {
+	timing, names := o.autoHeaders()
+	if timing {
+		names = append([]string{serverTiming}, names...)
+	}
+	return names
+}
+
+// engineConfig is the engine's configuration with the automatic headers
+// added to what it reads: the engine reads them as it reads the asked-for
+// ones; the recorder reports them only when responses carried them.
+func (o *Options) engineConfig() engine.Config {
+	cfg := o.Config
+	timing, auto := o.autoHeaders()
+	cfg.ClassHeaders = append(slices.Clip(cfg.ClassHeaders), auto...)
+	cfg.ServerTiming = cfg.ServerTiming || timing
+	return cfg
 }
 
 // Validate checks the options: the schedule (for a closed run, its pace),
@@ -141,7 +196,7 @@ func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, er
 	res := o.newResult(sched.Name())
 	res.Counts.Expected = sched.Expected()
 	rec := o.newRecorder()
-	stats, err := engine.Run(ctx, o.Config, sched, rec)
+	stats, err := engine.Run(ctx, o.engineConfig(), sched, rec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -173,6 +228,7 @@ func (o *Options) resultConfig(sched string) recorder.Config {
 		Schedule:        sched,
 		ClassHeaders:    o.ClassHeaders,
 		ServerTiming:    o.ServerTiming,
+		AutoHeaders:     o.autoHeaderNames(),
 		StampHeader:     o.StampHeader,
 		Protocol:        o.Protocol,
 		MaxStreams:      o.MaxStreams,
@@ -209,6 +265,8 @@ func (o *Options) resultConfig(sched string) recorder.Config {
 func (o Options) newRecorder() *recorder.Recorder {
 	rec := recorder.New(o.Log)
 	rec.TrackClasses(o.ClassHeaders)
+	_, auto := o.autoHeaders()
+	rec.TrackClassesSeen(auto)
 	o.boundDwell(rec)
 	if o.IntervalLog != nil {
 		rec.SetIntervalLog(o.IntervalLog)
@@ -272,7 +330,7 @@ func runClosed(ctx context.Context, o Options) (*recorder.Result, []verify.Findi
 		res.Counts.Expected = sched.Expected()
 		rec.Correct(cl.Interval())
 	}
-	stats, err := engine.RunClosed(ctx, o.Config, cl, rec)
+	stats, err := engine.RunClosed(ctx, o.engineConfig(), cl, rec)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,6 +9,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -98,6 +99,15 @@ func count(x float64) string {
 	return fmt.Sprintf("%.1f", x)
 }
 
+// autoNote marks the heading of a table openload showed without being
+// asked (recorder.Config.AutoHeaders).
+func autoNote(auto bool) string {
+	if auto {
+		return " · shown because responses carried it"
+	}
+	return ""
+}
+
 // Text writes the full terminal report of res.
 func Text(w io.Writer, res *recorder.Result) error {
 	cfg := res.Config
@@ -145,7 +155,7 @@ func Text(w io.Writer, res *recorder.Result) error {
 		fmt.Fprintf(w, "%d timed-out or unfinished requests are counted at their elapsed time (a lower bound)\n", res.Censored)
 	}
 	if len(res.ServerTiming) > 0 {
-		fmt.Fprintln(w, "\nserver-reported (Server-Timing) next to the client's service time")
+		fmt.Fprintf(w, "\nserver-reported (Server-Timing) next to the client's service time%s\n", autoNote(slices.Contains(cfg.AutoHeaders, "Server-Timing")))
 		rows := []Row{{"client service", res.Service}}
 		for _, m := range res.ServerTiming {
 			rows = append(rows, Row{"server " + m.Name, m.Percentiles})
@@ -158,7 +168,7 @@ func Text(w io.Writer, res *recorder.Result) error {
 		fmt.Fprintln(w, DwellLine(res.DwellBound))
 	}
 	for _, ct := range res.Classes {
-		fmt.Fprintf(w, "\nby %s\n", ct.Header)
+		fmt.Fprintf(w, "\nby %s%s\n", ct.Header, autoNote(ct.Auto))
 		if err := ClassTable(w, ct); err != nil {
 			return err
 		}

@@ -14,7 +14,6 @@ package servertiming
 
 import (
 	"strconv"
-	"strings"
 )
 
 // Metric is one parsed metric.
@@ -27,10 +26,29 @@ type Metric struct {
 // Parse parses every value of the header (a response may carry several
 // Server-Timing lines) and calls fn for each well-formed metric, in order.
 // It does not allocate: names are slices of the input.
+//
+//go:noinline (see ParseBytes)
 func Parse(values []string, fn func(Metric)) {
 	for _, v := range values {
-		parseValue(v, fn)
+		parse(v, func(name string, dur float64, hasDur bool) {
+			fn(Metric{Name: name, Dur: dur, HasDur: hasDur})
+		})
 	}
+}
+
+// ParseBytes is Parse of one value held in bytes, for a caller that reads
+// response heads itself: fn gets each well-formed metric's name as a
+// slice of v, and its duration. It reads exactly what Parse reads from
+// string(v), and allocates nothing.
+//
+// Not inlined: a caller in another package would then call the generic
+// parser itself, whose escape analysis it cannot see, and its fn would
+// be moved to the heap on every call; ParseBytes's own summary says fn
+// does not escape.
+//
+//go:noinline
+func ParseBytes(v []byte, fn func(name []byte, dur float64, hasDur bool)) {
+	parse(v, fn)
 }
 
 // ParseAll is Parse collecting into a slice.
@@ -40,26 +58,39 @@ func ParseAll(values ...string) []Metric {
 	return out
 }
 
-func isTokenChar(c byte) bool {
-	switch {
-	case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		return true
-	}
-	return strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
-}
+// text is what the parser reads: a header value as a string (from
+// net/http's Header) or as the bytes of a response head.
+type text interface{ ~string | ~[]byte }
 
-type scanner struct {
-	s string
+func isTokenChar(c byte) bool { return tchar[c] }
+
+// tchar marks the bytes of a token (RFC 9110 tchar): a table, because
+// the scanner asks for every byte of every name.
+var tchar = func() (t [256]bool) {
+	for c := range 256 {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+			t[c] = true
+		}
+	}
+	for _, c := range []byte("!#$%&'*+-.^_`|~") {
+		t[c] = true
+	}
+	return t
+}()
+
+type scanner[S text] struct {
+	s S
 	i int
 }
 
-func (p *scanner) ows() {
+func (p *scanner[S]) ows() {
 	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
 		p.i++
 	}
 }
 
-func (p *scanner) token() string {
+func (p *scanner[S]) token() S {
 	start := p.i
 	for p.i < len(p.s) && isTokenChar(p.s[p.i]) {
 		p.i++
@@ -69,7 +100,7 @@ func (p *scanner) token() string {
 
 // quoted reads a quoted-string and reports whether it was well formed. The
 // value is not unescaped (it is only needed for dur, which is a number).
-func (p *scanner) quoted() (string, bool) {
+func (p *scanner[S]) quoted() (S, bool) {
 	p.i++ // opening quote
 	start := p.i
 	for p.i < len(p.s) {
@@ -85,12 +116,12 @@ func (p *scanner) quoted() (string, bool) {
 		p.i++
 	}
 	p.i = len(p.s)
-	return "", false
+	return p.s[:0], false
 }
 
 // skip moves past the rest of a malformed metric, up to the next comma not
 // inside a quoted string.
-func (p *scanner) skip() {
+func (p *scanner[S]) skip() {
 	for p.i < len(p.s) && p.s[p.i] != ',' {
 		if p.s[p.i] == '"' {
 			p.quoted()
@@ -100,16 +131,24 @@ func (p *scanner) skip() {
 	}
 }
 
-func parseValue(s string, fn func(Metric)) {
-	p := &scanner{s: s}
+// isDur reports whether name is "dur", ignoring ASCII case (a parameter
+// name is a token: ASCII).
+func isDur[S text](name S) bool {
+	return len(name) == 3 && name[0]|0x20 == 'd' && name[1]|0x20 == 'u' && name[2]|0x20 == 'r'
+}
+
+func parse[S text](s S, fn func(name S, dur float64, hasDur bool)) {
+	p := &scanner[S]{s: s}
 	for p.i < len(p.s) {
 		p.ows()
 		if p.i < len(p.s) && p.s[p.i] == ',' {
 			p.i++
 			continue
 		}
-		m := Metric{Name: p.token()}
-		ok := m.Name != ""
+		name := p.token()
+		var dur float64
+		hasDur := false
+		ok := len(name) > 0
 		for ok {
 			p.ows()
 			if p.i >= len(p.s) || p.s[p.i] == ',' {
@@ -121,13 +160,13 @@ func parseValue(s string, fn func(Metric)) {
 			}
 			p.i++
 			p.ows()
-			name := p.token()
-			if name == "" {
+			param := p.token()
+			if len(param) == 0 {
 				ok = false
 				break
 			}
 			p.ows()
-			var val string
+			val := p.s[:0]
 			if p.i < len(p.s) && p.s[p.i] == '=' {
 				p.i++
 				p.ows()
@@ -139,14 +178,14 @@ func parseValue(s string, fn func(Metric)) {
 			}
 			// The first dur wins; a dur that is not a finite number is
 			// ignored (the metric is kept without a duration).
-			if ok && !m.HasDur && strings.EqualFold(name, "dur") {
-				if d, err := strconv.ParseFloat(val, 64); err == nil && d == d && d-d == 0 {
-					m.Dur, m.HasDur = d, true
+			if ok && !hasDur && isDur(param) {
+				if d, err := strconv.ParseFloat(string(val), 64); err == nil && d == d && d-d == 0 {
+					dur, hasDur = d, true
 				}
 			}
 		}
 		if ok {
-			fn(m)
+			fn(name, dur, hasDur)
 		} else {
 			p.skip()
 		}

@@ -26,6 +26,13 @@ func TestParse(t *testing.T) {
 	}
 	for _, tc := range tests {
 		got := ParseAll(tc.in...)
+		var viaBytes []Metric
+		for _, v := range tc.in {
+			viaBytes = append(viaBytes, parseBytesAll([]byte(v))...)
+		}
+		if !reflect.DeepEqual(viaBytes, tc.want) {
+			t.Errorf("ParseBytes(%q)\n got %+v\nwant %+v", tc.in, viaBytes, tc.want)
+		}
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("Parse(%q)\n got %+v\nwant %+v", tc.in, got, tc.want)
 		}
@@ -41,6 +48,9 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		ms := ParseAll(s)
+		if b := parseBytesAll([]byte(s)); !reflect.DeepEqual(b, ms) {
+			t.Fatalf("ParseBytes(%q) = %+v, Parse %+v", s, b, ms)
+		}
 		var parts []string
 		for _, m := range ms {
 			if m.Name == "" {
@@ -64,11 +74,31 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
+// parseBytesAll is ParseAll of one value through ParseBytes.
+func parseBytesAll(v []byte) []Metric {
+	var out []Metric
+	ParseBytes(v, func(name []byte, dur float64, hasDur bool) {
+		out = append(out, Metric{Name: string(name), Dur: dur, HasDur: hasDur})
+	})
+	return out
+}
+
 func BenchmarkParse(b *testing.B) {
 	b.ReportAllocs()
 	v := []string{"queue;dur=12.345, model;dur=50.012, total;dur=62.400"}
 	n := 0
 	for b.Loop() {
 		Parse(v, func(Metric) { n++ })
+	}
+}
+
+// BenchmarkParseBytes reads the stub's header from bytes, as the lean and
+// epoll clients do: no allocation.
+func BenchmarkParseBytes(b *testing.B) {
+	b.ReportAllocs()
+	v := []byte("queue;dur=12.345, model;dur=50.012, total;dur=62.400")
+	n := 0
+	for b.Loop() {
+		ParseBytes(v, func([]byte, float64, bool) { n++ })
 	}
 }
