@@ -55,9 +55,8 @@ type Recorder struct {
 	skipped   int64
 
 	outcomes [numOutcomes]int64
-	kinds    [numKinds]int64
-	status   [600]int64 // by status code; codes outside [100, 600) count in otherStatus
-	other    int64
+	kinds    kindTally
+	status   statusTally // completed responses
 	sent     int64
 	censored int64
 	clamped  int64
@@ -145,13 +144,9 @@ func (r *Recorder) record(h *hdrhistogram.Histogram, d time.Duration) {
 func (r *Recorder) Add(rec *Record) error {
 	r.outcomes[rec.Outcome]++
 	r.kinds[rec.Kind]++
-	switch {
-	case rec.Outcome != Completed:
+	if rec.Outcome == Completed {
 		// A status belongs to a completed response (wire.go).
-	case rec.Status >= 100 && rec.Status < 600:
-		r.status[rec.Status]++
-	case rec.Status != 0:
-		r.other++
+		r.status.add(rec.Status)
 	}
 	r.second(rec.Scheduled).Scheduled++
 	r.record(r.Response, rec.Response())
@@ -313,13 +308,8 @@ func (r *Recorder) Merge(o *Recorder) {
 	for i := range r.outcomes {
 		r.outcomes[i] += o.outcomes[i]
 	}
-	for i := range r.kinds {
-		r.kinds[i] += o.kinds[i]
-	}
-	for i := range r.status {
-		r.status[i] += o.status[i]
-	}
-	r.other += o.other
+	r.kinds.merge(&o.kinds)
+	r.status.merge(&o.status)
 	r.sent += o.sent
 	r.censored += o.censored
 	r.clamped += o.clamped
@@ -376,7 +366,7 @@ func (r *Recorder) Timeline() []Second { return r.timeline }
 // responses.
 func (r *Recorder) StatusCodes() map[int]int64 {
 	m := map[int]int64{}
-	for code, n := range r.status {
+	for code, n := range r.status.codes {
 		if n > 0 {
 			m[code] = n
 		}
@@ -387,11 +377,7 @@ func (r *Recorder) StatusCodes() map[int]int64 {
 // ErrorKinds returns the count per error kind seen (excluding KindNone).
 func (r *Recorder) ErrorKinds() map[string]int64 {
 	m := map[string]int64{}
-	for k := KindNone + 1; k < numKinds; k++ {
-		if n := r.kinds[k]; n > 0 {
-			m[k.String()] = n
-		}
-	}
+	r.kinds.addTo(m)
 	return m
 }
 
@@ -407,7 +393,7 @@ func (r *Recorder) Clamped() int64 { return r.clamped }
 func (r *Recorder) Dropped() int64 { return r.dropped }
 
 // OtherStatus is the number of responses with a status outside [100, 600).
-func (r *Recorder) OtherStatus() int64 { return r.other }
+func (r *Recorder) OtherStatus() int64 { return r.status.other }
 
 // seen reports whether a response carried t's header.
 func (t *classTable) seen() bool {

@@ -9,7 +9,6 @@ import (
 	"math"
 	"net/http"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -417,12 +416,7 @@ func (r *Recorder) Fill(res *Result) error {
 	res.Service = Summarize(r.Service)
 	res.SendDelay = Summarize(r.SendDelay)
 	res.Status = map[string]int64{}
-	for code, n := range r.StatusCodes() {
-		res.Status[strconv.Itoa(code)] = n
-	}
-	if r.other > 0 {
-		res.Status["other"] = r.other
-	}
+	r.status.addTo(res.Status)
 	res.ErrorKinds = r.ErrorKinds()
 	res.TLSCauses = r.TLSCauses()
 	res.Timeline = append([]Second(nil), r.timeline...)

@@ -49,9 +49,8 @@ func (r *Record) RetryDelay() time.Duration {
 // retryTally is what the recorder counts about attempts.
 type retryTally struct {
 	retries, refused, exhausted, retried int64
-	status                               [600]int64 // earlier attempts, by status
-	other                                int64      // earlier attempts with a status outside [100, 600)
-	kinds                                [numKinds]int64
+	status                               statusTally // earlier attempts
+	kinds                                kindTally   // earlier attempts
 }
 
 // addAttempts counts the attempts of one record; Add calls it.
@@ -76,13 +75,9 @@ func (r *Recorder) addAttempts(rec *Record) {
 	t.retried++
 	for i := range rec.Earlier {
 		a := &rec.Earlier[i]
-		switch {
-		case a.Kind != KindNone:
+		if a.Kind == KindNone {
 			// A failed attempt has no status, even if its head came.
-		case a.Status >= 100 && a.Status < 600:
-			t.status[a.Status]++
-		case a.Status != 0:
-			t.other++
+			t.status.add(a.Status)
 		}
 		t.kinds[a.Kind]++
 		if a.Kind == KindNone && a.Status == http.StatusTooManyRequests {
@@ -106,13 +101,8 @@ func (r *Recorder) mergeRetries(o *Recorder) {
 	t.refused += u.refused
 	t.exhausted += u.exhausted
 	t.retried += u.retried
-	t.other += u.other
-	for i := range t.status {
-		t.status[i] += u.status[i]
-	}
-	for i := range t.kinds {
-		t.kinds[i] += u.kinds[i]
-	}
+	t.status.merge(&u.status)
+	t.kinds.merge(&u.kinds)
 }
 
 // RetryCounts counts the attempts of a run with retries. FirstAttempts is
@@ -144,19 +134,11 @@ func (r *Recorder) RetryCounts() RetryCounts {
 		AttemptStatus:   map[string]int64{},
 		AttemptErrors:   map[string]int64{},
 	}
-	for code := range t.status {
-		if n := t.status[code] + r.status[code]; n > 0 {
-			c.AttemptStatus[strconv.Itoa(code)] = n
-		}
-	}
-	if n := t.other + r.other; n > 0 {
-		c.AttemptStatus["other"] = n
-	}
-	for k := KindNone + 1; k < numKinds; k++ {
-		if n := t.kinds[k] + r.kinds[k]; n > 0 {
-			c.AttemptErrors[k.String()] = n
-		}
-	}
+	// Every attempt: the earlier ones and the final ones.
+	t.status.addTo(c.AttemptStatus)
+	r.status.addTo(c.AttemptStatus)
+	t.kinds.addTo(c.AttemptErrors)
+	r.kinds.addTo(c.AttemptErrors)
 	return c
 }
 

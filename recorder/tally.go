@@ -1,0 +1,58 @@
+package recorder
+
+import "strconv"
+
+// statusTally counts answers by HTTP status code: the final answers
+// (Recorder.status) and the earlier attempts' (retryTally.status) alike.
+type statusTally struct {
+	codes [600]int64 // by code, for codes in [100, 600)
+	other int64      // codes outside [100, 600); 0 (no status) is not counted
+}
+
+func (t *statusTally) add(code int) {
+	switch {
+	case code >= 100 && code < 600:
+		t.codes[code]++
+	case code != 0:
+		t.other++
+	}
+}
+
+func (t *statusTally) merge(o *statusTally) {
+	for i := range t.codes {
+		t.codes[i] += o.codes[i]
+	}
+	t.other += o.other
+}
+
+// addTo adds the counts to m under a result's keys: the code ("200") or
+// "other"; codes never seen get no key.
+func (t *statusTally) addTo(m map[string]int64) {
+	for code, n := range t.codes {
+		if n > 0 {
+			m[strconv.Itoa(code)] += n
+		}
+	}
+	if t.other > 0 {
+		m["other"] += t.other
+	}
+}
+
+// kindTally counts records or attempts by error kind (KindNone included).
+type kindTally [numKinds]int64
+
+func (t *kindTally) merge(o *kindTally) {
+	for i := range t {
+		t[i] += o[i]
+	}
+}
+
+// addTo adds the counts of the error kinds (KindNone left out) to m under
+// their names; kinds never seen get no key.
+func (t *kindTally) addTo(m map[string]int64) {
+	for k := KindNone + 1; k < numKinds; k++ {
+		if n := t[k]; n > 0 {
+			m[k.String()] += n
+		}
+	}
+}
