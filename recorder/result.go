@@ -286,6 +286,15 @@ type ClassTable struct {
 	Auto bool `json:"auto,omitempty"`
 }
 
+// Counts is the table as value → count.
+func (t ClassTable) Counts() map[string]int64 {
+	m := make(map[string]int64, len(t.Values))
+	for _, v := range t.Values {
+		m[v.Value] = v.Count
+	}
+	return m
+}
+
 // ClassValue is one value of a class header: how many requests carried it,
 // their share of all scheduled requests, and their response times.
 type ClassValue struct {

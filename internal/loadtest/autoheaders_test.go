@@ -50,10 +50,7 @@ func classCounts(res *recorder.Result) (map[string]map[string]int64, []string) {
 	tables := map[string]map[string]int64{}
 	var auto []string
 	for _, ct := range res.Classes {
-		tables[ct.Header] = map[string]int64{}
-		for _, v := range ct.Values {
-			tables[ct.Header][v.Value] = v.Count
-		}
+		tables[ct.Header] = ct.Counts()
 		if ct.Auto {
 			auto = append(auto, ct.Header)
 		}
