@@ -17,12 +17,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"time"
 
+	"github.com/openload/openload/examples/internal/demo"
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/report"
@@ -65,18 +64,8 @@ func (sc Scenario) Run(ctx context.Context, closed bool) (*recorder.Result, erro
 	cfg.MaxQueueWait = time.Hour // nothing is turned away: the demonstration is about waiting
 	cfg.StallAt = sc.StallAt
 	cfg.StallFor = sc.StallFor
-	s, err := stub.NewServer(cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer s.Close()
-	u, err := url.Parse(s.URL + "/predict")
-	if err != nil {
-		return nil, err
-	}
-	res, _, err := loadtest.Run(ctx, loadtest.Options{
+	res, _, err := demo.AgainstStub(ctx, cfg, loadtest.Options{
 		Config: engine.Config{
-			URL:         u,
 			Connections: 1,
 			Timeout:     sc.StallFor + 30*time.Second, // longer than the stall: the stalled request completes
 			Drain:       sc.StallFor + 30*time.Second,
@@ -124,12 +113,7 @@ func main() {
 	if *short {
 		sc = Short
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, sc, *out, os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "coordinated-omission:", err)
-		os.Exit(1)
-	}
+	demo.Main("coordinated-omission", func(ctx context.Context) error { return run(ctx, sc, *out, os.Stdout, os.Stderr) })
 }
 
 func run(ctx context.Context, sc Scenario, out string, stdout, stderr io.Writer) error {

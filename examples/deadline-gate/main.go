@@ -18,15 +18,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/openload/openload/examples/internal/demo"
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/recorder"
@@ -147,20 +146,13 @@ func Spec(d time.Duration) schedule.Spec {
 // spec describes or, when sched is not nil, sched (a replay). The
 // per-request log goes to logPath.
 func Run(ctx context.Context, label string, g Gate, spec schedule.Spec, sched schedule.Schedule, logPath string) (Outcome, error) {
-	s, err := stub.NewServer(g.Config())
-	if err != nil {
-		return Outcome{}, err
-	}
-	defer s.Close()
 	f, err := os.Create(logPath)
 	if err != nil {
 		return Outcome{}, err
 	}
 	defer f.Close()
-	u, _ := url.Parse(s.URL + "/predict")
-	res, _, err := loadtest.Run(ctx, loadtest.Options{
+	res, st, err := demo.AgainstStub(ctx, g.Config(), loadtest.Options{
 		Config: engine.Config{
-			URL:          u,
 			Connections:  1024,
 			Timeout:      10 * time.Second,
 			Drain:        5 * time.Second,
@@ -176,13 +168,8 @@ func Run(ctx context.Context, label string, g Gate, spec schedule.Spec, sched sc
 	if err != nil {
 		return Outcome{}, err
 	}
-	o := Outcome{Label: label, Gate: g, Result: res, Stats: s.Stats(), Log: logPath,
-		Sent: res.Status["200"], Dropped: res.Status["503"]}
-	for _, v := range res.Classes[0].Values {
-		if v.Value == string(stub.SourceModel) {
-			o.Model = v.Count
-		}
-	}
+	o := Outcome{Label: label, Gate: g, Result: res, Stats: st, Log: logPath,
+		Sent: res.Status["200"], Dropped: res.Status["503"], Model: res.Classes[0].Counts()[string(stub.SourceModel)]}
 	if o.Response, err = sentResponse(logPath); err != nil {
 		return Outcome{}, err
 	}
@@ -254,12 +241,7 @@ func main() {
 	logs := flag.String("logs", "", "keep the per-request logs in this folder (default: a temporary folder, removed)")
 	flag.Parse()
 	dur := runLength()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := run(ctx, os.Stdout, dur, *logs); err != nil {
-		fmt.Fprintln(os.Stderr, "deadline-gate:", err)
-		os.Exit(1)
-	}
+	demo.Main("deadline-gate", func(ctx context.Context) error { return run(ctx, os.Stdout, dur, *logs) })
 }
 
 func run(ctx context.Context, w io.Writer, dur time.Duration, logs string) error {

@@ -12,14 +12,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
-	"os/signal"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/openload/openload/examples/internal/demo"
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/recorder"
@@ -71,15 +70,8 @@ func (c Cell) ModelShare() float64 {
 func RunCell(ctx context.Context, row Row, rate float64, d time.Duration) (Cell, error) {
 	cfg := stub.DefaultConfig()
 	row.Set(&cfg)
-	s, err := stub.NewServer(cfg)
-	if err != nil {
-		return Cell{}, err
-	}
-	defer s.Close()
-	u, _ := url.Parse(s.URL + "/predict")
-	res, _, err := loadtest.Run(ctx, loadtest.Options{
+	res, st, err := demo.AgainstStub(ctx, cfg, loadtest.Options{
 		Config: engine.Config{
-			URL:          u,
 			Connections:  1024,
 			Timeout:      10 * time.Second,
 			Drain:        5 * time.Second,
@@ -91,17 +83,10 @@ func RunCell(ctx context.Context, row Row, rate float64, d time.Duration) (Cell,
 	if err != nil {
 		return Cell{}, err
 	}
-	c := Cell{Row: row.Name, Rate: rate, Result: res, Stats: s.Stats(), Fallback: map[string]int64{}}
-	for _, v := range res.Classes[0].Values {
-		if v.Value == "model" {
-			c.Model = v.Count
-		}
-	}
-	for _, v := range res.Classes[1].Values {
-		if v.Value != "served" && v.Value != recorder.NoClass {
-			c.Fallback[v.Value] = v.Count
-		}
-	}
+	c := Cell{Row: row.Name, Rate: rate, Result: res, Stats: st, Model: res.Classes[0].Counts()["model"], Fallback: res.Classes[1].Counts()}
+	// By reason: "served" is the model's answer and (none) no answer, neither a fallback.
+	delete(c.Fallback, "served")
+	delete(c.Fallback, recorder.NoClass)
 	return c, nil
 }
 
@@ -131,32 +116,29 @@ func main() {
 	runLength := loadtest.RunLength(flag.CommandLine, "cell", 40*time.Second, 10*time.Second)
 	flag.Parse()
 	dur := runLength()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	fmt.Printf("overload-gate: model 4 workers × 50 ms (capacity 80 req/s), %v per cell, %d cells\n\n", dur, len(Rows)*len(Rates))
+	demo.Main("overload-gate", func(ctx context.Context) error { return run(ctx, os.Stdout, os.Stderr, dur) })
+}
+
+func run(ctx context.Context, stdout, stderr io.Writer, dur time.Duration) error {
+	fmt.Fprintf(stdout, "overload-gate: model 4 workers × 50 ms (capacity 80 req/s), %v per cell, %d cells\n\n", dur, len(Rows)*len(Rates))
 	var cells []Cell
 	for _, rate := range Rates {
 		for _, row := range Rows {
 			c, err := RunCell(ctx, row, rate, dur)
 			if err != nil {
-				fmt.Fprintln(os.Stderr, "overload-gate:", err)
-				os.Exit(1)
+				return err
 			}
-			fmt.Fprintf(os.Stderr, "done: %v req/s, %s: %s\n", rate, row.Name, countsLine(c.Result.Counts))
+			fmt.Fprintf(stderr, "done: %v req/s, %s: %s\n", rate, row.Name, demo.CountsLine(c.Result.Counts))
 			cells = append(cells, c)
 			if ctx.Err() != nil {
 				break
 			}
 		}
 	}
-	if err := Table(os.Stdout, cells); err != nil {
-		fmt.Fprintln(os.Stderr, "overload-gate:", err)
-		os.Exit(1)
+	if err := Table(stdout, cells); err != nil {
+		return err
 	}
-	fmt.Println("\nresponse time = done − scheduled, over all requests (model and fallback answers).")
-	fmt.Println("model share = model answers ÷ scheduled; fallback counts by X-Stub-Reason.")
-}
-
-func countsLine(c recorder.Counts) string {
-	return fmt.Sprintf("scheduled %d · completed %d · errors %d · timeouts %d · unfinished %d", c.Scheduled, c.Completed, c.Errors, c.Timeouts, c.Unfinished)
+	fmt.Fprintln(stdout, "\nresponse time = done − scheduled, over all requests (model and fallback answers).")
+	fmt.Fprintln(stdout, "model share = model answers ÷ scheduled; fallback counts by X-Stub-Reason.")
+	return nil
 }

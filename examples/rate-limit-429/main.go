@@ -18,15 +18,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/url"
 	"os"
-	"os/signal"
 	"sync"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/openload/openload/examples/internal/demo"
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/retry"
@@ -163,12 +162,6 @@ func RunRow(ctx context.Context, row Row, d time.Duration) (Cell, error) {
 	// admitted requests are answered at once.
 	cfg.Workers, cfg.Latency, cfg.Policy = 64, 0, stub.PolicyNone
 	cfg.LimitRPS, cfg.LimitShards, cfg.LimitWindow, cfg.LimitRouting, cfg.LimitSeed = Limit, row.Shards, Window, row.Routing, Seed
-	s, err := stub.NewServer(cfg)
-	if err != nil {
-		return Cell{}, err
-	}
-	defer s.Close()
-	u, _ := url.Parse(s.URL + "/predict")
 	var policy retry.Policy
 	if row.Retries > 0 {
 		on, _ := retry.ParseOn("429")
@@ -177,14 +170,14 @@ func RunRow(ctx context.Context, row Row, d time.Duration) (Cell, error) {
 		policy = retry.Policy{On: on, Retries: row.Retries, Backoff: row.Backoff, Jitter: row.Jitter, Seed: Seed,
 			Budget: 1, MinPerSec: 10, Window: 10 * time.Second}
 	}
-	res, _, err := loadtest.Run(ctx, loadtest.Options{
-		Config:   engine.Config{URL: u, Connections: 256, Timeout: 10 * time.Second, Drain: 5 * time.Second, Retry: policy},
+	res, st, err := demo.AgainstStub(ctx, cfg, loadtest.Options{
+		Config:   engine.Config{Connections: 256, Timeout: 10 * time.Second, Drain: 5 * time.Second, Retry: policy},
 		Schedule: schedule.Spec{Kind: schedule.Poisson, Rate: Rate, Duration: d, Seed: Seed},
 	})
 	if err != nil {
 		return Cell{}, err
 	}
-	c := Cell{Row: row, Duration: d, Result: res, Server: s.Stats().Limiter, Nominal: nominal, Pred: pred, Realized: realized}
+	c := Cell{Row: row, Duration: d, Result: res, Server: st.Limiter, Nominal: nominal, Pred: pred, Realized: realized}
 	c.Observed = float64(res.AttemptStatus(429)) / d.Seconds()
 	c.Batch = batchLength(d)
 	c.SE = BatchSE(res.Timeline, d, c.Batch)
@@ -328,33 +321,32 @@ func main() {
 	runLength := loadtest.RunLength(flag.CommandLine, "row", 300*time.Second, 30*time.Second)
 	flag.Parse()
 	dur := runLength()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	fmt.Printf("rate-limit-429: Poisson %v/s against %d/s in %v windows, %v per row, %d rows at once (same arrivals, seed %d: %.0f of them, λ̂ = %.3f/s)\n\n",
+	demo.Main("rate-limit-429", func(ctx context.Context) error { return run(ctx, os.Stdout, os.Stderr, dur) })
+}
+
+func run(ctx context.Context, stdout, stderr io.Writer, dur time.Duration) error {
+	fmt.Fprintf(stdout, "rate-limit-429: Poisson %v/s against %d/s in %v windows, %v per row, %d rows at once (same arrivals, seed %d: %.0f of them, λ̂ = %.3f/s)\n\n",
 		Rate, Limit, Window, dur, len(Rows), Seed, Realized(dur)*dur.Seconds(), Realized(dur))
 	cells, err := RunAll(ctx, Rows, dur)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "rate-limit-429:", err)
-		os.Exit(1)
+		return err
 	}
 	for _, c := range cells {
-		n := c.Result.Counts
-		fmt.Fprintf(os.Stderr, "done: %s, retry %s: scheduled %d · completed %d · errors %d · timeouts %d · unfinished %d",
-			c.Row.Name, c.Row.RetryLabel(), n.Scheduled, n.Completed, n.Errors, n.Timeouts, n.Unfinished)
+		fmt.Fprintf(stderr, "done: %s, retry %s: %s", c.Row.Name, c.Row.RetryLabel(), demo.CountsLine(c.Result.Counts))
 		if r := c.Result.Retries; r != nil {
-			fmt.Fprintf(os.Stderr, " · retries sent %d · refused by budget %d", r.RetriesSent, r.RefusedByBudget)
+			fmt.Fprintf(stderr, " · retries sent %d · refused by budget %d", r.RetriesSent, r.RefusedByBudget)
 		}
-		fmt.Fprintln(os.Stderr)
+		fmt.Fprintln(stderr)
 	}
-	if err := Table(os.Stdout, cells); err != nil {
-		fmt.Fprintln(os.Stderr, "rate-limit-429:", err)
-		os.Exit(1)
+	if err := Table(stdout, cells); err != nil {
+		return err
 	}
-	fmt.Printf(`
+	fmt.Fprintf(stdout, `
 λ̂ = the schedule's own rate (its arrivals ÷ %v); z, agree, and the predictions of attempts/s and
 failed are at λ̂. observed 429/s = 429 answers, every attempt, ÷ %v; SE from batch means over %v
 batches; model SE = the SE the model gives a run this long (rows without retries). agree: |observed −
 predicted at λ̂| ≤ 2 SE, + 20 %% of predicted with retries (the independent-attempts approximation).
 failed = requests whose every attempt got 429. server 429s = the stub's own count of its rejections.
 `, dur, dur, cells[0].Batch)
+	return nil
 }

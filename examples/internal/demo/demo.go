@@ -1,0 +1,56 @@
+// Package demo holds what the runnable examples share: a run of openload
+// against a fresh in-process stub, the handling of an interrupt and a
+// failure in main, and the one-line accounting they print as each run
+// ends. Each example still says in its own code what it runs and prints.
+package demo
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"os/signal"
+
+	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/targets/stub"
+)
+
+// AgainstStub starts a stub with cfg, aims o at its /predict (o's URL is
+// set here), runs it and returns the result and the stub's own stats
+// after the run. The stub is fresh for every call, so that each run has
+// its own queue, counters and stall clock; it is closed on return.
+func AgainstStub(ctx context.Context, cfg stub.Config, o loadtest.Options) (*recorder.Result, stub.Stats, error) {
+	s, err := stub.NewServer(cfg)
+	if err != nil {
+		return nil, stub.Stats{}, err
+	}
+	defer s.Close()
+	if o.URL, err = url.Parse(s.URL + "/predict"); err != nil {
+		return nil, stub.Stats{}, err
+	}
+	res, _, err := loadtest.Run(ctx, o)
+	if err != nil {
+		return nil, stub.Stats{}, err
+	}
+	return res, s.Stats(), nil
+}
+
+// Main runs run with a context that an interrupt (Ctrl-C) cancels. When
+// run fails it prints "name: error" on stderr and exits 1.
+func Main(name string, run func(ctx context.Context) error) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, name+":", err)
+		os.Exit(1)
+	}
+}
+
+// CountsLine is a run's accounting in one line, as the examples print it
+// on stderr when a run ends.
+func CountsLine(c recorder.Counts) string {
+	return fmt.Sprintf("scheduled %d · completed %d · errors %d · timeouts %d · unfinished %d",
+		c.Scheduled, c.Completed, c.Errors, c.Timeouts, c.Unfinished)
+}
