@@ -32,10 +32,7 @@ func TestAutoHeadersAgainstStub(t *testing.T) {
 	url := s.URL + "/predict"
 	out := filepath.Join(t.TempDir(), "r.json")
 
-	code, stdout, stderr := runCLI("-rate", "800", "-d", "500ms", "-o", out, url)
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	stdout, _ := runOK(t, "-rate", "800", "-d", "500ms", "-o", out, url)
 	wantLines(t, stdout, autoClassHeading, "│ fallback", "│ model", autoTimingHeading, "│ server total", "client epoll")
 	res := readResult(t, out)
 	if len(res.Classes) != 1 || !res.Classes[0].Auto || len(res.Classes[0].Values) < 2 {
@@ -68,10 +65,7 @@ func TestNoAutoTablesWithoutHeaders(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := runCLI("-rate", "100", "-d", "200ms", "-o", out, srv.URL)
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	stdout, _ := runOK(t, "-rate", "100", "-d", "200ms", "-o", out, srv.URL)
 	if strings.Contains(stdout, "\nby ") || strings.Contains(stdout, "server-reported") {
 		t.Errorf("tables for headers no response carried:\n%s", stdout)
 	}

@@ -69,28 +69,33 @@ func TestHelpGolden(t *testing.T) {
 	}
 }
 
-// commandFlags are every command's flag set and its groups in help order.
-func commandFlags() map[string]struct {
+// commands are every command's options and the flag sets that fill them.
+type commands struct {
+	lo          loadOptions
+	cfg         stub.Config
+	help, child bool
+	do          diffOptions
+	ro          reportOptions
+	in          model.PoissonInput
+	sets        map[string]commandFlags // by command line: "openload", "openload stub", …
+}
+
+// commandFlags are a command's flag set and its groups in help order.
+type commandFlags struct {
 	fs     *pflag.FlagSet
 	groups []string
-} {
-	var lo loadOptions
-	cfg := stub.DefaultConfig()
-	var help, child bool
-	var do diffOptions
-	var ro reportOptions
-	var in model.PoissonInput
-	type set = struct {
-		fs     *pflag.FlagSet
-		groups []string
+}
+
+func newCommands() *commands {
+	c := &commands{cfg: stub.DefaultConfig()}
+	c.sets = map[string]commandFlags{
+		"openload":               {loadFlags(&c.lo), loadGroups},
+		"openload stub":          {stubFlags(&c.cfg, &c.help, &c.child), stubGroups},
+		"openload diff":          {diffFlags(&c.do), diffGroups},
+		"openload report":        {reportFlags(&c.ro), reportGroups},
+		"openload model poisson": {modelFlags(&c.in, &c.help), modelGroups},
 	}
-	return map[string]set{
-		"openload":               {loadFlags(&lo), loadGroups},
-		"openload stub":          {stubFlags(&cfg, &help, &child), stubGroups},
-		"openload diff":          {diffFlags(&do), diffGroups},
-		"openload report":        {reportFlags(&ro), reportGroups},
-		"openload model poisson": {modelFlags(&in, new(bool)), modelGroups},
-	}
+	return c
 }
 
 // TestFlagGroups: every flag of every command is filed in exactly one of
@@ -98,7 +103,7 @@ func commandFlags() map[string]struct {
 // fails here), every group holds a flag, and the help shows every visible
 // flag once, under its group's title.
 func TestFlagGroups(t *testing.T) {
-	for cmd, c := range commandFlags() {
+	for cmd, c := range newCommands().sets {
 		used := map[string]int{}
 		c.fs.VisitAll(func(f *pflag.Flag) {
 			g, ok := groupOf(f)
@@ -250,25 +255,8 @@ func checkExample(args []string) error {
 			cmd, args = "model poisson", args[2:]
 		}
 	}
-	var lo loadOptions
-	cfg := stub.DefaultConfig()
-	var help, child bool
-	var do diffOptions
-	var ro reportOptions
-	var in model.PoissonInput
-	var fs *pflag.FlagSet
-	switch cmd {
-	case "":
-		fs = loadFlags(&lo)
-	case "stub":
-		fs = stubFlags(&cfg, &help, &child)
-	case "diff":
-		fs = diffFlags(&do)
-	case "report":
-		fs = reportFlags(&ro)
-	case "model poisson":
-		fs = modelFlags(&in, &help)
-	}
+	c := newCommands()
+	fs := c.sets[strings.TrimSpace("openload "+cmd)].fs
 	fs.SetOutput(new(strings.Builder))
 	if err := fs.Parse(longForm(fs, args)); err != nil {
 		return err
@@ -278,14 +266,14 @@ func checkExample(args []string) error {
 		if fs.NArg() > 1 {
 			return fmt.Errorf("%d arguments", fs.NArg())
 		}
-		return lo.validate(fs) // the URL and the protocol too
+		return c.lo.validate(fs) // the URL and the protocol too
 	case "stub":
 		if fs.NArg() > 0 {
 			return fmt.Errorf("unexpected %q", fs.Args())
 		}
-		return cfg.Validate()
+		return c.cfg.Validate()
 	case "model poisson":
-		_, err := model.Predict(in)
+		_, err := model.Predict(c.in)
 		return err
 	case "diff":
 		if fs.NArg() < 1 || fs.NArg() > 2 {

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"net/http"
@@ -241,18 +240,11 @@ func TestRunWritesResultAndLog(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	out, logf := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
-	code, stdout, stderr := runCLI("-rate", "100", "-d", "500ms", "-H", "Authorization: Bearer s3cret",
+	stdout, _ := runOK(t, "-rate", "100", "-d", "500ms", "-H", "Authorization: Bearer s3cret",
 		"-o", out, "--log", logf, "--send-delay-budget", "1s", srv.URL+"/predict")
-	if code != exitOK {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	for _, want := range []string{"response time", "service time", "send delay",
+	wantLines(t, stdout, "response time", "service time", "send delay",
 		"counts   expected 50 · scheduled 50 · sent 50 · completed 50 · errors 0 · timeouts 0 · unfinished 0   ✓",
-		"status   200 ×50", "result: valid"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("report lacks %q:\n%s", want, stdout)
-		}
-	}
+		"status   200 ×50", "result: valid")
 	raw, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
@@ -260,32 +252,21 @@ func TestRunWritesResultAndLog(t *testing.T) {
 	if strings.Contains(string(raw), "s3cret") {
 		t.Error("the result file holds the Authorization value")
 	}
-	var res recorder.Result
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readResult(t, out)
 	if res.Version != recorder.Version || res.Counts.Scheduled != 50 || res.Counts.Completed != 50 || res.Counts.Expected != 50 {
 		t.Errorf("result version %d counts %+v", res.Version, res.Counts)
 	}
 	if res.Config.Headers["Authorization"][0] != recorder.Redacted {
 		t.Errorf("headers in result: %v", res.Config.Headers)
 	}
-	f, err := os.Open(logf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	lr := recorder.NewLogReader(f, logf)
-	n := 0
-	for lr.Scan() {
-		e := lr.Entry()
+	es, err := readLog(t, logf)
+	for _, e := range es {
 		if e.Status != 200 || !e.WasSent || e.Done < e.Sent || e.Sent < e.Scheduled {
 			t.Errorf("log entry %+v", e)
 		}
-		n++
 	}
-	if lr.Err() != nil || n != 50 {
-		t.Errorf("log: %d entries, err %v", n, lr.Err())
+	if err != nil || len(es) != 50 {
+		t.Errorf("log: %d entries, err %v", len(es), err)
 	}
 }
 
@@ -304,11 +285,7 @@ func TestRunRefusedTargetCompletes(t *testing.T) {
 	if code != exitTargetFailed || stderr != "openload: target failed: 20 of 20 refused\n" {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitTargetFailed, stdout, stderr)
 	}
-	raw, _ := os.ReadFile(out)
-	var res recorder.Result
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readResult(t, out)
 	c := res.Counts
 	if c.Scheduled != 20 || c.Errors != 20 || !c.Balanced() || res.ErrorKinds["refused"] != 20 {
 		t.Errorf("counts %+v kinds %v", c, res.ErrorKinds)
@@ -332,11 +309,7 @@ func TestObjectivesExitCodes(t *testing.T) {
 	if code != exitSLOBreached || !strings.Contains(stdout, "FAIL  response.max < 0.001 ms") || !strings.Contains(stdout, "objectives: BREACHED") {
 		t.Fatalf("breached objective: exit %d\n%s", code, stdout)
 	}
-	raw, _ := os.ReadFile(out)
-	var res recorder.Result
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := readResult(t, out)
 	if len(res.SLOs) != 3 || !res.SLOs[0].Pass || res.SLOs[1].Pass || res.SLOs[1].Expr != "response.max<1us" ||
 		res.SLOs[0].Default || res.SLOs[1].Default || !res.SLOs[2].Default || !res.SLOs[2].Pass || res.SLOs[2].Expr != "errors<=1%" {
 		t.Errorf("slos in the result: %+v", res.SLOs)
@@ -355,9 +328,7 @@ func TestDialTimeoutFlag(t *testing.T) {
 		if want != "" {
 			args = append([]string{"--dial-timeout", want}, args...)
 		}
-		if code, _, stderr := runCLI(args...); code != exitOK {
-			t.Fatalf("%q: exit %d: %s", args, code, stderr)
-		}
+		runOK(t, args...)
 		if got := readResult(t, out).Config.DialTimeout; got != want {
 			t.Errorf("%q: dial_timeout %q, want %q", args, got, want)
 		}
@@ -397,10 +368,7 @@ func TestClientFlags(t *testing.T) {
 	} {
 		out := filepath.Join(dir, "r.json")
 		args := append(append([]string{"-q", "-rate", "50", "-d", "200ms", "-o", out}, c.flags...), srv.URL)
-		code, _, stderr := runCLI(args...)
-		if code != exitOK {
-			t.Fatalf("%v: exit %d: %s", c.flags, code, stderr)
-		}
+		_, stderr := runOK(t, args...)
 		if got := strings.Contains(stderr, "--fast-http1 is deprecated"); got != c.deprecated {
 			t.Errorf("%v: deprecation notice %v, want %v: %q", c.flags, got, c.deprecated, stderr)
 		}

@@ -15,40 +15,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
-
-// readResult reads a result file written by -o.
-func readResult(t *testing.T, path string) *recorder.Result {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res, err := recorder.ReadResult(f, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
-}
 
 // scheduledOffsets reads the scheduled_ms column of a --log, sorted.
 func scheduledOffsets(t *testing.T, path string) []time.Duration {
 	t.Helper()
-	f, err := os.Open(path)
+	es, err := readLog(t, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	lr := recorder.NewLogReader(f, path)
 	var offs []time.Duration
-	for lr.Scan() {
-		offs = append(offs, lr.Entry().Scheduled)
-	}
-	if err := lr.Err(); err != nil {
-		t.Fatal(err)
+	for _, e := range es {
+		offs = append(offs, e.Scheduled)
 	}
 	slices.Sort(offs)
 	return offs
@@ -72,11 +51,8 @@ func TestReplayArrivalsFile(t *testing.T) {
 		t.Run(fmt.Sprint("speed ", speed), func(t *testing.T) {
 			hits.Store(0)
 			out, logf := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
-			code, stdout, stderr := runCLI("--arrivals", arrivals, "--speed", fmt.Sprint(speed),
+			stdout, stderr := runOK(t, "--arrivals", arrivals, "--speed", fmt.Sprint(speed),
 				"-o", out, "--log", logf, "--send-delay-budget", "1s", srv.URL)
-			if code != exitOK {
-				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-			}
 			name := fmt.Sprintf("replay of 8 arrivals from %s", arrivals)
 			if speed != 1 {
 				name += " (speed 2×)"
@@ -172,11 +148,8 @@ func TestStampHeaderAndDwellBound(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	out, logf := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
-	code, stdout, stderr := runCLI("-rate", "100", "-d", "300ms", "--stamp-header", "x-arrival", "--dwell-bound", "10s",
+	stdout, _ := runOK(t, "-rate", "100", "-d", "300ms", "--stamp-header", "x-arrival", "--dwell-bound", "10s",
 		"-o", out, "--log", logf, "--send-delay-budget", "1s", srv.URL)
-	if code != exitOK {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
 	res := readResult(t, out)
 	start := res.Started.UnixNano()
 	mu.Lock() // the race detector cannot see the handlers end before the responses are read

@@ -33,17 +33,8 @@ func TestReportFormatsAndHlog(t *testing.T) {
 	}
 
 	htmlPath, svgPath, pngPath := filepath.Join(dir, "r.html"), filepath.Join(dir, "l.svg"), filepath.Join(dir, "t.png")
-	if code, _, errs := runCLI("report", res, "--html", htmlPath, "--svg", svgPath, "--png", pngPath, "--chart", "timeline"); code != exitOK {
-		t.Fatalf("report --html: exit %d %s", code, errs)
-	}
-	page, err := os.ReadFile(htmlPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	charts, err := plot.ReadData(page)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runOK(t, "report", res, "--html", htmlPath, "--svg", svgPath, "--png", pngPath, "--chart", "timeline")
+	charts := pageCharts(t, htmlPath)
 	ids := []string{}
 	for _, c := range charts {
 		ids = append(ids, c.ID)
@@ -139,18 +130,8 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 
 func TestDiffHTML(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "d.html")
-	code, _, errs := runCLI("diff", "testdata/diff-closed.json", "testdata/diff-open.json", "--html", out)
-	if code != exitOK {
-		t.Fatalf("exit %d %s", code, errs)
-	}
-	page, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	charts, err := plot.ReadData(page)
-	if err != nil {
-		t.Fatal(err)
-	}
+	runOK(t, "diff", "testdata/diff-closed.json", "testdata/diff-open.json", "--html", out)
+	charts := pageCharts(t, out)
 	if len(charts) != 1 || len(charts[0].Series) != 2 || charts[0].Series[0].Name != "testdata/diff-closed.json" || !charts[0].LogX {
 		t.Fatalf("diff chart %+v", charts)
 	}
@@ -182,4 +163,18 @@ func TestChartPercentiles(t *testing.T) {
 	if !bytes.Equal(svgs[0], svgs[1]) || !bytes.Contains(svgs[1], []byte(">Latency by percentile<")) {
 		t.Error("--chart percentiles is not the latency chart")
 	}
+}
+
+// pageCharts reads the charts' data from an HTML page written by --html.
+func pageCharts(t *testing.T, path string) []plot.Chart {
+	t.Helper()
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts, err := plot.ReadData(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return charts
 }

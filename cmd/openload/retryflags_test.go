@@ -1,15 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/openload/openload/recorder"
 )
 
 // retryUsageCases are the usage errors of --retries, --retry-*,
@@ -84,12 +80,9 @@ func TestRetriesAndExpectation(t *testing.T) {
 	}))
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := runCLI("-rate", "100", "-d", "500ms", "--retries", "1", "--retry-backoff", "0s",
+	stdout, _ := runOK(t, "-rate", "100", "-d", "500ms", "--retries", "1", "--retry-backoff", "0s",
 		"--retry-budget", "1", "--expect-limit", "10", "--send-delay-budget", "1s", "-o", out, srv.URL)
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	for _, want := range []string{
+	wantLines(t, stdout,
 		"retries  up to 1 retry on 429,503, backoff 0s full jitter, budget 100% + 10/s over 10s",
 		"first attempts 50 · retries sent 50 · refused by budget 0 · out of retries 50 · requests retried 50",
 		"attempts 429 ×100 (every attempt",
@@ -98,20 +91,8 @@ func TestRetriesAndExpectation(t *testing.T) {
 		"observed 429/s 200.000 (100 answers 429, every attempt counted, ÷ 500ms)\n         predicted 184.868 at --rate 100/s\n",
 		"observed attempts/s 200.000 (50 first attempts + 50 retries, ÷ 500ms)\n         predicted 194.868 at --rate 100/s\n",
 		"note     the model assumes Poisson arrivals; this run's were constant",
-		"note     retries can come back within the window that rejected them",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("report lacks %q:\n%s", want, stdout)
-		}
-	}
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res recorder.Result
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatal(err)
-	}
+		"note     retries can come back within the window that rejected them")
+	res := readResult(t, out)
 	r := res.Retries
 	if r == nil || r.FirstAttempts != 50 || r.RetriesSent != 50 || r.Exhausted != 50 || r.AttemptStatus["429"] != 100 ||
 		res.Config.Retry != r.Policy || res.Counts.Scheduled != 50 || res.Status["429"] != 50 || res.AttemptStatus(429) != 100 {

@@ -47,10 +47,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	for k, v := range secrets {
 		args = append(args, "-H", k+": "+v)
 	}
-	code, stdout, stderr := runCLI(append(args, srv.URL+"/")...)
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	stdout, stderr := runOK(t, append(args, srv.URL+"/")...)
 	mu.Lock()
 	if len(seen) != len(secrets) {
 		t.Errorf("the server saw %v of the secret headers: the test proves nothing", seen)
@@ -203,9 +200,5 @@ func TestFaultFlags(t *testing.T) {
 		t.Errorf("self-signed certificate without --insecure:\n%s", stdout)
 	}
 	_, stdout, _ = runCLI("-rate", "50", "-d", "100ms", "--send-delay-budget", "1s", "--insecure", "--follow-redirects", "--max-body", "1", srv.URL+"/r")
-	for _, want := range []string{"status   200 ×5", "certificates were not verified (--insecure)", "followed 5 redirect(s)"} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("with --insecure --follow-redirects, report lacks %q:\n%s", want, stdout)
-		}
-	}
+	wantLines(t, stdout, "status   200 ×5", "certificates were not verified (--insecure)", "followed 5 redirect(s)")
 }

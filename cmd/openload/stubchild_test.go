@@ -1,14 +1,10 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/openload/openload/recorder"
 )
 
 // TestBuiltinStubFallsBackInProcess: when no child can be started, the
@@ -19,29 +15,14 @@ func TestBuiltinStubFallsBackInProcess(t *testing.T) {
 	stubExecutable = func() (string, error) { return "", errors.New("no executable here") }
 	defer func() { stubExecutable = saved }()
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stdout, stderr := runCLI("-rate", "100", "-d", "300ms", "--send-delay-budget", "1s", "-o", out)
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
-	}
+	stdout, stderr := runOK(t, "-rate", "100", "-d", "300ms", "--send-delay-budget", "1s", "-o", out)
 	if !strings.Contains(stderr, "built-in stub: not in a child process (no executable here)") {
 		t.Errorf("stderr does not say why: %s", stderr)
 	}
-	for _, want := range []string{
+	wantLines(t, stdout,
 		"target: built-in stub model server in openload's process (4 workers × 50ms, policy admission): its work is in the generator's figures",
-		"includes the built-in stub, which ran in openload's process",
-	} {
-		if !strings.Contains(stdout, want) {
-			t.Errorf("report lacks %q:\n%s", want, stdout)
-		}
-	}
-	raw, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res recorder.Result
-	if err := json.Unmarshal(raw, &res); err != nil {
-		t.Fatal(err)
-	}
+		"includes the built-in stub, which ran in openload's process")
+	res := readResult(t, out)
 	if res.Config.StubChild || res.Config.StubCPUSeconds != 0 {
 		t.Errorf("in-process stub recorded as a child: %+v", res.Config)
 	}

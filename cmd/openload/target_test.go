@@ -17,16 +17,6 @@ import (
 	"github.com/openload/openload/verify"
 )
 
-// wantLines fails t for each of wants that out lacks.
-func wantLines(t *testing.T, out string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(out, w) {
-			t.Errorf("output lacks %q:\n%s", w, out)
-		}
-	}
-}
-
 // TestRefusedPort: a port nobody listens on fails the default objective
 // (exit 5), the verdict says what happened, and the latency table does not
 // pass the time to the refusal off as a response time. The user's own
