@@ -32,31 +32,49 @@ func BenchmarkWorkerDo(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			cfg := bc.cfg
-			cfg.URL, cfg.Method, cfg.Connections, cfg.Timeout = mustURL(b, srv.URL), http.MethodGet, 1, 5*time.Second
-			g, done := benchGenerator(cfg)
-			defer done()
-			w := g.newWorker()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				r := w.do(item{seq: uint64(i)})
-				if r.Outcome != recorder.Completed {
-					b.Fatalf("outcome %v", r.Outcome)
-				}
-			}
+			cfg.URL, cfg.Method, cfg.Timeout = mustURL(b, srv.URL), http.MethodGet, 5*time.Second
+			benchDo(b, cfg, "", 0) // rawServer's answers carry no class and no timings
 		})
 	}
 }
 
-// benchGenerator returns a generator ready for workers, and its cleanup.
-func benchGenerator(cfg Config) (*generator, func()) {
+// benchDo times one worker's do over b.N requests on one connection of
+// a generator with cfg. Every record must be completed, with timings
+// Server-Timing metrics and, unless class is "", class as the value of
+// the first class header.
+func benchDo(b *testing.B, cfg Config, class string, timings int) {
+	cfg.Connections = 1
 	g := &generator{cfg: cfg, drain: context.Background(), start: time.Now()}
-	return g, g.connect()
+	defer g.connect()()
+	w := g.newWorker()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		r := w.do(item{seq: uint64(i)})
+		if r.Outcome != recorder.Completed || r.NTimings != timings || (class != "" && r.Class[0] != class) {
+			b.Fatalf("outcome %v, class %q, %d timings", r.Outcome, r.Class[0], r.NTimings)
+		}
+	}
 }
 
-// BenchmarkOpenRun is a whole open run per b.N requests: the schedule
-// (1,000,000/s, so that the generator, not the clock, sets the pace), the
-// client, the loopback rawServer and the recorder, on 4 connections.
+// benchRun times a whole open run of b.N requests with cfg into rec, on
+// a schedule of 1,000,000/s, so that the generator, not the clock, sets
+// the pace. Every request must complete, on cl's client.
+func benchRun(b *testing.B, cfg Config, cl client, rec *recorder.Recorder) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	stats, err := Run(context.Background(), cfg, schedule.NewConstant(1e6, time.Duration(b.N)*time.Microsecond), rec)
+	b.StopTimer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if c := rec.Counts(); c.Completed != int64(b.N) || stats.Client != cl.name {
+		b.Fatalf("counts %+v with %s, want %d completed with %s", c, stats.Client, b.N, cl.name)
+	}
+}
+
+// BenchmarkOpenRun is a whole open run per b.N requests (benchRun): the
+// schedule, the client, the loopback rawServer and the recorder, on 4 connections.
 // ns/op is the engine's throughput on this machine, server included;
 // allocs/op its allocations per recorded request. The "-auto" runs look
 // for the stub's headers, as the CLI does by default, in answers that
@@ -71,17 +89,7 @@ func BenchmarkOpenRun(b *testing.B) {
 			if strings.HasSuffix(cl.test, "-auto") {
 				cfg.ClassHeaders, cfg.ServerTiming = []string{"X-Stub-Source"}, true
 			}
-			rec := recorder.New(nil)
-			b.ReportAllocs()
-			b.ResetTimer()
-			stats, err := Run(context.Background(), cfg, schedule.NewConstant(1e6, time.Duration(b.N)*time.Microsecond), rec)
-			b.StopTimer()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if c := rec.Counts(); c.Completed != int64(b.N) || stats.Client != cl.name {
-				b.Fatalf("counts %+v with %s, want %d completed with %s", c, stats.Client, b.N, cl.name)
-			}
+			benchRun(b, cfg, cl, recorder.New(nil))
 		})
 	}
 }
@@ -107,18 +115,8 @@ func BenchmarkStubHeaders(b *testing.B) {
 				b.Skip("the event loop has no worker")
 			}
 			cfg := base()
-			cfg.Connections, cfg.Lean = 1, cl.lean
-			g, done := benchGenerator(cfg)
-			defer done()
-			w := g.newWorker()
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := range b.N {
-				r := w.do(item{seq: uint64(i)})
-				if r.Outcome != recorder.Completed || r.Class[0] != "model" || r.NTimings != 3 {
-					b.Fatalf("outcome %v, class %q, %d timings", r.Outcome, r.Class[0], r.NTimings)
-				}
-			}
+			cfg.Lean = cl.lean
+			benchDo(b, cfg, "model", 3)
 		})
 	}
 	for _, cl := range openClients {
@@ -127,19 +125,10 @@ func BenchmarkStubHeaders(b *testing.B) {
 			cfg.Connections, cfg.Lean, cfg.Epoll = 4, cl.lean, cl.epoll
 			rec := recorder.New(nil)
 			rec.TrackClasses(cfg.ClassHeaders)
-			b.ReportAllocs()
-			b.ResetTimer()
-			stats, err := Run(context.Background(), cfg, schedule.NewConstant(1e6, time.Duration(b.N)*time.Microsecond), rec)
-			b.StopTimer()
-			if err != nil {
-				b.Fatal(err)
-			}
+			benchRun(b, cfg, cl, rec)
 			var res recorder.Result
 			if err := rec.Fill(&res); err != nil {
 				b.Fatal(err)
-			}
-			if c := rec.Counts(); c.Completed != int64(b.N) || stats.Client != cl.name {
-				b.Fatalf("counts %+v with %s, want %d completed with %s", c, stats.Client, b.N, cl.name)
 			}
 			if len(res.Classes) != 1 || res.Classes[0].Values[0].Count != int64(b.N) || len(res.ServerTiming) != 3 {
 				b.Fatalf("classes %+v, %d Server-Timing metrics", res.Classes, len(res.ServerTiming))
