@@ -186,6 +186,32 @@ func (b *blockingModel) release(n int) {
 	}
 }
 
+// serveAll lets the model finish the calls of chs's requests and checks
+// that each was answered by the model.
+func (b *blockingModel) serveAll(t *testing.T, chs ...<-chan result) {
+	t.Helper()
+	b.release(len(chs))
+	for i, ch := range chs {
+		if r := <-ch; r.err != nil || r.source != "model" {
+			t.Errorf("request %d: got %q %v, want model", i, r.source, r.err)
+		}
+	}
+}
+
+// lineUp sends a request to each of paths in turn, each once the one
+// before holds the model's one worker or waits in its queue, so that the
+// first holds the worker and the others wait in the order given. It
+// returns their answers to come.
+func lineUp(t *testing.T, s *Server, c *http.Client, paths ...string) []<-chan result {
+	t.Helper()
+	var chs []<-chan result
+	for i, p := range paths {
+		chs = append(chs, goDo(context.Background(), c, s.URL+p))
+		waitFor(t, s, p+" in line", func(st Stats) bool { return st.InModel == 1 && st.QueueLen == i })
+	}
+	return chs
+}
+
 func TestFIFOOrder(t *testing.T) {
 	model := newBlockingModel()
 	var mu sync.Mutex
@@ -203,19 +229,8 @@ func TestFIFOOrder(t *testing.T) {
 	})
 	c := newClient(t)
 	names := []string{"/a", "/b", "/c", "/d", "/e", "/f"}
-	var results []<-chan result
-	for i, n := range names {
-		results = append(results, goDo(context.Background(), c, s.URL+n))
-		// Wait until this request holds the worker or is queued, so the
-		// arrival order is known.
-		waitFor(t, s, n+" admitted", func(st Stats) bool { return st.InModel == 1 && st.QueueLen == i })
-	}
-	model.release(len(names))
-	for i, ch := range results {
-		if r := <-ch; r.err != nil || r.source != "model" {
-			t.Fatalf("%s: %v %q", names[i], r.err, r.source)
-		}
-	}
+	// One at a time, so that the arrival order is known.
+	model.serveAll(t, lineUp(t, s, c, names...)...)
 	mu.Lock()
 	defer mu.Unlock()
 	if strings.Join(order, " ") != strings.Join(names, " ") {
@@ -281,12 +296,9 @@ func TestBoundedQueueFull(t *testing.T) {
 	})
 	s := startServer(t, cfg, model.install)
 	c := newClient(t)
-	a := goDo(context.Background(), c, s.URL+"/a")
-	waitFor(t, s, "a in model", func(st Stats) bool { return st.InModel == 1 })
-	b := goDo(context.Background(), c, s.URL+"/b") // finds 0 waiting: joins
-	waitFor(t, s, "b queued", func(st Stats) bool { return st.QueueLen == 1 })
-	cc := goDo(context.Background(), c, s.URL+"/c") // finds cap-1 = 1 waiting: joins
-	waitFor(t, s, "c queued", func(st Stats) bool { return st.QueueLen == 2 })
+	// a takes the worker, b finds 0 waiting and joins, c finds cap-1 = 1
+	// waiting and joins.
+	abc := lineUp(t, s, c, "/a", "/b", "/c")
 	// d finds exactly QueueCap waiting: fallback at once.
 	d := do(context.Background(), c, http.MethodPost, s.URL+"/d")
 	if d.err != nil || d.status != 200 || d.source != "fallback" || d.reason != "queue-full" {
@@ -298,12 +310,7 @@ func TestBoundedQueueFull(t *testing.T) {
 	if !strings.Contains(string(d.body), `"source":"fallback"`) || !strings.Contains(string(d.body), `"reason":"queue-full"`) {
 		t.Errorf("fallback body %s", d.body)
 	}
-	model.release(3)
-	for _, ch := range []<-chan result{a, b, cc} {
-		if r := <-ch; r.source != "model" {
-			t.Errorf("got %q %v, want model", r.source, r.err)
-		}
-	}
+	model.serveAll(t, abc...)
 	st := s.Stats()
 	checkAccounting(t, st)
 	if st.Reasons.QueueFull != 1 || st.Reasons.Served != 3 {
@@ -325,10 +332,7 @@ func TestAdmissionBudgetBoundary(t *testing.T) {
 	})
 	s := startServer(t, cfg, model.install)
 	c := newClient(t)
-	a := goDo(context.Background(), c, s.URL+"/a")
-	waitFor(t, s, "a in model", func(st Stats) bool { return st.InModel == 1 })
-	b := goDo(context.Background(), c, s.URL+"/b")
-	waitFor(t, s, "b queued", func(st Stats) bool { return st.QueueLen == 1 })
+	ab := lineUp(t, s, c, "/a", "/b")
 	if st := s.Stats(); st.Estimator.WaitEstimateMs != 100 || !st.Estimator.UsingBelieved || st.Estimator.ThroughputPerSec != 10 {
 		t.Fatalf("estimator %+v, want wait 100ms at 10/s believed", st.Estimator)
 	}
@@ -338,12 +342,7 @@ func TestAdmissionBudgetBoundary(t *testing.T) {
 	if d.err != nil || d.source != "fallback" || d.reason != "over-budget" {
 		t.Fatalf("d: %v %q %q, want fallback over-budget", d.err, d.source, d.reason)
 	}
-	model.release(3)
-	for _, ch := range []<-chan result{a, b, cc} {
-		if r := <-ch; r.source != "model" {
-			t.Errorf("got %q %v, want model", r.source, r.err)
-		}
-	}
+	model.serveAll(t, ab[0], ab[1], cc)
 	st := s.Stats()
 	checkAccounting(t, st)
 	if st.Reasons.OverBudget != 1 || st.Reasons.Served != 3 {
@@ -400,12 +399,7 @@ func TestClientGoneLeavesQueue(t *testing.T) {
 		t.Fatalf("b: want a client error after cancel, got %d", r.status)
 	}
 	waitFor(t, s, "b left the queue", func(st Stats) bool { return st.QueueLen == 1 && st.Canceled == 1 })
-	model.release(2)
-	for _, ch := range []<-chan result{a, cc} {
-		if r := <-ch; r.source != "model" {
-			t.Errorf("got %q %v", r.source, r.err)
-		}
-	}
+	model.serveAll(t, a, cc)
 	st := s.Stats()
 	checkAccounting(t, st)
 	if st.Sources.Model != 2 || st.InModel != 0 {
@@ -459,10 +453,7 @@ func TestStallHoldsFallback(t *testing.T) {
 	s := startServer(t, cfg, model.install)
 	c := newClient(t)
 	t0 := time.Now()
-	a := goDo(context.Background(), c, s.URL+"/a") // starts the stall clock and the stall
-	waitFor(t, s, "a in model", func(st Stats) bool { return st.InModel == 1 })
-	b := goDo(context.Background(), c, s.URL+"/b")
-	waitFor(t, s, "b queued", func(st Stats) bool { return st.QueueLen == 1 })
+	ab := lineUp(t, s, c, "/a", "/b") // a starts the stall clock and the stall
 	r := do(context.Background(), c, http.MethodPost, s.URL+"/c")
 	if r.err != nil || r.source != "fallback" || r.reason != "queue-full" {
 		t.Fatalf("c: %v %q %q", r.err, r.source, r.reason)
@@ -470,9 +461,7 @@ func TestStallHoldsFallback(t *testing.T) {
 	if el := r.done.Sub(t0); el < stallFor {
 		t.Fatalf("fallback written %v after start, inside the %v stall", el, stallFor)
 	}
-	model.release(2)
-	<-a
-	<-b
+	model.serveAll(t, ab...)
 	st := s.Stats()
 	checkAccounting(t, st)
 	if st.StalledRequests < 1 || st.Stalls != 1 {
