@@ -1,7 +1,6 @@
 package verify
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/openload/openload/recorder"
@@ -19,13 +18,7 @@ func closedRun() *recorder.Result {
 }
 
 func TestClosedChecks(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*recorder.Result)
-		check  string
-		sev    Severity
-		text   string
-	}{
+	tests := []checkCase{
 		{"never sent is coordinated omission", func(*recorder.Result) {}, "schedule", Warn,
 			"the closed loop sent 21 of the 30 requests rate × duration calls for: 9 (30.0 %) were never sent"},
 		{"dip listed with what was never sent", func(*recorder.Result) {}, "send dips", Warn,
@@ -62,13 +55,7 @@ func TestClosedChecks(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := closedRun()
-			tc.mutate(r)
-			fs := Run(r, Options{})
-			f := find(t, fs, tc.check)
-			if f.Severity != tc.sev || !strings.Contains(f.Message, tc.text) {
-				t.Errorf("%s: %s %q, want %s containing %q", tc.check, f.Severity, f.Message, tc.sev, tc.text)
-			}
+			fs := tc.run(t, closedRun())
 			if tc.sev != Fail && Worst(fs) == Fail {
 				t.Errorf("a closed run failed: %+v", fs)
 			}

@@ -37,13 +37,7 @@ func TestGoodRunPasses(t *testing.T) {
 }
 
 func TestChecks(t *testing.T) {
-	tests := []struct {
-		name   string
-		mutate func(*recorder.Result)
-		check  string
-		sev    Severity
-		text   string
-	}{
+	tests := []checkCase{
 		{"lost requests", func(r *recorder.Result) { r.Counts.Completed = 28 }, "accounting", Fail, "2 requests unaccounted for"},
 		{"more sent than scheduled", func(r *recorder.Result) { r.Counts.Sent = 31 }, "accounting", Fail, "sent 31 > scheduled 30"},
 		{"short schedule", func(r *recorder.Result) { r.Counts.Scheduled, r.Counts.Completed, r.Counts.Sent = 29, 29, 29 }, "schedule", Fail, "scheduled 29 ≠ rate × duration = 30"},
@@ -69,15 +63,31 @@ func TestChecks(t *testing.T) {
 		{"clamped", func(r *recorder.Result) { r.Clamped = 2 }, "histograms", Warn, "2 values above the 1 h histogram range"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := good()
-			tc.mutate(r)
-			f := find(t, Run(r, Options{}), tc.check)
-			if f.Severity != tc.sev || !strings.Contains(f.Message, tc.text) {
-				t.Errorf("%s: %s %q, want %s containing %q", tc.check, f.Severity, f.Message, tc.sev, tc.text)
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { tc.run(t, good()) })
 	}
+}
+
+// checkCase is a change to a run and the finding of one check it must
+// then give: a severity and a message containing text.
+type checkCase struct {
+	name   string
+	mutate func(*recorder.Result)
+	check  string
+	sev    Severity
+	text   string
+}
+
+// run changes r as tc says, runs the checks and compares tc's check's
+// finding; it returns every finding.
+func (tc checkCase) run(t *testing.T, r *recorder.Result) []Finding {
+	t.Helper()
+	tc.mutate(r)
+	fs := Run(r, Options{})
+	f := find(t, fs, tc.check)
+	if f.Severity != tc.sev || !strings.Contains(f.Message, tc.text) {
+		t.Errorf("%s: %s %q, want %s containing %q", tc.check, f.Severity, f.Message, tc.sev, tc.text)
+	}
+	return fs
 }
 
 // Options are valid at their zero values (the defaults) and refuse what
