@@ -110,8 +110,9 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 // roundTrip sends the run's request on *cp, dialling a connection first
 // when *cp is nil, with stamp (digits, or nil) as the stamp header's value,
 // and reads the response head; the whole exchange must end by deadline.
-// hr reads a plain head into *h (heads.go). tx counts the attempts written (wire.go); hand is the offset (since) at
-// which the last connection was in hand, or -1 when none could be had. The
+// hr reads a plain head into *h (heads.go). tx counts the attempts written
+// (wire.go); hand is the offset (since) at which the last connection was in
+// hand, or -1 when none could be had. The
 // response's body gives the connection back to *cp when it is read to the
 // end and closed, and closes it otherwise. A plain response read by
 // h1.QuickHead comes back as its status alone (resp nil), its body already
@@ -212,10 +213,9 @@ func (t *leanTransport) closeAll() {
 
 // exchange writes the request on c and reads the response head, or the
 // whole of a plain response, its head read by hr into *h (see roundTrip).
-// early is true when the
-// exchange failed before any byte of the response arrived, wrote when at
-// least one byte of the request was written; on an error the caller
-// closes c.
+// early is true when the exchange failed before any byte of the response
+// arrived, wrote when at least one byte of the request was written; on an
+// error the caller closes c.
 func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time, stamp []byte, hr *headReader, h *heads) (resp *http.Response, status int, early, wrote bool, err error) {
 	if err := c.SetDeadline(deadline); err != nil {
 		return nil, 0, true, false, err

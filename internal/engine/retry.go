@@ -77,8 +77,10 @@ func (w *worker) attempt(it item) recorder.Record {
 	// What every attempt wrote, re-sends included (wire.go), adds up.
 	first := r.Sent
 	tx := sendsOf(&r)
+	// Every try after the first is a retry the policy made: the earlier
+	// tries are len(earlier), the retries len(earlier) once the loop
+	// ends, one fewer when the drain ends a backoff.
 	var earlier []recorder.Attempt
-	retries := 0
 	for i := 0; ; i++ {
 		if i == rt.policy.Retries {
 			r.RetryExhausted = true
@@ -96,11 +98,10 @@ func (w *worker) attempt(it item) recorder.Record {
 			return recorder.Record{
 				Seq: it.seq, Scheduled: it.off, Sent: first, Done: done, WasSent: true,
 				Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished,
-				Attempts: tx.attempts, Resends: tx.resends, Retries: retries, Earlier: earlier, LastSent: lastSent,
+				Attempts: tx.attempts, Resends: tx.resends, Retries: len(earlier) - 1, Earlier: earlier, LastSent: lastSent,
 			}
 		}
 		r = w.do(it)
-		retries++
 		tx.add(sendsOf(&r))
 		if !r.WasSent || !rt.policy.On.Match(&r) {
 			break
@@ -111,12 +112,12 @@ func (w *worker) attempt(it item) recorder.Record {
 		r.Earlier = earlier
 		r.Sent = first
 	}
-	r.Attempts, r.Resends, r.Retries = tx.attempts, tx.resends, retries
+	r.Attempts, r.Resends, r.Retries = tx.attempts, tx.resends, len(earlier)
 	return r
 }
 
-// sendsOf is what one try's record says it wrote (only the counts and the
-// first sent time are used).
+// sendsOf is what one try's record says it wrote: its counts, its first
+// written attempt's sent and its last's.
 func sendsOf(r *recorder.Record) sends {
 	s := sends{first: r.Sent, last: r.Sent, attempts: r.Attempts, resends: r.Resends}
 	if r.Resends > 0 {

@@ -196,14 +196,7 @@ type netTries struct {
 	begun    int64         // conn's writes begun when it got it
 	headers  bool          // it wrote its headers (not countable)
 	hand     time.Duration // when it got its connection; -1 before the first
-	pending  bool          // a redirect is being followed: the next attempt starts a hop
 	lastConn *countingConn // the last attempt's connection, for its read error
-}
-
-func (t *netTries) reset() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.tx, t.open, t.conn, t.headers, t.hand, t.pending, t.lastConn = newSends(), false, nil, false, -1, false, nil
 }
 
 // endLocked closes the attempt under way, answered (ok) or failed: it
@@ -227,9 +220,6 @@ func (t *netTries) gotConn(info httptrace.GotConnInfo) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.endLocked(false) // the transport tries again: the last attempt failed
-	if t.pending {
-		t.tx.hop, t.pending = true, false
-	}
 	t.open, t.headers, t.hand = true, false, t.since()
 	t.conn = counted(info.Conn)
 	if t.conn != nil {
@@ -252,7 +242,7 @@ func (t *netTries) redirect() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.endLocked(true)
-	t.pending = true
+	t.tx.hop = true
 }
 
 // end closes the last attempt when Do returned, ok when with a response,
@@ -274,8 +264,7 @@ type triesKey struct{}
 // newNetTries returns the tries of one request and the context, derived
 // from base, that carries its trace hooks.
 func newNetTries(base context.Context, since func() time.Duration) (*netTries, context.Context) {
-	t := &netTries{since: since}
-	t.reset()
+	t := &netTries{since: since, tx: newSends(), hand: -1}
 	trace := &httptrace.ClientTrace{GotConn: t.gotConn, WroteHeaders: t.wroteHeaders}
 	return t, httptrace.WithClientTrace(context.WithValue(base, triesKey{}, t), trace)
 }

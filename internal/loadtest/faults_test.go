@@ -422,6 +422,11 @@ func runFault(t *testing.T, tc faultCase, lean, epoll bool) {
 	if res.Redirects != tc.redirects || res.BodyOverCap != tc.overCap {
 		t.Errorf("redirects %d, body over cap %d; want %d, %d", res.Redirects, res.BodyOverCap, tc.redirects, tc.overCap)
 	}
+	// A followed redirect is one more request head the server reads, not a
+	// re-send: every request that completed wrote 1 + its redirects.
+	if w := res.Wire; tc.redirects > 0 && (w == nil || w.Resends != 0 || w.Attempts != c.Completed+res.Redirects) {
+		t.Errorf("wire %+v: want %d attempts, no re-send", w, c.Completed+res.Redirects)
+	}
 	if !sameCounts(res.TLSCauses, tc.tlsCauses) {
 		t.Errorf("tls causes %v, want %v", res.TLSCauses, tc.tlsCauses)
 	}
