@@ -181,19 +181,17 @@ func Identity(res *recorder.Result) string {
 func LatencyChart(res *recorder.Result) (Chart, error) {
 	c := Chart{ID: "latency", Title: "Latency by percentile", Subtitle: []string{Identity(res)},
 		XLabel: "percentile", YLabel: "ms", LogX: true, XMin: 1, XMax: maxX}
-	metrics := []struct {
+	type line struct {
 		metric, name string
 		style        Style
-	}{
+	}
+	metrics := []line{
 		{"response", "response time", under.in(blue)},
 		{"service", "service time", solid.in(green)},
 		{"send_delay", "send delay", dashed.in(vermillion)},
 	}
 	if res.Histograms.Corrected != "" {
-		metrics = append(metrics, struct {
-			metric, name string
-			style        Style
-		}{"corrected", "corrected for coordinated omission", dotted.in(purple)})
+		metrics = append(metrics, line{"corrected", "corrected for coordinated omission", dotted.in(purple)})
 	}
 	for _, m := range metrics {
 		h, err := res.Histogram(m.metric)
