@@ -365,9 +365,12 @@ func TimelineP99Chart(res *recorder.Result) Chart {
 		s.Y = append(s.Y, sec.ResponseP99)
 	}
 	if n := len(s.X); n > 0 {
-		s.End = math.Min(s.X[n-1]+1, math.Max(end, s.X[n-1]))
-		if s.End == s.X[n-1] {
-			s.End++
+		// The last second drawn holds to the run's end if that falls
+		// inside it, else for the whole second.
+		last := s.X[n-1]
+		s.End = last + 1
+		if end > last {
+			s.End = math.Min(s.End, end)
 		}
 	}
 	c.Series = []Series{s}
