@@ -4,6 +4,7 @@ import (
 	"bytes"
 	_ "embed" // the vendored charting library
 	"encoding/json"
+	"errors"
 	"html/template"
 	"io"
 	"strings"
@@ -244,8 +245,4 @@ func ReadData(page []byte) ([]Chart, error) {
 	return charts, err
 }
 
-type dataError string
-
-func (e dataError) Error() string { return string(e) }
-
-const errNoData = dataError("no openload chart data in the page")
+var errNoData = errors.New("no openload chart data in the page")
