@@ -7,6 +7,7 @@ import (
 	"errors"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -206,7 +207,7 @@ func (p Page) Write(w io.Writer) error {
 			svg = svg[i:]
 		}
 		f := figure{ID: c.ID, Title: c.Title, Note: c.Note, SVG: template.HTML(svg)}
-		if strings.Join(c.Subtitle, "\n") != strings.Join(p.Subtitle, "\n") {
+		if !slices.Equal(c.Subtitle, p.Subtitle) {
 			f.Subtitle = c.Subtitle
 		}
 		figs = append(figs, f)
