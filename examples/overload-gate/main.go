@@ -21,6 +21,7 @@ import (
 	"github.com/openload/openload/examples/internal/demo"
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
@@ -128,7 +129,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, dur time.Duration) error
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(stderr, "done: %v req/s, %s: %s\n", rate, row.Name, demo.CountsLine(c.Result.Counts))
+			fmt.Fprintf(stderr, "done: %v req/s, %s: %s\n", rate, row.Name, report.CountsLine(c.Result.Counts))
 			cells = append(cells, c)
 			if ctx.Err() != nil {
 				break

@@ -28,6 +28,7 @@ import (
 	"github.com/openload/openload/examples/internal/demo"
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/model"
 	"github.com/openload/openload/recorder"
@@ -332,7 +333,7 @@ func run(ctx context.Context, stdout, stderr io.Writer, dur time.Duration) error
 		return err
 	}
 	for _, c := range cells {
-		fmt.Fprintf(stderr, "done: %s, retry %s: %s", c.Row.Name, c.Row.RetryLabel(), demo.CountsLine(c.Result.Counts))
+		fmt.Fprintf(stderr, "done: %s, retry %s: %s", c.Row.Name, c.Row.RetryLabel(), report.CountsLine(c.Result.Counts))
 		if r := c.Result.Retries; r != nil {
 			fmt.Fprintf(stderr, " · retries sent %d · refused by budget %d", r.RetriesSent, r.RefusedByBudget)
 		}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	_ "embed" // the vendored charting library
 	"encoding/json"
+	"errors"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -205,7 +207,7 @@ func (p Page) Write(w io.Writer) error {
 			svg = svg[i:]
 		}
 		f := figure{ID: c.ID, Title: c.Title, Note: c.Note, SVG: template.HTML(svg)}
-		if strings.Join(c.Subtitle, "\n") != strings.Join(p.Subtitle, "\n") {
+		if !slices.Equal(c.Subtitle, p.Subtitle) {
 			f.Subtitle = c.Subtitle
 		}
 		figs = append(figs, f)
@@ -244,8 +246,4 @@ func ReadData(page []byte) ([]Chart, error) {
 	return charts, err
 }
 
-type dataError string
-
-func (e dataError) Error() string { return string(e) }
-
-const errNoData = dataError("no openload chart data in the page")
+var errNoData = errors.New("no openload chart data in the page")

@@ -181,19 +181,17 @@ func Identity(res *recorder.Result) string {
 func LatencyChart(res *recorder.Result) (Chart, error) {
 	c := Chart{ID: "latency", Title: "Latency by percentile", Subtitle: []string{Identity(res)},
 		XLabel: "percentile", YLabel: "ms", LogX: true, XMin: 1, XMax: maxX}
-	metrics := []struct {
+	type line struct {
 		metric, name string
 		style        Style
-	}{
+	}
+	metrics := []line{
 		{"response", "response time", under.in(blue)},
 		{"service", "service time", solid.in(green)},
 		{"send_delay", "send delay", dashed.in(vermillion)},
 	}
 	if res.Histograms.Corrected != "" {
-		metrics = append(metrics, struct {
-			metric, name string
-			style        Style
-		}{"corrected", "corrected for coordinated omission", dotted.in(purple)})
+		metrics = append(metrics, line{"corrected", "corrected for coordinated omission", dotted.in(purple)})
 	}
 	for _, m := range metrics {
 		h, err := res.Histogram(m.metric)
@@ -367,9 +365,12 @@ func TimelineP99Chart(res *recorder.Result) Chart {
 		s.Y = append(s.Y, sec.ResponseP99)
 	}
 	if n := len(s.X); n > 0 {
-		s.End = math.Min(s.X[n-1]+1, math.Max(end, s.X[n-1]))
-		if s.End == s.X[n-1] {
-			s.End++
+		// The last second drawn holds to the run's end if that falls
+		// inside it, else for the whole second.
+		last := s.X[n-1]
+		s.End = last + 1
+		if end > last {
+			s.End = math.Min(s.End, end)
 		}
 	}
 	c.Series = []Series{s}

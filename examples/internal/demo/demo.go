@@ -1,7 +1,7 @@
 // Package demo holds what the runnable examples share: a run of openload
-// against a fresh in-process stub, the handling of an interrupt and a
-// failure in main, and the one-line accounting they print as each run
-// ends. Each example still says in its own code what it runs and prints.
+// against a fresh in-process stub, and the handling of an interrupt and a
+// failure in main. Each example still says in its own code what it runs
+// and prints.
 package demo
 
 import (
@@ -46,11 +46,4 @@ func Main(name string, run func(ctx context.Context) error) {
 		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
 	}
-}
-
-// CountsLine is a run's accounting in one line, as the examples print it
-// on stderr when a run ends.
-func CountsLine(c recorder.Counts) string {
-	return fmt.Sprintf("scheduled %d · completed %d · errors %d · timeouts %d · unfinished %d",
-		c.Scheduled, c.Completed, c.Errors, c.Timeouts, c.Unfinished)
 }
