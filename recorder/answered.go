@@ -1,8 +1,6 @@
 package recorder
 
 import (
-	"time"
-
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
@@ -34,9 +32,9 @@ func (t *faultTally) addUnanswered(rec *Record) {
 	if t.unanswered == nil {
 		t.unanswered = NewHistogram()
 	}
-	// Clamped as the response histogram clamps it (counted there).
-	us := min(max(int64(rec.Response()/time.Microsecond), 0), HistHighest)
-	_ = t.unanswered.RecordValue(us)
+	// Clamped as the response histogram clamps it (counted there), so
+	// that Answered's subtraction leaves no bucket negative.
+	recordClamped(t.unanswered, rec.Response())
 }
 
 func (t *faultTally) mergeUnanswered(o *hdrhistogram.Histogram) {

@@ -110,3 +110,30 @@ func TestOldResultReads(t *testing.T) {
 		t.Errorf("old result read as answered %v, unanswered %v, causes %v, kinds %v", res.Answered, res.Unanswered, res.TLSCauses, res.ErrorKinds)
 	}
 }
+
+// TestAnsweredClamped: a response time above the histogram's range is
+// clamped alike in the response and the unanswered histogram, so the
+// answered one, their difference, keeps every bucket at or above zero.
+func TestAnsweredClamped(t *testing.T) {
+	r := New(nil)
+	long := 2 * time.Hour
+	for _, rec := range []Record{
+		{Done: long, Outcome: TimedOut, Kind: KindTimeout},
+		{Done: long, Outcome: Completed, Status: 200},
+		{Done: ms(5), Outcome: Completed, Status: 200},
+	} {
+		r.Add(&rec)
+	}
+	a, u := r.Answered()
+	if a == nil || a.TotalCount() != 2 || u.TotalCount() != 1 || r.Clamped() != 2 {
+		t.Fatalf("answered %v, unanswered %v, clamped %d; want 2, 1, 2", a, u, r.Clamped())
+	}
+	for _, b := range a.Distribution() {
+		if b.Count < 0 {
+			t.Errorf("answered bucket %d–%d holds %d", b.From, b.To, b.Count)
+		}
+	}
+	if !a.ValuesAreEquivalent(a.Max(), HistHighest) || !u.ValuesAreEquivalent(u.Max(), HistHighest) {
+		t.Errorf("maxima %d and %d µs, want both at the top, %d", a.Max(), u.Max(), HistHighest)
+	}
+}

@@ -3,7 +3,8 @@ package recorder
 import "strconv"
 
 // statusTally counts answers by HTTP status code: the final answers
-// (Recorder.status) and the earlier attempts' (retryTally.status) alike.
+// (Recorder.status), the earlier attempts' (retryTally.status) and the
+// heads of responses that failed before their end (wireTally.failed).
 type statusTally struct {
 	codes [600]int64 // by code, for codes in [100, 600)
 	other int64      // codes outside [100, 600); 0 (no status) is not counted

@@ -1,7 +1,5 @@
 package recorder
 
-import "strconv"
-
 // What went onto the wire.
 //
 // A request is one request of the schedule, with one record and one
@@ -22,8 +20,7 @@ import "strconv"
 // that failed after their head.
 type wireTally struct {
 	attempts, resends, resent int64
-	failedStatus              [600]int64
-	failedOther               int64 // failed after a head with a status outside [100, 600)
+	failed                    statusTally // tally.go
 }
 
 func (r *Recorder) addWire(rec *Record) {
@@ -33,13 +30,8 @@ func (r *Recorder) addWire(rec *Record) {
 		t.resends += int64(rec.Resends)
 		t.resent++
 	}
-	if rec.Outcome == Completed || rec.Status == 0 {
-		return
-	}
-	if rec.Status >= 100 && rec.Status < 600 {
-		t.failedStatus[rec.Status]++
-	} else {
-		t.failedOther++
+	if rec.Outcome != Completed {
+		t.failed.add(rec.Status) // 0, no head, is not counted
 	}
 }
 
@@ -47,10 +39,7 @@ func (t *wireTally) merge(o *wireTally) {
 	t.attempts += o.attempts
 	t.resends += o.resends
 	t.resent += o.resent
-	for i := range t.failedStatus {
-		t.failedStatus[i] += o.failedStatus[i]
-	}
-	t.failedOther += o.failedOther
+	t.failed.merge(&o.failed)
 }
 
 // Wire is what went onto connections during a run.
@@ -75,13 +64,6 @@ func (r *Recorder) Wire() Wire {
 // responses whose head came but that failed or timed out before their end.
 func (r *Recorder) FailedStatus() map[string]int64 {
 	m := map[string]int64{}
-	for code, n := range r.wire.failedStatus {
-		if n > 0 {
-			m[strconv.Itoa(code)] = n
-		}
-	}
-	if r.wire.failedOther > 0 {
-		m["other"] = r.wire.failedOther
-	}
+	r.wire.failed.addTo(m)
 	return m
 }

@@ -89,6 +89,14 @@ func TLSDetail(res *recorder.Result) string {
 	if len(res.TLSCauses) == 0 {
 		return KindMeaning("tls")
 	}
+	return strings.Join(TLSCausePhrases(res, true), "; ")
+}
+
+// TLSCausePhrases says each TLS cause of res in words, the most frequent
+// first (then by name): its meaning, its count when there are several
+// causes, and with hints its hint after a colon ("expired 4: check its
+// dates …"). Nil when res has no causes.
+func TLSCausePhrases(res *recorder.Result, hints bool) []string {
 	causes := make([]string, 0, len(res.TLSCauses))
 	for c := range res.TLSCauses {
 		causes = append(causes, c)
@@ -97,16 +105,16 @@ func TLSDetail(res *recorder.Result) string {
 		ni, nj := res.TLSCauses[causes[i]], res.TLSCauses[causes[j]]
 		return ni > nj || ni == nj && causes[i] < causes[j]
 	})
-	parts := make([]string, 0, len(causes))
+	var parts []string
 	for _, c := range causes {
 		meaning, hint := TLSCauseMeaning(c)
 		if len(causes) > 1 {
 			meaning += fmt.Sprintf(" %d", res.TLSCauses[c])
 		}
-		if hint != "" {
+		if hints && hint != "" {
 			meaning += ": " + hint
 		}
 		parts = append(parts, meaning)
 	}
-	return strings.Join(parts, "; ")
+	return parts
 }

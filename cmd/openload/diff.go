@@ -43,13 +43,12 @@ type diffOptions struct {
 }
 
 func diffFlags(o *diffOptions) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("openload diff", pflag.ContinueOnError)
-	fs.SortFlags = false
+	fs := newFlagSet("openload diff")
 	inGroup(fs, groupFlags, func() {
 		fs.StringVar(&o.metric, "metric", "response", "with two results: the histogram compared: "+strings.Join(recorder.Metrics, ", "))
 		fs.StringVar(&o.html, "html", "", "with two results: also write both runs' percentile curves and the table to this `file`, a self-contained HTML page")
 	})
-	inGroup(fs, groupEnd, func() { fs.BoolVarP(&o.help, "help", "h", false, "show this help") })
+	helpFlag(fs, &o.help)
 	return fs
 }
 
@@ -59,7 +58,6 @@ func diffFlags(o *diffOptions) *pflag.FlagSet {
 func runDiff(args []string, stdout, stderr io.Writer) int {
 	var o diffOptions
 	fs := diffFlags(&o)
-	fs.SetOutput(io.Discard)
 	if err := fs.Parse(longForm(fs, args)); err != nil {
 		return usageErrorIn(stderr, "diff", "%v", err)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"math"
 	"net/http"
 	"net/textproto"
@@ -60,7 +59,6 @@ func FuzzRateDuration(f *testing.F) {
 	f.Fuzz(func(t *testing.T, rate, dur string) {
 		var o loadOptions
 		fs := loadFlags(&o)
-		fs.SetOutput(io.Discard)
 		args := []string{"--rate", rate, "--duration", dur}
 		if err := fs.Parse(longForm(fs, args)); err != nil {
 			if !strings.Contains(err.Error(), "--rate") && !strings.Contains(err.Error(), "--duration") {
@@ -99,7 +97,6 @@ func FuzzRateDuration(f *testing.F) {
 		// Validating again gives the same answer.
 		var o2 loadOptions
 		fs2 := loadFlags(&o2)
-		fs2.SetOutput(io.Discard)
 		if err := fs2.Parse(longForm(fs2, args)); err != nil {
 			t.Fatal(err)
 		}

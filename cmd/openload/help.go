@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -31,6 +32,22 @@ const (
 
 // loadGroups are the groups of loadFlags, in help order.
 var loadGroups = []string{groupLoad, groupRequest, groupOutput, groupChecks, groupClient, groupRetries, groupExpect, groupEnd}
+
+// newFlagSet returns the empty flag set of the command name. Its flags stay
+// in the order registered (inGroup and flagHelp rely on it), and Parse
+// returns its errors rather than printing them: the command prints one
+// line (usageErrorIn).
+func newFlagSet(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// helpFlag registers -h, --help, last in every command's help.
+func helpFlag(fs *pflag.FlagSet, help *bool) {
+	inGroup(fs, groupEnd, func() { fs.BoolVarP(help, "help", "h", false, "show this help") })
+}
 
 // inGroup runs register and files the flags it registered under title,
 // but for those a nested inGroup filed already. fs must not sort its flags
@@ -80,8 +97,7 @@ func groupOf(f *pflag.Flag) (string, bool) {
 // copy rendered has a bool as a BoolFunc (never parsed: it is for the
 // help only).
 func flagHelp(fs *pflag.FlagSet, titles []string) string {
-	show := pflag.NewFlagSet(fs.Name(), pflag.ContinueOnError)
-	show.SortFlags = false
+	show := newFlagSet(fs.Name())
 	counts := make([]int, len(titles))
 	for i, title := range titles {
 		fs.VisitAll(func(f *pflag.Flag) {

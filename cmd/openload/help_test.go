@@ -257,7 +257,6 @@ func checkExample(args []string) error {
 	}
 	c := newCommands()
 	fs := c.sets[strings.TrimSpace("openload "+cmd)].fs
-	fs.SetOutput(new(strings.Builder))
 	if err := fs.Parse(longForm(fs, args)); err != nil {
 		return err
 	}

@@ -63,8 +63,7 @@ type loadOptions struct {
 // loadFlags registers the flags of a load run, group by group as the help
 // shows them (help.go); sub-options register theirs in their own files.
 func loadFlags(o *loadOptions) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("openload", pflag.ContinueOnError)
-	fs.SortFlags = false
+	fs := newFlagSet("openload")
 	r := &o.run
 	inGroup(fs, groupLoad, func() {
 		fs.Float64VarP(&r.Schedule.Rate, "rate", "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
@@ -105,9 +104,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 		faultFlags(fs, &r.Config) // safety.go
 	})
 	o.retry.flags(fs, &r.Retry) // retries, model expectations
-	inGroup(fs, groupEnd, func() {
-		fs.BoolVarP(&o.help, "help", "h", false, "show this help")
-	})
+	helpFlag(fs, &o.help)
 	return fs
 }
 
@@ -257,7 +254,6 @@ func unwrapPath(err error) error {
 func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o loadOptions
 	fs := loadFlags(&o)
-	fs.SetOutput(io.Discard)
 	if err := fs.Parse(longForm(fs, args)); err != nil {
 		return usageError(stderr, "%v", err)
 	}

@@ -176,7 +176,6 @@ func TestLongForm(t *testing.T) {
 func TestPflagSingleDash(t *testing.T) {
 	var o loadOptions
 	fs := loadFlags(&o)
-	fs.SetOutput(new(bytes.Buffer))
 	if err := fs.Parse([]string{"-method", "POST", "-output", "r.json"}); err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +190,6 @@ func TestSingleDashParsing(t *testing.T) {
 	parse := func(args ...string) loadOptions {
 		var o loadOptions
 		fs := loadFlags(&o)
-		fs.SetOutput(new(bytes.Buffer))
 		if err := fs.Parse(longForm(fs, args)); err != nil {
 			t.Fatalf("%q: %v", args, err)
 		}

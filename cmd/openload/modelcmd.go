@@ -47,8 +47,7 @@ var modelGroups = []string{groupFlags, groupEnd}
 
 // modelFlags are the flags of 'openload model poisson'.
 func modelFlags(in *model.PoissonInput, help *bool) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("openload model poisson", pflag.ContinueOnError)
-	fs.SortFlags = false
+	fs := newFlagSet("openload model poisson")
 	inGroup(fs, groupFlags, func() {
 		fs.Float64Var(&in.Rate, "rate", 0, "offered rate λ, requests per second, Poisson arrivals (required)")
 		fs.Float64Var(&in.Limit, "limit-rps", 0, "limit R, requests per second over all shards (required)")
@@ -57,7 +56,7 @@ func modelFlags(in *model.PoissonInput, help *bool) *pflag.FlagSet {
 		fs.StringVar(&in.Routing, "limit-routing", model.RoutingRandom, "which shard sees a request: random or round-robin")
 		fs.IntVar(&in.Retries, "retries", 0, "k, retries of a rejected request (attempts taken as independent)")
 	})
-	inGroup(fs, groupEnd, func() { fs.BoolVarP(help, "help", "h", false, "show this help") })
+	helpFlag(fs, help)
 	return fs
 }
 
@@ -65,7 +64,6 @@ func runModelPoisson(args []string, stdout, stderr io.Writer) int {
 	var in model.PoissonInput
 	var help bool
 	fs := modelFlags(&in, &help)
-	fs.SetOutput(io.Discard)
 	if err := fs.Parse(longForm(fs, args)); err != nil {
 		return usageErrorIn(stderr, "model poisson", "%v", err)
 	}

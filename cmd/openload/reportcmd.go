@@ -97,8 +97,7 @@ type reportOptions struct {
 }
 
 func reportFlags(o *reportOptions) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("openload report", pflag.ContinueOnError)
-	fs.SortFlags = false
+	fs := newFlagSet("openload report")
 	inGroup(fs, groupFlags, func() {
 		fs.StringVar(&o.format, "format", "table", "output format: "+strings.Join(reportOrder, ", "))
 		fs.StringVar(&o.metric, "metric", "response", "histogram for --format hgrm: "+strings.Join(recorder.Metrics, ", "))
@@ -108,7 +107,7 @@ func reportFlags(o *reportOptions) *pflag.FlagSet {
 		fs.StringVar(&o.chart, "chart", "latency", "chart for --svg/--png: latency (alias percentiles), timeline, timeline-p99, class-0 …")
 		fs.StringVar(&o.hlog, "hlog", "", "read this HdrHistogram interval log (as --hlog writes) instead of a result; a log given as the `file` is recognised without it")
 	})
-	inGroup(fs, groupEnd, func() { fs.BoolVarP(&o.help, "help", "h", false, "show this help") })
+	helpFlag(fs, &o.help)
 	return fs
 }
 
@@ -116,7 +115,6 @@ func reportFlags(o *reportOptions) *pflag.FlagSet {
 func runReport(args []string, stdout, stderr io.Writer) int {
 	var o reportOptions
 	fs := reportFlags(&o)
-	fs.SetOutput(io.Discard)
 	if err := fs.Parse(longForm(fs, args)); err != nil {
 		return usageErrorIn(stderr, "report", "%v", err)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -32,8 +33,9 @@ import (
 // report says its work is in the generator's figures.
 
 // stubChildWait bounds the wait for the child's address, and then for its
-// exit once asked to stop; past it the child is killed.
-const stubChildWait = 10 * time.Second
+// exit once asked to stop; past it the child is killed (a test shortens
+// it).
+var stubChildWait = 10 * time.Second
 
 // stubExecutable is the binary the child runs: openload's own (a test
 // replaces it).
@@ -46,9 +48,9 @@ const listeningPrefix = "openload stub: listening on "
 // stubChild is the built-in stub running as a child process.
 type stubChild struct {
 	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	drained chan struct{} // closed when the child's stdout reached its end
-	errs    tailBuffer    // the child's stderr
+	cancel  context.CancelFunc // asks the child to stop (cmd.Cancel)
+	drained chan struct{}      // closed when the child's stdout reached its end
+	errs    tailBuffer         // the child's stderr
 	once    sync.Once
 	cpu     time.Duration
 }
@@ -81,7 +83,7 @@ func (t *tailBuffer) String() string {
 
 // startStubChild starts `openload stub` with cfg's flags in a child
 // process and returns it with the stub's URL.
-func startStubChild(cfg stub.Config, stderr io.Writer) (*stubChild, string, error) {
+func startStubChild(cfg stub.Config) (*stubChild, string, error) {
 	attr, err := childProcAttr() // stubchild_unix.go
 	if err != nil {
 		return nil, "", err
@@ -94,8 +96,9 @@ func startStubChild(cfg stub.Config, stderr io.Writer) (*stubChild, string, erro
 	if cfg.H2C {
 		args = append(args, "--h2c")
 	}
-	c := &stubChild{drained: make(chan struct{})}
-	cmd := exec.Command(exe, args...)
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &stubChild{cancel: cancel, drained: make(chan struct{})}
+	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.SysProcAttr = attr
 	cmd.Stderr = &c.errs
 	for _, kv := range os.Environ() {
@@ -106,16 +109,22 @@ func startStubChild(cfg stub.Config, stderr io.Writer) (*stubChild, string, erro
 	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
+		cancel()
 		return nil, "", err
 	}
+	// Stopping (cancel) closes the child's standard input, which tells it
+	// to exit; os/exec kills it if it has not exited stubChildWait later.
+	cmd.Cancel, cmd.WaitDelay = stdin.Close, stubChildWait
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
+		cancel()
 		return nil, "", err
 	}
 	if err := cmd.Start(); err != nil {
+		cancel()
 		return nil, "", err
 	}
-	c.cmd, c.stdin = cmd, stdin
+	c.cmd = cmd
 	addr := make(chan string, 1)
 	go func() {
 		defer close(c.drained)
@@ -163,22 +172,12 @@ func stubListening(line string) (string, bool) {
 // used in its life. Calling it again returns the same.
 func (c *stubChild) stop(kill bool) time.Duration {
 	c.once.Do(func() {
-		c.stdin.Close()
 		if kill {
 			c.cmd.Process.Kill()
 		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			<-c.drained // Wait closes stdout: read it to the end first
-			c.cmd.Wait()
-		}()
-		select {
-		case <-done:
-		case <-time.After(stubChildWait):
-			c.cmd.Process.Kill()
-			<-done
-		}
+		c.cancel()
+		<-c.drained // Wait closes stdout: read it to the end first
+		c.cmd.Wait()
 		if ps := c.cmd.ProcessState; ps != nil {
 			c.cpu = ps.UserTime() + ps.SystemTime()
 		}
@@ -194,7 +193,7 @@ var errNoChild = errors.New("no process groups on this platform")
 // where it can, in openload's process otherwise, saying why on stderr
 // unless the platform has no process groups.
 func builtinTarget(cfg stub.Config, stderr io.Writer) (target, error) {
-	c, raw, err := startStubChild(cfg, stderr)
+	c, raw, err := startStubChild(cfg)
 	if err == nil {
 		u, err := url.Parse(raw + "/predict")
 		if err != nil {

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openload/openload/targets/stub"
 )
 
 // childrenOf returns the pids of pid's child processes (Linux: /proc).
@@ -156,6 +158,33 @@ func TestStubChildWithoutAddress(t *testing.T) {
 	if !strings.Contains(stderr, "not in a child process (the child process ended without an address (exit status 0") ||
 		!strings.Contains(stdout, "target: built-in stub model server in openload's process") {
 		t.Errorf("stderr:\n%s\nstdout:\n%s", stderr, stdout)
+	}
+	if kids := childrenOf(t, os.Getpid()); len(kids) != 0 {
+		t.Errorf("child processes left: %v", kids)
+	}
+}
+
+// TestStubChildKilledWhenDeaf: a child that tells its address but does not
+// exit when its standard input closes (here a script that sleeps) is
+// killed stubChildWait after it was asked to stop, and stop returns.
+func TestStubChildKilledWhenDeaf(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "deaf")
+	body := "#!/bin/sh\necho '" + listeningPrefix + "http://127.0.0.1:9 (deaf)'\nexec sleep 60\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	savedExe, savedWait := stubExecutable, stubChildWait
+	stubExecutable = func() (string, error) { return script, nil }
+	stubChildWait = 200 * time.Millisecond
+	defer func() { stubExecutable, stubChildWait = savedExe, savedWait }()
+	c, u, err := startStubChild(stub.DefaultConfig())
+	if err != nil || u != "http://127.0.0.1:9" {
+		t.Fatalf("start: %q, %v", u, err)
+	}
+	pid := c.cmd.Process.Pid
+	c.stop(false)
+	if ws, ok := c.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("child %d ended %v, want killed", pid, c.cmd.ProcessState)
 	}
 	if kids := childrenOf(t, os.Getpid()); len(kids) != 0 {
 		t.Errorf("child processes left: %v", kids)

@@ -27,8 +27,7 @@ var stubGroups = []string{groupStubModel, groupStubGate, groupStubFaults, groupS
 // help's groups: the stub's package registers one flag per Config field
 // and knows nothing of the help.
 func stubFlags(cfg *stub.Config, help, child *bool) *pflag.FlagSet {
-	fs := pflag.NewFlagSet("openload stub", pflag.ContinueOnError)
-	fs.SortFlags = false
+	fs := newFlagSet("openload stub")
 	cfg.AddFlags(fs)
 	setGroup(fs, groupStubModel, "workers", "latency")
 	setGroup(fs, groupStubGate, "policy", "queue-cap", "wait-budget", "believed-latency", "estimator", "window", "bucket", "min-samples", "max-queue-wait")
@@ -43,7 +42,7 @@ func stubFlags(cfg *stub.Config, help, child *bool) *pflag.FlagSet {
 		fs.MarkHidden("until-stdin-closes")
 	})
 	setGroup(fs, groupStubListen, "listen", "h2c")
-	inGroup(fs, groupEnd, func() { fs.BoolVarP(help, "help", "h", false, "show this help") })
+	helpFlag(fs, help)
 	return fs
 }
 
@@ -89,7 +88,6 @@ func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := stub.DefaultConfig()
 	var help, child bool
 	fs := stubFlags(&cfg, &help, &child)
-	fs.SetOutput(io.Discard)
 	if err := fs.Parse(longForm(fs, args)); err != nil {
 		return usageErrorIn(stderr, "stub", "%v", err)
 	}

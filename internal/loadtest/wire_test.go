@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,6 +83,10 @@ type wireCase struct {
 	outcome recorder.Outcome
 	status  int                // of a completed request
 	kind    recorder.ErrorKind // of a failed one
+	// head: the status of the whole head the server wrote before the
+	// request failed; the result keeps it apart (FailedStatus) for every
+	// request. 0: no head came, FailedStatus is empty.
+	head int
 	// mixed, for the keep-alive cases on one connection: the outcomes
 	// (as wireResult.outcomes) and the request heads the server reads.
 	mixed map[string]int64
@@ -124,15 +129,15 @@ func wireCases() []wireCase {
 		{name: "partial status line, RST", script: always(w("HTTP/1.1 2"), pause(5*time.Millisecond), rst), outcome: recorder.Failed, kind: recorder.KindReset},
 		{name: "partial head, FIN", script: always(w("HTTP/1.1 200 OK\r\nContent-Len"), pause(5*time.Millisecond), fin), outcome: recorder.Failed, kind: recorder.KindReset},
 		{name: "partial head, RST", script: always(w("HTTP/1.1 200 OK\r\nContent-Len"), pause(5*time.Millisecond), rst), outcome: recorder.Failed, kind: recorder.KindReset},
-		{name: "head, no body, FIN", script: always(w("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"), pause(5*time.Millisecond), fin), outcome: recorder.Failed, kind: recorder.KindReset},
-		{name: "head, 10 of 100 body bytes, FIN", script: always(w("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789"), pause(5*time.Millisecond), fin), outcome: recorder.Failed, kind: recorder.KindReset},
-		{name: "head, 10 of 100 body bytes, RST", script: always(w("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789"), pause(5*time.Millisecond), rst), outcome: recorder.Failed, kind: recorder.KindReset},
-		{name: "chunked body cut mid-chunk, FIN", script: always(w("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n01234"), pause(5*time.Millisecond), fin), outcome: recorder.Failed, kind: recorder.KindReset},
-		{name: "chunked body, no last chunk, FIN", script: always(w("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n"), pause(5*time.Millisecond), fin), outcome: recorder.Failed, kind: recorder.KindReset},
+		{name: "head, no body, FIN", script: always(w("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n"), pause(5*time.Millisecond), fin), outcome: recorder.Failed, kind: recorder.KindReset, head: 200},
+		{name: "head, 10 of 100 body bytes, FIN", script: always(w("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789"), pause(5*time.Millisecond), fin), outcome: recorder.Failed, kind: recorder.KindReset, head: 200},
+		{name: "head, 10 of 100 body bytes, RST", script: always(w("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789"), pause(5*time.Millisecond), rst), outcome: recorder.Failed, kind: recorder.KindReset, head: 200},
+		{name: "chunked body cut mid-chunk, FIN", script: always(w("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n01234"), pause(5*time.Millisecond), fin), outcome: recorder.Failed, kind: recorder.KindReset, head: 200},
+		{name: "chunked body, no last chunk, FIN", script: always(w("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n"), pause(5*time.Millisecond), fin), outcome: recorder.Failed, kind: recorder.KindReset, head: 200},
 		{name: "chunked body, whole", script: always(w("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n")), outcome: recorder.Completed, status: 200},
 		{name: "close-delimited body, FIN", script: always(w("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it"), fin), outcome: recorder.Completed, status: 200},
 		{name: "HTTP/1.0 close-delimited body, FIN", script: always(w("HTTP/1.0 200 OK\r\n\r\nall of it"), fin), outcome: recorder.Completed, status: 200},
-		{name: "close-delimited body, RST", script: always(w("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nsome of it"), pause(5*time.Millisecond), rst), outcome: recorder.Failed, kind: recorder.KindReset},
+		{name: "close-delimited body, RST", script: always(w("HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nsome of it"), pause(5*time.Millisecond), rst), outcome: recorder.Failed, kind: recorder.KindReset, head: 200},
 		{name: "204 with Connection: close, FIN after", script: always(w("HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"), fin), outcome: recorder.Completed, status: 204},
 		// A server that closes every connection after answering without
 		// saying so races the client's next request: one written before
@@ -145,7 +150,7 @@ func wireCases() []wireCase {
 		{name: "two different Content-Lengths", script: always(w("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok")), outcome: recorder.Failed, kind: recorder.KindOther},
 		{name: "malformed status line", script: always(w("HTTP/1.1 ok-ish\r\n\r\n")), outcome: recorder.Failed, kind: recorder.KindOther},
 		{name: "not HTTP at all", script: always(w("SSH-2.0-OpenSSH_9.2\r\n"), fin), outcome: recorder.Failed, kind: recorder.KindOther},
-		{name: "bad chunk size", script: always(w("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n")), outcome: recorder.Failed, kind: recorder.KindOther},
+		{name: "bad chunk size", script: always(w("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nok\r\n0\r\n\r\n")), outcome: recorder.Failed, kind: recorder.KindOther, head: 200},
 		{name: "103 Early Hints, then 200", script: always(w("HTTP/1.1 103 Early Hints\r\nLink: </a.css>\r\n\r\n"), pause(2*time.Millisecond), w(okResponse)), outcome: recorder.Completed, status: 200},
 		{name: "100 Continue, then FIN", script: always(w("HTTP/1.1 100 Continue\r\n\r\n"), pause(5*time.Millisecond), fin), outcome: recorder.Failed, kind: recorder.KindReset},
 		{
@@ -162,7 +167,7 @@ func wireCases() []wireCase {
 			outcome: recorder.Completed, status: 413,
 		},
 		{name: "accepts, never answers", script: always(hold), timeout: 200 * time.Millisecond, outcome: recorder.TimedOut, kind: recorder.KindTimeout},
-		{name: "head, then a stalled body", script: always(w("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n01"), hold), timeout: 200 * time.Millisecond, outcome: recorder.TimedOut, kind: recorder.KindTimeout},
+		{name: "head, then a stalled body", script: always(w("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n01"), hold), timeout: 200 * time.Millisecond, outcome: recorder.TimedOut, kind: recorder.KindTimeout, head: 200},
 		// Keep-alive connections that fail when reused, on one connection:
 		// each connection's first request is answered and its second read
 		// and dropped. A GET is re-sent on a new connection (whose first it
@@ -248,6 +253,7 @@ var wireClients = []struct {
 // wireResult is what one client reported for one case.
 type wireResult struct {
 	outcomes map[string]int64 // outcome (and status or kind) → requests
+	partial  map[string]int64 // the result's FailedStatus
 	attempts int64            // the log's attempts column, summed
 	resends  int64
 	heads    int64 // what the server read
@@ -315,6 +321,7 @@ func runWire(t *testing.T, c wireCase, lean, epoll bool) wireResult {
 		t.Fatal("the result has no wire counts")
 	}
 	out.resends = res.Wire.Resends
+	out.partial = res.FailedStatus
 	lr := recorder.NewLogReader(&logBuf, "log")
 	for lr.Scan() {
 		e := lr.Entry()
@@ -373,6 +380,13 @@ func checkWire(t *testing.T, c wireCase, row []wireResult) {
 			t.Errorf("%s: the log counts %d attempts with %d re-sends, the server read %d request heads", name, r.attempts, r.resends, r.heads)
 		case !c.silent && r.attempts != r.heads:
 			t.Errorf("%s: the log counts %d attempts, the server read %d request heads", name, r.attempts, r.heads)
+		}
+		partial := map[string]int64{}
+		if c.head != 0 {
+			partial[strconv.Itoa(c.head)] = wireRequests
+		}
+		if !maps2Equal(r.partial, partial) {
+			t.Errorf("%s: heads of failed responses %v, want %v", name, r.partial, partial)
 		}
 		if c.mixed != nil {
 			if !maps2Equal(r.outcomes, c.mixed) || r.heads != c.heads {

@@ -81,15 +81,7 @@ func kindPhrase(res *recorder.Result, kind string) string {
 		if len(res.TLSCauses) == 0 {
 			return "tls"
 		}
-		causes := sortedKeys(res.TLSCauses)
-		parts := make([]string, len(causes))
-		for i, c := range causes {
-			parts[i], _ = verify.TLSCauseMeaning(c)
-			if len(causes) > 1 {
-				parts[i] += fmt.Sprintf(" %d", res.TLSCauses[c])
-			}
-		}
-		return "tls: " + strings.Join(parts, ", ")
+		return "tls: " + strings.Join(verify.TLSCausePhrases(res, false), ", ")
 	case "other":
 		return "other (" + verify.KindMeaning(kind) + ")"
 	}

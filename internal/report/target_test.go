@@ -68,6 +68,8 @@ func TestTargetVerdict(t *testing.T) {
 			"target failed: 60 of 60 refused"},
 		{"self-signed", recorder.Result{Counts: recorder.Counts{Scheduled: 60, Errors: 60}, ErrorKinds: map[string]int64{"tls": 60}, TLSCauses: map[string]int64{"self_signed": 60}},
 			"target failed: 60 of 60 tls: self-signed certificate"},
+		{"two tls causes", recorder.Result{Counts: recorder.Counts{Scheduled: 60, Errors: 60}, ErrorKinds: map[string]int64{"tls": 60}, TLSCauses: map[string]int64{"expired": 20, "self_signed": 40}},
+			"target failed: 60 of 60 tls: self-signed certificate 40, certificate expired or not yet valid 20"},
 		{"some resets", recorder.Result{Counts: recorder.Counts{Scheduled: 1600, Completed: 1568, Errors: 32}, ErrorKinds: map[string]int64{"reset": 32}},
 			"target failed: 32 of 1600 reset (2.0 %, above the default errors<=1%)"},
 		{"several kinds", recorder.Result{Counts: recorder.Counts{Scheduled: 60, Completed: 15, Errors: 30, Timeouts: 15}, ErrorKinds: map[string]int64{"refused": 30, "timeout": 15}},
