@@ -339,7 +339,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if !o.quiet {
 		var name string
 		if r.Closed {
-			name = loadtest.ClosedName(engine.Closed{Users: r.Connections, Rate: r.Schedule.Rate, Duration: r.Schedule.Duration, Think: r.Think})
+			name = loadtest.ClosedName(r.ClosedLoop())
 		} else {
 			name = o.replay.name(r.Schedule)
 		}

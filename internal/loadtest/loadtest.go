@@ -126,7 +126,7 @@ func (o *Options) Validate() error {
 	}
 	if o.Closed {
 		// engine.Closed, named by the fields of Options that set it.
-		err := field.Rename(o.closed().Validate(), func(f string) string {
+		err := field.Rename(o.ClosedLoop().Validate(), func(f string) string {
 			switch f {
 			case "Users":
 				return "Connections"
@@ -169,8 +169,9 @@ func (o *Options) validateSchedule() error {
 	return nil
 }
 
-// closed is the closed loop the options describe.
-func (o *Options) closed() engine.Closed {
+// ClosedLoop is the closed loop the options describe (Closed: the run is
+// one).
+func (o *Options) ClosedLoop() engine.Closed {
 	return engine.Closed{Users: o.Connections, Rate: o.Schedule.Rate, Duration: o.Schedule.Duration, Think: o.Think}
 }
 
@@ -322,7 +323,7 @@ func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engin
 
 // runClosed is Run for a closed-loop run.
 func runClosed(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, error) {
-	spec, cl := o.Schedule, o.closed()
+	spec, cl := o.Schedule, o.ClosedLoop()
 	res := o.newResult(ClosedName(cl))
 	rec := o.newRecorder()
 	if spec.Rate > 0 {
