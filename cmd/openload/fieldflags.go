@@ -64,6 +64,11 @@ var fieldFlags = [...]map[string]string{
 		"ClockSkew": "clock-skew", "DeadlinePosition": "deadline-position",
 		"LimitRPS": "limit-rps", "LimitShards": "limit-shards", "LimitWindow": "limit-window",
 		"LimitRouting": "limit-routing", "LimitSeed": "limit-seed", "H2C": "h2c",
+		"ShadowShare": "shadow-share", "Fence": "fence", "PrimaryFail": "primary-fail", "PrimaryBudget": "primary-budget",
+		"BorrowWorkers": "borrow-workers", "BorrowLatency": "borrow-latency", "BorrowDepth": "borrow-depth",
+		"BorrowFail": "borrow-fail", "BorrowBudget": "borrow-budget", "BudgetWindow": "budget-window",
+		"HealthEvery": "health-every", "HealthMaxAge": "health-max-age", "SlowFactor": "borrow-slow-factor",
+		"PlaneFaults": "plane-faults", "PlaneSeed": "plane-seed",
 	},
 }
 

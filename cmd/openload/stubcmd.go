@@ -18,10 +18,11 @@ const (
 	groupStubFaults  = "Faults"
 	groupStubDead    = "Deadline gate (off unless --deadline)"
 	groupStubLimiter = "Rate limiter (off unless --limit-rps)"
+	groupStubPlanes  = "Borrowed plane and fence (shadow scores off unless --shadow-share)"
 	groupStubListen  = "Listen"
 )
 
-var stubGroups = []string{groupStubModel, groupStubGate, groupStubFaults, groupStubDead, groupStubLimiter, groupStubListen, groupEnd}
+var stubGroups = []string{groupStubModel, groupStubGate, groupStubFaults, groupStubDead, groupStubLimiter, groupStubPlanes, groupStubListen, groupEnd}
 
 // stubFlags registers the flags of `openload stub` on cfg, filed in the
 // help's groups: the stub's package registers one flag per Config field
@@ -34,6 +35,9 @@ func stubFlags(cfg *stub.Config, help, child *bool) *pflag.FlagSet {
 	setGroup(fs, groupStubFaults, "stall-at", "stall-for", "stall-every", "clock-skew")
 	setGroup(fs, groupStubDead, "deadline", "deadline-status", "arrival-stamp", "deadline-position")
 	setGroup(fs, groupStubLimiter, "limit-rps", "limit-shards", "limit-window", "limit-routing", "limit-seed")
+	setGroup(fs, groupStubPlanes, "shadow-share", "fence", "primary-fail", "primary-budget", "borrow-workers", "borrow-latency",
+		"borrow-depth", "borrow-fail", "borrow-budget", "budget-window", "health-every", "health-max-age",
+		"borrow-slow-factor", "plane-faults", "plane-seed")
 	inGroup(fs, groupStubListen, func() {
 		// The built-in stub of a load run is this command in a child
 		// process (stubchild.go): it stops when its parent closes its
@@ -65,6 +69,11 @@ Examples:
   # a sharded rate limiter: 150 requests/s over 6 shards, 429 beyond
   openload stub --listen 127.0.0.1:8080 --limit-rps 150 --limit-shards 6
 
+  # half the requests also ask for a shadow score on a borrowed plane, behind the fence;
+  # its health goes stale at 5 s for 3 s, and it slows down at 10 s for 5 s
+  openload stub --listen 127.0.0.1:8080 --shadow-share 0.5 --primary-fail 0.1 --fence per-plane \
+      --plane-faults stale-health@5s+3s,borrow-slow@10s+5s
+
 What it serves:
   GET /stats       server-side truth as JSON: answers per source and reason, queue and model
                    occupancy, stalls, deadline drops, limiter counts per shard, and percentiles
@@ -73,8 +82,11 @@ What it serves:
                    answer says what became of it:
     X-Stub-Source  model (200), fallback (200: the gate answered in the model's place),
                    limiter (429, with Retry-After) or deadline (503 or 204, no body)
-    X-Stub-Reason  served; queue-full, over-budget or wait-timeout (fallback); rate-limited;
-                   deadline (X-Stub-Drop then says why: late, no-stamp, bad-stamp, future-stamp)
+    X-Stub-Reason  served; queue-full, over-budget, wait-timeout or worker-failed (fallback);
+                   rate-limited; deadline (X-Stub-Drop then says why: late, no-stamp, bad-stamp,
+                   future-stamp)
+    X-Stub-Shadow  the request's shadow intent: none, scored, shed-stale, shed-depth, shed-budget
+                   or late-rejected (--class-header X-Stub-Shadow counts them)
     Server-Timing  what the stub measured, in ms: queue;dur=12.345, model;dur=50.012,
                    total;dur=62.400, then stall;dur=… and dwell;dur=… when they apply
   openload reads X-Stub-Source and Server-Timing without being asked: its report groups the

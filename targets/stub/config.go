@@ -83,6 +83,9 @@ type Config struct {
 	// H2C also serves HTTP/2 over plain TCP (prior knowledge),
 	// next to HTTP/1.1 on the same port.
 	H2C bool // [--h2c]
+
+	// The primary plane's failures, the borrowed plane and the fence.
+	PlaneConfig
 }
 
 // DefaultConfig returns the documented defaults: 4 workers of 50ms behind an
@@ -113,6 +116,8 @@ func DefaultConfig() Config {
 		LimitWindow:  time.Second,
 		LimitRouting: RoutingRandom,
 		LimitSeed:    1,
+
+		PlaneConfig: defaultPlaneConfig(),
 	}
 }
 
@@ -175,6 +180,7 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 		"rate limiter: seed of the random routing (same seed, same shard sequence)")
 	fs.BoolVar(&c.H2C, "h2c", d.H2C,
 		"also serve HTTP/2 without TLS (h2c, prior knowledge) on the same port")
+	c.PlaneConfig.addFlags(fs)
 }
 
 func joinNames[T ~string](names []T) string {
@@ -272,7 +278,7 @@ func (c Config) Validate() error {
 		return field.Errorf("LimitRPS", c.LimitRPS, "{LimitRPS} %d over {LimitWindow} %v is below {LimitShards} %d: each shard would admit floor(%d/s × %v ÷ %d) = 0 requests per window",
 			c.LimitRPS, c.LimitWindow, c.LimitShards, c.LimitRPS, c.LimitWindow, c.LimitShards)
 	}
-	return nil
+	return c.PlaneConfig.validate()
 }
 
 // withDefaults fills the fields whose zero value means "derive it":

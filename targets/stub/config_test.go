@@ -124,7 +124,10 @@ func TestAddFlags(t *testing.T) {
 		"wait-budget", "estimator", "window", "bucket", "min-samples", "max-queue-wait",
 		"stall-at", "stall-for", "stall-every",
 		"deadline", "deadline-status", "arrival-stamp", "clock-skew", "deadline-position",
-		"limit-rps", "limit-shards", "limit-window", "limit-routing", "limit-seed", "h2c"}
+		"limit-rps", "limit-shards", "limit-window", "limit-routing", "limit-seed", "h2c",
+		"shadow-share", "fence", "primary-fail", "primary-budget", "borrow-workers", "borrow-latency",
+		"borrow-depth", "borrow-fail", "borrow-budget", "budget-window", "health-every", "health-max-age",
+		"borrow-slow-factor", "plane-faults", "plane-seed"}
 	for _, n := range names {
 		f := fs.Lookup(n)
 		if f == nil {
@@ -147,7 +150,11 @@ func TestAddFlags(t *testing.T) {
 		"--max-queue-wait=2s", "--stall-at=1s", "--stall-for=200ms", "--stall-every=3s",
 		"--deadline=80ms", "--deadline-status=204", "--arrival-stamp=header:X-Arrival-Ns", "--clock-skew=-5ms",
 		"--deadline-position=before-stall", "--limit-rps=100", "--limit-shards=4", "--limit-window=2s",
-		"--limit-routing=round-robin", "--limit-seed=42"})
+		"--limit-routing=round-robin", "--limit-seed=42",
+		"--shadow-share=0.5", "--fence=shared", "--primary-fail=0.1", "--primary-budget=3", "--borrow-workers=5",
+		"--borrow-latency=7ms", "--borrow-depth=9", "--borrow-fail=0.2", "--borrow-budget=4", "--budget-window=2s",
+		"--health-every=50ms", "--health-max-age=150ms", "--borrow-slow-factor=3",
+		"--plane-faults=stale-health@1s+2s,revision@3s", "--plane-seed=9"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +167,10 @@ func TestAddFlags(t *testing.T) {
 		Deadline: 80 * time.Millisecond, DeadlineStatus: 204, ArrivalStamp: "header:X-Arrival-Ns",
 		ClockSkew: -5 * time.Millisecond, DeadlinePosition: PositionBeforeStall,
 		LimitRPS: 100, LimitShards: 4, LimitWindow: 2 * time.Second, LimitRouting: RoutingRoundRobin, LimitSeed: 42,
+		PlaneConfig: PlaneConfig{ShadowShare: 0.5, Fence: FenceShared, PrimaryFail: 0.1, PrimaryBudget: 3, BorrowWorkers: 5,
+			BorrowLatency: 7 * time.Millisecond, BorrowDepth: 9, BorrowFail: 0.2, BorrowBudget: 4, BudgetWindow: 2 * time.Second,
+			HealthEvery: 50 * time.Millisecond, HealthMaxAge: 150 * time.Millisecond, SlowFactor: 3,
+			PlaneFaults: "stale-health@1s+2s,revision@3s", PlaneSeed: 9},
 	}
 	if cfg != want {
 		t.Errorf("parsed cfg = %+v\nwant %+v", cfg, want)

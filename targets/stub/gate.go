@@ -20,7 +20,10 @@ const (
 	ReasonOverBudget  Reason = "over-budget"  // admission: estimated wait > WaitBudget
 	ReasonWaitTimeout Reason = "wait-timeout" // waited MaxQueueWait in the queue
 	ReasonRateLimited Reason = "rate-limited" // the request's limiter shard had no allowance left
-	ReasonDeadline    Reason = "deadline"     // dropped: see X-Stub-Drop for why
+	// ReasonWorkerFailed: the model attempt failed (--primary-fail) and
+	// was not compensated, or its one retry failed too.
+	ReasonWorkerFailed Reason = "worker-failed"
+	ReasonDeadline     Reason = "deadline" // dropped: see X-Stub-Drop for why
 )
 
 // gateInput is everything the arrival gate looks at.

@@ -39,6 +39,7 @@ type Server struct {
 	stall   stallPlan
 	dl      deadlineGate
 	lim     *limiter      // nil when the limiter is off
+	planes  *planes       // primary failures, the borrowed plane and its fence
 	closing chan struct{} // closed by Close: releases every wait
 
 	mu         sync.Mutex
@@ -101,6 +102,7 @@ func NewUnstartedServer(cfg Config) (*Server, error) {
 		stall:      newStallPlan(cfg),
 		dl:         newDeadlineGate(cfg),
 		lim:        newLimiter(cfg, time.Now()),
+		planes:     newPlanes(cfg.PlaneConfig),
 		closing:    make(chan struct{}),
 		est:        newEstimator(cfg, time.Now),
 		limitClock: time.Now,
@@ -206,8 +208,9 @@ type answer struct {
 	queueDur   time.Duration
 	modelDur   time.Duration
 	stallDur   time.Duration
-	queued     bool  // was admitted (went to a worker or waited in the queue)
-	retryAfter int64 // limiter answers: Retry-After seconds
+	queued     bool          // was admitted (went to a worker or waited in the queue)
+	retryAfter int64         // limiter answers: Retry-After seconds
+	shadow     *shadowIntent // nil: the request asked for no shadow score
 
 	// The misplaced deadline gate's verdict (position before-stall).
 	checked bool
@@ -262,6 +265,16 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
+	// A shadow intent is decided on arrival and scored in the background:
+	// the answer never waits for it.
+	if si, admitted := s.planes.intent(s.sinceFirst(time.Now())); si != nil {
+		a.shadow = si
+		if admitted {
+			s.active.Add(1)
+			go s.scoreBorrow(si)
+		}
+	}
+
 	out, reason := s.acquire(ctx, r)
 	a.queueDur = time.Since(a.arrived)
 	switch out {
@@ -277,7 +290,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 	// granted: the model call holds a worker slot.
 	a.queued = true
 	start := time.Now()
-	finished := s.modelCall(ctx, r)
+	finished, answered := s.primaryCall(ctx, r)
 	a.modelDur = time.Since(start)
 	ok := finished
 	if finished {
@@ -292,6 +305,9 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a.source, a.reason = SourceModel, ReasonServed
+	if !answered {
+		a.source, a.reason = SourceFallback, ReasonWorkerFailed
+	}
 	s.respond(w, r, &a)
 }
 
@@ -538,6 +554,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, a *answer) {
 	}
 	h.Set("X-Stub-Source", string(ev.source))
 	h.Set("X-Stub-Reason", string(ev.reason))
+	h.Set("X-Stub-Shadow", string(s.planes.shadow(a.shadow)))
 	if ev.drop != "" {
 		h.Set("X-Stub-Drop", string(ev.drop))
 	}
@@ -587,6 +604,8 @@ func (s *Server) countSentLocked(a *answer) {
 		s.counts.reasons.WaitTimeout++
 	case ReasonRateLimited:
 		s.counts.reasons.RateLimited++
+	case ReasonWorkerFailed:
+		s.counts.reasons.WorkerFailed++
 	}
 }
 
@@ -642,7 +661,7 @@ var answerBodies = func() map[Reason][]byte {
 		m[r] = append(b, '\n')
 	}
 	add(SourceModel, ReasonServed, "personal-1", "personal-2", "personal-3")
-	for _, r := range []Reason{ReasonQueueFull, ReasonOverBudget, ReasonWaitTimeout} {
+	for _, r := range []Reason{ReasonQueueFull, ReasonOverBudget, ReasonWaitTimeout, ReasonWorkerFailed} {
 		add(SourceFallback, r, "popular-1", "popular-2", "popular-3")
 	}
 	add(SourceLimiter, ReasonRateLimited)
@@ -664,7 +683,9 @@ func (s *Server) Stats() Stats {
 	if !s.first.IsZero() {
 		st.Stalls = s.stall.begun(time.Since(s.first))
 	}
+	first := s.first
 	s.mu.Unlock()
+	st.Fence = s.planes.stats(time.Since(first), !first.IsZero())
 	st.Estimator = EstimatorStats{
 		Name:              s.Config.Estimator,
 		ThroughputPerSec:  es.perSec,

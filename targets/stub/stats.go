@@ -37,6 +37,7 @@ type Stats struct {
 
 	Deadline DeadlineStats `json:"deadline"`
 	Limiter  LimiterStats  `json:"limiter"`
+	Fence    FenceStats    `json:"fence"`
 
 	// QueueWait is the time from arrival to getting a worker (model answers)
 	// or to leaving the queue (wait-timeout fallbacks); requests rejected on
@@ -56,11 +57,12 @@ type SourceCounts struct {
 
 // ReasonCounts counts answers sent per X-Stub-Reason.
 type ReasonCounts struct {
-	Served      int64 `json:"served"`
-	QueueFull   int64 `json:"queue_full"`
-	OverBudget  int64 `json:"over_budget"`
-	WaitTimeout int64 `json:"wait_timeout"`
-	RateLimited int64 `json:"rate_limited"`
+	Served       int64 `json:"served"`
+	QueueFull    int64 `json:"queue_full"`
+	OverBudget   int64 `json:"over_budget"`
+	WaitTimeout  int64 `json:"wait_timeout"`
+	RateLimited  int64 `json:"rate_limited"`
+	WorkerFailed int64 `json:"worker_failed"`
 }
 
 // DeadlineStats describes the deadline gate: its configuration and what it
