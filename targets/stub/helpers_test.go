@@ -159,7 +159,7 @@ func checkAccounting(t *testing.T, st Stats) {
 	if r.Served != src.Model {
 		t.Errorf("served = %d, model = %d", r.Served, src.Model)
 	}
-	if fb := r.QueueFull + r.OverBudget + r.WaitTimeout; fb != src.Fallback {
+	if fb := r.QueueFull + r.OverBudget + r.WaitTimeout + r.WorkerFailed; fb != src.Fallback {
 		t.Errorf("fallback reasons sum to %d, fallback = %d", fb, src.Fallback)
 	}
 	if r.RateLimited != src.Limiter {
