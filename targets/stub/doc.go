@@ -77,6 +77,7 @@
 //	status  X-Stub-Source  X-Stub-Reason                           body  other headers
 //	200     model          served                                  JSON
 //	200     fallback       queue-full | over-budget | wait-timeout JSON
+//	200     fallback       worker-failed                           JSON
 //	429     limiter        rate-limited                            JSON  Retry-After
 //	503|204 deadline       deadline                                none  X-Stub-Drop
 //
@@ -182,6 +183,52 @@
 // X-Stub-Reason rate-limited, a small JSON body and Retry-After: the whole
 // seconds from the limiter's decision to the end of the shard's window,
 // rounded up, at least 1. It never reaches the queue or the model.
+//
+// # The borrowed plane
+//
+// A share of requests (ShadowShare, exact: the n-th asks when ⌊n·share⌋
+// grows) also asks for a shadow score on a borrowed evaluation plane:
+// BorrowWorkers attempts of BorrowLatency at once, the rest queued.
+// Scoring is read-only and runs in the background; the answer never waits
+// for it and says in X-Stub-Shadow what became of the intent when it was
+// written: none (no intent), scored (admitted; its score accepted or on
+// its way), shed-stale, shed-depth, shed-budget (refused on arrival), or
+// late-rejected (admitted, and its score already came back late).
+//
+// Primary attempts fail with probability PrimaryFail (an injected worker
+// timeout, after the call's Latency). A failure is compensated, retried
+// once on the same worker, when the primary retry budget has a token;
+// otherwise, or when the retry fails too, the answer is the fallback with
+// reason worker-failed. A borrowed attempt that fails (BorrowFail, or
+// slow: begun inside borrow-slow) asks the fence for one retry the same
+// way. Budgets hold PrimaryBudget and BorrowBudget tokens and refill to
+// that at each BudgetWindow from the first request. The borrowed plane
+// publishes a health sample every HealthEvery (none inside stale-health);
+// the model has a revision (R1, then one more at each revision fault), and
+// a borrow is bound to the one it was admitted under.
+//
+// The fence (Fence) decides each intent on arrival and each retry and
+// score after:
+//
+//   - shared: the naive design. Every intent is admitted (a missing or
+//     stale sample counts as capacity, no depth limit); borrowed retries
+//     spend the one budget, the primary's; a late score (for another
+//     revision than its borrow's, delivered inside late-score, or for a
+//     borrow not open) is replayed, which spends a token of it too.
+//   - per-plane: a borrow is refused, in this order, when the health sample
+//     is older than HealthMaxAge or missing (shed-stale), when BorrowDepth
+//     borrows are queued or scoring (shed-depth), and when the borrowed
+//     budget is empty (shed-budget); retries spend the borrowed budget and
+//     only for borrows the fence admitted and still open; a late score is
+//     rejected, never replayed. Invariant: nothing on the borrowed plane
+//     changes the primary budget, and a shed borrow changes no budget.
+//
+// PlaneFaults injects, from the first request like the stalls, a
+// comma-separated list of KIND@START+LENGTH (revision@START for an
+// instant): stale-health, borrow-slow (attempts take SlowFactor ×
+// BorrowLatency and fail), primary-saturate (every primary attempt fails,
+// and no request asks for a shadow score), late-score, revision. The
+// fence's counters are the fence object of Stats (FenceStats).
 //
 // # Server-side truth
 //
