@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/olekukonko/tablewriter"
@@ -180,6 +181,41 @@ func Table(w io.Writer, outs []Outcome) error {
 	return t.Render()
 }
 
+// Timeline prints the fence's per-second timeline of one fault under both
+// modes side by side (the stub's /stats fence.timeline), each second with
+// the faults active in it.
+func Timeline(w io.Writer, shared, perPlane Outcome) error {
+	r := tw.AlignRight
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithAlignment(tw.Alignment{r, tw.AlignLeft, r, r, r, r, r, r, r, r}),
+	)
+	t.Header("s", "faults", "shared: spent by borrowed", "late repl", "primary refused",
+		"per-plane: shed stale", "depth", "budget", "late rej", "primary refused")
+	sh, pp := shared.Stats.Fence.Timeline, perPlane.Stats.Fence.Timeline
+	for i := range max(len(sh), len(pp)) {
+		var a, b stub.FenceSecond
+		if i < len(sh) {
+			a = sh[i]
+		}
+		if i < len(pp) {
+			b = pp[i]
+		}
+		faults := a.Faults
+		if len(faults) == 0 {
+			faults = b.Faults
+		}
+		if err := t.Append([]string{
+			fmt.Sprint(i), strings.Trim(fmt.Sprint(faults), "[]"),
+			fmt.Sprint(a.PrimarySpentByBorrowed), fmt.Sprint(a.LateReplayed), fmt.Sprint(a.PrimaryRefused),
+			fmt.Sprint(b.ShedStale), fmt.Sprint(b.ShedDepth), fmt.Sprint(b.ShedBudget), fmt.Sprint(b.LateRejected), fmt.Sprint(b.PrimaryRefused),
+		}); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
 func main() {
 	runLength := loadtest.RunLength(flag.CommandLine, "run", 10*time.Second, 3*time.Second)
 	statsOut := flag.String("stats", "", "write the fence object of /stats of the per-plane borrow-slow run to this file")
@@ -223,6 +259,14 @@ func run(ctx context.Context, w io.Writer, dur time.Duration, statsOut string) e
 	}
 	if err := Table(w, outs); err != nil {
 		return err
+	}
+	for i := 0; i+1 < len(outs); i += 2 {
+		if k := outs[i].Fault; k == stub.FaultBorrowSlow || k == stub.FaultLateScore {
+			fmt.Fprintf(w, "\nper second, %s (the stub's fence.timeline; seconds from the first request):\n", k)
+			if err := Timeline(w, outs[i], outs[i+1]); err != nil {
+				return err
+			}
+		}
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "shed/100 = borrows the fence refused per 100 intents (stale health, depth limit, empty borrowed budget), from /stats;")

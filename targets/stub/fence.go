@@ -1,6 +1,9 @@
 package stub
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // FenceMode names how shadow intents are admitted to the borrowed plane
 // and whose retry budget their retries spend (see the package
@@ -76,7 +79,24 @@ type fence struct {
 	revision                  int
 	primaryDepth, borrowDepth int
 
-	st FenceStats
+	st       FenceStats
+	timeline []FenceSecond // by second from the origin, the first maxTimeline
+}
+
+// maxTimeline bounds the per-second timeline: its first hour.
+const maxTimeline = 3600
+
+// sec is the timeline's entry for the second holding now, or a scratch
+// entry past the first hour.
+func (f *fence) sec(now time.Duration) *FenceSecond {
+	i := int(max(now, 0) / time.Second)
+	if i >= maxTimeline {
+		return new(FenceSecond)
+	}
+	for len(f.timeline) <= i {
+		f.timeline = append(f.timeline, FenceSecond{Second: len(f.timeline)})
+	}
+	return &f.timeline[i]
 }
 
 func newFence(p fenceParams) *fence {
@@ -115,18 +135,22 @@ func (f *fence) revise(now time.Duration) {
 func (f *fence) admit(now time.Duration) borrow {
 	f.advance(now)
 	f.st.Intents++
+	f.sec(now).Intents++
 	b := borrow{revision: f.revision}
 	if f.p.mode == FencePerPlane {
 		switch {
 		case !f.hasHealth || now-f.healthAt > f.p.maxAge:
 			b.decision = ShadowShedStale
 			f.st.Shed.StaleHealth++
+			f.sec(now).ShedStale++
 		case f.borrowDepth >= f.p.depthLimit:
 			b.decision = ShadowShedDepth
 			f.st.Shed.Depth++
+			f.sec(now).ShedDepth++
 		case f.borrowedTokens <= 0:
 			b.decision = ShadowShedBudget
 			f.st.Shed.Budget++
+			f.sec(now).ShedBudget++
 		}
 		if b.decision != "" {
 			return b
@@ -142,7 +166,7 @@ func (f *fence) admit(now time.Duration) borrow {
 // spendForBorrowed takes a token for the borrowed plane: from its own
 // budget per-plane, from the shared one otherwise. It reports whether
 // there was one.
-func (f *fence) spendForBorrowed() bool {
+func (f *fence) spendForBorrowed(now time.Duration) bool {
 	if f.p.mode == FencePerPlane {
 		if f.borrowedTokens <= 0 {
 			return false
@@ -157,6 +181,7 @@ func (f *fence) spendForBorrowed() bool {
 	f.primaryTokens--
 	f.st.Primary.RetriesSpent++
 	f.st.PrimaryBudgetSpentByBorrowed++
+	f.sec(now).PrimarySpentByBorrowed++
 	return true
 }
 
@@ -169,7 +194,7 @@ func (f *fence) borrowFailed(now time.Duration, b *borrow) bool {
 		f.st.Borrowed.CompensationsRefused++
 		return false
 	}
-	if !f.spendForBorrowed() {
+	if !f.spendForBorrowed(now) {
 		f.st.Borrowed.CompensationsRefused++
 		return false
 	}
@@ -196,13 +221,15 @@ func (f *fence) score(now time.Duration, b *borrow, late bool) Shadow {
 	}
 	if f.p.mode == FencePerPlane {
 		f.st.LateRejected++
+		f.sec(now).LateRejected++
 		if b.admitted() {
 			b.decision = ShadowLateRejected
 		}
 		return b.decision
 	}
 	f.st.LateReplayed++
-	if f.spendForBorrowed() {
+	f.sec(now).LateReplayed++
+	if f.spendForBorrowed(now) {
 		f.st.Borrowed.Compensations++
 	} else {
 		f.st.Borrowed.CompensationsRefused++
@@ -243,11 +270,13 @@ func (f *fence) primaryFailed(now time.Duration) bool {
 	f.advance(now)
 	if f.primaryTokens <= 0 {
 		f.st.Primary.CompensationsRefused++
+		f.sec(now).PrimaryRefused++
 		return false
 	}
 	f.primaryTokens--
 	f.st.Primary.RetriesSpent++
 	f.st.Primary.Compensations++
+	f.sec(now).PrimaryCompensations++
 	return true
 }
 
@@ -265,6 +294,7 @@ func (f *fence) stats(now time.Duration) FenceStats {
 		st.HealthAgeMs = durMs(now - f.healthAt)
 		st.HealthDepth = f.healthDepth
 	}
+	st.Timeline = slices.Clone(f.timeline)
 	st.Shed.Total = st.Shed.StaleHealth + st.Shed.Depth + st.Shed.Budget
 	if st.Intents > 0 {
 		st.ShedPer100 = 100 * float64(st.Shed.Total) / float64(st.Intents)
@@ -311,6 +341,24 @@ type FenceStats struct {
 	HealthDepth    int     `json:"health_depth"`
 	// Faults lists the injected plane faults begun so far, by kind.
 	Faults map[PlaneFaultKind]int `json:"faults_begun,omitempty"`
+	// Timeline has the decisions per second from the first request (its
+	// first hour), each second with the faults active in it.
+	Timeline []FenceSecond `json:"timeline,omitempty"`
+}
+
+// FenceSecond counts the fence's decisions in one second.
+type FenceSecond struct {
+	Second                 int              `json:"s"` // from the first request
+	Faults                 []PlaneFaultKind `json:"faults,omitempty"`
+	Intents                int64            `json:"intents"`
+	ShedStale              int64            `json:"shed_stale"`
+	ShedDepth              int64            `json:"shed_depth"`
+	ShedBudget             int64            `json:"shed_budget"`
+	LateRejected           int64            `json:"late_rejected"`
+	LateReplayed           int64            `json:"late_replayed"`
+	PrimarySpentByBorrowed int64            `json:"primary_spent_by_borrowed"`
+	PrimaryCompensations   int64            `json:"primary_compensations"`
+	PrimaryRefused         int64            `json:"primary_refused"`
 }
 
 // ShedCounts counts borrows the fence refused, by reason.

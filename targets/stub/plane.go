@@ -141,6 +141,16 @@ func (p *planes) stats(d time.Duration, started bool) FenceStats {
 			st.Faults[f.kind]++
 		}
 	}
+	for i := range st.Timeline {
+		from := time.Duration(i) * time.Second
+		for _, f := range p.faults {
+			// Active at some instant of [from, from+1s): a window that
+			// overlaps it, or a revision inside it.
+			if (f.dur > 0 && f.at < from+time.Second && f.at+f.dur > from) || (f.dur == 0 && f.at >= from && f.at < from+time.Second) {
+				st.Timeline[i].Faults = append(st.Timeline[i].Faults, f.kind)
+			}
+		}
+	}
 	return st
 }
 

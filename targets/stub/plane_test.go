@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -97,6 +99,26 @@ func checkFence(t *testing.T, st Stats, shadows map[string]int) {
 	if ended := f.Scored + f.Dropped + f.LateRejected + f.LateReplayed; ended != f.Borrowed.Admitted {
 		t.Errorf("borrows ended: scored %d + dropped %d + late %d/%d != admitted %d", f.Scored, f.Dropped, f.LateRejected, f.LateReplayed, f.Borrowed.Admitted)
 	}
+	var sum FenceSecond
+	for i, s := range f.Timeline {
+		if s.Second != i {
+			t.Errorf("timeline entry %d is second %d", i, s.Second)
+		}
+		sum.Intents += s.Intents
+		sum.ShedStale += s.ShedStale
+		sum.ShedDepth += s.ShedDepth
+		sum.ShedBudget += s.ShedBudget
+		sum.LateRejected += s.LateRejected
+		sum.LateReplayed += s.LateReplayed
+		sum.PrimarySpentByBorrowed += s.PrimarySpentByBorrowed
+		sum.PrimaryCompensations += s.PrimaryCompensations
+		sum.PrimaryRefused += s.PrimaryRefused
+	}
+	if want := (FenceSecond{Intents: f.Intents, ShedStale: f.Shed.StaleHealth, ShedDepth: f.Shed.Depth, ShedBudget: f.Shed.Budget,
+		LateRejected: f.LateRejected, LateReplayed: f.LateReplayed, PrimarySpentByBorrowed: f.PrimaryBudgetSpentByBorrowed,
+		PrimaryCompensations: f.Primary.Compensations, PrimaryRefused: f.Primary.CompensationsRefused}); !reflect.DeepEqual(sum, want) {
+		t.Errorf("the timeline sums to %+v, the totals are %+v", sum, want)
+	}
 	if f.Primary.RetriesSpent != f.Primary.Compensations+f.PrimaryBudgetSpentByBorrowed {
 		t.Errorf("primary retries spent %d != primary compensations %d + spent by borrowed %d",
 			f.Primary.RetriesSpent, f.Primary.Compensations, f.PrimaryBudgetSpentByBorrowed)
@@ -148,6 +170,12 @@ func TestPlaneStaleHealth(t *testing.T) {
 	if f := per.Fence; f.Shed.StaleHealth == 0 || f.Shed.StaleHealth >= f.Intents || f.ShedPer100 <= 0 {
 		dump(t, per)
 		t.Errorf("per-plane: shed stale %d of %d intents; want some, not all", f.Shed.StaleHealth, f.Intents)
+	}
+	// The run lasts about 1 s: the window [100 ms, 700 ms) is in second 0
+	// and no other.
+	if tl := per.Fence.Timeline; len(tl) == 0 || !slices.Equal(tl[0].Faults, []PlaneFaultKind{FaultStaleHealth}) ||
+		(len(tl) > 1 && tl[1].Faults != nil) {
+		t.Errorf("per-plane: timeline %+v: want stale-health in second 0 only", tl)
 	}
 	_, _, sh := drive(t, planeConfig(FenceShared, "stale-health@100ms+600ms", nil), 100)
 	if f := sh.Fence; f.Shed.StaleHealth != 0 || f.Borrowed.Admitted != f.Intents {
