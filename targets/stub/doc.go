@@ -186,8 +186,9 @@
 //
 // # The borrowed plane
 //
-// A share of requests (ShadowShare, exact: the n-th asks when ⌊n·share⌋
-// grows) also asks for a shadow score on a borrowed evaluation plane:
+// A share of the requests past the rate limiter (ShadowShare, exact: the
+// n-th asks when ⌊n·share⌋ grows) also asks for a shadow score on a
+// borrowed evaluation plane:
 // BorrowWorkers attempts of BorrowLatency at once, the rest queued.
 // Scoring is read-only and runs in the background; the answer never waits
 // for it and says in X-Stub-Shadow what became of the intent when it was
