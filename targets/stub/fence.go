@@ -302,7 +302,9 @@ func (f *fence) stats(now time.Duration) FenceStats {
 	return st
 }
 
-// FenceStats is the fence object of GET /stats.
+// FenceStats is the fence object of GET /stats. With no shadow share, no
+// primary failures and no plane faults the planes are off and its counts
+// stay 0.
 //
 // Accounting: Intents = Shed.Total + Borrowed.Admitted. A plane's
 // RetriesSpent counts the tokens taken from that plane's budget, whoever

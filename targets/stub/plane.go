@@ -13,6 +13,10 @@ import (
 // samples and the revision changes as they fall due, draws the injected
 // failures and scores the borrows on the borrowed plane's workers.
 type planes struct {
+	// off: no shadow intents, no primary failures, no plane faults. The
+	// stub then skips the planes altogether (their counters stay 0), so
+	// that the other patterns pay nothing for them.
+	off    bool
 	cfg    PlaneConfig
 	faults []planeFault
 	slots  chan struct{} // the borrowed plane's workers
@@ -29,6 +33,7 @@ type planes struct {
 func newPlanes(cfg PlaneConfig) *planes {
 	faults, _ := parsePlaneFaults(cfg.PlaneFaults) // validated by Config.Validate
 	return &planes{
+		off:    cfg.ShadowShare == 0 && cfg.PrimaryFail == 0 && len(faults) == 0,
 		cfg:    cfg,
 		faults: faults,
 		slots:  make(chan struct{}, cfg.BorrowWorkers),
@@ -73,6 +78,9 @@ type shadowIntent struct {
 // ⌊n·share⌋ grows) and, if so, what the fence says. An admitted intent
 // is returned with admitted true: the caller scores it in the background.
 func (p *planes) intent(d time.Duration) (si *shadowIntent, admitted bool) {
+	if p.off {
+		return nil, false
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.catchUpLocked(d)
@@ -86,6 +94,14 @@ func (p *planes) intent(d time.Duration) (si *shadowIntent, admitted bool) {
 	}
 	si = &shadowIntent{b: p.f.admit(d)}
 	return si, si.b.open
+}
+
+// shadowIntent is intent at the offset of now from s's first request.
+func (p *planes) shadowIntent(s *Server) (*shadowIntent, bool) {
+	if p.off {
+		return nil, false
+	}
+	return p.intent(s.sinceFirst(time.Now()))
 }
 
 // shadow is the X-Stub-Shadow value of si now.
@@ -233,6 +249,10 @@ func (s *Server) scoreBorrow(si *shadowIntent) {
 // worker-failed fallback; finished is false when the call was abandoned.
 func (s *Server) primaryCall(ctx context.Context, r *http.Request) (finished, ok bool) {
 	p := s.planes
+	if p.off {
+		finished = s.modelCall(ctx, r)
+		return finished, finished
+	}
 	p.primaryStart(s.sinceFirst(time.Now()), false)
 	finished = s.modelCall(ctx, r)
 	failed := p.primaryEnd(s.sinceFirst(time.Now()))

@@ -267,7 +267,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 
 	// A shadow intent is decided on arrival and scored in the background:
 	// the answer never waits for it.
-	if si, admitted := s.planes.intent(s.sinceFirst(time.Now())); si != nil {
+	if si, admitted := s.planes.shadowIntent(s); si != nil {
 		a.shadow = si
 		if admitted {
 			s.active.Add(1)
