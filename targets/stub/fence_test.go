@@ -59,13 +59,18 @@ func checkInvariant(mode FenceMode, evs []fenceEvent) int {
 	}
 	for i, e := range evs {
 		f.advance(e.at)
-		before, spent := f.primaryTokens, f.st.PrimaryBudgetSpentByBorrowed
+		before, spent, borrowedBefore := f.primaryTokens, f.st.PrimaryBudgetSpentByBorrowed, f.borrowedTokens
 		switch e.kind {
 		case "health":
 			f.health(e.at, e.depth)
 		case "admit":
 			b := f.admit(e.at)
 			borrows = append(borrows, &b)
+			// A shed borrow changes no budget at all (in shared mode
+			// nothing is shed).
+			if !b.admitted() && f.borrowedTokens != borrowedBefore {
+				return i
+			}
 		case "borrow-failed":
 			f.borrowFailed(e.at, pick(e.ref))
 		case "score":
