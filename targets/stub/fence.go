@@ -63,10 +63,12 @@ func (b *borrow) admitted() bool {
 
 // fence is the admission fence between the primary and the borrowed plane,
 // as a state machine free of clocks: every event carries its instant, an
-// offset from a common origin (the stub's first request), and instants
-// never go backwards. The server feeds it under one lock; the property
-// test feeds it random event sequences. Budgets refill to their size at
-// each window boundary (windows aligned to the origin).
+// offset from a common origin (the stub's first request). The server
+// feeds it under one lock, reading the clock just before, so an instant
+// can be a little older than the last one seen: a window never refills
+// twice and a sample that looks younger than zero counts as fresh. The
+// property test feeds it random event sequences. Budgets refill to their
+// size at each window boundary (windows aligned to the origin).
 type fence struct {
 	p fenceParams
 
