@@ -150,6 +150,9 @@ func scheduleCount(res *recorder.Result) Finding {
 		f.Message = fmt.Sprintf("run interrupted: %d of the %s expected requests were scheduled before the stop", c.Scheduled, fmtCount(c.Expected))
 		return f
 	}
+	if f, ok := shardCount(res); ok { // shard.go
+		return f
+	}
 	if res.Config.Arrival == schedule.Replay {
 		return replayCount(res)
 	}
