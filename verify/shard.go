@@ -3,6 +3,7 @@ package verify
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
@@ -31,7 +32,7 @@ func shardCount(res *recorder.Result) (Finding, bool) {
 	who := fmt.Sprintf("shard %d/%d's share", sc.Indexes[0], sc.Of)
 	switch {
 	case sc.Complete():
-		who = fmt.Sprintf("all %d shards: the whole schedule's count", sc.Of)
+		who = fmt.Sprintf("all %d shards: the whole", sc.Of)
 	case len(sc.Indexes) > 1:
 		who = fmt.Sprintf("shards %s of %d: their share", joinInts(sc.Indexes), sc.Of)
 	}
@@ -50,4 +51,45 @@ func joinInts(xs []int) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return strings.Join(s, ",")
+}
+
+// shards reports which shards a result holds and whether any started
+// late: a shard whose wait for --start-at ended past the send-delay budget
+// sent its first arrivals late (its send delay shows it), and the union
+// was then not as one generator would have sent it. A merge that lacks
+// shards is partial (warn).
+func shards(res *recorder.Result, opt Options) (Finding, bool) {
+	sc := res.Config.Shard
+	if sc == nil {
+		return Finding{}, false
+	}
+	f := Finding{Check: "shards", Severity: Pass}
+	switch {
+	case sc.Complete():
+		f.Message = fmt.Sprintf("all %d shards of %s", sc.Of, sc.Whole)
+	case len(sc.Indexes) == 1:
+		f.Message = fmt.Sprintf("shard %d/%d of %s", sc.Indexes[0], sc.Of, sc.Whole)
+	default:
+		f.Severity = Warn
+		f.Message = fmt.Sprintf("shards %s of %d of %s: missing %s", joinInts(sc.Indexes), sc.Of, sc.Whole, joinInts(sc.Missing()))
+	}
+	budget := float64(opt.SendDelayP99) / float64(time.Millisecond)
+	var late []string
+	worst, worstMs := -1, 0.0
+	for _, r := range res.Shards {
+		if r.LateMs > worstMs || worst < 0 {
+			worst, worstMs = r.Index, r.LateMs
+		}
+		if r.LateMs > budget {
+			late = append(late, fmt.Sprintf("%d by %s (send delay max %s)", r.Index, fmtMs(r.LateMs), fmtMs(r.SendDelay.Max)))
+		}
+	}
+	if res.Config.StartAt != "" && worst >= 0 {
+		f.Message += fmt.Sprintf("; start %s, latest shard start %s after it (shard %d)", res.Config.StartAt, fmtMs(worstMs), worst)
+	}
+	if len(late) > 0 {
+		f.Severity = Warn
+		f.Message += fmt.Sprintf("; started late, past the %s send-delay budget: shard %s, so their first arrivals left late", fmtMs(budget), strings.Join(late, ", "))
+	}
+	return f, true
 }

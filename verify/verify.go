@@ -81,6 +81,9 @@ func Run(res *recorder.Result, opt Options) []Finding {
 	}
 	var out []Finding
 	out = append(out, accounting(res), scheduleCount(res))
+	if f, ok := shards(res, opt); ok { // shard.go
+		out = append(out, f)
+	}
 	out = append(out, timeline(res, opt)...)
 	out = append(out, sendDelay(res, opt), limit(res), failures(res))
 	if f, ok := dwellBound(res); ok {
