@@ -239,7 +239,13 @@ func begin(ctx context.Context, cfg Config, rec *recorder.Recorder, stats *Stats
 	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel}
 	g.disconnect = g.connect()
 	stats.Predial = g.predial(predial)
-	start, late := startClock(ctx, cfg.StartAt) // startat.go: zero without StartAt
+	// The open model's dispatcher sleeps precisely to offset 0; a closed
+	// loop's users would start at once, so its wait goes all the way.
+	lead := startLead
+	if due == nil {
+		lead = 0
+	}
+	start, late := startClock(ctx, cfg.StartAt, lead) // startat.go: zero without StartAt
 	g.mon = selfmon.Start()
 	g.retry = newRetrier(cfg.Retry, g.since)
 	stats.Client = g.clientName()
