@@ -34,9 +34,10 @@ func (s *ShardConfig) Complete() bool {
 
 // StartRecord is the start of a run given a start instant (--start-at):
 // the instant asked for (the schedule's offset 0, Result.Started), the
-// moment the wait for it ended, and how late that was. A late start is
-// not shifted: its first arrivals left late and their send delay shows
-// it.
+// moment the wait for it ended (normally a little before At: the
+// dispatcher's own precise sleep reaches offset 0), and how far past At
+// that was (0 when before). A late start is not shifted: its first
+// arrivals left late and their send delay shows it.
 type StartRecord struct {
 	At     time.Time `json:"at"`
 	Actual time.Time `json:"actual"`

@@ -137,7 +137,7 @@ type Config struct {
 // Stats describes the run beyond what the recorder holds.
 type Stats struct {
 	Start       time.Time     // wall-clock start (offset 0): Config.StartAt when set
-	Late        time.Duration // with Config.StartAt: how far past it the wait ended (startat.go)
+	Late        time.Duration // with Config.StartAt: how far past it the wait ended, < 0 if before (startat.go)
 	End         time.Duration // offset of the last record's done
 	ScheduleEnd time.Duration // offset at which dispatching ended
 	Interrupted bool          // ctx was cancelled before the schedule ended

@@ -21,7 +21,8 @@ const startLead = 2 * time.Millisecond
 // A late start (at already past, or the wait overslept) is not shifted:
 // the schedule still runs from at, so the first arrivals leave late and
 // their send delay shows by how much; late is how far past at the wait
-// ended (0 when it ended in time). A cancelled ctx ends the wait at once.
+// ended (negative when it ended in time, up to lead before at). A
+// cancelled ctx ends the wait at once.
 func startClock(ctx context.Context, at time.Time, lead time.Duration) (start time.Time, late time.Duration) {
 	if at.IsZero() {
 		return time.Time{}, 0
@@ -36,5 +37,5 @@ func startClock(ctx context.Context, at time.Time, lead time.Duration) (start ti
 			t.Stop()
 		}
 	}
-	return start, max(time.Since(start), 0)
+	return start, time.Since(start)
 }

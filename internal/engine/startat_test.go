@@ -16,7 +16,7 @@ func TestStartClock(t *testing.T) {
 	}
 	at := time.Now().Add(20 * time.Millisecond).Round(0)
 	s, late := startClock(ctx, at, 0)
-	if !s.Equal(at) || time.Now().Before(at) || late < 0 {
+	if !s.Equal(at) || time.Now().Before(at) || late < 0 { // lead 0: the wait ends at or after at
 		t.Errorf("ahead: start %v for %v, late %v, now %v", s, at, late, time.Now())
 	}
 	past := time.Now().Add(-time.Second).Round(0)

@@ -22,7 +22,7 @@ func (o *Options) shardSchedule(sched schedule.Schedule) schedule.Schedule {
 func (o *Options) fillShard(res *recorder.Result, sched schedule.Schedule, start time.Time, late time.Duration) {
 	if !o.StartAt.IsZero() {
 		res.Config.StartAt = o.StartAt.UTC().Format(time.RFC3339Nano)
-		res.Start = &recorder.StartRecord{At: start, Actual: start.Add(late), LateMs: math.Round(float64(late)/1e3) / 1e3}
+		res.Start = &recorder.StartRecord{At: start, Actual: start.Add(late), LateMs: math.Round(float64(max(late, 0))/1e3) / 1e3}
 	}
 	sh, ok := sched.(*schedule.ShardSchedule)
 	if !ok {
