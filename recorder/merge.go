@@ -513,8 +513,10 @@ func mergeWire(dst *Result, in []MergeInput) error {
 	return nil
 }
 
-// mergeDwell sums the dwell-bound counts; the shards share one bound.
+// mergeDwell sums the dwell-bound counts and adds the answers' dwell
+// histograms (the exact max is the largest); the shards share one bound.
 func mergeDwell(dst *Result, in []MergeInput) error {
+	var h *hdrhistogram.Histogram
 	for _, x := range in {
 		d := x.Result.DwellBound
 		if d == nil {
@@ -530,8 +532,28 @@ func mergeDwell(dst *Result, in []MergeInput) error {
 		m.Over += d.Over
 		m.Unreported += d.Unreported
 		m.Others += d.Others
+		m.Dwell.Max = max(m.Dwell.Max, d.Dwell.Max)
+		if d.Histogram == "" {
+			return fmt.Errorf("%s: the dwell bound's histogram is missing (written by an older openload): its dwell cannot be merged", x.Name)
+		}
+		o, err := DecodeHistogram(d.Histogram)
+		if err != nil {
+			return fmt.Errorf("%s: dwell histogram: %v", x.Name, err)
+		}
+		if h == nil {
+			h = NewHistogram()
+		}
+		dst.Dropped += h.Merge(o)
 	}
-	return nil
+	if dst.DwellBound == nil {
+		return nil
+	}
+	exactMax := dst.DwellBound.Dwell.Max
+	dst.DwellBound.Dwell = Summarize(h)
+	if dst.DwellBound.Answers > 0 {
+		dst.DwellBound.Dwell.Max = exactMax
+	}
+	return encodeInto(&dst.DwellBound.Histogram, h)
 }
 
 // mergeLimit sums the connection limits, the requests that waited for one

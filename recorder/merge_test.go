@@ -46,6 +46,7 @@ func result(t *testing.T, recs []recorder.Record, index, of int) *recorder.Resul
 	t.Helper()
 	rec := recorder.New(nil)
 	rec.TrackClasses([]string{"X-Class"})
+	rec.BoundDwell(2 * time.Millisecond)
 	rec.Begin(start)
 	for j := range recs {
 		if of > 0 && j%of != index {
@@ -179,6 +180,9 @@ func TestMergeProperties(t *testing.T) {
 			if st[m.Name] != m.Histogram {
 				t.Fatalf("seed %d: Server-Timing %s differs", seed, m.Name)
 			}
+		}
+		if flat.DwellBound == nil || one.DwellBound == nil || *flat.DwellBound != *one.DwellBound {
+			t.Fatalf("seed %d: dwell bound %+v, one generator %+v", seed, flat.DwellBound, one.DwellBound)
 		}
 		if len(flat.ServerTiming) != len(one.ServerTiming) {
 			t.Fatalf("seed %d: %d Server-Timing metrics, one generator %d", seed, len(flat.ServerTiming), len(one.ServerTiming))

@@ -463,6 +463,12 @@ func (r *Recorder) Fill(res *Result) error {
 		res.Classes = append(res.Classes, ct)
 	}
 	res.DwellBound = r.dwellResult()
+	if res.DwellBound != nil {
+		var err error
+		if res.DwellBound.Histogram, err = EncodeHistogram(r.dwell.hist); err != nil {
+			return err
+		}
+	}
 	res.Redirects, res.BodyOverCap = r.faults.redirects, r.faults.overCap
 	wire := r.Wire()
 	res.Wire = &wire
