@@ -136,3 +136,47 @@ func TestShardsArriveAsOne(t *testing.T) {
 }
 
 func recorderStatus(m map[string]int64) string { return fmt.Sprint(m) }
+
+// shardUsageCases are the refused uses of --shard, --shard-from-env,
+// --start-at and merge, for the usage-errors golden file.
+func shardUsageCases() [][]string {
+	u := "http://127.0.0.1:1/"
+	return [][]string{
+		{"-rate", "10", "--shard", "4/4", u},
+		{"-rate", "10", "--shard", "1", u},
+		{"-rate", "10", "--shard", "x/4", u},
+		{"-rate", "10", "--shard", "0/0", u},
+		{"-rate", "10", "--shard", "0/2", "--shard-from-env", "I/2", u},
+		{"-rate", "10", "--shard-from-env", "OPENLOAD_TEST_UNSET_INDEX/4", u},
+		{"-rate", "10", "--shard-from-env", "/4", u},
+		{"--closed", "-rate", "10", "--shard", "0/2", u},
+		{"-rate", "10", "--start-at", "tomorrow", u},
+		{"-rate", "10", "--start-at", "2999-01-01T00:00:00Z", u},
+		{"merge"},
+		{"merge", "--slo", "latency.p99<=1ms", "a.json"},
+		{"merge", "--send-delay-budget", "0s", "a.json"},
+		{"merge", "--nope"},
+	}
+}
+
+func TestParseStartAt(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want time.Time
+	}{
+		{"2026-12-01T15:00:00Z", time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)},
+		{"2026-12-01T16:00:00.5+01:00", time.Date(2026, 12, 1, 15, 0, 0, 5e8, time.UTC)},
+		{"1796137445", time.Unix(1796137445, 0)},
+		{"1796137445.25", time.Unix(1796137445, 25e7)},
+	} {
+		got, err := parseStartAt(c.in)
+		if err != nil || !got.Equal(c.want) {
+			t.Errorf("parseStartAt(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{"", "0", "-5", "soon", "2026-12-01 15:00"} {
+		if _, err := parseStartAt(bad); err == nil {
+			t.Errorf("parseStartAt(%q) accepted", bad)
+		}
+	}
+}

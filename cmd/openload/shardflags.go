@@ -69,8 +69,8 @@ func (s *shardOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	if err != nil {
 		return fmt.Errorf("--start-at %q: %v", s.startAt, err)
 	}
-	if ahead := at.Sub(now()); ahead > maxStartAhead {
-		return fmt.Errorf("--start-at %q is %v from now: at most %v ahead", s.startAt, ahead.Round(time.Second), maxStartAhead)
+	if at.Sub(now()) > maxStartAhead {
+		return fmt.Errorf("--start-at %q is more than %v ahead: a mistyped date?", s.startAt, maxStartAhead)
 	}
 	o.run.StartAt = at
 	return nil
