@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -29,9 +30,13 @@ given twice, or one of another run (another target, rate, seed, schedule
 or start) is refused. The merged result is an ordinary result: report,
 diff and --slo work on it, and the exit code is a run's.
 
+Interval logs (--hlog) of the same shards merge the same way, second by
+second: openload merge shard-*.hlog -o all.hlog.
+
 Examples:
   openload -r 4000 -d 60s --shard 0/4 --start-at 2026-12-01T15:00:00Z -o shard-0.json URL   # on each of 4 machines
   openload merge shard-*.json -o all.json
+  openload merge shard-*.hlog -o all.hlog
 
 `
 
@@ -78,6 +83,9 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	objs, err := parseObjectives(o.slos)
 	if err != nil {
 		return usageErrorIn(stderr, "merge", "%v", err)
+	}
+	if isIntervalLog(fs.Arg(0)) { // reportfmt.go
+		return mergeIntervalLogs(fs.Args(), o.output, stdout, stderr)
 	}
 	in := make([]recorder.MergeInput, fs.NArg())
 	for i, name := range fs.Args() {
@@ -145,15 +153,26 @@ func missingShards(sc *recorder.ShardConfig) string {
 // writeResultFile writes res to name ('-': stdout) through a temporary
 // file renamed into place, so that a failed write leaves no half result.
 func writeResultFile(name string, stdout io.Writer, res *recorder.Result) error {
+	var b bytes.Buffer
+	if err := recorder.WriteResult(&b, res); err != nil {
+		return err
+	}
+	return writeFileAtomic(name, stdout, b.Bytes())
+}
+
+// writeFileAtomic writes b to name ('-': stdout) through a temporary file
+// renamed into place.
+func writeFileAtomic(name string, stdout io.Writer, b []byte) error {
 	if name == "-" {
-		return recorder.WriteResult(stdout, res)
+		_, err := stdout.Write(b)
+		return err
 	}
 	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
 	if err != nil {
 		return unwrapPath(err)
 	}
 	defer os.Remove(f.Name())
-	err = recorder.WriteResult(f, res)
+	_, err = f.Write(b)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -161,4 +180,32 @@ func writeResultFile(name string, stdout io.Writer, res *recorder.Result) error 
 		err = os.Rename(f.Name(), name)
 	}
 	return err
+}
+
+// mergeIntervalLogs is 'openload merge' of interval logs (--hlog): every
+// input must be one, and the merged log goes to output.
+func mergeIntervalLogs(names []string, output string, stdout, stderr io.Writer) int {
+	if output == "" {
+		return usageErrorIn(stderr, "merge", "merging interval logs needs -o FILE ('-' for stdout)")
+	}
+	in := make([]recorder.IntervalLogInput, len(names))
+	for i, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return fileError(stderr, "merge", fmt.Errorf("%s: %v", name, unwrapPath(err)))
+		}
+		if !recorder.LooksLikeIntervalLog(b) {
+			return fileError(stderr, "merge", fmt.Errorf("%s: not an interval log, but %s is: merge results or interval logs, not both", name, names[0]))
+		}
+		in[i] = recorder.IntervalLogInput{Name: name, Log: b}
+	}
+	var buf bytes.Buffer
+	if err := recorder.MergeIntervalLogs(&buf, in...); err != nil {
+		return fileError(stderr, "merge", err)
+	}
+	if err := writeFileAtomic(output, stdout, buf.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "openload: merge: --output %q: %v\n", output, err)
+		return exitRuntime
+	}
+	return exitOK
 }

@@ -5,12 +5,16 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/openload/openload/recorder"
 )
 
 // countingTarget answers 200 and notes when each request arrives, on the
@@ -89,7 +93,7 @@ func TestShardsArriveAsOne(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			args := append(slices.Clone(common), "--shard", fmt.Sprintf("%d/%d", i, n), "--start-at", at,
-				"-o", filepath.Join(dir, fmt.Sprintf("shard-%d.json", i)), url)
+				"-o", filepath.Join(dir, fmt.Sprintf("shard-%d.json", i)), "--hlog", filepath.Join(dir, fmt.Sprintf("shard-%d.hlog", i)), url)
 			codes[i], _, errs[i] = runCLI(args...)
 		}()
 		time.Sleep(400 * time.Millisecond)
@@ -118,14 +122,60 @@ func TestShardsArriveAsOne(t *testing.T) {
 	if m.Counts != s.Counts || m.Response.Count != s.Response.Count || recorderStatus(m.Status) != recorderStatus(s.Status) {
 		t.Errorf("merged counts %+v %v, one generator %+v %v", m.Counts, m.Status, s.Counts, s.Status)
 	}
-	for i, sec := range m.Timeline {
-		if sec.Scheduled != s.Timeline[i].Scheduled {
-			t.Errorf("second %d: merged scheduled %d, one generator %d", i, sec.Scheduled, s.Timeline[i].Scheduled)
+	// Each second schedules what it did in one generator's run (its
+	// completions may differ: a response can end a second later).
+	for i := range max(len(m.Timeline), len(s.Timeline)) {
+		var a, b int64
+		if i < len(m.Timeline) {
+			a = m.Timeline[i].Scheduled
+		}
+		if i < len(s.Timeline) {
+			b = s.Timeline[i].Scheduled
+		}
+		if a != b {
+			t.Errorf("second %d: merged scheduled %d, one generator %d", i, a, b)
 		}
 	}
 
+	// The shards' interval logs merge into one whose intervals add up to
+	// the merged result's histograms.
+	logs, _ := filepath.Glob(filepath.Join(dir, "shard-*.hlog"))
+	runOK(t, append(append([]string{"merge"}, logs...), "-o", filepath.Join(dir, "all.hlog"))...)
+	f, err := os.Open(filepath.Join(dir, "all.hlog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	il, err := recorder.ReadIntervalLog(f, "all.hlog")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range recorder.IntervalTags {
+		h, err := m.Histogram(tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if enc, _ := recorder.EncodeHistogram(il.Total[tag]); enc != func() string { e, _ := recorder.EncodeHistogram(h); return e }() {
+			t.Errorf("merged interval log's %s: %d values, the merged result's %d", tag, il.Total[tag].TotalCount(), h.TotalCount())
+		}
+	}
+
+	b, err := os.ReadFile(logs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other.hlog")
+	b = regexp.MustCompile(`#\[StartTime: [0-9]+`).ReplaceAll(b, []byte("#[StartTime: 1000"))
+	if err := os.WriteFile(other, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI("merge", logs[0], other, "-o", filepath.Join(dir, "x.hlog"))
+	if code != exitUsage || !strings.Contains(stderr, "other.hlog: starts at 1000, but") {
+		t.Errorf("merge of logs with different starts: exit %d: %s", code, stderr)
+	}
+
 	// Missing and mismatched shards are refused, one line naming them.
-	code, _, stderr := runCLI(append([]string{"merge"}, shards[:3]...)...)
+	code, _, stderr = runCLI(append([]string{"merge"}, shards[:3]...)...)
 	if code != exitUsage || !strings.Contains(stderr, "shard 3/4 missing") || strings.Count(stderr, "\n") != 1 {
 		t.Errorf("merge without shard 3: exit %d: %s", code, stderr)
 	}
