@@ -34,11 +34,15 @@ Interval logs (--hlog) of the same shards merge the same way, second by
 second: openload merge shard-*.hlog -o all.hlog.
 
 Examples:
-  openload -r 4000 -d 60s --shard 0/4 --start-at 2026-12-01T15:00:00Z -o shard-0.json URL   # on each of 4 machines
+  # 4 machines, each its shard 0/4 … 3/4, all with one --start-at T (RFC 3339 or Unix s)
+  openload -r 4000 -d 60s --shard 0/4 -o shard-0.json http://10.0.0.5:8080/predict
   openload merge shard-*.json -o all.json
   openload merge shard-*.hlog -o all.hlog
 
 `
+
+// mergeGroups are the groups of mergeFlags, in help order.
+var mergeGroups = []string{groupFlags, groupEnd}
 
 // mergeOptions are the flags of 'openload merge'.
 type mergeOptions struct {
@@ -71,7 +75,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		return usageErrorIn(stderr, "merge", "%v", err)
 	}
 	if o.help {
-		fmt.Fprint(stdout, mergeUsage+flagHelp(fs, []string{groupFlags, groupEnd}))
+		fmt.Fprint(stdout, mergeUsage+flagHelp(fs, mergeGroups))
 		return exitOK
 	}
 	if fs.NArg() == 0 {

@@ -202,6 +202,7 @@ func shardUsageCases() [][]string {
 		{"--closed", "-rate", "10", "--shard", "0/2", u},
 		{"-rate", "10", "--start-at", "tomorrow", u},
 		{"-rate", "10", "--start-at", "2999-01-01T00:00:00Z", u},
+		{"-rate", "10", "-d", "10s", "--start-at", "2020-01-01T00:00:00Z", u},
 		{"merge"},
 		{"merge", "--slo", "latency.p99<=1ms", "a.json"},
 		{"merge", "--send-delay-budget", "0s", "a.json"},

@@ -72,6 +72,12 @@ func (s *shardOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	if at.Sub(now()) > maxStartAhead {
 		return fmt.Errorf("--start-at %q is more than %v ahead: a mistyped date?", s.startAt, maxStartAhead)
 	}
+	// A start already past is run from (its arrivals leave late, and say
+	// so), but not one whose whole schedule is over: every request would
+	// be due at once.
+	if o.run.Schedule.Duration > 0 && at.Add(o.run.Schedule.Duration).Before(now()) {
+		return fmt.Errorf("--start-at %q is past, and so is the end of its --duration %v: every request would be due at once", s.startAt, o.run.Schedule.Duration)
+	}
 	o.run.StartAt = at
 	return nil
 }
