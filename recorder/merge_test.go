@@ -100,10 +100,10 @@ func merge(t *testing.T, rs ...*recorder.Result) *recorder.Result {
 // holds: the same counts, statuses, error kinds, histograms (bucket for
 // bucket), timeline, classes and Server-Timing metrics.
 func TestMergeProperties(t *testing.T) {
-	for seed := range uint64(8) { // each seed encodes ~100 histograms (zlib, about 1 MB of state each): seconds under -race
+	for seed := range uint64(5) { // each seed encodes ~100 histograms (zlib, about 1 MB of state each): seconds under -race
 		rng := rand.New(rand.NewPCG(seed, 1))
 		recs := randomRecords(rng)
-		of := 1 + int(seed%6) // 1 … 6 shards
+		of := 2 + int(seed) // 2 … 6 shards
 		shards := make([]*recorder.Result, of)
 		for i := range of {
 			shards[i] = result(t, recs, i, of)
