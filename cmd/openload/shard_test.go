@@ -73,7 +73,8 @@ func lateness(arrivals []time.Duration, rate float64) float64 {
 // 400-1200 ms off the others': a p99 lateness of several hundred ms. The
 // bound allows the shards 100 ms more than one generator, well below that
 // and above the scheduling noise of a loaded 2-core machine (one
-// generator alone has shown a 62 ms p99 there while other builds ran).
+// generator alone has shown a 62 ms p99 there while other builds ran;
+// see docs/MEASUREMENTS.md, “Shards on one machine”).
 func TestShardsArriveAsOne(t *testing.T) {
 	const rate, n = 200.0, 4
 	target, url := newCountingTarget(t)

@@ -6,9 +6,9 @@ import (
 )
 
 // startLead is how long before a start instant startClock stops waiting
-// in an open run: Go's runtime timers fire about a millisecond late (see
-// sleep_linux.go), and the dispatcher's own sleep reaches offset 0 on
-// time from there, as it reaches every later offset.
+// in an open run: Go's runtime timers fire about a millisecond late, and
+// the dispatcher's own sleep reaches offset 0 on time from there, as it
+// reaches every later offset (see docs/MEASUREMENTS.md, “startLead”).
 const startLead = 2 * time.Millisecond
 
 // startClock returns the instant of the schedule's offset 0 when at is
