@@ -84,8 +84,20 @@ func shards(res *recorder.Result, opt Options) (Finding, bool) {
 			late = append(late, fmt.Sprintf("%d by %s (send delay max %s)", r.Index, fmtMs(r.LateMs), fmtMs(r.SendDelay.Max)))
 		}
 	}
-	if res.Config.StartAt != "" && worst >= 0 {
-		f.Message += fmt.Sprintf("; start %s, latest shard start %s after it (shard %d)", res.Config.StartAt, fmtMs(worstMs), worst)
+	switch {
+	case res.Config.StartAt == "" || worst < 0:
+	case worstMs == 0:
+		f.Message += fmt.Sprintf("; start %s: every shard's wait for it ended in time", res.Config.StartAt)
+	default:
+		f.Message += fmt.Sprintf("; start %s, latest shard's wait ended %s after it (shard %d)", res.Config.StartAt, fmtMs(worstMs), worst)
+	}
+	if res.Config.StartAt == "" && len(res.Shards) > 1 {
+		spread := 0.0
+		for _, r := range res.Shards {
+			spread = max(spread, r.OffsetMs)
+		}
+		f.Severity = Warn
+		f.Message += fmt.Sprintf("; no shared --start-at: the shards started up to %s apart, so their arrivals did not interleave as one generator's", fmtMs(spread))
 	}
 	if len(late) > 0 {
 		f.Severity = Warn
