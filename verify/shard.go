@@ -101,7 +101,11 @@ func shards(res *recorder.Result, opt Options) (Finding, bool) {
 	}
 	if len(late) > 0 {
 		f.Severity = Warn
-		f.Message += fmt.Sprintf("; started late, past the %s send-delay budget: shard %s, so their first arrivals left late", fmtMs(budget), strings.Join(late, ", "))
+		who, whose := "shard", "its"
+		if len(late) > 1 {
+			who, whose = "shards", "their"
+		}
+		f.Message += fmt.Sprintf("; started late, past the %s send-delay budget: %s %s, so %s first arrivals left late", fmtMs(budget), who, strings.Join(late, ", "), whose)
 	}
 	return f, true
 }
