@@ -50,16 +50,21 @@ func (c *countingTarget) take() []time.Duration {
 // lateness is how far each arrival came after its due time at a constant
 // rate, against the start the median arrival implies (the target cannot
 // know the generator's): arrival k is due at t0 + k/rate, so its offset
-// is t_k − k/rate, and lateness is the offset above the median offset.
-// It returns the p99 of the lateness, in ms.
-func lateness(arrivals []time.Duration, rate float64) float64 {
-	offs := make([]float64, len(arrivals))
+// is t_k − k/rate. It returns, in ms, the p99 of the offset above the
+// median (the tail: what a stall or a late start moves), and stretch: how
+// much longer than the schedule says the arrivals from the 1st to the
+// 99th percentile took (what shards that did not start together move:
+// the union then begins with one shard alone and ends with another).
+func lateness(arrivals []time.Duration, rate float64) (p99, stretch float64) {
+	n := len(arrivals)
+	offs := make([]float64, n)
 	for k, a := range arrivals {
 		offs[k] = a.Seconds() - float64(k)/rate
 	}
+	lo, hi := n/100, n-1-n/100
+	stretch = ((arrivals[hi] - arrivals[lo]).Seconds() - float64(hi-lo)/rate) * 1000
 	slices.Sort(offs)
-	med := offs[len(offs)/2]
-	return (offs[len(offs)*99/100] - med) * 1000
+	return (offs[n*99/100] - offs[n/2]) * 1000, stretch
 }
 
 // TestShardsArriveAsOne: four shards of one constant schedule, started at
@@ -68,13 +73,14 @@ func lateness(arrivals []time.Duration, rate float64) float64 {
 // within the tolerance one generator achieves; merging their results
 // gives the single schedule's counts.
 //
-// The shards are launched 400 ms apart, so a shard that ran its schedule
-// from its own start instead of the shared one would put its arrivals
-// 400-1200 ms off the others': a p99 lateness of several hundred ms. The
-// bound allows the shards 100 ms more than one generator, well below that
-// and above the scheduling noise of a loaded 2-core machine (one
-// generator alone has shown a 62 ms p99 there while other builds ran;
-// see docs/MEASUREMENTS.md, “Shards on one machine”).
+// The shards are launched 400 ms apart, so shards that ran their
+// schedules from their own starts instead of the shared one would reach
+// the target over 1.2 s more than the schedule's 2 s: the arrivals from
+// the 1st to the 99th percentile stretch by about a second. The bound
+// allows the shards 250 ms more stretch than one generator: scheduling
+// noise on a loaded 2-core machine moves single arrivals (p99 lateness up
+// to 109 ms under -race, one generator's up to 62 ms; see
+// docs/MEASUREMENTS.md, “Shards on one machine”), not the span of 392.
 func TestShardsArriveAsOne(t *testing.T) {
 	const rate, n = 200.0, 4
 	target, url := newCountingTarget(t)
@@ -83,7 +89,7 @@ func TestShardsArriveAsOne(t *testing.T) {
 
 	runOK(t, append(common, "-o", filepath.Join(dir, "one.json"), url)...)
 	one := target.take()
-	oneLate := lateness(one, rate)
+	oneP99, oneStretch := lateness(one, rate)
 
 	at := time.Now().Add(1500 * time.Millisecond).UTC().Format(time.RFC3339Nano)
 	var wg sync.WaitGroup
@@ -106,13 +112,14 @@ func TestShardsArriveAsOne(t *testing.T) {
 		}
 	}
 	sharded := target.take()
-	shardLate := lateness(sharded, rate)
-	t.Logf("arrivals: one generator %d, p99 lateness %.3f ms; %d shards %d, p99 lateness %.3f ms", len(one), oneLate, n, len(sharded), shardLate)
 	if len(one) != 400 || len(sharded) != 400 {
 		t.Fatalf("the target saw %d arrivals from one generator and %d from the shards, want 400 each", len(one), len(sharded))
 	}
-	if shardLate > oneLate+100 || math.IsNaN(shardLate) {
-		t.Errorf("the shards' arrivals are %.3f ms late at p99, one generator's %.3f ms: the shards did not start together", shardLate, oneLate)
+	shardP99, shardStretch := lateness(sharded, rate)
+	t.Logf("arrivals against the schedule: one generator p99 lateness %.3f ms, stretch %.3f ms; %d shards %.3f ms, %.3f ms",
+		oneP99, oneStretch, n, shardP99, shardStretch)
+	if shardStretch > oneStretch+250 || math.IsNaN(shardStretch) {
+		t.Errorf("the shards' arrivals took %.3f ms longer than the schedule, one generator's %.3f ms: the shards did not start together", shardStretch, oneStretch)
 	}
 
 	shards, _ := filepath.Glob(filepath.Join(dir, "shard-*.json"))
