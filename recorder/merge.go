@@ -2,6 +2,7 @@ package recorder
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -55,6 +56,40 @@ var mergeSections = []mergeSection{
 	mergeLimit,
 }
 
+// mergedKeys are the result's sections (JSON keys) that Merge accounts
+// for: added by mergeSections, recomputed (percentiles, checks, SLOs), or
+// kept per shard (generator, start, in Shards). A result holding any
+// other section is refused rather than merged without it: a section added
+// to Result gets its mergeSection and its key here.
+var mergedKeys = map[string]bool{
+	"version": true, "tool": true, "started": true, "elapsed_s": true, "config": true, "counts": true,
+	"send_rate": true, "censored": true, "clamped": true, "dropped": true, "response": true, "service": true,
+	"send_delay": true, "corrected": true, "status": true, "error_kinds": true, "limit": true, "histograms": true,
+	"timeline": true, "classes": true, "server_timing": true, "dwell_bound": true, "retries": true,
+	"redirects_followed": true, "wire": true, "failed_status": true, "body_over_cap": true, "generator": true,
+	"checks": true, "slos": true, "interrupted": true, "answered": true, "unanswered": true, "tls_causes": true,
+	"start": true, "shards": true,
+}
+
+// unmergedSection returns a section of r that Merge does not account for
+// (mergedKeys), or "".
+func unmergedSection(r *Result) (string, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return "", err
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !mergedKeys[k] {
+			return k, nil
+		}
+	}
+	return "", nil
+}
+
 // Merge adds the results of shards of one schedule. It refuses results
 // that are not shards', shards of another run (a different target,
 // method, schedule, seed, shard count or start) and a shard given twice,
@@ -68,6 +103,12 @@ func Merge(in ...MergeInput) (*Result, error) {
 	for _, x := range in {
 		if x.Result.Config.Shard == nil || len(x.Result.Config.Shard.Indexes) == 0 {
 			return nil, fmt.Errorf("%s: not a shard's result (run with --shard i/N)", x.Name)
+		}
+		if k, err := unmergedSection(x.Result); err != nil || k != "" {
+			if err == nil {
+				err = fmt.Errorf("its %q section cannot be merged by this openload yet", k)
+			}
+			return nil, fmt.Errorf("%s: %v", x.Name, err)
 		}
 	}
 	if err := sameRun(in); err != nil {

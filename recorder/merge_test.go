@@ -3,6 +3,7 @@ package recorder_test
 import (
 	"bytes"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -222,6 +223,19 @@ func TestMergeRefuses(t *testing.T) {
 		_, err := recorder.Merge(c.in...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("merge: %v, want one line containing %q", err, c.want)
+		}
+	}
+}
+
+// TestMergedKeys: every section of a result is one Merge accounts for, so
+// a section added to Result without its merge is caught here (and, in a
+// shard's file, refused by Merge rather than dropped).
+func TestMergedKeys(t *testing.T) {
+	typ := reflect.TypeOf(recorder.Result{})
+	for i := range typ.NumField() {
+		key, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if !recorder.MergedKey(key) {
+			t.Errorf("Result.%s (%q) is not in mergedKeys: give it a mergeSection, or say why it needs none", typ.Field(i).Name, key)
 		}
 	}
 }
