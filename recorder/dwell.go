@@ -50,6 +50,9 @@ type DwellBound struct {
 	// bucket is 128 µs wide), so that it compares with the bound as the
 	// count does.
 	Dwell Percentiles `json:"dwell"`
+	// Histogram is Dwell's histogram (EncodeHistogram), so that merged
+	// shards' dwell stays exact; empty in results written before.
+	Histogram string `json:"histogram,omitempty"`
 }
 
 // dwellCount is the recorder's side of DwellBound.

@@ -53,12 +53,15 @@ func TestDwellBoundCounts(t *testing.T) {
 	}
 	want := DwellBound{Bound: "150ms", BoundMs: 150, Answers: 6, Over: 2, Unreported: 3, Others: 2}
 	got := *d
-	got.Dwell = Percentiles{}
+	got.Dwell, got.Histogram = Percentiles{}, "" // the histogram: below
 	if got != want {
 		t.Errorf("dwell bound %+v, want %+v", got, want)
 	}
 	if d.Dwell.Count != 6 || d.Dwell.Max != 400 {
 		t.Errorf("dwell of answers %+v: want 6 values, max exactly 400 ms", d.Dwell)
+	}
+	if h, err := DecodeHistogram(d.Histogram); err != nil || h.TotalCount() != 6 {
+		t.Errorf("dwell histogram: %v, %v; want the 6 answers' dwell", h, err)
 	}
 
 	// It survives the JSON round trip, and Merge adds two recorders' counts.

@@ -153,6 +153,10 @@ type Config struct {
 	// StubCPUSeconds is the CPU time the child used in its life.
 	StubChild      bool    `json:"builtin_stub_child,omitempty"`
 	StubCPUSeconds float64 `json:"builtin_stub_cpu_seconds,omitempty"`
+	// Shard: the run sent shards of one schedule (--shard; shard.go);
+	// StartAt is the shared start asked for (--start-at), RFC 3339.
+	Shard   *ShardConfig `json:"shard,omitempty"`
+	StartAt string       `json:"start_at,omitempty"`
 }
 
 // ModeClosed marks a closed-loop run in Config.Mode.
@@ -275,6 +279,11 @@ type Result struct {
 	// self_signed, unknown_authority, expired, hostname, certificate,
 	// handshake, not_tls; tlscause.go).
 	TLSCauses map[string]int64 `json:"tls_causes,omitempty"`
+	// Start is the run's start given --start-at, Shards each shard's own
+	// figures (a shard's result holds its own; a merge, all it added;
+	// shard.go).
+	Start  *StartRecord `json:"start,omitempty"`
+	Shards []ShardRun   `json:"shards,omitempty"`
 }
 
 // ClassTable is the breakdown of requests by one response header's value.
@@ -302,6 +311,9 @@ type ClassValue struct {
 	Count    int64       `json:"count"`
 	Share    float64     `json:"share"`
 	Response Percentiles `json:"response"`
+	// Histogram is Response's histogram (EncodeHistogram), so that merged
+	// shards' classes stay exact; empty in results written before.
+	Histogram string `json:"histogram,omitempty"`
 }
 
 // ServerMetric summarises one Server-Timing metric over the run, in ms.
@@ -438,6 +450,10 @@ func (r *Recorder) Fill(res *Result) error {
 		for _, v := range t.order {
 			st := t.values[v]
 			cv := ClassValue{Value: v, Count: st.count, Response: Summarize(st.response)}
+			var err error
+			if cv.Histogram, err = EncodeHistogram(st.response); err != nil {
+				return err
+			}
 			if res.Counts.Scheduled > 0 {
 				cv.Share = float64(st.count) / float64(res.Counts.Scheduled)
 			}
@@ -447,6 +463,12 @@ func (r *Recorder) Fill(res *Result) error {
 		res.Classes = append(res.Classes, ct)
 	}
 	res.DwellBound = r.dwellResult()
+	if res.DwellBound != nil {
+		var err error
+		if res.DwellBound.Histogram, err = EncodeHistogram(r.dwell.hist); err != nil {
+			return err
+		}
+	}
 	res.Redirects, res.BodyOverCap = r.faults.redirects, r.faults.overCap
 	wire := r.Wire()
 	res.Wire = &wire

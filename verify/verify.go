@@ -81,6 +81,9 @@ func Run(res *recorder.Result, opt Options) []Finding {
 	}
 	var out []Finding
 	out = append(out, accounting(res), scheduleCount(res))
+	if f, ok := shards(res, opt); ok { // shard.go
+		out = append(out, f)
+	}
 	out = append(out, timeline(res, opt)...)
 	out = append(out, sendDelay(res, opt), limit(res), failures(res))
 	if f, ok := dwellBound(res); ok {
@@ -148,6 +151,9 @@ func scheduleCount(res *recorder.Result) Finding {
 	if res.Interrupted {
 		f.Severity = Warn
 		f.Message = fmt.Sprintf("run interrupted: %d of the %s expected requests were scheduled before the stop", c.Scheduled, fmtCount(c.Expected))
+		return f
+	}
+	if f, ok := shardCount(res); ok { // shard.go
 		return f
 	}
 	if res.Config.Arrival == schedule.Replay {

@@ -45,6 +45,7 @@ var fieldFlags = [...]map[string]string{
 		"Sched": "arrivals", "Log": "log", "IntervalLog": "hlog",
 		"Verify.SendDelayP99": "send-delay-budget", "Verify.DipRatio": "", "Verify.DipMin": "",
 		"Closed": "closed", "Think": "think", "DwellBound": "dwell-bound", "StubChild": "", "AutoHeaders": "",
+		"Shard.Index": "shard", "Shard.Of": "shard", "StartAt": "start-at",
 	},
 	expectFields: {
 		"Rate": "rate", "Limit": "expect-limit", "Shards": "expect-shards", "Window": "expect-window",

@@ -154,7 +154,7 @@ earlier ones have returned, and latency is measured from the schedule
 
 Usage:
   openload [flags] [URL]         run a load test; no URL: against a built-in stub model server
-  openload COMMAND [flags] ...   stub, diff, report, model; 'openload COMMAND --help' for each
+  openload COMMAND [flags] ...   stub, diff, report, merge, model; 'openload COMMAND --help' each
 
 Examples:
   # 160 requests/s for 10 s against the built-in stub: no URL, nothing to set up
@@ -174,6 +174,7 @@ Commands:
   stub     run the stub model server ('openload stub --help' says what it serves)
   diff     service vs response time of one result, or two results side by side
   report   re-render a saved result: table, json, csv, hgrm, or an HTML page and charts
+  merge    add the results of the shards of one schedule (--shard) into one result
   model    predict a sharded rate limiter's 429s under Poisson arrivals, no traffic sent
   help     this text ('openload help COMMAND' is 'openload COMMAND --help')
 

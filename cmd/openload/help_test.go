@@ -24,6 +24,7 @@ var helpCommands = []struct {
 	{"help-diff.golden", []string{"diff", "--help"}},
 	{"help-report.golden", []string{"report", "--help"}},
 	{"help-model.golden", []string{"model", "poisson", "--help"}},
+	{"help-merge.golden", []string{"merge", "--help"}},
 }
 
 // TestHelpGolden: every help is as its golden file has it, exits 0, fits
@@ -76,6 +77,7 @@ type commands struct {
 	help, child bool
 	do          diffOptions
 	ro          reportOptions
+	mo          mergeOptions
 	in          model.PoissonInput
 	sets        map[string]commandFlags // by command line: "openload", "openload stub", …
 }
@@ -94,6 +96,7 @@ func newCommands() *commands {
 		"openload diff":          {diffFlags(&c.do), diffGroups},
 		"openload report":        {reportFlags(&c.ro), reportGroups},
 		"openload model poisson": {modelFlags(&c.in, &c.help), modelGroups},
+		"openload merge":         {mergeFlags(&c.mo), mergeGroups},
 	}
 	return c
 }
@@ -246,7 +249,7 @@ func checkExample(args []string) error {
 	cmd := ""
 	if len(args) > 0 {
 		switch args[0] {
-		case "stub", "diff", "report":
+		case "stub", "diff", "report", "merge":
 			cmd, args = args[0], args[1:]
 		case "model":
 			if len(args) < 2 || args[1] != "poisson" {
@@ -280,6 +283,10 @@ func checkExample(args []string) error {
 		}
 	case "report":
 		if fs.NArg() != 1 {
+			return fmt.Errorf("%d files", fs.NArg())
+		}
+	case "merge":
+		if fs.NArg() < 1 {
 			return fmt.Errorf("%d files", fs.NArg())
 		}
 	}

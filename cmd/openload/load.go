@@ -58,6 +58,7 @@ type loadOptions struct {
 	proto      protoOptions  // proto.go
 	retry      retryOptions  // retryflags.go
 	auto       autoOptions   // autoheaders.go
+	shard      shardOptions  // shardflags.go
 }
 
 // loadFlags registers the flags of a load run, group by group as the help
@@ -71,6 +72,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 		fs.StringVar(&r.Schedule.Kind, "arrival", schedule.Constant, "arrival process: constant or poisson")
 		fs.Uint64Var(&r.Schedule.Seed, "seed", 1, "seed of the poisson arrival process")
 		o.replay.scheduleFlags(fs)
+		o.shard.flags(fs) // shardflags.go
 		fs.IntVarP(&r.Connections, "connections", "c", 64, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
 		fs.BoolVar(&r.Closed, "closed", false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
 		fs.DurationVar(&r.Think, "think", 0, "with --closed: pause after each response before the user sends again")
@@ -160,6 +162,9 @@ func parseHeader(h http.Header, s string) error {
 func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 	r := &o.run
 	if err := o.replay.validate(fs, o); err != nil {
+		return err
+	}
+	if err := o.shard.validate(fs, o); err != nil {
 		return err
 	}
 	rated := fs.Changed("rate")
@@ -343,6 +348,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		} else {
 			name = o.replay.name(r.Schedule)
 		}
+		name = describeShard(name, r.Shard, r.StartAt) // shardflags.go
 		fmt.Fprintf(stderr, "openload: %s → %s %s\n", name, r.Method, tgt.url)
 	}
 	r.AutoHeaders = o.auto.headers(fs)

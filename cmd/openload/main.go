@@ -9,6 +9,7 @@
 //	openload stub [flags]       run the stub model server
 //	openload diff A.json [B.json]   service vs response time of a result, or two results side by side
 //	openload report [flags] RESULT.json   re-render a saved result (table, json, hgrm)
+//	openload merge SHARD.json... [-o ALL.json]   add the results of the shards of one schedule (--shard)
 //	openload model poisson [flags]   predict a sharded rate limiter's 429s under Poisson arrivals
 //
 // Exit codes: 0 the run is valid (checks passed, maybe with warnings);
@@ -95,6 +96,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return runDiff(args[1:], stdout, stderr)
 		case "report":
 			return runReport(args[1:], stdout, stderr)
+		case "merge":
+			return runMerge(args[1:], stdout, stderr) // merge.go
 		case "model":
 			return runModel(args[1:], stdout, stderr)
 		case "help":

@@ -102,7 +102,7 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 	if cl.Rate > 0 {
 		predial = predialCount(cl.Users, cl.Rate*cl.Duration.Seconds())
 	}
-	g := begin(cfg, rec, &stats, nil, predial)
+	g := begin(ctx, cfg, rec, &stats, nil, predial)
 	defer g.release()
 
 	var (

@@ -124,6 +124,10 @@ type Config struct {
 	// FollowRedirects follows up to MaxRedirects redirects and counts the
 	// final status; by default a 3xx is a completed response (faults.go).
 	FollowRedirects bool
+	// StartAt, if set, is the wall-clock instant of the schedule's offset
+	// 0: the run waits for it (connections are opened before), so that
+	// shards on several machines start together (startat.go).
+	StartAt time.Time
 	// MaxBody, if > 0, caps the response body bytes read; the rest is
 	// discarded by closing the connection and the response counted as
 	// over the cap, still completed (faults.go).
@@ -132,7 +136,8 @@ type Config struct {
 
 // Stats describes the run beyond what the recorder holds.
 type Stats struct {
-	Start       time.Time     // wall-clock start (offset 0)
+	Start       time.Time     // wall-clock start (offset 0): Config.StartAt when set
+	Late        time.Duration // with Config.StartAt: how far past it the wait ended, < 0 if before (startat.go)
 	End         time.Duration // offset of the last record's done
 	ScheduleEnd time.Duration // offset at which dispatching ended
 	Interrupted bool          // ctx was cancelled before the schedule ended
@@ -192,7 +197,7 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 		return Stats{}, err
 	}
 	var stats Stats
-	g := begin(cfg, rec, &stats, make(chan item, 1<<14), predialCount(cfg.Connections, s.Expected()))
+	g := begin(ctx, cfg, rec, &stats, make(chan item, 1<<14), predialCount(cfg.Connections, s.Expected()))
 	defer g.release()
 
 	var wg sync.WaitGroup
@@ -228,17 +233,27 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 // and the recorder goroutine, which owns rec until windDown returns. due
 // is the open model's queue (nil for a closed loop). The caller defers
 // g.release().
-func begin(cfg Config, rec *recorder.Recorder, stats *Stats, due chan item, predial int) *generator {
+func begin(ctx context.Context, cfg Config, rec *recorder.Recorder, stats *Stats, due chan item, predial int) *generator {
 	cfg.StampHeader = http.CanonicalHeaderKey(cfg.StampHeader)
 	drain, cancel := context.WithCancelCause(context.Background())
 	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel}
 	g.disconnect = g.connect()
 	stats.Predial = g.predial(predial)
+	// The open model's dispatcher sleeps precisely to offset 0; a closed
+	// loop's users would start at once, so its wait goes all the way.
+	lead := startLead
+	if due == nil {
+		lead = 0
+	}
+	start, late := startClock(ctx, cfg.StartAt, lead) // startat.go: zero without StartAt
 	g.mon = selfmon.Start()
 	g.retry = newRetrier(cfg.Retry, g.since)
 	stats.Client = g.clientName()
 	g.rd = g.record(rec, stats)
-	stats.Start = time.Now()
+	stats.Start, stats.Late = start, late
+	if start.IsZero() {
+		stats.Start = time.Now()
+	}
 	g.start = stats.Start
 	rec.Begin(stats.Start)
 	return g

@@ -33,6 +33,10 @@ type Options struct {
 	// Sched, if set, replaces the schedule Schedule describes: a ready
 	// one, such as a replay of recorded arrivals (see resolveSchedule).
 	Sched schedule.Schedule
+	// Shard, if enabled, sends only shard Shard.Index of Shard.Of of the
+	// schedule (schedule.Shard; shard.go); with StartAt (engine.Config)
+	// the shards start together.
+	Shard schedule.Shard
 	Log   *recorder.LogWriter // optional per-request log
 	// IntervalLog, if set, receives HdrHistogram's interval log: one
 	// interval per second, tags response, service and send_delay.
@@ -121,6 +125,9 @@ func (o *Options) Validate() error {
 	if err := o.validateSchedule(); err != nil {
 		return err
 	}
+	if err := field.In("Shard", o.Shard.Validate()); err != nil {
+		return err
+	}
 	if err := o.Config.Validate(); err != nil {
 		return err
 	}
@@ -159,6 +166,8 @@ func (o *Options) validateSchedule() error {
 		return field.In("Schedule", o.Schedule.Validate())
 	case o.Sched != nil:
 		return field.Errorf("Closed", o.Closed, "{Closed} paces its users evenly: {Sched} is not supported with it")
+	case o.Shard.Enabled():
+		return field.Errorf("Shard", o.Shard, "{Closed} runs no schedule to split: {Shard} is not supported with it")
 	case o.Schedule.Kind != "" && o.Schedule.Kind != schedule.Constant:
 		return field.Errorf("Schedule.Kind", o.Schedule.Kind, "{Closed} paces its users evenly: {Schedule.Kind} %q is not supported with it", o.Schedule.Kind)
 	case o.Schedule.Rate != 0:
@@ -194,6 +203,7 @@ func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, er
 	if err != nil {
 		return nil, nil, err
 	}
+	sched = o.shardSchedule(sched) // shard.go
 	res := o.newResult(sched.Name())
 	res.Counts.Expected = sched.Expected()
 	rec := o.newRecorder()
@@ -201,7 +211,7 @@ func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, er
 	if err != nil {
 		return nil, nil, err
 	}
-	return finish(o, res, rec, stats)
+	return finish(o, res, rec, stats, sched)
 }
 
 // newResult starts the result of a run, with its configuration
@@ -277,7 +287,7 @@ func (o Options) newRecorder() *recorder.Recorder {
 
 // finish fills the measured parts of res after the engine has run, and
 // verifies it.
-func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engine.Stats) (*recorder.Result, []verify.Finding, error) {
+func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engine.Stats, sched schedule.Schedule) (*recorder.Result, []verify.Finding, error) {
 	var logErr error
 	if o.Log != nil {
 		if err := o.Log.Flush(); err != nil {
@@ -316,6 +326,7 @@ func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engin
 	if span > 0 {
 		res.SendRate = float64(res.Counts.Sent) / span
 	}
+	o.fillShard(res, sched, stats.Start, stats.Late) // shard.go
 	findings := verify.Run(res, o.Verify)
 	res.Checks = verify.ToChecks(findings)
 	return res, findings, logErr
@@ -335,7 +346,7 @@ func runClosed(ctx context.Context, o Options) (*recorder.Result, []verify.Findi
 	if err != nil {
 		return nil, nil, err
 	}
-	return finish(o, res, rec, stats)
+	return finish(o, res, rec, stats, nil)
 }
 
 // ClosedName describes a closed run: "closed loop: 1 user paced to 100/s

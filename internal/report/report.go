@@ -205,6 +205,7 @@ func Text(w io.Writer, res *recorder.Result) error {
 	if p := l.Predial; p != nil {
 		fmt.Fprintln(w, PredialLine(p))
 	}
+	ShardLines(w, res) // shard.go
 	if p := cfg.Protocol; p == "h2" || p == "h2c" {
 		per := "the server's limit of streams per connection"
 		if cfg.MaxStreams > 0 {

@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/openload/openload/internal/report"
+	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/verify"
+)
+
+const mergeUsage = `openload merge — add the results of the shards of one schedule
+
+Usage:
+  openload merge [-o ALL.json] [--slo OBJECTIVE]... SHARD.json...
+
+Each shard ran with --shard i/N (or --shard-from-env) and, to start
+together, the same --start-at. merge adds their histograms (losslessly),
+counts, statuses, error kinds, classes, Server-Timing metrics and
+per-second timelines, checks the whole again (its count must be the whole
+schedule's) and prints the report, which lists every shard's own start
+and send delay. Every shard must be given exactly once: a missing one, one
+given twice, or one of another run (another target, rate, seed, schedule
+or start) is refused. The merged result is an ordinary result: report,
+diff and --slo work on it, and the exit code is a run's.
+
+Interval logs (--hlog) of the same shards merge the same way, second by
+second: openload merge shard-*.hlog -o all.hlog.
+
+Examples:
+  # 4 machines, each its shard 0/4 … 3/4, all with one --start-at T (RFC 3339 or Unix s)
+  openload -r 4000 -d 60s --shard 0/4 -o shard-0.json http://10.0.0.5:8080/predict
+  openload merge shard-*.json -o all.json
+  openload merge shard-*.hlog -o all.hlog
+
+`
+
+// mergeGroups are the groups of mergeFlags, in help order.
+var mergeGroups = []string{groupFlags, groupEnd}
+
+// mergeOptions are the flags of 'openload merge'.
+type mergeOptions struct {
+	output  string
+	slos    []string
+	quiet   bool
+	partial bool
+	help    bool
+	verify  verify.Options
+}
+
+func mergeFlags(o *mergeOptions) *pflag.FlagSet {
+	fs := newFlagSet("openload merge")
+	inGroup(fs, groupFlags, func() {
+		fs.StringVarP(&o.output, "output", "o", "", "write the merged JSON result to this `file` ('-' for stdout; the report then goes to stderr)")
+		fs.StringArrayVar(&o.slos, "slo", nil, "`objective` checked on the whole, e.g. 'response.p99<=200ms' (repeatable), as a run checks it")
+		fs.DurationVar(&o.verify.SendDelayP99, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99, or a shard's late start, exceeds this")
+		fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
+		fs.BoolVar(&o.partial, "partial", false, "merge the shards given even if some are missing (the result says which; its checks warn)")
+	})
+	helpFlag(fs, &o.help)
+	return fs
+}
+
+// runMerge is 'openload merge'.
+func runMerge(args []string, stdout, stderr io.Writer) int {
+	var o mergeOptions
+	fs := mergeFlags(&o)
+	if err := fs.Parse(longForm(fs, args)); err != nil {
+		return usageErrorIn(stderr, "merge", "%v", err)
+	}
+	if o.help {
+		fmt.Fprint(stdout, mergeUsage+flagHelp(fs, mergeGroups))
+		return exitOK
+	}
+	if fs.NArg() == 0 {
+		return usageErrorIn(stderr, "merge", "no shard results given")
+	}
+	if o.verify.SendDelayP99 <= 0 {
+		return usageErrorIn(stderr, "merge", "--send-delay-budget must be > 0, got %v", o.verify.SendDelayP99)
+	}
+	objs, err := parseObjectives(o.slos)
+	if err != nil {
+		return usageErrorIn(stderr, "merge", "%v", err)
+	}
+	if isIntervalLog(fs.Arg(0)) { // reportfmt.go
+		return mergeIntervalLogs(fs.Args(), o.output, stdout, stderr)
+	}
+	in := make([]recorder.MergeInput, fs.NArg())
+	for i, name := range fs.Args() {
+		res, err := readResultFile(name)
+		if err != nil {
+			return fileError(stderr, "merge", err)
+		}
+		in[i] = recorder.MergeInput{Name: name, Result: res}
+	}
+	res, err := recorder.Merge(in...)
+	if err != nil {
+		return fileError(stderr, "merge", err)
+	}
+	if sc := res.Config.Shard; !sc.Complete() && !o.partial {
+		return fileError(stderr, "merge", fmt.Errorf("%s missing: got %s (--partial merges them anyway)", missingShards(sc), strings.Join(fs.Args(), ", ")))
+	}
+	findings := verify.Run(res, o.verify)
+	res.Checks = verify.ToChecks(findings)
+	breached, targetFailed := evaluateObjectives(res, objs)
+	verdict := verdictCode(res, findings, breached, targetFailed)
+
+	out := stdout
+	if o.output == "-" {
+		out = stderr
+	}
+	if !o.quiet {
+		if err := writeTable(out, res, "", ""); err != nil {
+			fmt.Fprintf(stderr, "openload: merge: report: %v\n", err)
+		}
+		if breached {
+			fmt.Fprintln(out, "objectives: BREACHED (exit 4)")
+		}
+	} else {
+		for _, f := range findings {
+			if f.Severity == verify.Fail {
+				fmt.Fprintf(stderr, "openload: merge: check %s failed: %s\n", f.Check, f.Message)
+			}
+		}
+		if line, ok := report.TargetVerdict(res); ok {
+			fmt.Fprintf(stderr, "openload: merge: %s\n", line)
+		}
+	}
+	if o.output != "" {
+		if err := writeResultFile(o.output, stdout, res); err != nil {
+			fmt.Fprintf(stderr, "openload: merge: --output %q: %v\n", o.output, err)
+			return exitRuntime
+		}
+	}
+	return verdict
+}
+
+// missingShards names the shards a merge lacks: "shard 2/4", "shards 1, 3 of 4".
+func missingShards(sc *recorder.ShardConfig) string {
+	m := sc.Missing()
+	if len(m) == 1 {
+		return fmt.Sprintf("shard %d/%d", m[0], sc.Of)
+	}
+	s := make([]string, len(m))
+	for i, x := range m {
+		s[i] = fmt.Sprint(x)
+	}
+	return fmt.Sprintf("shards %s of %d", strings.Join(s, ", "), sc.Of)
+}
+
+// writeResultFile writes res to name ('-': stdout) through a temporary
+// file renamed into place, so that a failed write leaves no half result.
+func writeResultFile(name string, stdout io.Writer, res *recorder.Result) error {
+	var b bytes.Buffer
+	if err := recorder.WriteResult(&b, res); err != nil {
+		return err
+	}
+	return writeFileAtomic(name, stdout, b.Bytes())
+}
+
+// writeFileAtomic writes b to name ('-': stdout) through a temporary file
+// renamed into place.
+func writeFileAtomic(name string, stdout io.Writer, b []byte) error {
+	if name == "-" {
+		_, err := stdout.Write(b)
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return unwrapPath(err)
+	}
+	defer os.Remove(f.Name())
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), name)
+	}
+	return err
+}
+
+// mergeIntervalLogs is 'openload merge' of interval logs (--hlog): every
+// input must be one, and the merged log goes to output.
+func mergeIntervalLogs(names []string, output string, stdout, stderr io.Writer) int {
+	if output == "" {
+		return usageErrorIn(stderr, "merge", "merging interval logs needs -o FILE ('-' for stdout)")
+	}
+	in := make([]recorder.IntervalLogInput, len(names))
+	for i, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return fileError(stderr, "merge", fmt.Errorf("%s: %v", name, unwrapPath(err)))
+		}
+		if !recorder.LooksLikeIntervalLog(b) {
+			return fileError(stderr, "merge", fmt.Errorf("%s: not an interval log, but %s is: merge results or interval logs, not both", name, names[0]))
+		}
+		in[i] = recorder.IntervalLogInput{Name: name, Log: b}
+	}
+	var buf bytes.Buffer
+	if err := recorder.MergeIntervalLogs(&buf, in...); err != nil {
+		return fileError(stderr, "merge", err)
+	}
+	if err := writeFileAtomic(output, stdout, buf.Bytes()); err != nil {
+		fmt.Fprintf(stderr, "openload: merge: --output %q: %v\n", output, err)
+		return exitRuntime
+	}
+	return exitOK
+}

@@ -1,0 +1,324 @@
+// Package deploy holds the test of openload's deployment files: the
+// Kubernetes manifests in kubernetes/ and the Dockerfile. It is a module
+// of its own so that the Kubernetes API types stay out of openload's
+// dependencies; .ci/run tests it.
+package deploy
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// manifests are the decoded objects of kubernetes/*.yaml, by kind.
+type manifests struct {
+	jobs        []*batchv1.Job
+	deployments []*appsv1.Deployment
+	services    []*corev1.Service
+	pods        []*corev1.Pod
+	claims      []*corev1.PersistentVolumeClaim
+}
+
+// documents splits a multi-document YAML file on its "---" lines.
+func documents(b []byte) [][]byte {
+	var docs [][]byte
+	for _, d := range regexp.MustCompile(`(?m)^---\s*$`).Split(string(b), -1) {
+		if strings.TrimSpace(stripComments(d)) != "" {
+			docs = append(docs, []byte(d))
+		}
+	}
+	return docs
+}
+
+func stripComments(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if !strings.HasPrefix(strings.TrimSpace(l), "#") {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// decode decodes one document strictly (an unknown or duplicated field is
+// an error) into the API type its kind names.
+func (m *manifests) decode(doc []byte) error {
+	var tm metav1.TypeMeta
+	if err := yaml.Unmarshal(doc, &tm); err != nil {
+		return err
+	}
+	strict := func(v any) error { return yaml.UnmarshalStrict(doc, v) }
+	switch tm.APIVersion + " " + tm.Kind {
+	case "batch/v1 Job":
+		var o batchv1.Job
+		m.jobs = append(m.jobs, &o)
+		return strict(&o)
+	case "apps/v1 Deployment":
+		var o appsv1.Deployment
+		m.deployments = append(m.deployments, &o)
+		return strict(&o)
+	case "v1 Service":
+		var o corev1.Service
+		m.services = append(m.services, &o)
+		return strict(&o)
+	case "v1 Pod":
+		var o corev1.Pod
+		m.pods = append(m.pods, &o)
+		return strict(&o)
+	case "v1 PersistentVolumeClaim":
+		var o corev1.PersistentVolumeClaim
+		m.claims = append(m.claims, &o)
+		return strict(&o)
+	}
+	return fmt.Errorf("unexpected kind %q %q", tm.APIVersion, tm.Kind)
+}
+
+func load(t *testing.T) *manifests {
+	t.Helper()
+	files, err := filepath.Glob("kubernetes/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no manifests: %v", err)
+	}
+	m := &manifests{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, doc := range documents(b) {
+			if err := m.decode(doc); err != nil {
+				t.Fatalf("%s, document %d: %v", f, i+1, err)
+			}
+		}
+	}
+	return m
+}
+
+var shardArg = regexp.MustCompile(`^--shard-from-env=JOB_COMPLETION_INDEX/(\d+)$`)
+
+// checkJob checks what makes the Job run one schedule split N ways: an
+// indexed Job, every shard at once (parallelism = completions = N), the
+// shard index from the Job's index, N in --shard-from-env, one shared
+// --start-at, the file named by the index, no retry (a retried shard
+// would start late).
+func checkJob(j *batchv1.Job) error {
+	s := j.Spec
+	switch {
+	case s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion:
+		return fmt.Errorf("job %s: completionMode must be Indexed", j.Name)
+	case s.Completions == nil || s.Parallelism == nil || *s.Completions != *s.Parallelism || *s.Completions < 1:
+		return fmt.Errorf("job %s: parallelism must equal completions (every shard runs at once)", j.Name)
+	case s.BackoffLimitPerIndex == nil || *s.BackoffLimitPerIndex != 0:
+		return fmt.Errorf("job %s: backoffLimitPerIndex must be 0: a retried shard starts after --start-at", j.Name)
+	case s.Template.Spec.RestartPolicy != corev1.RestartPolicyNever:
+		return fmt.Errorf("job %s: restartPolicy must be Never", j.Name)
+	}
+	n := int(*s.Completions)
+	if len(s.Template.Spec.Containers) != 1 {
+		return fmt.Errorf("job %s: want one container, got %d", j.Name, len(s.Template.Spec.Containers))
+	}
+	c := s.Template.Spec.Containers[0]
+	var shards []string
+	for _, a := range c.Args {
+		if m := shardArg.FindStringSubmatch(a); m != nil {
+			shards = append(shards, m[1])
+		}
+		if strings.HasPrefix(a, "--shard=") || a == "--shard" {
+			return fmt.Errorf("job %s: a fixed --shard: every pod would send the same shard", j.Name)
+		}
+	}
+	if len(shards) != 1 || shards[0] != strconv.Itoa(n) {
+		return fmt.Errorf("job %s: want one --shard-from-env=JOB_COMPLETION_INDEX/%d (N = completions), got %v in %q", j.Name, n, shards, c.Args)
+	}
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+	}
+	if !slices.Contains(c.Args, "--start-at=$(START_AT)") || env["START_AT"].Value == "" {
+		return fmt.Errorf("job %s: want --start-at=$(START_AT) with START_AT set in env", j.Name)
+	}
+	idx := env["SHARD_INDEX"].ValueFrom
+	if idx == nil || idx.FieldRef == nil || idx.FieldRef.FieldPath != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
+		return fmt.Errorf("job %s: SHARD_INDEX must come from the completion-index annotation", j.Name)
+	}
+	if !slices.ContainsFunc(c.Args, func(a string) bool {
+		return strings.HasPrefix(a, "--output=") && strings.Contains(a, "$(SHARD_INDEX)")
+	}) {
+		return fmt.Errorf("job %s: --output must name each shard's file by $(SHARD_INDEX)", j.Name)
+	}
+	return nil
+}
+
+// checkPod checks a pod spec for requests and against privileges: every
+// container requests CPU and memory, runs as non-root without privilege
+// escalation, with all capabilities dropped and none added; the pod uses
+// no host namespace and no host path.
+func checkPod(name string, p corev1.PodSpec) error {
+	if p.HostNetwork || p.HostPID || p.HostIPC {
+		return fmt.Errorf("%s: uses a host namespace", name)
+	}
+	for _, v := range p.Volumes {
+		if v.HostPath != nil {
+			return fmt.Errorf("%s: volume %s is a hostPath", name, v.Name)
+		}
+	}
+	podNonRoot := p.SecurityContext != nil && p.SecurityContext.RunAsNonRoot != nil && *p.SecurityContext.RunAsNonRoot
+	for _, c := range append(slices.Clone(p.InitContainers), p.Containers...) {
+		r := c.Resources.Requests
+		if r.Cpu().IsZero() || r.Memory().IsZero() {
+			return fmt.Errorf("%s: container %s must request cpu and memory", name, c.Name)
+		}
+		sc := c.SecurityContext
+		switch {
+		case sc == nil:
+			return fmt.Errorf("%s: container %s has no securityContext", name, c.Name)
+		case sc.Privileged != nil && *sc.Privileged:
+			return fmt.Errorf("%s: container %s is privileged", name, c.Name)
+		case sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation:
+			return fmt.Errorf("%s: container %s must set allowPrivilegeEscalation: false", name, c.Name)
+		case sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") || len(sc.Capabilities.Add) > 0:
+			return fmt.Errorf("%s: container %s must drop ALL capabilities and add none", name, c.Name)
+		case !podNonRoot && (sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot):
+			return fmt.Errorf("%s: container %s may run as root", name, c.Name)
+		}
+	}
+	return nil
+}
+
+func TestManifests(t *testing.T) {
+	m := load(t)
+	if len(m.jobs) != 1 || len(m.deployments) != 1 || len(m.services) != 1 {
+		t.Fatalf("want one Job, one Deployment and one Service: %d, %d, %d", len(m.jobs), len(m.deployments), len(m.services))
+	}
+	j := m.jobs[0]
+	if err := checkJob(j); err != nil {
+		t.Error(err)
+	}
+	t.Logf("job %s: completionMode %s, completions = parallelism = %d, args %q", j.Name, *j.Spec.CompletionMode, *j.Spec.Completions, j.Spec.Template.Spec.Containers[0].Args)
+	pods := map[string]corev1.PodSpec{"job " + j.Name: j.Spec.Template.Spec}
+	for _, d := range m.deployments {
+		pods["deployment "+d.Name] = d.Spec.Template.Spec
+	}
+	for _, p := range m.pods {
+		pods["pod "+p.Name] = p.Spec
+	}
+	for name, p := range pods {
+		if err := checkPod(name, p); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Logf("%d pod specs: requests set, non-root, no privilege escalation, capabilities dropped, no host namespaces or paths", len(pods))
+
+	// The stub's Service selects the Deployment and is what the Job aims at.
+	d, svc := m.deployments[0], m.services[0]
+	for k, v := range svc.Spec.Selector {
+		if d.Spec.Template.Labels[k] != v {
+			t.Errorf("service %s selects %s=%s, which deployment %s's pods lack", svc.Name, k, v, d.Name)
+		}
+	}
+	url := j.Spec.Template.Spec.Containers[0].Args[len(j.Spec.Template.Spec.Containers[0].Args)-1]
+	want := fmt.Sprintf("http://%s:%d/", svc.Name, svc.Spec.Ports[0].Port)
+	if !strings.HasPrefix(url, want) {
+		t.Errorf("the job aims at %s, not the stub's service %s", url, want)
+	}
+	// Every volume claim the pods mount is defined here.
+	claims := map[string]bool{}
+	for _, c := range m.claims {
+		claims[c.Name] = true
+	}
+	for name, p := range pods {
+		for _, v := range p.Volumes {
+			if v.PersistentVolumeClaim != nil && !claims[v.PersistentVolumeClaim.ClaimName] {
+				t.Errorf("%s mounts claim %s, which no manifest defines", name, v.PersistentVolumeClaim.ClaimName)
+			}
+		}
+	}
+}
+
+// TestChecksRefuse: the checks above can fail: a strict decode refuses
+// an unknown field, and each changed field of the Job or a pod is caught.
+func TestChecksRefuse(t *testing.T) {
+	var m manifests
+	bad := []byte("apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  completionMode: Indexed\n  parallelism: 2\n  paralellism: 2\n")
+	if err := m.decode(bad); err == nil {
+		t.Error("a misspelt field decoded")
+	}
+	for _, c := range []struct {
+		name   string
+		mutate func(j *batchv1.Job)
+	}{
+		{"parallelism ≠ completions", func(j *batchv1.Job) { p := *j.Spec.Parallelism - 1; j.Spec.Parallelism = &p }},
+		{"not indexed", func(j *batchv1.Job) { nc := batchv1.NonIndexedCompletion; j.Spec.CompletionMode = &nc }},
+		{"N in the argument ≠ completions", func(j *batchv1.Job) {
+			n := *j.Spec.Completions + 1
+			j.Spec.Completions, j.Spec.Parallelism = &n, &n
+		}},
+		{"no --start-at", func(j *batchv1.Job) {
+			c := &j.Spec.Template.Spec.Containers[0]
+			c.Args = slices.DeleteFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--start-at") })
+		}},
+		{"retries", func(j *batchv1.Job) { b := int32(2); j.Spec.BackoffLimitPerIndex = &b }},
+	} {
+		j := load(t).jobs[0]
+		c.mutate(j)
+		if err := checkJob(j); err == nil {
+			t.Errorf("%s: checkJob passed", c.name)
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		mutate func(p *corev1.PodSpec)
+	}{
+		{"privileged", func(p *corev1.PodSpec) { t := true; p.Containers[0].SecurityContext.Privileged = &t }},
+		{"no requests", func(p *corev1.PodSpec) { p.Containers[0].Resources.Requests = nil }},
+		{"host network", func(p *corev1.PodSpec) { p.HostNetwork = true }},
+		{"capability added", func(p *corev1.PodSpec) {
+			p.Containers[0].SecurityContext.Capabilities.Add = []corev1.Capability{"NET_ADMIN"}
+		}},
+	} {
+		p := load(t).jobs[0].Spec.Template.Spec
+		c.mutate(&p)
+		if err := checkPod("job", p); err == nil {
+			t.Errorf("%s: checkPod passed", c.name)
+		}
+	}
+}
+
+// TestDockerfile: the image is a static binary on a base with nothing
+// else (distroless static or scratch), running as non-root.
+func TestDockerfile(t *testing.T) {
+	b, err := os.ReadFile("../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var froms []string
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if f := strings.Fields(string(l)); len(f) >= 2 && strings.EqualFold(f[0], "FROM") {
+			froms = append(froms, f[1])
+		}
+	}
+	if len(froms) < 2 {
+		t.Fatalf("want a build stage and a final stage, got FROM %v", froms)
+	}
+	final := froms[len(froms)-1]
+	if final != "scratch" && !strings.HasPrefix(final, "gcr.io/distroless/static") {
+		t.Errorf("final stage FROM %s: want scratch or distroless static", final)
+	}
+	for _, want := range []string{"CGO_ENABLED=0", "USER nonroot", "ENTRYPOINT [\"/openload\"]"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("Dockerfile lacks %s", want)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package recorder
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// IntervalLogInput is one interval log to merge (as --hlog writes it) and
+// the name errors call it by.
+type IntervalLogInput struct {
+	Name string
+	Log  []byte
+}
+
+var startTimeLine = regexp.MustCompile(`(?m)^#\[StartTime: ([0-9.]+)`)
+
+// MergeIntervalLogs adds the interval logs of the shards of one run into
+// one, written to w: the histograms of one tag and one interval (the same
+// absolute start) are added, the intervals written in time order, tags in
+// IntervalTags order. The logs must share one start (the same
+// --start-at), so that their seconds are the same seconds; a log without
+// one, or with another, is refused naming it.
+func MergeIntervalLogs(w io.Writer, in ...IntervalLogInput) error {
+	if len(in) == 0 {
+		return fmt.Errorf("merge: no interval logs")
+	}
+	type key struct {
+		start int64
+		tag   string
+	}
+	sums := map[key]*hdrhistogram.Histogram{}
+	ends := map[key]int64{}
+	var start string
+	var startMs int64
+	for i, x := range in {
+		m := startTimeLine.FindSubmatch(x.Log)
+		if m == nil {
+			return fmt.Errorf("%s: no #[StartTime] line: not an interval log openload wrote", x.Name)
+		}
+		if i == 0 {
+			start = string(m[1])
+			sec, err := strconv.ParseFloat(start, 64)
+			if err != nil {
+				return fmt.Errorf("%s: start time %q: %v", x.Name, start, err)
+			}
+			startMs = int64(sec * 1000)
+		} else if string(m[1]) != start {
+			return fmt.Errorf("%s: starts at %s, but %s at %s: not shards of one --start-at", x.Name, m[1], in[0].Name, start)
+		}
+		lr := hdrhistogram.NewHistogramLogReader(bytes.NewReader(x.Log))
+		for n := 1; ; n++ {
+			h, err := lr.NextIntervalHistogram()
+			if err != nil {
+				return fmt.Errorf("%s: interval %d: %v", x.Name, n, err)
+			}
+			if h == nil {
+				break
+			}
+			k := key{h.StartTimeMs(), h.Tag()}
+			if sums[k] == nil {
+				sums[k] = NewHistogram()
+			}
+			if dropped := sums[k].Merge(h); dropped > 0 {
+				return fmt.Errorf("%s: interval %d (%s): %d values outside openload's histogram range", x.Name, n, h.Tag(), dropped)
+			}
+			ends[k] = max(ends[k], h.EndTimeMs())
+		}
+	}
+	keys := make([]key, 0, len(sums))
+	for k := range sums {
+		keys = append(keys, k)
+	}
+	rank := func(tag string) int {
+		if i := slices.Index(IntervalTags, tag); i >= 0 {
+			return i
+		}
+		return len(IntervalTags)
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.start, b.start), cmp.Compare(rank(a.tag), rank(b.tag)), cmp.Compare(a.tag, b.tag))
+	})
+	lw := hdrhistogram.NewHistogramLogWriter(w)
+	lw.SetBaseTime(startMs)
+	for _, f := range []func() error{
+		lw.OutputLogFormatVersion,
+		func() error {
+			return lw.OutputComment(fmt.Sprintf("openload interval log: %d shards' logs merged, one interval per second of completion, values in microseconds", len(in)))
+		},
+		func() error { return lw.OutputStartTime(startMs) },
+		func() error { return lw.OutputBaseTime(startMs) },
+		lw.OutputLegend,
+	} {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	for _, k := range keys {
+		h := sums[k]
+		h.SetTag(k.tag)
+		h.SetStartTimeMs(k.start)
+		h.SetEndTimeMs(ends[k])
+		if err := lw.OutputIntervalHistogram(h); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+package recorder_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openload/openload/recorder"
+)
+
+// randomRecords draws a whole run's records: arrivals over 3 s, a mix of
+// outcomes, statuses, a class header and two Server-Timing metrics.
+func randomRecords(rng *rand.Rand) []recorder.Record {
+	n := rng.IntN(400)
+	recs := make([]recorder.Record, n)
+	t := time.Duration(0)
+	for j := range recs {
+		t += time.Duration(rng.ExpFloat64() * float64(3*time.Second) / float64(n+1))
+		r := recorder.Record{Seq: uint64(j), Scheduled: t, Sent: t + time.Duration(rng.IntN(2000))*time.Microsecond, WasSent: true}
+		r.Done = r.Sent + time.Duration(rng.ExpFloat64()*float64(20*time.Millisecond))
+		switch x := rng.IntN(20); {
+		case x == 0:
+			r.Outcome, r.Kind = recorder.Failed, recorder.KindRefused
+		case x == 1:
+			r.Outcome, r.Kind = recorder.TimedOut, recorder.KindTimeout
+		default:
+			r.Outcome, r.Status = recorder.Completed, []int{200, 200, 200, 503, 429}[rng.IntN(5)]
+			r.Class[0] = []string{"model", "fallback", ""}[rng.IntN(3)]
+			r.Timings[0] = recorder.Timing{Name: "dwell", Dur: time.Duration(rng.IntN(5000)) * time.Microsecond}
+			r.Timings[1] = recorder.Timing{Name: []string{"model", "queue"}[rng.IntN(2)], Dur: time.Duration(rng.IntN(9000)) * time.Microsecond}
+			r.NTimings = 2
+		}
+		recs[j] = r
+	}
+	return recs
+}
+
+var start = time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+
+// result records recs into a result; with of > 0, as shard index of of,
+// keeping the records of index ≡ index (mod of).
+func result(t *testing.T, recs []recorder.Record, index, of int) *recorder.Result {
+	t.Helper()
+	rec := recorder.New(nil)
+	rec.TrackClasses([]string{"X-Class"})
+	rec.BoundDwell(2 * time.Millisecond)
+	rec.Begin(start)
+	for j := range recs {
+		if of > 0 && j%of != index {
+			continue
+		}
+		r := recs[j]
+		if err := rec.Add(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res := &recorder.Result{Tool: "openload", Started: start, Config: recorder.Config{Target: "http://t/", Method: "GET", Arrival: "poisson", Rate: 100, Duration: "3s", Seed: 7}}
+	if err := rec.Fill(res); err != nil {
+		t.Fatal(err)
+	}
+	if of > 0 {
+		res.Counts.Expected = float64(res.Counts.Scheduled)
+		res.Config.Shard = &recorder.ShardConfig{Of: of, Indexes: []int{index}, Whole: "poisson 100/s for 3s (seed 7)", WholeExpected: 300, WholeScheduled: int64(len(recs))}
+		res.Shards = []recorder.ShardRun{recorder.OwnShardRun(res)}
+	}
+	return res
+}
+
+func jsonOf(t *testing.T, r *recorder.Result) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := recorder.WriteResult(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func merge(t *testing.T, rs ...*recorder.Result) *recorder.Result {
+	t.Helper()
+	in := make([]recorder.MergeInput, len(rs))
+	for i, r := range rs {
+		in[i] = recorder.MergeInput{Name: "r" + strings.Repeat("'", i), Result: r}
+		if s := r.Config.Shard; len(s.Indexes) == 1 {
+			in[i].Name = "shard-" + string(rune('0'+s.Indexes[0])) + ".json"
+		}
+	}
+	m, err := recorder.Merge(in...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestMergeProperties: over random runs split into random numbers of
+// shards, merging in any order and any grouping gives the same result,
+// and that result holds what one generator recording every request
+// holds: the same counts, statuses, error kinds, histograms (bucket for
+// bucket), timeline, classes and Server-Timing metrics.
+func TestMergeProperties(t *testing.T) {
+	for seed := range uint64(5) { // each seed encodes ~100 histograms (zlib, about 1 MB of state each): seconds under -race
+		rng := rand.New(rand.NewPCG(seed, 1))
+		recs := randomRecords(rng)
+		of := 2 + int(seed) // 2 … 6 shards
+		shards := make([]*recorder.Result, of)
+		for i := range of {
+			shards[i] = result(t, recs, i, of)
+		}
+		flat := merge(t, shards...)
+		want := jsonOf(t, flat)
+
+		// Order does not matter.
+		perm := slices.Clone(shards)
+		rng.Shuffle(len(perm), func(i, j int) { perm[i], perm[j] = perm[j], perm[i] })
+		if got := jsonOf(t, merge(t, perm...)); got != want {
+			t.Fatalf("seed %d: merge in another order differs", seed)
+		}
+		// Grouping does not matter: merge random groups, then the groups.
+		var groups []*recorder.Result
+		for rest := perm; len(rest) > 0; {
+			k := 1 + rng.IntN(len(rest))
+			groups = append(groups, merge(t, rest[:k]...))
+			rest = rest[k:]
+		}
+		if got := jsonOf(t, merge(t, groups...)); got != want {
+			t.Fatalf("seed %d: merge of %d groups differs from the flat merge of %d shards", seed, len(groups), of)
+		}
+		if of >= 3 { // a, (b, c) against (a, b), c
+			left := merge(t, merge(t, shards[0], shards[1]), shards[2])
+			right := merge(t, shards[0], merge(t, shards[1], shards[2]))
+			if jsonOf(t, left) != jsonOf(t, right) {
+				t.Fatalf("seed %d: merge is not associative", seed)
+			}
+		}
+
+		// The complete merge holds what one generator would.
+		one := result(t, recs, 0, 0)
+		if !flat.Config.Shard.Complete() || flat.Counts != one.Counts && (flat.Counts.Scheduled != one.Counts.Scheduled || flat.Counts.Expected != 300) {
+			t.Fatalf("seed %d: counts %+v, one generator %+v", seed, flat.Counts, one.Counts)
+		}
+		c1, c2 := flat.Counts, one.Counts
+		c1.Expected, c2.Expected = 0, 0
+		if c1 != c2 {
+			t.Fatalf("seed %d: counts %+v, one generator %+v", seed, c1, c2)
+		}
+		if flat.Histograms != one.Histograms || flat.Response != one.Response || flat.SendDelay != one.SendDelay {
+			t.Fatalf("seed %d: histograms differ from one generator's", seed)
+		}
+		if recorder.StatusLine(flat.Status) != recorder.StatusLine(one.Status) || recorder.StatusLine(flat.ErrorKinds) != recorder.StatusLine(one.ErrorKinds) {
+			t.Fatalf("seed %d: statuses %v %v, one generator %v %v", seed, flat.Status, flat.ErrorKinds, one.Status, one.ErrorKinds)
+		}
+		for i := range max(len(flat.Timeline), len(one.Timeline)) {
+			var a, b recorder.Second
+			if i < len(flat.Timeline) {
+				a = flat.Timeline[i]
+			}
+			if i < len(one.Timeline) {
+				b = one.Timeline[i]
+			}
+			b.ResponseP99 = 0 // not mergeable, dropped
+			if a != b {
+				t.Fatalf("seed %d: second %d: %+v, one generator %+v", seed, i, a, b)
+			}
+		}
+		if len(flat.Classes) != len(one.Classes) {
+			t.Fatalf("seed %d: %d class tables, one generator %d", seed, len(flat.Classes), len(one.Classes))
+		}
+		for i, ct := range flat.Classes {
+			if !equalClassValues(ct.Values, one.Classes[i].Values) {
+				t.Fatalf("seed %d: class table %s: %+v\none generator: %+v", seed, ct.Header, ct.Values, one.Classes[i].Values)
+			}
+		}
+		st := map[string]string{}
+		for _, m := range one.ServerTiming {
+			st[m.Name] = m.Histogram
+		}
+		for _, m := range flat.ServerTiming {
+			if st[m.Name] != m.Histogram {
+				t.Fatalf("seed %d: Server-Timing %s differs", seed, m.Name)
+			}
+		}
+		if flat.DwellBound == nil || one.DwellBound == nil || *flat.DwellBound != *one.DwellBound {
+			t.Fatalf("seed %d: dwell bound %+v, one generator %+v", seed, flat.DwellBound, one.DwellBound)
+		}
+		if len(flat.ServerTiming) != len(one.ServerTiming) {
+			t.Fatalf("seed %d: %d Server-Timing metrics, one generator %d", seed, len(flat.ServerTiming), len(one.ServerTiming))
+		}
+	}
+}
+
+func equalClassValues(a, b []recorder.ClassValue) bool {
+	key := func(v recorder.ClassValue) string { return v.Value }
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.SortFunc(a, func(p, q recorder.ClassValue) int { return strings.Compare(key(p), key(q)) })
+	slices.SortFunc(b, func(p, q recorder.ClassValue) int { return strings.Compare(key(p), key(q)) })
+	return slices.Equal(a, b)
+}
+
+// TestMergeRefuses: a result that is not a shard's, a shard of another
+// run and a shard given twice are refused, naming the input.
+func TestMergeRefuses(t *testing.T) {
+	recs := randomRecords(rand.New(rand.NewPCG(3, 1)))
+	a, b := result(t, recs, 0, 2), result(t, recs, 1, 2)
+	other := result(t, recs, 1, 2)
+	other.Config.Rate = 200
+	seed := result(t, recs, 1, 2)
+	seed.Config.Seed = 8
+	late := result(t, recs, 1, 2)
+	late.Config.StartAt = "2026-12-01T15:00:05Z"
+	for _, c := range []struct {
+		in   []recorder.MergeInput
+		want string
+	}{
+		{[]recorder.MergeInput{{"a.json", a}, {"one.json", result(t, recs, 0, 0)}}, "one.json: not a shard's result"},
+		{[]recorder.MergeInput{{"a.json", a}, {"b.json", other}}, "b.json: rate 200, but a.json has 100"},
+		{[]recorder.MergeInput{{"a.json", a}, {"b.json", seed}}, "b.json: seed 8, but a.json has 7"},
+		{[]recorder.MergeInput{{"a.json", a}, {"b.json", late}}, "b.json: --start-at 2026-12-01T15:00:05Z, but a.json has none"},
+		{[]recorder.MergeInput{{"a.json", a}, {"b.json", b}, {"b2.json", b}}, "b2.json: shard 1/2 again (b.json has it too)"},
+	} {
+		_, err := recorder.Merge(c.in...)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("merge: %v, want one line containing %q", err, c.want)
+		}
+	}
+}
+
+// TestMergedKeys: every section of a result is one Merge accounts for, so
+// a section added to Result without its merge is caught here (and, in a
+// shard's file, refused by Merge rather than dropped).
+func TestMergedKeys(t *testing.T) {
+	typ := reflect.TypeOf(recorder.Result{})
+	for i := range typ.NumField() {
+		key, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if !recorder.MergedKey(key) {
+			t.Errorf("Result.%s (%q) is not in mergedKeys: give it a mergeSection, or say why it needs none", typ.Field(i).Name, key)
+		}
+	}
+}
