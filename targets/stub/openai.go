@@ -120,6 +120,7 @@ type tokenCall struct {
 
 	completed    bool // the model answer was written to its end
 	stallCounted bool // counted in Stats.StalledRequests
+	cut          bool // the stream stopped before its end
 }
 
 // countStalled counts c in StalledRequests, once.
@@ -339,6 +340,12 @@ func (s *Server) serveTokens(w http.ResponseWriter, r *http.Request, chat bool) 
 	}
 	s.tok.active.Add(-1)
 	s.release(ok && (call.completed || !call.stream))
+	if call.cut {
+		// The stream stopped early (Close, or the client went away): end
+		// the connection without the chunked terminator, so that a client
+		// still reading sees a cut, not an answer that merely lacks [DONE].
+		panic(http.ErrAbortHandler)
+	}
 }
 
 // writeTokens writes the body of a completion answer whose head respond
@@ -386,6 +393,7 @@ func (s *Server) writeTokens(w http.ResponseWriter, r *http.Request, a *answer) 
 	defer p.stop()
 	for k := 1; k < c.output; k++ {
 		if !p.nextToken() {
+			c.cut = true
 			return
 		}
 		e.token(k)

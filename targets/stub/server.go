@@ -703,6 +703,13 @@ func (s *Server) Stats() Stats {
 		}
 	}
 
+	st.Tokens = TokenStats{
+		ActiveSequences:  s.tok.active.Load(),
+		Streams:          s.tok.streams.Load(),
+		StreamsCompleted: s.tok.completed.Load(),
+		OutputTokens:     s.tok.tokens.Load(),
+	}
+
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
 	c := s.counts
