@@ -391,6 +391,7 @@ func (s *Server) writeTokens(w http.ResponseWriter, r *http.Request, a *answer) 
 	s.tok.tokens.Add(1)
 	p := s.newPacer(r.Context(), time.Now())
 	defer p.stop()
+	var late time.Duration // the largest delay of a token past its due time
 	for k := 1; k < c.output; k++ {
 		if !p.nextToken() {
 			c.cut = true
@@ -400,6 +401,7 @@ func (s *Server) writeTokens(w http.ResponseWriter, r *http.Request, a *answer) 
 		if e.flush() != nil {
 			return
 		}
+		late = max(late, time.Since(p.next))
 		s.tok.tokens.Add(1)
 	}
 	if p.stalled {
@@ -409,6 +411,7 @@ func (s *Server) writeTokens(w http.ResponseWriter, r *http.Request, a *answer) 
 	if e.flush() == nil {
 		c.completed = true
 		s.tok.completed.Add(1)
+		s.tok.recordLate(late)
 	}
 }
 

@@ -174,8 +174,8 @@ func TestChatStream(t *testing.T) {
 	}
 	st := waitFor(t, s, "the sequence to leave", func(st Stats) bool { return st.InModel == 0 })
 	checkAccounting(t, st)
-	if tk := st.Tokens; tk.Streams != 1 || tk.StreamsCompleted != 1 || tk.OutputTokens != n || tk.ActiveSequences != 0 {
-		t.Errorf("token stats %+v, want 1 stream completed, %d tokens, none active", tk, n)
+	if tk := st.Tokens; tk.Streams != 1 || tk.StreamsCompleted != 1 || tk.OutputTokens != n || tk.ActiveSequences != 0 || tk.Lateness.Count != 1 {
+		t.Errorf("token stats %+v, want 1 stream completed (its lateness recorded), %d tokens, none active", tk, n)
 	}
 }
 

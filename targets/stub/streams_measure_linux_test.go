@@ -34,6 +34,10 @@ const (
 	measurePrefill = 50 * time.Millisecond
 	measureITL     = 20 * time.Millisecond // 50 tokens/s a stream
 	measureTokens  = 200                   // 4 s of tokens a stream
+	// The streams open one after another over measureRamp (an arrival
+	// rate, as a load generator sends them), not in one burst of dials;
+	// each lasts 4 s, so all are open at once for most of the run.
+	measureRamp = 500 * time.Millisecond
 )
 
 // childReport is what the child prints when its standard input closes.
@@ -153,13 +157,19 @@ func TestMeasureStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	load0, _ := os.ReadFile("/proc/loadavg")
 	start := time.Now()
 	for i := range paces {
-		wg.Go(func() { paces[i] = readStream(c, url, body) })
+		at := start.Add(measureRamp * time.Duration(i) / time.Duration(n))
+		wg.Go(func() {
+			time.Sleep(time.Until(at))
+			paces[i] = readStream(c, url, body)
+		})
 	}
 	wg.Wait()
 	wall := time.Since(start)
 	cpu1, _ := procCPU(cmd.Process.Pid)
+	load1, _ := os.ReadFile("/proc/loadavg")
 	stdin.Close()
 	var rep childReport
 	for lines.Scan() {
@@ -196,14 +206,19 @@ func TestMeasureStreams(t *testing.T) {
 		return d[min(len(d)-1, int(p*float64(len(d))))]
 	}
 	cpu := cpu1 - cpu0
-	t.Logf("%d streams of %d tokens at %v a token (prefill %v), stub in a child process with GOMAXPROCS=2", n, measureTokens, measureITL, measurePrefill)
+	t.Logf("machine: %d CPUs; /proc/loadavg before %s, after %s", runtime.NumCPU(), strings.TrimSpace(string(load0)), strings.TrimSpace(string(load1)))
+	t.Logf("%d streams of %d tokens at %v a token (prefill %v), opened over %v; stub in a child process with GOMAXPROCS=2", n, measureTokens, measureITL, measurePrefill, measureRamp)
 	t.Logf("completed %d/%d; %d tokens in %.2fs (all streams open to last closed): %.0f tokens/s", n-failed, n, tokens, wall.Seconds(), float64(tokens)/wall.Seconds())
 	t.Logf("TTFT from the send: p50 %v p99 %v max %v (model: %v)", q(ttft, .5), q(ttft, .99), q(ttft, 1), measurePrefill)
-	t.Logf("last − first token − %d × %v (lateness over the stream): p50 %v p99 %v max %v", measureTokens-1, measureITL, q(late, .5), q(late, .99), q(late, 1))
+	t.Logf("client side, last − first token − %d × %v: p50 %v p99 %v max %v", measureTokens-1, measureITL, q(late, .5), q(late, .99), q(late, 1))
 	t.Logf("stub CPU during the streams: %.2fs in %.2fs = %.0f%% of one core; %.1f µs per token", cpu.Seconds(), wall.Seconds(), 100*cpu.Seconds()/wall.Seconds(), float64(cpu.Microseconds())/float64(max(tokens, 1)))
 	t.Logf("stub whole process: user %.2fs sys %.2fs, peak RSS %.1f MiB, peak goroutines %d, max sequences in the model %d",
 		rep.UserSec, rep.SysSec, float64(rep.MaxRSSKiB)/1024, rep.MaxGoroutines, rep.MaxInModel)
-	t.Logf("stub token stats: %+v", rep.Tokens)
+	l := rep.Tokens.Lateness
+	t.Logf("stub side, per stream the largest delay of a token's flush past its due time (%d streams): p50 %.3fms p90 %.3fms p99 %.3fms max %.3fms",
+		l.Count, l.P50, l.P90, l.P99, l.Max)
+	t.Logf("stub token stats: streams %d, completed %d, output tokens %d, active at the end %d",
+		rep.Tokens.Streams, rep.Tokens.StreamsCompleted, rep.Tokens.OutputTokens, rep.Tokens.ActiveSequences)
 }
 
 // readStream reads one stream, timing its first and last token events.
