@@ -22,6 +22,16 @@ import (
 	"time"
 )
 
+// measureITL is the time between tokens: 20ms (50 tokens/s a stream)
+// unless OPENLOAD_MEASURE_STREAMS_ITL says otherwise (a Go duration; the
+// child process inherits it).
+func measureITL() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("OPENLOAD_MEASURE_STREAMS_ITL")); err == nil && d > 0 {
+		return d
+	}
+	return 20 * time.Millisecond
+}
+
 // The measurement of docs/BENCHMARKS.md, "The stub holds 1,000 streams":
 // OPENLOAD_MEASURE_STREAMS=1000 go test -run '^TestMeasureStreams$' -v ./targets/stub/
 // starts the stub in a child process (this test binary, running
@@ -32,8 +42,7 @@ import (
 
 const (
 	measurePrefill = 50 * time.Millisecond
-	measureITL     = 20 * time.Millisecond // 50 tokens/s a stream
-	measureTokens  = 200                   // 4 s of tokens a stream
+	measureTokens  = 200 // 4 s of tokens a stream at the default 20ms
 	// The streams open one after another over measureRamp (an arrival
 	// rate, as a load generator sends them), not in one burst of dials;
 	// each lasts 4 s, so all are open at once for most of the run.
@@ -58,7 +67,7 @@ func TestStreamsChild(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Policy, cfg.BatchSlots = PolicyNone, 100000
 	cfg.MaxQueueWait = time.Minute
-	cfg.Prefill, cfg.ITL, cfg.OutputTokens = measurePrefill, measureITL, measureTokens
+	cfg.Prefill, cfg.ITL, cfg.OutputTokens = measurePrefill, measureITL(), measureTokens
 	s, err := NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -192,7 +201,7 @@ func TestMeasureStreams(t *testing.T) {
 		}
 		tokens += p.tokens
 		ttft = append(ttft, p.first.Sub(p.sent))
-		late = append(late, p.last.Sub(p.first)-(measureTokens-1)*measureITL)
+		late = append(late, p.last.Sub(p.first)-(measureTokens-1)*measureITL())
 	}
 	if failed > 0 {
 		t.Errorf("%d of %d streams did not complete with %d tokens", failed, n, measureTokens)
@@ -207,10 +216,10 @@ func TestMeasureStreams(t *testing.T) {
 	}
 	cpu := cpu1 - cpu0
 	t.Logf("machine: %d CPUs; /proc/loadavg before %s, after %s", runtime.NumCPU(), strings.TrimSpace(string(load0)), strings.TrimSpace(string(load1)))
-	t.Logf("%d streams of %d tokens at %v a token (prefill %v), opened over %v; stub in a child process with GOMAXPROCS=2", n, measureTokens, measureITL, measurePrefill, measureRamp)
+	t.Logf("%d streams of %d tokens at %v a token (prefill %v), opened over %v; stub in a child process with GOMAXPROCS=2", n, measureTokens, measureITL(), measurePrefill, measureRamp)
 	t.Logf("completed %d/%d; %d tokens in %.2fs (all streams open to last closed): %.0f tokens/s", n-failed, n, tokens, wall.Seconds(), float64(tokens)/wall.Seconds())
 	t.Logf("TTFT from the send: p50 %v p99 %v max %v (model: %v)", q(ttft, .5), q(ttft, .99), q(ttft, 1), measurePrefill)
-	t.Logf("client side, last − first token − %d × %v: p50 %v p99 %v max %v", measureTokens-1, measureITL, q(late, .5), q(late, .99), q(late, 1))
+	t.Logf("client side, last − first token − %d × %v: p50 %v p99 %v max %v", measureTokens-1, measureITL(), q(late, .5), q(late, .99), q(late, 1))
 	t.Logf("stub CPU during the streams: %.2fs in %.2fs = %.0f%% of one core; %.1f µs per token", cpu.Seconds(), wall.Seconds(), 100*cpu.Seconds()/wall.Seconds(), float64(cpu.Microseconds())/float64(max(tokens, 1)))
 	t.Logf("stub whole process: user %.2fs sys %.2fs, peak RSS %.1f MiB, peak goroutines %d, max sequences in the model %d",
 		rep.UserSec, rep.SysSec, float64(rep.MaxRSSKiB)/1024, rep.MaxGoroutines, rep.MaxInModel)
