@@ -218,6 +218,11 @@
 //     "length"; else OutputTokens, finish_reason "stop". Token k is a word
 //     from a fixed list (" lorem", " ipsum", …).
 //
+// The admission gate's completions estimator counts a sequence as
+// completed when it releases its slot, after its last token; the believed
+// estimator knows only BelievedLatency, so for token traffic set that to
+// the time of a whole answer (or keep the completions estimator).
+//
 // With "stream": true the answer is text/event-stream: the head and the
 // first token leave together when the prefill ends (a chat answer's first
 // event is the assistant role with empty content, as OpenAI sends it),

@@ -32,6 +32,7 @@ type streamed struct {
 	events []sseEvent // the data: events, [DONE] included
 	body   []byte     // the whole body of an answer that is not a stream
 	err    error      // reading the body
+	proto  int        // the response's HTTP major version
 }
 
 type sseEvent struct {
@@ -56,7 +57,7 @@ func post(ctx context.Context, t *testing.T, c *http.Client, url, body string) s
 		return out
 	}
 	defer resp.Body.Close()
-	out.status, out.header = resp.StatusCode, resp.Header
+	out.status, out.header, out.proto = resp.StatusCode, resp.Header, resp.ProtoMajor
 	if resp.Header.Get("Content-Type") != "text/event-stream" {
 		out.body, out.err = io.ReadAll(resp.Body)
 		return out
@@ -544,5 +545,29 @@ func TestStreamCut(t *testing.T) {
 	s.Close()
 	if r := <-got; r.err == nil {
 		t.Errorf("a stream cut by Close read to its end: %d events", len(r.events))
+	}
+}
+
+// Streams work over HTTP/2 (h2c) too: one event per token, flushed.
+func TestStreamH2C(t *testing.T) {
+	s := startServer(t, tokenConfig(func(c *Config) { c.H2C = true }), nil)
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	t.Cleanup(tr.CloseIdleConnections)
+	c := &http.Client{Transport: tr, Timeout: 15 * time.Second}
+	r := post(context.Background(), t, c, s.URL+pathChat,
+		`{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":4,"messages":[{"role":"user","content":"x"}]}`)
+	if r.err != nil || r.status != 200 || len(r.events) != 1+4+1+1+1 {
+		t.Fatalf("status %d, err %v, %d events", r.status, r.err, len(r.events))
+	}
+	if r.proto != 2 {
+		t.Errorf("answered over HTTP/%d, want HTTP/2", r.proto)
+	}
+	if u := decodeChunk(t, r.events[6].data).Usage; u == nil || u.CompletionTokens != 4 {
+		t.Errorf("usage %+v, want 4 completion tokens", u)
+	}
+	st := waitFor(t, s, "the model to empty", func(st Stats) bool { return st.InModel == 0 })
+	if st.Tokens.StreamsCompleted != 1 {
+		t.Errorf("streams completed %d, want 1", st.Tokens.StreamsCompleted)
 	}
 }
