@@ -101,7 +101,7 @@ func TestStreamsChild(t *testing.T) {
 	}
 	rep.UserSec = float64(ru.Utime.Nano()) / 1e9
 	rep.SysSec = float64(ru.Stime.Nano()) / 1e9
-	rep.MaxRSSKiB = ru.Maxrss
+	rep.MaxRSSKiB = int64(ru.Maxrss) // int32 on 32-bit Linux
 	b, _ := json.Marshal(rep)
 	fmt.Printf("REPORT %s\n", b)
 }
