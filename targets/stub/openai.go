@@ -31,6 +31,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) bool {
 	switch r.URL.Path {
 	case pathModels:
 		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", http.MethodGet)
 			writeOAError(w, http.StatusMethodNotAllowed, &oaError{Message: "use GET for " + pathModels, Type: "invalid_request_error"})
 			return true
 		}
@@ -38,6 +39,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	case pathChat, pathCompletions:
 		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
 			writeOAError(w, http.StatusMethodNotAllowed, &oaError{Message: "use POST for " + r.URL.Path, Type: "invalid_request_error"})
 			return true
 		}

@@ -301,6 +301,8 @@ func TestOpenAIBadRequests(t *testing.T) {
 		switch {
 		case resp.StatusCode != tc.status:
 			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.status)
+		case tc.status == http.StatusMethodNotAllowed && resp.Header.Get("Allow") == "":
+			t.Errorf("%s: 405 without Allow", tc.name)
 		case err != nil || e.Error == nil || e.Error.Message == "" || e.Error.Type != "invalid_request_error":
 			t.Errorf("%s: error body %+v (%v)", tc.name, e.Error, err)
 		case tc.param == "" && e.Error.Param != nil, tc.param != "" && (e.Error.Param == nil || *e.Error.Param != tc.param):
