@@ -166,6 +166,7 @@ func TestMeasureStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	self0, _ := procCPU(os.Getpid())
 	load0, _ := os.ReadFile("/proc/loadavg")
 	start := time.Now()
 	for i := range paces {
@@ -178,6 +179,7 @@ func TestMeasureStreams(t *testing.T) {
 	wg.Wait()
 	wall := time.Since(start)
 	cpu1, _ := procCPU(cmd.Process.Pid)
+	self1, _ := procCPU(os.Getpid())
 	load1, _ := os.ReadFile("/proc/loadavg")
 	stdin.Close()
 	var rep childReport
@@ -221,6 +223,7 @@ func TestMeasureStreams(t *testing.T) {
 	t.Logf("TTFT from the send: p50 %v p99 %v max %v (model: %v)", q(ttft, .5), q(ttft, .99), q(ttft, 1), measurePrefill)
 	t.Logf("client side, last − first token − %d × %v: p50 %v p99 %v max %v", measureTokens-1, measureITL(), q(late, .5), q(late, .99), q(late, 1))
 	t.Logf("stub CPU during the streams: %.2fs in %.2fs = %.0f%% of one core; %.1f µs per token", cpu.Seconds(), wall.Seconds(), 100*cpu.Seconds()/wall.Seconds(), float64(cpu.Microseconds())/float64(max(tokens, 1)))
+	t.Logf("client (this process) CPU during the streams: %.2fs", (self1 - self0).Seconds())
 	t.Logf("stub whole process: user %.2fs sys %.2fs, peak RSS %.1f MiB, peak goroutines %d, max sequences in the model %d",
 		rep.UserSec, rep.SysSec, float64(rep.MaxRSSKiB)/1024, rep.MaxGoroutines, rep.MaxInModel)
 	l := rep.Tokens.Lateness
