@@ -28,7 +28,7 @@ type Stats struct {
 	QueueLen    int `json:"queue_len"`     // requests waiting in front of the model now
 	MaxQueueLen int `json:"max_queue_len"` // largest QueueLen seen
 	InModel     int `json:"in_model"`      // worker slots taken now (including calls held by a stall)
-	MaxInModel  int `json:"max_in_model"`  // largest InModel seen; never above Workers
+	MaxInModel  int `json:"max_in_model"`  // largest InModel seen; never above the slots (Workers, or BatchSlots when set)
 
 	Estimator EstimatorStats `json:"estimator"`
 
