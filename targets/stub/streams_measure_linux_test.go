@@ -39,6 +39,8 @@ func measureITL() time.Duration {
 // and reports the child's CPU, peak RSS and goroutines, and each stream's
 // pace against the token model. It is a measurement, not a test: it only
 // runs when asked, and fails only when a stream does not complete.
+// OPENLOAD_MEASURE_STREAMS_CPUPROFILE and OPENLOAD_MEASURE_STREAMS_TRACE
+// name files for the stub's CPU profile and execution trace.
 
 const (
 	measurePrefill = 50 * time.Millisecond
@@ -135,6 +137,9 @@ func TestMeasureStreams(t *testing.T) {
 	args := []string{"-test.run=^TestStreamsChild$", "-test.count=1"}
 	if prof := os.Getenv("OPENLOAD_MEASURE_STREAMS_CPUPROFILE"); prof != "" {
 		args = append(args, "-test.cpuprofile="+prof) // the stub's CPU profile
+	}
+	if tr := os.Getenv("OPENLOAD_MEASURE_STREAMS_TRACE"); tr != "" {
+		args = append(args, "-test.trace="+tr) // the stub's execution trace
 	}
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "OPENLOAD_STUB_STREAMS_CHILD=1", "GOMAXPROCS=2")
