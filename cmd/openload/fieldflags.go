@@ -70,6 +70,8 @@ var fieldFlags = [...]map[string]string{
 		"BorrowFail": "borrow-fail", "BorrowBudget": "borrow-budget", "BudgetWindow": "budget-window",
 		"HealthEvery": "health-every", "HealthMaxAge": "health-max-age", "SlowFactor": "borrow-slow-factor",
 		"PlaneFaults": "plane-faults", "PlaneSeed": "plane-seed",
+		"BatchSlots": "batch-slots", "Prefill": "prefill", "PrefillPerToken": "prefill-per-token",
+		"ITL": "itl", "ITLPerSeq": "itl-per-seq", "OutputTokens": "output-tokens",
 	},
 }
 

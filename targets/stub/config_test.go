@@ -39,6 +39,7 @@ func TestValidate(t *testing.T) {
 		{"limit 1 rps over 4 shards in 4s windows", func(c *Config) { c.LimitRPS, c.LimitShards, c.LimitWindow = 1, 4, 4*time.Second }, nil},
 		{"limit round-robin", func(c *Config) { c.LimitRouting = RoutingRoundRobin }, nil},
 		{"limit off ignores allowance", func(c *Config) { c.LimitRPS, c.LimitShards = 0, 100 }, nil},
+		{"token model all zero", func(c *Config) { c.Prefill, c.PrefillPerToken, c.ITL, c.ITLPerSeq, c.BatchSlots = 0, 0, 0, 0, 0 }, nil},
 
 		{"listen not host:port", func(c *Config) { c.Listen = "localhost" }, []string{"Listen", `"localhost"`}},
 		{"workers negative", func(c *Config) { c.Workers = -3 }, []string{"Workers must be > 0, got -3"}},
@@ -59,6 +60,13 @@ func TestValidate(t *testing.T) {
 		{"stall at negative", func(c *Config) { c.StallAt = -time.Second }, []string{"StallAt", "-1s"}},
 		{"stall for negative", func(c *Config) { c.StallFor = -time.Second }, []string{"StallFor", "-1s"}},
 		{"stall every negative", func(c *Config) { c.StallEvery = -time.Second }, []string{"StallEvery", "-1s"}},
+		{"batch slots negative", func(c *Config) { c.BatchSlots = -1 }, []string{"BatchSlots must be >= 0, got -1"}},
+		{"prefill negative", func(c *Config) { c.Prefill = -time.Millisecond }, []string{"Prefill must be >= 0", "-1ms"}},
+		{"prefill per token negative", func(c *Config) { c.PrefillPerToken = -time.Microsecond }, []string{"PrefillPerToken", "-1µs"}},
+		{"itl negative", func(c *Config) { c.ITL = -time.Millisecond }, []string{"ITL must be >= 0", "-1ms"}},
+		{"itl per seq negative", func(c *Config) { c.ITLPerSeq = -time.Millisecond }, []string{"ITLPerSeq", "-1ms"}},
+		{"output tokens zero", func(c *Config) { c.OutputTokens = 0 }, []string{"OutputTokens must be in 1..65536, got 0"}},
+		{"output tokens too many", func(c *Config) { c.OutputTokens = 1 << 20 }, []string{"OutputTokens", "1048576"}},
 		{"stall every equals for", func(c *Config) { c.StallFor, c.StallEvery = time.Second, time.Second }, []string{"StallEvery", "StallFor"}},
 		{"stall every below for", func(c *Config) { c.StallFor, c.StallEvery = 2*time.Second, time.Second }, []string{"StallEvery", "got 1s"}},
 
@@ -127,7 +135,8 @@ func TestAddFlags(t *testing.T) {
 		"limit-rps", "limit-shards", "limit-window", "limit-routing", "limit-seed", "h2c",
 		"shadow-share", "fence", "primary-fail", "primary-budget", "borrow-workers", "borrow-latency",
 		"borrow-depth", "borrow-fail", "borrow-budget", "budget-window", "health-every", "health-max-age",
-		"borrow-slow-factor", "plane-faults", "plane-seed"}
+		"borrow-slow-factor", "plane-faults", "plane-seed",
+		"batch-slots", "prefill", "prefill-per-token", "itl", "itl-per-seq", "output-tokens"}
 	for _, n := range names {
 		f := fs.Lookup(n)
 		if f == nil {
@@ -154,7 +163,8 @@ func TestAddFlags(t *testing.T) {
 		"--shadow-share=0.5", "--fence=shared", "--primary-fail=0.1", "--primary-budget=3", "--borrow-workers=5",
 		"--borrow-latency=7ms", "--borrow-depth=9", "--borrow-fail=0.2", "--borrow-budget=4", "--budget-window=2s",
 		"--health-every=50ms", "--health-max-age=150ms", "--borrow-slow-factor=3",
-		"--plane-faults=stale-health@1s+2s,revision@3s", "--plane-seed=9"})
+		"--plane-faults=stale-health@1s+2s,revision@3s", "--plane-seed=9",
+		"--batch-slots=64", "--prefill=30ms", "--prefill-per-token=100us", "--itl=15ms", "--itl-per-seq=200us", "--output-tokens=50"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,6 +181,8 @@ func TestAddFlags(t *testing.T) {
 			BorrowLatency: 7 * time.Millisecond, BorrowDepth: 9, BorrowFail: 0.2, BorrowBudget: 4, BudgetWindow: 2 * time.Second,
 			HealthEvery: 50 * time.Millisecond, HealthMaxAge: 150 * time.Millisecond, SlowFactor: 3,
 			PlaneFaults: "stale-health@1s+2s,revision@3s", PlaneSeed: 9},
+		BatchSlots: 64, Prefill: 30 * time.Millisecond, PrefillPerToken: 100 * time.Microsecond,
+		ITL: 15 * time.Millisecond, ITLPerSeq: 200 * time.Microsecond, OutputTokens: 50,
 	}
 	if cfg != want {
 		t.Errorf("parsed cfg = %+v\nwant %+v", cfg, want)

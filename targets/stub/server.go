@@ -65,6 +65,8 @@ type Server struct {
 	writeHook  func(writeEvent)
 	limitClock func() time.Time
 
+	tok tokenState // the OpenAI-compatible endpoints (openai.go)
+
 	statsMu   sync.Mutex
 	counts    counters
 	queueHist *hdrhistogram.Histogram
@@ -196,6 +198,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(st)
 		return
 	}
+	if s.serveOpenAI(w, r) {
+		return
+	}
 	s.serveModel(w, r)
 }
 
@@ -211,6 +216,10 @@ type answer struct {
 	queued     bool          // was admitted (went to a worker or waited in the queue)
 	retryAfter int64         // limiter answers: Retry-After seconds
 	shadow     *shadowIntent // nil: the request asked for no shadow score
+
+	// tok is set for the OpenAI-compatible endpoints: respond writes its
+	// body (a stream or a JSON answer) in the place of answerBodies.
+	tok *tokenCall
 
 	// The misplaced deadline gate's verdict (position before-stall).
 	checked bool
@@ -338,7 +347,7 @@ func (s *Server) acquire(ctx context.Context, r *http.Request) (outcome, Reason)
 	in := gateInput{
 		Queue:    s.queue.Len(),
 		InModel:  s.inModel,
-		Workers:  s.Config.Workers,
+		Workers:  s.Config.slots(),
 		QueueCap: s.Config.QueueCap,
 		Budget:   s.Config.WaitBudget,
 	}
@@ -349,7 +358,7 @@ func (s *Server) acquire(ctx context.Context, r *http.Request) (outcome, Reason)
 		s.mu.Unlock()
 		return rejected, reason
 	}
-	if in.Queue == 0 && s.inModel < s.Config.Workers {
+	if in.Queue == 0 && s.inModel < in.Workers {
 		s.inModel++
 		s.maxInModel = max(s.maxInModel, s.inModel)
 		if s.grantHook != nil {
@@ -550,7 +559,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, a *answer) {
 
 	h := w.Header()
 	if ev.payload {
-		h.Set("Content-Type", "application/json")
+		h.Set("Content-Type", a.tok.contentType(a.source))
 	}
 	h.Set("X-Stub-Source", string(ev.source))
 	h.Set("X-Stub-Reason", string(ev.reason))
@@ -567,7 +576,11 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, a *answer) {
 	}
 	w.WriteHeader(ev.status)
 	if ev.payload {
-		_, _ = w.Write(answerBodies[a.reason])
+		if a.tok != nil {
+			s.writeTokens(w, r, a)
+		} else {
+			_, _ = w.Write(answerBodies[a.reason])
+		}
 	}
 }
 
@@ -709,6 +722,14 @@ func (s *Server) Stats() Stats {
 			st.Limiter.Accepted += sh.Accepted
 			st.Limiter.Rejected += sh.Rejected
 		}
+	}
+
+	st.Tokens = TokenStats{
+		ActiveSequences:  s.tok.active.Load(),
+		Streams:          s.tok.streams.Load(),
+		StreamsCompleted: s.tok.completed.Load(),
+		OutputTokens:     s.tok.tokens.Load(),
+		Lateness:         s.tok.lateness(),
 	}
 
 	s.statsMu.Lock()

@@ -28,7 +28,7 @@ type Stats struct {
 	QueueLen    int `json:"queue_len"`     // requests waiting in front of the model now
 	MaxQueueLen int `json:"max_queue_len"` // largest QueueLen seen
 	InModel     int `json:"in_model"`      // worker slots taken now (including calls held by a stall)
-	MaxInModel  int `json:"max_in_model"`  // largest InModel seen; never above Workers
+	MaxInModel  int `json:"max_in_model"`  // largest InModel seen; never above the slots (Workers, or BatchSlots when set)
 
 	Estimator EstimatorStats `json:"estimator"`
 
@@ -38,6 +38,7 @@ type Stats struct {
 	Deadline DeadlineStats `json:"deadline"`
 	Limiter  LimiterStats  `json:"limiter"`
 	Fence    FenceStats    `json:"fence"`
+	Tokens   TokenStats    `json:"tokens"`
 
 	// QueueWait is the time from arrival to getting a worker (model answers)
 	// or to leaving the queue (wait-timeout fallbacks); requests rejected on
@@ -46,6 +47,22 @@ type Stats struct {
 	// and deadline drops included).
 	QueueWait Percentiles `json:"queue_wait_ms"`
 	TotalTime Percentiles `json:"total_ms"`
+}
+
+// TokenStats are the counts of the token model (the OpenAI-compatible
+// endpoints). A streamed answer counts in Sources when its head is written
+// (at the first token); Streams - StreamsCompleted - (streams still
+// running) were cut: the client went away or the server closed.
+type TokenStats struct {
+	ActiveSequences  int64 `json:"active_sequences"`  // sequences holding a model slot now
+	Streams          int64 `json:"streams"`           // streamed model answers begun
+	StreamsCompleted int64 `json:"streams_completed"` // streamed model answers written to data: [DONE]
+	OutputTokens     int64 `json:"output_tokens"`     // model tokens written, streamed or not (fallbacks' not)
+	// Lateness has, per completed stream, the largest delay of a token's
+	// flush past the time the token model gave it: how far the stub
+	// itself fell behind its own pace (a slow reader counts too, as its
+	// writes block).
+	Lateness Percentiles `json:"token_lateness_ms"`
 }
 
 // SourceCounts counts answers sent per X-Stub-Source.
