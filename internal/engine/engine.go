@@ -128,6 +128,9 @@ type Config struct {
 	// discarded by closing the connection and the response counted as
 	// over the cap, still completed (faults.go).
 	MaxBody int64
+	// Stream reads every response body as an event stream (stream.go);
+	// without it only text/event-stream responses are.
+	Stream bool
 }
 
 // Stats describes the run beyond what the recorder holds.
@@ -330,6 +333,7 @@ func (g *generator) record(rec *recorder.Recorder, stats *Stats) *recording {
 			stats.LogErr = err
 		}
 	}
+	g.sink.tokens = rec.AddTokens // stream.go
 	go func() {
 		defer close(rd.done)
 		collect := time.NewTicker(collectEvery)
@@ -564,7 +568,7 @@ func (w *worker) do(it item) recorder.Record {
 	resp, err := g.client.Do(req)
 	tx, hand, rerr := tries.end(err == nil)
 	if err == nil {
-		err = g.response(resp, &r)
+		err = g.response(resp, &r, w.shard)
 	} else {
 		err = truncated(err, rerr)
 	}
@@ -580,13 +584,19 @@ func (w *worker) do(it item) recorder.Record {
 }
 
 // response takes what the record needs from resp's head, reads its body to
-// the end (or the run's MaxBody) and closes it.
-func (g *generator) response(resp *http.Response, r *recorder.Record) error {
+// the end (or the run's MaxBody) and closes it; an event stream's content
+// events go to sh (stream.go).
+func (g *generator) response(resp *http.Response, r *recorder.Record, sh *shard) error {
 	r.Status = resp.StatusCode
 	fromHeader(g.cfg, resp.Header, r)
 	r.Redirects = redirects(resp)
 	// Bounded memory whatever the body's size (faults.go).
-	err := g.readBody(resp.Body, r)
+	var err error
+	if g.cfg.Stream || isEventStream(resp.Header) {
+		err = g.readStream(resp.Body, r, sh)
+	} else {
+		err = g.readBody(resp.Body, r)
+	}
 	if cerr := resp.Body.Close(); err == nil {
 		err = cerr
 	}
@@ -627,7 +637,7 @@ func (w *worker) doLean(it item) recorder.Record {
 	var h heads
 	resp, status, tx, hand, err := g.lean.roundTrip(&w.conn, deadline, stamp, g.since, w.hr, &h)
 	if resp != nil {
-		err = g.response(resp, &r)
+		err = g.response(resp, &r, w.shard)
 	} else {
 		r.Status = status // read by h1.QuickHead, or 0: no response
 		h.apply(&r)

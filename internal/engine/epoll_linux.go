@@ -653,6 +653,10 @@ func (l *epollLoop) read(i int32) {
 		}
 		return // wait for the rest of the head
 	}
+	if l.t.stream {
+		l.lend(i) // read event by event (stream.go)
+		return
+	}
 	s.head, s.status, s.keep = true, status, keep
 	if body := int64(s.n - hn); body >= length {
 		s.keep = s.keep && body == length
@@ -811,7 +815,7 @@ func (l *epollLoop) lend(i int32) {
 			var keep *leanConn
 			resp, err := t.readResponse(c, &keep)
 			if err == nil {
-				err = g.response(resp, &r) // closes the body: c is kept or closed
+				err = g.response(resp, &r, l.lentSh) // closes the body: c is kept or closed
 			} else {
 				t.close(c)
 			}

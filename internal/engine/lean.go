@@ -58,6 +58,7 @@ type leanTransport struct {
 	// when the run sends HEAD, whose answer has a length but no body.
 	quick   bool
 	maxBody int64  // Config.MaxBody
+	stream  bool   // Config.Stream: every body goes through response (stream.go)
 	dialer  dialer // dial.go
 
 	aborted atomic.Bool // the drain expired: no new exchange
@@ -102,6 +103,7 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 		drain:   drain,
 		quick:   cfg.Method != http.MethodHead,
 		maxBody: cfg.MaxBody,
+		stream:  cfg.Stream,
 		dialer:  cfg.dialer(),
 		conns:   make(map[*leanConn]struct{}),
 	}
@@ -234,7 +236,7 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time,
 	if _, err := c.br.Peek(1); err != nil {
 		return nil, 0, true, wrote, err
 	}
-	if t.quick {
+	if t.quick && !t.stream {
 		buf, _ := c.br.Peek(c.br.Buffered())
 		status, length, keep, n, ok := hr.quickHead(buf, h)
 		if ok && length <= 1<<30 && (t.maxBody <= 0 || length <= t.maxBody) {

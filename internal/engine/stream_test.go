@@ -1,0 +1,183 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/openload/openload/schedule"
+)
+
+func TestEventLine(t *testing.T) {
+	for _, c := range []struct {
+		line    string
+		content bool
+		usage   int
+	}{
+		{`data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}`, true, -1},
+		{`data:{"choices":[{"delta":{"content" : "x"}}]}` + "\r", true, -1},
+		{`data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`, false, -1},
+		{`data: {"choices":[{"index":0,"delta":{"content":null}}]}`, false, -1},
+		{`data: {"choices":[{"index":0,"text":" the"}]}`, true, -1},
+		{`data: {"choices":[{"index":0,"text":""}],"usage":null}`, false, -1},
+		// An escaped key inside a string is not a key.
+		{`data: {"choices":[{"delta":{"content":"","reasoning_content":"\"content\":\"x\""}}]}`, false, -1},
+		{`data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":42,"total_tokens":49}}`, false, 42},
+		{`data: {"choices":[{"delta":{"content":"a"}}],"usage":{"completion_tokens":3}}`, true, 3},
+		{`data: [DONE]`, false, -1},
+		{`: keep-alive comment`, false, -1},
+		{`event: message`, false, -1},
+		{`{"content":"not an event line"}`, false, -1},
+		{``, false, -1},
+	} {
+		content, usage := eventLine([]byte(c.line))
+		if content != c.content || usage != c.usage {
+			t.Errorf("eventLine(%q) = %v, %d; want %v, %d", c.line, content, usage, c.content, c.usage)
+		}
+	}
+}
+
+func TestEventLineAllocatesNothing(t *testing.T) {
+	line := []byte(`data: {"id":"c","choices":[{"index":0,"delta":{"content":"tok"}}],"usage":{"completion_tokens":9}}`)
+	if n := testing.AllocsPerRun(100, func() { eventLine(line) }); n != 0 {
+		t.Errorf("eventLine allocates %v times per line", n)
+	}
+}
+
+// sseServer streams tokens content events a gap apart, preceded by a role
+// chunk without content and followed, when usage ≥ 0, by a usage chunk
+// saying usage tokens; cut > 0 aborts the stream after that many tokens.
+func sseHandler(tokens int, gap time.Duration, usage, cut int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+		f := w.(http.Flusher)
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n")
+		f.Flush()
+		for i := range tokens {
+			if cut > 0 && i == cut {
+				panic(http.ErrAbortHandler)
+			}
+			time.Sleep(gap)
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t%d \"}}]}\n\n", i)
+			f.Flush()
+		}
+		if usage >= 0 {
+			fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":%d}}\n\n", usage)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}
+}
+
+// streamClients are the HTTP/1.1 clients plus HTTP/2 without TLS.
+var streamClients = append(append([]client(nil), openClients...), client{"h2c", ClientNetHTTP, false, false})
+
+func streamConfig(cl client) Config {
+	cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Method: http.MethodPost, Body: []byte(`{"stream":true}`)}
+	if cl.test == "h2c" {
+		cfg.Protocol = H2C
+	}
+	return cfg
+}
+
+func startStreamServer(t *testing.T, h http.Handler) *httptest.Server {
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestStreamsMeasuredByEveryClient(t *testing.T) {
+	const reqs, tokens = 20, 8
+	forClients(t, streamClients, func(t *testing.T, cl client) {
+		srv := startStreamServer(t, sseHandler(tokens, time.Millisecond, -1, 0))
+		rec, _ := runAgainst(t, srv.URL, streamConfig(cl), schedule.NewConstant(100, 200*time.Millisecond))
+		c := checkIdentity(t, rec, reqs)
+		if c.Completed != reqs {
+			t.Fatalf("counts %+v, want %d completed", c, reqs)
+		}
+		st := rec.Stream()
+		if st == nil {
+			t.Fatal("no stream figures for text/event-stream answers")
+		}
+		// No usage chunk: output tokens are the content events counted.
+		if st.Events != reqs*tokens || st.OutputTokens != reqs*tokens {
+			t.Errorf("events %d, output tokens %d; want %d each", st.Events, st.OutputTokens, reqs*tokens)
+		}
+		if n := st.ITL.TotalCount(); n != reqs*(tokens-1) {
+			t.Errorf("ITL holds %d gaps, want %d", n, reqs*(tokens-1))
+		}
+		if n := st.TTFTResponse.TotalCount(); n != reqs || st.TTFTService.TotalCount() != reqs || st.TPOT.TotalCount() != reqs {
+			t.Errorf("TTFT %d/%d, TPOT %d values; want %d each", n, st.TTFTService.TotalCount(), st.TPOT.TotalCount(), reqs)
+		}
+		// Every stream has the same number of tokens, so the mean of all
+		// gaps is the mean TPOT, up to the histograms' 3 digits.
+		if itl, tpot := st.ITL.Mean(), st.TPOT.Mean(); tpot <= 0 || math.Abs(itl-tpot) > 0.01*tpot+2 {
+			t.Errorf("ITL mean %.1f µs, TPOT mean %.1f µs: want them equal", itl, tpot)
+		}
+		if st.TTFTResponse.Min() < st.TTFTService.Min() {
+			t.Errorf("TTFT from the schedule (min %d µs) below TTFT from the send (min %d µs)", st.TTFTResponse.Min(), st.TTFTService.Min())
+		}
+		var per int64
+		for _, s := range rec.Timeline() {
+			per += s.Tokens
+		}
+		if per != reqs*tokens {
+			t.Errorf("timeline counts %d token events, want %d", per, reqs*tokens)
+		}
+	})
+}
+
+func TestStreamUsageCountsTokens(t *testing.T) {
+	srv := startStreamServer(t, sseHandler(3, 0, 50, 0))
+	rec, _ := runAgainst(t, srv.URL, streamConfig(openClients[2]), schedule.NewConstant(100, 100*time.Millisecond))
+	st := rec.Stream()
+	if st == nil || st.OutputTokens != 10*50 || st.Events != 10*3 {
+		t.Fatalf("stream %+v: want 500 output tokens from usage, 30 events", st)
+	}
+}
+
+// A stream cut mid-way is one request ended by a reset, with the tokens it
+// got; its gaps count, its TTFT does not.
+func TestStreamCutIsOneReset(t *testing.T) {
+	forClients(t, streamClients, func(t *testing.T, cl client) {
+		srv := startStreamServer(t, sseHandler(6, 0, 6, 3))
+		rec, _ := runAgainst(t, srv.URL, streamConfig(cl), schedule.NewConstant(100, 100*time.Millisecond))
+		c := checkIdentity(t, rec, 10)
+		if c.Errors != 10 || rec.ErrorKinds()["reset"] != 10 {
+			t.Fatalf("counts %+v kinds %v: want 10 resets", c, rec.ErrorKinds())
+		}
+		st := rec.Stream()
+		if st.OutputTokens != 30 || st.TTFTResponse.TotalCount() != 0 {
+			t.Errorf("output tokens %d (want 30), TTFT values %d (want 0)", st.OutputTokens, st.TTFTResponse.TotalCount())
+		}
+	})
+}
+
+// With Config.Stream a plain body (Content-Length) is read as a stream
+// too, by the clients that would otherwise read it whole themselves.
+func TestStreamFlagReadsPlainBodies(t *testing.T) {
+	body := "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\ndata: [DONE]\n\n"
+	forClients(t, openClients, func(t *testing.T, cl client) {
+		srv := startStreamServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			w.Write([]byte(body))
+		}))
+		cfg := streamConfig(cl)
+		cfg.Stream = true
+		rec, stats := runAgainst(t, srv.URL, cfg, schedule.NewConstant(100, 100*time.Millisecond))
+		checkIdentity(t, rec, 10)
+		if stats.Client != cl.name {
+			t.Errorf("client %q, want %q: --stream must not change the client", stats.Client, cl.name)
+		}
+		if st := rec.Stream(); st == nil || st.Events != 20 {
+			t.Errorf("stream %+v, want 20 events", st)
+		}
+	})
+}
