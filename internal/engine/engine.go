@@ -128,6 +128,12 @@ type Config struct {
 	// discarded by closing the connection and the response counted as
 	// over the cap, still completed (faults.go).
 	MaxBody int64
+	// Bodies, if not empty, replace Body: request seq sends
+	// Bodies[BodyIndex(seq)], in order or, with BodySample, drawn by
+	// BodySeed (body.go).
+	Bodies     [][]byte
+	BodySample bool
+	BodySeed   uint64
 	// Stream reads every response body as an event stream (stream.go);
 	// without it only text/event-stream responses are.
 	Stream bool
@@ -635,7 +641,7 @@ func (w *worker) doLean(it item) recorder.Record {
 		w.conn = g.takeWarm() // predial.go
 	}
 	var h heads
-	resp, status, tx, hand, err := g.lean.roundTrip(&w.conn, deadline, stamp, g.since, w.hr, &h)
+	resp, status, tx, hand, err := g.lean.roundTrip(&w.conn, g.lean.wireFor(&g.cfg, it.seq), deadline, stamp, g.since, w.hr, &h)
 	if resp != nil {
 		err = g.response(resp, &r, w.shard)
 	} else {

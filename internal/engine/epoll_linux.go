@@ -558,7 +558,7 @@ func (l *epollLoop) send(i int32, sent time.Duration) {
 		stamp = l.w.stampDigits(s.it.off)
 	}
 	s.state = slotBusy
-	s.wb = l.t.wire.Append(s.wb[:0], stamp)
+	s.wb = l.t.wireFor(&l.g.cfg, s.it.seq).Append(s.wb[:0], stamp)
 	s.woff = 0
 	s.head, s.n, s.status, s.keep, s.hup = false, 0, 0, false, false
 	if s.buf == nil {

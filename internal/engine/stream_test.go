@@ -2,10 +2,12 @@ package engine
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -180,4 +182,53 @@ func TestStreamFlagReadsPlainBodies(t *testing.T) {
 			t.Errorf("stream %+v, want 20 events", st)
 		}
 	})
+}
+
+func TestBodiesInOrderAndSampled(t *testing.T) {
+	bodies := [][]byte{[]byte(`{"p":"a"}`), []byte(`{"p":"bb"}`), []byte(`{"p":"ccc"}`)}
+	forClients(t, streamClients, func(t *testing.T, cl client) {
+		var mu sync.Mutex
+		got := map[string]int{}
+		srv := startStreamServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			got[string(b)]++
+			mu.Unlock()
+		}))
+		cfg := streamConfig(cl)
+		cfg.Bodies = bodies
+		cfg.Connections = 1 // one at a time: the server sees them in order
+		runAgainst(t, srv.URL, cfg, schedule.NewConstant(100, 300*time.Millisecond))
+		mu.Lock()
+		defer mu.Unlock()
+		for _, b := range bodies {
+			if got[string(b)] != 10 {
+				t.Errorf("in order: %v, want each body 10 times", got)
+				break
+			}
+		}
+	})
+	cfg := Config{Bodies: bodies, BodySample: true, BodySeed: 7}
+	seen := map[int]int{}
+	for seq := range uint64(3000) {
+		seen[cfg.BodyIndex(seq)]++
+	}
+	// Each of 3 bodies drawn 1000 times in expectation; ±150 is over 5
+	// standard deviations (√(3000·⅓·⅔) ≈ 26).
+	for i := range bodies {
+		if n := seen[i]; n < 850 || n > 1150 {
+			t.Errorf("sampled: body %d drawn %d times of 3000", i, n)
+		}
+	}
+	other := cfg
+	other.BodySeed = 8
+	same := 0
+	for seq := range uint64(300) {
+		if cfg.BodyIndex(seq) == other.BodyIndex(seq) {
+			same++
+		}
+	}
+	if same > 150 {
+		t.Errorf("seeds 7 and 8 agree on %d of 300 draws: the seed does not matter", same)
+	}
 }
