@@ -64,6 +64,8 @@ var fieldFlags = [...]map[string]string{
 		"ClockSkew": "clock-skew", "DeadlinePosition": "deadline-position",
 		"LimitRPS": "limit-rps", "LimitShards": "limit-shards", "LimitWindow": "limit-window",
 		"LimitRouting": "limit-routing", "LimitSeed": "limit-seed", "H2C": "h2c",
+		"BatchSlots": "batch-slots", "Prefill": "prefill", "PrefillPerToken": "prefill-per-token",
+		"ITL": "itl", "ITLPerSeq": "itl-per-seq", "OutputTokens": "output-tokens",
 	},
 }
 

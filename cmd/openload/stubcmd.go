@@ -14,6 +14,7 @@ import (
 // The flag groups of `openload stub`, in the order the help gives them.
 const (
 	groupStubModel   = "Model"
+	groupStubTokens  = "Token model (POST /v1/completions, /v1/chat/completions)"
 	groupStubGate    = "Gate (when no worker is free)"
 	groupStubFaults  = "Faults"
 	groupStubDead    = "Deadline gate (off unless --deadline)"
@@ -21,7 +22,7 @@ const (
 	groupStubListen  = "Listen"
 )
 
-var stubGroups = []string{groupStubModel, groupStubGate, groupStubFaults, groupStubDead, groupStubLimiter, groupStubListen, groupEnd}
+var stubGroups = []string{groupStubModel, groupStubTokens, groupStubGate, groupStubFaults, groupStubDead, groupStubLimiter, groupStubListen, groupEnd}
 
 // stubFlags registers the flags of `openload stub` on cfg, filed in the
 // help's groups: the stub's package registers one flag per Config field
@@ -30,6 +31,7 @@ func stubFlags(cfg *stub.Config, help, child *bool) *pflag.FlagSet {
 	fs := newFlagSet("openload stub")
 	cfg.AddFlags(fs)
 	setGroup(fs, groupStubModel, "workers", "latency")
+	setGroup(fs, groupStubTokens, "batch-slots", "prefill", "prefill-per-token", "itl", "itl-per-seq", "output-tokens")
 	setGroup(fs, groupStubGate, "policy", "queue-cap", "wait-budget", "believed-latency", "estimator", "window", "bucket", "min-samples", "max-queue-wait")
 	setGroup(fs, groupStubFaults, "stall-at", "stall-for", "stall-every", "clock-skew")
 	setGroup(fs, groupStubDead, "deadline", "deadline-status", "arrival-stamp", "deadline-position")
@@ -62,6 +64,12 @@ Examples:
   openload stub --listen 127.0.0.1:8080 --policy bounded --queue-cap 8 \
       --stall-at 5s --stall-for 1s --stall-every 10s
 
+  # a streaming model: 64 sequences at once, 10 ms a token slowed 0.2 ms by each other one
+  openload stub --listen 127.0.0.1:8080 --batch-slots 64 --policy none \
+      --itl 10ms --itl-per-seq 200us
+  curl -N http://127.0.0.1:8080/v1/chat/completions -d '{"model":"m","stream":true,
+      "messages":[{"role":"user","content":"hi"}],"max_tokens":8}'
+
   # a sharded rate limiter: 150 requests/s over 6 shards, 429 beyond
   openload stub --listen 127.0.0.1:8080 --limit-rps 150 --limit-shards 6
 
@@ -69,6 +77,11 @@ What it serves:
   GET /stats       server-side truth as JSON: answers per source and reason, queue and model
                    occupancy, stalls, deadline drops, limiter counts per shard, and percentiles
                    of queue wait and total time
+  POST /v1/chat/completions, POST /v1/completions, GET /v1/models
+                   OpenAI-compatible token model: "stream": true answers text/event-stream, one
+                   chunk per token after --prefill (+ --prefill-per-token per 4 bytes of prompt),
+                   one token every --itl (+ --itl-per-seq per other active sequence); a usage
+                   chunk when stream_options.include_usage is set; --batch-slots sequences at once
   any other path   a model request (e.g. POST /predict; a body is read and discarded). Every
                    answer says what became of it:
     X-Stub-Source  model (200), fallback (200: the gate answered in the model's place),

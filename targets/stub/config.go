@@ -80,6 +80,15 @@ type Config struct {
 	LimitRouting LimitRouting  // [--limit-routing] random | round-robin
 	LimitSeed    uint64        // [--limit-seed] seed of the random routing
 
+	// Token model of the OpenAI-compatible endpoints (see the package
+	// documentation, "Streamed answers").
+	BatchSlots      int           // [--batch-slots] sequences the model decodes at once; replaces Workers as the model's slots when > 0
+	Prefill         time.Duration // [--prefill] time to first token for an empty prompt, >= 0
+	PrefillPerToken time.Duration // [--prefill-per-token] added to the time to first token per prompt token, >= 0
+	ITL             time.Duration // [--itl] time between tokens of a sequence decoding alone, >= 0
+	ITLPerSeq       time.Duration // [--itl-per-seq] added to the time between tokens per other active sequence, >= 0
+	OutputTokens    int           // [--output-tokens] tokens in an answer when the request sets no max_tokens, > 0
+
 	// H2C also serves HTTP/2 over plain TCP (prior knowledge),
 	// next to HTTP/1.1 on the same port.
 	H2C bool // [--h2c]
@@ -113,6 +122,10 @@ func DefaultConfig() Config {
 		LimitWindow:  time.Second,
 		LimitRouting: RoutingRandom,
 		LimitSeed:    1,
+
+		Prefill:      20 * time.Millisecond,
+		ITL:          10 * time.Millisecond,
+		OutputTokens: 32,
 	}
 }
 
@@ -173,6 +186,18 @@ func (c *Config) AddFlags(fs *pflag.FlagSet) {
 		"rate limiter: which shard sees a request: "+joinNames(LimitRoutings))
 	fs.Uint64Var(&c.LimitSeed, "limit-seed", d.LimitSeed,
 		"rate limiter: seed of the random routing (same seed, same shard sequence)")
+	fs.IntVar(&c.BatchSlots, "batch-slots", d.BatchSlots,
+		"token model: sequences decoded at once; the rest wait in the gate and queue (0 = --workers; when set it is the model's slot count for every request)")
+	fs.DurationVar(&c.Prefill, "prefill", d.Prefill,
+		"token model: time to first token of an empty prompt")
+	fs.DurationVar(&c.PrefillPerToken, "prefill-per-token", d.PrefillPerToken,
+		"token model: time to first token added per prompt token (a prompt token is 4 bytes of prompt text, rounded up)")
+	fs.DurationVar(&c.ITL, "itl", d.ITL,
+		"token model: time between two tokens of a sequence decoding alone")
+	fs.DurationVar(&c.ITLPerSeq, "itl-per-seq", d.ITLPerSeq,
+		"token model: time between tokens added for each other sequence holding a slot")
+	fs.IntVar(&c.OutputTokens, "output-tokens", d.OutputTokens,
+		"token model: tokens in an answer whose request sets no max_tokens")
 	fs.BoolVar(&c.H2C, "h2c", d.H2C,
 		"also serve HTTP/2 without TLS (h2c, prior knowledge) on the same port")
 }
@@ -272,7 +297,30 @@ func (c Config) Validate() error {
 		return field.Errorf("LimitRPS", c.LimitRPS, "{LimitRPS} %d over {LimitWindow} %v is below {LimitShards} %d: each shard would admit floor(%d/s × %v ÷ %d) = 0 requests per window",
 			c.LimitRPS, c.LimitWindow, c.LimitShards, c.LimitRPS, c.LimitWindow, c.LimitShards)
 	}
+	if c.BatchSlots < 0 {
+		return field.Errorf("BatchSlots", c.BatchSlots, "{BatchSlots} must be >= 0, got %d", c.BatchSlots)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"Prefill", c.Prefill}, {"PrefillPerToken", c.PrefillPerToken}, {"ITL", c.ITL}, {"ITLPerSeq", c.ITLPerSeq}} {
+		if d.v < 0 {
+			return field.Errorf(d.name, d.v, "{"+d.name+"} must be >= 0, got %v", d.v)
+		}
+	}
+	if c.OutputTokens <= 0 || c.OutputTokens > maxOutputTokens {
+		return field.Errorf("OutputTokens", c.OutputTokens, "{OutputTokens} must be in 1..%d, got %d", maxOutputTokens, c.OutputTokens)
+	}
 	return nil
+}
+
+// slots is the number of requests the model holds at once: BatchSlots when
+// set, else Workers.
+func (c Config) slots() int {
+	if c.BatchSlots > 0 {
+		return c.BatchSlots
+	}
+	return c.Workers
 }
 
 // withDefaults fills the fields whose zero value means "derive it":

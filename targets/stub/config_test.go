@@ -39,6 +39,7 @@ func TestValidate(t *testing.T) {
 		{"limit 1 rps over 4 shards in 4s windows", func(c *Config) { c.LimitRPS, c.LimitShards, c.LimitWindow = 1, 4, 4*time.Second }, nil},
 		{"limit round-robin", func(c *Config) { c.LimitRouting = RoutingRoundRobin }, nil},
 		{"limit off ignores allowance", func(c *Config) { c.LimitRPS, c.LimitShards = 0, 100 }, nil},
+		{"token model all zero", func(c *Config) { c.Prefill, c.PrefillPerToken, c.ITL, c.ITLPerSeq, c.BatchSlots = 0, 0, 0, 0, 0 }, nil},
 
 		{"listen not host:port", func(c *Config) { c.Listen = "localhost" }, []string{"Listen", `"localhost"`}},
 		{"workers negative", func(c *Config) { c.Workers = -3 }, []string{"Workers must be > 0, got -3"}},
@@ -59,6 +60,13 @@ func TestValidate(t *testing.T) {
 		{"stall at negative", func(c *Config) { c.StallAt = -time.Second }, []string{"StallAt", "-1s"}},
 		{"stall for negative", func(c *Config) { c.StallFor = -time.Second }, []string{"StallFor", "-1s"}},
 		{"stall every negative", func(c *Config) { c.StallEvery = -time.Second }, []string{"StallEvery", "-1s"}},
+		{"batch slots negative", func(c *Config) { c.BatchSlots = -1 }, []string{"BatchSlots must be >= 0, got -1"}},
+		{"prefill negative", func(c *Config) { c.Prefill = -time.Millisecond }, []string{"Prefill must be >= 0", "-1ms"}},
+		{"prefill per token negative", func(c *Config) { c.PrefillPerToken = -time.Microsecond }, []string{"PrefillPerToken", "-1µs"}},
+		{"itl negative", func(c *Config) { c.ITL = -time.Millisecond }, []string{"ITL must be >= 0", "-1ms"}},
+		{"itl per seq negative", func(c *Config) { c.ITLPerSeq = -time.Millisecond }, []string{"ITLPerSeq", "-1ms"}},
+		{"output tokens zero", func(c *Config) { c.OutputTokens = 0 }, []string{"OutputTokens must be in 1..65536, got 0"}},
+		{"output tokens too many", func(c *Config) { c.OutputTokens = 1 << 20 }, []string{"OutputTokens", "1048576"}},
 		{"stall every equals for", func(c *Config) { c.StallFor, c.StallEvery = time.Second, time.Second }, []string{"StallEvery", "StallFor"}},
 		{"stall every below for", func(c *Config) { c.StallFor, c.StallEvery = 2*time.Second, time.Second }, []string{"StallEvery", "got 1s"}},
 
@@ -124,7 +132,8 @@ func TestAddFlags(t *testing.T) {
 		"wait-budget", "estimator", "window", "bucket", "min-samples", "max-queue-wait",
 		"stall-at", "stall-for", "stall-every",
 		"deadline", "deadline-status", "arrival-stamp", "clock-skew", "deadline-position",
-		"limit-rps", "limit-shards", "limit-window", "limit-routing", "limit-seed", "h2c"}
+		"limit-rps", "limit-shards", "limit-window", "limit-routing", "limit-seed", "h2c",
+		"batch-slots", "prefill", "prefill-per-token", "itl", "itl-per-seq", "output-tokens"}
 	for _, n := range names {
 		f := fs.Lookup(n)
 		if f == nil {
@@ -147,7 +156,8 @@ func TestAddFlags(t *testing.T) {
 		"--max-queue-wait=2s", "--stall-at=1s", "--stall-for=200ms", "--stall-every=3s",
 		"--deadline=80ms", "--deadline-status=204", "--arrival-stamp=header:X-Arrival-Ns", "--clock-skew=-5ms",
 		"--deadline-position=before-stall", "--limit-rps=100", "--limit-shards=4", "--limit-window=2s",
-		"--limit-routing=round-robin", "--limit-seed=42"})
+		"--limit-routing=round-robin", "--limit-seed=42",
+		"--batch-slots=64", "--prefill=30ms", "--prefill-per-token=100us", "--itl=15ms", "--itl-per-seq=200us", "--output-tokens=50"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,6 +170,8 @@ func TestAddFlags(t *testing.T) {
 		Deadline: 80 * time.Millisecond, DeadlineStatus: 204, ArrivalStamp: "header:X-Arrival-Ns",
 		ClockSkew: -5 * time.Millisecond, DeadlinePosition: PositionBeforeStall,
 		LimitRPS: 100, LimitShards: 4, LimitWindow: 2 * time.Second, LimitRouting: RoutingRoundRobin, LimitSeed: 42,
+		BatchSlots: 64, Prefill: 30 * time.Millisecond, PrefillPerToken: 100 * time.Microsecond,
+		ITL: 15 * time.Millisecond, ITLPerSeq: 200 * time.Microsecond, OutputTokens: 50,
 	}
 	if cfg != want {
 		t.Errorf("parsed cfg = %+v\nwant %+v", cfg, want)

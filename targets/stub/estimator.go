@@ -109,7 +109,7 @@ type estimator struct {
 func newEstimator(cfg Config, now func() time.Time) *estimator {
 	e := &estimator{
 		kind:       cfg.Estimator,
-		workers:    cfg.Workers,
+		workers:    cfg.slots(),
 		believed:   cfg.BelievedLatency,
 		minSamples: cfg.MinSamples,
 	}

@@ -64,6 +64,8 @@ type Server struct {
 	writeHook  func(writeEvent)
 	limitClock func() time.Time
 
+	tok tokenState // the OpenAI-compatible endpoints (openai.go)
+
 	statsMu   sync.Mutex
 	counts    counters
 	queueHist *hdrhistogram.Histogram
@@ -194,6 +196,9 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(st)
 		return
 	}
+	if s.serveOpenAI(w, r) {
+		return
+	}
 	s.serveModel(w, r)
 }
 
@@ -208,6 +213,10 @@ type answer struct {
 	stallDur   time.Duration
 	queued     bool  // was admitted (went to a worker or waited in the queue)
 	retryAfter int64 // limiter answers: Retry-After seconds
+
+	// tok is set for the OpenAI-compatible endpoints: respond writes its
+	// body (a stream or a JSON answer) in the place of answerBodies.
+	tok *tokenCall
 
 	// The misplaced deadline gate's verdict (position before-stall).
 	checked bool
@@ -322,7 +331,7 @@ func (s *Server) acquire(ctx context.Context, r *http.Request) (outcome, Reason)
 	in := gateInput{
 		Queue:    s.queue.Len(),
 		InModel:  s.inModel,
-		Workers:  s.Config.Workers,
+		Workers:  s.Config.slots(),
 		QueueCap: s.Config.QueueCap,
 		Budget:   s.Config.WaitBudget,
 	}
@@ -333,7 +342,7 @@ func (s *Server) acquire(ctx context.Context, r *http.Request) (outcome, Reason)
 		s.mu.Unlock()
 		return rejected, reason
 	}
-	if in.Queue == 0 && s.inModel < s.Config.Workers {
+	if in.Queue == 0 && s.inModel < in.Workers {
 		s.inModel++
 		s.maxInModel = max(s.maxInModel, s.inModel)
 		if s.grantHook != nil {
@@ -534,7 +543,7 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, a *answer) {
 
 	h := w.Header()
 	if ev.payload {
-		h.Set("Content-Type", "application/json")
+		h.Set("Content-Type", a.tok.contentType(a.source))
 	}
 	h.Set("X-Stub-Source", string(ev.source))
 	h.Set("X-Stub-Reason", string(ev.reason))
@@ -550,7 +559,11 @@ func (s *Server) respond(w http.ResponseWriter, r *http.Request, a *answer) {
 	}
 	w.WriteHeader(ev.status)
 	if ev.payload {
-		_, _ = w.Write(answerBodies[a.reason])
+		if a.tok != nil {
+			s.writeTokens(w, r, a)
+		} else {
+			_, _ = w.Write(answerBodies[a.reason])
+		}
 	}
 }
 
@@ -688,6 +701,13 @@ func (s *Server) Stats() Stats {
 			st.Limiter.Accepted += sh.Accepted
 			st.Limiter.Rejected += sh.Rejected
 		}
+	}
+
+	st.Tokens = TokenStats{
+		ActiveSequences:  s.tok.active.Load(),
+		Streams:          s.tok.streams.Load(),
+		StreamsCompleted: s.tok.completed.Load(),
+		OutputTokens:     s.tok.tokens.Load(),
 	}
 
 	s.statsMu.Lock()

@@ -37,6 +37,7 @@ type Stats struct {
 
 	Deadline DeadlineStats `json:"deadline"`
 	Limiter  LimiterStats  `json:"limiter"`
+	Tokens   TokenStats    `json:"tokens"`
 
 	// QueueWait is the time from arrival to getting a worker (model answers)
 	// or to leaving the queue (wait-timeout fallbacks); requests rejected on
@@ -45,6 +46,17 @@ type Stats struct {
 	// and deadline drops included).
 	QueueWait Percentiles `json:"queue_wait_ms"`
 	TotalTime Percentiles `json:"total_ms"`
+}
+
+// TokenStats are the counts of the token model (the OpenAI-compatible
+// endpoints). A streamed answer counts in Sources when its head is written
+// (at the first token); Streams - StreamsCompleted - (streams still
+// running) were cut: the client went away or the server closed.
+type TokenStats struct {
+	ActiveSequences  int64 `json:"active_sequences"`  // sequences holding a model slot now
+	Streams          int64 `json:"streams"`           // streamed model answers begun
+	StreamsCompleted int64 `json:"streams_completed"` // streamed model answers written to data: [DONE]
+	OutputTokens     int64 `json:"output_tokens"`     // model tokens written, streamed or not (fallbacks' not)
 }
 
 // SourceCounts counts answers sent per X-Stub-Source.

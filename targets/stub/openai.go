@@ -1,0 +1,546 @@
+package stub
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The OpenAI-compatible endpoints, as model servers (vLLM, TGI, llama.cpp's
+// server, Ollama) serve them. See the package documentation, "Streamed
+// answers", for the contract.
+const (
+	pathChat        = "/v1/chat/completions"
+	pathCompletions = "/v1/completions"
+	pathModels      = "/v1/models"
+
+	// stubModelID is the one model GET /v1/models lists. Requests may name
+	// any model: answers echo the name asked for.
+	stubModelID = "openload-stub"
+)
+
+// serveOpenAI serves the OpenAI-compatible paths and reports whether r was
+// one of them.
+func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) bool {
+	switch r.URL.Path {
+	case pathModels:
+		if r.Method != http.MethodGet {
+			writeOAError(w, http.StatusMethodNotAllowed, &oaError{Message: "use GET for " + pathModels, Type: "invalid_request_error"})
+			return true
+		}
+		s.serveModels(w)
+		return true
+	case pathChat, pathCompletions:
+		if r.Method != http.MethodPost {
+			writeOAError(w, http.StatusMethodNotAllowed, &oaError{Message: "use POST for " + r.URL.Path, Type: "invalid_request_error"})
+			return true
+		}
+		s.serveTokens(w, r, r.URL.Path == pathChat)
+		return true
+	}
+	return false
+}
+
+func (s *Server) serveModels(w http.ResponseWriter) {
+	type model struct {
+		ID      string `json:"id"`
+		Object  string `json:"object"`
+		Created int64  `json:"created"`
+		OwnedBy string `json:"owned_by"`
+	}
+	body := struct {
+		Object string  `json:"object"`
+		Data   []model `json:"data"`
+	}{"list", []model{{stubModelID, "model", time.Now().Unix(), "openload"}}}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// oaError is the body of an OpenAI error answer, {"error": {...}}.
+type oaError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+func badRequest(param, format string, args ...any) *oaError {
+	e := &oaError{Message: fmt.Sprintf(format, args...), Type: "invalid_request_error"}
+	if param != "" {
+		e.Param = &param
+	}
+	return e
+}
+
+func writeOAError(w http.ResponseWriter, status int, e *oaError) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(struct {
+		Error *oaError `json:"error"`
+	}{e})
+}
+
+// oaRequest is the part of a completion request the stub reads; other
+// fields (temperature, top_p, stop, …) are accepted and ignored.
+type oaRequest struct {
+	Model               *string         `json:"model"`
+	Messages            []oaMessage     `json:"messages"` // chat
+	Prompt              json.RawMessage `json:"prompt"`   // completions
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"` // chat: newer name of max_tokens
+	N                   *int            `json:"n"`
+	Stream              *bool           `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+}
+
+type oaMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"` // a string, or an array of parts
+}
+
+// tokenCall is one validated completion request and how its answer went.
+type tokenCall struct {
+	chat         bool
+	model        string
+	id           string
+	created      int64
+	stream       bool
+	includeUsage bool
+	prompt       int // prompt tokens
+	output       int // output tokens to generate
+	finish       string
+
+	completed    bool // the model answer was written to its end
+	stallCounted bool // counted in Stats.StalledRequests
+	cut          bool // the stream stopped before its end
+}
+
+// countStalled counts c in StalledRequests, once.
+func (s *Server) countStalled(c *tokenCall) {
+	if c.stallCounted {
+		return
+	}
+	c.stallCounted = true
+	s.statsMu.Lock()
+	s.counts.stalled++
+	s.statsMu.Unlock()
+}
+
+// parseTokenRequest reads and validates the body of a completion request.
+func parseTokenRequest(r *http.Request, chat bool, cfg Config) (*tokenCall, *oaError) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return nil, badRequest("", "reading the request body: %v", err)
+	}
+	if len(body) > maxBody {
+		return nil, badRequest("", "the request body exceeds %d bytes", maxBody)
+	}
+	var req oaRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		return nil, badRequest("", "the request body is not valid JSON for this endpoint: %v", err)
+	}
+	if req.Model == nil || *req.Model == "" {
+		return nil, badRequest("model", "you must provide a model parameter")
+	}
+	c := &tokenCall{chat: chat, model: *req.Model, output: cfg.OutputTokens, finish: "stop"}
+	maxTok, param := req.MaxTokens, "max_tokens"
+	if chat && req.MaxCompletionTokens != nil {
+		maxTok, param = req.MaxCompletionTokens, "max_completion_tokens"
+	}
+	if maxTok != nil {
+		if *maxTok <= 0 || *maxTok > maxOutputTokens {
+			return nil, badRequest(param, "%s must be in 1..%d, got %d", param, maxOutputTokens, *maxTok)
+		}
+		c.output, c.finish = *maxTok, "length"
+	}
+	if req.N != nil && *req.N != 1 {
+		return nil, badRequest("n", "the stub answers n=1 only, got %d", *req.N)
+	}
+	c.stream = req.Stream != nil && *req.Stream
+	if req.StreamOptions != nil {
+		if !c.stream {
+			return nil, badRequest("stream_options", "stream_options is only allowed when stream is true")
+		}
+		c.includeUsage = req.StreamOptions.IncludeUsage
+	}
+	var perr *oaError
+	if chat {
+		c.prompt, perr = chatPromptTokens(req.Messages)
+	} else {
+		c.prompt, perr = completionPromptTokens(req.Prompt)
+	}
+	if perr != nil {
+		return nil, perr
+	}
+	return c, nil
+}
+
+// chatPromptTokens counts the prompt tokens of chat messages: their text
+// contents (a string, or the "text" of each part), 4 bytes a token.
+func chatPromptTokens(msgs []oaMessage) (int, *oaError) {
+	if len(msgs) == 0 {
+		return 0, badRequest("messages", "messages must be a non-empty array")
+	}
+	n := 0
+	for i, m := range msgs {
+		if len(m.Content) == 0 || string(m.Content) == "null" {
+			continue // e.g. an assistant message with tool calls only
+		}
+		var text string
+		if err := json.Unmarshal(m.Content, &text); err == nil {
+			n += promptTokens(text)
+			continue
+		}
+		var parts []struct {
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(m.Content, &parts); err != nil {
+			return 0, badRequest(fmt.Sprintf("messages[%d].content", i), "content must be a string or an array of parts")
+		}
+		for _, p := range parts {
+			n += promptTokens(p.Text)
+		}
+	}
+	return n, nil
+}
+
+// completionPromptTokens counts the tokens of a completions prompt: a
+// string (4 bytes a token), an array of strings (summed), an array of
+// token ids (one each) or an array of such arrays.
+func completionPromptTokens(raw json.RawMessage) (int, *oaError) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, badRequest("prompt", "you must provide a prompt")
+	}
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return promptTokens(text), nil
+	}
+	var texts []string
+	if json.Unmarshal(raw, &texts) == nil {
+		n := 0
+		for _, t := range texts {
+			n += promptTokens(t)
+		}
+		return n, nil
+	}
+	var ids []int64
+	if json.Unmarshal(raw, &ids) == nil {
+		return len(ids), nil
+	}
+	var batches [][]int64
+	if json.Unmarshal(raw, &batches) == nil {
+		n := 0
+		for _, b := range batches {
+			n += len(b)
+		}
+		return n, nil
+	}
+	return 0, badRequest("prompt", "prompt must be a string, an array of strings, an array of token ids or an array of such arrays")
+}
+
+// contentType is the Content-Type of an answer from source (nil c: not a
+// completion request).
+func (c *tokenCall) contentType(source Source) string {
+	if c == nil || !c.stream || source == SourceLimiter {
+		return "application/json"
+	}
+	return "text/event-stream"
+}
+
+// serveTokens serves one completion request: through the limiter, the gate
+// and the queue as serveModel does; with a model slot, the prefill, then
+// the tokens (streamed from respond, or generated before it), holding the
+// slot until the last one.
+func (s *Server) serveTokens(w http.ResponseWriter, r *http.Request, chat bool) {
+	a := answer{arrived: time.Now()}
+	if s.dl.on() {
+		a.stamp = s.dl.arrival(r, a.arrived) // read at receipt
+	}
+	call, oerr := parseTokenRequest(r, chat, s.Config)
+	if oerr != nil {
+		// Not a model request: it is not counted in Stats.
+		writeOAError(w, http.StatusBadRequest, oerr)
+		return
+	}
+	call.created = a.arrived.Unix()
+	call.id = "cmpl-stub-" + strconv.FormatUint(s.tok.ids.Add(1), 10)
+	if chat {
+		call.id = "chat" + call.id
+	}
+	a.tok = call
+	if !s.enter() {
+		http.Error(w, "stub: server closed", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.active.Done()
+	ctx := r.Context()
+
+	if s.lim != nil {
+		now := s.limitClock()
+		if _, ok, reset := s.lim.allow(now); !ok {
+			a.source, a.reason = SourceLimiter, ReasonRateLimited
+			a.retryAfter = retryAfter(reset, now)
+			a.queueDur = time.Since(a.arrived)
+			s.respond(w, r, &a)
+			return
+		}
+	}
+
+	out, reason := s.acquire(ctx, r)
+	a.queueDur = time.Since(a.arrived)
+	switch out {
+	case gone:
+		s.abandon(w)
+		return
+	case rejected, timedOut:
+		a.source, a.reason, a.queued = SourceFallback, reason, out == timedOut
+		s.respond(w, r, &a)
+		return
+	}
+
+	// granted: the sequence holds a model slot until its last token.
+	a.queued = true
+	s.tok.active.Add(1)
+	start := time.Now()
+	p := s.newPacer(ctx, start)
+	defer p.stop()
+	ok := p.sleepUntil(start.Add(s.Config.prefill(call.prompt)))
+	if ok && !call.stream {
+		p.next = time.Now() // the first token
+		for k := 1; k < call.output && ok; k++ {
+			ok = p.nextToken()
+		}
+	}
+	a.modelDur = time.Since(start)
+	if ok {
+		s.checkEarly(&a)
+		// A prefill (or an answer) that ends inside a stall waits for its
+		// end, as a model call does.
+		var held time.Duration
+		held, ok = s.holdStall(ctx)
+		a.stallDur = held
+		call.stallCounted = held > 0 // holdStall counted it
+	}
+	if ok {
+		if p.stalled {
+			s.countStalled(call)
+		}
+		a.source, a.reason = SourceModel, ReasonServed
+		s.respond(w, r, &a)
+	} else {
+		s.abandon(w)
+	}
+	s.tok.active.Add(-1)
+	s.release(ok && (call.completed || !call.stream))
+	if call.cut {
+		// The stream stopped early (Close, or the client went away): end
+		// the connection without the chunked terminator, so that a client
+		// still reading sees a cut, not an answer that merely lacks [DONE].
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// writeTokens writes the body of a completion answer whose head respond
+// has written: a stream paced token by token, or one JSON answer; a
+// canned short answer for a fallback; an OpenAI error for the limiter.
+func (s *Server) writeTokens(w http.ResponseWriter, r *http.Request, a *answer) {
+	c := a.tok
+	switch a.source {
+	case SourceLimiter:
+		_ = json.NewEncoder(w).Encode(struct {
+			Error *oaError `json:"error"`
+		}{&oaError{Message: "stub: rate limit reached (X-Stub-Source: limiter)", Type: "requests", Code: ptr("rate_limit_exceeded")}})
+		return
+	case SourceFallback:
+		// The gate answers in the model's place at once: three tokens,
+		// unpaced, marked by X-Stub-Source as every fallback is.
+		fb := *c
+		fb.output, fb.finish = 3, "stop"
+		if fb.stream {
+			e := newEventWriter(w, &fb)
+			for k := range fb.output {
+				e.token(k)
+			}
+			e.end()
+			_ = e.flush()
+			return
+		}
+		writeWhole(w, &fb)
+		return
+	}
+	if !c.stream {
+		writeWhole(w, c)
+		s.tok.tokens.Add(int64(c.output))
+		c.completed = true
+		return
+	}
+	s.tok.streams.Add(1)
+	e := newEventWriter(w, c)
+	e.token(0)
+	if e.flush() != nil {
+		return
+	}
+	s.tok.tokens.Add(1)
+	p := s.newPacer(r.Context(), time.Now())
+	defer p.stop()
+	for k := 1; k < c.output; k++ {
+		if !p.nextToken() {
+			c.cut = true
+			return
+		}
+		e.token(k)
+		if e.flush() != nil {
+			return
+		}
+		s.tok.tokens.Add(1)
+	}
+	if p.stalled {
+		s.countStalled(c)
+	}
+	e.end()
+	if e.flush() == nil {
+		c.completed = true
+		s.tok.completed.Add(1)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// The answer objects, as OpenAI's API reference gives them: a stream of
+// chat.completion.chunk (chat) or text_completion (completions) objects,
+// and a chat.completion or text_completion object unstreamed.
+type (
+	oaUsage struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+		TotalTokens      int `json:"total_tokens"`
+	}
+	oaDelta struct {
+		Role    string  `json:"role,omitempty"`
+		Content *string `json:"content,omitempty"`
+	}
+	oaMessageOut struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	}
+	oaChoice struct {
+		Index        int           `json:"index"`
+		Delta        *oaDelta      `json:"delta,omitempty"`   // chat chunks
+		Message      *oaMessageOut `json:"message,omitempty"` // chat answers
+		Text         *string       `json:"text,omitempty"`    // completions
+		Logprobs     *struct{}     `json:"logprobs"`
+		FinishReason *string       `json:"finish_reason"`
+	}
+	oaAnswer struct {
+		ID      string     `json:"id"`
+		Object  string     `json:"object"`
+		Created int64      `json:"created"`
+		Model   string     `json:"model"`
+		Choices []oaChoice `json:"choices"`
+		Usage   *oaUsage   `json:"usage"`
+	}
+)
+
+func (c *tokenCall) usage() *oaUsage {
+	return &oaUsage{PromptTokens: c.prompt, CompletionTokens: c.output, TotalTokens: c.prompt + c.output}
+}
+
+// writeWhole writes an unstreamed answer with its usage.
+func writeWhole(w http.ResponseWriter, c *tokenCall) {
+	var text strings.Builder
+	for k := range c.output {
+		text.WriteString(tokenText(k))
+	}
+	ans := oaAnswer{ID: c.id, Created: c.created, Model: c.model, Usage: c.usage()}
+	choice := oaChoice{FinishReason: &c.finish}
+	if c.chat {
+		ans.Object = "chat.completion"
+		choice.Message = &oaMessageOut{Role: "assistant", Content: text.String()}
+	} else {
+		ans.Object = "text_completion"
+		t := text.String()
+		choice.Text = &t
+	}
+	ans.Choices = []oaChoice{choice}
+	_ = json.NewEncoder(w).Encode(ans)
+}
+
+// eventWriter writes the server-sent events of one stream: events are
+// encoded into buf and written by flush, which also flushes the
+// connection, so each token leaves when it is made.
+type eventWriter struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	c   *tokenCall
+	buf bytes.Buffer
+	enc *json.Encoder
+	ans oaAnswer
+}
+
+func newEventWriter(w http.ResponseWriter, c *tokenCall) *eventWriter {
+	e := &eventWriter{w: w, rc: http.NewResponseController(w), c: c}
+	e.enc = json.NewEncoder(&e.buf)
+	e.ans = oaAnswer{ID: c.id, Object: "text_completion", Created: c.created, Model: c.model}
+	if c.chat {
+		e.ans.Object = "chat.completion.chunk"
+	}
+	return e
+}
+
+// event appends one "data: {…}" event.
+func (e *eventWriter) event(choices []oaChoice, u *oaUsage) {
+	e.ans.Choices, e.ans.Usage = choices, u
+	e.buf.WriteString("data: ")
+	_ = e.enc.Encode(&e.ans) // cannot fail: plain structs
+	e.buf.WriteByte('\n')
+}
+
+// token appends the event of output token k; the first token of a chat
+// answer is preceded by the role event, as OpenAI sends it.
+func (e *eventWriter) token(k int) {
+	t := tokenText(k)
+	if e.c.chat {
+		if k == 0 {
+			empty := ""
+			e.event([]oaChoice{{Delta: &oaDelta{Role: "assistant", Content: &empty}}}, nil)
+		}
+		e.event([]oaChoice{{Delta: &oaDelta{Content: &t}}}, nil)
+		return
+	}
+	e.event([]oaChoice{{Text: &t}}, nil)
+}
+
+// end appends the finish event, the usage event when asked and [DONE].
+func (e *eventWriter) end() {
+	if e.c.chat {
+		e.event([]oaChoice{{Delta: &oaDelta{}, FinishReason: &e.c.finish}}, nil)
+	} else {
+		empty := ""
+		e.event([]oaChoice{{Text: &empty, FinishReason: &e.c.finish}}, nil)
+	}
+	if e.c.includeUsage {
+		e.event([]oaChoice{}, e.c.usage())
+	}
+	e.buf.WriteString("data: [DONE]\n\n")
+}
+
+// flush writes the events appended so far and flushes the connection.
+func (e *eventWriter) flush() error {
+	_, err := e.w.Write(e.buf.Bytes())
+	e.buf.Reset()
+	if err != nil {
+		return err
+	}
+	if err := e.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return err
+	}
+	return nil
+}
