@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -46,10 +47,22 @@ func main() {
 		fmt.Fprintln(os.Stderr, "prompts: -n must be > 0")
 		os.Exit(2)
 	}
-	rng := rand.New(rand.NewPCG(*seed, 0))
 	w := bufio.NewWriter(os.Stdout)
+	err := write(w, *n, *seed)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "prompts:", err)
+		os.Exit(1)
+	}
+}
+
+// write writes n requests drawn with seed to w, one JSON line each.
+func write(w io.Writer, n int, seed uint64) error {
+	rng := rand.New(rand.NewPCG(seed, 0))
 	enc := json.NewEncoder(w)
-	for i := range *n {
+	for i := range n {
 		nw := int(math.Round(math.Exp(math.Log(8) + rng.Float64()*(math.Log(512)-math.Log(8)))))
 		var b strings.Builder
 		fmt.Fprintf(&b, "Prompt %d:", i)
@@ -65,12 +78,8 @@ func main() {
 			StreamOptions: map[string]any{"include_usage": true},
 		}
 		if err := enc.Encode(req); err != nil {
-			fmt.Fprintln(os.Stderr, "prompts:", err)
-			os.Exit(1)
+			return err
 		}
 	}
-	if err := w.Flush(); err != nil {
-		fmt.Fprintln(os.Stderr, "prompts:", err)
-		os.Exit(1)
-	}
+	return nil
 }
