@@ -45,7 +45,7 @@ type diffOptions struct {
 func diffFlags(o *diffOptions) *pflag.FlagSet {
 	fs := newFlagSet("openload diff")
 	inGroup(fs, groupFlags, func() {
-		fs.StringVar(&o.metric, "metric", "response", "with two results: the histogram compared: "+strings.Join(append(slices.Clip(recorder.Metrics), recorder.StreamMetrics...), ", "))
+		fs.StringVar(&o.metric, "metric", "response", "with two results: the histogram compared: "+strings.Join(allMetrics(), ", "))
 		fs.StringVar(&o.html, "html", "", "with two results: also write both runs' percentile curves and the table to this `file`, a self-contained HTML page")
 	})
 	helpFlag(fs, &o.help)
@@ -95,8 +95,8 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	case 2:
-		if known := append(slices.Clip(recorder.Metrics), recorder.StreamMetrics...); !slices.Contains(known, o.metric) {
-			return usageErrorIn(stderr, "diff", "--metric %q is unknown (known: %s)", o.metric, strings.Join(known, ", "))
+		if !slices.Contains(allMetrics(), o.metric) {
+			return usageErrorIn(stderr, "diff", "--metric %q is unknown (known: %s)", o.metric, strings.Join(allMetrics(), ", "))
 		}
 		names := [2]string{fs.Arg(0), fs.Arg(1)}
 		var res [2]*recorder.Result

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -114,4 +115,10 @@ func diffTTFT(stdout, stderr io.Writer, name string, res *recorder.Result) int {
 		return exitRuntime
 	}
 	return exitOK
+}
+
+// allMetrics are the histograms report --metric and diff --metric take:
+// the request metrics, then a stream run's.
+func allMetrics() []string {
+	return append(slices.Clip(recorder.Metrics), recorder.StreamMetrics...)
 }

@@ -61,7 +61,7 @@ type streamReader struct {
 }
 
 var streamReaders = sync.Pool{New: func() any {
-	return &streamReader{buf: make([]byte, 8<<10), evs: make([]recorder.TokenEvent, 0, tokenBatch)}
+	return &streamReader{buf: make([]byte, 2<<10), evs: make([]recorder.TokenEvent, 0, tokenBatch)}
 }}
 
 // isEventStream reports whether a response's Content-Type is
@@ -82,7 +82,7 @@ func (g *generator) readStream(body io.Reader, r *recorder.Record, sh *shard) er
 		sh.putTokens(sr.evs)
 		sr.evs = sr.evs[:0]
 		if cap(sr.buf) > 64<<10 {
-			sr.buf = make([]byte, 8<<10) // do not pool a rare giant
+			sr.buf = make([]byte, 2<<10) // do not pool a rare giant
 		}
 		streamReaders.Put(sr)
 	}()
