@@ -171,7 +171,7 @@ type Record struct {
 	TLSCause TLSCause
 
 	// A streamed answer (stream.go): Streamed when the body was read as
-	// server-sent events; FirstByte when its first body byte came
+	// server-sent events; FirstByte when its response head was in hand
 	// (GotFirstByte), FirstToken and LastToken its first and last content
 	// events (valid when Events > 0), Tokens its output tokens (the
 	// server's usage count when sent, else Events).

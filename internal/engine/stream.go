@@ -86,7 +86,9 @@ func (g *generator) readStream(body io.Reader, r *recorder.Record, sh *shard) er
 		}
 		streamReaders.Put(sr)
 	}()
-	r.Streamed = true
+	// The head is in hand: its arrival is the stream's first byte (on
+	// the epoll client, when the goroutine it was lent to took it up).
+	r.Streamed, r.GotFirstByte, r.FirstByte = true, true, g.since()
 	usage := -1
 	var total int64
 	start, n := 0, 0 // buf[start:n] is unread
@@ -105,9 +107,6 @@ func (g *generator) readStream(body io.Reader, r *recorder.Record, sh *shard) er
 		m, err := body.Read(sr.buf[n:])
 		if m > 0 {
 			now := g.since()
-			if !r.GotFirstByte {
-				r.GotFirstByte, r.FirstByte = true, now
-			}
 			total += int64(m)
 			n += m
 			for {
