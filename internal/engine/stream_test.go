@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
 
@@ -230,5 +232,32 @@ func TestBodiesInOrderAndSampled(t *testing.T) {
 	}
 	if same > 150 {
 		t.Errorf("seeds 7 and 8 agree on %d of 300 draws: the seed does not matter", same)
+	}
+}
+
+// Reading a stream allocates nothing per event: a stream of 1,000 events
+// costs what one of 10 does (the pooled reader, the batches' hand-over).
+func TestReadStreamAllocsPerEventNone(t *testing.T) {
+	body := func(n int) []byte {
+		var b []byte
+		for range n {
+			b = append(b, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok\"}}]}\n\n"...)
+		}
+		return append(b, "data: [DONE]\n\n"...)
+	}
+	g := &generator{start: time.Now()}
+	sh := &shard{}
+	allocs := func(n int) float64 {
+		b := body(n)
+		return testing.AllocsPerRun(50, func() {
+			var r recorder.Record
+			if err := g.readStream(bytes.NewReader(b), &r, sh); err != nil || r.Events != n {
+				t.Fatalf("%v, %d events", err, r.Events)
+			}
+			sh.toks = sh.toks[:0]
+		})
+	}
+	if small, large := allocs(10), allocs(1000); large > small+1 {
+		t.Errorf("%v allocations for 1,000 events, %v for 10: events allocate", large, small)
 	}
 }
