@@ -348,3 +348,45 @@ func parseStream(f []string, e *LogEntry) error {
 	e.Streamed = true
 	return nil
 }
+
+// StreamStatsOf reads back a result's stream figures as StreamStats (its
+// histograms decoded, its counts) and its per-request objectives, so that
+// results can be merged (Recorder.AddStream); nil when res has none.
+// Events is not in a result and reads back 0.
+func StreamStatsOf(res *Result) (*StreamStats, []RequestObjective, error) {
+	if res.Stream == nil {
+		return nil, nil, nil
+	}
+	s := &StreamStats{OutputTokens: res.Stream.OutputTokens}
+	for _, p := range []struct {
+		dst    **hdrhistogram.Histogram
+		metric string
+	}{{&s.TTFTResponse, "ttft_response"}, {&s.TTFTService, "ttft_service"}, {&s.ITL, "itl"}, {&s.TPOT, "tpot"}} {
+		h, err := res.Histogram(p.metric)
+		if err != nil {
+			return nil, nil, err
+		}
+		*p.dst = h
+	}
+	var objs []RequestObjective
+	if g := res.Stream.Goodput; g != nil {
+		s.Met = g.Met
+		var err error
+		if objs, err = ParseRequestObjectives(g.Objectives); err != nil {
+			return nil, nil, fmt.Errorf("goodput objectives: %v", err)
+		}
+	}
+	return s, objs, nil
+}
+
+// AddStream adds stream figures read from another result (StreamStatsOf)
+// into r; objs, if r has none yet, become r's per-request objectives.
+func (r *Recorder) AddStream(s *StreamStats, objs []RequestObjective) {
+	if s == nil {
+		return
+	}
+	r.streamStats().Merge(s)
+	if r.objectives == nil {
+		r.objectives = objs
+	}
+}

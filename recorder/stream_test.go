@@ -162,3 +162,39 @@ func TestStreamLogRoundTrip(t *testing.T) {
 
 // near: v is x within the histograms' 3 significant digits.
 func near(v, x float64) bool { return v >= x && v <= x*1.001 }
+
+// A result's stream figures read back and add up: two copies of one
+// result merged hold twice its counts at the same percentiles.
+func TestStreamStatsOfRoundTrip(t *testing.T) {
+	rec := New(nil)
+	rec.SetRequestObjectives([]RequestObjective{{Metric: "ttft", Max: time.Second}})
+	for i := range 10 {
+		r := streamed(uint64(i), 0, 0, time.Duration(i+1)*10*time.Millisecond, 5, time.Millisecond)
+		rec.Add(&r)
+	}
+	rec.AddTokens([]TokenEvent{{At: 0, Gap: -1}, {At: time.Millisecond, Gap: time.Millisecond}})
+	res := Result{Elapsed: 1}
+	if err := rec.Fill(&res); err != nil {
+		t.Fatal(err)
+	}
+	merged := New(nil)
+	for range 2 {
+		s, objs, err := StreamStatsOf(&res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged.AddStream(s, objs)
+	}
+	out := Result{Elapsed: 1}
+	if err := merged.Fill(&out); err != nil {
+		t.Fatal(err)
+	}
+	a, b := res.Stream, out.Stream
+	if b.OutputTokens != 2*a.OutputTokens || b.Goodput.Met != 2*a.Goodput.Met || b.TTFTResponse.Count != 2*a.TTFTResponse.Count ||
+		b.TTFTResponse.P99 != a.TTFTResponse.P99 || b.ITL.Count != 2*a.ITL.Count || b.Goodput.Objectives != a.Goodput.Objectives {
+		t.Errorf("merged %+v from %+v", b, a)
+	}
+	if s, _, err := StreamStatsOf(&Result{}); s != nil || err != nil {
+		t.Errorf("no stream: %v %v", s, err)
+	}
+}
