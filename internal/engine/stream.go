@@ -125,7 +125,7 @@ func (g *generator) readStream(body io.Reader, r *recorder.Record, sh *shard) er
 			if start == n {
 				start, n = 0, 0
 			}
-			if max := g.cfg.MaxBody; max > 0 && total > max {
+			if limit := g.cfg.MaxBody; limit > 0 && total > limit {
 				r.BodyOverCap = true
 				break
 			}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,6 +70,9 @@ func BenchmarkStreamEvents(b *testing.B) {
 	}
 	b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MB") // Linux: KiB
 	b.ReportMetric(float64(stats.MaxInFlight), "max-streams")
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-inuse-end-MB")
 }
 
 const (
