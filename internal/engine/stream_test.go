@@ -261,3 +261,21 @@ func TestReadStreamAllocsPerEventNone(t *testing.T) {
 		t.Errorf("%v allocations for 1,000 events, %v for 10: events allocate", large, small)
 	}
 }
+
+// --max-body caps a stream as it caps any body: read up to the cap,
+// completed, marked over the cap, with the tokens read by then.
+func TestStreamOverMaxBody(t *testing.T) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
+		srv := startStreamServer(t, sseHandler(20, 0, -1, 0))
+		cfg := streamConfig(cl)
+		cfg.MaxBody = 300
+		rec, _ := runAgainst(t, srv.URL, cfg, schedule.NewConstant(100, 100*time.Millisecond))
+		c := checkIdentity(t, rec, 10)
+		if c.Completed != 10 || rec.BodyOverCap() != 10 {
+			t.Errorf("counts %+v, %d over the cap; want 10 completed over the cap", c, rec.BodyOverCap())
+		}
+		if st := rec.Stream(); st == nil || st.Events == 0 || st.Events >= 10*20 {
+			t.Errorf("stream %+v: want some but not all of the 200 events", st)
+		}
+	})
+}
