@@ -99,6 +99,7 @@ func (g *generator) readStream(body io.Reader, r *recorder.Record, sh *shard) er
 				start = 0
 			} else {
 				if len(sr.buf) >= maxEventLine {
+					r.Tokens = tokensOf(r.Events, usage)
 					return errEventLine
 				}
 				sr.buf = append(sr.buf, make([]byte, len(sr.buf))...)
@@ -116,18 +117,15 @@ func (g *generator) readStream(body io.Reader, r *recorder.Record, sh *shard) er
 				}
 				line := sr.buf[start : start+i]
 				start += i + 1
-				if c, u := eventLine(line); c {
-					sr.token(r, sh, now)
-				} else if u >= 0 {
-					usage = u
-				}
+				usage = sr.line(line, r, sh, now, usage)
 			}
 			if start == n {
 				start, n = 0, 0
 			}
 			if limit := g.cfg.MaxBody; limit > 0 && total > limit {
-				r.BodyOverCap = true
-				break
+				r.BodyOverCap = true // the rest is not read: a line cut here is not counted
+				r.Tokens = tokensOf(r.Events, usage)
+				return nil
 			}
 		}
 		if err == io.EOF {
@@ -139,13 +137,23 @@ func (g *generator) readStream(body io.Reader, r *recorder.Record, sh *shard) er
 		}
 	}
 	// A last line without its newline still counts.
-	if c, u := eventLine(sr.buf[start:n]); c {
-		sr.token(r, sh, g.since())
-	} else if u >= 0 {
-		usage = u
-	}
+	usage = sr.line(sr.buf[start:n], r, sh, g.since(), usage)
 	r.Tokens = tokensOf(r.Events, usage)
 	return nil
+}
+
+// line reads one line of the stream that arrived at now: a content event
+// is recorded, and the usage count it carries, if any, replaces usage,
+// which line returns.
+func (sr *streamReader) line(line []byte, r *recorder.Record, sh *shard, now time.Duration, usage int) int {
+	c, u := eventLine(line)
+	if c {
+		sr.token(r, sh, now)
+	}
+	if u >= 0 {
+		return u
+	}
+	return usage
 }
 
 func tokensOf(events, usage int) int {

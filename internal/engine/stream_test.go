@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -278,4 +279,16 @@ func TestStreamOverMaxBody(t *testing.T) {
 			t.Errorf("stream %+v: want some but not all of the 200 events", st)
 		}
 	})
+}
+
+// vLLM's continuous usage: every chunk carries content and the count so
+// far; the last count is the output.
+func TestReadStreamContinuousUsage(t *testing.T) {
+	b := "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"usage\":{\"completion_tokens\":1}}\n\n" +
+		"data: {\"choices\":[{\"delta\":{\"content\":\"b c\"}}],\"usage\":{\"completion_tokens\":3}}\n\ndata: [DONE]"
+	g := &generator{start: time.Now()}
+	var r recorder.Record
+	if err := g.readStream(strings.NewReader(b), &r, &shard{}); err != nil || r.Events != 2 || r.Tokens != 3 {
+		t.Errorf("err %v, %d events, %d tokens; want 2 events, 3 tokens", err, r.Events, r.Tokens)
+	}
 }
