@@ -89,6 +89,7 @@ type slot struct {
 	hup     bool   // the server closed its side: the connection ends with the exchange
 	buf     []byte // response bytes not consumed yet (buf[:n])
 	n       int
+	st      *loopStream // an event stream the loop reads (epollstream_linux.go), or nil
 }
 
 // news is what other goroutines tell the loop: a dial's connection (fd ≥ 0)
@@ -126,12 +127,14 @@ type epollLoop struct {
 	free  []int32 // slots without a connection
 	inUse int     // slots dialling, busy or lent
 
-	armed     time.Duration // when the timerfd fires, or -1
-	nextCheck time.Duration // earliest deadline of a busy slot, or never
-	events    []unix.EpollEvent
-	discard   *h1.DiscardBuf // where body bytes are read to be dropped
-	lentSh    *shard         // records of lent exchanges
-	out       int            // goroutines (dials, lent exchanges) that have not reported
+	armed        time.Duration // when the timerfd fires, or -1
+	nextCheck    time.Duration // earliest deadline of a busy slot, or never
+	events       []unix.EpollEvent
+	discard      *h1.DiscardBuf        // where body bytes are read to be dropped
+	evs          []recorder.TokenEvent // content events of streams, not yet handed over
+	spareStreams []*loopStream
+	lentSh       *shard // records of lent exchanges
+	out          int    // goroutines (dials, lent exchanges) that have not reported
 
 	waited atomic.Int64 // ns spent waiting in epoll_wait, for the run's self-monitoring
 
@@ -607,6 +610,10 @@ func (l *epollLoop) write(i int32) {
 // the response is whole.
 func (l *epollLoop) read(i int32) {
 	s := &l.slots[i]
+	if s.st != nil {
+		l.readStream(i) // epollstream_linux.go
+		return
+	}
 	buf := s.buf[s.n:] // never full: a full buffer without a plain head is lent
 	if s.head {
 		buf = l.discard[:] // the body: fewer reads for large ones
@@ -648,7 +655,7 @@ func (l *epollLoop) read(i int32) {
 	s.n += m
 	status, length, keep, hn, ok := l.w.hr.quickHead(s.buf[:s.n], &s.heads)
 	if !ok || length > 1<<30 || (l.t.maxBody > 0 && length > l.t.maxBody) {
-		if h1.HeadComplete(s.buf[:s.n]) || s.n == len(s.buf) {
+		if (h1.HeadComplete(s.buf[:s.n]) || s.n == len(s.buf)) && !l.streamHead(i) {
 			l.lend(i)
 		}
 		return // wait for the rest of the head
@@ -674,6 +681,7 @@ func (l *epollLoop) complete(i int32) {
 	s := &l.slots[i]
 	r := recorder.Record{Seq: s.it.seq, Scheduled: s.it.off, Status: s.status}
 	s.heads.apply(&r)
+	l.endStream(&r, i) // a stream's head and points, when it was one
 	l.g.leanOutcome(&r, s.attempt, s.sent, &s.tx, nil)
 	l.g.done(&r, l.w.shard)
 	l.inUse--
@@ -727,6 +735,7 @@ func (l *epollLoop) fail(i int32, sent time.Duration, err error) {
 	if s.head {
 		s.heads.apply(&r) // the head came, the body did not
 	}
+	l.endStream(&r, i) // a stream cut before its end keeps its tokens
 	l.g.leanOutcome(&r, s.attempt, sent, &s.tx, err)
 	l.g.done(&r, l.w.shard)
 	l.inUse--
@@ -895,6 +904,7 @@ func (l *epollLoop) failAll(err error) {
 
 // close closes the loop's descriptors and idle connections.
 func (l *epollLoop) close() {
+	l.flushTokens()
 	for i := range l.slots {
 		l.closeConn(int32(i))
 	}
