@@ -18,13 +18,14 @@ import (
 //
 // Where: every client already ends in generator.response, which reads a
 // body that is not plain — net/http's and HTTP/2's bodies, the lean
-// client's chunked ones, and the epoll loop's, which lends every response
-// it cannot read itself (chunked, close-delimited: what a model server
-// streams) to a goroutine. So the stream is read there, in the goroutine
-// that already reads the body, and none of the clients' framing changes. A
+// client's chunked ones, and those the epoll loop lends to a goroutine —
+// so the stream is read there, in the goroutine that already reads the
+// body, and no client's framing changes. The epoll loop reads the common
+// case itself, a chunked stream, one read(2) per token
+// (epollstream_linux.go), with the same line scanner (eventLine). A
 // streamed answer with a Content-Length that the epoll loop or the lean
-// client would read whole themselves is lent or read through response too
-// when Config.Stream is set (streamQuick).
+// client would read whole themselves goes through response too when
+// Config.Stream is set.
 //
 // How: the body is read into a pooled buffer and cut into lines; a line
 // "data: {…}" is one OpenAI chunk (OpenAI, vLLM, TGI, llama.cpp and Ollama
