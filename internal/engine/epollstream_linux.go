@@ -61,8 +61,8 @@ type loopStream struct {
 func (l *epollLoop) streamHead(i int32) bool {
 	s := &l.slots[i]
 	hn := bytes.Index(s.buf[:s.n], []byte("\r\n\r\n"))
-	if l.t.maxBody > 0 || hn < 0 {
-		return false
+	if l.t.maxBody > 0 || hn < 0 || !l.g.cfg.Stream && !containsFold(s.buf[:hn], eventStream) {
+		return false // not parsed: every other chunked answer is lent as before
 	}
 	hn += 4
 	resp, err := http.ReadResponse(bufio.NewReaderSize(bytes.NewReader(s.buf[:hn]), max(hn, 16)), l.t.req)
@@ -257,4 +257,16 @@ func (l *epollLoop) endStream(r *recorder.Record, i int32) {
 	}
 	l.spareStreams = append(l.spareStreams, st)
 	s.st = nil
+}
+
+var eventStream = []byte("text/event-stream")
+
+// containsFold reports whether b contains sub, ASCII case ignored.
+func containsFold(b, sub []byte) bool {
+	for i := 0; i+len(sub) <= len(b); i++ {
+		if bytes.EqualFold(b[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
