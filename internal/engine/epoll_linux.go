@@ -42,7 +42,8 @@ import (
 // epoll_wait.
 //
 // The loop reads plain responses itself (h1.QuickHead), their class
-// headers and Server-Timing too (heads.go). Any other response
+// headers and Server-Timing too (heads.go), and chunked event streams
+// (epollstream_linux.go). Any other response
 // (chunked, close-delimited, 1xx, a head over 4 KiB, a body over
 // Config.MaxBody) is lent, with its connection, to a goroutine that reads
 // it with http.ReadResponse exactly as the lean client does, then gives the
