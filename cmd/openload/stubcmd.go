@@ -120,6 +120,13 @@ func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitRuntime
 	}
 	fmt.Fprintf(stdout, "%s%s (%s); stats at %s/stats; Ctrl-C stops\n", listeningPrefix, s.URL, describeStub(s.Config), s.URL)
+	c := s.Config
+	slots := c.BatchSlots
+	if slots == 0 {
+		slots = c.Workers
+	}
+	fmt.Fprintf(stdout, "openload stub: OpenAI-compatible at %s/v1 (chat/completions, completions, models): %d sequences at once, first token after %v + %v a prompt token, then one every %v + %v per other sequence\n",
+		s.URL, slots, c.Prefill, c.PrefillPerToken, c.ITL, c.ITLPerSeq)
 	var parentGone chan struct{}
 	if child {
 		parentGone = make(chan struct{})

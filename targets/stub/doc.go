@@ -16,7 +16,8 @@
 //
 // # The model
 //
-// Every request except GET /stats is a model request (its body is read, up to
+// Every request except GET /stats (and the OpenAI-compatible paths, see
+// Streamed answers) is a model request (its body is read, up to
 // 1 MiB, and discarded). The model runs Workers calls at once; each call
 // takes Latency. Requests that find every worker busy wait in an explicit
 // FIFO queue in front of the model; a worker that finishes hands its slot
@@ -182,6 +183,72 @@
 // X-Stub-Reason rate-limited, a small JSON body and Retry-After: the whole
 // seconds from the limiter's decision to the end of the shard's window,
 // rounded up, at least 1. It never reaches the queue or the model.
+//
+// # Streamed answers: the OpenAI-compatible endpoints
+//
+// POST /v1/chat/completions and POST /v1/completions answer as model
+// servers with OpenAI's API do (vLLM, TGI, llama.cpp's server, Ollama);
+// GET /v1/models lists one model, "openload-stub", but a request may name
+// any model and its answer echoes the name. They are model requests like
+// any other: the rate limiter, the gate, the queue, stalls and the
+// deadline gate apply, and they count in Stats. A request the stub cannot
+// take (malformed JSON, no "model", max_tokens or max_completion_tokens
+// outside 1..65536, n other than 1, stream_options without stream, no
+// messages or prompt) gets 400 with an OpenAI error body,
+// {"error":{"message":…,"type":"invalid_request_error","param":…,"code":null}},
+// and is not a model request (not counted); a wrong method gets 405.
+//
+// The token model is that of a continuous-batching server:
+//
+//   - slots: BatchSlots sequences hold the model at once (when BatchSlots
+//     is 0, Workers does; when set, it is the slot count for every model
+//     request, /predict too). The rest wait in the gate and queue as any
+//     request does; a sequence holds its slot until its last token.
+//   - prompt tokens: text is counted at 4 bytes of UTF-8 a token, rounded
+//     up per string (a chat message's content, or each text part of it;
+//     a completions prompt string, or each of an array of strings); a
+//     prompt of token ids counts one token per id.
+//   - time to first token = Prefill + PrefillPerToken × prompt tokens,
+//     from the moment the sequence gets its slot.
+//   - then one token every ITL + ITLPerSeq × (active − 1), where active is
+//     the number of sequences holding a slot when the gap begins. Each
+//     token's time follows the previous token's due time, not the moment
+//     it was written, so a late write does not slow the sequence.
+//   - output tokens: max_tokens (or max_completion_tokens), finish_reason
+//     "length"; else OutputTokens, finish_reason "stop". Token k is a word
+//     from a fixed list (" lorem", " ipsum", …).
+//
+// The admission gate's completions estimator counts a sequence as
+// completed when it releases its slot, after its last token; the believed
+// estimator knows only BelievedLatency, so for token traffic set that to
+// the time of a whole answer (or keep the completions estimator).
+//
+// With "stream": true the answer is text/event-stream: the head and the
+// first token leave together when the prefill ends (a chat answer's first
+// event is the assistant role with empty content, as OpenAI sends it),
+// then one "data: {…}" event per token, flushed as it is made, then an
+// event with finish_reason, the usage event when stream_options.include_usage
+// is set (choices empty, usage with prompt_tokens, completion_tokens and
+// total_tokens; every other event carries "usage": null) and
+// "data: [DONE]". Chat events are chat.completion.chunk objects, completion
+// events text_completion objects. Without stream the answer is one
+// chat.completion or text_completion object with usage, written when the
+// last token is made.
+//
+// Each stream costs its handler goroutine and one timer, reset per token.
+// A stall freezes the model: a prefill that ends inside one waits for its
+// end, and a token due inside one waits for its end, the gaps resuming
+// from there. The deadline gate checks once, when the head is written (at
+// the first token of a stream, at the whole answer otherwise): a stream
+// that starts in time runs to its end. Server-Timing is written with the
+// head: model is the prefill for a stream (prefill and decoding
+// otherwise), total is arrival to the head. A fallback answers at once
+// with three tokens in the request's form (streamed or not) and
+// X-Stub-Source fallback; the limiter's 429 carries an OpenAI error body
+// with code rate_limit_exceeded. A stream that stops early (the client
+// went away, or Close) ends its connection without the chunked
+// terminator. Stats.Tokens counts streams begun and completed, output
+// tokens and the sequences active now.
 //
 // # Server-side truth
 //

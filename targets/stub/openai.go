@@ -31,6 +31,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) bool {
 	switch r.URL.Path {
 	case pathModels:
 		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", http.MethodGet)
 			writeOAError(w, http.StatusMethodNotAllowed, &oaError{Message: "use GET for " + pathModels, Type: "invalid_request_error"})
 			return true
 		}
@@ -38,6 +39,7 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	case pathChat, pathCompletions:
 		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
 			writeOAError(w, http.StatusMethodNotAllowed, &oaError{Message: "use POST for " + r.URL.Path, Type: "invalid_request_error"})
 			return true
 		}
@@ -391,6 +393,7 @@ func (s *Server) writeTokens(w http.ResponseWriter, r *http.Request, a *answer) 
 	s.tok.tokens.Add(1)
 	p := s.newPacer(r.Context(), time.Now())
 	defer p.stop()
+	var late time.Duration // the largest delay of a token past its due time
 	for k := 1; k < c.output; k++ {
 		if !p.nextToken() {
 			c.cut = true
@@ -400,6 +403,7 @@ func (s *Server) writeTokens(w http.ResponseWriter, r *http.Request, a *answer) 
 		if e.flush() != nil {
 			return
 		}
+		late = max(late, time.Since(p.next))
 		s.tok.tokens.Add(1)
 	}
 	if p.stalled {
@@ -409,6 +413,7 @@ func (s *Server) writeTokens(w http.ResponseWriter, r *http.Request, a *answer) 
 	if e.flush() == nil {
 		c.completed = true
 		s.tok.completed.Add(1)
+		s.tok.recordLate(late)
 	}
 }
 

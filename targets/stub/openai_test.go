@@ -17,6 +17,7 @@ func tokenConfig(change func(*Config)) Config {
 	return testConfig(func(c *Config) {
 		c.Policy = PolicyNone
 		c.BatchSlots = 64
+		c.MaxQueueWait = time.Minute // sequences wait for a slot as long as it takes
 		c.Prefill, c.ITL = time.Millisecond, time.Millisecond
 		if change != nil {
 			change(c)
@@ -32,6 +33,7 @@ type streamed struct {
 	events []sseEvent // the data: events, [DONE] included
 	body   []byte     // the whole body of an answer that is not a stream
 	err    error      // reading the body
+	proto  int        // the response's HTTP major version
 }
 
 type sseEvent struct {
@@ -56,7 +58,7 @@ func post(ctx context.Context, t *testing.T, c *http.Client, url, body string) s
 		return out
 	}
 	defer resp.Body.Close()
-	out.status, out.header = resp.StatusCode, resp.Header
+	out.status, out.header, out.proto = resp.StatusCode, resp.Header, resp.ProtoMajor
 	if resp.Header.Get("Content-Type") != "text/event-stream" {
 		out.body, out.err = io.ReadAll(resp.Body)
 		return out
@@ -174,8 +176,8 @@ func TestChatStream(t *testing.T) {
 	}
 	st := waitFor(t, s, "the sequence to leave", func(st Stats) bool { return st.InModel == 0 })
 	checkAccounting(t, st)
-	if tk := st.Tokens; tk.Streams != 1 || tk.StreamsCompleted != 1 || tk.OutputTokens != n || tk.ActiveSequences != 0 {
-		t.Errorf("token stats %+v, want 1 stream completed, %d tokens, none active", tk, n)
+	if tk := st.Tokens; tk.Streams != 1 || tk.StreamsCompleted != 1 || tk.OutputTokens != n || tk.ActiveSequences != 0 || tk.Lateness.Count != 1 {
+		t.Errorf("token stats %+v, want 1 stream completed (its lateness recorded), %d tokens, none active", tk, n)
 	}
 }
 
@@ -300,6 +302,8 @@ func TestOpenAIBadRequests(t *testing.T) {
 		switch {
 		case resp.StatusCode != tc.status:
 			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.status)
+		case tc.status == http.StatusMethodNotAllowed && resp.Header.Get("Allow") == "":
+			t.Errorf("%s: 405 without Allow", tc.name)
 		case err != nil || e.Error == nil || e.Error.Message == "" || e.Error.Type != "invalid_request_error":
 			t.Errorf("%s: error body %+v (%v)", tc.name, e.Error, err)
 		case tc.param == "" && e.Error.Param != nil, tc.param != "" && (e.Error.Param == nil || *e.Error.Param != tc.param):
@@ -386,7 +390,9 @@ func TestStreamPace(t *testing.T) {
 func TestBatchSlotsQueue(t *testing.T) {
 	s := startServer(t, tokenConfig(func(c *Config) {
 		c.Workers, c.BatchSlots = 1, 2
-		c.Prefill, c.OutputTokens = 300*time.Millisecond, 2
+		// The two waiting are seen while the first two are in prefill:
+		// a second, for a slow machine.
+		c.Prefill, c.OutputTokens = time.Second, 2
 	}), nil)
 	c := newClient(t)
 	const n = 4
@@ -417,17 +423,18 @@ func TestBatchSlotsQueue(t *testing.T) {
 // A stall freezes the model: tokens due inside it wait for its end.
 func TestStreamStall(t *testing.T) {
 	s := startServer(t, tokenConfig(func(c *Config) {
-		c.Prefill, c.ITL = 0, 10*time.Millisecond
-		c.StallAt, c.StallFor = 30*time.Millisecond, 150*time.Millisecond
+		// Tokens due from 0 to 380ms; the stall covers 100..400ms.
+		c.Prefill, c.ITL = 0, 20*time.Millisecond
+		c.StallAt, c.StallFor = 100*time.Millisecond, 300*time.Millisecond
 	}), nil)
 	c := newClient(t)
-	r := post(context.Background(), t, c, s.URL+pathCompletions, `{"model":"m","prompt":"x","max_tokens":10,"stream":true}`)
-	if r.err != nil || len(r.events) != 10+2 {
+	r := post(context.Background(), t, c, s.URL+pathCompletions, `{"model":"m","prompt":"x","max_tokens":20,"stream":true}`)
+	if r.err != nil || len(r.events) != 20+2 {
 		t.Fatalf("err %v, %d events", r.err, len(r.events))
 	}
 	// The stall clock starts at the request's arrival, after r.sent.
-	if d := r.events[9].at.Sub(r.sent); d < 180*time.Millisecond {
-		t.Errorf("last token after %v, want >= the stall's end at 180ms", d)
+	if d := r.events[19].at.Sub(r.sent); d < 400*time.Millisecond {
+		t.Errorf("last token after %v, want >= the stall's end at 400ms", d)
 	}
 	st := s.Stats()
 	if st.StalledRequests != 1 || st.Stalls != 1 {
@@ -441,17 +448,17 @@ func TestStreamStall(t *testing.T) {
 // runs to its end.
 func TestStreamDeadline(t *testing.T) {
 	s := startServer(t, tokenConfig(func(c *Config) {
-		c.Deadline = 200 * time.Millisecond
+		c.Deadline = 500 * time.Millisecond
 		c.PrefillPerToken = time.Millisecond
-		c.ITL = 30 * time.Millisecond
+		c.ITL = 100 * time.Millisecond
 	}), nil)
 	c := newClient(t)
-	long := `{"model":"m","stream":true,"max_tokens":2,"prompt":"` + strings.Repeat("x", 4*300) + `"}` // 300ms prefill
+	long := `{"model":"m","stream":true,"max_tokens":2,"prompt":"` + strings.Repeat("x", 4*700) + `"}` // 700ms prefill
 	r := post(context.Background(), t, c, s.URL+pathCompletions, long)
 	if r.err != nil || r.status != http.StatusServiceUnavailable || len(r.body) != 0 || r.header.Get("X-Stub-Drop") != "late" {
 		t.Errorf("late prefill: status %d, X-Stub-Drop %q, body %q, err %v", r.status, r.header.Get("X-Stub-Drop"), r.body, r.err)
 	}
-	// 10 tokens × 30ms outlast the deadline, but the head left in time.
+	// 10 tokens × 100ms outlast the deadline, but the head left in time.
 	r = post(context.Background(), t, c, s.URL+pathCompletions, `{"model":"m","stream":true,"max_tokens":10,"prompt":"x"}`)
 	if r.err != nil || r.status != http.StatusOK || len(r.events) != 10+2 {
 		t.Errorf("stream in time: status %d, %d events, err %v", r.status, len(r.events), r.err)
@@ -468,7 +475,12 @@ func TestStreamDeadline(t *testing.T) {
 func TestStreamLimiterAndFallback(t *testing.T) {
 	chat := `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"x"}]}`
 	t.Run("limiter", func(t *testing.T) {
-		s := startServer(t, tokenConfig(func(c *Config) { c.LimitRPS, c.LimitWindow = 1, time.Second }), nil)
+		// One request a window, and a clock that stays in the first window
+		// however slow the machine.
+		s := startServer(t, tokenConfig(func(c *Config) { c.LimitRPS, c.LimitWindow = 1, time.Second }), func(s *Server) {
+			now := time.Now()
+			s.limitClock = func() time.Time { return now }
+		})
 		c := newClient(t)
 		if r := post(context.Background(), t, c, s.URL+pathChat, chat); r.status != 200 {
 			t.Fatalf("first request: %d", r.status)
@@ -544,5 +556,29 @@ func TestStreamCut(t *testing.T) {
 	s.Close()
 	if r := <-got; r.err == nil {
 		t.Errorf("a stream cut by Close read to its end: %d events", len(r.events))
+	}
+}
+
+// Streams work over HTTP/2 (h2c) too: one event per token, flushed.
+func TestStreamH2C(t *testing.T) {
+	s := startServer(t, tokenConfig(func(c *Config) { c.H2C = true }), nil)
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	t.Cleanup(tr.CloseIdleConnections)
+	c := &http.Client{Transport: tr, Timeout: 15 * time.Second}
+	r := post(context.Background(), t, c, s.URL+pathChat,
+		`{"model":"m","stream":true,"stream_options":{"include_usage":true},"max_tokens":4,"messages":[{"role":"user","content":"x"}]}`)
+	if r.err != nil || r.status != 200 || len(r.events) != 1+4+1+1+1 {
+		t.Fatalf("status %d, err %v, %d events", r.status, r.err, len(r.events))
+	}
+	if r.proto != 2 {
+		t.Errorf("answered over HTTP/%d, want HTTP/2", r.proto)
+	}
+	if u := decodeChunk(t, r.events[6].data).Usage; u == nil || u.CompletionTokens != 4 {
+		t.Errorf("usage %+v, want 4 completion tokens", u)
+	}
+	st := waitFor(t, s, "the model to empty", func(st Stats) bool { return st.InModel == 0 })
+	if st.Tokens.StreamsCompleted != 1 {
+		t.Errorf("streams completed %d, want 1", st.Tokens.StreamsCompleted)
 	}
 }

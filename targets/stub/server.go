@@ -708,6 +708,7 @@ func (s *Server) Stats() Stats {
 		Streams:          s.tok.streams.Load(),
 		StreamsCompleted: s.tok.completed.Load(),
 		OutputTokens:     s.tok.tokens.Load(),
+		Lateness:         s.tok.lateness(),
 	}
 
 	s.statsMu.Lock()

@@ -28,7 +28,7 @@ type Stats struct {
 	QueueLen    int `json:"queue_len"`     // requests waiting in front of the model now
 	MaxQueueLen int `json:"max_queue_len"` // largest QueueLen seen
 	InModel     int `json:"in_model"`      // worker slots taken now (including calls held by a stall)
-	MaxInModel  int `json:"max_in_model"`  // largest InModel seen; never above Workers
+	MaxInModel  int `json:"max_in_model"`  // largest InModel seen; never above the slots (Workers, or BatchSlots when set)
 
 	Estimator EstimatorStats `json:"estimator"`
 
@@ -57,6 +57,11 @@ type TokenStats struct {
 	Streams          int64 `json:"streams"`           // streamed model answers begun
 	StreamsCompleted int64 `json:"streams_completed"` // streamed model answers written to data: [DONE]
 	OutputTokens     int64 `json:"output_tokens"`     // model tokens written, streamed or not (fallbacks' not)
+	// Lateness has, per completed stream, the largest delay of a token's
+	// flush past the time the token model gave it: how far the stub
+	// itself fell behind its own pace (a slow reader counts too, as its
+	// writes block).
+	Lateness Percentiles `json:"token_lateness_ms"`
 }
 
 // SourceCounts counts answers sent per X-Stub-Source.

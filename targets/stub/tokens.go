@@ -2,8 +2,11 @@ package stub
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // maxOutputTokens bounds max_tokens and OutputTokens: an unstreamed answer
@@ -21,6 +24,29 @@ type tokenState struct {
 	streams   atomic.Int64 // streamed model answers begun (head written)
 	completed atomic.Int64 // streamed model answers written to the end ([DONE])
 	tokens    atomic.Int64 // output tokens written, streamed or not
+
+	lateMu sync.Mutex
+	late   *hdrhistogram.Histogram // per completed stream, its largest token lateness; nil until the first
+}
+
+// recordLate records the largest lateness of one completed stream: how
+// long after its due time a token was flushed, at worst.
+func (t *tokenState) recordLate(d time.Duration) {
+	t.lateMu.Lock()
+	if t.late == nil {
+		t.late = newHist()
+	}
+	recordDuration(t.late, d)
+	t.lateMu.Unlock()
+}
+
+func (t *tokenState) lateness() Percentiles {
+	t.lateMu.Lock()
+	defer t.lateMu.Unlock()
+	if t.late == nil {
+		return Percentiles{}
+	}
+	return percentiles(t.late)
 }
 
 // promptTokens counts the tokens of a prompt text: one token per 4 bytes of
