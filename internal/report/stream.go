@@ -29,6 +29,10 @@ func StreamLines(w io.Writer, res *recorder.Result) error {
 		return nil
 	}
 	fmt.Fprintln(w, "\nstreamed answers (server-sent events)")
+	if s.TTFTResponse.Count == 0 && s.OutputTokens == 0 {
+		fmt.Fprintln(w, "no response carried a content event (a data: line with choices[0].delta.content or choices[0].text): does the request body ask for \"stream\": true?")
+		return nil
+	}
 	if err := LatencyTable(w, StreamRows(s)); err != nil {
 		return err
 	}
