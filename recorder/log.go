@@ -27,21 +27,31 @@ import (
 // service_ms (see Record).
 //
 // The first nine columns are those of logs written before the attempts
-// column existed; LogReader reads both.
+// column existed; LogReader reads both. A stream run's log
+// (NewStreamLogWriter) appends StreamLogColumns after attempts.
 const LogHeader = "seq,scheduled_ms,sent_ms,done_ms,service_ms,response_ms,send_delay_ms,status,error,attempts"
 
 // LogWriter streams records as CSV lines. It buffers, so call Flush at the
 // end; lines are written in the order records are added.
 type LogWriter struct {
-	w   *bufio.Writer
-	buf []byte
-	err error
+	w      *bufio.Writer
+	buf    []byte
+	err    error
+	stream bool // the stream columns follow attempts
 }
 
 // NewLogWriter writes the header line and returns a writer.
 func NewLogWriter(w io.Writer) *LogWriter {
 	lw := &LogWriter{w: bufio.NewWriterSize(w, 64<<10), buf: make([]byte, 0, 160)}
 	_, lw.err = lw.w.WriteString(LogHeader + "\n")
+	return lw
+}
+
+// NewStreamLogWriter is NewLogWriter for a run of streamed answers: each
+// line also has StreamLogColumns (stream.go).
+func NewStreamLogWriter(w io.Writer) *LogWriter {
+	lw := &LogWriter{w: bufio.NewWriterSize(w, 64<<10), buf: make([]byte, 0, 200), stream: true}
+	_, lw.err = lw.w.WriteString(LogHeader + "," + StreamLogColumns + "\n")
 	return lw
 }
 
@@ -93,6 +103,9 @@ func (lw *LogWriter) Write(r *Record) error {
 	b = append(b, r.Kind.String()...)
 	b = append(b, ',')
 	b = strconv.AppendInt(b, int64(r.Attempts), 10)
+	if lw.stream {
+		b = appendStream(b, r) // stream.go
+	}
 	b = append(b, '\n')
 	lw.buf = b
 	// Flush before a line that would not fit, never in the middle of one:
@@ -138,6 +151,11 @@ type LogEntry struct {
 	// Attempts is the attempts column; in a log without it, 1 for a sent
 	// request and 0 otherwise.
 	Attempts int
+	// The stream columns (StreamLogColumns), when the log has them
+	// (Streamed); a time is -1 when its column was empty.
+	Streamed                         bool
+	FirstByte, FirstToken, LastToken time.Duration
+	Tokens                           int
 }
 
 // LogReader reads a per-request CSV log, shaped like bufio.Scanner: call
@@ -222,8 +240,8 @@ func (lr *LogReader) Scan() bool {
 
 func (lr *LogReader) parse(text string) error {
 	f := strings.Split(text, ",")
-	if len(f) != 9 && len(f) != 10 {
-		return fmt.Errorf("%d fields, want 9 or 10", len(f))
+	if len(f) != 9 && len(f) != 10 && len(f) != 14 {
+		return fmt.Errorf("%d fields, want 9, 10 or 14", len(f))
 	}
 	var e LogEntry
 	var err error
@@ -254,7 +272,12 @@ func (lr *LogReader) parse(text string) error {
 	if e.WasSent {
 		e.Attempts = 1
 	}
-	if len(f) == 10 {
+	if len(f) == 14 {
+		if err := parseStream(f[10:], &e); err != nil { // stream.go
+			return err
+		}
+	}
+	if len(f) >= 10 {
 		n, err := strconv.ParseUint(f[9], 10, 31)
 		if err != nil {
 			return fmt.Errorf("bad attempts %q", f[9])

@@ -54,6 +54,7 @@ var mergeSections = []mergeSection{
 	mergeWire,
 	mergeDwell,
 	mergeLimit,
+	mergeStream,
 }
 
 // mergedKeys are the result's sections (JSON keys) that Merge accounts
@@ -68,7 +69,7 @@ var mergedKeys = map[string]bool{
 	"timeline": true, "classes": true, "server_timing": true, "dwell_bound": true, "retries": true,
 	"redirects_followed": true, "wire": true, "failed_status": true, "body_over_cap": true, "generator": true,
 	"checks": true, "slos": true, "interrupted": true, "answered": true, "unanswered": true, "tls_causes": true,
-	"start": true, "shards": true,
+	"start": true, "shards": true, "stream": true,
 }
 
 // unmergedSection returns a section of r that Merge does not account for
@@ -425,6 +426,7 @@ func mergeTimeline(dst *Result, in []MergeInput) error {
 			d.Skipped += s.Skipped
 			d.Retries += s.Retries
 			d.RateLimited += s.RateLimited
+			d.Tokens += s.Tokens
 		}
 	}
 	return nil
@@ -621,4 +623,34 @@ func mergeLimit(dst *Result, in []MergeInput) error {
 		}
 	}
 	return nil
+}
+
+// mergeStream adds the streamed answers' histograms and counts; every
+// shard that streamed must have judged goodput by the same per-request
+// objectives (or none), or the met counts would not add up. The clamped
+// and dropped values are in the results' own counts (mergeCounts).
+func mergeStream(dst *Result, in []MergeInput) error {
+	var (
+		sum  *StreamStats
+		objs []RequestObjective
+		from string
+	)
+	for _, x := range in {
+		s, o, err := StreamStatsOf(x.Result)
+		if err != nil {
+			return fmt.Errorf("%s: stream: %v", x.Name, err)
+		}
+		if s == nil {
+			continue
+		}
+		if sum == nil {
+			sum, objs, from = NewStreamStats(), o, x.Name
+		} else if FormatRequestObjectives(o) != FormatRequestObjectives(objs) {
+			return fmt.Errorf("%s: --slo-request %q, but %s has %q: not a shard of the same run",
+				x.Name, FormatRequestObjectives(o), from, FormatRequestObjectives(objs))
+		}
+		s.Clamped, s.Dropped = 0, 0
+		sum.Merge(s)
+	}
+	return setStream(dst, sum, objs)
 }

@@ -33,6 +33,14 @@ func randomRecords(rng *rand.Rand) []recorder.Record {
 			r.Timings[0] = recorder.Timing{Name: "dwell", Dur: time.Duration(rng.IntN(5000)) * time.Microsecond}
 			r.Timings[1] = recorder.Timing{Name: []string{"model", "queue"}[rng.IntN(2)], Dur: time.Duration(rng.IntN(9000)) * time.Microsecond}
 			r.NTimings = 2
+			// A streamed answer: its tokens evenly spaced after the first.
+			r.Streamed, r.GotFirstByte = true, true
+			r.FirstByte = r.Sent + time.Duration(rng.IntN(3000))*time.Microsecond
+			r.FirstToken = r.FirstByte
+			r.Events = 1 + rng.IntN(12)
+			r.Tokens = r.Events
+			r.LastToken = r.FirstToken + time.Duration(r.Events-1)*time.Duration(1+rng.IntN(30))*time.Millisecond
+			r.Done = max(r.Done, r.LastToken)
 		}
 		recs[j] = r
 	}
@@ -48,12 +56,29 @@ func result(t *testing.T, recs []recorder.Record, index, of int) *recorder.Resul
 	rec := recorder.New(nil)
 	rec.TrackClasses([]string{"X-Class"})
 	rec.BoundDwell(2 * time.Millisecond)
+	rec.StreamRun()
+	objs, err := recorder.ParseRequestObjectives("ttft<=2ms,tpot<=15ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.SetRequestObjectives(objs)
 	rec.Begin(start)
 	for j := range recs {
 		if of > 0 && j%of != index {
 			continue
 		}
 		r := recs[j]
+		if r.Events > 0 {
+			evs := make([]recorder.TokenEvent, r.Events)
+			for k := range evs {
+				evs[k] = recorder.TokenEvent{At: r.FirstToken, Gap: -1}
+				if k > 0 {
+					gap := (r.LastToken - r.FirstToken) / time.Duration(r.Events-1)
+					evs[k] = recorder.TokenEvent{At: r.FirstToken + time.Duration(k)*gap, Gap: gap}
+				}
+			}
+			rec.AddTokens(evs)
+		}
 		if err := rec.Add(&r); err != nil {
 			t.Fatal(err)
 		}
@@ -145,6 +170,11 @@ func TestMergeProperties(t *testing.T) {
 		c1.Expected, c2.Expected = 0, 0
 		if c1 != c2 {
 			t.Fatalf("seed %d: counts %+v, one generator %+v", seed, c1, c2)
+		}
+		if flat.Stream == nil || one.Stream == nil || flat.Stream.TTFTResponse != one.Stream.TTFTResponse ||
+			flat.Stream.ITL != one.Stream.ITL || flat.Stream.TPOT != one.Stream.TPOT ||
+			flat.Stream.OutputTokens != one.Stream.OutputTokens || flat.Stream.Goodput.Met != one.Stream.Goodput.Met {
+			t.Fatalf("seed %d: stream %+v, one generator %+v", seed, flat.Stream, one.Stream)
 		}
 		if flat.Histograms != one.Histograms || flat.Response != one.Response || flat.SendDelay != one.SendDelay {
 			t.Fatalf("seed %d: histograms differ from one generator's", seed)

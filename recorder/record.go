@@ -169,6 +169,19 @@ type Record struct {
 	// TLSCause says why a request of kind KindTLS failed (tlscause.go);
 	// TLSNone for every other record.
 	TLSCause TLSCause
+
+	// A streamed answer (stream.go): Streamed when the body was read as
+	// server-sent events; FirstByte when its response head was in hand
+	// (GotFirstByte), FirstToken and LastToken its first and last content
+	// events (valid when Events > 0), Tokens its output tokens (the
+	// server's usage count when sent, else Events).
+	Streamed     bool
+	GotFirstByte bool
+	FirstByte    time.Duration
+	FirstToken   time.Duration
+	LastToken    time.Duration
+	Events       int
+	Tokens       int
 }
 
 // Limits of what one record carries.

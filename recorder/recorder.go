@@ -39,6 +39,9 @@ type Second struct {
 	// 429 answers received in it, every attempt counted (see retry.go).
 	Retries     int64 `json:"retries,omitempty"`
 	RateLimited int64 `json:"rate_limited,omitempty"`
+	// Tokens counts the content events of streamed answers that arrived
+	// in this second (stream.go).
+	Tokens int64 `json:"tokens,omitempty"`
 }
 
 // Due is what the schedule called for in the second: Scheduled + Skipped.
@@ -74,6 +77,9 @@ type Recorder struct {
 	faults         faultTally  // faults.go
 
 	iv *intervals
+
+	stream     *StreamStats       // nil until a stream is seen or StreamRun (stream.go)
+	objectives []RequestObjective // per-request objectives for goodput
 }
 
 // Bounds on what a recorder tracks, so that a header with unbounded values
@@ -183,6 +189,10 @@ func (r *Recorder) Add(rec *Record) error {
 	r.addAttempts(rec)
 	r.addWire(rec)
 	r.addFaults(rec)
+	if rec.Streamed || r.stream != nil {
+		r.streamStats()
+		r.addStream(rec) // stream.go
+	}
 	if r.log != nil {
 		return r.log.Write(rec)
 	}
@@ -333,6 +343,12 @@ func (r *Recorder) Merge(o *Recorder) {
 	r.mergeRetries(o)
 	r.wire.merge(&o.wire)
 	r.faults.merge(o.faults)
+	if o.stream != nil {
+		r.streamStats().Merge(o.stream)
+	}
+	if r.objectives == nil {
+		r.objectives = o.objectives
+	}
 	for i, s := range o.timeline {
 		t := r.second(time.Duration(i) * time.Second)
 		t.Scheduled += s.Scheduled
@@ -342,6 +358,7 @@ func (r *Recorder) Merge(o *Recorder) {
 		t.Skipped += s.Skipped
 		t.Retries += s.Retries
 		t.RateLimited += s.RateLimited
+		t.Tokens += s.Tokens
 	}
 }
 

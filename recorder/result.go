@@ -215,6 +215,11 @@ type Histograms struct {
 	// answer (see Result.Answered); empty otherwise.
 	Answered   string `json:"answered,omitempty"`
 	Unanswered string `json:"unanswered,omitempty"`
+	// The stream figures' histograms (stream.go), when the run streamed.
+	TTFTResponse string `json:"ttft_response,omitempty"`
+	TTFTService  string `json:"ttft_service,omitempty"`
+	ITL          string `json:"itl,omitempty"`
+	TPOT         string `json:"tpot,omitempty"`
 }
 
 // Corrected summarises the response times of a closed run paced to a rate
@@ -284,6 +289,9 @@ type Result struct {
 	// shard.go).
 	Start  *StartRecord `json:"start,omitempty"`
 	Shards []ShardRun   `json:"shards,omitempty"`
+	// Stream holds the figures of streamed answers (stream.go); nil when
+	// no request streamed.
+	Stream *StreamResult `json:"stream,omitempty"`
 }
 
 // ClassTable is the breakdown of requests by one response header's value.
@@ -375,6 +383,10 @@ func standardForm(s string) string {
 // Metrics are the names of a result's histograms, as Histogram takes them.
 var Metrics = []string{"response", "service", "send_delay", "corrected"}
 
+// StreamMetrics are the names of a stream run's histograms (stream.go),
+// which Histogram takes too.
+var StreamMetrics = []string{"ttft_response", "ttft_service", "itl", "tpot"}
+
 // Closed reports whether the result is of a closed-loop run.
 func (r *Result) Closed() bool { return r.Config.Mode == ModeClosed }
 
@@ -408,8 +420,16 @@ func (r *Result) Histogram(metric string) (*hdrhistogram.Histogram, error) {
 		if s == "" {
 			return nil, errors.New("result has no corrected histogram (only closed runs with --rate have one)")
 		}
+	case "ttft_response":
+		s = r.Histograms.TTFTResponse
+	case "ttft_service":
+		s = r.Histograms.TTFTService
+	case "itl":
+		s = r.Histograms.ITL
+	case "tpot":
+		s = r.Histograms.TPOT
 	default:
-		return nil, fmt.Errorf("unknown metric %q (known: %s)", metric, strings.Join(Metrics, ", "))
+		return nil, fmt.Errorf("unknown metric %q (known: %s)", metric, strings.Join(append(Metrics[:len(Metrics):len(Metrics)], StreamMetrics...), ", "))
 	}
 	if s == "" {
 		return nil, fmt.Errorf("result has no %s histogram", metric)
@@ -498,6 +518,9 @@ func (r *Recorder) Fill(res *Result) error {
 	if err := r.fillAnswered(res); err != nil { // answered.go
 		return err
 	}
+	if err := r.fillStream(res); err != nil { // stream.go
+		return err
+	}
 	res.Corrected, res.Histograms.Corrected = nil, ""
 	if r.Corrected != nil {
 		res.Corrected = &Corrected{Interval: r.interval.String(), Percentiles: Summarize(r.Corrected)}
@@ -540,7 +563,7 @@ func ReadResult(r io.Reader, name string) (*Result, error) {
 	// Results written before the standard form are read in it, so that
 	// re-encoding one (openload report --format json) upgrades it.
 	hs := &res.Histograms
-	for _, p := range []*string{&hs.Response, &hs.Service, &hs.SendDelay, &hs.Corrected} {
+	for _, p := range []*string{&hs.Response, &hs.Service, &hs.SendDelay, &hs.Corrected, &hs.TTFTResponse, &hs.TTFTService, &hs.ITL, &hs.TPOT} {
 		*p = standardForm(*p)
 	}
 	for i := range res.ServerTiming {

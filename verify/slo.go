@@ -14,7 +14,9 @@ import (
 //
 //	METRIC[.STAT] OP VALUE
 //
-// METRIC is response, service or send_delay (latency; STAT one of p50 p90
+// METRIC is response, service or send_delay, or for streamed answers ttft
+// (from the schedule; also ttft_response), ttft_service, itl or tpot
+// (latency; STAT one of p50 p90
 // p95 p99 p999 p9999 max mean, p99.9 and p99.99 accepted as aliases; VALUE
 // a duration such as 200ms, 1.5s or 800us), server.NAME (a Server-Timing
 // metric, same STATs and VALUEs), errors (the share of scheduled requests
@@ -78,7 +80,7 @@ func ParseObjective(expr string) (Objective, error) {
 }
 
 func (o *Objective) parseMetric(lhs string) error {
-	known := "known metrics: response, service, send_delay, server.NAME, errors, class.VALUE.share"
+	known := "known metrics: response, service, send_delay, ttft, ttft_service, itl, tpot, server.NAME, errors, class.VALUE.share"
 	switch {
 	case lhs == "errors" || lhs == "errors.rate":
 		o.Metric, o.Stat, o.Share = "errors", "rate", true
@@ -103,7 +105,9 @@ func (o *Objective) parseMetric(lhs string) error {
 	} else {
 		metric, stat, _ = cutStat(lhs)
 		switch metric {
-		case "response", "service", "send_delay":
+		case "response", "service", "send_delay", "ttft_response", "ttft_service", "itl", "tpot":
+		case "ttft": // from the schedule, as response time is
+			metric = "ttft_response"
 		default:
 			return fmt.Errorf("unknown metric %q (%s)", metric, known)
 		}
@@ -218,6 +222,12 @@ func (o Objective) Measure(res *recorder.Result) (float64, error) {
 		return 0, fmt.Errorf("the result has no Server-Timing metric %q (it has: %s)", name, strings.Join(names, ", "))
 	}
 	var p recorder.Percentiles
+	if st := streamPercentiles(res.Stream, o.Metric); st != nil {
+		v, _ := st.Get(o.Stat)
+		return v, nil
+	} else if isStreamMetric(o.Metric) {
+		return 0, fmt.Errorf("the result has no stream figures (use --stream against a server that streams)")
+	}
 	switch o.Metric {
 	case "response":
 		p = res.Response
@@ -228,6 +238,34 @@ func (o Objective) Measure(res *recorder.Result) (float64, error) {
 	}
 	v, _ := p.Get(o.Stat)
 	return v, nil
+}
+
+// isStreamMetric reports whether metric is a stream figure (recorder's
+// stream.go): TTFT from the schedule or the send, ITL or TPOT.
+func isStreamMetric(metric string) bool {
+	switch metric {
+	case "ttft_response", "ttft_service", "itl", "tpot":
+		return true
+	}
+	return false
+}
+
+// streamPercentiles returns s's figure named metric, or nil.
+func streamPercentiles(s *recorder.StreamResult, metric string) *recorder.Percentiles {
+	if s == nil {
+		return nil
+	}
+	switch metric {
+	case "ttft_response":
+		return &s.TTFTResponse
+	case "ttft_service":
+		return &s.TTFTService
+	case "itl":
+		return &s.ITL
+	case "tpot":
+		return &s.TPOT
+	}
+	return nil
 }
 
 // Evaluate checks the objectives against res. An objective the result cannot

@@ -25,6 +25,10 @@ func TestParseObjective(t *testing.T) {
 		{"class.model.share>=40%", "class.model", "share", ">=", 0.4},
 		{"class.over-budget.share<=0.6", "class.over-budget", "share", "<=", 0.6},
 		{"response.mean>2ms", "response", "mean", ">", 2},
+		{"ttft.p99<=500ms", "ttft_response", "p99", "<=", 500},
+		{"ttft_service.p50<=100ms", "ttft_service", "p50", "<=", 100},
+		{"itl.p99<=80ms", "itl", "p99", "<=", 80},
+		{"tpot.max<1s", "tpot", "max", "<", 1000},
 	}
 	for _, tc := range tests {
 		o, err := ParseObjective(tc.in)
@@ -43,7 +47,7 @@ func TestParseObjectiveErrors(t *testing.T) {
 		{"response.p99", `objective "response.p99": no comparison`},
 		{"response.p99<=", "missing metric or value"},
 		{"<=200ms", "missing metric or value"},
-		{"latency.p99<=200ms", `unknown metric "latency" (known metrics: response, service, send_delay, server.NAME, errors, class.VALUE.share)`},
+		{"latency.p99<=200ms", `unknown metric "latency" (known metrics: response, service, send_delay, ttft, ttft_service, itl, tpot, server.NAME, errors, class.VALUE.share)`},
 		{"response<=200ms", "response needs a statistic, e.g. response.p99"},
 		{"response.p42<=200ms", `unknown statistic "p42" (one of p50 p90 p95 p99 p999 p9999 max mean)`},
 		{"response.p99<=200", "value 200 needs a unit (ms, s, us), e.g. 200ms"},
@@ -133,4 +137,24 @@ func FuzzParseObjective(f *testing.F) {
 		}
 		Evaluate(sloResult(), []Objective{o})
 	})
+}
+
+func TestStreamObjectives(t *testing.T) {
+	res := &recorder.Result{Stream: &recorder.StreamResult{TTFTResponse: recorder.Percentiles{P99: 700}, TTFTService: recorder.Percentiles{P99: 90}}}
+	objs := []Objective{}
+	for _, e := range []string{"ttft.p99<=500ms", "ttft_service.p99<=500ms"} {
+		o, err := ParseObjective(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, o)
+	}
+	rs := Evaluate(res, objs)
+	if rs[0].Pass || !rs[1].Pass {
+		t.Errorf("TTFT 700 ms from the schedule, 90 from the send: %+v", rs)
+	}
+	// A result without stream figures cannot answer: a breach.
+	if rs := Evaluate(&recorder.Result{}, objs[:1]); rs[0].Pass || !strings.Contains(rs[0].Message, "stream") {
+		t.Errorf("no stream figures: %+v", rs)
+	}
 }

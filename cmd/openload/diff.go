@@ -45,7 +45,7 @@ type diffOptions struct {
 func diffFlags(o *diffOptions) *pflag.FlagSet {
 	fs := newFlagSet("openload diff")
 	inGroup(fs, groupFlags, func() {
-		fs.StringVar(&o.metric, "metric", "response", "with two results: the histogram compared: "+strings.Join(recorder.Metrics, ", "))
+		fs.StringVar(&o.metric, "metric", "response", "with two results: the histogram compared: "+strings.Join(allMetrics(), ", "))
 		fs.StringVar(&o.html, "html", "", "with two results: also write both runs' percentile curves and the table to this `file`, a self-contained HTML page")
 	})
 	helpFlag(fs, &o.help)
@@ -90,10 +90,13 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "openload: diff: %v\n", err)
 			return exitRuntime
 		}
+		if res.Stream != nil {
+			return diffTTFT(stdout, stderr, name, res) // streamflags.go
+		}
 		return exitOK
 	case 2:
-		if !slices.Contains(recorder.Metrics, o.metric) {
-			return usageErrorIn(stderr, "diff", "--metric %q is unknown (known: %s)", o.metric, strings.Join(recorder.Metrics, ", "))
+		if !slices.Contains(allMetrics(), o.metric) {
+			return usageErrorIn(stderr, "diff", "--metric %q is unknown (known: %s)", o.metric, strings.Join(allMetrics(), ", "))
 		}
 		names := [2]string{fs.Arg(0), fs.Arg(1)}
 		var res [2]*recorder.Result

@@ -39,6 +39,7 @@ var fieldFlags = [...]map[string]string{
 		"Retry.On": "retry-on", "Retry.Retries": "retries", "Retry.Backoff": "retry-backoff", "Retry.Jitter": "retry-jitter",
 		"Retry.Seed": "seed", "Retry.Budget": "retry-budget", "Retry.MinPerSec": "retry-min-per-sec", "Retry.Window": "retry-budget-window",
 		"Insecure": "insecure", "FollowRedirects": "follow-redirects", "MaxBody": "max-body",
+		"Bodies": "body-file", "BodySample": "body-sample", "BodySeed": "seed", "Stream": "stream",
 		// loadtest.Options
 		"BuiltinStub": "", "Redact": "redact",
 		"Schedule.Kind": "arrival", "Schedule.Rate": "rate", "Schedule.Duration": "duration", "Schedule.Seed": "seed",
@@ -46,6 +47,7 @@ var fieldFlags = [...]map[string]string{
 		"Verify.SendDelayP99": "send-delay-budget", "Verify.DipRatio": "", "Verify.DipMin": "",
 		"Closed": "closed", "Think": "think", "DwellBound": "dwell-bound", "StubChild": "", "AutoHeaders": "",
 		"Shard.Index": "shard", "Shard.Of": "shard", "StartAt": "start-at",
+		"RequestObjectives": "slo-request",
 	},
 	expectFields: {
 		"Rate": "rate", "Limit": "expect-limit", "Shards": "expect-shards", "Window": "expect-window",

@@ -59,6 +59,7 @@ type loadOptions struct {
 	retry      retryOptions  // retryflags.go
 	auto       autoOptions   // autoheaders.go
 	shard      shardOptions  // shardflags.go
+	stream     streamOptions // streamflags.go
 }
 
 // loadFlags registers the flags of a load run, group by group as the help
@@ -83,8 +84,9 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 		fs.StringVarP(&o.method, "method", "m", "", "HTTP method (default GET, or POST with a body)")
 		fs.StringArrayVarP(&o.headers, "header", "H", nil, "request `header` 'Name: value' (repeatable)")
 		fs.StringVar(&o.body, "body", "", "request body")
-		fs.StringVar(&o.bodyFile, "body-file", "", "read the request body from this `file`")
+		fs.StringVar(&o.bodyFile, "body-file", "", "read the request body from this `file`; a .jsonl file holds one JSON request per line, sent in order (or --body-sample)")
 		fs.DurationVar(&r.Timeout, "timeout", 30*time.Second, "per-request timeout, from the moment it is sent")
+		o.stream.flags(fs, r) // streamflags.go
 	})
 	o.replay.checkFlags(fs, r) // --stamp-header (request), --dwell-bound (checks)
 	inGroup(fs, groupOutput, func() {
@@ -205,6 +207,9 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 	if err := o.request(); err != nil {
 		return err
 	}
+	if err := o.stream.validate(fs, r, o.bodyFile); err != nil { // streamflags.go
+		return err
+	}
 	if fs.NArg() == 1 {
 		if r.URL, err = parseURL(fs.Arg(0)); err != nil {
 			return err
@@ -298,7 +303,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return usageError(stderr, "--log %q: %v", o.logFile, unwrapPath(err))
 		}
 		defer logFile.Close()
-		r.Log = recorder.NewLogWriter(logFile)
+		r.Log = newLog(r, logFile) // streamflags.go
 	}
 	var hlogw *bufio.Writer
 	if o.hlog != "" {

@@ -132,6 +132,15 @@ type Config struct {
 	// discarded by closing the connection and the response counted as
 	// over the cap, still completed (faults.go).
 	MaxBody int64
+	// Bodies, if not empty, replace Body: request seq sends
+	// Bodies[BodyIndex(seq)], in order or, with BodySample, drawn by
+	// BodySeed (body.go).
+	Bodies     [][]byte
+	BodySample bool
+	BodySeed   uint64
+	// Stream reads every response body as an event stream (stream.go);
+	// without it only text/event-stream responses are.
+	Stream bool
 }
 
 // Stats describes the run beyond what the recorder holds.
@@ -345,6 +354,7 @@ func (g *generator) record(rec *recorder.Recorder, stats *Stats) *recording {
 			stats.LogErr = err
 		}
 	}
+	g.sink.tokens = rec.AddTokens // stream.go
 	go func() {
 		defer close(rd.done)
 		collect := time.NewTicker(collectEvery)
@@ -579,7 +589,7 @@ func (w *worker) do(it item) recorder.Record {
 	resp, err := g.client.Do(req)
 	tx, hand, rerr := tries.end(err == nil)
 	if err == nil {
-		err = g.response(resp, &r)
+		err = g.response(resp, &r, w.shard)
 	} else {
 		err = truncated(err, rerr)
 	}
@@ -595,13 +605,19 @@ func (w *worker) do(it item) recorder.Record {
 }
 
 // response takes what the record needs from resp's head, reads its body to
-// the end (or the run's MaxBody) and closes it.
-func (g *generator) response(resp *http.Response, r *recorder.Record) error {
+// the end (or the run's MaxBody) and closes it; an event stream's content
+// events go to sh (stream.go).
+func (g *generator) response(resp *http.Response, r *recorder.Record, sh *shard) error {
 	r.Status = resp.StatusCode
 	fromHeader(g.cfg, resp.Header, r)
 	r.Redirects = redirects(resp)
 	// Bounded memory whatever the body's size (faults.go).
-	err := g.readBody(resp.Body, r)
+	var err error
+	if g.cfg.Stream || isEventStream(resp.Header) {
+		err = g.readStream(resp.Body, r, sh)
+	} else {
+		err = g.readBody(resp.Body, r)
+	}
 	if cerr := resp.Body.Close(); err == nil {
 		err = cerr
 	}
@@ -640,9 +656,9 @@ func (w *worker) doLean(it item) recorder.Record {
 		w.conn = g.takeWarm() // predial.go
 	}
 	var h heads
-	resp, status, tx, hand, err := g.lean.roundTrip(&w.conn, deadline, stamp, g.since, w.hr, &h)
+	resp, status, tx, hand, err := g.lean.roundTrip(&w.conn, g.lean.wireFor(&g.cfg, it.seq), deadline, stamp, g.since, w.hr, &h)
 	if resp != nil {
-		err = g.response(resp, &r)
+		err = g.response(resp, &r, w.shard)
 	} else {
 		r.Status = status // read by h1.QuickHead, or 0: no response
 		h.apply(&r)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -17,7 +18,13 @@ import (
 	"github.com/openload/openload/schedule"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(sseChildEnv) != "" {
+		sseChild() // BenchmarkStreamEvents's server (streambench_test.go)
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func mustURL(t testing.TB, s string) *url.URL {
 	t.Helper()

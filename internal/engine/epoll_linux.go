@@ -42,7 +42,8 @@ import (
 // epoll_wait.
 //
 // The loop reads plain responses itself (h1.QuickHead), their class
-// headers and Server-Timing too (heads.go). Any other response
+// headers and Server-Timing too (heads.go), and chunked event streams
+// (epollstream_linux.go). Any other response
 // (chunked, close-delimited, 1xx, a head over 4 KiB, a body over
 // Config.MaxBody) is lent, with its connection, to a goroutine that reads
 // it with http.ReadResponse exactly as the lean client does, then gives the
@@ -89,6 +90,7 @@ type slot struct {
 	hup     bool   // the server closed its side: the connection ends with the exchange
 	buf     []byte // response bytes not consumed yet (buf[:n])
 	n       int
+	st      *loopStream // an event stream the loop reads (epollstream_linux.go), or nil
 }
 
 // news is what other goroutines tell the loop: a dial's connection (fd ≥ 0)
@@ -126,12 +128,14 @@ type epollLoop struct {
 	free  []int32 // slots without a connection
 	inUse int     // slots dialling, busy or lent
 
-	armed     time.Duration // when the timerfd fires, or -1
-	nextCheck time.Duration // earliest deadline of a busy slot, or never
-	events    []unix.EpollEvent
-	discard   *h1.DiscardBuf // where body bytes are read to be dropped
-	lentSh    *shard         // records of lent exchanges
-	out       int            // goroutines (dials, lent exchanges) that have not reported
+	armed        time.Duration // when the timerfd fires, or -1
+	nextCheck    time.Duration // earliest deadline of a busy slot, or never
+	events       []unix.EpollEvent
+	discard      *h1.DiscardBuf        // where body bytes are read to be dropped
+	evs          []recorder.TokenEvent // content events of streams, not yet handed over
+	spareStreams []*loopStream
+	lentSh       *shard // records of lent exchanges
+	out          int    // goroutines (dials, lent exchanges) that have not reported
 
 	waited atomic.Int64 // ns spent waiting in epoll_wait, for the run's self-monitoring
 
@@ -558,7 +562,7 @@ func (l *epollLoop) send(i int32, sent time.Duration) {
 		stamp = l.w.stampDigits(s.it.off)
 	}
 	s.state = slotBusy
-	s.wb = l.t.wire.Append(s.wb[:0], stamp)
+	s.wb = l.t.wireFor(&l.g.cfg, s.it.seq).Append(s.wb[:0], stamp)
 	s.woff = 0
 	s.head, s.n, s.status, s.keep, s.hup = false, 0, 0, false, false
 	if s.buf == nil {
@@ -607,6 +611,10 @@ func (l *epollLoop) write(i int32) {
 // the response is whole.
 func (l *epollLoop) read(i int32) {
 	s := &l.slots[i]
+	if s.st != nil {
+		l.readStream(i) // epollstream_linux.go
+		return
+	}
 	buf := s.buf[s.n:] // never full: a full buffer without a plain head is lent
 	if s.head {
 		buf = l.discard[:] // the body: fewer reads for large ones
@@ -648,10 +656,14 @@ func (l *epollLoop) read(i int32) {
 	s.n += m
 	status, length, keep, hn, ok := l.w.hr.quickHead(s.buf[:s.n], &s.heads)
 	if !ok || length > 1<<30 || (l.t.maxBody > 0 && length > l.t.maxBody) {
-		if h1.HeadComplete(s.buf[:s.n]) || s.n == len(s.buf) {
+		if (h1.HeadComplete(s.buf[:s.n]) || s.n == len(s.buf)) && !l.streamHead(i) {
 			l.lend(i)
 		}
 		return // wait for the rest of the head
+	}
+	if l.t.stream {
+		l.lend(i) // read event by event (stream.go)
+		return
 	}
 	s.head, s.status, s.keep = true, status, keep
 	if body := int64(s.n - hn); body >= length {
@@ -670,6 +682,7 @@ func (l *epollLoop) complete(i int32) {
 	s := &l.slots[i]
 	r := recorder.Record{Seq: s.it.seq, Scheduled: s.it.off, Status: s.status}
 	s.heads.apply(&r)
+	l.endStream(&r, i) // a stream's head and points, when it was one
 	l.g.leanOutcome(&r, s.attempt, s.sent, &s.tx, nil)
 	l.g.done(&r, l.w.shard)
 	l.inUse--
@@ -723,6 +736,7 @@ func (l *epollLoop) fail(i int32, sent time.Duration, err error) {
 	if s.head {
 		s.heads.apply(&r) // the head came, the body did not
 	}
+	l.endStream(&r, i) // a stream cut before its end keeps its tokens
 	l.g.leanOutcome(&r, s.attempt, sent, &s.tx, err)
 	l.g.done(&r, l.w.shard)
 	l.inUse--
@@ -811,7 +825,7 @@ func (l *epollLoop) lend(i int32) {
 			var keep *leanConn
 			resp, err := t.readResponse(c, &keep)
 			if err == nil {
-				err = g.response(resp, &r) // closes the body: c is kept or closed
+				err = g.response(resp, &r, l.lentSh) // closes the body: c is kept or closed
 			} else {
 				t.close(c)
 			}
@@ -891,6 +905,7 @@ func (l *epollLoop) failAll(err error) {
 
 // close closes the loop's descriptors and idle connections.
 func (l *epollLoop) close() {
+	l.flushTokens()
 	for i := range l.slots {
 		l.closeConn(int32(i))
 	}

@@ -52,6 +52,11 @@ func (w *worker) request(ctx context.Context, it item) (*http.Request, error) {
 		return nil, w.tmplErr
 	}
 	req := w.tmpl.WithContext(ctx)
+	if bodies := w.g.cfg.Bodies; len(bodies) > 0 {
+		body := bodies[w.g.cfg.BodyIndex(it.seq)]
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
 	if req.GetBody != nil {
 		req.Body, _ = req.GetBody()
 	}

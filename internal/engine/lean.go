@@ -50,6 +50,7 @@ import (
 type leanTransport struct {
 	addr  string
 	wire  h1.Request      // the request as written, serialised once
+	wires []h1.Request    // one per Config.Bodies, when set (body.go)
 	req   *http.Request   // what http.ReadResponse is told was sent (its method)
 	once  bool            // the request says Connection: close: one request per connection
 	idem  bool            // the method is idempotent: a written request may be re-sent (wire.go)
@@ -58,6 +59,7 @@ type leanTransport struct {
 	// when the run sends HEAD, whose answer has a length but no body.
 	quick   bool
 	maxBody int64  // Config.MaxBody
+	stream  bool   // Config.Stream: every body goes through response (stream.go)
 	dialer  dialer // dial.go
 
 	aborted atomic.Bool // the drain expired: no new exchange
@@ -93,7 +95,12 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 		addr = net.JoinHostPort(u.Hostname(), "80")
 	}
 	wire := h1.NewRequest(cfg.Method, u, cfg.Header, cfg.Body, cfg.StampHeader)
+	var wires []h1.Request
+	for _, b := range cfg.Bodies {
+		wires = append(wires, h1.NewRequest(cfg.Method, u, cfg.Header, b, cfg.StampHeader))
+	}
 	return &leanTransport{
+		wires:   wires,
 		addr:    addr,
 		wire:    wire,
 		req:     &http.Request{Method: cfg.Method, URL: u},
@@ -102,6 +109,7 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 		drain:   drain,
 		quick:   cfg.Method != http.MethodHead,
 		maxBody: cfg.MaxBody,
+		stream:  cfg.Stream,
 		dialer:  cfg.dialer(),
 		conns:   make(map[*leanConn]struct{}),
 	}
@@ -118,7 +126,7 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 // h1.QuickHead comes back as its status alone (resp nil), its body already
 // read and the connection already given back; when its body failed,
 // status comes with the error.
-func (t *leanTransport) roundTrip(cp **leanConn, deadline time.Time, stamp []byte, since func() time.Duration, hr *headReader, h *heads) (resp *http.Response, status int, tx sends, hand time.Duration, err error) {
+func (t *leanTransport) roundTrip(cp **leanConn, wire *h1.Request, deadline time.Time, stamp []byte, since func() time.Duration, hr *headReader, h *heads) (resp *http.Response, status int, tx sends, hand time.Duration, err error) {
 	tx, hand = newSends(), -1
 	for try := 0; ; try++ {
 		c := *cp
@@ -139,7 +147,7 @@ func (t *leanTransport) roundTrip(cp **leanConn, deadline time.Time, stamp []byt
 		hand = since()
 		c.used = true
 		var early, wrote bool
-		resp, status, early, wrote, err = t.exchange(c, cp, deadline, stamp, hr, h)
+		resp, status, early, wrote, err = t.exchange(c, cp, wire, deadline, stamp, hr, h)
 		if wrote {
 			tx.wrote(hand)
 		}
@@ -216,7 +224,7 @@ func (t *leanTransport) closeAll() {
 // early is true when the exchange failed before any byte of the response
 // arrived, wrote when at least one byte of the request was written; on an
 // error the caller closes c.
-func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time, stamp []byte, hr *headReader, h *heads) (resp *http.Response, status int, early, wrote bool, err error) {
+func (t *leanTransport) exchange(c *leanConn, cp **leanConn, wire *h1.Request, deadline time.Time, stamp []byte, hr *headReader, h *heads) (resp *http.Response, status int, early, wrote bool, err error) {
 	if err := c.SetDeadline(deadline); err != nil {
 		return nil, 0, true, false, err
 	}
@@ -225,7 +233,7 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time,
 	if t.aborted.Load() {
 		return nil, 0, false, false, errAborted
 	}
-	c.wb = t.wire.Append(c.wb[:0], stamp)
+	c.wb = wire.Append(c.wb[:0], stamp)
 	n, err := c.Write(c.wb)
 	wrote = n > 0
 	if err != nil {
@@ -234,7 +242,7 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, deadline time.Time,
 	if _, err := c.br.Peek(1); err != nil {
 		return nil, 0, true, wrote, err
 	}
-	if t.quick {
+	if t.quick && !t.stream {
 		buf, _ := c.br.Peek(c.br.Buffered())
 		status, length, keep, n, ok := hr.quickHead(buf, h)
 		if ok && length <= 1<<30 && (t.maxBody <= 0 || length <= t.maxBody) {

@@ -23,9 +23,21 @@ import (
 const collectEvery = 20 * time.Millisecond
 
 type shard struct {
-	mu   sync.Mutex
-	recs []recorder.Record // put by the owner
-	out  []recorder.Record // the recorder goroutine's spare
+	mu      sync.Mutex
+	recs    []recorder.Record     // put by the owner
+	out     []recorder.Record     // the recorder goroutine's spare
+	toks    []recorder.TokenEvent // content events of streams (stream.go)
+	toksOut []recorder.TokenEvent
+}
+
+// putTokens adds a batch of content events.
+func (s *shard) putTokens(evs []recorder.TokenEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	s.mu.Lock()
+	s.toks = append(s.toks, evs...)
+	s.mu.Unlock()
 }
 
 func (s *shard) put(r *recorder.Record) {
@@ -38,6 +50,7 @@ func (s *shard) put(r *recorder.Record) {
 type sink struct {
 	mu     sync.Mutex
 	shards []*shard
+	tokens func([]recorder.TokenEvent) // where collect hands content events; set before the run
 }
 
 // newShard returns a shard for one goroutine.
@@ -58,7 +71,11 @@ func (k *sink) collect(add func(*recorder.Record)) {
 	for _, s := range shards {
 		s.mu.Lock()
 		s.recs, s.out = s.out[:0], s.recs
+		s.toks, s.toksOut = s.toksOut[:0], s.toks
 		s.mu.Unlock()
+		if k.tokens != nil {
+			k.tokens(s.toksOut)
+		}
 		for i := range s.out {
 			add(&s.out[i])
 			s.out[i] = recorder.Record{} // drop references (Earlier, Class strings)

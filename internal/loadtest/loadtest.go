@@ -63,6 +63,11 @@ type Options struct {
 	// exceeds it (recorder.Recorder.BoundDwell); it implies ServerTiming.
 	DwellBound time.Duration
 
+	// RequestObjectives are per-request objectives goodput counts
+	// against (recorder.SetRequestObjectives); Stream marks a run of
+	// streamed answers (engine.Config.Stream, recorder.StreamRun).
+	RequestObjectives []recorder.RequestObjective
+
 	// StubChild: the built-in stub (BuiltinStub) runs in a child process,
 	// so the generator's figures are openload's alone; without it they
 	// include the stub's work.
@@ -279,6 +284,12 @@ func (o Options) newRecorder() *recorder.Recorder {
 	_, auto := o.autoHeaders()
 	rec.TrackClassesSeen(auto)
 	o.boundDwell(rec)
+	if o.Stream {
+		rec.StreamRun()
+	}
+	if o.RequestObjectives != nil {
+		rec.SetRequestObjectives(o.RequestObjectives)
+	}
 	if o.IntervalLog != nil {
 		rec.SetIntervalLog(o.IntervalLog)
 	}

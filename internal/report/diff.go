@@ -163,6 +163,14 @@ func MetricTitle(metric string) string {
 		return "send delay"
 	case "corrected":
 		return "corrected response time"
+	case "ttft_response":
+		return "TTFT from the schedule"
+	case "ttft_service":
+		return "TTFT from the send"
+	case "itl":
+		return "inter-token latency"
+	case "tpot":
+		return "time per output token"
 	}
 	return metric
 }

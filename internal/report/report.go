@@ -164,6 +164,9 @@ func Text(w io.Writer, res *recorder.Result) error {
 			return err
 		}
 	}
+	if err := StreamLines(w, res); err != nil { // stream.go
+		return err
+	}
 	if res.DwellBound != nil {
 		fmt.Fprintln(w, DwellLine(res.DwellBound))
 	}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openload/openload/targets/stub"
+)
+
+// TestStreamRun runs the CLI against the stub's streaming endpoint with
+// the example's prompt set drawn by a seed, and checks what the report,
+// the result, the log and diff say about the streams.
+func TestStreamRun(t *testing.T) {
+	cfg := stub.DefaultConfig()
+	cfg.Policy, cfg.BatchSlots = stub.PolicyNone, 16
+	cfg.Prefill, cfg.ITL = 5*time.Millisecond, time.Millisecond
+	s, err := stub.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dir := t.TempDir()
+	out, logf := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
+	stdout, _ := runOK(t, "-rate", "40", "-d", "500ms", "--body-file", "../../examples/streaming/prompts.jsonl", "--body-sample", "--seed", "3",
+		"--slo-request", "ttft<=5s,tpot<=1s", "--slo", "ttft.p99<=10s", "--log", logf, "-o", out, s.URL+"/v1/chat/completions")
+	wantLines(t, stdout, "TTFT from schedule", "TTFT from send", "ITL", "TPOT", "output tokens", "goodput  ", "met ttft<=5s,tpot<=1s (20 requests, 100.0 % of scheduled)", "PASS  ttft_response.p99")
+	res := readResult(t, out)
+	if res.Stream == nil || res.Stream.Goodput == nil || res.Stream.Goodput.Met != 20 || res.Stream.TTFTResponse.Count != 20 {
+		t.Fatalf("stream %+v", res.Stream)
+	}
+	// Output tokens are each request's max_tokens, as the usage chunks say.
+	lines, err := os.ReadFile("../../examples/streaming/prompts.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompts := strings.Split(strings.TrimSpace(string(lines)), "\n")
+	entries, err := readLog(t, logf)
+	if err != nil || len(entries) != 20 {
+		t.Fatalf("log: %d entries, %v", len(entries), err)
+	}
+	var sum int64
+	for _, e := range entries {
+		if !e.Streamed || e.FirstToken < 0 || e.LastToken < e.FirstToken || e.Tokens < 16 || e.Tokens > 128 {
+			t.Errorf("log entry %+v", e)
+		}
+		sum += int64(e.Tokens)
+	}
+	if sum != res.Stream.OutputTokens {
+		t.Errorf("log sums %d output tokens, the result %d", sum, res.Stream.OutputTokens)
+	}
+	seen := map[int]bool{}
+	for _, p := range prompts {
+		var req struct {
+			MaxTokens int `json:"max_tokens"`
+		}
+		if err := json.Unmarshal([]byte(p), &req); err != nil {
+			t.Fatal(err)
+		}
+		seen[req.MaxTokens] = true
+	}
+	for _, e := range entries {
+		if !seen[e.Tokens] {
+			t.Errorf("request %d got %d tokens, no prompt asks for that many", e.Seq, e.Tokens)
+		}
+	}
+	stdout, _ = runOK(t, "diff", out)
+	wantLines(t, stdout, "time to first token", "verdict  TTFT from the send and from the schedule agree")
+}
+
+func TestStreamFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte("{\"a\":1}\nnot json\n"), 0o644)
+	empty := filepath.Join(dir, "empty.jsonl")
+	os.WriteFile(empty, []byte("\n\n"), 0o644)
+	plain := filepath.Join(dir, "body.json")
+	os.WriteFile(plain, []byte(`{"a":1}`), 0o644)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--body-file", bad}, "line 2 is not one JSON value"},
+		{[]string{"--body-file", empty}, "no JSON line in it"},
+		{[]string{"--body-file", plain, "--body-sample"}, "--body-sample needs a --body-file of one JSON request per line"},
+		{[]string{"--slo-request", "ttft<500ms"}, "--slo-request: request objective"},
+		{[]string{"--slo-request", ""}, "--slo-request: request objective"},
+	} {
+		code, _, stderr := runCLI(append([]string{"-rate", "10", "-d", "1s"}, append(c.args, "http://127.0.0.1:1/")...)...)
+		if code != exitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want usage error with %q", c.args, code, stderr, c.want)
+		}
+	}
+}

@@ -1,0 +1,36 @@
+package engine
+
+import "github.com/openload/openload/internal/h1"
+
+// Request bodies from a list (Config.Bodies, the CLI's --body-file): a
+// model server's prompts of varied lengths load it as real traffic does.
+// The body of request seq is a pure function of seq, so every client, and
+// every shard of a split schedule, sends the same body for the same
+// request without sharing any state.
+
+// BodyIndex returns the index into cfg.Bodies of request seq's body: seq
+// mod len in order, or with BodySample a draw that depends only on
+// BodySeed and seq (SplitMix64 of their sum, whose outputs are
+// equidistributed; the modulo bias is below 2⁻⁴⁰ for any list that fits
+// in memory). 0 without Bodies.
+func (cfg *Config) BodyIndex(seq uint64) int {
+	n := uint64(len(cfg.Bodies))
+	if n == 0 {
+		return 0
+	}
+	if !cfg.BodySample {
+		return int(seq % n)
+	}
+	z := cfg.BodySeed + (seq+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return int((z ^ (z >> 31)) % n)
+}
+
+// wireFor returns the serialised request of request seq.
+func (t *leanTransport) wireFor(cfg *Config, seq uint64) *h1.Request {
+	if len(t.wires) == 0 {
+		return &t.wire
+	}
+	return &t.wires[cfg.BodyIndex(seq)]
+}

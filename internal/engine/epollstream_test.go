@@ -1,0 +1,102 @@
+package engine
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openload/openload/schedule"
+)
+
+// Chunked event streams written in awkward pieces: every client, the
+// event loop reading them itself among them, must find the same events,
+// tokens and outcomes, and keep the connection when the framing allows.
+func TestStreamFramingInPieces(t *testing.T) {
+	const head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+	ev := func(s string) string { return "data: {\"choices\":[{\"delta\":{\"content\":\"" + s + "\"}}]}\n\n" }
+	chunk := func(s string) string { return hex(len(s)) + "\r\n" + s + "\r\n" }
+	for _, c := range []struct {
+		name          string
+		pieces        []string // written one at a time, a little apart
+		events, toks  int
+		completed     bool
+		kind          string
+		keepConnected bool
+	}{
+		{"one event a chunk", []string{head, chunk(ev("a")), chunk(ev("b")), chunk(ev("c")), "0\r\n\r\n"}, 3, 3, true, "", true},
+		{"byte by byte", splitBytes(head + chunk(ev("a")+ev("b")) + chunk("data: {\"usage\":{\"completion_tokens\":7}}\n\n") + "0\r\n\r\n"), 2, 7, true, "", true},
+		{"a line across chunks, extensions, a trailer", []string{head + chunk("data: {\"choices\":[{\"delta\":{\"con"), "5;ext=1\r\ntent\"\r\n" + chunk(":\"x\"}}]}\n\n") + "0\r\nX-Trailer: 1\r\n\r\n"}, 1, 1, true, "", true},
+		{"no final newline", []string{head + chunk(ev("a")+"data: {\"choices\":[{\"text\":\"z\"}]}") + "0\r\n\r\n"}, 2, 2, true, "", true},
+		{"cut mid-stream", []string{head, chunk(ev("a")), chunk(ev("b"))}, 2, 2, false, "reset", false},
+		{"malformed chunk size", []string{head, chunk(ev("a")), "zz\r\n"}, 1, 1, false, "other", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			forClients(t, openClients, func(t *testing.T, cl client) {
+				var mu sync.Mutex
+				conns := map[string]bool{}
+				u := rawAnswers(t, func(nc net.Conn, _ *bufio.Reader, _ <-chan struct{}) bool {
+					mu.Lock()
+					conns[nc.RemoteAddr().String()] = true
+					mu.Unlock()
+					for _, p := range c.pieces {
+						if _, err := io.WriteString(nc, p); err != nil {
+							return false
+						}
+						if len(c.pieces) < 20 { // byte by byte: no pause, or it takes seconds under -race
+							time.Sleep(200 * time.Microsecond)
+						}
+					}
+					return c.completed // the cut ones close the connection
+				})
+				rec, _ := runAgainst(t, u, Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 1, Timeout: 5 * time.Second, Drain: 10 * time.Second},
+					schedule.NewConstant(50, 100*time.Millisecond))
+				n := checkIdentity(t, rec, 5)
+				st := rec.Stream()
+				if st == nil {
+					t.Fatal("no stream figures")
+				}
+				if c.completed && n.Completed != 5 || !c.completed && rec.ErrorKinds()[c.kind] != 5 {
+					t.Errorf("counts %+v kinds %v: want 5 %s", n, rec.ErrorKinds(), map[bool]string{true: "completed", false: c.kind}[c.completed])
+				}
+				if st.Events != int64(5*c.events) || st.OutputTokens != int64(5*c.toks) {
+					t.Errorf("%d events, %d tokens; want %d and %d", st.Events, st.OutputTokens, 5*c.events, 5*c.toks)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				if c.keepConnected && len(conns) != 1 {
+					t.Errorf("%d connections for 5 streams one after another: the connection was not kept", len(conns))
+				}
+			})
+		})
+	}
+}
+
+func hex(n int) string {
+	const digits = "0123456789abcdef"
+	if n < 16 {
+		return digits[n : n+1]
+	}
+	return hex(n/16) + digits[n%16:n%16+1]
+}
+
+func splitBytes(s string) []string {
+	out := make([]string, len(s))
+	for i := range s {
+		out[i] = s[i : i+1]
+	}
+	return out
+}
+
+func TestContainsFold(t *testing.T) {
+	for _, c := range []struct {
+		b, sub string
+		want   bool
+	}{{"Content-Type: Text/Event-Stream\r\n", "text/event-stream", true}, {"text/event-strea", "text/event-stream", false}, {"", "x", false}, {"xx", "", true}} {
+		if got := containsFold([]byte(c.b), []byte(c.sub)); got != c.want {
+			t.Errorf("containsFold(%q, %q) = %v", c.b, c.sub, got)
+		}
+	}
+}

@@ -1,0 +1,249 @@
+package engine
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openload/openload/recorder"
+)
+
+// Streamed answers: a text/event-stream body (or any body with
+// Config.Stream) is read event by event as it arrives, and each content
+// event's arrival stamped (recorder/stream.go says what is derived).
+//
+// Where: every client already ends in generator.response, which reads a
+// body that is not plain — net/http's and HTTP/2's bodies, the lean
+// client's chunked ones, and those the epoll loop lends to a goroutine —
+// so the stream is read there, in the goroutine that already reads the
+// body, and no client's framing changes. The epoll loop reads the common
+// case itself, a chunked stream, one read(2) per token
+// (epollstream_linux.go), with the same line scanner (eventLine). A
+// streamed answer with a Content-Length that the epoll loop or the lean
+// client would read whole themselves goes through response too when
+// Config.Stream is set.
+//
+// How: the body is read into a pooled buffer and cut into lines; a line
+// "data: {…}" is one OpenAI chunk (OpenAI, vLLM, TGI, llama.cpp and Ollama
+// write each chunk as one data line). It is a content event when
+// choices[0].delta.content (chat) or choices[0].text (completions) is a
+// non-empty string, found by its key rather than by decoding the JSON: a
+// key "content" or "text" in raw JSON can only be a key (a string value is
+// never followed by a colon, and quotes inside strings are escaped), and
+// decoding every chunk with encoding/json costs allocations per token on
+// the hot path. A "completion_tokens" count (the usage chunk of
+// stream_options.include_usage, or vLLM's continuous usage) is the output
+// token count when present; else the content events are counted.
+//
+// Every content event's arrival time and the gap since the stream's
+// previous one go to the recorder in batches of tokenBatch
+// (recorder.TokenEvent) through the worker's shard, so ITL is never held
+// per token in memory and the shard's lock is taken once per batch.
+//
+// A stream cut before its end fails as any body does (a reset, a
+// timeout): the record keeps the tokens it got, and is counted once.
+
+// tokenBatch is how many content events a stream reader hands over at once.
+const tokenBatch = 64
+
+// maxEventLine bounds one line of an event stream; a longer one fails the
+// request (errEventLine) rather than growing memory without bound.
+const maxEventLine = 1 << 20
+
+var errEventLine = errors.New("event stream: a line over 1 MiB")
+
+type streamReader struct {
+	buf []byte
+	evs []recorder.TokenEvent
+}
+
+var streamReaders = sync.Pool{New: func() any {
+	return &streamReader{buf: make([]byte, 2<<10), evs: make([]recorder.TokenEvent, 0, tokenBatch)}
+}}
+
+// isEventStream reports whether a response's Content-Type is
+// text/event-stream (parameters ignored; no allocation).
+func isEventStream(h http.Header) bool {
+	ct := h.Get("Content-Type")
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")
+}
+
+// readStream reads body as an event stream into r (see above), handing its
+// content events to sh.
+func (g *generator) readStream(body io.Reader, r *recorder.Record, sh *shard) error {
+	sr := streamReaders.Get().(*streamReader)
+	defer func() {
+		sh.putTokens(sr.evs)
+		sr.evs = sr.evs[:0]
+		if cap(sr.buf) > 64<<10 {
+			sr.buf = make([]byte, 2<<10) // do not pool a rare giant
+		}
+		streamReaders.Put(sr)
+	}()
+	// The head is in hand: its arrival is the stream's first byte (on
+	// the epoll client, when the goroutine it was lent to took it up).
+	r.Streamed, r.GotFirstByte, r.FirstByte = true, true, g.since()
+	usage := -1
+	var total int64
+	start, n := 0, 0 // buf[start:n] is unread
+	for {
+		if n == len(sr.buf) {
+			if start > 0 {
+				n = copy(sr.buf, sr.buf[start:n])
+				start = 0
+			} else {
+				if len(sr.buf) >= maxEventLine {
+					r.Tokens = tokensOf(r.Events, usage)
+					return errEventLine
+				}
+				sr.buf = append(sr.buf, make([]byte, len(sr.buf))...)
+			}
+		}
+		m, err := body.Read(sr.buf[n:])
+		if m > 0 {
+			now := g.since()
+			total += int64(m)
+			n += m
+			for {
+				i := bytes.IndexByte(sr.buf[start:n], '\n')
+				if i < 0 {
+					break
+				}
+				line := sr.buf[start : start+i]
+				start += i + 1
+				usage = sr.line(line, r, sh, now, usage)
+			}
+			if start == n {
+				start, n = 0, 0
+			}
+			if limit := g.cfg.MaxBody; limit > 0 && total > limit {
+				r.BodyOverCap = true // the rest is not read: a line cut here is not counted
+				r.Tokens = tokensOf(r.Events, usage)
+				return nil
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			r.Tokens = tokensOf(r.Events, usage)
+			return err
+		}
+	}
+	// A last line without its newline still counts.
+	usage = sr.line(sr.buf[start:n], r, sh, g.since(), usage)
+	r.Tokens = tokensOf(r.Events, usage)
+	return nil
+}
+
+// line reads one line of the stream that arrived at now: a content event
+// is recorded, and the usage count it carries, if any, replaces usage,
+// which line returns.
+func (sr *streamReader) line(line []byte, r *recorder.Record, sh *shard, now time.Duration, usage int) int {
+	c, u := eventLine(line)
+	if c {
+		sr.token(r, sh, now)
+	}
+	if u >= 0 {
+		return u
+	}
+	return usage
+}
+
+func tokensOf(events, usage int) int {
+	if usage >= 0 {
+		return usage
+	}
+	return events
+}
+
+// token records a content event that arrived at now.
+func (sr *streamReader) token(r *recorder.Record, sh *shard, now time.Duration) {
+	gap := time.Duration(-1)
+	if r.Events == 0 {
+		r.FirstToken = now
+	} else {
+		gap = now - r.LastToken
+	}
+	r.LastToken = now
+	r.Events++
+	sr.evs = append(sr.evs, recorder.TokenEvent{At: now, Gap: gap})
+	if len(sr.evs) == tokenBatch {
+		sh.putTokens(sr.evs)
+		sr.evs = sr.evs[:0]
+	}
+}
+
+var (
+	dataPrefix = []byte("data:")
+	keyContent = []byte(`"content"`)
+	keyText    = []byte(`"text"`)
+	keyUsage   = []byte(`"completion_tokens"`)
+)
+
+// eventLine reads one line of an event stream: content reports a data
+// line carrying a non-empty content or text string; usage is its
+// completion_tokens count, or -1.
+func eventLine(line []byte) (content bool, usage int) {
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	data, ok := bytes.CutPrefix(line, dataPrefix)
+	if !ok {
+		return false, -1
+	}
+	content = nonEmptyString(data, keyContent) || nonEmptyString(data, keyText)
+	return content, intAfter(data, keyUsage)
+}
+
+// afterKey returns what follows the first occurrence of key and a colon in
+// data, blanks skipped, or nil.
+func afterKey(data, key []byte) []byte {
+	for {
+		i := bytes.Index(data, key)
+		if i < 0 {
+			return nil
+		}
+		data = data[i+len(key):]
+		rest := bytes.TrimLeft(data, " \t")
+		if len(rest) > 0 && rest[0] == ':' {
+			return bytes.TrimLeft(rest[1:], " \t")
+		}
+	}
+}
+
+// nonEmptyString reports whether key's value in data is a non-empty string.
+func nonEmptyString(data, key []byte) bool {
+	for {
+		v := afterKey(data, key)
+		if v == nil {
+			return false
+		}
+		if len(v) >= 2 && v[0] == '"' && v[1] != '"' {
+			return true
+		}
+		data = v
+	}
+}
+
+// intAfter returns key's value in data as a non-negative integer, or -1.
+func intAfter(data, key []byte) int {
+	v := afterKey(data, key)
+	n, digits := 0, 0
+	for _, c := range v {
+		if c < '0' || c > '9' || n > 1<<30 {
+			break
+		}
+		n = n*10 + int(c-'0')
+		digits++
+	}
+	if digits == 0 {
+		return -1
+	}
+	return n
+}

@@ -1,0 +1,34 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/openload/openload/recorder"
+)
+
+func TestStreamLines(t *testing.T) {
+	var b bytes.Buffer
+	if err := StreamLines(&b, &recorder.Result{}); err != nil || b.Len() != 0 {
+		t.Errorf("no stream: %q %v", b.String(), err)
+	}
+	b.Reset()
+	if err := StreamLines(&b, &recorder.Result{Stream: &recorder.StreamResult{}}); err != nil || !strings.Contains(b.String(), `"stream": true`) {
+		t.Errorf("a stream run without tokens: %q %v", b.String(), err)
+	}
+	b.Reset()
+	res := &recorder.Result{
+		Timeline: []recorder.Second{{Tokens: 5}, {Tokens: 9}, {Tokens: 1}},
+		Stream: &recorder.StreamResult{TTFTResponse: recorder.Percentiles{Count: 3, P99: 900}, TTFTService: recorder.Percentiles{Count: 3, P99: 50},
+			OutputTokens: 15, TokensPerS: 5, Goodput: &recorder.Goodput{Objectives: "ttft<=500ms", Met: 1, PerS: 0.33, Throughput: 1, MetFraction: 1.0 / 3}},
+	}
+	if err := StreamLines(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"TTFT from schedule │ ", "900.000", "15 output tokens · 5.0/s", "min 1, median 5, max 9", "goodput  0.33 req/s met ttft<=500ms (1 requests, 33.3 % of scheduled) · throughput 1.00 req/s"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -1,0 +1,400 @@
+package recorder
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Streamed answers (server-sent events from a model server).
+//
+// A streamed request has two more points than the three timestamps: its
+// first token and its last token (Record.FirstToken, LastToken), with the
+// number of output tokens it got (Record.Tokens: the server's usage count
+// when it sent one, else the content events counted). From them, as
+// response and service time are derived from done:
+//
+//	TTFT from the schedule = first token − scheduled   what a user waited for the first word
+//	TTFT from the send     = first token − sent        what sending-time tools report
+//	TPOT                   = (last token − first token) / (tokens − 1)
+//	ITL                    = every gap between two content events of one stream
+//
+// ITL is recorded gap by gap from TokenEvent batches (AddTokens), never
+// held per request. TTFT and TPOT come from completed records that got at
+// least one content event; a streamed request that timed out or was
+// abandoned before its first token has its TTFT recorded at its elapsed
+// time, a lower bound, as response time is for censored requests.
+//
+// Goodput is the number of requests that met every per-request objective
+// (SetRequestObjectives), DistServe's and vLLM's definition: completed
+// with a 2xx status, at least one token, and each figure named within its
+// bound.
+
+// TokenEvent is one content event of a stream as the engine hands it over
+// in batches: At is its offset from the run's start, Gap the time since the
+// stream's previous content event, or negative for a stream's first.
+type TokenEvent struct {
+	At  time.Duration
+	Gap time.Duration
+}
+
+// StreamStats are a run's stream figures. They add up (Merge), so the
+// results of shards can be merged without loss.
+type StreamStats struct {
+	TTFTResponse, TTFTService, ITL, TPOT *hdrhistogram.Histogram
+	Requests                             int64 // records that were streams
+	OutputTokens                         int64
+	Events                               int64 // content events, as counted in the timeline
+	Met                                  int64 // requests meeting every per-request objective
+	Clamped                              int64
+	Dropped                              int64
+}
+
+// NewStreamStats returns empty stream figures.
+func NewStreamStats() *StreamStats {
+	return &StreamStats{TTFTResponse: NewHistogram(), TTFTService: NewHistogram(), ITL: NewHistogram(), TPOT: NewHistogram()}
+}
+
+// Merge adds o into s; values a histogram cannot hold count in Dropped.
+func (s *StreamStats) Merge(o *StreamStats) {
+	s.Dropped += s.TTFTResponse.Merge(o.TTFTResponse) + s.TTFTService.Merge(o.TTFTService) +
+		s.ITL.Merge(o.ITL) + s.TPOT.Merge(o.TPOT) + o.Dropped
+	s.Requests += o.Requests
+	s.OutputTokens += o.OutputTokens
+	s.Events += o.Events
+	s.Met += o.Met
+	s.Clamped += o.Clamped
+}
+
+func (s *StreamStats) record(h *hdrhistogram.Histogram, d time.Duration) {
+	us := max(int64(d/time.Microsecond), 0)
+	if us > HistHighest {
+		us, s.Clamped = HistHighest, s.Clamped+1
+	}
+	_ = h.RecordValue(us) // in range by construction
+}
+
+// RequestObjective bounds one per-request stream figure: Metric is ttft
+// (from the schedule), ttft_service (from the send), tpot or response.
+type RequestObjective struct {
+	Metric string
+	Max    time.Duration
+}
+
+// RequestMetrics are the figures a RequestObjective may name.
+var RequestMetrics = []string{"ttft", "ttft_service", "tpot", "response"}
+
+// ParseRequestObjectives parses --slo-request's list, e.g.
+// "ttft<=500ms,tpot<=50ms": comma-separated METRIC<=DURATION.
+func ParseRequestObjectives(s string) ([]RequestObjective, error) {
+	var out []RequestObjective
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		name, v, ok := strings.Cut(part, "<=")
+		name, v = strings.TrimSpace(name), strings.TrimSpace(v)
+		if !ok || name == "" || v == "" {
+			return nil, fmt.Errorf("request objective %q: write METRIC<=DURATION, e.g. ttft<=500ms", part)
+		}
+		known := false
+		for _, m := range RequestMetrics {
+			known = known || m == name
+		}
+		if !known {
+			return nil, fmt.Errorf("request objective %q: unknown metric %q (known: %s)", part, name, strings.Join(RequestMetrics, ", "))
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("request objective %q: %q is not a positive duration such as 500ms", part, v)
+		}
+		out = append(out, RequestObjective{Metric: name, Max: d})
+	}
+	return out, nil
+}
+
+// FormatRequestObjectives is the inverse of ParseRequestObjectives.
+func FormatRequestObjectives(objs []RequestObjective) string {
+	parts := make([]string, len(objs))
+	for i, o := range objs {
+		parts[i] = o.Metric + "<=" + o.Max.String()
+	}
+	return strings.Join(parts, ",")
+}
+
+// TPOT is (last token − first token) / (tokens − 1), or 0 with fewer than
+// two tokens.
+func (r *Record) TPOT() time.Duration {
+	if r.Tokens < 2 {
+		return 0
+	}
+	return (r.LastToken - r.FirstToken) / time.Duration(r.Tokens-1)
+}
+
+// TTFTService is first token − the final attempt's sent.
+func (r *Record) TTFTService() time.Duration {
+	if r.sentAgain() {
+		return r.FirstToken - r.LastSent
+	}
+	return r.FirstToken - r.Sent
+}
+
+// meets reports whether rec met every objective in objs.
+func meets(rec *Record, objs []RequestObjective) bool {
+	if rec.Outcome != Completed || rec.Status < 200 || rec.Status > 299 || rec.Events == 0 {
+		return false
+	}
+	for _, o := range objs {
+		var v time.Duration
+		switch o.Metric {
+		case "ttft":
+			v = rec.FirstToken - rec.Scheduled
+		case "ttft_service":
+			v = rec.TTFTService()
+		case "tpot":
+			v = rec.TPOT()
+		case "response":
+			v = rec.Response()
+		}
+		if v > o.Max {
+			return false
+		}
+	}
+	return true
+}
+
+// StreamRun marks the recorder's run as one of streamed answers (--stream):
+// the result gets its stream figures even when no stream came back, and
+// requests that got no token before they timed out are counted in TTFT
+// at their elapsed time. Call it before the first Add.
+func (r *Recorder) StreamRun() { r.streamStats() }
+
+// SetRequestObjectives sets the per-request objectives goodput counts
+// against. Call it before the first Add.
+func (r *Recorder) SetRequestObjectives(objs []RequestObjective) {
+	r.streamStats()
+	r.objectives = objs
+}
+
+func (r *Recorder) streamStats() *StreamStats {
+	if r.stream == nil {
+		r.stream = NewStreamStats()
+	}
+	return r.stream
+}
+
+// Stream returns the run's stream figures, nil when no request streamed
+// and the run was not marked a stream run.
+func (r *Recorder) Stream() *StreamStats { return r.stream }
+
+// addStream records rec's stream figures (Add).
+func (r *Recorder) addStream(rec *Record) {
+	s := r.stream
+	switch {
+	case rec.Events > 0 && rec.Outcome == Completed:
+		s.Requests++
+		s.record(s.TTFTResponse, rec.FirstToken-rec.Scheduled)
+		s.record(s.TTFTService, rec.TTFTService())
+		if rec.Tokens >= 2 {
+			s.record(s.TPOT, rec.TPOT())
+		}
+	case rec.Events == 0 && (rec.Outcome == TimedOut || rec.Outcome == Unfinished):
+		// No token before the user gave up: TTFT is at least this.
+		s.record(s.TTFTResponse, rec.Response())
+		if rec.WasSent {
+			s.record(s.TTFTService, rec.Service())
+		}
+	case rec.Streamed:
+		s.Requests++
+	}
+	s.OutputTokens += int64(rec.Tokens)
+	if r.objectives != nil && meets(rec, r.objectives) {
+		s.Met++
+	}
+}
+
+// AddTokens records a batch of content events: each gap in the ITL
+// histogram, each event in the timeline's second. It does not allocate
+// once the timeline covers the events.
+func (r *Recorder) AddTokens(evs []TokenEvent) {
+	if len(evs) == 0 {
+		return
+	}
+	s := r.streamStats()
+	for _, e := range evs {
+		s.Events++
+		r.second(e.At).Tokens++
+		if e.Gap >= 0 {
+			s.record(s.ITL, e.Gap)
+		}
+	}
+}
+
+// StreamResult is a result's stream figures: TTFT from the schedule and
+// from the send, ITL and TPOT (ms), the output tokens, their rate over the
+// run, and goodput.
+type StreamResult struct {
+	TTFTResponse Percentiles `json:"ttft_response"`
+	TTFTService  Percentiles `json:"ttft_service"`
+	ITL          Percentiles `json:"itl"`
+	TPOT         Percentiles `json:"tpot"`
+	OutputTokens int64       `json:"output_tokens"`
+	TokensPerS   float64     `json:"tokens_per_s"`
+	Goodput      *Goodput    `json:"goodput"` // null without --slo-request
+}
+
+// Goodput is the rate of requests that met every per-request objective,
+// next to the rate of completed requests (throughput), over the run's
+// elapsed time.
+type Goodput struct {
+	Objectives  string  `json:"objectives"`
+	Met         int64   `json:"met"`
+	PerS        float64 `json:"per_s"`
+	Throughput  float64 `json:"throughput_per_s"`
+	MetFraction float64 `json:"met_share"` // of the scheduled requests
+}
+
+// fillStream sets res.Stream and its histograms from r; res.Elapsed and
+// res.Counts must be set.
+func (r *Recorder) fillStream(res *Result) error {
+	if r.stream != nil {
+		res.Clamped += r.stream.Clamped
+		res.Dropped += r.stream.Dropped
+	}
+	return setStream(res, r.stream, r.objectives)
+}
+
+// setStream sets res.Stream and its histograms from s (none when s is
+// nil) and the per-request objectives objs; res.Elapsed and res.Counts
+// must be set. A run and a merge of runs both go through it.
+func setStream(res *Result, s *StreamStats, objs []RequestObjective) error {
+	res.Stream = nil
+	hs := &res.Histograms
+	hs.TTFTResponse, hs.TTFTService, hs.ITL, hs.TPOT = "", "", "", ""
+	if s == nil {
+		return nil
+	}
+	st := &StreamResult{
+		TTFTResponse: Summarize(s.TTFTResponse),
+		TTFTService:  Summarize(s.TTFTService),
+		ITL:          Summarize(s.ITL),
+		TPOT:         Summarize(s.TPOT),
+		OutputTokens: s.OutputTokens,
+	}
+	if res.Elapsed > 0 {
+		st.TokensPerS = float64(s.OutputTokens) / res.Elapsed
+	}
+	if objs != nil {
+		g := &Goodput{Objectives: FormatRequestObjectives(objs), Met: s.Met}
+		if res.Elapsed > 0 {
+			g.PerS = float64(s.Met) / res.Elapsed
+			g.Throughput = float64(res.Counts.Completed) / res.Elapsed
+		}
+		if res.Counts.Scheduled > 0 {
+			g.MetFraction = float64(s.Met) / float64(res.Counts.Scheduled)
+		}
+		st.Goodput = g
+	}
+	res.Stream = st
+	for _, p := range []struct {
+		dst *string
+		h   *hdrhistogram.Histogram
+	}{{&hs.TTFTResponse, s.TTFTResponse}, {&hs.TTFTService, s.TTFTService}, {&hs.ITL, s.ITL}, {&hs.TPOT, s.TPOT}} {
+		enc, err := EncodeHistogram(p.h)
+		if err != nil {
+			return err
+		}
+		*p.dst = enc
+	}
+	return nil
+}
+
+// StreamLogColumns are the columns a stream run's per-request log appends
+// after the fixed ones (NewStreamLogWriter): first byte, first and last
+// token (ms from the start, empty when there was none) and output tokens.
+const StreamLogColumns = "first_byte_ms,first_token_ms,last_token_ms,output_tokens"
+
+// appendStream appends a record's stream columns, each after a comma.
+func appendStream(b []byte, r *Record) []byte {
+	b = append(b, ',')
+	if r.GotFirstByte {
+		b = appendMillis(b, r.FirstByte)
+	}
+	b = append(b, ',')
+	if r.Events > 0 {
+		b = appendMillis(b, r.FirstToken)
+	}
+	b = append(b, ',')
+	if r.Events > 0 {
+		b = appendMillis(b, r.LastToken)
+	}
+	b = append(b, ',')
+	return strconv.AppendInt(b, int64(r.Tokens), 10)
+}
+
+// parseStream reads the stream columns f (4 fields) into e.
+func parseStream(f []string, e *LogEntry) error {
+	names := [...]string{"first_byte_ms", "first_token_ms", "last_token_ms"}
+	dst := [...]*time.Duration{&e.FirstByte, &e.FirstToken, &e.LastToken}
+	for i, v := range f[:3] {
+		if v == "" {
+			*dst[i] = -1
+			continue
+		}
+		d, err := parseMillis(v)
+		if err != nil {
+			return fmt.Errorf("%s: %v", names[i], err)
+		}
+		*dst[i] = d
+	}
+	n, err := strconv.ParseUint(f[3], 10, 31)
+	if err != nil {
+		return fmt.Errorf("bad output_tokens %q", f[3])
+	}
+	e.Tokens = int(n)
+	e.Streamed = true
+	return nil
+}
+
+// StreamStatsOf reads back a result's stream figures as StreamStats (its
+// histograms decoded, its counts) and its per-request objectives, so that
+// results can be merged (Recorder.AddStream); nil when res has none.
+// Events is not in a result and reads back 0.
+func StreamStatsOf(res *Result) (*StreamStats, []RequestObjective, error) {
+	if res.Stream == nil {
+		return nil, nil, nil
+	}
+	s := &StreamStats{OutputTokens: res.Stream.OutputTokens}
+	for _, p := range []struct {
+		dst    **hdrhistogram.Histogram
+		metric string
+	}{{&s.TTFTResponse, "ttft_response"}, {&s.TTFTService, "ttft_service"}, {&s.ITL, "itl"}, {&s.TPOT, "tpot"}} {
+		h, err := res.Histogram(p.metric)
+		if err != nil {
+			return nil, nil, err
+		}
+		*p.dst = h
+	}
+	var objs []RequestObjective
+	if g := res.Stream.Goodput; g != nil {
+		s.Met = g.Met
+		var err error
+		if objs, err = ParseRequestObjectives(g.Objectives); err != nil {
+			return nil, nil, fmt.Errorf("goodput objectives: %v", err)
+		}
+	}
+	return s, objs, nil
+}
+
+// AddStream adds stream figures read from another result (StreamStatsOf)
+// into r; objs, if r has none yet, become r's per-request objectives.
+func (r *Recorder) AddStream(s *StreamStats, objs []RequestObjective) {
+	if s == nil {
+		return
+	}
+	r.streamStats().Merge(s)
+	if r.objectives == nil {
+		r.objectives = objs
+	}
+}

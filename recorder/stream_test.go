@@ -1,0 +1,200 @@
+package recorder
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// streamed returns a completed streamed record: scheduled at sched, sent
+// at sent, first token at first, tokens tokens tpot apart.
+func streamed(seq uint64, sched, sent, first time.Duration, tokens int, tpot time.Duration) Record {
+	last := first + time.Duration(tokens-1)*tpot
+	return Record{Seq: seq, Scheduled: sched, Sent: sent, WasSent: true, Done: last + msec, Outcome: Completed, Status: 200,
+		Streamed: true, GotFirstByte: true, FirstByte: first - msec, FirstToken: first, LastToken: last, Events: tokens, Tokens: tokens}
+}
+
+func TestStreamFigures(t *testing.T) {
+	rec := New(nil)
+	objs, err := ParseRequestObjectives("ttft<=500ms, tpot<=50ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.SetRequestObjectives(objs)
+	recs := []Record{
+		streamed(0, 0, 0, 100*time.Millisecond, 11, 10*time.Millisecond),                    // meets both
+		streamed(1, 0, 400*time.Millisecond, 600*time.Millisecond, 11, 10*time.Millisecond), // TTFT 600 msec from the schedule, 200 from the send: misses
+		streamed(2, 0, 0, 100*time.Millisecond, 3, 60*time.Millisecond),                     // TPOT 60 msec: misses
+		{Seq: 3, Scheduled: 0, Done: 2 * time.Second, Outcome: TimedOut, Kind: KindTimeout}, // no token before the timeout
+	}
+	for i := range recs {
+		if err := rec.Add(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec.AddTokens([]TokenEvent{{At: 100 * msec, Gap: -1}, {At: 110 * msec, Gap: 10 * msec}, {At: 1100 * msec, Gap: 20 * msec}})
+	res := Result{Elapsed: 2}
+	if err := rec.Fill(&res); err != nil {
+		t.Fatal(err)
+	}
+	st := res.Stream
+	if st == nil {
+		t.Fatal("no stream object")
+	}
+	if st.OutputTokens != 25 || st.TokensPerS != 12.5 {
+		t.Errorf("output tokens %d at %v/s, want 25 at 12.5/s", st.OutputTokens, st.TokensPerS)
+	}
+	// The timed-out request counts in TTFT at its elapsed time, a lower
+	// bound; TPOT has the three completed streams.
+	if st.TTFTResponse.Count != 4 || st.TTFTService.Count != 3 || st.TPOT.Count != 3 {
+		t.Errorf("counts: TTFT %d/%d, TPOT %d; want 4/3, 3", st.TTFTResponse.Count, st.TTFTService.Count, st.TPOT.Count)
+	}
+	if !near(st.TTFTResponse.Max, 2000) || !near(st.TTFTService.Max, 200) {
+		t.Errorf("TTFT max %v from the schedule, %v from the send; want 2000 and 200", st.TTFTResponse.Max, st.TTFTService.Max)
+	}
+	if st.ITL.Count != 2 || !near(st.ITL.Max, 20) {
+		t.Errorf("ITL %+v: want the 2 gaps, max 20 msec", st.ITL)
+	}
+	g := st.Goodput
+	if g == nil || g.Met != 1 || g.PerS != 0.5 || g.Throughput != 1.5 || g.Objectives != "ttft<=500ms,tpot<=50ms" {
+		t.Errorf("goodput %+v: want 1 met (0.5/s) of 3 completed (1.5/s)", g)
+	}
+	if res.Timeline[0].Tokens != 2 || res.Timeline[1].Tokens != 1 {
+		t.Errorf("timeline tokens %d, %d; want 2, 1", res.Timeline[0].Tokens, res.Timeline[1].Tokens)
+	}
+	// The JSON object has exactly the keys, and its histograms
+	// come back.
+	var buf bytes.Buffer
+	if err := WriteResult(&buf, &Result{Version: Version, Stream: st, Histograms: res.Histograms}); err != nil {
+		t.Fatal(err)
+	}
+	var raw struct{ Stream map[string]json.RawMessage }
+	if err := json.Unmarshal(buf.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range raw.Stream {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	if want := []string{"goodput", "itl", "output_tokens", "tokens_per_s", "tpot", "ttft_response", "ttft_service"}; !slices.Equal(keys, want) {
+		t.Errorf("stream keys %v, want %v", keys, want)
+	}
+	back, err := ReadResult(&buf, "r.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range StreamMetrics {
+		if h, err := back.Histogram(m); err != nil || h.TotalCount() == 0 {
+			t.Errorf("%s: %v", m, err)
+		}
+	}
+}
+
+func TestStreamStatsMerge(t *testing.T) {
+	a, b := New(nil), New(nil)
+	r1, r2 := streamed(0, 0, 0, 50*time.Millisecond, 5, 5*time.Millisecond), streamed(1, 0, 0, 70*time.Millisecond, 7, 5*time.Millisecond)
+	a.Add(&r1)
+	b.Add(&r2)
+	b.AddTokens([]TokenEvent{{At: msec, Gap: msec}})
+	a.Merge(b)
+	st := a.Stream()
+	if st.OutputTokens != 12 || st.TTFTResponse.TotalCount() != 2 || st.ITL.TotalCount() != 1 || st.Events != 1 {
+		t.Errorf("merged %+v", st)
+	}
+}
+
+func TestNoStreamNoObject(t *testing.T) {
+	rec := New(nil)
+	r := Record{Outcome: Completed, Status: 200, Done: msec}
+	rec.Add(&r)
+	var res Result
+	if err := rec.Fill(&res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Stream != nil || res.Histograms.ITL != "" {
+		t.Errorf("a run without streams has stream figures: %+v", res.Stream)
+	}
+}
+
+func TestParseRequestObjectives(t *testing.T) {
+	for _, bad := range []string{"", "ttft", "ttft<500msec", "foo<=1s", "ttft<=-1s", "ttft<=fast", "ttft<=1s,"} {
+		if _, err := ParseRequestObjectives(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	objs, err := ParseRequestObjectives("ttft_service<=1s,response<=2s")
+	if err != nil || len(objs) != 2 || objs[1].Max != 2*time.Second {
+		t.Errorf("%+v %v", objs, err)
+	}
+}
+
+func TestStreamLogRoundTrip(t *testing.T) {
+	var buf bytes.Buffer
+	lw := NewStreamLogWriter(&buf)
+	r := streamed(7, 0, msec, 100*time.Millisecond, 4, 10*time.Millisecond)
+	plain := Record{Seq: 8, Done: msec, Outcome: Failed, Kind: KindRefused}
+	lw.Write(&r)
+	lw.Write(&plain)
+	lw.Flush()
+	if !strings.HasPrefix(buf.String(), LogHeader+","+StreamLogColumns+"\n") {
+		t.Fatalf("header: %q", buf.String())
+	}
+	lr := NewLogReader(&buf, "s.csv")
+	var got []LogEntry
+	for lr.Scan() {
+		got = append(got, lr.Entry())
+	}
+	if lr.Err() != nil || len(got) != 2 {
+		t.Fatalf("%v %d entries", lr.Err(), len(got))
+	}
+	e := got[0]
+	if !e.Streamed || e.FirstByte != 99*time.Millisecond || e.FirstToken != 100*time.Millisecond || e.LastToken != 130*time.Millisecond || e.Tokens != 4 {
+		t.Errorf("entry %+v", e)
+	}
+	if e := got[1]; !e.Streamed || e.FirstToken != -1 || e.Tokens != 0 {
+		t.Errorf("entry without stream %+v", e)
+	}
+}
+
+// near: v is x within the histograms' 3 significant digits.
+func near(v, x float64) bool { return v >= x && v <= x*1.001 }
+
+// A result's stream figures read back and add up: two copies of one
+// result merged hold twice its counts at the same percentiles.
+func TestStreamStatsOfRoundTrip(t *testing.T) {
+	rec := New(nil)
+	rec.SetRequestObjectives([]RequestObjective{{Metric: "ttft", Max: time.Second}})
+	for i := range 10 {
+		r := streamed(uint64(i), 0, 0, time.Duration(i+1)*10*time.Millisecond, 5, time.Millisecond)
+		rec.Add(&r)
+	}
+	rec.AddTokens([]TokenEvent{{At: 0, Gap: -1}, {At: time.Millisecond, Gap: time.Millisecond}})
+	res := Result{Elapsed: 1}
+	if err := rec.Fill(&res); err != nil {
+		t.Fatal(err)
+	}
+	merged := New(nil)
+	for range 2 {
+		s, objs, err := StreamStatsOf(&res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		merged.AddStream(s, objs)
+	}
+	out := Result{Elapsed: 1}
+	if err := merged.Fill(&out); err != nil {
+		t.Fatal(err)
+	}
+	a, b := res.Stream, out.Stream
+	if b.OutputTokens != 2*a.OutputTokens || b.Goodput.Met != 2*a.Goodput.Met || b.TTFTResponse.Count != 2*a.TTFTResponse.Count ||
+		b.TTFTResponse.P99 != a.TTFTResponse.P99 || b.ITL.Count != 2*a.ITL.Count || b.Goodput.Objectives != a.Goodput.Objectives {
+		t.Errorf("merged %+v from %+v", b, a)
+	}
+	if s, _, err := StreamStatsOf(&Result{}); s != nil || err != nil {
+		t.Errorf("no stream: %v %v", s, err)
+	}
+}
