@@ -107,6 +107,12 @@ func (g *generator) readStream(body io.Reader, r *recorder.Record, sh *shard) er
 			}
 		}
 		m, err := body.Read(sr.buf[n:])
+		// Past the cap nothing is read, whether it came in this read or
+		// a later one: only the lines within the cap count.
+		over := false
+		if limit := g.cfg.MaxBody; limit > 0 && total+int64(m) > limit {
+			m, over = int(limit-total), true
+		}
 		if m > 0 {
 			now := g.since()
 			total += int64(m)
@@ -123,11 +129,11 @@ func (g *generator) readStream(body io.Reader, r *recorder.Record, sh *shard) er
 			if start == n {
 				start, n = 0, 0
 			}
-			if limit := g.cfg.MaxBody; limit > 0 && total > limit {
-				r.BodyOverCap = true // the rest is not read: a line cut here is not counted
-				r.Tokens = tokensOf(r.Events, usage)
-				return nil
-			}
+		}
+		if over {
+			r.BodyOverCap = true // the rest is not read: a line cut here is not counted
+			r.Tokens = tokensOf(r.Events, usage)
+			return nil
 		}
 		if err == io.EOF {
 			break
