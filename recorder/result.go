@@ -117,6 +117,10 @@ type Config struct {
 	Rate         float64             `json:"rate"`
 	Duration     string              `json:"duration"`
 	Seed         uint64              `json:"seed"`
+	// Stages is the ramp of a --stages run ("30s:100,1m0s:100,30s:0",
+	// from Rate); Burstiness the gamma gaps' shape k of Arrival "gamma".
+	Stages     string  `json:"stages,omitempty"`
+	Burstiness float64 `json:"burstiness,omitempty"`
 	Connections  int                 `json:"connections"`
 	Timeout      string              `json:"timeout"`
 	Drain        string              `json:"drain"`

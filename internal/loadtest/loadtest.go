@@ -248,6 +248,10 @@ func (o *Options) resultConfig(sched string) recorder.Config {
 	}
 	if !o.Closed {
 		c.Arrival, c.Seed = o.Schedule.Kind, o.Schedule.Seed
+		c.Burstiness = o.Schedule.Burstiness
+		if st, err := schedule.ParseStages(o.Schedule.Stages); o.Schedule.Stages != "" && err == nil {
+			c.Stages = schedule.FormatStages(st)
+		}
 		return c
 	}
 	c.Mode = recorder.ModeClosed
