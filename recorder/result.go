@@ -117,10 +117,6 @@ type Config struct {
 	Rate         float64             `json:"rate"`
 	Duration     string              `json:"duration"`
 	Seed         uint64              `json:"seed"`
-	// Stages is the ramp of a --stages run ("30s:100,1m0s:100,30s:0",
-	// from Rate); Burstiness the gamma gaps' shape k of Arrival "gamma".
-	Stages     string  `json:"stages,omitempty"`
-	Burstiness float64 `json:"burstiness,omitempty"`
 	Connections  int                 `json:"connections"`
 	Timeout      string              `json:"timeout"`
 	Drain        string              `json:"drain"`
@@ -157,6 +153,11 @@ type Config struct {
 	// StubCPUSeconds is the CPU time the child used in its life.
 	StubChild      bool    `json:"builtin_stub_child,omitempty"`
 	StubCPUSeconds float64 `json:"builtin_stub_cpu_seconds,omitempty"`
+
+	// Stages is the ramp of a --stages run ("30s:100,1m0s:100,30s:0",
+	// from Rate); Burstiness the gamma gaps' shape k of Arrival "gamma".
+	Stages     string  `json:"stages,omitempty"`
+	Burstiness float64 `json:"burstiness,omitempty"`
 }
 
 // ModeClosed marks a closed-loop run in Config.Mode.
