@@ -10,6 +10,7 @@
 //	openload diff A.json [B.json]   service vs response time of a result, or two results side by side
 //	openload report [flags] RESULT.json   re-render a saved result (table, json, hgrm)
 //	openload model poisson [flags]   predict a sharded rate limiter's 429s under Poisson arrivals
+//	openload sweep [flags] [URL]   one run per offered rate, or a capacity search (sweep.go)
 //
 // Exit codes: 0 the run is valid (checks passed, maybe with warnings);
 // 1 a check failed, the measurement is not valid; 2 bad input, nothing was
@@ -97,6 +98,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return runReport(args[1:], stdout, stderr)
 		case "model":
 			return runModel(args[1:], stdout, stderr)
+		case "sweep":
+			return runSweep(ctx, args[1:], stdout, stderr)
 		case "help":
 			if len(args) > 1 { // openload help stub: openload stub --help
 				return run(ctx, append(args[1:], "--help"), stdout, stderr)
