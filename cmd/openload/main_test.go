@@ -102,6 +102,8 @@ func TestUsageErrorsGolden(t *testing.T) {
 	}
 	cases = append(cases, replayUsageCases(t, dir)...)
 	cases = append(cases, retryUsageCases()...)
+	cases = append(cases, stagesUsageCases()...)
+	cases = append(cases, sweepUsageCases()...)
 	var b strings.Builder
 	for _, args := range cases {
 		code, stdout, stderr := runCLI(args...)
@@ -133,7 +135,7 @@ func subcommand(args []string) string {
 		return ""
 	case args[0] == "model" && len(args) > 1 && args[1] == "poisson":
 		return "model poisson"
-	case slices.Contains([]string{"stub", "diff", "report", "model"}, args[0]):
+	case slices.Contains([]string{"stub", "diff", "report", "model", "sweep"}, args[0]):
 		return args[0]
 	}
 	return ""
