@@ -74,6 +74,8 @@ type Recorder struct {
 	faults         faultTally  // faults.go
 
 	iv *intervals
+
+	warm warmupTally // warmup.go
 }
 
 // Bounds on what a recorder tracks, so that a header with unbounded values
@@ -142,6 +144,9 @@ func (r *Recorder) record(h *hdrhistogram.Histogram, d time.Duration) {
 // to cover the record's seconds. The log write error, if any, is returned;
 // the record is counted either way.
 func (r *Recorder) Add(rec *Record) error {
+	if rec.Scheduled < r.warm.until {
+		return r.addWarmup(rec)
+	}
 	r.outcomes[rec.Outcome]++
 	r.kinds[rec.Kind]++
 	if rec.Outcome == Completed {
@@ -330,6 +335,7 @@ func (r *Recorder) Merge(o *Recorder) {
 	}
 	r.timingOverflow += o.timingOverflow
 	r.mergeDwell(o)
+	r.mergeWarmup(o)
 	r.mergeRetries(o)
 	r.wire.merge(&o.wire)
 	r.faults.merge(o.faults)

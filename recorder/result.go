@@ -158,6 +158,7 @@ type Config struct {
 	// from Rate); Burstiness the gamma gaps' shape k of Arrival "gamma".
 	Stages     string  `json:"stages,omitempty"`
 	Burstiness float64 `json:"burstiness,omitempty"`
+	Warmup     string  `json:"warmup,omitempty"` // --warmup: Result.Warmup
 }
 
 // ModeClosed marks a closed-loop run in Config.Mode.
@@ -280,6 +281,10 @@ type Result struct {
 	// self_signed, unknown_authority, expired, hostname, certificate,
 	// handshake, not_tls; tlscause.go).
 	TLSCauses map[string]int64 `json:"tls_causes,omitempty"`
+
+	// Warmup holds the requests of --warmup, kept out of the headline
+	// figures (warmup.go); nil without one.
+	Warmup *Warmup `json:"warmup,omitempty"`
 }
 
 // ClassTable is the breakdown of requests by one response header's value.
@@ -443,8 +448,8 @@ func (r *Recorder) Fill(res *Result) error {
 		for _, v := range t.order {
 			st := t.values[v]
 			cv := ClassValue{Value: v, Count: st.count, Response: Summarize(st.response)}
-			if res.Counts.Scheduled > 0 {
-				cv.Share = float64(st.count) / float64(res.Counts.Scheduled)
+			if n := res.Counts.Scheduled - r.warm.outcomesSum(); n > 0 {
+				cv.Share = float64(st.count) / float64(n)
 			}
 			ct.Values = append(ct.Values, cv)
 		}
@@ -452,6 +457,7 @@ func (r *Recorder) Fill(res *Result) error {
 		res.Classes = append(res.Classes, ct)
 	}
 	res.DwellBound = r.dwellResult()
+	res.Warmup = r.warmupResult()
 	res.Redirects, res.BodyOverCap = r.faults.redirects, r.faults.overCap
 	wire := r.Wire()
 	res.Wire = &wire

@@ -45,7 +45,7 @@ var fieldFlags = [...]map[string]string{
 		"Schedule.Stages": "stages", "Schedule.Burstiness": "burstiness",
 		"Sched": "arrivals", "Log": "log", "IntervalLog": "hlog",
 		"Verify.SendDelayP99": "send-delay-budget", "Verify.DipRatio": "", "Verify.DipMin": "",
-		"Closed": "closed", "Think": "think", "DwellBound": "dwell-bound", "StubChild": "", "AutoHeaders": "",
+		"Closed": "closed", "Think": "think", "DwellBound": "dwell-bound", "StubChild": "", "AutoHeaders": "", "Warmup": "warmup",
 	},
 	expectFields: {
 		"Rate": "rate", "Limit": "expect-limit", "Shards": "expect-shards", "Window": "expect-window",

@@ -71,7 +71,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 		fs.DurationVarP(&r.Schedule.Duration, "duration", "d", 10*time.Second, "length of the schedule (with --arrivals: the file's span)")
 		fs.StringVar(&r.Schedule.Kind, "arrival", schedule.Constant, "arrival process: constant, poisson or gamma (with --burstiness)")
 		fs.Uint64Var(&r.Schedule.Seed, "seed", 1, "seed of the poisson and gamma arrival processes")
-		o.stages.flags(fs, &r.Schedule)
+		o.stages.flags(fs, &r.Schedule, &r.Warmup)
 		o.replay.scheduleFlags(fs)
 		fs.IntVarP(&r.Connections, "connections", "c", 64, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
 		fs.BoolVar(&r.Closed, "closed", false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")

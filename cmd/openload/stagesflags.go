@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -15,8 +16,11 @@ type stagesOptions struct {
 	stages string
 }
 
-// flags registers --stages and --burstiness, bound to spec.
-func (s *stagesOptions) flags(fs *pflag.FlagSet, spec *schedule.Spec) {
+// flags registers --stages, --burstiness and --warmup, bound to spec and
+// warmup.
+func (s *stagesOptions) flags(fs *pflag.FlagSet, spec *schedule.Spec, warmup *time.Duration) {
+	fs.DurationVar(warmup, "warmup", 0,
+		"send and account for the requests of the first `duration`, but keep them out of the headline figures and objectives (reported on their own line)")
 	fs.StringVar(&s.stages, "stages", "",
 		"ramp the rate in `STAGES` DURATION:RATE,… (e.g. 30s:100,1m:100,30s:0), each stage linear from the previous rate (--rate, default 0) to its own; replaces --duration")
 	fs.Float64Var(&spec.Burstiness, "burstiness", 0,

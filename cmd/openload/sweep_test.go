@@ -29,6 +29,8 @@ func stagesUsageCases() [][]string {
 		{"--arrival", "gamma", "-rate", "10", u},
 		{"--arrival", "gamma", "--burstiness", "-1", "-rate", "10", u},
 		{"--burstiness", "2", "-rate", "10", u},
+		{"--warmup", "5s", "-rate", "10", "-d", "2s", u},
+		{"--warmup", "-1s", "-rate", "10", u},
 	}
 }
 

@@ -176,6 +176,10 @@ func Text(w io.Writer, res *recorder.Result) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "counts   %s\n", countsLine(res.Counts, res.ExpectedKnown()))
+	if wu := res.Warmup; wu != nil {
+		fmt.Fprintf(w, "warmup   first %s: scheduled %d · completed %d · errors %d · timeouts %d · unfinished %d · response p50 %s p99 %s ms · service p99 %s ms: counted above, kept out of the percentiles and objectives\n",
+			wu.Until, wu.Scheduled, wu.Completed, wu.Errors, wu.Timeouts, wu.Unfinished, ms(wu.Response.P50), ms(wu.Response.P99), ms(wu.Service.P99))
+	}
 	switch {
 	case res.Config.Stages != "":
 		fmt.Fprintf(w, "rate     sent %.1f/s (scheduled ∫λ dt ÷ duration = %s/s, stages %s) · run took %.2f s\n", res.SendRate, count(meanRate(res)), res.Config.Stages, res.Elapsed)
