@@ -276,6 +276,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := o.validate(fs); err != nil {
 		return usageError(stderr, "%v", err)
 	}
+	if o.stages.repeats > 1 {
+		return runRepeats(ctx, &o, fs, stdout, stderr) // repeats.go
+	}
 	r := &o.run
 	if fs.Changed("fast-http1") {
 		fmt.Fprintln(stderr, "openload: --fast-http1 is deprecated: the lean HTTP/1.1 client is the default now (--net-http turns it off)")

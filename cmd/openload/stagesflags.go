@@ -13,12 +13,15 @@ import (
 // stagesOptions are the flags of a time-varying schedule: --stages (k6's
 // ramping arrival rate) and --burstiness (gamma gaps' shape).
 type stagesOptions struct {
-	stages string
+	stages  string
+	repeats int // --repeats: runs of the same schedule (repeats.go); per probe with sweep --search
 }
 
 // flags registers --stages, --burstiness and --warmup, bound to spec and
 // warmup.
 func (s *stagesOptions) flags(fs *pflag.FlagSet, spec *schedule.Spec, warmup *time.Duration) {
+	fs.IntVar(&s.repeats, "repeats", 1,
+		"run the schedule this many times and report each headline figure's median and spread (with sweep --search: runs per probe)")
 	fs.DurationVar(warmup, "warmup", 0,
 		"send and account for the requests of the first `duration`, but keep them out of the headline figures and objectives (reported on their own line)")
 	fs.StringVar(&s.stages, "stages", "",
@@ -31,6 +34,16 @@ func (s *stagesOptions) flags(fs *pflag.FlagSet, spec *schedule.Spec, warmup *ti
 // sum) and refuses what does not go with it. The values are checked by
 // schedule.Spec.Validate.
 func (s *stagesOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
+	switch {
+	case s.repeats < 1:
+		return fmt.Errorf("--repeats must be ≥ 1, got %d", s.repeats)
+	case s.repeats > 1 && o.run.Closed:
+		return errors.New("--repeats applies to open runs only")
+	case s.repeats > 1 && (o.logFile != "" || o.hlog != ""):
+		return errors.New("--repeats: --log and --hlog hold one run; the -o file holds every run")
+	case s.repeats > 1 && o.output == "-":
+		return errors.New("--repeats: -o - would mix the runs' results with the report; give a file")
+	}
 	if s.stages == "" {
 		if fs.Changed("stages") {
 			return errors.New("--stages is empty: want DURATION:RATE[,DURATION:RATE…], e.g. 30s:100,1m:100,30s:0")

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/plot"
 	"github.com/openload/openload/internal/sweep"
 	"github.com/openload/openload/recorder"
@@ -59,7 +60,6 @@ type sweepOptions struct {
 	knee      float64
 	search    bool
 	precision string
-	repeats   int
 	html, svg string
 	png       string
 }
@@ -75,7 +75,6 @@ func (s *sweepOptions) flags(fs *pflag.FlagSet) {
 		fs.Float64Var(&s.knee, "knee", sweep.DefaultKnee, "the knee is the first point whose response p99 exceeds this × the lowest point's")
 		fs.BoolVar(&s.search, "search", false, "search for the highest rate in --from..--to at which every --slo holds")
 		fs.StringVar(&s.precision, "precision", "2%", "with --search: stop bisecting when the bracket is this narrow, relative to its low end")
-		fs.IntVar(&s.repeats, "repeats", 1, "with --search: runs per probe; the median of each objective's figure decides")
 		fs.StringVar(&s.html, "html", "", "write the charts (latency and throughput against offered rate) and the table as one HTML `file`")
 		fs.StringVar(&s.svg, "svg", "", "write the latency chart as SVG to this `file` (the throughput chart beside it, -throughput before .svg)")
 		fs.StringVar(&s.png, "png", "", "as --svg, as PNG")
@@ -101,7 +100,7 @@ func parsePrecision(v string) (float64, error) {
 
 // validate checks the sweep's flags and returns its rates (none for a
 // search).
-func (s *sweepOptions) validate(fs *pflag.FlagSet) ([]float64, error) {
+func (s *sweepOptions) validate(fs *pflag.FlagSet, repeats int) ([]float64, error) {
 	if fs.Changed("rate") {
 		return nil, errors.New("--rate: a sweep sets each point's rate; use --rates, or --from, --to and --steps")
 	}
@@ -122,8 +121,8 @@ func (s *sweepOptions) validate(fs *pflag.FlagSet) ([]float64, error) {
 			return nil, fmt.Errorf("--from %v must be below --to %v", s.from, s.to)
 		case s.to > maxRate:
 			return nil, fmt.Errorf("--to %v is absurd: at most %d per second", s.to, maxRate)
-		case s.repeats < 1:
-			return nil, fmt.Errorf("--repeats must be ≥ 1, got %d", s.repeats)
+		case repeats < 1:
+			return nil, fmt.Errorf("--repeats must be ≥ 1, got %d", repeats)
 		}
 		if _, err := parsePrecision(s.precision); err != nil {
 			return nil, err
@@ -200,7 +199,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if fs.NArg() > 1 {
 		return usageErrorIn(stderr, "sweep", "one URL at most, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
 	}
-	rates, err := so.validate(fs)
+	rates, err := so.validate(fs, o.stages.repeats)
 	if err != nil {
 		return usageErrorIn(stderr, "sweep", "%v", err)
 	}
@@ -224,25 +223,14 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	r := &o.run
 
-	tgt := target{url: r.URL}
-	if r.URL == nil {
-		stubCfg := stub.DefaultConfig()
-		stubCfg.H2C = r.Protocol == engine.H2C
-		if tgt, err = builtinTarget(stubCfg, stderr); err != nil {
-			fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
-			return exitRuntime
-		}
-		if !fs.Changed("class-header") {
-			r.ClassHeaders = []string{"X-Stub-Source"}
-		}
-		if !fs.Changed("server-timing") {
-			r.ServerTiming = true
-		}
+	tgt, err := runTarget(fs, r, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
+		return exitRuntime
 	}
 	if tgt.close != nil {
 		defer tgt.close()
 	}
-	r.URL, r.BuiltinStub, r.StubChild = tgt.url, tgt.builtin, tgt.child != nil
 	r.AutoHeaders = o.auto.headers(fs)
 
 	base := sweep.Options{Base: *r, Pause: so.pause, Objectives: o.objectives, Knee: so.knee}
@@ -312,10 +300,10 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func runSearch(ctx context.Context, o *loadOptions, so sweepOptions, base sweep.Options, stdout, stderr io.Writer) int {
 	prec, _ := parsePrecision(so.precision) // checked by validate
 	base.EarlyStop = true
-	opt := sweep.SearchOptions{Options: base, From: so.from, To: so.to, Precision: prec, Repeats: so.repeats}
+	opt := sweep.SearchOptions{Options: base, From: so.from, To: so.to, Precision: prec, Repeats: o.stages.repeats}
 	if !o.quiet {
 		fmt.Fprintf(stderr, "openload sweep --search: %s to %s/s, %s per run, %d run(s) per probe → %s %s\n",
-			fmtG(so.from), fmtG(so.to), o.run.Schedule.Duration, so.repeats, o.run.Method, o.run.URL)
+			fmtG(so.from), fmtG(so.to), o.run.Schedule.Duration, o.stages.repeats, o.run.Method, o.run.URL)
 	}
 	s, err := sweep.RunSearch(ctx, opt)
 	if s == nil {
@@ -438,4 +426,27 @@ func readSweepPoint(name string) (res *recorder.Result, ok bool, err error) {
 	}
 	res, err = sf.Point(file, n)
 	return res, true, err
+}
+
+// runTarget is where a sweep's or repeated runs' requests go: the URL, or
+// the built-in stub started for them (as runLoad does), with r completed
+// from it.
+func runTarget(fs *pflag.FlagSet, r *loadtest.Options, stderr io.Writer) (target, error) {
+	tgt := target{url: r.URL}
+	if r.URL == nil {
+		stubCfg := stub.DefaultConfig()
+		stubCfg.H2C = r.Protocol == engine.H2C
+		var err error
+		if tgt, err = builtinTarget(stubCfg, stderr); err != nil {
+			return tgt, err
+		}
+		if !fs.Changed("class-header") {
+			r.ClassHeaders = []string{"X-Stub-Source"}
+		}
+		if !fs.Changed("server-timing") {
+			r.ServerTiming = true
+		}
+	}
+	r.URL, r.BuiltinStub, r.StubChild = tgt.url, tgt.builtin, tgt.child != nil
+	return tgt, nil
 }

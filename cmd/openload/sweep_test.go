@@ -31,6 +31,10 @@ func stagesUsageCases() [][]string {
 		{"--burstiness", "2", "-rate", "10", u},
 		{"--warmup", "5s", "-rate", "10", "-d", "2s", u},
 		{"--warmup", "-1s", "-rate", "10", u},
+		{"--repeats", "0", "-rate", "10", u},
+		{"--repeats", "2", "--closed", u},
+		{"--repeats", "2", "-rate", "10", "--log", "x.csv", u},
+		{"--repeats", "2", "-rate", "10", "-o", "-", u},
 	}
 }
 
@@ -93,4 +97,11 @@ func TestSweepCLI(t *testing.T) {
 	if b, err := os.ReadFile(svg); err != nil || !strings.Contains(string(b), "<svg") {
 		t.Errorf("--svg: %v", err)
 	}
+
+	// --repeats on a plain run: the spread table, and every run in -o.
+	reps := filepath.Join(dir, "repeats.json")
+	stdout, _ = runOK(t, "-r", "20", "-d", "300ms", "--repeats", "3", "-o", reps, s.URL+"/predict")
+	wantLines(t, stdout, "over 3 runs", "response p99 (ms)", "send delay p99 (ms)")
+	rep, _ = runOK(t, "report", reps+"#3")
+	wantLines(t, rep, "constant 20/s for 300ms", "scheduled 6 = rate × duration")
 }

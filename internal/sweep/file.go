@@ -166,3 +166,12 @@ func (f *File) Point(name string, n int) (*recorder.Result, error) {
 	}
 	return f.Points[n-1].Result, nil
 }
+
+// RepeatsFile is the file of repeated runs of one rate.
+func RepeatsFile(points []Point) File {
+	f := File{SweepVersion: FileVersion, Tool: "openload", Kind: "repeats"}
+	for _, p := range points {
+		f.Points = append(f.Points, filePoint(p, 0))
+	}
+	return f
+}

@@ -382,3 +382,26 @@ func Rates(from, to float64, steps int, geometric bool) ([]float64, error) {
 	out[0], out[steps-1] = from, to
 	return out, nil
 }
+
+// Repeat runs the base options n times at their own rate, pausing
+// between runs, and returns every run. It stops early when ctx ends.
+func Repeat(ctx context.Context, o Options, n int) ([]Point, error) {
+	var out []Point
+	for i := range n {
+		if i > 0 && !pause(ctx, o.Pause) {
+			break
+		}
+		p, err := RunPoint(ctx, o, o.Base.Schedule.Rate)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, p)
+		if o.OnPoint != nil {
+			o.OnPoint(p)
+		}
+		if p.Result.Interrupted {
+			break
+		}
+	}
+	return out, nil
+}

@@ -178,3 +178,49 @@ func minMax(xs []float64) (float64, float64) {
 	}
 	return slices.Min(xs), slices.Max(xs)
 }
+
+// spreadFigures are the headline figures WriteSpread summarises.
+var spreadFigures = []struct {
+	name string
+	get  func(p Point) float64
+}{
+	{"completed/s", Point.Completed},
+	{"response p50 (ms)", func(p Point) float64 { return p.Result.Response.P50 }},
+	{"response p90 (ms)", func(p Point) float64 { return p.Result.Response.P90 }},
+	{"response p99 (ms)", func(p Point) float64 { return p.Result.Response.P99 }},
+	{"response max (ms)", func(p Point) float64 { return p.Result.Response.Max }},
+	{"service p99 (ms)", func(p Point) float64 { return p.Result.Service.P99 }},
+	{"send delay p99 (ms)", func(p Point) float64 { return p.Result.SendDelay.P99 }},
+	{"errors (%)", func(p Point) float64 {
+		c := p.Result.Headline()
+		return 100 * float64(c.Errors+c.Timeouts+c.Unfinished) / math.Max(float64(c.Scheduled), 1)
+	}},
+}
+
+// WriteSpread writes the median and spread of each headline figure over
+// repeated runs of one rate: min–max and the 95 % bootstrap interval of
+// the median.
+func WriteSpread(w io.Writer, points []Point) error {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithAlignment(tw.Alignment{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}),
+		tablewriter.WithHeaderAlignment(tw.AlignRight),
+	)
+	t.Header(fmt.Sprintf("over %d runs", len(points)), "median", "min", "max", "95 % bootstrap of the median")
+	for _, f := range spreadFigures {
+		xs := make([]float64, len(points))
+		for i, p := range points {
+			xs[i] = f.get(p)
+		}
+		lo, hi := minMax(xs)
+		blo, bhi := bootstrap(xs)
+		boot := "—"
+		if !math.IsNaN(blo) {
+			boot = fmt.Sprintf("%.3f – %.3f", blo, bhi)
+		}
+		if err := t.Append([]string{f.name, fmt.Sprintf("%.3f", median(xs)), fmt.Sprintf("%.3f", lo), fmt.Sprintf("%.3f", hi), boot}); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
