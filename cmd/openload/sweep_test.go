@@ -98,6 +98,17 @@ func TestSweepCLI(t *testing.T) {
 		t.Errorf("--svg: %v", err)
 	}
 
+	// A search whose --from already breaches says so and exits 4; one
+	// whose --to still passes says so and exits 0.
+	code, stdout, stderr := runCLI("sweep", "--search", "--slo", "response.p50<=1ms", "--from", "10", "--to", "20", "-d", "300ms", "--pause", "0s", s.URL+"/predict")
+	if code != exitSLOBreached || !strings.Contains(stdout, "--from 10/s already breaches") {
+		t.Errorf("from breaches: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI("sweep", "--search", "--slo", "response.max<=10s", "--from", "10", "--to", "20", "-d", "300ms", "--pause", "0s", s.URL+"/predict")
+	if code != exitOK || !strings.Contains(stdout, "--to 20/s still passes") || strings.Count(stdout, "PASS (pass)") != 2 {
+		t.Errorf("to passes: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+
 	// --repeats on a plain run: the spread table, and every run in -o.
 	reps := filepath.Join(dir, "repeats.json")
 	stdout, _ = runOK(t, "-r", "20", "-d", "300ms", "--repeats", "3", "-o", reps, s.URL+"/predict")

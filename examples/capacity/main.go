@@ -6,7 +6,7 @@
 // this folder for the curve worked out by hand.
 //
 //	go run ./examples/capacity          # 20 s per point, 3 runs per probe: about 12 minutes
-//	go run ./examples/capacity -short   # 4 s per point, fewer rates, 1 run per probe: about 2 minutes
+//	go run ./examples/capacity -short   # 4 s per point, fewer rates: about 4 minutes
 package main
 
 import (
@@ -241,7 +241,7 @@ func Search(ctx context.Context, d time.Duration, repeats int) (*sweep.Search, e
 		return nil, err
 	}
 	return sweep.RunSearch(ctx, sweep.SearchOptions{
-		Options: sweep.Options{Base: Base(u, schedule.Constant, d), Pause: time.Second, Objectives: []verify.Objective{slo}, EarlyStop: true},
+		Options: sweep.Options{Base: Base(u, schedule.Constant, d), Pause: 500 * time.Millisecond, Objectives: []verify.Objective{slo}, EarlyStop: true},
 		From:    20, To: 320, Precision: 0.02, Repeats: repeats,
 	})
 }
@@ -256,9 +256,6 @@ func main() {
 		rates = ShortRates
 	}
 	repeats := 3
-	if short.Value.String() == "true" {
-		repeats = 1
-	}
 	demo.Main("capacity", func(ctx context.Context) error { return run(ctx, os.Stdout, os.Stderr, rates, dur, repeats) })
 }
 

@@ -41,6 +41,7 @@ import (
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/verify"
 )
 
@@ -274,7 +275,7 @@ type watch struct {
 func newWatch(objs []verify.Objective, o loadtest.Options, cancel context.CancelFunc) *watch {
 	mean := o.Schedule.Rate * o.Schedule.Duration.Seconds()
 	n := math.Floor(mean + 1e-9)
-	if o.Schedule.Kind != "constant" {
+	if o.Schedule.Kind != schedule.Constant {
 		n = mean + 5*math.Sqrt(mean)
 	}
 	return &watch{objs: objs, n: n, cancel: cancel}
