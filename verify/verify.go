@@ -180,7 +180,11 @@ func scheduleCount(res *recorder.Result) Finding {
 		if math.Abs(z) > 5 {
 			f.Severity = Warn
 		}
-		f.Message = fmt.Sprintf("poisson draw scheduled %d, expected λ·D = %s (%+.1f standard deviations)", c.Scheduled, fmtCount(c.Expected), z)
+		mean := "λ·D"
+		if res.Config.Stages != "" {
+			mean = "∫λ dt over the stages"
+		}
+		f.Message = fmt.Sprintf("poisson draw scheduled %d, expected %s = %s (%+.1f standard deviations)", c.Scheduled, mean, fmtCount(c.Expected), z)
 		return f
 	}
 	want := int64(math.Floor(c.Expected + 1e-9))
