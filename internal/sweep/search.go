@@ -290,7 +290,7 @@ func meets(o verify.Objective, v float64) bool {
 func format(o verify.Objective, v float64) string {
 	switch {
 	case math.IsInf(v, 0):
-		return "beyond the bound (stopped early)"
+		return "past (stopped early)"
 	case o.Share:
 		return fmt.Sprintf("%.3g %%", 100*v)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/verify"
 )
 
 func ms(v float64) string { return fmt.Sprintf("%.1f", v) }
@@ -154,14 +155,14 @@ func WriteSearch(w io.Writer, s *Search) error {
 		lo, hi := minMax(p.Figures)
 		boot := "— (1 repeat)"
 		if !math.IsNaN(p.Lo) {
-			boot = Format(p.Deciding, p.Lo) + " – " + Format(p.Deciding, p.Hi)
+			boot = span(p.Deciding, p.Lo, p.Hi)
 		}
 		why := p.Why
-		if len(why) > 90 {
-			why = why[:87] + "…"
+		if r := []rune(why); len(r) > 100 {
+			why = string(r[:99]) + "…"
 		}
 		if err := t.Append([]string{fmt.Sprint(i + 1), fmt.Sprintf("%g", p.Rate), verdict + " (" + strings.Join(verdicts, " ") + ")",
-			p.Deciding.Expr, Format(p.Deciding, p.Median), Format(p.Deciding, lo) + " – " + Format(p.Deciding, hi), boot, why}); err != nil {
+			p.Deciding.Expr, Format(p.Deciding, p.Median), span(p.Deciding, lo, hi), boot, why}); err != nil {
 			return err
 		}
 	}
@@ -170,6 +171,14 @@ func WriteSearch(w io.Writer, s *Search) error {
 	}
 	_, err := fmt.Fprintf(w, "\nsearch: %s\n", s.Message)
 	return err
+}
+
+// span writes a range of figures, once when both ends are the same.
+func span(o verify.Objective, lo, hi float64) string {
+	if lo == hi {
+		return Format(o, lo)
+	}
+	return Format(o, lo) + " – " + Format(o, hi)
 }
 
 func minMax(xs []float64) (float64, float64) {
