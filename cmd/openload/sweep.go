@@ -285,10 +285,10 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code != exitOK {
 		return code
 	}
+	if ctx.Err() != nil {
+		return exitInterrupted // between points, or during one
+	}
 	for _, p := range sw.Points {
-		if p.Result.Interrupted && p.Stopped == "" {
-			return exitInterrupted
-		}
 		if !p.Valid {
 			code = exitCheckFailed
 		}
