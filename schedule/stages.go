@@ -61,8 +61,10 @@ type Stage struct {
 	Target   float64
 }
 
-// String writes the stage as ParseStages reads it: "30s:100".
-func (s Stage) String() string { return s.Duration.String() + ":" + FormatRate(s.Target) }
+// String writes the stage as ParseStages reads it, exactly: "30s:100".
+func (s Stage) String() string {
+	return s.Duration.String() + ":" + strconv.FormatFloat(s.Target, 'g', -1, 64)
+}
 
 // FormatStages writes stages as ParseStages reads them: "30s:100,1m0s:0".
 func FormatStages(st []Stage) string {
