@@ -24,6 +24,7 @@ var helpCommands = []struct {
 	{"help-diff.golden", []string{"diff", "--help"}},
 	{"help-report.golden", []string{"report", "--help"}},
 	{"help-model.golden", []string{"model", "poisson", "--help"}},
+	{"help-sweep.golden", []string{"sweep", "--help"}},
 }
 
 // TestHelpGolden: every help is as its golden file has it, exits 0, fits

@@ -23,12 +23,14 @@ import (
 	"github.com/openload/openload/targets/stub"
 )
 
-const sweepUsage = `openload sweep: one open run per offered rate, or a search for the highest rate that meets the objectives.
+const sweepUsage = `openload sweep: one open run per offered rate, or a search for the highest rate
+that meets the objectives.
 
 Usage:
   openload sweep --rates 20,40,60,80,100 -d 20s [flags] [URL]
   openload sweep --from 10 --to 200 --steps 10 [--geometric] [flags] [URL]
-  openload sweep --search --slo 'response.p99<=200ms' --from 10 --to 400 [--precision 2%] [--repeats N] [URL]
+  openload sweep --search --slo 'response.p99<=200ms' --from 10 --to 400 [--precision 2%]
+                 [--repeats N] [flags] [URL]
 
 Every point is a full open run with its own checks; every flag of a load run applies to each
 point, but --rate (the sweep sets it). -o writes every point's full result to one JSON file:
