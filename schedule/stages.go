@@ -223,55 +223,71 @@ func (p Profile) Inverse(x float64) time.Duration {
 	return min(max(off, p.at[k]), p.at[k+1]-1)
 }
 
-// StagesSchedule is a schedule whose rate follows a Profile, with constant,
-// Poisson or gamma arrivals (see the comment at the top of stages.go). A plain
-// gamma schedule is one too, over one stage of constant rate.
+// StagesSchedule is a schedule of constant arrivals whose rate follows a
+// Profile: request i where Λ passes i (see the comment at the top of
+// stages.go). Its count is exact, ⌊Λ(D)⌋ (Count), as ConstantSchedule's.
 type StagesSchedule struct {
+	p     Profile
+	count int64
+	i     int64
+	last  time.Duration
+}
+
+// RandomStagesSchedule is a schedule of Poisson or gamma arrivals whose
+// rate follows a Profile, drawn by time rescaling from a seeded source. A
+// plain gamma schedule is one too, over one stage of constant rate. Its
+// count is random: it has no Count.
+type RandomStagesSchedule struct {
 	kind    string
 	p       Profile
 	seed    uint64
 	k       float64 // gamma shape (burstiness)
 	staged  bool    // from --stages, named so
-	count   int64   // constant: ⌊Λ(D)⌋
-	i       int64
-	s       float64 // random kinds: the current point in intensity time
+	s       float64 // the current point in intensity time
 	gap     func() float64
 	last    time.Duration
 	drained bool
 }
 
 // NewStages returns the schedule of stages from the start rate: kind is
-// Constant, Poisson or Gamma (of shape burstiness), drawn from a PCG
-// source seeded with seed. The stages are assumed valid (Spec.Validate).
-func NewStages(kind string, start float64, stages []Stage, seed uint64, burstiness float64) *StagesSchedule {
-	s := newProfileSchedule(kind, NewProfile(start, stages), seed, burstiness)
+// Constant (a *StagesSchedule), Poisson or Gamma of shape burstiness (a
+// *RandomStagesSchedule), drawn from a PCG source seeded with seed. The
+// stages are assumed valid (Spec.Validate).
+func NewStages(kind string, start float64, stages []Stage, seed uint64, burstiness float64) Schedule {
+	if kind == Constant {
+		return NewConstantStages(start, stages)
+	}
+	s := newRandomStages(kind, NewProfile(start, stages), seed, burstiness)
 	s.staged = true
 	return s
+}
+
+// NewConstantStages returns the constant arrivals of stages from the start
+// rate.
+func NewConstantStages(start float64, stages []Stage) *StagesSchedule {
+	p := NewProfile(start, stages)
+	return &StagesSchedule{p: p, count: countOf(p.Total())}
 }
 
 // NewGamma returns a schedule of rate λ over d whose gaps are gamma
 // distributed with shape k and mean 1/λ: k = 1 is Poisson, k < 1
 // burstier, k > 1 smoother (the coefficient of variation of a gap is
 // 1/√k).
-func NewGamma(rate float64, d time.Duration, seed uint64, k float64) *StagesSchedule {
-	return newProfileSchedule(Gamma, NewProfile(rate, []Stage{{Duration: d, Target: rate}}), seed, k)
+func NewGamma(rate float64, d time.Duration, seed uint64, k float64) *RandomStagesSchedule {
+	return newRandomStages(Gamma, NewProfile(rate, []Stage{{Duration: d, Target: rate}}), seed, k)
 }
 
-func newProfileSchedule(kind string, p Profile, seed uint64, k float64) *StagesSchedule {
-	s := &StagesSchedule{kind: kind, p: p, seed: seed, k: k}
+func newRandomStages(kind string, p Profile, seed uint64, k float64) *RandomStagesSchedule {
+	s := &RandomStagesSchedule{kind: kind, p: p, seed: seed, k: k}
 	src := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
-	switch kind {
-	case Constant:
-		s.count = countOf(p.Total())
-	case Poisson:
-		rng := rand.New(src)
-		s.gap = rng.ExpFloat64
-	case Gamma:
+	if kind == Gamma {
 		// gonum's gamma variate (Marsaglia–Tsang, and a method for shapes
 		// below 0.2 where Marsaglia–Tsang's boost loses precision); shape
 		// k and rate k give mean 1.
 		g := distuv.Gamma{Alpha: k, Beta: k, Src: src}
 		s.gap = g.Rand
+	} else {
+		s.gap = rand.New(src).ExpFloat64
 	}
 	return s
 }
@@ -287,42 +303,20 @@ func countOf(x float64) int64 {
 // Profile is the schedule's rate profile.
 func (s *StagesSchedule) Profile() Profile { return s.p }
 
-// Offset is the offset of request i of a constant schedule: Λ⁻¹(i). It is a
-// pure function of i.
+// Offset is the offset of request i: Λ⁻¹(i). It is a pure function of i.
 func (s *StagesSchedule) Offset(i int64) time.Duration { return s.p.Inverse(float64(i)) }
 
-// Count is the number of arrivals of a constant schedule, ⌊Λ(D)⌋; -1 for a
-// random one, whose count is known only once drawn.
-func (s *StagesSchedule) Count() int64 {
-	if s.kind != Constant {
-		return -1
-	}
-	return s.count
-}
+// Count is the number of arrivals, ⌊Λ(D)⌋.
+func (s *StagesSchedule) Count() int64 { return s.count }
 
 // Next implements Schedule.
 func (s *StagesSchedule) Next() (time.Duration, bool) {
-	if s.drained {
+	if s.i >= s.count {
 		return 0, false
 	}
-	var off time.Duration
-	if s.kind == Constant {
-		if s.i >= s.count {
-			s.drained = true
-			return 0, false
-		}
-		off = s.Offset(s.i)
-		s.i++
-	} else {
-		s.s += s.gap()
-		if s.s >= s.p.Total() {
-			s.drained = true
-			return 0, false
-		}
-		off = s.p.Inverse(s.s)
-	}
 	// Rounding to the nanosecond must not reorder two close requests.
-	off = max(off, s.last)
+	off := max(s.Offset(s.i), s.last)
+	s.i++
 	s.last = off
 	return off, true
 }
@@ -330,22 +324,48 @@ func (s *StagesSchedule) Next() (time.Duration, bool) {
 // Expected implements Schedule: Λ(D).
 func (s *StagesSchedule) Expected() float64 { return s.p.Total() }
 
-// Exact implements Schedule: constant arrivals are.
-func (s *StagesSchedule) Exact() bool { return s.kind == Constant }
+// Exact implements Schedule: the count is ⌊Λ(D)⌋.
+func (s *StagesSchedule) Exact() bool { return true }
 
-// Name implements Schedule: "constant stages 30s:100,1m0s:100,30s:0 (from
-// 0/s, 2m0s)" or "gamma k=0.5 160/s for 10s (seed 1)".
+// Name implements Schedule: "constant stages 30s:100,1m0s:100,30s:0 from
+// 0/s, 2m0s".
 func (s *StagesSchedule) Name() string {
+	return fmt.Sprintf("constant stages %s from %s/s, %s", FormatStages(s.p.stages), FormatRate(s.p.start), s.p.Duration())
+}
+
+// Profile is the schedule's rate profile.
+func (s *RandomStagesSchedule) Profile() Profile { return s.p }
+
+// Next implements Schedule.
+func (s *RandomStagesSchedule) Next() (time.Duration, bool) {
+	if s.drained {
+		return 0, false
+	}
+	s.s += s.gap()
+	if s.s >= s.p.Total() {
+		s.drained = true
+		return 0, false
+	}
+	off := max(s.p.Inverse(s.s), s.last)
+	s.last = off
+	return off, true
+}
+
+// Expected implements Schedule: Λ(D).
+func (s *RandomStagesSchedule) Expected() float64 { return s.p.Total() }
+
+// Exact implements Schedule: a random count is not.
+func (s *RandomStagesSchedule) Exact() bool { return false }
+
+// Name implements Schedule: "poisson stages 30s:100 from 0/s, 30s (seed
+// 1)" or "gamma k=0.5 160/s for 10s (seed 1)".
+func (s *RandomStagesSchedule) Name() string {
 	kind := s.kind
 	if s.kind == Gamma {
 		kind = fmt.Sprintf("gamma k=%s", FormatRate(s.k))
 	}
-	seed := ""
-	if s.kind != Constant {
-		seed = fmt.Sprintf(" (seed %d)", s.seed)
-	}
 	if !s.staged {
-		return fmt.Sprintf("%s %s/s for %s%s", kind, FormatRate(s.p.start), s.p.Duration(), seed)
+		return fmt.Sprintf("%s %s/s for %s (seed %d)", kind, FormatRate(s.p.start), s.p.Duration(), s.seed)
 	}
-	return fmt.Sprintf("%s stages %s from %s/s, %s%s", kind, FormatStages(s.p.stages), FormatRate(s.p.start), s.p.Duration(), seed)
+	return fmt.Sprintf("%s stages %s from %s/s, %s (seed %d)", kind, FormatStages(s.p.stages), FormatRate(s.p.start), s.p.Duration(), s.seed)
 }
