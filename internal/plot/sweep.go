@@ -55,7 +55,7 @@ func SweepCharts(points []SweepPoint, knee int, subtitle string) []Chart {
 		if knee > 0 {
 			from = (points[knee-1].Offered + from) / 2
 		}
-		span := Span{From: from, To: points[len(points)-1].Offered, Label: fmt.Sprintf("past the knee (%g/s)", points[knee].Offered)}
+		span := Span{From: from, To: points[len(points)-1].Offered, Label: fmt.Sprintf("past the knee (%g/s)", points[knee].Offered), Unit: "/s"}
 		lat.Spans, thr.Spans = []Span{span}, []Span{span}
 	}
 	return []Chart{lat, thr}
