@@ -48,6 +48,7 @@ var mergeSections = []mergeSection{
 	mergeHistograms,
 	mergeOutcomeMaps,
 	mergeTimeline,
+	mergeWarmupSection, // before mergeClasses: class shares are of the headline's requests
 	mergeClasses,
 	mergeServerTiming,
 	mergeRetries,
@@ -69,7 +70,7 @@ var mergedKeys = map[string]bool{
 	"timeline": true, "classes": true, "server_timing": true, "dwell_bound": true, "retries": true,
 	"redirects_followed": true, "wire": true, "failed_status": true, "body_over_cap": true, "generator": true,
 	"checks": true, "slos": true, "interrupted": true, "answered": true, "unanswered": true, "tls_causes": true,
-	"start": true, "shards": true, "stream": true,
+	"start": true, "shards": true, "stream": true, "warmup": true,
 }
 
 // unmergedSection returns a section of r that Merge does not account for
@@ -471,8 +472,8 @@ func mergeClasses(dst *Result, in []MergeInput) error {
 		a := tables[header]
 		for _, v := range slices.Sorted(maps.Keys(a.counts)) {
 			cv := ClassValue{Value: v, Count: a.counts[v], Response: Summarize(a.hists[v])}
-			if dst.Counts.Scheduled > 0 {
-				cv.Share = float64(cv.Count) / float64(dst.Counts.Scheduled)
+			if n := dst.Headline().Scheduled; n > 0 {
+				cv.Share = float64(cv.Count) / float64(n)
 			}
 			if err := encodeInto(&cv.Histogram, a.hists[v]); err != nil {
 				return err
@@ -653,4 +654,49 @@ func mergeStream(dst *Result, in []MergeInput) error {
 		sum.Merge(s)
 	}
 	return setStream(dst, sum, objs)
+}
+
+// mergeWarmupSection adds the shards' warm-ups (--warmup), which every
+// shard of one run has alike: counts and histograms.
+func mergeWarmupSection(dst *Result, in []MergeInput) error {
+	dst.Warmup = nil
+	var w *Warmup
+	var response, service *hdrhistogram.Histogram
+	for _, x := range in {
+		o := x.Result.Warmup
+		if (o == nil) != (in[0].Result.Warmup == nil) {
+			return fmt.Errorf("%s: --warmup differs from %s's: not a shard of the same run", x.Name, in[0].Name)
+		}
+		if o == nil {
+			continue
+		}
+		if w == nil {
+			w, response, service = &Warmup{Until: o.Until}, NewHistogram(), NewHistogram()
+		} else if o.Until != w.Until {
+			return fmt.Errorf("%s: --warmup %s, but %s has %s: not a shard of the same run", x.Name, o.Until, in[0].Name, w.Until)
+		}
+		w.Scheduled += o.Scheduled
+		w.Completed += o.Completed
+		w.Errors += o.Errors
+		w.Timeouts += o.Timeouts
+		w.Unfinished += o.Unfinished
+		for _, p := range []struct {
+			enc string
+			h   *hdrhistogram.Histogram
+		}{{o.ResponseHistogram, response}, {o.ServiceHistogram, service}} {
+			if p.enc == "" {
+				return fmt.Errorf("%s: its warm-up has no histograms (written before they were kept): cannot be merged", x.Name)
+			}
+			h, err := DecodeHistogram(p.enc)
+			if err != nil {
+				return fmt.Errorf("%s: warm-up histogram: %v", x.Name, err)
+			}
+			dst.Dropped += p.h.Merge(h)
+		}
+	}
+	if w == nil {
+		return nil
+	}
+	dst.Warmup = w
+	return w.setHistograms(response, service)
 }

@@ -57,6 +57,7 @@ func result(t *testing.T, recs []recorder.Record, index, of int) *recorder.Resul
 	rec.TrackClasses([]string{"X-Class"})
 	rec.BoundDwell(2 * time.Millisecond)
 	rec.StreamRun()
+	rec.SetWarmup(300 * time.Millisecond)
 	objs, err := recorder.ParseRequestObjectives("ttft<=2ms,tpot<=15ms")
 	if err != nil {
 		t.Fatal(err)
@@ -170,6 +171,9 @@ func TestMergeProperties(t *testing.T) {
 		c1.Expected, c2.Expected = 0, 0
 		if c1 != c2 {
 			t.Fatalf("seed %d: counts %+v, one generator %+v", seed, c1, c2)
+		}
+		if flat.Warmup == nil || one.Warmup == nil || *flat.Warmup != *one.Warmup {
+			t.Fatalf("seed %d: warm-up %+v, one generator %+v", seed, flat.Warmup, one.Warmup)
 		}
 		if flat.Stream == nil || one.Stream == nil || flat.Stream.TTFTResponse != one.Stream.TTFTResponse ||
 			flat.Stream.ITL != one.Stream.ITL || flat.Stream.TPOT != one.Stream.TPOT ||

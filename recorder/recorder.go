@@ -80,6 +80,7 @@ type Recorder struct {
 
 	stream     *StreamStats       // nil until a stream is seen or StreamRun (stream.go)
 	objectives []RequestObjective // per-request objectives for goodput
+	warm       warmupTally        // warmup.go
 }
 
 // Bounds on what a recorder tracks, so that a header with unbounded values
@@ -148,6 +149,9 @@ func (r *Recorder) record(h *hdrhistogram.Histogram, d time.Duration) {
 // to cover the record's seconds. The log write error, if any, is returned;
 // the record is counted either way.
 func (r *Recorder) Add(rec *Record) error {
+	if rec.Scheduled < r.warm.until {
+		return r.addWarmup(rec)
+	}
 	r.outcomes[rec.Outcome]++
 	r.kinds[rec.Kind]++
 	if rec.Outcome == Completed {
@@ -340,6 +344,7 @@ func (r *Recorder) Merge(o *Recorder) {
 	}
 	r.timingOverflow += o.timingOverflow
 	r.mergeDwell(o)
+	r.mergeWarmup(o)
 	r.mergeRetries(o)
 	r.wire.merge(&o.wire)
 	r.faults.merge(o.faults)

@@ -157,6 +157,12 @@ type Config struct {
 	// StartAt is the shared start asked for (--start-at), RFC 3339.
 	Shard   *ShardConfig `json:"shard,omitempty"`
 	StartAt string       `json:"start_at,omitempty"`
+
+	// Stages is the ramp of a --stages run ("30s:100,1m0s:100,30s:0",
+	// from Rate); Burstiness the gamma gaps' shape k of Arrival "gamma".
+	Stages     string  `json:"stages,omitempty"`
+	Burstiness float64 `json:"burstiness,omitempty"`
+	Warmup     string  `json:"warmup,omitempty"` // --warmup: Result.Warmup
 }
 
 // ModeClosed marks a closed-loop run in Config.Mode.
@@ -292,6 +298,10 @@ type Result struct {
 	// Stream holds the figures of streamed answers (stream.go); nil when
 	// no request streamed.
 	Stream *StreamResult `json:"stream,omitempty"`
+
+	// Warmup holds the requests of --warmup, kept out of the headline
+	// figures (warmup.go); nil without one.
+	Warmup *Warmup `json:"warmup,omitempty"`
 }
 
 // ClassTable is the breakdown of requests by one response header's value.
@@ -474,8 +484,8 @@ func (r *Recorder) Fill(res *Result) error {
 			if cv.Histogram, err = EncodeHistogram(st.response); err != nil {
 				return err
 			}
-			if res.Counts.Scheduled > 0 {
-				cv.Share = float64(st.count) / float64(res.Counts.Scheduled)
+			if n := res.Counts.Scheduled - r.warm.outcomesSum(); n > 0 {
+				cv.Share = float64(st.count) / float64(n)
 			}
 			ct.Values = append(ct.Values, cv)
 		}
@@ -489,6 +499,11 @@ func (r *Recorder) Fill(res *Result) error {
 			return err
 		}
 	}
+	warm, err := r.warmupResult()
+	if err != nil {
+		return err
+	}
+	res.Warmup = warm
 	res.Redirects, res.BodyOverCap = r.faults.redirects, r.faults.overCap
 	wire := r.Wire()
 	res.Wire = &wire
@@ -504,7 +519,6 @@ func (r *Recorder) Fill(res *Result) error {
 		}
 		res.ServerTiming = append(res.ServerTiming, ServerMetric{Name: name, Percentiles: Summarize(r.timings[name]), Histogram: enc})
 	}
-	var err error
 	res.Histograms.Unit = "us"
 	if res.Histograms.Response, err = EncodeHistogram(r.Response); err != nil {
 		return err

@@ -46,6 +46,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,7 +75,7 @@ const (
 )
 
 // Kinds lists the arrival process names New accepts.
-var Kinds = []string{Constant, Poisson}
+var Kinds = []string{Constant, Poisson, Gamma}
 
 // MaxArrivals bounds the number of arrivals a schedule may hold, so that an
 // absurd rate or duration is refused up front instead of running for years.
@@ -82,16 +83,29 @@ const MaxArrivals = 1 << 40
 
 // Spec describes a schedule. It is validated by New.
 type Spec struct {
-	Kind     string        // Constant or Poisson
-	Rate     float64       // requests per second for the whole run, > 0
-	Duration time.Duration // length of the run, > 0
-	Seed     uint64        // source of randomness for Poisson
+	Kind     string        // Constant, Poisson or Gamma
+	Rate     float64       // requests per second for the whole run, > 0; with Stages, the start rate, ≥ 0
+	Duration time.Duration // length of the run, > 0; with Stages, their sum
+	Seed     uint64        // source of randomness for Poisson and Gamma
+	// Stages, if not empty, make the rate ramp linearly from Rate through
+	// each stage's target: "30s:100,1m:100,30s:0" (ParseStages, stages.go).
+	// Text, so that a Spec stays comparable.
+	Stages string
+	// Burstiness is the shape k of Gamma's gaps (> 0): 1 is Poisson, below
+	// 1 burstier, above smoother. Only Gamma takes it.
+	Burstiness float64
 }
 
 // Validate checks the spec. Its errors are *FieldError, naming the fields
 // of Spec. A constant spec must hold at least one arrival (⌊Rate·Duration⌋
 // ≥ 1); a Poisson one may draw none.
 func (s Spec) Validate() error {
+	if err := s.validateKind(); err != nil {
+		return err
+	}
+	if s.Stages != "" {
+		return s.validateStages()
+	}
 	switch {
 	case math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0):
 		return field.Errorf("Rate", s.Rate, "{Rate} must be a finite number, got %v", s.Rate)
@@ -103,15 +117,44 @@ func (s Spec) Validate() error {
 	if n := s.Rate * s.Duration.Seconds(); n > MaxArrivals {
 		return field.Errorf("Rate", s.Rate, "{Rate} %v × {Duration} %v = %.3g arrivals is more than the %d a schedule can hold", s.Rate, s.Duration, n, int64(MaxArrivals))
 	}
-	switch s.Kind {
-	case Constant:
-		if ConstantCount(s.Rate, s.Duration) < 1 {
-			return field.Errorf("Rate", s.Rate, "{Rate} %v × {Duration} %v = %.3g: the schedule holds no request",
-				s.Rate, s.Duration, s.Rate*s.Duration.Seconds())
-		}
-	case Poisson:
-	default:
+	if s.Kind == Constant && ConstantCount(s.Rate, s.Duration) < 1 {
+		return field.Errorf("Rate", s.Rate, "{Rate} %v × {Duration} %v = %.3g: the schedule holds no request",
+			s.Rate, s.Duration, s.Rate*s.Duration.Seconds())
+	}
+	return nil
+}
+
+// validateKind checks the arrival process and its burstiness.
+func (s Spec) validateKind() error {
+	switch {
+	case !slices.Contains(Kinds, s.Kind):
 		return field.Errorf("Kind", s.Kind, "{Kind} %q: unknown arrival process (known: %s)", s.Kind, strings.Join(Kinds, ", "))
+	case s.Kind == Gamma && (math.IsNaN(s.Burstiness) || math.IsInf(s.Burstiness, 0) || s.Burstiness <= 0):
+		return field.Errorf("Burstiness", s.Burstiness, "{Burstiness} must be a finite number > 0 with {Kind} gamma, got %v", s.Burstiness)
+	case s.Kind != Gamma && s.Burstiness != 0:
+		return field.Errorf("Burstiness", s.Burstiness, "{Burstiness} applies to {Kind} gamma only, not %s", s.Kind)
+	}
+	return nil
+}
+
+// validateStages checks a spec with stages: the start rate, the stages,
+// and that Duration is their sum.
+func (s Spec) validateStages() error {
+	if math.IsNaN(s.Rate) || math.IsInf(s.Rate, 0) || s.Rate < 0 {
+		return field.Errorf("Rate", s.Rate, "{Rate}, the rate {Stages} start from, must be a finite number ≥ 0, got %v", s.Rate)
+	}
+	st, err := ParseStages(s.Stages)
+	if err != nil {
+		return field.Errorf("Stages", s.Stages, "{Stages} %q: %v", s.Stages, err)
+	}
+	if err := validateStages(s.Rate, st); err != nil {
+		return err
+	}
+	if d := StagesDuration(st); s.Duration != d {
+		return field.Errorf("Duration", s.Duration, "{Duration} %v is not the sum of the {Stages}, %v", s.Duration, d)
+	}
+	if n := NewProfile(s.Rate, st).Total(); s.Kind == Constant && countOf(n) < 1 {
+		return field.Errorf("Stages", s.Stages, "{Stages}: ∫λ dt = %.3g, the schedule holds no request", n)
 	}
 	return nil
 }
@@ -121,7 +164,13 @@ func New(s Spec) (Schedule, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if s.Kind == Poisson {
+	switch {
+	case s.Stages != "":
+		st, _ := ParseStages(s.Stages) // checked by Validate
+		return NewStages(s.Kind, s.Rate, st, s.Seed, s.Burstiness), nil
+	case s.Kind == Gamma:
+		return NewGamma(s.Rate, s.Duration, s.Seed, s.Burstiness), nil
+	case s.Kind == Poisson:
 		return NewPoisson(s.Rate, s.Duration, s.Seed), nil
 	}
 	return NewConstant(s.Rate, s.Duration), nil

@@ -160,7 +160,7 @@ func TestSpecValidate(t *testing.T) {
 		{Spec{Kind: Constant, Rate: math.Inf(1), Duration: time.Second}, "finite"},
 		{Spec{Kind: Constant, Rate: 1e300, Duration: time.Second}, "more than"},
 		{Spec{Kind: Constant, Rate: 1, Duration: 0}, "Duration must be > 0"},
-		{Spec{Kind: "bursty", Rate: 1, Duration: time.Second}, `Kind "bursty": unknown arrival process (known: constant, poisson)`},
+		{Spec{Kind: "bursty", Rate: 1, Duration: time.Second}, `Kind "bursty": unknown arrival process (known: constant, poisson, gamma)`},
 		// A constant schedule must hold a request; a Poisson one may draw
 		// none.
 		{Spec{Kind: Constant, Rate: 0.5, Duration: time.Second}, "Rate 0.5 × Duration 1s = 0.5: the schedule holds no request"},

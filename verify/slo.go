@@ -187,7 +187,7 @@ type SLOResult struct {
 func (o Objective) Measure(res *recorder.Result) (float64, error) {
 	switch {
 	case o.Metric == "errors":
-		c := res.Counts
+		c := res.Headline() // without a --warmup's requests
 		if c.Scheduled == 0 {
 			return 0, fmt.Errorf("no request was scheduled")
 		}

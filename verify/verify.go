@@ -159,6 +159,21 @@ func scheduleCount(res *recorder.Result) Finding {
 	if res.Config.Arrival == schedule.Replay {
 		return replayCount(res)
 	}
+	if res.Config.Arrival == schedule.Gamma && res.Config.Burstiness > 0 {
+		// A gamma renewal count has variance about Λ/k (schedule's
+		// stages.go).
+		sd := math.Sqrt(c.Expected / res.Config.Burstiness)
+		z := 0.0
+		if sd > 0 {
+			z = (float64(c.Scheduled) - c.Expected) / sd
+		}
+		f.Severity = Pass
+		if math.Abs(z) > 5 {
+			f.Severity = Warn
+		}
+		f.Message = fmt.Sprintf("gamma draw (k=%s) scheduled %d, expected ∫λ dt = %s (%+.1f standard deviations of √(Λ/k))", schedule.FormatRate(res.Config.Burstiness), c.Scheduled, fmtCount(c.Expected), z)
+		return f
+	}
 	if res.Config.Arrival == schedule.Poisson {
 		// A Poisson count has standard deviation √(λD): report how far
 		// this schedule's draw is from its mean.
@@ -171,17 +186,25 @@ func scheduleCount(res *recorder.Result) Finding {
 		if math.Abs(z) > 5 {
 			f.Severity = Warn
 		}
-		f.Message = fmt.Sprintf("poisson draw scheduled %d, expected λ·D = %s (%+.1f standard deviations)", c.Scheduled, fmtCount(c.Expected), z)
+		mean := "λ·D"
+		if res.Config.Stages != "" {
+			mean = "∫λ dt over the stages"
+		}
+		f.Message = fmt.Sprintf("poisson draw scheduled %d, expected %s = %s (%+.1f standard deviations)", c.Scheduled, mean, fmtCount(c.Expected), z)
 		return f
 	}
 	want := int64(math.Floor(c.Expected + 1e-9))
+	what := "rate × duration"
+	if res.Config.Stages != "" {
+		what = fmt.Sprintf("⌊∫λ dt⌋ over the stages (%s)", fmtCount(c.Expected))
+	}
 	if c.Scheduled != want {
 		f.Severity = Fail
-		f.Message = fmt.Sprintf("scheduled %d ≠ rate × duration = %d", c.Scheduled, want)
+		f.Message = fmt.Sprintf("scheduled %d ≠ %s = %d", c.Scheduled, what, want)
 		return f
 	}
 	f.Severity = Pass
-	f.Message = fmt.Sprintf("scheduled %d = rate × duration", c.Scheduled)
+	f.Message = fmt.Sprintf("scheduled %d = %s", c.Scheduled, what)
 	return f
 }
 

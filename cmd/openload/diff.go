@@ -125,8 +125,12 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	return usageErrorIn(stderr, "diff", "want one or two result files, got %d arguments", fs.NArg())
 }
 
-// readResultFile reads a JSON result; errors name the file.
+// readResultFile reads a JSON result, or point N of a sweep file named
+// FILE#N (readSweepPoint, sweep.go); errors name the file.
 func readResultFile(name string) (*recorder.Result, error) {
+	if res, ok, err := readSweepPoint(name); ok {
+		return res, err
+	}
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, unwrapPath(err))

@@ -43,9 +43,10 @@ var fieldFlags = [...]map[string]string{
 		// loadtest.Options
 		"BuiltinStub": "", "Redact": "redact",
 		"Schedule.Kind": "arrival", "Schedule.Rate": "rate", "Schedule.Duration": "duration", "Schedule.Seed": "seed",
+		"Schedule.Stages": "stages", "Schedule.Burstiness": "burstiness",
 		"Sched": "arrivals", "Log": "log", "IntervalLog": "hlog",
 		"Verify.SendDelayP99": "send-delay-budget", "Verify.DipRatio": "", "Verify.DipMin": "",
-		"Closed": "closed", "Think": "think", "DwellBound": "dwell-bound", "StubChild": "", "AutoHeaders": "",
+		"Closed": "closed", "Think": "think", "DwellBound": "dwell-bound", "StubChild": "", "AutoHeaders": "", "Warmup": "warmup",
 		"Shard.Index": "shard", "Shard.Of": "shard", "StartAt": "start-at",
 		"RequestObjectives": "slo-request",
 	},

@@ -154,7 +154,8 @@ earlier ones have returned, and latency is measured from the schedule
 
 Usage:
   openload [flags] [URL]         run a load test; no URL: against a built-in stub model server
-  openload COMMAND [flags] ...   stub, diff, report, merge, model; 'openload COMMAND --help' each
+  openload COMMAND [flags] ...   stub, diff, report, merge, model, sweep; 'openload COMMAND
+                                 --help' for each
 
 Examples:
   # 160 requests/s for 10 s against the built-in stub: no URL, nothing to set up

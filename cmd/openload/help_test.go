@@ -25,6 +25,7 @@ var helpCommands = []struct {
 	{"help-report.golden", []string{"report", "--help"}},
 	{"help-model.golden", []string{"model", "poisson", "--help"}},
 	{"help-merge.golden", []string{"merge", "--help"}},
+	{"help-sweep.golden", []string{"sweep", "--help"}},
 }
 
 // TestHelpGolden: every help is as its golden file has it, exits 0, fits

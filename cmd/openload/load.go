@@ -60,6 +60,7 @@ type loadOptions struct {
 	auto       autoOptions   // autoheaders.go
 	shard      shardOptions  // shardflags.go
 	stream     streamOptions // streamflags.go
+	stages     stagesOptions // stagesflags.go
 }
 
 // loadFlags registers the flags of a load run, group by group as the help
@@ -70,8 +71,9 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 	inGroup(fs, groupLoad, func() {
 		fs.Float64VarP(&r.Schedule.Rate, "rate", "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
 		fs.DurationVarP(&r.Schedule.Duration, "duration", "d", 10*time.Second, "length of the schedule (with --arrivals: the file's span)")
-		fs.StringVar(&r.Schedule.Kind, "arrival", schedule.Constant, "arrival process: constant or poisson")
-		fs.Uint64Var(&r.Schedule.Seed, "seed", 1, "seed of the poisson arrival process")
+		fs.StringVar(&r.Schedule.Kind, "arrival", schedule.Constant, "arrival process: constant, poisson or gamma (with --burstiness)")
+		fs.Uint64Var(&r.Schedule.Seed, "seed", 1, "seed of the poisson and gamma arrival processes")
+		o.stages.flags(fs, &r.Schedule, &r.Warmup)
 		o.replay.scheduleFlags(fs)
 		o.shard.flags(fs) // shardflags.go
 		fs.IntVarP(&r.Connections, "connections", "c", 64, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
@@ -169,7 +171,11 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 	if err := o.shard.validate(fs, o); err != nil {
 		return err
 	}
-	rated := fs.Changed("rate")
+	if err := o.stages.validate(fs, o); err != nil {
+		return err
+	}
+	staged := r.Schedule.Stages != ""
+	rated := fs.Changed("rate") || staged
 	switch {
 	case !rated && !r.Closed && o.replay.arrivals == "":
 		return errors.New("--rate is required (requests per second for the whole run), e.g. -rate 160")
@@ -188,7 +194,10 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 		if err := r.Schedule.Validate(); err != nil {
 			return flagError(loadFields, field.In("Schedule", err))
 		}
-		if n := r.Schedule.Rate * r.Schedule.Duration.Seconds(); n > maxRequests && !o.yes {
+		if n := requests(r.Schedule); n > maxRequests && !o.yes {
+			if staged {
+				return fmt.Errorf("--stages %s: ∫λ dt = %.0f requests is more than %d: add --yes if you mean it", o.stages.stages, n, maxRequests)
+			}
 			return fmt.Errorf("--rate %v × --duration %v = %.0f requests is more than %d: add --yes if you mean it",
 				r.Schedule.Rate, r.Schedule.Duration, n, maxRequests)
 		}
@@ -276,6 +285,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if err := o.validate(fs); err != nil {
 		return usageError(stderr, "%v", err)
+	}
+	if o.stages.repeats > 1 {
+		return runRepeats(ctx, &o, fs, stdout, stderr) // repeats.go
 	}
 	r := &o.run
 	if fs.Changed("fast-http1") {

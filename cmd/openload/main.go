@@ -11,6 +11,7 @@
 //	openload report [flags] RESULT.json   re-render a saved result (table, json, hgrm)
 //	openload merge SHARD.json... [-o ALL.json]   add the results of the shards of one schedule (--shard)
 //	openload model poisson [flags]   predict a sharded rate limiter's 429s under Poisson arrivals
+//	openload sweep [flags] [URL]   one run per offered rate, or a capacity search (sweep.go)
 //
 // Exit codes: 0 the run is valid (checks passed, maybe with warnings);
 // 1 a check failed, the measurement is not valid; 2 bad input, nothing was
@@ -100,6 +101,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return runMerge(args[1:], stdout, stderr) // merge.go
 		case "model":
 			return runModel(args[1:], stdout, stderr)
+		case "sweep":
+			return runSweep(ctx, args[1:], stdout, stderr)
 		case "help":
 			if len(args) > 1 { // openload help stub: openload stub --help
 				return run(ctx, append(args[1:], "--help"), stdout, stderr)

@@ -106,6 +106,8 @@ func TestUsageErrorsGolden(t *testing.T) {
 	cases = append(cases, replayUsageCases(t, dir)...)
 	cases = append(cases, retryUsageCases()...)
 	cases = append(cases, shardUsageCases()...) // shard_test.go
+	cases = append(cases, stagesUsageCases()...)
+	cases = append(cases, sweepUsageCases()...)
 	var b strings.Builder
 	for _, args := range cases {
 		code, stdout, stderr := runCLI(args...)
@@ -137,7 +139,7 @@ func subcommand(args []string) string {
 		return ""
 	case args[0] == "model" && len(args) > 1 && args[1] == "poisson":
 		return "model poisson"
-	case slices.Contains([]string{"stub", "diff", "report", "model", "merge"}, args[0]):
+	case slices.Contains([]string{"stub", "diff", "report", "model", "merge", "sweep"}, args[0]):
 		return args[0]
 	}
 	return ""

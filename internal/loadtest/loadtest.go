@@ -67,6 +67,10 @@ type Options struct {
 	// against (recorder.SetRequestObjectives); Stream marks a run of
 	// streamed answers (engine.Config.Stream, recorder.StreamRun).
 	RequestObjectives []recorder.RequestObjective
+	// Warmup, if > 0, keeps the requests scheduled in the run's first
+	// Warmup out of the headline figures and objectives: they are sent
+	// and accounted for, and reported apart (recorder.Warmup).
+	Warmup time.Duration
 
 	// StubChild: the built-in stub (BuiltinStub) runs in a child process,
 	// so the generator's figures are openload's alone; without it they
@@ -153,6 +157,9 @@ func (o *Options) Validate() error {
 	}
 	if err := field.In("Verify", o.Verify.Validate()); err != nil {
 		return err
+	}
+	if o.Warmup < 0 || (o.Warmup > 0 && o.Warmup >= o.Schedule.Duration) {
+		return field.Errorf("Warmup", o.Warmup, "{Warmup} must be ≥ 0 and shorter than the run (%v), got %v", o.Schedule.Duration, o.Warmup)
 	}
 	if o.DwellBound < 0 {
 		return field.Errorf("DwellBound", o.DwellBound, "{DwellBound} must be > 0, got %v", o.DwellBound)
@@ -263,6 +270,13 @@ func (o *Options) resultConfig(sched string) recorder.Config {
 	}
 	if !o.Closed {
 		c.Arrival, c.Seed = o.Schedule.Kind, o.Schedule.Seed
+		c.Burstiness = o.Schedule.Burstiness
+		if o.Warmup > 0 {
+			c.Warmup = o.Warmup.String()
+		}
+		if st, err := schedule.ParseStages(o.Schedule.Stages); o.Schedule.Stages != "" && err == nil {
+			c.Stages = schedule.FormatStages(st)
+		}
 		return c
 	}
 	c.Mode = recorder.ModeClosed
@@ -289,6 +303,9 @@ func (o Options) newRecorder() *recorder.Recorder {
 	}
 	if o.RequestObjectives != nil {
 		rec.SetRequestObjectives(o.RequestObjectives)
+	}
+	if o.Warmup > 0 {
+		rec.SetWarmup(o.Warmup)
 	}
 	if o.IntervalLog != nil {
 		rec.SetIntervalLog(o.IntervalLog)

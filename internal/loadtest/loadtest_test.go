@@ -133,7 +133,7 @@ func TestValidate(t *testing.T) {
 		want  string
 	}{
 		{func(o *Options) { o.Schedule.Rate = 0.5 }, "Schedule.Rate", "Schedule.Rate 0.5 × Schedule.Duration 1s = 0.5: the schedule holds no request"},
-		{func(o *Options) { o.Schedule.Kind = "bursty" }, "Schedule.Kind", `Schedule.Kind "bursty": unknown arrival process (known: constant, poisson)`},
+		{func(o *Options) { o.Schedule.Kind = "bursty" }, "Schedule.Kind", `Schedule.Kind "bursty": unknown arrival process (known: constant, poisson, gamma)`},
 		{func(o *Options) { o.Timeout = 0 }, "Timeout", "Timeout must be > 0, got 0s"},
 		{func(o *Options) { o.Retry.Retries = 101 }, "Retry.Retries", "Retry.Retries must be between 0 and 100, got 101"},
 		{func(o *Options) { o.Verify.DipRatio = 2 }, "Verify.DipRatio", "Verify.DipRatio must be between 0 and 1, got 2"},

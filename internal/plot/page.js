@@ -156,7 +156,8 @@
       var note = document.createElement("p");
       note.className = "span-note";
       note.appendChild(document.createElement("i"));
-      note.appendChild(document.createTextNode("shaded: " + sp.label + ", from " + sp.from.toFixed(1) + " s to " + sp.to.toFixed(1) + " s"));
+      var unit = sp.unit || " s";
+      note.appendChild(document.createTextNode("shaded: " + sp.label + ", from " + sp.from.toFixed(1) + unit + " to " + sp.to.toFixed(1) + unit));
       live.appendChild(note);
     });
     new ResizeObserver(function () {

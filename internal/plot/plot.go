@@ -93,6 +93,7 @@ type Span struct {
 	From  float64 `json:"from"`
 	To    float64 `json:"to"`
 	Label string  `json:"label"`
+	Unit  string  `json:"unit,omitempty"` // of From and To in the page's note; empty: " s"
 }
 
 // Chart is the data of one chart. Subtitle holds the runs' identities,

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -178,7 +179,13 @@ func Text(w io.Writer, res *recorder.Result) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "counts   %s\n", countsLine(res.Counts, res.ExpectedKnown()))
+	if wu := res.Warmup; wu != nil {
+		fmt.Fprintf(w, "warmup   first %s: scheduled %d · completed %d · errors %d · timeouts %d · unfinished %d · response p50 %s p99 %s ms · service p99 %s ms: counted above, kept out of the percentiles and objectives\n",
+			wu.Until, wu.Scheduled, wu.Completed, wu.Errors, wu.Timeouts, wu.Unfinished, ms(wu.Response.P50), ms(wu.Response.P99), ms(wu.Service.P99))
+	}
 	switch {
+	case res.Config.Stages != "":
+		fmt.Fprintf(w, "rate     sent %.1f/s (scheduled ∫λ dt ÷ duration = %s/s, stages %s) · run took %.2f s\n", res.SendRate, count(meanRate(res)), res.Config.Stages, res.Elapsed)
 	case !res.Closed():
 		fmt.Fprintf(w, "rate     sent %.1f/s (scheduled %s/s) · run took %.2f s\n", res.SendRate, count(res.Config.Rate), res.Elapsed)
 	case res.ExpectedKnown():
@@ -299,4 +306,13 @@ func StubLine(cfg recorder.Config) string {
 		return fmt.Sprintf("target: built-in stub model server in a child process (%s%s), apart from the generator's figures", cfg.BuiltinStub, cpu)
 	}
 	return fmt.Sprintf("target: built-in stub model server in openload's process (%s): its work is in the generator's figures", cfg.BuiltinStub)
+}
+
+// meanRate is a staged run's scheduled mean rate: ∫λ dt over its duration.
+func meanRate(res *recorder.Result) float64 {
+	d, err := time.ParseDuration(res.Config.Duration)
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return res.Counts.Expected / d.Seconds()
 }

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/openload/openload/internal/report"
+	"github.com/openload/openload/internal/sweep"
+)
+
+// runRepeats runs a load run's schedule o.stages.repeats times and prints
+// each run's verdict, then every headline figure's median and spread. -o
+// writes every run's full result (report FILE#N reads run N). The exit code
+// is the worst run's, by runLoad's precedence.
+func runRepeats(ctx context.Context, o *loadOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
+	r := &o.run
+	tgt, err := runTarget(fs, r, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
+		return exitRuntime
+	}
+	if tgt.close != nil {
+		defer tgt.close()
+	}
+	r.AutoHeaders = o.auto.headers(fs)
+	n := 0
+	base := sweep.Options{Base: *r, Objectives: o.objectives, OnPoint: func(p sweep.Point) {
+		n++
+		if !o.quiet {
+			fmt.Fprintf(stderr, "openload: run %d of %d: %s · response p99 %.3f ms · %s\n", n, o.stages.repeats, p.Result.Config.Schedule, p.Result.Response.P99, report.RunVerdict(p.Result))
+		}
+	}}
+	points, err := sweep.Repeat(ctx, base, o.stages.repeats)
+	if len(points) > 0 && !o.quiet {
+		if werr := sweep.WriteSpread(stdout, points); werr != nil {
+			fmt.Fprintf(stderr, "openload: %v\n", werr)
+		}
+	}
+	if werr := writeSweepFiles(o, sweepOptions{}, sweep.RepeatsFile(points), nil, -1); werr != nil {
+		fmt.Fprintf(stderr, "openload: %v\n", werr)
+		return exitRuntime
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "openload: %v\n", err)
+		return exitRuntime
+	}
+	code := exitOK
+	for _, p := range points {
+		breached, failed := false, false
+		for _, s := range p.SLOs {
+			if !s.Pass {
+				if s.Objective.Default {
+					failed = true
+				} else {
+					breached = true
+				}
+			}
+		}
+		if c := verdictCode(p.Result, p.Findings, breached, failed); worse(c, code) {
+			code = c
+		}
+	}
+	return code
+}
+
+// worse reports whether exit code a takes precedence over b (main.go:
+// 130, 1, 5, 4, 0).
+func worse(a, b int) bool {
+	rank := map[int]int{exitOK: 0, exitSLOBreached: 1, exitTargetFailed: 2, exitCheckFailed: 3, exitInterrupted: 4}
+	return rank[a] > rank[b]
+}

@@ -1,0 +1,459 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/plot"
+	"github.com/openload/openload/internal/sweep"
+	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/targets/stub"
+)
+
+const sweepUsage = `openload sweep: one open run per offered rate, or a search for the highest rate
+that meets the objectives.
+
+Usage:
+  openload sweep --rates 20,40,60,80,100 -d 20s [flags] [URL]
+  openload sweep --from 10 --to 200 --steps 10 [--geometric] [flags] [URL]
+  openload sweep --search --slo 'response.p99<=200ms' --from 10 --to 400 [--precision 2%]
+                 [--repeats N] [flags] [URL]
+
+Every point is a full open run with its own checks; every flag of a load run applies to each
+point, but --rate (the sweep sets it). -o writes every point's full result to one JSON file:
+'openload report FILE#N' and 'openload diff FILE#1 FILE#5' read point N.
+
+The knee is the first point whose response p99 exceeds --knee × the lowest point's, or that
+breaks an objective. A search brackets (from --from, doubling up to --to) then bisects to
+--precision; a probe passes when, for every objective, the median over its --repeats runs meets
+the bound and no run failed a check or stopped early; a run stops early once a breach is
+certain (requests already waiting longer than the bound, or failed, beyond the objective's
+share of the run).
+
+Exit codes: 0 the sweep ran (a search: found the capacity, or --to still passes); 1 a point's
+check failed; 2 bad input (an objective the results cannot measure included); 3 the runs could
+not be carried out or the files not written; 4 a search whose --from already breaches;
+130 interrupted.
+
+`
+
+const groupSweep = "Sweep"
+
+// sweepOptions are the flags of 'openload sweep', besides a load run's.
+type sweepOptions struct {
+	rates     []float64
+	from, to  float64
+	steps     int
+	geometric bool
+	pause     time.Duration
+	knee      float64
+	search    bool
+	precision string
+	html, svg string
+	png       string
+}
+
+func (s *sweepOptions) flags(fs *pflag.FlagSet) {
+	inGroup(fs, groupSweep, func() {
+		fs.Float64SliceVar(&s.rates, "rates", nil, "offered `rates` to sweep, comma-separated (requests per second)")
+		fs.Float64Var(&s.from, "from", 0, "lowest rate of --steps, or of a --search")
+		fs.Float64Var(&s.to, "to", 0, "highest rate of --steps, or of a --search")
+		fs.IntVar(&s.steps, "steps", 0, "number of rates from --from to --to, both included")
+		fs.BoolVar(&s.geometric, "geometric", false, "with --steps: rates in a constant ratio instead of evenly spaced")
+		fs.DurationVar(&s.pause, "pause", 2*time.Second, "pause between points, so one point's backlog does not leak into the next")
+		fs.Float64Var(&s.knee, "knee", sweep.DefaultKnee, "the knee is the first point whose response p99 exceeds this × the lowest point's")
+		fs.BoolVar(&s.search, "search", false, "search for the highest rate in --from..--to at which every --slo holds")
+		fs.StringVar(&s.precision, "precision", "2%", "with --search: stop bisecting when the bracket is this narrow, relative to its low end")
+		fs.StringVar(&s.html, "html", "", "write the charts (latency and throughput against offered rate) and the table as one HTML `file`")
+		fs.StringVar(&s.svg, "svg", "", "write the latency chart as SVG to this `file` (the throughput chart beside it, -throughput before .svg)")
+		fs.StringVar(&s.png, "png", "", "as --svg, as PNG")
+	})
+}
+
+// parsePrecision reads "2%" or 0.02.
+func parsePrecision(v string) (float64, error) {
+	s := strings.TrimSpace(v)
+	pct := strings.HasSuffix(s, "%")
+	f, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil {
+		return 0, fmt.Errorf("--precision %q: want a share such as 2%% or 0.02", v)
+	}
+	if pct {
+		f /= 100
+	}
+	if math.IsNaN(f) || f <= 0 || f >= 1 {
+		return 0, fmt.Errorf("--precision %q: want a share above 0 and below 100%%", v)
+	}
+	return f, nil
+}
+
+// validate checks the sweep's flags and returns its rates (none for a
+// search).
+func (s *sweepOptions) validate(fs *pflag.FlagSet, repeats int) ([]float64, error) {
+	if fs.Changed("rate") {
+		return nil, errors.New("--rate: a sweep sets each point's rate; use --rates, or --from, --to and --steps")
+	}
+	for _, name := range []string{"stages", "closed", "arrivals", "log", "hlog"} {
+		if fs.Changed(name) {
+			return nil, fmt.Errorf("--%s does not apply to a sweep: each point is a constant or poisson run at one rate", name)
+		}
+	}
+	if s.search {
+		switch {
+		case fs.Changed("rates") || fs.Changed("steps") || fs.Changed("geometric"):
+			return nil, errors.New("--search picks its own rates between --from and --to: --rates, --steps and --geometric do not apply")
+		case !fs.Changed("from") || !fs.Changed("to"):
+			return nil, errors.New("--search needs --from and --to, e.g. --from 10 --to 400")
+		case math.IsNaN(s.from) || s.from <= 0:
+			return nil, fmt.Errorf("--from must be > 0, got %v", s.from)
+		case math.IsNaN(s.to) || s.to <= s.from:
+			return nil, fmt.Errorf("--from %v must be below --to %v", s.from, s.to)
+		case s.to > maxRate:
+			return nil, fmt.Errorf("--to %v is absurd: at most %d per second", s.to, maxRate)
+		case repeats < 1:
+			return nil, fmt.Errorf("--repeats must be ≥ 1, got %d", repeats)
+		}
+		if _, err := parsePrecision(s.precision); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
+	for _, name := range []string{"precision", "repeats"} {
+		if fs.Changed(name) {
+			return nil, fmt.Errorf("--%s applies to --search only", name)
+		}
+	}
+	if s.knee <= 1 || math.IsNaN(s.knee) || math.IsInf(s.knee, 0) {
+		return nil, fmt.Errorf("--knee must be a finite number > 1, got %v", s.knee)
+	}
+	if s.pause < 0 {
+		return nil, fmt.Errorf("--pause must be ≥ 0, got %v", s.pause)
+	}
+	var rates []float64
+	switch {
+	case fs.Changed("rates") && (fs.Changed("from") || fs.Changed("to") || fs.Changed("steps")):
+		return nil, errors.New("--rates and --from/--to/--steps are exclusive: give the rates one way")
+	case fs.Changed("rates"):
+		rates = slices.Clone(s.rates)
+		for _, r := range rates {
+			if math.IsNaN(r) || math.IsInf(r, 0) || r <= 0 {
+				return nil, fmt.Errorf("--rates: %v is not a rate > 0", r)
+			}
+			if r > maxRate {
+				return nil, fmt.Errorf("--rates: %v is absurd: at most %d per second", r, maxRate)
+			}
+		}
+		slices.Sort(rates)
+		rates = slices.Compact(rates)
+	case fs.Changed("from") || fs.Changed("to") || fs.Changed("steps"):
+		if !fs.Changed("from") || !fs.Changed("to") || !fs.Changed("steps") {
+			return nil, errors.New("--from, --to and --steps go together, e.g. --from 10 --to 200 --steps 10")
+		}
+		switch {
+		case math.IsNaN(s.from) || s.from <= 0:
+			return nil, fmt.Errorf("--from must be > 0, got %v", s.from)
+		case math.IsNaN(s.to) || s.to <= s.from:
+			return nil, fmt.Errorf("--from %v must be below --to %v", s.from, s.to)
+		case s.to > maxRate:
+			return nil, fmt.Errorf("--to %v is absurd: at most %d per second", s.to, maxRate)
+		case s.steps < 2 || s.steps > 1000:
+			return nil, fmt.Errorf("--steps must be 2 to 1000, got %d", s.steps)
+		}
+		var err error
+		if rates, err = sweep.Rates(s.from, s.to, s.steps, s.geometric); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, errors.New("a sweep needs rates: --rates 20,40,60, or --from 10 --to 200 --steps 10, or --search")
+	}
+	if fs.Changed("geometric") && !fs.Changed("steps") {
+		return nil, errors.New("--geometric applies to --steps only")
+	}
+	return rates, nil
+}
+
+func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var o loadOptions
+	var so sweepOptions
+	fs := loadFlags(&o)
+	fs.Lookup("output").Usage = "write every point's full result to this JSON `file` ('openload report FILE#N' reads point N)"
+	so.flags(fs)
+	if err := fs.Parse(longForm(fs, args)); err != nil {
+		return usageErrorIn(stderr, "sweep", "%v", err)
+	}
+	if o.help {
+		fmt.Fprint(stdout, sweepUsage+flagHelp(fs, append([]string{groupSweep}, loadGroups...)))
+		return exitOK
+	}
+	if fs.NArg() > 1 {
+		return usageErrorIn(stderr, "sweep", "one URL at most, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
+	}
+	rates, err := so.validate(fs, o.stages.repeats)
+	if err != nil {
+		return usageErrorIn(stderr, "sweep", "%v", err)
+	}
+	// The load run's checks, at the highest rate the sweep may offer:
+	// the request-count guard then covers every point.
+	top := so.to
+	if len(rates) > 0 {
+		top = rates[len(rates)-1]
+	}
+	if err := fs.Set("rate", strconv.FormatFloat(top, 'g', -1, 64)); err != nil {
+		return usageErrorIn(stderr, "sweep", "%v", err)
+	}
+	if err := o.validate(fs); err != nil {
+		return usageErrorIn(stderr, "sweep", "%v", err)
+	}
+	if so.search && len(o.objectives) == 0 {
+		return usageErrorIn(stderr, "sweep", "--search needs an objective to search for: --slo 'response.p99<=200ms'")
+	}
+	if o.output == "-" {
+		return usageErrorIn(stderr, "sweep", "--output -: the table goes to stdout; give a file")
+	}
+	r := &o.run
+
+	tgt, err := runTarget(fs, r, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
+		return exitRuntime
+	}
+	if tgt.close != nil {
+		defer tgt.close()
+	}
+	r.AutoHeaders = o.auto.headers(fs)
+
+	base := sweep.Options{Base: *r, Pause: so.pause, Objectives: o.objectives, Knee: so.knee}
+	n := 0
+	base.OnPoint = func(p sweep.Point) {
+		n++
+		if o.quiet {
+			return
+		}
+		line := fmt.Sprintf("openload sweep: run %d at %g/s: completed %.1f/s, response p99 %.3f ms, service p99 %.3f ms",
+			n, p.Rate, p.Completed(), p.Result.Response.P99, p.Result.Service.P99)
+		if p.Stopped != "" {
+			line += " · stopped early: " + p.Stopped
+		}
+		fmt.Fprintln(stderr, line)
+	}
+	if so.search {
+		return runSearch(ctx, &o, so, base, stdout, stderr)
+	}
+	base.Rates = rates
+	if !o.quiet {
+		fmt.Fprintf(stderr, "openload sweep: %d points, %s each, → %s %s\n", len(rates), r.Schedule.Duration, r.Method, tgt.url)
+	}
+	sw, err := sweep.Run(ctx, base)
+	if sw == nil {
+		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
+		return exitRuntime
+	}
+	code := exitOK
+	if err != nil {
+		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
+		code = exitRuntime
+		if len(sw.Points) > 0 && sw.Points[len(sw.Points)-1].Unmeasurable != "" {
+			code = exitUsage
+		}
+	}
+	if len(sw.Points) > 0 {
+		if err := sweep.WriteTable(stdout, sw.Points, sw.Knee); err != nil {
+			fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
+		}
+		switch {
+		case sw.Knee >= 0:
+			fmt.Fprintf(stdout, "\nknee: %g/s (point %d): %s\n", sw.Points[sw.Knee].Rate, sw.Knee+1, sw.KneeWhy)
+		default:
+			fmt.Fprintf(stdout, "\nknee: none up to %g/s (response p99 stayed within %g × the lowest rate's, every objective held)\n", sw.Points[len(sw.Points)-1].Rate, so.knee)
+		}
+	}
+	if err := writeSweepFiles(&o, so, sweep.SweepFile(sw), sw.Points, sw.Knee); err != nil {
+		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
+		return exitRuntime
+	}
+	if code != exitOK {
+		return code
+	}
+	if ctx.Err() != nil {
+		return exitInterrupted // between points, or during one
+	}
+	for _, p := range sw.Points {
+		if !p.Valid {
+			code = exitCheckFailed
+		}
+	}
+	return code
+}
+
+// runSearch runs a capacity search and prints its probes and answer.
+func runSearch(ctx context.Context, o *loadOptions, so sweepOptions, base sweep.Options, stdout, stderr io.Writer) int {
+	prec, _ := parsePrecision(so.precision) // checked by validate
+	base.EarlyStop = true
+	opt := sweep.SearchOptions{Options: base, From: so.from, To: so.to, Precision: prec, Repeats: o.stages.repeats}
+	if !o.quiet {
+		fmt.Fprintf(stderr, "openload sweep --search: %s to %s/s, %s per run, %d run(s) per probe → %s %s\n",
+			fmtG(so.from), fmtG(so.to), o.run.Schedule.Duration, o.stages.repeats, o.run.Method, o.run.URL)
+	}
+	s, err := sweep.RunSearch(ctx, opt)
+	if s == nil {
+		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
+		return exitRuntime
+	}
+	if len(s.Probes) > 0 {
+		if werr := sweep.WriteSearch(stdout, s); werr != nil {
+			fmt.Fprintf(stderr, "openload: sweep: %v\n", werr)
+		}
+	}
+	// The charts draw one point per probe: its run of median response p99.
+	var points []sweep.Point
+	for _, p := range s.Probes {
+		runs := slices.Clone(p.Points)
+		slices.SortFunc(runs, func(a, b sweep.Point) int { return cmpFloat(a.Result.Response.P99, b.Result.Response.P99) })
+		if len(runs) > 0 {
+			points = append(points, runs[len(runs)/2])
+		}
+	}
+	slices.SortStableFunc(points, func(a, b sweep.Point) int { return cmpFloat(a.Rate, b.Rate) })
+	if werr := writeSweepFiles(o, so, sweep.SearchFile(s), points, -1); werr != nil {
+		fmt.Fprintf(stderr, "openload: sweep: %v\n", werr)
+		return exitRuntime
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
+		return exitRuntime
+	case s.Verdict == sweep.Unmeasured:
+		fmt.Fprintf(stderr, "openload: sweep: %s\n", s.Message)
+		return exitUsage
+	case s.Verdict == sweep.Unanswered:
+		return exitInterrupted
+	case s.Verdict == sweep.FromBreach:
+		return exitSLOBreached
+	}
+	return exitOK
+}
+
+func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// writeSweepFiles writes -o, --html, --svg and --png.
+func writeSweepFiles(o *loadOptions, so sweepOptions, f sweep.File, points []sweep.Point, knee int) error {
+	write := func(path string, fn func(io.Writer) error) error {
+		if path == "" {
+			return nil
+		}
+		var b bytes.Buffer
+		if err := fn(&b); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("%s: %v", path, unwrapPath(err))
+		}
+		return nil
+	}
+	if err := write(o.output, f.Write); err != nil {
+		return err
+	}
+	if len(points) == 0 {
+		return nil
+	}
+	pts := make([]plot.SweepPoint, len(points))
+	for i, p := range points {
+		pts[i] = plot.SweepPoint{Offered: p.Rate, Completed: p.Completed(), Result: p.Result}
+	}
+	sub := fmt.Sprintf("%s per point · %s %s", o.run.Schedule.Duration, o.run.Method, o.run.URL)
+	if o.run.BuiltinStub != "" {
+		sub = fmt.Sprintf("%s per point · built-in stub (%s)", o.run.Schedule.Duration, o.run.BuiltinStub)
+	}
+	charts := plot.SweepCharts(pts, knee, sub)
+	for _, c := range []struct{ path, format string }{{so.svg, "svg"}, {so.png, "png"}} {
+		if c.path == "" {
+			continue
+		}
+		ext := "." + c.format
+		second := strings.TrimSuffix(c.path, ext) + "-throughput" + ext
+		if err := write(c.path, func(w io.Writer) error { return charts[0].Render(w, c.format, 720, 400) }); err != nil {
+			return err
+		}
+		if err := write(second, func(w io.Writer) error { return charts[1].Render(w, c.format, 720, 400) }); err != nil {
+			return err
+		}
+	}
+	return write(so.html, func(w io.Writer) error {
+		var table bytes.Buffer
+		if err := sweep.WriteTable(&table, points, knee); err != nil {
+			return err
+		}
+		return plot.Page{Title: "openload sweep", Subtitle: []string{sub}, Text: table.String(), Charts: charts}.Write(w)
+	})
+}
+
+// readSweepPoint reads FILE#N, point N of a sweep file, or says that FILE
+// is a sweep file read without a point; ok is false for anything else.
+func readSweepPoint(name string) (res *recorder.Result, ok bool, err error) {
+	file, n, hasPoint := sweep.SplitPoint(name)
+	f, oerr := os.Open(file)
+	if oerr != nil {
+		if hasPoint {
+			return nil, true, fmt.Errorf("%s: %v", file, unwrapPath(oerr))
+		}
+		return nil, false, nil
+	}
+	defer f.Close()
+	sf, isSweep, err := sweep.ReadFile(f, file)
+	switch {
+	case !isSweep:
+		return nil, false, nil
+	case err != nil:
+		return nil, true, err
+	case !hasPoint:
+		return nil, true, fmt.Errorf("%s is a %s file of %d runs: name one, e.g. %s#1", file, sf.Kind, len(sf.Points), file)
+	}
+	res, err = sf.Point(file, n)
+	return res, true, err
+}
+
+// runTarget is where a sweep's or repeated runs' requests go: the URL, or
+// the built-in stub started for them (as runLoad does), with r completed
+// from it.
+func runTarget(fs *pflag.FlagSet, r *loadtest.Options, stderr io.Writer) (target, error) {
+	tgt := target{url: r.URL}
+	if r.URL == nil {
+		stubCfg := stub.DefaultConfig()
+		stubCfg.H2C = r.Protocol == engine.H2C
+		var err error
+		if tgt, err = builtinTarget(stubCfg, stderr); err != nil {
+			return tgt, err
+		}
+		if !fs.Changed("class-header") {
+			r.ClassHeaders = []string{"X-Stub-Source"}
+		}
+		if !fs.Changed("server-timing") {
+			r.ServerTiming = true
+		}
+	}
+	r.URL, r.BuiltinStub, r.StubChild = tgt.url, tgt.builtin, tgt.child != nil
+	return tgt, nil
+}

@@ -1,0 +1,336 @@
+package sweep
+
+// # Capacity search
+//
+// The capacity is the highest offered rate at which every objective holds.
+// Search first brackets it, then bisects:
+//
+//  1. Probe From. If it breaches, the capacity is below From: say so and
+//     stop (no guess below the range asked).
+//  2. Bracket: probe From·2, From·4, … (capped at To) until a probe
+//     breaches. If To passes, the capacity is at least To: say so and stop.
+//  3. Bisect between the highest passing rate and the lowest breaching one
+//     until (high − low) ≤ Precision · low.
+//
+// The answer is the highest passing rate, with the bracket [low, high): by
+// the decision rule the capacity lies in it.
+//
+// # Decision rule
+//
+// A probe runs Repeats times. It passes when, for every objective, the
+// median of the measured figure over the repeats meets the bound, and
+// every repeat measured validly (no check failed) and ran whole. A repeat
+// that stopped early (a breach was already certain, see the package
+// comment) counts as breaching, its figure taken as beyond any bound. With
+// an even number of repeats the median is the mean of the middle two.
+//
+// The deciding figure of a probe is the figure of the objective nearest to
+// (or furthest past) its bound, as a ratio of it. For it the search reports
+// the min–max over the repeats and a 95 % bootstrap interval of the median
+// (2000 resamples of the repeats, seeded: the same figures give the same
+// interval).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+
+	"github.com/openload/openload/verify"
+)
+
+// SearchOptions describe a capacity search. Objectives must hold at least
+// one objective of the user's.
+type SearchOptions struct {
+	Options           // Base, Pause, Objectives, EarlyStop, Run, OnPoint; Rates unused
+	From, To  float64 // the range searched, 0 < From < To
+	Precision float64 // relative width of the final bracket, e.g. 0.02
+	Repeats   int     // runs per probe, ≥ 1
+	// OnProbe, if set, is called after each probe.
+	OnProbe func(Probe)
+}
+
+// Probe is one rate of a search, run Repeats times.
+type Probe struct {
+	Rate   float64
+	Points []Point
+	Pass   bool
+	// Why says what decided a breach: the objective and its median, a
+	// failed check, an early stop.
+	Why string
+	// Deciding is the objective nearest its bound; Figures its measured
+	// value in each repeat (+Inf for a repeat stopped early), Median their
+	// median, Lo and Hi the 95 % bootstrap interval of the median.
+	Deciding verify.Objective
+	Figures  []float64
+	Median   float64
+	Lo, Hi   float64
+}
+
+// Verdicts of a search.
+const (
+	Found       = "found"        // the capacity lies in [Low, High)
+	FromBreach  = "from-breach"  // From already breaches: the capacity is below it
+	ToPasses    = "to-passes"    // To still passes: the capacity is at least To
+	Unanswered  = "unanswered"   // stopped before an answer (context ended)
+	Unmeasured  = "unmeasurable" // an objective cannot be measured
+	searchSeeds = 2000           // bootstrap resamples
+)
+
+// Search is the outcome of a capacity search.
+type Search struct {
+	Probes  []Probe // in the order run
+	Verdict string
+	// Low is the highest passing rate (the answer), High the lowest
+	// breaching one; 0 when there is none.
+	Low, High float64
+	Message   string
+}
+
+// Validate checks the options.
+func (o *SearchOptions) Validate() error {
+	switch {
+	case math.IsNaN(o.From) || math.IsInf(o.From, 0) || o.From <= 0:
+		return fmt.Errorf("from %v: want a finite number > 0", o.From)
+	case math.IsNaN(o.To) || math.IsInf(o.To, 0) || o.To <= o.From:
+		return fmt.Errorf("to %v: want a finite number > from (%v)", o.To, o.From)
+	case math.IsNaN(o.Precision) || o.Precision <= 0 || o.Precision >= 1:
+		return fmt.Errorf("precision %v: want a share in (0, 1), e.g. 0.02", o.Precision)
+	case o.Repeats < 1:
+		return fmt.Errorf("repeats %d: want ≥ 1", o.Repeats)
+	case !slices.ContainsFunc(o.Objectives, func(v verify.Objective) bool { return !v.Default }):
+		return errors.New("a search needs an objective to search for")
+	}
+	return nil
+}
+
+// RunSearch brackets and bisects (see the comment at the top of
+// search.go). The error is non-nil when a run could not be carried out at
+// all; the probes so far are returned with it.
+func RunSearch(ctx context.Context, o SearchOptions) (*Search, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Search{}
+	probe := func(r float64) (Probe, bool, error) {
+		if len(s.Probes) > 0 && !pause(ctx, o.Pause) {
+			return Probe{}, false, nil
+		}
+		p, err := runProbe(ctx, o, r)
+		if err != nil {
+			return p, false, err
+		}
+		s.Probes = append(s.Probes, p)
+		if o.OnProbe != nil {
+			o.OnProbe(p)
+		}
+		if ctx.Err() != nil {
+			return p, false, nil
+		}
+		for _, pt := range p.Points {
+			if pt.Unmeasurable != "" {
+				s.Verdict, s.Message = Unmeasured, "objective cannot be measured: "+pt.Unmeasurable
+				return p, false, nil
+			}
+		}
+		return p, true, nil
+	}
+	unanswered := func() (*Search, error) {
+		if s.Verdict == "" {
+			s.Verdict, s.Message = Unanswered, "stopped before an answer"
+		}
+		return s, nil
+	}
+
+	p, ok, err := probe(o.From)
+	if err != nil || !ok {
+		res, _ := unanswered()
+		return res, err
+	}
+	if !p.Pass {
+		s.Verdict, s.High = FromBreach, o.From
+		s.Message = fmt.Sprintf("--from %s/s already breaches (%s): the capacity is below it; search a lower range", fmtRate(o.From), p.Why)
+		return s, nil
+	}
+	low, high := o.From, 0.0
+	for r := o.From * 2; high == 0; r *= 2 {
+		r = math.Min(r, o.To)
+		p, ok, err := probe(r)
+		if err != nil || !ok {
+			res, _ := unanswered()
+			return res, err
+		}
+		if !p.Pass {
+			high = r
+			break
+		}
+		low = r
+		if r == o.To {
+			s.Verdict, s.Low = ToPasses, o.To
+			s.Message = fmt.Sprintf("--to %s/s still passes: the capacity is at least %s/s; search a higher range", fmtRate(o.To), fmtRate(o.To))
+			return s, nil
+		}
+	}
+	for high-low > o.Precision*low {
+		mid := math.Round((low+high)/2*1000) / 1000
+		if mid <= low || mid >= high {
+			break
+		}
+		p, ok, err := probe(mid)
+		if err != nil || !ok {
+			s.Low, s.High = low, high
+			res, _ := unanswered()
+			return res, err
+		}
+		if p.Pass {
+			low = mid
+		} else {
+			high = mid
+		}
+	}
+	s.Verdict, s.Low, s.High = Found, low, high
+	s.Message = fmt.Sprintf("capacity %s/s: every objective holds at %s/s and not at %s/s (bracket %s–%s/s, %.1f %% wide)",
+		fmtRate(low), fmtRate(low), fmtRate(high), fmtRate(low), fmtRate(high), 100*(high-low)/low)
+	return s, nil
+}
+
+// runProbe runs rate r Repeats times and decides it.
+func runProbe(ctx context.Context, o SearchOptions, r float64) (Probe, error) {
+	p := Probe{Rate: r}
+	for i := range o.Repeats {
+		if i > 0 && !pause(ctx, o.Pause) {
+			break
+		}
+		pt, err := RunPoint(ctx, o.Options, r)
+		if err != nil {
+			return p, err
+		}
+		p.Points = append(p.Points, pt)
+		if o.OnPoint != nil {
+			o.OnPoint(pt)
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	decide(&p, verify.WithDefault(o.Objectives))
+	return p, nil
+}
+
+// decide applies the decision rule to p.
+func decide(p *Probe, objs []verify.Objective) {
+	if len(p.Points) == 0 {
+		p.Why = "no run"
+		return
+	}
+	p.Pass = true
+	worst := math.Inf(-1)
+	for _, pt := range p.Points {
+		switch {
+		case pt.Stopped != "" && p.Pass:
+			p.Pass, p.Why = false, "stopped early: "+pt.Stopped
+		case !pt.Valid && p.Pass:
+			p.Pass, p.Why = false, "a check failed: the measurement is not valid"
+		}
+	}
+	for k, o := range objs {
+		figs := make([]float64, len(p.Points))
+		for i, pt := range p.Points {
+			figs[i] = pt.SLOs[k].Measured
+			if pt.Stopped != "" {
+				figs[i] = beyond(o)
+			}
+		}
+		med := median(figs)
+		pass := meets(o, med)
+		if !pass && p.Pass {
+			p.Pass, p.Why = false, fmt.Sprintf("%s: median %s", o.Expr, format(o, med))
+		}
+		// Nearness to the bound, as a ratio: above 1 past it.
+		near := med / o.Threshold
+		if o.Op == ">=" || o.Op == ">" {
+			near = o.Threshold / med
+		}
+		if math.IsNaN(near) {
+			near = math.Inf(1)
+		}
+		if near > worst || k == 0 {
+			worst = near
+			p.Deciding, p.Figures, p.Median = o, figs, med
+		}
+	}
+	p.Lo, p.Hi = bootstrap(p.Figures)
+}
+
+// beyond is a figure past any bound of o.
+func beyond(o verify.Objective) float64 {
+	if o.Op == ">=" || o.Op == ">" {
+		return math.Inf(-1)
+	}
+	return math.Inf(1)
+}
+
+func meets(o verify.Objective, v float64) bool {
+	switch o.Op {
+	case "<=":
+		return v <= o.Threshold
+	case "<":
+		return v < o.Threshold
+	case ">=":
+		return v >= o.Threshold
+	case ">":
+		return v > o.Threshold
+	}
+	return false
+}
+
+func format(o verify.Objective, v float64) string {
+	switch {
+	case math.IsInf(v, 0):
+		return "past (stopped early)"
+	case o.Share:
+		return fmt.Sprintf("%.3g %%", 100*v)
+	}
+	return fmt.Sprintf("%.3f ms", v)
+}
+
+// Format writes a figure of o as the search reports it.
+func Format(o verify.Objective, v float64) string { return format(o, v) }
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	n := len(s)
+	switch {
+	case n == 0:
+		return math.NaN()
+	case n%2 == 1:
+		return s[n/2]
+	case math.IsInf(s[n/2-1], 0) || math.IsInf(s[n/2], 0):
+		return s[n/2] // a mean with an infinity is that infinity, or NaN
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// bootstrap is the 95 % percentile interval of the median of xs over
+// searchSeeds resamples, seeded by the count so that the same figures give
+// the same interval.
+func bootstrap(xs []float64) (lo, hi float64) {
+	if len(xs) < 2 {
+		return math.NaN(), math.NaN()
+	}
+	rng := rand.New(rand.NewPCG(uint64(len(xs)), 0x5eed))
+	meds := make([]float64, searchSeeds)
+	buf := make([]float64, len(xs))
+	for b := range meds {
+		for i := range buf {
+			buf[i] = xs[rng.IntN(len(xs))]
+		}
+		meds[b] = median(buf)
+	}
+	sort.Float64s(meds)
+	return meds[int(0.025*searchSeeds)], meds[int(0.975*searchSeeds)-1]
+}
