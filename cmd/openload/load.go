@@ -104,6 +104,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 	inGroup(fs, groupChecks, func() {
 		fs.StringArrayVar(&o.slos, "slo", nil, "`objective` checked at the end, e.g. 'response.p99<=200ms' (repeatable); a breach exits 4; without one on errors, errors<=1% is checked and its breach exits 5")
 		fs.DurationVar(&r.Verify.SendDelayP99, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
+		o.stream.objectiveFlags(fs) // --slo-request, streamflags.go
 	})
 	inGroup(fs, groupClient, func() {
 		o.proto.flags(fs, &r.Config)

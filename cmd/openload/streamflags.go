@@ -29,8 +29,12 @@ type streamOptions struct {
 
 func (s *streamOptions) flags(fs *pflag.FlagSet, r *loadtest.Options) {
 	fs.BoolVar(&r.Stream, "stream", false, "read every response as server-sent events (TTFT, ITL, TPOT, tokens); text/event-stream answers are read so without it; the log gains first_byte_ms, first_token_ms, last_token_ms, output_tokens")
-	fs.StringVar(&s.sloRequest, "slo-request", "", "per-request `objectives` for goodput, e.g. 'ttft<=500ms,tpot<=50ms' (metrics: "+strings.Join(recorder.RequestMetrics, ", ")+"; ttft from the schedule); implies --stream")
 	fs.BoolVar(&s.sample, "body-sample", false, "with a .jsonl --body-file: draw each request's line by --seed instead of taking them in order")
+}
+
+// objectiveFlags registers --slo-request, among the checks and objectives.
+func (s *streamOptions) objectiveFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&s.sloRequest, "slo-request", "", "per-request `objectives` for goodput, e.g. 'ttft<=500ms,tpot<=50ms' (metrics: "+strings.Join(recorder.RequestMetrics, ", ")+"; ttft from the schedule); implies --stream")
 }
 
 // maxBodyLines bounds a .jsonl --body-file, which is held in memory.
