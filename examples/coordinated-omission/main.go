@@ -134,22 +134,10 @@ func run(ctx context.Context, sc Scenario, out string, stdout, stderr io.Writer)
 	}
 	if out != "" {
 		for name, res := range map[string]*recorder.Result{"closed.json": closed, "open.json": open} {
-			if err := writeResult(filepath.Join(out, name), res); err != nil {
+			if err := demo.WriteResult(filepath.Join(out, name), res); err != nil {
 				return err
 			}
 		}
 	}
 	return Print(stdout, sc, closed, open)
-}
-
-func writeResult(path string, res *recorder.Result) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := recorder.WriteResult(f, res); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -216,16 +216,7 @@ func (l *epollLoop) streamLine(st *loopStream, line []byte, now time.Duration) {
 	if !c {
 		return
 	}
-	r := &st.rec
-	gap := time.Duration(-1)
-	if r.Events == 0 {
-		r.FirstToken = now
-	} else {
-		gap = now - r.LastToken
-	}
-	r.LastToken = now
-	r.Events++
-	l.evs = append(l.evs, recorder.TokenEvent{At: now, Gap: gap})
+	l.evs = append(l.evs, tokenAt(&st.rec, now))
 	if len(l.evs) == tokenBatch {
 		l.flushTokens()
 	}

@@ -163,6 +163,21 @@ func (sr *streamReader) line(line []byte, r *recorder.Record, sh *shard, now tim
 	return usage
 }
 
+// tokenAt notes in r a content event that arrived at now, and returns it
+// for the recorder (its gap since the stream's previous one, or −1 for
+// the first): every client reads a stream's events through it.
+func tokenAt(r *recorder.Record, now time.Duration) recorder.TokenEvent {
+	gap := time.Duration(-1)
+	if r.Events == 0 {
+		r.FirstToken = now
+	} else {
+		gap = now - r.LastToken
+	}
+	r.LastToken = now
+	r.Events++
+	return recorder.TokenEvent{At: now, Gap: gap}
+}
+
 func tokensOf(events, usage int) int {
 	if usage >= 0 {
 		return usage
@@ -172,15 +187,7 @@ func tokensOf(events, usage int) int {
 
 // token records a content event that arrived at now.
 func (sr *streamReader) token(r *recorder.Record, sh *shard, now time.Duration) {
-	gap := time.Duration(-1)
-	if r.Events == 0 {
-		r.FirstToken = now
-	} else {
-		gap = now - r.LastToken
-	}
-	r.LastToken = now
-	r.Events++
-	sr.evs = append(sr.evs, recorder.TokenEvent{At: now, Gap: gap})
+	sr.evs = append(sr.evs, tokenAt(r, now))
 	if len(sr.evs) == tokenBatch {
 		sh.putTokens(sr.evs)
 		sr.evs = sr.evs[:0]

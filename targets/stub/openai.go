@@ -285,31 +285,10 @@ func (s *Server) serveTokens(w http.ResponseWriter, r *http.Request, chat bool) 
 	defer s.active.Done()
 	ctx := r.Context()
 
-	if s.lim != nil {
-		now := s.limitClock()
-		if _, ok, reset := s.lim.allow(now); !ok {
-			a.source, a.reason = SourceLimiter, ReasonRateLimited
-			a.retryAfter = retryAfter(reset, now)
-			a.queueDur = time.Since(a.arrived)
-			s.respond(w, r, &a)
-			return
-		}
-	}
-
-	out, reason := s.acquire(ctx, r)
-	a.queueDur = time.Since(a.arrived)
-	switch out {
-	case gone:
-		s.abandon(w)
-		return
-	case rejected, timedOut:
-		a.source, a.reason, a.queued = SourceFallback, reason, out == timedOut
-		s.respond(w, r, &a)
+	if s.limited(w, r, &a) || !s.gate(ctx, w, r, &a) {
 		return
 	}
-
 	// granted: the sequence holds a model slot until its last token.
-	a.queued = true
 	s.tok.active.Add(1)
 	start := time.Now()
 	p := s.newPacer(ctx, start)

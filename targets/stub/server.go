@@ -261,17 +261,8 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 	defer s.active.Done()
 	ctx := r.Context()
 
-	// The rate limiter sits in front of the gates: a rejected request never
-	// reaches the queue or the model.
-	if s.lim != nil {
-		now := s.limitClock()
-		if _, ok, reset := s.lim.allow(now); !ok {
-			a.source, a.reason = SourceLimiter, ReasonRateLimited
-			a.retryAfter = retryAfter(reset, now)
-			a.queueDur = time.Since(a.arrived)
-			s.respond(w, r, &a)
-			return
-		}
+	if s.limited(w, r, &a) {
+		return
 	}
 
 	// A shadow intent is decided on arrival and scored in the background:
@@ -284,20 +275,10 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	out, reason := s.acquire(ctx, r)
-	a.queueDur = time.Since(a.arrived)
-	switch out {
-	case gone:
-		s.abandon(w)
-		return
-	case rejected, timedOut:
-		a.source, a.reason, a.queued = SourceFallback, reason, out == timedOut
-		s.respond(w, r, &a)
+	if !s.gate(ctx, w, r, &a) {
 		return
 	}
-
 	// granted: the model call holds a worker slot.
-	a.queued = true
 	start := time.Now()
 	finished, answered := s.primaryCall(ctx, r)
 	a.modelDur = time.Since(start)
@@ -318,6 +299,44 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request) {
 		a.source, a.reason = SourceFallback, ReasonWorkerFailed
 	}
 	s.respond(w, r, &a)
+}
+
+// limited runs a model request through the rate limiter, which sits in
+// front of the gates: a rejected request never reaches the queue or the
+// model. It answers a rejected request (429) and reports whether it did.
+func (s *Server) limited(w http.ResponseWriter, r *http.Request, a *answer) bool {
+	if s.lim == nil {
+		return false
+	}
+	now := s.limitClock()
+	_, ok, reset := s.lim.allow(now)
+	if ok {
+		return false
+	}
+	a.source, a.reason = SourceLimiter, ReasonRateLimited
+	a.retryAfter = retryAfter(reset, now)
+	a.queueDur = time.Since(a.arrived)
+	s.respond(w, r, a)
+	return true
+}
+
+// gate waits for a model slot behind the gate. It reports whether one was
+// granted; if not, the request has been answered (a fallback) or
+// abandoned (its client gone).
+func (s *Server) gate(ctx context.Context, w http.ResponseWriter, r *http.Request, a *answer) bool {
+	out, reason := s.acquire(ctx, r)
+	a.queueDur = time.Since(a.arrived)
+	switch out {
+	case gone:
+		s.abandon(w)
+		return false
+	case rejected, timedOut:
+		a.source, a.reason, a.queued = SourceFallback, reason, out == timedOut
+		s.respond(w, r, a)
+		return false
+	}
+	a.queued = true
+	return true
 }
 
 // enter registers a model request, starting the stall clock on the first

@@ -47,3 +47,16 @@ func Main(name string, run func(ctx context.Context) error) {
 		os.Exit(1)
 	}
 }
+
+// WriteResult writes res as a result file at path, as openload -o does.
+func WriteResult(path string, res *recorder.Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := recorder.WriteResult(f, res); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
