@@ -18,6 +18,7 @@ import (
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/plot"
+	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/targets/stub"
@@ -46,7 +47,7 @@ share of the run).
 Exit codes: 0 the sweep ran (a search: found the capacity, or --to still passes); 1 a point's
 check failed; 2 bad input (an objective the results cannot measure included); 3 the runs could
 not be carried out or the files not written; 4 a search whose --from already breaches;
-130 interrupted.
+5 the target failed at the lowest rate (a search: at --from, in every run); 130 interrupted.
 
 `
 
@@ -295,6 +296,14 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			code = exitCheckFailed
 		}
 	}
+	if code == exitOK && len(sw.Points) > 0 {
+		// A target that failed at the lowest rate measured nothing to
+		// sweep: fast refusals would draw a flat, healthy-looking curve.
+		if line, failed := report.TargetVerdict(sw.Points[0].Result); failed {
+			fmt.Fprintf(stdout, "sweep: at the lowest rate, %g/s: %s\n", sw.Points[0].Rate, line)
+			code = exitTargetFailed
+		}
+	}
 	return code
 }
 
@@ -341,9 +350,27 @@ func runSearch(ctx context.Context, o *loadOptions, so sweepOptions, base sweep.
 	case s.Verdict == sweep.Unanswered:
 		return exitInterrupted
 	case s.Verdict == sweep.FromBreach:
+		// The first probe failed its default objective in every run: the
+		// target failed, which is not a capacity below --from.
+		if targetFailedEvery(s.Probes[0].Points) {
+			line, _ := report.TargetVerdict(s.Probes[0].Points[0].Result)
+			fmt.Fprintf(stdout, "search: at --from %s/s: %s\n", fmtG(so.from), line)
+			return exitTargetFailed
+		}
 		return exitSLOBreached
 	}
 	return exitOK
+}
+
+// targetFailedEvery reports whether every run of a probe failed its
+// target (report.TargetVerdict).
+func targetFailedEvery(runs []sweep.Point) bool {
+	for _, p := range runs {
+		if _, failed := report.TargetVerdict(p.Result); !failed {
+			return false
+		}
+	}
+	return len(runs) > 0
 }
 
 func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

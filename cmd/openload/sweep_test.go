@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openload/openload/internal/rawtcp"
 	"github.com/openload/openload/targets/stub"
 )
 
@@ -115,4 +116,24 @@ func TestSweepCLI(t *testing.T) {
 	wantLines(t, stdout, "over 3 runs", "response p99 (ms)", "send delay p99 (ms)")
 	rep, _ = runOK(t, "report", reps+"#3")
 	wantLines(t, rep, "constant 20/s for 300ms", "scheduled 6 = rate × duration")
+}
+
+// TestSweepDeadTarget: a target that refuses every request never passes
+// a sweep or a search (exit 5, the verdict named), however flat and low
+// its refusals' times would draw the curve.
+func TestSweepDeadTarget(t *testing.T) {
+	addr, release, err := rawtcp.RefusedAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	url := "http://" + addr + "/"
+	code, stdout, stderr := runCLI("sweep", "--rates", "10,20", "-d", "300ms", "--pause", "0s", url)
+	if code != exitTargetFailed || !strings.Contains(stdout, "sweep: at the lowest rate, 10/s: target failed: 3 of 3 refused") {
+		t.Errorf("sweep: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI("sweep", "--search", "--slo", "response.p99<=1s", "--from", "10", "--to", "40", "-d", "300ms", "--pause", "0s", url)
+	if code != exitTargetFailed || !strings.Contains(stdout, "search: at --from 10/s: target failed: 3 of 3 refused") {
+		t.Errorf("search: exit %d\n%s\n%s", code, stdout, stderr)
+	}
 }
