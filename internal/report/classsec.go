@@ -31,8 +31,12 @@ func per100(v recorder.ClassValue) string {
 // value of ct's header (recorder.Second.Classes; warm-up included): a
 // table with a row per value and a column per second when the run is at
 // most maxClassSeconds long, else a line saying where they are. Nothing
+// for a table shown unasked (ct.Auto: the HTML report has its chart), nor
 // when the timeline holds none (results written before they were kept).
 func ClassSeconds(w io.Writer, res *recorder.Result, ct recorder.ClassTable) error {
+	if ct.Auto {
+		return nil
+	}
 	seen := map[string]bool{}
 	for _, s := range res.Timeline {
 		for v := range s.Classes[ct.Header] {

@@ -39,6 +39,13 @@ func TestClassSecondsAndRest(t *testing.T) {
 			t.Errorf("missing %q in\n%s", want, out)
 		}
 	}
+	// A table shown unasked: no seconds.
+	b.Reset()
+	ct.Auto = true
+	if err := ClassSeconds(&b, res, ct); err != nil || b.Len() != 0 {
+		t.Errorf("auto table: %v, %q", err, b.String())
+	}
+	ct.Auto = false
 	// Without "none", no such column; a long run: one line.
 	ct.Values = ct.Values[1:3]
 	ct.Values[0].Per100Rest, ct.Values[1].Per100Rest = 0, 0
