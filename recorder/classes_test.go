@@ -70,3 +70,83 @@ func TestClassesSeenBound(t *testing.T) {
 		t.Errorf("tables %+v", r.classes)
 	}
 }
+
+// TestClassSeconds: each request counts in the second it ended, by value,
+// warm-up requests too; a table holding "none" gives the other values per
+// 100 of the rest (answers without the header are not of the rest); an
+// in-process Merge adds the seconds.
+func TestClassSeconds(t *testing.T) {
+	r := New(nil)
+	r.TrackClasses([]string{"X-Stub-Shadow"})
+	r.SetWarmup(ms(100))
+	add := func(sched, done float64, v string) {
+		rec := Record{Scheduled: ms(sched), Done: ms(done), Outcome: Completed, Status: 200}
+		rec.Class[0] = v
+		if err := r.Add(&rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(50, 1200, "scored") // warm-up: in the timeline, not the table
+	for range 6 {
+		add(200, 300, NoEvent)
+	}
+	add(900, 1100, "shed-stale")
+	add(900, 1100, "shed-stale")
+	add(1500, 2100, "scored")
+	add(1500, 2100, "") // no header: NoClass
+	m := New(nil)
+	m.Merge(r)
+	for _, rec := range []*Recorder{r, m} {
+		var res Result
+		if err := rec.Fill(&res); err != nil {
+			t.Fatal(err)
+		}
+		var got []map[string]int64
+		for _, s := range res.Timeline {
+			got = append(got, s.Classes["X-Stub-Shadow"])
+		}
+		want := []map[string]int64{{NoEvent: 6}, {"shed-stale": 2, "scored": 1}, {"scored": 1, NoClass: 1}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("per second %v, want %v", got, want)
+		}
+		per := map[string]float64{}
+		for _, v := range res.Classes[0].Values {
+			per[v.Value] = v.Per100Rest
+		}
+		// The rest: 2 shed-stale + 1 scored (the warm-up's is out of the table).
+		if want := map[string]float64{NoEvent: 0, NoClass: 0, "shed-stale": 200.0 / 3, "scored": 100.0 / 3}; !reflect.DeepEqual(per, want) {
+			t.Errorf("per 100 of the rest %v, want %v", per, want)
+		}
+	}
+}
+
+// TestPer100RestNeedsNone: without a "none" value, or with nothing else,
+// no value gets a share of the rest.
+func TestPer100RestNeedsNone(t *testing.T) {
+	for _, vals := range [][]ClassValue{
+		{{Value: "model", Count: 3}, {Value: "fallback", Count: 1}},
+		{{Value: NoEvent, Count: 3}, {Value: NoClass, Count: 1}},
+	} {
+		ct := ClassTable{Values: vals}
+		ct.setPer100Rest()
+		for _, v := range ct.Values {
+			if v.Per100Rest != 0 {
+				t.Errorf("%+v: per 100 of the rest set", ct.Values)
+			}
+		}
+	}
+}
+
+// TestClassSecondsNoAlloc: once a second and a value have been seen,
+// counting them again allocates nothing.
+func TestClassSecondsNoAlloc(t *testing.T) {
+	r := New(nil)
+	r.TrackClasses([]string{"X-Stub-Shadow", "X-Stub-Source"})
+	rec := Record{Scheduled: ms(10), Sent: ms(10), WasSent: true, Done: ms(20), Outcome: Completed, Status: 200, Class: [MaxClassHeaders]string{"shed-stale", "model"}}
+	if err := r.Add(&rec); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = r.Add(&rec) }); n != 0 {
+		t.Errorf("Add allocates %.1f times per record", n)
+	}
+}

@@ -428,6 +428,11 @@ func mergeTimeline(dst *Result, in []MergeInput) error {
 			d.Retries += s.Retries
 			d.RateLimited += s.RateLimited
 			d.Tokens += s.Tokens
+			for h, vs := range s.Classes {
+				for v, n := range vs {
+					d.addClass(h, v, n)
+				}
+			}
 		}
 	}
 	return nil
@@ -481,6 +486,7 @@ func mergeClasses(dst *Result, in []MergeInput) error {
 			a.table.Values = append(a.table.Values, cv)
 		}
 		slices.SortStableFunc(a.table.Values, func(p, q ClassValue) int { return cmp.Compare(q.Count, p.Count) })
+		a.table.setPer100Rest()
 		dst.Classes = append(dst.Classes, a.table)
 	}
 	return nil

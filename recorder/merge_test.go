@@ -29,7 +29,7 @@ func randomRecords(rng *rand.Rand) []recorder.Record {
 			r.Outcome, r.Kind = recorder.TimedOut, recorder.KindTimeout
 		default:
 			r.Outcome, r.Status = recorder.Completed, []int{200, 200, 200, 503, 429}[rng.IntN(5)]
-			r.Class[0] = []string{"model", "fallback", ""}[rng.IntN(3)]
+			r.Class[0] = []string{"model", "fallback", "", recorder.NoEvent}[rng.IntN(4)]
 			r.Timings[0] = recorder.Timing{Name: "dwell", Dur: time.Duration(rng.IntN(5000)) * time.Microsecond}
 			r.Timings[1] = recorder.Timing{Name: []string{"model", "queue"}[rng.IntN(2)], Dur: time.Duration(rng.IntN(9000)) * time.Microsecond}
 			r.NTimings = 2
@@ -195,9 +195,20 @@ func TestMergeProperties(t *testing.T) {
 				b = one.Timeline[i]
 			}
 			b.ResponseP99 = 0 // not mergeable, dropped
-			if a != b {
+			if !reflect.DeepEqual(a, b) {
 				t.Fatalf("seed %d: second %d: %+v, one generator %+v", seed, i, a, b)
 			}
+		}
+		// Every request, warm-up included, is in one second's class
+		// counts, so the comparison above compared them.
+		var perSec int64
+		for _, s := range one.Timeline {
+			for _, n := range s.Classes["X-Class"] {
+				perSec += n
+			}
+		}
+		if perSec != int64(len(recs)) {
+			t.Fatalf("seed %d: per-second class counts sum to %d, %d requests", seed, perSec, len(recs))
 		}
 		if len(flat.Classes) != len(one.Classes) {
 			t.Fatalf("seed %d: %d class tables, one generator %d", seed, len(flat.Classes), len(one.Classes))

@@ -42,6 +42,9 @@ type Second struct {
 	// Tokens counts the content events of streamed answers that arrived
 	// in this second (stream.go).
 	Tokens int64 `json:"tokens,omitempty"`
+	// Classes counts, per class header, the requests that ended in this
+	// second by the header's value (classsec.go): header → value → count.
+	Classes map[string]map[string]int64 `json:"classes,omitempty"`
 }
 
 // Due is what the schedule called for in the second: Scheduled + Skipped.
@@ -101,6 +104,7 @@ type classTable struct {
 	auto   bool // TrackClassesSeen's: in the result only when a response carried it
 	values map[string]*classStat
 	order  []string
+	sec    classSeconds // per second (classsec.go)
 }
 
 type classStat struct {
@@ -182,6 +186,7 @@ func (r *Recorder) Add(rec *Record) error {
 	for i := range r.classes {
 		r.addClass(&r.classes[i], rec.Class[i], rec.Response(), 1, nil)
 	}
+	r.addClassSeconds(rec)
 	for i := 0; i < rec.NTimings && i < MaxTimings; i++ {
 		if h := r.timing(rec.Timings[i].Name); h != nil {
 			r.record(h, rec.Timings[i].Dur)
@@ -336,6 +341,7 @@ func (r *Recorder) Merge(o *Recorder) {
 			st := o.classes[i].values[v]
 			r.addClass(&r.classes[i], v, 0, st.count, st.response)
 		}
+		r.classes[i].sec.merge(&o.classes[i].sec)
 	}
 	for _, name := range o.timingOrder {
 		if h := r.timing(name); h != nil {

@@ -332,6 +332,11 @@ type ClassValue struct {
 	// Histogram is Response's histogram (EncodeHistogram), so that merged
 	// shards' classes stay exact; empty in results written before.
 	Histogram string `json:"histogram,omitempty"`
+	// Per100Rest is, in a table that holds the value NoEvent ("none")
+	// besides others, this value's count per 100 requests whose answer
+	// carried the header with a value other than NoEvent: e.g. shed
+	// decisions per 100 shadow intents. 0 for NoEvent and NoClass.
+	Per100Rest float64 `json:"per_100_rest,omitempty"`
 }
 
 // ServerMetric summarises one Server-Timing metric over the run, in ms.
@@ -470,7 +475,7 @@ func (r *Recorder) Fill(res *Result) error {
 	r.status.addTo(res.Status)
 	res.ErrorKinds = r.ErrorKinds()
 	res.TLSCauses = r.TLSCauses()
-	res.Timeline = append([]Second(nil), r.timeline...)
+	res.Timeline = r.fillClassSeconds(append([]Second(nil), r.timeline...))
 	res.Classes = nil
 	for _, t := range r.classes {
 		if t.auto && !t.seen() {
@@ -490,6 +495,7 @@ func (r *Recorder) Fill(res *Result) error {
 			ct.Values = append(ct.Values, cv)
 		}
 		sort.SliceStable(ct.Values, func(i, j int) bool { return ct.Values[i].Count > ct.Values[j].Count })
+		ct.setPer100Rest() // classsec.go
 		res.Classes = append(res.Classes, ct)
 	}
 	res.DwellBound = r.dwellResult()

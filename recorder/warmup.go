@@ -60,6 +60,7 @@ func (r *Recorder) addWarmup(rec *Record) error {
 	} else {
 		r.second(rec.Done).Errors++
 	}
+	r.addClassSeconds(rec) // in the timeline, like the counts above
 	r.addAttempts(rec)
 	r.addWire(rec)
 	if r.log != nil {

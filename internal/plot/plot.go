@@ -401,12 +401,14 @@ func ClassCharts(res *recorder.Result) []Chart {
 }
 
 // ReportCharts are the charts of a run's report, in order: latency by
-// percentile, requests per second, p99 per second, and class shares.
+// percentile, requests per second, p99 per second, class shares, and
+// class values per second (classes.go).
 func ReportCharts(res *recorder.Result) ([]Chart, error) {
 	lat, err := LatencyChart(res)
 	if err != nil {
 		return nil, err
 	}
 	out := []Chart{lat, TimelineChart(res), TimelineP99Chart(res)}
-	return append(out, ClassCharts(res)...), nil
+	out = append(out, ClassCharts(res)...)
+	return append(out, ClassTimelineCharts(res)...), nil
 }

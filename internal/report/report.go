@@ -47,17 +47,28 @@ func LatencyTable(w io.Writer, rows []Row) error {
 }
 
 // ClassTable writes one class header's breakdown: count, share of all
-// scheduled requests and response-time percentiles per value.
+// scheduled requests and response-time percentiles per value, and, when
+// the table holds the value "none" (recorder.NoEvent), each other value
+// per 100 of the rest.
 func ClassTable(w io.Writer, ct recorder.ClassTable) error {
+	rest := slices.ContainsFunc(ct.Values, func(v recorder.ClassValue) bool { return v.Per100Rest > 0 })
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithAlignment(tw.Alignment{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}),
+		tablewriter.WithAlignment(tw.Alignment{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}),
 		tablewriter.WithHeaderAlignment(tw.AlignRight),
 	)
-	t.Header("value", "count", "share", "resp p50", "resp p95", "resp p99", "resp max")
+	head := []string{"value", "count", "share"}
+	if rest {
+		head = append(head, "per 100 of the rest")
+	}
+	t.Header(append(head, "resp p50", "resp p95", "resp p99", "resp max"))
 	for _, v := range ct.Values {
 		p := v.Response
-		if err := t.Append([]string{v.Value, fmt.Sprint(v.Count), fmt.Sprintf("%.1f %%", 100*v.Share), ms(p.P50), ms(p.P95), ms(p.P99), ms(p.Max)}); err != nil {
+		row := []string{v.Value, fmt.Sprint(v.Count), fmt.Sprintf("%.1f %%", 100*v.Share)}
+		if rest {
+			row = append(row, per100(v))
+		}
+		if err := t.Append(append(row, ms(p.P50), ms(p.P95), ms(p.P99), ms(p.Max))); err != nil {
 			return err
 		}
 	}
@@ -174,6 +185,9 @@ func Text(w io.Writer, res *recorder.Result) error {
 	for _, ct := range res.Classes {
 		fmt.Fprintf(w, "\nby %s%s\n", ct.Header, autoNote(ct.Auto))
 		if err := ClassTable(w, ct); err != nil {
+			return err
+		}
+		if err := ClassSeconds(w, res, ct); err != nil { // classsec.go
 			return err
 		}
 	}
