@@ -79,7 +79,7 @@ func (s *sweepOptions) flags(fs *pflag.FlagSet) {
 		fs.BoolVar(&s.search, "search", false, "search for the highest rate in --from..--to at which every --slo holds")
 		fs.StringVar(&s.precision, "precision", "2%", "with --search: stop bisecting when the bracket is this narrow, relative to its low end")
 		fs.StringVar(&s.html, "html", "", "write the charts (latency and throughput against offered rate) and the table as one HTML `file`")
-		fs.StringVar(&s.svg, "svg", "", "write the latency chart as SVG to this `file` (the throughput chart beside it, -throughput before .svg)")
+		fs.StringVar(&s.svg, "svg", "", "write the latency chart as SVG to this `file` (the throughput chart beside it, -throughput before .svg; a streamed sweep's token chart, -tokens)")
 		fs.StringVar(&s.png, "png", "", "as --svg, as PNG")
 	})
 }
@@ -426,6 +426,12 @@ func writeSweepFiles(o *loadOptions, so sweepOptions, f sweep.File, points []swe
 		}
 		if err := write(second, func(w io.Writer) error { return charts[1].Render(w, c.format, 720, 400) }); err != nil {
 			return err
+		}
+		if len(charts) > 2 { // a streamed sweep's token chart
+			third := strings.TrimSuffix(c.path, ext) + "-tokens" + ext
+			if err := write(third, func(w io.Writer) error { return charts[2].Render(w, c.format, 720, 400) }); err != nil {
+				return err
+			}
 		}
 	}
 	return write(so.html, func(w io.Writer) error {

@@ -137,3 +137,30 @@ func TestSweepDeadTarget(t *testing.T) {
 		t.Errorf("search: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }
+
+// TestSweepStreamCLI: a streamed sweep's table has the stream columns
+// (goodput with --slo-request) and --svg writes the token chart beside the
+// others.
+func TestSweepStreamCLI(t *testing.T) {
+	cfg := stub.DefaultConfig()
+	cfg.Policy, cfg.BatchSlots = stub.PolicyNone, 16
+	cfg.Prefill, cfg.ITL, cfg.OutputTokens = 5*time.Millisecond, time.Millisecond, 8
+	s, err := stub.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "sweep.svg")
+	stdout, _ := runOK(t, "sweep", "--rates", "10,20", "-d", "300ms", "--pause", "0s", "--stream", "--svg", svg,
+		"--slo-request", "ttft<=5s,tpot<=1s", "--body", `{"model":"stub","prompt":"hi","stream":true}`, s.URL+"/v1/completions")
+	wantLines(t, stdout, "goodput/s", "tokens/s", "TTFT p99", "ITL p50", "ITL p99", "TPOT p50")
+	if strings.Contains(stdout, "resp p90") {
+		t.Errorf("streamed sweep keeps resp p90:\n%s", stdout)
+	}
+	for _, f := range []string{svg, filepath.Join(dir, "sweep-throughput.svg"), filepath.Join(dir, "sweep-tokens.svg")} {
+		if b, err := os.ReadFile(f); err != nil || !strings.Contains(string(b), "<svg") {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}

@@ -19,6 +19,8 @@
 //	go run ./examples/streaming           # 10 s per run, about 40 s
 //	go run ./examples/streaming -short    # 3 s per run (what CI runs)
 //	go run ./examples/streaming -o DIR    # also keep DIR/pool.json and DIR/queue.json
+//	go run ./examples/streaming -sweep    # experiment 2: a rate sweep through a batching server's knee
+//	go run ./examples/streaming -sweep -short
 //
 // The prompt set for --body-file is generated: go generate ./examples/streaming/.
 package main
@@ -43,6 +45,7 @@ import (
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/report"
+	"github.com/openload/openload/internal/sweep"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
@@ -242,14 +245,36 @@ func HandTable(w io.Writer, sc Scenario, pool, queue *recorder.Result) error {
 }
 
 func main() {
-	short := flag.Bool("short", false, "run the scaled-down version: 3 s per run")
+	short := flag.Bool("short", false, "run the scaled-down version: 3 s per run (2 s per sweep point)")
 	out := flag.String("o", "", "also write pool.json and queue.json into this directory")
+	sweepFlag := flag.Bool("sweep", false, "run experiment 2 instead: a rate sweep against the batching stub")
 	flag.Parse()
+	if *sweepFlag {
+		b := FullSweep
+		if *short {
+			b = ShortSweep
+		}
+		demo.Main("streaming", func(ctx context.Context) error { return runSweep(ctx, b, os.Stdout, os.Stderr) })
+		return
+	}
 	sc := Full
 	if *short {
 		sc = Short
 	}
 	demo.Main("streaming", func(ctx context.Context) error { return run(ctx, sc, *out, os.Stdout, os.Stderr) })
+}
+
+func runSweep(ctx context.Context, b Batching, stdout, stderr io.Writer) error {
+	sw, err := b.Sweep(ctx, func(p sweep.Point) {
+		fmt.Fprintf(stderr, "streaming: %g/s done, %.1f completed/s\n", p.Rate, p.Completed())
+	})
+	if err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return errors.New("interrupted")
+	}
+	return PrintSweep(stdout, b, sw)
 }
 
 func run(ctx context.Context, sc Scenario, out string, stdout, stderr io.Writer) error {

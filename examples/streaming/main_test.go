@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +87,114 @@ func TestHandByFormula(t *testing.T) {
 	h = Short.handFor(400 * time.Millisecond)
 	if h.N != 60 || h.P50 != 1450 || h.P90 != 2650 || h.P99 != 2850 || h.Mean != 1450 || h.Met != 12 {
 		t.Errorf("short: %+v", h)
+	}
+}
+
+// TestShortSweep runs experiment 2's -short sweep (6 to 42/s for 2 s each
+// against 16 slots; knee at 30.2/s by hand) and asserts what README.md
+// works out, with bounds wide enough for a busy 2-core machine under the
+// race detector; each says why.
+func TestShortSweep(t *testing.T) {
+	b := ShortSweep
+	sw, err := b.Sweep(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sw.Points) != len(b.Rates) {
+		t.Fatalf("%d points, want %d", len(sw.Points), len(b.Rates))
+	}
+	at := map[float64]int{}
+	for i, p := range sw.Points {
+		at[p.Rate] = i
+		r := p.Result
+		want := int64(p.Rate * b.Duration.Seconds())
+		if r.Counts.Completed != want || r.Stream == nil || r.Stream.OutputTokens != want*int64(b.Tokens) {
+			t.Fatalf("%g/s: %d completed, want %d, each with %d tokens (stream %+v)", p.Rate, r.Counts.Completed, want, b.Tokens, r.Stream)
+		}
+		s := r.Stream
+		t.Logf("%g/s: ITL p50 %.1f ms, TPOT p50 %.1f ms, TTFT p99 %.1f ms, goodput %.1f/s", p.Rate, s.ITL.P50, s.TPOT.P50, s.TTFTResponse.P99, s.Goodput.PerS)
+	}
+	itl := func(rate float64) float64 { return sw.Points[at[rate]].Result.Stream.ITL.P50 }
+	ttft := func(rate float64) float64 { return sw.Points[at[rate]].Result.Stream.TTFTResponse.P99 }
+	good := func(rate float64) float64 { return sw.Points[at[rate]].Result.Stream.Goodput.PerS }
+
+	// ITL grows with occupancy up to the knee. By hand 10.4, 14.9, 18.7,
+	// 24.8 ms: each step is ≥ 3.8 ms, so a 1 ms tolerance cannot hide a
+	// fall. (The first hold of a run starts from an empty batch, which
+	// only lowers a point's figure a little.)
+	for _, pair := range [][2]float64{{6, 18}, {18, 24}, {24, 30}} {
+		if itl(pair[1]) < itl(pair[0])+1 {
+			t.Errorf("ITL p50 %.1f ms at %g/s, not above %.1f ms at %g/s", itl(pair[1]), pair[1], itl(pair[0]), pair[0])
+		}
+	}
+	// Past the knee the slots cap the occupancy: ITL saturates at
+	// 10 + 1 × 15 = 25 ms. A token is due at an absolute time, so timer
+	// lateness does not add up along a stream: 2 ms covers it.
+	if v := itl(42); v < 23 || v > 27 {
+		t.Errorf("ITL p50 at 42/s %.1f ms, want the 25 ms of 16 full slots", v)
+	}
+	// TTFT from the schedule: the 30 ms prefill below the knee (no
+	// request waits for a slot; 100 ms covers loopback and a busy
+	// machine), and a growing queue past it: by hand 805 ms at 42/s;
+	// 300 ms is ten times the prefill.
+	for _, r := range []float64{6, 18, 24} {
+		if v := ttft(r); v < 30 || v > 100 {
+			t.Errorf("TTFT p99 at %g/s %.1f ms, want the 30 ms prefill", r, v)
+		}
+	}
+	if v := ttft(42); v < 300 {
+		t.Errorf("TTFT p99 at 42/s %.1f ms, want the queue's growing wait (805 ms by hand)", v)
+	}
+	// Goodput (ttft ≤ 500 ms, tpot ≤ 20 ms) peaks below the knee, where
+	// TPOT (18.7 ms by hand at 24/s) still meets its bound, and falls past
+	// it: by hand 0 at 30/s and 42/s; only the answers that began in a
+	// batch still filling meet it, far below half the peak.
+	peak, peakRate := 0.0, 0.0
+	for _, p := range sw.Points {
+		if g := p.Result.Stream.Goodput.PerS; g > peak {
+			peak, peakRate = g, p.Rate
+		}
+	}
+	if peakRate != 18 && peakRate != 24 {
+		t.Errorf("goodput peaks at %g/s (%.1f/s), want 24/s (or 18/s if TPOT crept over 20 ms)", peakRate, peak)
+	}
+	if g := good(42); g > peak/2 {
+		t.Errorf("goodput at 42/s %.1f/s, want far below its peak %.1f/s", g, peak)
+	}
+	// The sweep's knee: response p99 doubles at 30/s by hand (525 against
+	// 239 ms), and at 42/s the queue adds to it.
+	if sw.Knee < 0 || (sw.Points[sw.Knee].Rate != 30 && sw.Points[sw.Knee].Rate != 42) {
+		t.Errorf("knee %d (%s), want 30/s or 42/s", sw.Knee, sw.KneeWhy)
+	}
+	var out bytes.Buffer
+	if err := PrintSweep(&out, b, sw); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"knee at 30.2/s", "ITL p50", "goodput/s", "← knee"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+// TestHandSweep checks README.md's experiment-2 table.
+func TestHandSweep(t *testing.T) {
+	b := FullSweep
+	if k := b.Knee(); math.Abs(k-16/0.53) > 1e-9 {
+		t.Errorf("knee %v, want 16/0.53", k)
+	}
+	near := func(got, want float64) bool { return math.Abs(got-want) < 0.01 }
+	h := b.Hand(24) // n = 24 × 0.21 / (1 − 24 × 0.02) = 5.04 / 0.52
+	if !near(h.Occupancy, 5.04/0.52) || !near(h.ITL, 10+5.04/0.52-1) || h.Goodput != 24 || h.TTFTp99 != 30 {
+		t.Errorf("24/s: %+v", h)
+	}
+	h = b.Hand(30) // n = 6.3 / 0.4 = 15.75: TPOT 24.75 ms breaks 20 ms
+	if !near(h.Occupancy, 15.75) || !near(h.ITL, 24.75) || h.Goodput != 0 {
+		t.Errorf("30/s: %+v", h)
+	}
+	h = b.Hand(42) // full: μ = 16 / 0.53; wait (42 − μ)/μ × 9.9 s
+	mu := 16 / 0.53
+	if h.Occupancy != 16 || !near(h.ITL, 25) || !near(h.Completed, mu) || !near(h.TTFTp99, 30+1e3*(42-mu)/mu*9.9) || h.Goodput != 0 {
+		t.Errorf("42/s: %+v", h)
 	}
 }

@@ -50,13 +50,72 @@ func SweepCharts(points []SweepPoint, knee int, subtitle string) []Chart {
 		done.X, done.Y = append(done.X, p.Offered), append(done.Y, p.Completed)
 	}
 	thr.Series = []Series{done, offered}
+	charts := []Chart{lat, thr}
+	if tok, ok := tokenChart(points, subtitle); ok {
+		// Goodput beside throughput: it peaks and falls where throughput
+		// only flattens.
+		if g, ok := streamSeries(points, "goodput/s", solid.in(green), func(s *recorder.StreamResult) (float64, bool) {
+			return goodputPerS(s)
+		}); ok {
+			charts[1].Series = append(charts[1].Series, g)
+		}
+		charts = append(charts, tok)
+	}
 	if knee >= 0 && knee < len(points) {
 		from := points[knee].Offered
 		if knee > 0 {
 			from = (points[knee-1].Offered + from) / 2
 		}
 		span := Span{From: from, To: points[len(points)-1].Offered, Label: fmt.Sprintf("past the knee (%g/s)", points[knee].Offered), Unit: "/s"}
-		lat.Spans, thr.Spans = []Span{span}, []Span{span}
+		for i := range charts {
+			charts[i].Spans = []Span{span}
+		}
 	}
-	return []Chart{lat, thr}
+	return charts
+}
+
+func goodputPerS(s *recorder.StreamResult) (float64, bool) {
+	if s.Goodput == nil {
+		return 0, false
+	}
+	return s.Goodput.PerS, true
+}
+
+// tokenChart is a streamed sweep's third chart: ITL p50/p99, TPOT p50 and
+// TTFT p99 from the schedule against offered rate; ok is false when no
+// point streamed.
+func tokenChart(points []SweepPoint, subtitle string) (Chart, bool) {
+	c := Chart{ID: "sweep-tokens", Title: "Token latency against offered rate", Subtitle: []string{subtitle},
+		Note:   "ITL and TPOT grow with a batching server's occupancy and flatten when its batch is full; TTFT from the schedule then grows with the queue",
+		XLabel: "offered rate (requests/s)", YLabel: "ms"}
+	for _, l := range []struct {
+		name  string
+		style Style
+		get   func(s *recorder.StreamResult) float64
+	}{
+		{"ITL p99", under.in(orange), func(s *recorder.StreamResult) float64 { return s.ITL.P99 }},
+		{"ITL p50", solid.in(orange), func(s *recorder.StreamResult) float64 { return s.ITL.P50 }},
+		{"TPOT p50", dashed.in(purple), func(s *recorder.StreamResult) float64 { return s.TPOT.P50 }},
+		{"TTFT p99 (from schedule)", solid.in(blue), func(s *recorder.StreamResult) float64 { return s.TTFTResponse.P99 }},
+	} {
+		if s, ok := streamSeries(points, l.name, l.style, func(s *recorder.StreamResult) (float64, bool) { return l.get(s), true }); ok {
+			c.Series = append(c.Series, s)
+		}
+	}
+	return c, len(c.Series) > 0
+}
+
+// streamSeries is one stream figure per point that has it; ok is false
+// when none has.
+func streamSeries(points []SweepPoint, name string, style Style, get func(*recorder.StreamResult) (float64, bool)) (Series, bool) {
+	s := Series{Name: name, Style: style}
+	for _, p := range points {
+		if p.Result.Stream == nil {
+			continue
+		}
+		if v, ok := get(p.Result.Stream); ok {
+			s.X, s.Y = append(s.X, p.Offered), append(s.Y, v)
+		}
+	}
+	return s, len(s.X) > 0
 }

@@ -49,3 +49,42 @@ func TestSweepCharts(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepChartsStream: streamed points add goodput to the throughput
+// chart and a token chart with ITL, TPOT and TTFT per point.
+func TestSweepChartsStream(t *testing.T) {
+	var pts []SweepPoint
+	for i, rate := range []float64{10, 20, 30} {
+		res := &recorder.Result{Stream: &recorder.StreamResult{ITL: recorder.Percentiles{P50: float64(10 + 5*i), P99: float64(12 + 5*i)},
+			TPOT: recorder.Percentiles{P50: float64(11 + 5*i)}, TTFTResponse: recorder.Percentiles{P99: float64(30 + 100*i)},
+			Goodput: &recorder.Goodput{PerS: []float64{10, 20, 2}[i]}}}
+		pts = append(pts, SweepPoint{Offered: rate, Completed: rate, Result: res})
+	}
+	cs := SweepCharts(pts, 2, "test")
+	if len(cs) != 3 || cs[2].ID != "sweep-tokens" || len(cs[2].Spans) != 1 {
+		t.Fatalf("charts %d, want 3 with the token chart shaded past the knee", len(cs))
+	}
+	byName := map[string]Series{}
+	for _, s := range append(cs[1].Series, cs[2].Series...) {
+		byName[s.Name] = s
+	}
+	if s := byName["goodput/s"]; len(s.Y) != 3 || s.Y[1] != 20 || s.Y[2] != 2 {
+		t.Errorf("goodput %+v", s)
+	}
+	if s := byName["ITL p50"]; len(s.Y) != 3 || s.Y[2] != 20 || byName["ITL p99"].Y[0] != 12 || byName["TPOT p50"].Y[1] != 16 {
+		t.Errorf("ITL %+v", s)
+	}
+	if s := byName["TTFT p99 (from schedule)"]; len(s.Y) != 3 || s.Y[2] != 230 {
+		t.Errorf("TTFT %+v", s)
+	}
+	var b bytes.Buffer
+	if err := cs[2].Render(&b, "svg", 400, 300); err != nil || !strings.Contains(b.String(), "<svg") {
+		t.Errorf("render: %v", err)
+	}
+	for i := range pts {
+		pts[i].Result = &recorder.Result{}
+	}
+	if cs := SweepCharts(pts, -1, "test"); len(cs) != 2 {
+		t.Errorf("without streams: %d charts, want 2", len(cs))
+	}
+}

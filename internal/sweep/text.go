@@ -60,12 +60,27 @@ func share(res *recorder.Result, value string) string {
 // second, response p50/p90/p99, service p99, send delay p99, errors, class
 // shares, each objective's verdict, and a note (the knee, an early stop, a
 // failed check). knee < 0: none.
+//
+// When the points streamed (their results have a Stream section) the
+// table trades response p90 for the stream's figures: goodput per second
+// next to completed per second (with --slo-request), output tokens per
+// second, TTFT p99 from the schedule, ITL p50 and p99, TPOT p50. These
+// are what grow with a batching server's occupancy.
 func WriteTable(w io.Writer, points []Point, knee int) error {
 	if len(points) == 0 {
 		return nil
 	}
 	header, vals := classValues(points)
-	head := []string{"offered/s", "completed/s", "resp p50", "resp p90", "resp p99", "serv p99", "send delay p99", "errors"}
+	stream, goodput := streamed(points)
+	var head []string
+	switch {
+	case stream && goodput:
+		head = []string{"offered/s", "completed/s", "goodput/s", "tokens/s", "resp p50", "resp p99", "serv p99", "TTFT p99", "ITL p50", "ITL p99", "TPOT p50", "send delay p99", "errors"}
+	case stream:
+		head = []string{"offered/s", "completed/s", "tokens/s", "resp p50", "resp p99", "serv p99", "TTFT p99", "ITL p50", "ITL p99", "TPOT p50", "send delay p99", "errors"}
+	default:
+		head = []string{"offered/s", "completed/s", "resp p50", "resp p90", "resp p99", "serv p99", "send delay p99", "errors"}
+	}
 	for _, v := range vals {
 		head = append(head, header+"="+v)
 	}
@@ -92,8 +107,13 @@ func WriteTable(w io.Writer, points []Point, knee int) error {
 		if failed > 0 {
 			errs = fmt.Sprintf("%d (%.1f %%)", failed, 100*float64(failed)/math.Max(float64(c.Scheduled), 1))
 		}
-		row := []string{fmt.Sprintf("%g", p.Rate), fmt.Sprintf("%.1f", p.Completed()),
-			ms(r.Response.P50), ms(r.Response.P90), ms(r.Response.P99), ms(r.Service.P99), ms(r.SendDelay.P99), errs}
+		var row []string
+		if stream {
+			row = streamRow(p, goodput, errs)
+		} else {
+			row = []string{fmt.Sprintf("%g", p.Rate), fmt.Sprintf("%.1f", p.Completed()),
+				ms(r.Response.P50), ms(r.Response.P90), ms(r.Response.P99), ms(r.Service.P99), ms(r.SendDelay.P99), errs}
+		}
 		for _, v := range vals {
 			row = append(row, share(r, v))
 		}
@@ -110,6 +130,41 @@ func WriteTable(w io.Writer, points []Point, knee int) error {
 		}
 	}
 	return t.Render()
+}
+
+// streamed reports whether any point streamed, and whether any counted
+// goodput (ran with per-request objectives).
+func streamed(points []Point) (stream, goodput bool) {
+	for _, p := range points {
+		if s := p.Result.Stream; s != nil {
+			stream = true
+			goodput = goodput || s.Goodput != nil
+		}
+	}
+	return stream, goodput
+}
+
+// streamRow is a streamed point's figures up to its errors column; "—"
+// where the point has none (a point that did not stream, or counted no
+// goodput).
+func streamRow(p Point, goodput bool, errs string) []string {
+	r := p.Result
+	row := []string{fmt.Sprintf("%g", p.Rate), fmt.Sprintf("%.1f", p.Completed())}
+	s := r.Stream
+	if goodput {
+		g := "—"
+		if s != nil && s.Goodput != nil {
+			g = fmt.Sprintf("%.1f", s.Goodput.PerS)
+		}
+		row = append(row, g)
+	}
+	if s == nil {
+		row = append(row, "—", ms(r.Response.P50), ms(r.Response.P99), ms(r.Service.P99), "—", "—", "—", "—")
+	} else {
+		row = append(row, fmt.Sprintf("%.0f", s.TokensPerS), ms(r.Response.P50), ms(r.Response.P99), ms(r.Service.P99),
+			ms(s.TTFTResponse.P99), ms(s.ITL.P50), ms(s.ITL.P99), ms(s.TPOT.P50))
+	}
+	return append(row, ms(r.SendDelay.P99), errs)
 }
 
 // note is a row's last column.
