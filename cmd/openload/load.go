@@ -18,7 +18,6 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/openload/openload/field"
-	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/recorder"
@@ -337,27 +336,14 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		r.Progress, clearProgress = progressPrinter(out, r.Schedule.Duration)
 	}
 
-	tgt := target{url: r.URL}
-	if r.URL == nil {
-		stubCfg := stub.DefaultConfig()
-		stubCfg.H2C = r.Protocol == engine.H2C
-		if tgt, err = builtinTarget(stubCfg, stderr); err != nil { // stubchild.go
-			fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
-			return exitRuntime
-		}
-		// The built-in stub says what its gate decided: show it unless
-		// the user chose otherwise.
-		if !fs.Changed("class-header") {
-			r.ClassHeaders = []string{"X-Stub-Source"}
-		}
-		if !fs.Changed("server-timing") {
-			r.ServerTiming = true
-		}
+	tgt, err := runTarget(fs, r, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
+		return exitRuntime
 	}
 	if tgt.close != nil {
 		defer tgt.close()
 	}
-	r.URL, r.BuiltinStub, r.StubChild = tgt.url, tgt.builtin, tgt.child != nil
 
 	if !o.quiet {
 		var name string

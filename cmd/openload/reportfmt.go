@@ -77,19 +77,7 @@ func chartByName(res *recorder.Result, name string) (plot.Chart, error) {
 // writeFiles writes the --html, --svg and --png outputs of `openload
 // report`; each names its file in errors.
 func writeFiles(res *recorder.Result, name, htmlPath, svgPath, pngPath, chart string) error {
-	write := func(path string, fn func(io.Writer) error) error {
-		if path == "" {
-			return nil
-		}
-		var b bytes.Buffer
-		if err := fn(&b); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("%s: %v", path, unwrapPath(err))
-		}
-		return nil
-	}
+	write := writeOutput
 	if err := write(htmlPath, func(w io.Writer) error { return writeHTML(w, res, name, "") }); err != nil {
 		return err
 	}
@@ -181,6 +169,22 @@ func writeDiffHTML(path, metric string, names [2]string, res [2]*recorder.Result
 	}
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("--html %q: %v", path, unwrapPath(err))
+	}
+	return nil
+}
+
+// writeOutput writes what fn renders to path, or nothing when path is "";
+// an error names the file. A render that fails leaves no file.
+func writeOutput(path string, fn func(io.Writer) error) error {
+	if path == "" {
+		return nil
+	}
+	var b bytes.Buffer
+	if err := fn(&b); err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("%s: %v", path, unwrapPath(err))
 	}
 	return nil
 }

@@ -13,6 +13,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/spf13/pflag"
+
+	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/targets/stub"
 )
 
@@ -217,4 +221,28 @@ func builtinTarget(cfg stub.Config, stderr io.Writer) (target, error) {
 	}
 	u, _ := url.Parse(s.URL + "/predict")
 	return target{url: u, builtin: describeStub(s.Config), close: s.Close}, nil
+}
+
+// runTarget is where a run's requests go: the URL, or the built-in stub
+// started for them, with r completed from it. The built-in stub says what
+// its gate decided, so its class header and Server-Timing are shown
+// unless the user chose otherwise.
+func runTarget(fs *pflag.FlagSet, r *loadtest.Options, stderr io.Writer) (target, error) {
+	tgt := target{url: r.URL}
+	if r.URL == nil {
+		stubCfg := stub.DefaultConfig()
+		stubCfg.H2C = r.Protocol == engine.H2C
+		var err error
+		if tgt, err = builtinTarget(stubCfg, stderr); err != nil {
+			return tgt, err
+		}
+		if !fs.Changed("class-header") {
+			r.ClassHeaders = []string{"X-Stub-Source"}
+		}
+		if !fs.Changed("server-timing") {
+			r.ServerTiming = true
+		}
+	}
+	r.URL, r.BuiltinStub, r.StubChild = tgt.url, tgt.builtin, tgt.child != nil
+	return tgt, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -15,13 +16,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/openload/openload/internal/engine"
-	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/plot"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
 	"github.com/openload/openload/recorder"
-	"github.com/openload/openload/targets/stub"
 )
 
 const sweepUsage = `openload sweep: one open run per offered rate, or a search for the highest rate
@@ -330,12 +328,12 @@ func runSearch(ctx context.Context, o *loadOptions, so sweepOptions, base sweep.
 	var points []sweep.Point
 	for _, p := range s.Probes {
 		runs := slices.Clone(p.Points)
-		slices.SortFunc(runs, func(a, b sweep.Point) int { return cmpFloat(a.Result.Response.P99, b.Result.Response.P99) })
+		slices.SortFunc(runs, func(a, b sweep.Point) int { return cmp.Compare(a.Result.Response.P99, b.Result.Response.P99) })
 		if len(runs) > 0 {
 			points = append(points, runs[len(runs)/2])
 		}
 	}
-	slices.SortStableFunc(points, func(a, b sweep.Point) int { return cmpFloat(a.Rate, b.Rate) })
+	slices.SortStableFunc(points, func(a, b sweep.Point) int { return cmp.Compare(a.Rate, b.Rate) })
 	if werr := writeSweepFiles(o, so, sweep.SearchFile(s), points, -1); werr != nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", werr)
 		return exitRuntime
@@ -375,31 +373,9 @@ func targetFailedEvery(runs []sweep.Point) bool {
 
 func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // writeSweepFiles writes -o, --html, --svg and --png.
 func writeSweepFiles(o *loadOptions, so sweepOptions, f sweep.File, points []sweep.Point, knee int) error {
-	write := func(path string, fn func(io.Writer) error) error {
-		if path == "" {
-			return nil
-		}
-		var b bytes.Buffer
-		if err := fn(&b); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("%s: %v", path, unwrapPath(err))
-		}
-		return nil
-	}
+	write := writeOutput
 	if err := write(o.output, f.Write); err != nil {
 		return err
 	}
@@ -466,27 +442,4 @@ func readSweepPoint(name string) (res *recorder.Result, ok bool, err error) {
 	}
 	res, err = sf.Point(file, n)
 	return res, true, err
-}
-
-// runTarget is where a sweep's or repeated runs' requests go: the URL, or
-// the built-in stub started for them (as runLoad does), with r completed
-// from it.
-func runTarget(fs *pflag.FlagSet, r *loadtest.Options, stderr io.Writer) (target, error) {
-	tgt := target{url: r.URL}
-	if r.URL == nil {
-		stubCfg := stub.DefaultConfig()
-		stubCfg.H2C = r.Protocol == engine.H2C
-		var err error
-		if tgt, err = builtinTarget(stubCfg, stderr); err != nil {
-			return tgt, err
-		}
-		if !fs.Changed("class-header") {
-			r.ClassHeaders = []string{"X-Stub-Source"}
-		}
-		if !fs.Changed("server-timing") {
-			r.ServerTiming = true
-		}
-	}
-	r.URL, r.BuiltinStub, r.StubChild = tgt.url, tgt.builtin, tgt.child != nil
-	return tgt, nil
 }
