@@ -108,7 +108,7 @@ func TestOpenResultShape(t *testing.T) {
 	if res.Closed() || !res.ExpectedKnown() {
 		t.Error("an open result reads as closed")
 	}
-	if _, err := res.Histogram("corrected"); err == nil || !strings.Contains(err.Error(), "only closed runs with --rate") {
+	if _, err := res.Histogram("corrected"); err == nil || !strings.Contains(err.Error(), "only closed runs paced at a rate") {
 		t.Errorf("corrected of an open result: %v", err)
 	}
 	unpaced := &Result{Config: Config{Mode: ModeClosed}}

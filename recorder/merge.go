@@ -8,10 +8,13 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/openload/openload/field"
 )
 
 // Merging shards.
@@ -30,6 +33,11 @@ import (
 // not in their results), the generator's CPU figures stay per shard
 // (Result.Shards), and the checks and objectives are left for the caller
 // to run again on the whole (verify.Run).
+//
+// A refusal names the input. One that is about a setting the shards
+// differ in, or lack, is a *field.Error naming the setting by its field
+// of the run's options (loadtest.Options: {StartAt}, {Shard.Index}, …),
+// for the caller to render by its own names.
 
 // MergeInput is one result to merge and the name errors call it by,
 // usually its file.
@@ -104,7 +112,7 @@ func Merge(in ...MergeInput) (*Result, error) {
 	in = slices.Clone(in)
 	for _, x := range in {
 		if x.Result.Config.Shard == nil || len(x.Result.Config.Shard.Indexes) == 0 {
-			return nil, fmt.Errorf("%s: not a shard's result (run with --shard i/N)", x.Name)
+			return nil, field.Errorf("Shard.Index", nil, "%s: not a shard's result (run with {Shard.Index} i/N)", x.Name)
 		}
 		if k, err := unmergedSection(x.Result); err != nil || k != "" {
 			if err == nil {
@@ -180,11 +188,11 @@ func sameRun(in []MergeInput) error {
 			{"schedule", c.Shard.Whole, rc.Shard.Whole, c.Shard.Whole != rc.Shard.Whole},
 			{"whole schedule's count", c.Shard.WholeScheduled, rc.Shard.WholeScheduled,
 				c.Shard.WholeScheduled >= 0 && rc.Shard.WholeScheduled >= 0 && c.Shard.WholeScheduled != rc.Shard.WholeScheduled},
-			{"--start-at", orNone(c.StartAt), orNone(rc.StartAt), c.StartAt != rc.StartAt},
+			{"{StartAt}", orNone(c.StartAt), orNone(rc.StartAt), c.StartAt != rc.StartAt},
 			{"mode", orNone(c.Mode), orNone(rc.Mode), c.Mode != rc.Mode},
 		} {
 			if d.mismatch {
-				return fmt.Errorf("%s: %s %v, but %s has %v: not a shard of the same run", x.Name, d.what, d.a, ref.Name, d.b)
+				return errNotSameRun(x.Name, d.what, d.a, ref.Name, d.b)
 			}
 		}
 		for _, i := range c.Shard.Indexes {
@@ -192,15 +200,45 @@ func sameRun(in []MergeInput) error {
 				return fmt.Errorf("%s: shard index %d out of [0, %d)", x.Name, i, c.Shard.Of)
 			}
 			if o, dup := owner[i]; dup {
+				what := fmt.Sprintf("shard %d/%d", i, c.Shard.Of)
 				if o == x.Name {
-					return fmt.Errorf("%s: given twice (shard %d/%d)", x.Name, i, c.Shard.Of)
+					return errGivenTwice(x.Name, what)
 				}
-				return fmt.Errorf("%s: shard %d/%d again (%s has it too)", x.Name, i, c.Shard.Of, o)
+				return errAgain(x.Name, what, o)
 			}
 			owner[i] = x.Name
 		}
 	}
 	return nil
+}
+
+// The refusals Merge and MergeIntervalLogs share: one text each.
+
+// errGivenTwice refuses the input name, given before under the same name;
+// what it holds is said in parentheses ("shard 1/4"), unless "".
+func errGivenTwice(name, what string) error {
+	if what == "" {
+		return fmt.Errorf("%s: given twice", name)
+	}
+	return fmt.Errorf("%s: given twice (%s)", name, what)
+}
+
+// errAgain refuses the input name, which holds what the input other
+// holds too.
+func errAgain(name, what, other string) error {
+	return fmt.Errorf("%s: %s again (%s has it too)", name, what, other)
+}
+
+// errNotSameRun refuses the input name, whose what is a where ref's is b:
+// it is not of ref's run. what is words ("seed"), or a field of the run's
+// options in braces ("{StartAt}"): then the error is a *field.Error of
+// that field, value a.
+func errNotSameRun(name, what string, a any, ref string, b any) error {
+	format := "%s: " + what + " %v, but %s has %v: not a shard of the same run" // what is the caller's constant
+	if f, ok := strings.CutPrefix(what, "{"); ok && strings.HasSuffix(f, "}") {
+		return field.Errorf(strings.TrimSuffix(f, "}"), a, format, name, a, ref, b)
+	}
+	return fmt.Errorf(format, name, a, ref, b)
 }
 
 func orNone(s string) string {
@@ -529,7 +567,7 @@ func mergeRetries(dst *Result, in []MergeInput) error {
 		if dst.Retries == nil {
 			dst.Retries = &RetryCounts{Policy: r.Policy}
 		} else if r.Policy != dst.Retries.Policy {
-			return fmt.Errorf("%s: retry policy %q, but another shard has %q: not a shard of the same run", x.Name, r.Policy, dst.Retries.Policy)
+			return errNotSameRun(x.Name, "retry policy", strconv.Quote(r.Policy), "another shard", strconv.Quote(dst.Retries.Policy))
 		}
 		d := dst.Retries
 		d.FirstAttempts += r.FirstAttempts
@@ -575,7 +613,7 @@ func mergeDwell(dst *Result, in []MergeInput) error {
 		if dst.DwellBound == nil {
 			dst.DwellBound = &DwellBound{Bound: d.Bound, BoundMs: d.BoundMs}
 		} else if d.Bound != dst.DwellBound.Bound {
-			return fmt.Errorf("%s: --dwell-bound %s, but another shard has %s: not a shard of the same run", x.Name, d.Bound, dst.DwellBound.Bound)
+			return errNotSameRun(x.Name, "{DwellBound}", d.Bound, "another shard", dst.DwellBound.Bound)
 		}
 		m := dst.DwellBound
 		m.Answers += d.Answers
@@ -653,8 +691,7 @@ func mergeStream(dst *Result, in []MergeInput) error {
 		if sum == nil {
 			sum, objs, from = NewStreamStats(), o, x.Name
 		} else if FormatRequestObjectives(o) != FormatRequestObjectives(objs) {
-			return fmt.Errorf("%s: --slo-request %q, but %s has %q: not a shard of the same run",
-				x.Name, FormatRequestObjectives(o), from, FormatRequestObjectives(objs))
+			return errNotSameRun(x.Name, "{RequestObjectives}", strconv.Quote(FormatRequestObjectives(o)), from, strconv.Quote(FormatRequestObjectives(objs)))
 		}
 		s.Clamped, s.Dropped = 0, 0
 		sum.Merge(s)
@@ -670,16 +707,14 @@ func mergeWarmupSection(dst *Result, in []MergeInput) error {
 	var response, service *hdrhistogram.Histogram
 	for _, x := range in {
 		o := x.Result.Warmup
-		if (o == nil) != (in[0].Result.Warmup == nil) {
-			return fmt.Errorf("%s: --warmup differs from %s's: not a shard of the same run", x.Name, in[0].Name)
+		if until, ref := warmupUntil(o), warmupUntil(in[0].Result.Warmup); until != ref {
+			return errNotSameRun(x.Name, "{Warmup}", until, in[0].Name, ref)
 		}
 		if o == nil {
 			continue
 		}
 		if w == nil {
 			w, response, service = &Warmup{Until: o.Until}, NewHistogram(), NewHistogram()
-		} else if o.Until != w.Until {
-			return fmt.Errorf("%s: --warmup %s, but %s has %s: not a shard of the same run", x.Name, o.Until, in[0].Name, w.Until)
 		}
 		w.Scheduled += o.Scheduled
 		w.Completed += o.Completed
@@ -705,4 +740,12 @@ func mergeWarmupSection(dst *Result, in []MergeInput) error {
 	}
 	dst.Warmup = w
 	return w.setHistograms(response, service)
+}
+
+// warmupUntil is the end of w, or "none" without one.
+func warmupUntil(w *Warmup) string {
+	if w == nil {
+		return "none"
+	}
+	return w.Until
 }

@@ -3,6 +3,7 @@ package recorder
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"regexp"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/openload/openload/field"
 )
 
 // IntervalLogInput is one interval log to merge (as --hlog writes it) and
@@ -19,42 +22,65 @@ type IntervalLogInput struct {
 	Log  []byte
 }
 
-var startTimeLine = regexp.MustCompile(`(?m)^#\[StartTime: ([0-9.]+)`)
+var (
+	startTimeLine = regexp.MustCompile(`(?m)^#\[StartTime: ([0-9.]+)`)
+	baseTimeLine  = regexp.MustCompile(`(?m)^#\[BaseTime: ([0-9.]+)`)
+)
 
 // MergeIntervalLogs adds the interval logs of the shards of one run into
 // one, written to w: the histograms of one tag and one interval (the same
 // absolute start) are added, the intervals written in time order, tags in
-// IntervalTags order. The logs must share one start (the same
-// --start-at), so that their seconds are the same seconds; a log without
-// one, or with another, is refused naming it.
+// IntervalTags order.
+//
+// It refuses, naming the input, what Merge refuses where a log can tell:
+// a log given twice (the same name again, or the same intervals under
+// another name), and logs of different starts. The logs must share one
+// start (their #[StartTime], the shared StartAt of the run), so that their
+// seconds are the same seconds, and one #[BaseTime]. A log's header holds
+// nothing else of its run (no shard, target or seed), so shards of
+// another run with the same start, or a merged log given with one of its
+// shards, cannot be told apart from a proper set.
 func MergeIntervalLogs(w io.Writer, in ...IntervalLogInput) error {
 	if len(in) == 0 {
 		return fmt.Errorf("merge: no interval logs")
 	}
+	names := map[string]bool{}
+	contents := map[[sha256.Size]byte]string{}
 	type key struct {
 		start int64
 		tag   string
 	}
 	sums := map[key]*hdrhistogram.Histogram{}
 	ends := map[key]int64{}
-	var start string
+	var start, base string
 	var startMs int64
 	for i, x := range in {
+		if names[x.Name] {
+			return errGivenTwice(x.Name, "")
+		}
+		names[x.Name] = true
 		m := startTimeLine.FindSubmatch(x.Log)
 		if m == nil {
 			return fmt.Errorf("%s: no #[StartTime] line: not an interval log openload wrote", x.Name)
 		}
+		b := "none"
+		if bm := baseTimeLine.FindSubmatch(x.Log); bm != nil {
+			b = string(bm[1])
+		}
 		if i == 0 {
-			start = string(m[1])
+			start, base = string(m[1]), b
 			sec, err := strconv.ParseFloat(start, 64)
 			if err != nil {
 				return fmt.Errorf("%s: start time %q: %v", x.Name, start, err)
 			}
 			startMs = int64(sec * 1000)
 		} else if string(m[1]) != start {
-			return fmt.Errorf("%s: starts at %s, but %s at %s: not shards of one --start-at", x.Name, m[1], in[0].Name, start)
+			return field.Errorf("StartAt", string(m[1]), "%s: starts at %s, but %s at %s: not shards of one {StartAt}", x.Name, m[1], in[0].Name, start)
+		} else if b != base {
+			return errNotSameRun(x.Name, "base time", b, in[0].Name, base)
 		}
 		lr := hdrhistogram.NewHistogramLogReader(bytes.NewReader(x.Log))
+		empty := true
 		for n := 1; ; n++ {
 			h, err := lr.NextIntervalHistogram()
 			if err != nil {
@@ -63,6 +89,7 @@ func MergeIntervalLogs(w io.Writer, in ...IntervalLogInput) error {
 			if h == nil {
 				break
 			}
+			empty = false
 			k := key{h.StartTimeMs(), h.Tag()}
 			if sums[k] == nil {
 				sums[k] = NewHistogram()
@@ -71,6 +98,15 @@ func MergeIntervalLogs(w io.Writer, in ...IntervalLogInput) error {
 				return fmt.Errorf("%s: interval %d (%s): %d values outside openload's histogram range", x.Name, n, h.Tag(), dropped)
 			}
 			ends[k] = max(ends[k], h.EndTimeMs())
+		}
+		// The same intervals under another name are the same log again;
+		// logs of no interval say nothing of their shard and add nothing.
+		if !empty {
+			sum := sha256.Sum256(x.Log)
+			if other, dup := contents[sum]; dup {
+				return errAgain(x.Name, "the same log", other)
+			}
+			contents[sum] = x.Name
 		}
 	}
 	keys := make([]key, 0, len(sums))

@@ -262,7 +262,7 @@ func TestMergeRefuses(t *testing.T) {
 		{[]recorder.MergeInput{{"a.json", a}, {"one.json", result(t, recs, 0, 0)}}, "one.json: not a shard's result"},
 		{[]recorder.MergeInput{{"a.json", a}, {"b.json", other}}, "b.json: rate 200, but a.json has 100"},
 		{[]recorder.MergeInput{{"a.json", a}, {"b.json", seed}}, "b.json: seed 8, but a.json has 7"},
-		{[]recorder.MergeInput{{"a.json", a}, {"b.json", late}}, "b.json: --start-at 2026-12-01T15:00:05Z, but a.json has none"},
+		{[]recorder.MergeInput{{"a.json", a}, {"b.json", late}}, "b.json: StartAt 2026-12-01T15:00:05Z, but a.json has none"},
 		{[]recorder.MergeInput{{"a.json", a}, {"b.json", b}, {"b2.json", b}}, "b2.json: shard 1/2 again (b.json has it too)"},
 	} {
 		_, err := recorder.Merge(c.in...)

@@ -433,7 +433,7 @@ func (r *Result) Histogram(metric string) (*hdrhistogram.Histogram, error) {
 	case "corrected":
 		s = r.Histograms.Corrected
 		if s == "" {
-			return nil, errors.New("result has no corrected histogram (only closed runs with --rate have one)")
+			return nil, errors.New("result has no corrected histogram (only closed runs paced at a rate have one)")
 		}
 	case "ttft_response":
 		s = r.Histograms.TTFTResponse
