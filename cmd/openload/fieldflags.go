@@ -5,6 +5,7 @@ import (
 
 	"github.com/openload/openload/field"
 	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/targets/stub"
 )
 
 // The library packages validate their configurations in their own words:
@@ -19,7 +20,7 @@ const (
 	expectFields                   // model.PoissonInput, by the load command's --expect-* flags
 	modelFields                    // model.PoissonInput, by 'openload model poisson'
 	replayFields                   // schedule.ReplayOptions, by the load command
-	stubFields                     // stub.Config, by 'openload stub' (stub.Config.AddFlags)
+	stubFields                     // stub.Config, by 'openload stub' (stub.Config.AddFlags: stub.FlagNames)
 )
 
 // fieldFlags is the table: scope → Go field → flag (without its dashes).
@@ -59,23 +60,9 @@ var fieldFlags = [...]map[string]string{
 		"Routing": "limit-routing", "Retries": "retries",
 	},
 	replayFields: {"Column": "arrivals-column", "Speed": "speed"},
-	stubFields: {
-		"Listen": "listen", "Workers": "workers", "Latency": "latency", "BelievedLatency": "believed-latency",
-		"Policy": "policy", "QueueCap": "queue-cap", "WaitBudget": "wait-budget", "Estimator": "estimator",
-		"Window": "window", "Bucket": "bucket", "MinSamples": "min-samples", "MaxQueueWait": "max-queue-wait",
-		"StallAt": "stall-at", "StallFor": "stall-for", "StallEvery": "stall-every",
-		"Deadline": "deadline", "DeadlineStatus": "deadline-status", "ArrivalStamp": "arrival-stamp",
-		"ClockSkew": "clock-skew", "DeadlinePosition": "deadline-position",
-		"LimitRPS": "limit-rps", "LimitShards": "limit-shards", "LimitWindow": "limit-window",
-		"LimitRouting": "limit-routing", "LimitSeed": "limit-seed", "H2C": "h2c",
-		"ShadowShare": "shadow-share", "Fence": "fence", "PrimaryFail": "primary-fail", "PrimaryBudget": "primary-budget",
-		"BorrowWorkers": "borrow-workers", "BorrowLatency": "borrow-latency", "BorrowDepth": "borrow-depth",
-		"BorrowFail": "borrow-fail", "BorrowBudget": "borrow-budget", "BudgetWindow": "budget-window",
-		"HealthEvery": "health-every", "HealthMaxAge": "health-max-age", "SlowFactor": "borrow-slow-factor",
-		"PlaneFaults": "plane-faults", "PlaneSeed": "plane-seed",
-		"BatchSlots": "batch-slots", "Prefill": "prefill", "PrefillPerToken": "prefill-per-token",
-		"ITL": "itl", "ITLPerSeq": "itl-per-seq", "OutputTokens": "output-tokens",
-	},
+	// The stub's binding, made where stub.Config.AddFlags defines each
+	// flag: one table, so it cannot drift from the flags.
+	stubFields: stub.FlagNames(),
 }
 
 // fieldValueFlags names, by scope, the fields that one of several flags

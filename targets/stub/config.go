@@ -3,6 +3,7 @@ package stub
 import (
 	"net"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -135,76 +136,119 @@ func DefaultConfig() Config {
 
 // AddFlags registers one flag per Config field on fs. The flag defaults are
 // the DefaultConfig values, and registering sets the fields of c to them (so
-// call AddFlags before adjusting c, and parse fs afterwards).
-func (c *Config) AddFlags(fs *pflag.FlagSet) {
-	d := DefaultConfig()
-	fs.StringVar(&c.Listen, "listen", d.Listen,
-		"address the stub listens on (host:port; loopback unless told otherwise; port 0 picks a free port)")
-	fs.IntVar(&c.Workers, "workers", d.Workers,
-		"model concurrency: number of model calls that run at once")
-	fs.DurationVar(&c.Latency, "latency", d.Latency,
-		"real time one model call takes")
-	fs.DurationVar(&c.BelievedLatency, "believed-latency", d.BelievedLatency,
-		"latency the gate believes one model call takes (0 = same as --latency)")
-	fs.StringVar((*string)(&c.Policy), "policy", string(d.Policy),
-		"gate in front of the model: "+joinNames(Policies))
-	fs.IntVar(&c.QueueCap, "queue-cap", d.QueueCap,
-		"bounded policy: a request that finds this many requests waiting gets the fallback at once")
-	fs.DurationVar(&c.WaitBudget, "wait-budget", d.WaitBudget,
-		"admission policy: fallback when the estimated wait in front of the model exceeds this")
-	fs.StringVar((*string)(&c.Estimator), "estimator", string(d.Estimator),
-		"admission wait estimator: "+joinNames(Estimators))
-	fs.DurationVar(&c.Window, "window", d.Window,
-		"completions estimator: sliding window over which model completions are counted")
-	fs.DurationVar(&c.Bucket, "bucket", d.Bucket,
-		"completions estimator: bucket size of the sliding window")
-	fs.IntVar(&c.MinSamples, "min-samples", d.MinSamples,
-		"completions estimator: completions needed in the window before the rate is used (else believed)")
-	fs.DurationVar(&c.MaxQueueWait, "max-queue-wait", d.MaxQueueWait,
-		"a request that waited this long in front of the model gets the fallback (reason wait-timeout)")
-	fs.DurationVar(&c.StallAt, "stall-at", d.StallAt,
-		"fault injection: first stall starts this long after the first model request")
-	fs.DurationVar(&c.StallFor, "stall-for", d.StallFor,
-		"fault injection: stall length, nothing completes during a stall (0 = no stalls)")
-	fs.DurationVar(&c.StallEvery, "stall-every", d.StallEvery,
-		"fault injection: repeat stalls with this period, must exceed --stall-for (0 = one stall)")
+// call AddFlags before adjusting c, and parse fs afterwards). FlagNames
+// says which flag sets which field.
+func (c *Config) AddFlags(fs *pflag.FlagSet) { c.addFlags(fs) }
 
-	fs.DurationVar(&c.Deadline, "deadline", d.Deadline,
+// FlagNames returns, for every Config field by the name a FieldError
+// gives it (PlaneConfig's promoted), the flag of AddFlags that sets it,
+// without its dashes: what a caller renders the fields of Validate's
+// errors by. It is the binding AddFlags makes as it defines each flag,
+// so it cannot drift from the flags.
+func FlagNames() map[string]string {
+	return new(Config).addFlags(pflag.NewFlagSet("stub", pflag.ContinueOnError))
+}
+
+// flagBinding is AddFlags' binding of each flag to the field it sets:
+// Go field → flag.
+type flagBinding map[string]string
+
+// bind records that flag sets field and returns flag, for the line that
+// defines it.
+func (b flagBinding) bind(field, flag string) string {
+	b[field] = flag
+	return flag
+}
+
+var helpField = regexp.MustCompile(`\{[A-Za-z][A-Za-z0-9]*\}`)
+
+// resolveHelp writes a field named {Field} in the help of the flags of b
+// as the flag that sets it, --flag: help text names fields, as errors do,
+// and the flags they end up as are the binding's.
+func (b flagBinding) resolveHelp(fs *pflag.FlagSet) {
+	for _, flag := range b {
+		f := fs.Lookup(flag)
+		f.Usage = helpField.ReplaceAllStringFunc(f.Usage, func(m string) string {
+			if other, ok := b[m[1:len(m)-1]]; ok {
+				return "--" + other
+			}
+			return m
+		})
+	}
+}
+
+func (c *Config) addFlags(fs *pflag.FlagSet) flagBinding {
+	d := DefaultConfig()
+	b := flagBinding{}
+	fs.StringVar(&c.Listen, b.bind("Listen", "listen"), d.Listen,
+		"address the stub listens on (host:port; loopback unless told otherwise; port 0 picks a free port)")
+	fs.IntVar(&c.Workers, b.bind("Workers", "workers"), d.Workers,
+		"model concurrency: number of model calls that run at once")
+	fs.DurationVar(&c.Latency, b.bind("Latency", "latency"), d.Latency,
+		"real time one model call takes")
+	fs.DurationVar(&c.BelievedLatency, b.bind("BelievedLatency", "believed-latency"), d.BelievedLatency,
+		"latency the gate believes one model call takes (0 = same as {Latency})")
+	fs.StringVar((*string)(&c.Policy), b.bind("Policy", "policy"), string(d.Policy),
+		"gate in front of the model: "+joinNames(Policies))
+	fs.IntVar(&c.QueueCap, b.bind("QueueCap", "queue-cap"), d.QueueCap,
+		"bounded policy: a request that finds this many requests waiting gets the fallback at once")
+	fs.DurationVar(&c.WaitBudget, b.bind("WaitBudget", "wait-budget"), d.WaitBudget,
+		"admission policy: fallback when the estimated wait in front of the model exceeds this")
+	fs.StringVar((*string)(&c.Estimator), b.bind("Estimator", "estimator"), string(d.Estimator),
+		"admission wait estimator: "+joinNames(Estimators))
+	fs.DurationVar(&c.Window, b.bind("Window", "window"), d.Window,
+		"completions estimator: sliding window over which model completions are counted")
+	fs.DurationVar(&c.Bucket, b.bind("Bucket", "bucket"), d.Bucket,
+		"completions estimator: bucket size of the sliding window")
+	fs.IntVar(&c.MinSamples, b.bind("MinSamples", "min-samples"), d.MinSamples,
+		"completions estimator: completions needed in the window before the rate is used (else believed)")
+	fs.DurationVar(&c.MaxQueueWait, b.bind("MaxQueueWait", "max-queue-wait"), d.MaxQueueWait,
+		"a request that waited this long in front of the model gets the fallback (reason wait-timeout)")
+	fs.DurationVar(&c.StallAt, b.bind("StallAt", "stall-at"), d.StallAt,
+		"fault injection: first stall starts this long after the first model request")
+	fs.DurationVar(&c.StallFor, b.bind("StallFor", "stall-for"), d.StallFor,
+		"fault injection: stall length, nothing completes during a stall (0 = no stalls)")
+	fs.DurationVar(&c.StallEvery, b.bind("StallEvery", "stall-every"), d.StallEvery,
+		"fault injection: repeat stalls with this period, must exceed {StallFor} (0 = one stall)")
+
+	fs.DurationVar(&c.Deadline, b.bind("Deadline", "deadline"), d.Deadline,
 		"deadline gate: drop every answer whose dwell time (write time − arrival) would exceed this; exactly this passes (0 = off)")
-	fs.IntVar(&c.DeadlineStatus, "deadline-status", d.DeadlineStatus,
+	fs.IntVar(&c.DeadlineStatus, b.bind("DeadlineStatus", "deadline-status"), d.DeadlineStatus,
 		"deadline gate: status of a dropped answer, 503 or 204 (no payload either way)")
-	fs.StringVar(&c.ArrivalStamp, "arrival-stamp", d.ArrivalStamp,
+	fs.StringVar(&c.ArrivalStamp, b.bind("ArrivalStamp", "arrival-stamp"), d.ArrivalStamp,
 		"deadline gate: arrival time source, receive (the stub's clock at receipt) or header:NAME (Unix nanoseconds stamped upstream)")
-	fs.DurationVar(&c.ClockSkew, "clock-skew", d.ClockSkew,
-		"fault injection: with --arrival-stamp header:NAME, the stub's clock runs this far ahead of the stamping clock (may be negative)")
-	fs.StringVar((*string)(&c.DeadlinePosition), "deadline-position", string(d.DeadlinePosition),
+	fs.DurationVar(&c.ClockSkew, b.bind("ClockSkew", "clock-skew"), d.ClockSkew,
+		"fault injection: with {ArrivalStamp} header:NAME, the stub's clock runs this far ahead of the stamping clock (may be negative)")
+	fs.StringVar((*string)(&c.DeadlinePosition), b.bind("DeadlinePosition", "deadline-position"), string(d.DeadlinePosition),
 		"deadline gate: where the dwell time is checked: last (the only bound) or before-stall (misplaced, for demonstrations)")
 
-	fs.IntVar(&c.LimitRPS, "limit-rps", d.LimitRPS,
+	fs.IntVar(&c.LimitRPS, b.bind("LimitRPS", "limit-rps"), d.LimitRPS,
 		"rate limiter: requests per second admitted over all shards, answered 429 beyond (0 = off)")
-	fs.IntVar(&c.LimitShards, "limit-shards", d.LimitShards,
+	fs.IntVar(&c.LimitShards, b.bind("LimitShards", "limit-shards"), d.LimitShards,
 		"rate limiter: independent limiters, each admitting floor(rps × window ÷ shards) per window")
-	fs.DurationVar(&c.LimitWindow, "limit-window", d.LimitWindow,
+	fs.DurationVar(&c.LimitWindow, b.bind("LimitWindow", "limit-window"), d.LimitWindow,
 		"rate limiter: fixed window length; counts reset at each window start, windows aligned to the server's creation")
-	fs.StringVar((*string)(&c.LimitRouting), "limit-routing", string(d.LimitRouting),
+	fs.StringVar((*string)(&c.LimitRouting), b.bind("LimitRouting", "limit-routing"), string(d.LimitRouting),
 		"rate limiter: which shard sees a request: "+joinNames(LimitRoutings))
-	fs.Uint64Var(&c.LimitSeed, "limit-seed", d.LimitSeed,
+	fs.Uint64Var(&c.LimitSeed, b.bind("LimitSeed", "limit-seed"), d.LimitSeed,
 		"rate limiter: seed of the random routing (same seed, same shard sequence)")
-	fs.IntVar(&c.BatchSlots, "batch-slots", d.BatchSlots,
-		"token model: sequences decoded at once; the rest wait in the gate and queue (0 = --workers; when set it is the model's slot count for every request)")
-	fs.DurationVar(&c.Prefill, "prefill", d.Prefill,
+	fs.IntVar(&c.BatchSlots, b.bind("BatchSlots", "batch-slots"), d.BatchSlots,
+		"token model: sequences decoded at once; the rest wait in the gate and queue (0 = {Workers}; when set it is the model's slot count for every request)")
+	fs.DurationVar(&c.Prefill, b.bind("Prefill", "prefill"), d.Prefill,
 		"token model: time to first token of an empty prompt")
-	fs.DurationVar(&c.PrefillPerToken, "prefill-per-token", d.PrefillPerToken,
+	fs.DurationVar(&c.PrefillPerToken, b.bind("PrefillPerToken", "prefill-per-token"), d.PrefillPerToken,
 		"token model: time to first token added per prompt token (a prompt token is 4 bytes of prompt text, rounded up)")
-	fs.DurationVar(&c.ITL, "itl", d.ITL,
+	fs.DurationVar(&c.ITL, b.bind("ITL", "itl"), d.ITL,
 		"token model: time between two tokens of a sequence decoding alone")
-	fs.DurationVar(&c.ITLPerSeq, "itl-per-seq", d.ITLPerSeq,
+	fs.DurationVar(&c.ITLPerSeq, b.bind("ITLPerSeq", "itl-per-seq"), d.ITLPerSeq,
 		"token model: time between tokens added for each other sequence holding a slot")
-	fs.IntVar(&c.OutputTokens, "output-tokens", d.OutputTokens,
+	fs.IntVar(&c.OutputTokens, b.bind("OutputTokens", "output-tokens"), d.OutputTokens,
 		"token model: tokens in an answer whose request sets no max_tokens")
-	fs.BoolVar(&c.H2C, "h2c", d.H2C,
+	fs.BoolVar(&c.H2C, b.bind("H2C", "h2c"), d.H2C,
 		"also serve HTTP/2 without TLS (h2c, prior knowledge) on the same port")
-	c.PlaneConfig.addFlags(fs)
+	c.PlaneConfig.addFlags(fs, b)
+	b.resolveHelp(fs)
+	return b
 }
 
 func joinNames[T ~string](names []T) string {

@@ -49,37 +49,38 @@ func defaultPlaneConfig() PlaneConfig {
 	}
 }
 
-func (c *PlaneConfig) addFlags(fs *pflag.FlagSet) {
+// addFlags is AddFlags' part for the PlaneConfig fields, bound in b.
+func (c *PlaneConfig) addFlags(fs *pflag.FlagSet, b flagBinding) {
 	d := defaultPlaneConfig()
-	fs.Float64Var(&c.ShadowShare, "shadow-share", d.ShadowShare,
+	fs.Float64Var(&c.ShadowShare, b.bind("ShadowShare", "shadow-share"), d.ShadowShare,
 		"borrowed plane: share of requests that also ask for a shadow score, 0..1 (0 = off); X-Stub-Shadow says what became of it")
-	fs.StringVar((*string)(&c.Fence), "fence", string(d.Fence),
+	fs.StringVar((*string)(&c.Fence), b.bind("Fence", "fence"), string(d.Fence),
 		"borrowed plane: admission fence: "+joinNames(FenceModes)+" (shared: one gate and one retry budget for both planes)")
-	fs.Float64Var(&c.PrimaryFail, "primary-fail", d.PrimaryFail,
+	fs.Float64Var(&c.PrimaryFail, b.bind("PrimaryFail", "primary-fail"), d.PrimaryFail,
 		"primary plane: share of model attempts that fail, 0..1; a failure is retried once if the primary budget has a token")
-	fs.IntVar(&c.PrimaryBudget, "primary-budget", d.PrimaryBudget,
-		"primary plane: retry tokens per --budget-window (in shared mode, the one budget of both planes)")
-	fs.IntVar(&c.BorrowWorkers, "borrow-workers", d.BorrowWorkers,
+	fs.IntVar(&c.PrimaryBudget, b.bind("PrimaryBudget", "primary-budget"), d.PrimaryBudget,
+		"primary plane: retry tokens per {BudgetWindow} (in shared mode, the one budget of both planes)")
+	fs.IntVar(&c.BorrowWorkers, b.bind("BorrowWorkers", "borrow-workers"), d.BorrowWorkers,
 		"borrowed plane: attempts scored at once")
-	fs.DurationVar(&c.BorrowLatency, "borrow-latency", d.BorrowLatency,
+	fs.DurationVar(&c.BorrowLatency, b.bind("BorrowLatency", "borrow-latency"), d.BorrowLatency,
 		"borrowed plane: time one attempt takes")
-	fs.IntVar(&c.BorrowDepth, "borrow-depth", d.BorrowDepth,
+	fs.IntVar(&c.BorrowDepth, b.bind("BorrowDepth", "borrow-depth"), d.BorrowDepth,
 		"borrowed plane: per-plane fence refuses a borrow when this many are queued or scoring")
-	fs.Float64Var(&c.BorrowFail, "borrow-fail", d.BorrowFail,
+	fs.Float64Var(&c.BorrowFail, b.bind("BorrowFail", "borrow-fail"), d.BorrowFail,
 		"borrowed plane: share of attempts that fail, 0..1 (retried once against the borrowed budget)")
-	fs.IntVar(&c.BorrowBudget, "borrow-budget", d.BorrowBudget,
-		"borrowed plane: per-plane retry tokens per --budget-window")
-	fs.DurationVar(&c.BudgetWindow, "budget-window", d.BudgetWindow,
+	fs.IntVar(&c.BorrowBudget, b.bind("BorrowBudget", "borrow-budget"), d.BorrowBudget,
+		"borrowed plane: per-plane retry tokens per {BudgetWindow}")
+	fs.DurationVar(&c.BudgetWindow, b.bind("BudgetWindow", "budget-window"), d.BudgetWindow,
 		"both planes: retry budgets refill to their size at each window, from the first request")
-	fs.DurationVar(&c.HealthEvery, "health-every", d.HealthEvery,
+	fs.DurationVar(&c.HealthEvery, b.bind("HealthEvery", "health-every"), d.HealthEvery,
 		"borrowed plane: a health sample is published this often")
-	fs.DurationVar(&c.HealthMaxAge, "health-max-age", d.HealthMaxAge,
+	fs.DurationVar(&c.HealthMaxAge, b.bind("HealthMaxAge", "health-max-age"), d.HealthMaxAge,
 		"borrowed plane: per-plane fence refuses a borrow when the health sample is older (or missing)")
-	fs.IntVar(&c.SlowFactor, "borrow-slow-factor", d.SlowFactor,
-		"fault injection: during borrow-slow, borrowed attempts take this many times --borrow-latency and fail")
-	fs.StringVar(&c.PlaneFaults, "plane-faults", d.PlaneFaults,
+	fs.IntVar(&c.SlowFactor, b.bind("SlowFactor", "borrow-slow-factor"), d.SlowFactor,
+		"fault injection: during borrow-slow, borrowed attempts take this many times {BorrowLatency} and fail")
+	fs.StringVar(&c.PlaneFaults, b.bind("PlaneFaults", "plane-faults"), d.PlaneFaults,
 		"fault injection: comma-separated KIND@START+LENGTH from the first request ("+joinNames(windowFaults)+"), or revision@START")
-	fs.Uint64Var(&c.PlaneSeed, "plane-seed", d.PlaneSeed,
+	fs.Uint64Var(&c.PlaneSeed, b.bind("PlaneSeed", "plane-seed"), d.PlaneSeed,
 		"seed of the primary and borrowed failure draws")
 }
 

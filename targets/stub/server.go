@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log"
 	"net"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/openload/openload/field"
 )
 
 // maxBody bounds how much of a request body is read (and discarded).
@@ -127,6 +128,17 @@ func NewServer(cfg Config) (*Server, error) {
 	return s, nil
 }
 
+// listenError is Start's error when it cannot listen: a *FieldError of
+// Listen, so that a caller names the field as it names Listen elsewhere,
+// over the listener's error (errors.Is and As reach both).
+type listenError struct {
+	fe  *FieldError
+	err error
+}
+
+func (e *listenError) Error() string   { return e.fe.Error() }
+func (e *listenError) Unwrap() []error { return []error{e.fe, e.err} }
+
 // Start listens on Config.Listen, serves in a goroutine and sets URL.
 func (s *Server) Start() error {
 	s.mu.Lock()
@@ -139,7 +151,7 @@ func (s *Server) Start() error {
 	}
 	ln, err := net.Listen("tcp", s.Config.Listen)
 	if err != nil {
-		return fmt.Errorf("stub: --listen %s: %w", s.Config.Listen, err)
+		return &listenError{field.Errorf("Listen", s.Config.Listen, "stub: {Listen} %s: %v", s.Config.Listen, err), err}
 	}
 	s.srv = &http.Server{
 		Handler:           s.handler,
