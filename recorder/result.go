@@ -202,7 +202,10 @@ type SLO struct {
 	Measured float64 `json:"measured"` // ms, or a share when Share
 	Share    bool    `json:"share,omitempty"`
 	Pass     bool    `json:"pass"`
-	Message  string  `json:"message"`
+	// NoData: the result held no sample of the figure, so the objective
+	// was not met (Pass is false) and Measured means nothing.
+	NoData  bool   `json:"no_data,omitempty"`
+	Message string `json:"message"`
 	// Default marks the objective openload sets itself when the user set
 	// none on errors (verify.DefaultObjective); its breach means the
 	// target failed. Absent in results written before it existed.

@@ -97,7 +97,7 @@ func shards(res *recorder.Result, opt Options) (Finding, bool) {
 			spread = max(spread, r.OffsetMs)
 		}
 		f.Severity = Warn
-		f.Message += fmt.Sprintf("; no shared --start-at: the shards started up to %s apart, so their arrivals did not interleave as one generator's", fmtMs(spread))
+		f.Message += fmt.Sprintf("; no shared start time: the shards started up to %s apart, so their arrivals did not interleave as one generator's", fmtMs(spread))
 	}
 	if len(late) > 0 {
 		f.Severity = Warn

@@ -61,7 +61,7 @@ func TestShardChecks(t *testing.T) {
 	apart := shardResult(10, 2, 0, 1)
 	apart.Config.StartAt = ""
 	apart.Shards[1].OffsetMs = 700
-	if f, _ := shards(apart, opt); f.Severity != Warn || !strings.Contains(f.Message, "no shared --start-at: the shards started up to 700.000 ms apart") {
+	if f, _ := shards(apart, opt); f.Severity != Warn || !strings.Contains(f.Message, "no shared start time: the shards started up to 700.000 ms apart") {
 		t.Errorf("shards without a shared start: %s %q", f.Severity, f.Message)
 	}
 	if _, ok := shards(&recorder.Result{}, opt); ok {

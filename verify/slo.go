@@ -3,6 +3,8 @@ package verify
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -21,14 +23,20 @@ import (
 // a duration such as 200ms, 1.5s or 800us), server.NAME (a Server-Timing
 // metric, same STATs and VALUEs), errors (the share of scheduled requests
 // that did not complete: errors, timeouts and unfinished; VALUE a share
-// such as 1% or 0.01) or class.VALUE.share (the share of requests whose
-// class header had VALUE; VALUE a share). OP is one of <= < >= >.
+// such as 1% or 0.01), client_errors (the share of scheduled requests
+// answered with a 4xx status other than 408 and 429; VALUE a share) or
+// class.VALUE.share (the share of requests whose class header had VALUE;
+// VALUE a share). OP is one of <= < >= >.
+//
+// A figure with no samples is no data, never a pass (Evaluate): a TTFT
+// objective on a run that streamed nothing, a response time when nothing
+// was answered.
 //
 // Examples: response.p99<=200ms, server.queue.max<150ms, errors<=0.5%,
 // class.model.share>=0.4.
 type Objective struct {
 	Expr      string
-	Metric    string // response, service, send_delay, server.NAME, errors, class.VALUE
+	Metric    string // response, service, send_delay, server.NAME, errors, client_errors, class.VALUE
 	Stat      string // p99, max, mean …; "rate" for errors, "share" for classes
 	Op        string
 	Threshold float64 // ms for latencies, a ratio for errors and shares
@@ -37,6 +45,10 @@ type Objective struct {
 }
 
 var latencyStats = []string{"p50", "p90", "p95", "p99", "p999", "p9999", "max", "mean"}
+
+// latencyMetrics are the latency figures an objective names with a
+// statistic (server.NAME aside); "ttft" is read as ttft_response.
+var latencyMetrics = []string{"response", "service", "send_delay", "ttft_response", "ttft_service", "itl", "tpot"}
 
 var statAliases = map[string]string{"p99.9": "p999", "p99.99": "p9999", "median": "p50"}
 
@@ -80,10 +92,13 @@ func ParseObjective(expr string) (Objective, error) {
 }
 
 func (o *Objective) parseMetric(lhs string) error {
-	known := "known metrics: response, service, send_delay, ttft, ttft_service, itl, tpot, server.NAME, errors, class.VALUE.share"
+	known := "known metrics: response, service, send_delay, ttft, ttft_service, itl, tpot, server.NAME, errors, client_errors, class.VALUE.share"
 	switch {
 	case lhs == "errors" || lhs == "errors.rate":
 		o.Metric, o.Stat, o.Share = "errors", "rate", true
+		return nil
+	case lhs == "client_errors" || lhs == "client_errors.rate":
+		o.Metric, o.Stat, o.Share = "client_errors", "rate", true
 		return nil
 	case strings.HasPrefix(lhs, "class."):
 		rest := strings.TrimPrefix(lhs, "class.")
@@ -104,11 +119,10 @@ func (o *Objective) parseMetric(lhs string) error {
 		metric, stat = "server."+name, st
 	} else {
 		metric, stat, _ = cutStat(lhs)
-		switch metric {
-		case "response", "service", "send_delay", "ttft_response", "ttft_service", "itl", "tpot":
-		case "ttft": // from the schedule, as response time is
+		if metric == "ttft" { // from the schedule, as response time is
 			metric = "ttft_response"
-		default:
+		}
+		if !slices.Contains(latencyMetrics, metric) {
 			return fmt.Errorf("unknown metric %q (%s)", metric, known)
 		}
 	}
@@ -177,25 +191,54 @@ func parseShare(v string) (float64, error) {
 // SLOResult is an objective evaluated on a result.
 type SLOResult struct {
 	Objective Objective
-	Measured  float64 // ms or ratio
+	Measured  float64 // ms or ratio; 0 with NoData
 	Pass      bool
-	Message   string
+	// NoData: the result holds no sample of the figure (Measure's
+	// *NoDataError), so the objective is not met. Message says why.
+	NoData  bool
+	Message string
 }
 
-// Measure reads the objective's figure from res. The error says why the
-// result cannot answer it (the metric is absent) and lists what it holds.
+// NoDataError is Measure's error: the result holds no sample of the
+// objective's figure, and Reason says why in words ("no streamed token in
+// 30 answers; 30 answered 415").
+type NoDataError struct{ Reason string }
+
+func (e *NoDataError) Error() string { return "no data: " + e.Reason }
+
+func noData(format string, args ...any) error {
+	return &NoDataError{Reason: fmt.Sprintf(format, args...)}
+}
+
+// Measure reads the objective's figure from res. A figure with no samples
+// is a *NoDataError saying why, never a 0: a percentile of nothing is not
+// fast, and a share of nothing is not small.
 func (o Objective) Measure(res *recorder.Result) (float64, error) {
+	c := res.Headline() // without a --warmup's requests
 	switch {
 	case o.Metric == "errors":
-		c := res.Headline() // without a --warmup's requests
-		if c.Scheduled == 0 {
-			return 0, fmt.Errorf("no request was scheduled")
+		// The requests a stop cut short (an interrupted run, a sweep's
+		// early stop) are unfinished by the stop, not failed by the
+		// target: they count in neither the share nor its base.
+		bad, n := c.Errors+c.Timeouts+c.Unfinished, c.Scheduled
+		if res.Interrupted {
+			bad, n = bad-c.Unfinished, n-c.Unfinished
 		}
-		return float64(c.Errors+c.Timeouts+c.Unfinished) / float64(c.Scheduled), nil
+		if n <= 0 {
+			return 0, noData("no request was scheduled")
+		}
+		return float64(bad) / float64(n), nil
+	case o.Metric == "client_errors":
+		// Statuses are counted over the whole run, warm-up included, and
+		// so is the base of the share.
+		if res.Counts.Scheduled == 0 {
+			return 0, noData("no request was scheduled")
+		}
+		return float64(ClientErrors(res)) / float64(res.Counts.Scheduled), nil
 	case strings.HasPrefix(o.Metric, "class."):
 		want := strings.TrimPrefix(o.Metric, "class.")
 		if len(res.Classes) == 0 {
-			return 0, fmt.Errorf("the run recorded no classes (use --class-header)")
+			return 0, noData("no answer carried a class header (%s)", answers(res))
 		}
 		for _, t := range res.Classes {
 			for _, v := range t.Values {
@@ -204,40 +247,111 @@ func (o Objective) Measure(res *recorder.Result) (float64, error) {
 				}
 			}
 		}
-		// A class value that never occurred has share 0.
+		// A class value that never occurred among classed answers has
+		// share 0: that is a measurement.
 		return 0, nil
 	case strings.HasPrefix(o.Metric, "server."):
 		name := strings.TrimPrefix(o.Metric, "server.")
 		var names []string
 		for _, m := range res.ServerTiming {
 			if m.Name == name {
+				if m.Percentiles.Count == 0 {
+					return 0, noData("no answer carried Server-Timing metric %q", name)
+				}
 				v, _ := m.Percentiles.Get(o.Stat)
 				return v, nil
 			}
 			names = append(names, m.Name)
 		}
 		if len(names) == 0 {
-			return 0, fmt.Errorf("the result has no Server-Timing metrics (use --server-timing)")
+			return 0, noData("no answer carried a Server-Timing header (%s)", answers(res))
 		}
-		return 0, fmt.Errorf("the result has no Server-Timing metric %q (it has: %s)", name, strings.Join(names, ", "))
+		return 0, noData("no answer carried Server-Timing metric %q (they carry: %s)", name, strings.Join(names, ", "))
+	case isStreamMetric(o.Metric):
+		return streamFigure(res, o)
 	}
 	var p recorder.Percentiles
-	if st := streamPercentiles(res.Stream, o.Metric); st != nil {
-		v, _ := st.Get(o.Stat)
-		return v, nil
-	} else if isStreamMetric(o.Metric) {
-		return 0, fmt.Errorf("the result has no stream figures (use --stream against a server that streams)")
-	}
 	switch o.Metric {
-	case "response":
+	case "response", "service":
+		// Without an answer there is no response or service time: the
+		// histogram then holds only the time each request took to fail.
+		if c.Completed == 0 {
+			return 0, noData("%s", answers(res))
+		}
 		p = res.Response
-	case "service":
-		p = res.Service
+		if o.Metric == "service" {
+			p = res.Service
+		}
 	case "send_delay":
 		p = res.SendDelay
+		if p.Count == 0 {
+			return 0, noData("no request was sent (%d scheduled)", c.Scheduled)
+		}
 	}
 	v, _ := p.Get(o.Stat)
 	return v, nil
+}
+
+// streamFigure reads a stream figure (TTFT either way, ITL, TPOT) of res.
+func streamFigure(res *recorder.Result, o Objective) (float64, error) {
+	p := streamPercentiles(res.Stream, o.Metric)
+	if p != nil && p.Count > 0 {
+		v, _ := p.Get(o.Stat)
+		return v, nil
+	}
+	ttft := 0
+	if res.Stream != nil {
+		ttft = int(res.Stream.TTFTResponse.Count)
+	}
+	switch {
+	case res.Headline().Completed == 0 && ttft == 0:
+		return 0, noData("no streamed token: %s", answers(res))
+	case ttft == 0:
+		return 0, noData("no streamed token in %s", answers(res))
+	}
+	// ITL and TPOT need a second token in a stream.
+	return 0, noData("no stream had a second token (%d streams, one token each)", ttft)
+}
+
+// answers says in words what the requests of res got: "30 answers; 30
+// answered 415", "20 answers; 18 answered 200 · 2 answered 503", or, when
+// none got one, "none of the 20 requests got an answer (refused 20)".
+func answers(res *recorder.Result) string {
+	c := res.Headline()
+	if c.Scheduled == 0 {
+		return "no request was scheduled"
+	}
+	if c.Completed == 0 {
+		return fmt.Sprintf("none of the %d requests got an answer (%s)", c.Scheduled, kindCounts(res.ErrorKinds))
+	}
+	codes := sortedByCount(res.Status)
+	parts := make([]string, len(codes))
+	for i, s := range codes {
+		parts[i] = fmt.Sprintf("%d answered %s", res.Status[s], s)
+	}
+	return fmt.Sprintf("%d answers; %s", c.Completed, strings.Join(parts, " · "))
+}
+
+// kindCounts lists error kinds by count: "refused 20", "reset 3 · timeout 2".
+func kindCounts(kinds map[string]int64) string {
+	ks := sortedByCount(kinds)
+	parts := make([]string, len(ks))
+	for i, k := range ks {
+		parts[i] = fmt.Sprintf("%s %d", k, kinds[k])
+	}
+	return strings.Join(parts, " · ")
+}
+
+// sortedByCount returns m's keys, largest count first, then by name.
+func sortedByCount(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] < keys[j]
+	})
+	return keys
 }
 
 // isStreamMetric reports whether metric is a stream figure (recorder's
@@ -268,40 +382,52 @@ func streamPercentiles(s *recorder.StreamResult, metric string) *recorder.Percen
 	return nil
 }
 
-// Evaluate checks the objectives against res. An objective the result cannot
-// answer is a breach: an objective nobody can check is not met.
+// Evaluate checks the objectives against res. An objective whose figure
+// has no samples is not met: it is no data, never a pass.
 func Evaluate(res *recorder.Result, objs []Objective) []SLOResult {
 	out := make([]SLOResult, 0, len(objs))
 	for _, o := range objs {
 		r := SLOResult{Objective: o}
+		name := o.Metric + "." + o.Stat
 		v, err := o.Measure(res)
-		if err != nil {
-			r.Message = fmt.Sprintf("%s: cannot evaluate: %v", o.Expr, err)
-			out = append(out, r)
-			continue
-		}
-		r.Measured = v
-		switch o.Op {
-		case "<=":
-			r.Pass = v <= o.Threshold
-		case "<":
-			r.Pass = v < o.Threshold
-		case ">=":
-			r.Pass = v >= o.Threshold
-		case ">":
-			r.Pass = v > o.Threshold
-		}
-		r.Message = fmt.Sprintf("%s %s %s: measured %s", o.Metric+"."+o.Stat, o.Op, o.format(o.Threshold), o.format(v))
-		if !r.Pass {
-			r.Message += " (breached)"
+		switch {
+		case err != nil:
+			r.NoData = true
+			r.Message = fmt.Sprintf("%s %s %s: %v", name, o.Op, o.format(o.Threshold), err)
+		default:
+			r.Measured = v
+			r.Pass = meets(o, v)
+			r.Message = fmt.Sprintf("%s %s %s: measured %s", name, o.Op, o.format(o.Threshold), o.format(v))
+			if !r.Pass {
+				r.Message += " (breached)"
+			}
 		}
 		if o.Default {
-			r.Message += " · openload's default (your own --slo errors<=N% replaces it)"
+			r.Message += " · openload's default (an objective of yours on " + o.Metric + " replaces it)"
 		}
 		out = append(out, r)
 	}
 	return out
 }
+
+// meets reports whether figure v meets o's bound.
+func meets(o Objective, v float64) bool {
+	switch o.Op {
+	case "<=":
+		return v <= o.Threshold
+	case "<":
+		return v < o.Threshold
+	case ">=":
+		return v >= o.Threshold
+	case ">":
+		return v > o.Threshold
+	}
+	return false
+}
+
+// Meets reports whether figure v (ms, or a share) meets the objective's
+// bound: what a search applies to a median of repeats.
+func (o Objective) Meets(v float64) bool { return meets(o, v) }
 
 func (o Objective) format(v float64) string {
 	if o.Share {

@@ -47,7 +47,7 @@ func TestParseObjectiveErrors(t *testing.T) {
 		{"response.p99", `objective "response.p99": no comparison`},
 		{"response.p99<=", "missing metric or value"},
 		{"<=200ms", "missing metric or value"},
-		{"latency.p99<=200ms", `unknown metric "latency" (known metrics: response, service, send_delay, ttft, ttft_service, itl, tpot, server.NAME, errors, class.VALUE.share)`},
+		{"latency.p99<=200ms", `unknown metric "latency" (known metrics: response, service, send_delay, ttft, ttft_service, itl, tpot, server.NAME, errors, client_errors, class.VALUE.share)`},
 		{"response<=200ms", "response needs a statistic, e.g. response.p99"},
 		{"response.p42<=200ms", `unknown statistic "p42" (one of p50 p90 p95 p99 p999 p9999 max mean)`},
 		{"response.p99<=200", "value 200 needs a unit (ms, s, us), e.g. 200ms"},
@@ -70,11 +70,12 @@ func TestParseObjectiveErrors(t *testing.T) {
 
 func sloResult() *recorder.Result {
 	return &recorder.Result{
-		Counts:       recorder.Counts{Scheduled: 200, Completed: 197, Errors: 2, Timeouts: 1},
-		Response:     recorder.Percentiles{P99: 150, Max: 400, Mean: 20},
-		Service:      recorder.Percentiles{P99: 40},
-		SendDelay:    recorder.Percentiles{P99: 0.4},
-		ServerTiming: []recorder.ServerMetric{{Name: "queue", Percentiles: recorder.Percentiles{Max: 120}}},
+		Counts:       recorder.Counts{Scheduled: 200, Sent: 200, Completed: 197, Errors: 2, Timeouts: 1},
+		Status:       map[string]int64{"200": 197},
+		Response:     recorder.Percentiles{Count: 200, P99: 150, Max: 400, Mean: 20},
+		Service:      recorder.Percentiles{Count: 200, P99: 40},
+		SendDelay:    recorder.Percentiles{Count: 200, P99: 0.4},
+		ServerTiming: []recorder.ServerMetric{{Name: "queue", Percentiles: recorder.Percentiles{Count: 197, Max: 120}}},
 		Classes: []recorder.ClassTable{{Header: "X-Stub-Source", Values: []recorder.ClassValue{
 			{Value: "model", Count: 100, Share: 0.5}, {Value: "fallback", Count: 100, Share: 0.5}}}},
 	}
@@ -98,7 +99,7 @@ func TestEvaluate(t *testing.T) {
 		{"errors<=2%", true, 0.015, ""},
 		{"class.model.share>=40%", true, 0.5, ""},
 		{"class.never-seen.share<=0", true, 0, ""},
-		{"server.dwell.max<=150ms", false, 0, `cannot evaluate: the result has no Server-Timing metric "dwell" (it has: queue)`},
+		{"server.dwell.max<=150ms", false, 0, `no data: no answer carried Server-Timing metric "dwell" (they carry: queue)`},
 	}
 	for _, tc := range tests {
 		o, err := ParseObjective(tc.expr)
@@ -112,7 +113,7 @@ func TestEvaluate(t *testing.T) {
 	}
 	res.Classes = nil
 	o, _ := ParseObjective("class.model.share>=0.4")
-	if r := Evaluate(res, []Objective{o})[0]; r.Pass || !strings.Contains(r.Message, "use --class-header") {
+	if r := Evaluate(res, []Objective{o})[0]; r.Pass || !r.NoData || !strings.Contains(r.Message, "no data: no answer carried a class header (197 answers; 197 answered 200)") {
 		t.Errorf("class objective without classes: %+v", r)
 	}
 }
@@ -140,7 +141,8 @@ func FuzzParseObjective(f *testing.F) {
 }
 
 func TestStreamObjectives(t *testing.T) {
-	res := &recorder.Result{Stream: &recorder.StreamResult{TTFTResponse: recorder.Percentiles{P99: 700}, TTFTService: recorder.Percentiles{P99: 90}}}
+	res := &recorder.Result{Counts: recorder.Counts{Scheduled: 10, Completed: 10},
+		Stream: &recorder.StreamResult{TTFTResponse: recorder.Percentiles{Count: 10, P99: 700}, TTFTService: recorder.Percentiles{Count: 10, P99: 90}}}
 	objs := []Objective{}
 	for _, e := range []string{"ttft.p99<=500ms", "ttft_service.p99<=500ms"} {
 		o, err := ParseObjective(e)
@@ -153,8 +155,8 @@ func TestStreamObjectives(t *testing.T) {
 	if rs[0].Pass || !rs[1].Pass {
 		t.Errorf("TTFT 700 ms from the schedule, 90 from the send: %+v", rs)
 	}
-	// A result without stream figures cannot answer: a breach.
-	if rs := Evaluate(&recorder.Result{}, objs[:1]); rs[0].Pass || !strings.Contains(rs[0].Message, "stream") {
+	// A result without stream figures has no data: a breach.
+	if rs := Evaluate(&recorder.Result{}, objs[:1]); rs[0].Pass || !rs[0].NoData || !strings.Contains(rs[0].Message, "no streamed token") {
 		t.Errorf("no stream figures: %+v", rs)
 	}
 }

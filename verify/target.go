@@ -2,7 +2,10 @@ package verify
 
 import (
 	"fmt"
+	"net/url"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/openload/openload/recorder"
@@ -32,21 +35,47 @@ const DefaultErrors = 0.01
 // DefaultObjectiveExpr is the default objective as the user would write it.
 const DefaultObjectiveExpr = "errors<=1%"
 
+// The default objective on client errors: a target that refuses the
+// requests fails the run.
+//
+// A share of the scheduled requests answered with a 4xx status other than
+// 408 (Request Timeout) and 429 (Too Many Requests) above
+// DefaultClientErrors breaches it. Such an answer says the request itself
+// was wrong (a body without Content-Type refused with 415 by TGI or 400 by
+// vLLM, a wrong path, missing credentials): the load measured nothing of
+// the service. 408 and 429, and 503 and other 5xx, stay answers, as an
+// overload gate gives them by design. The user's own objective on
+// client_errors replaces it; client_errors<=100% switches it off. 1 % for
+// the reason DefaultErrors is.
+const DefaultClientErrors = 0.01
+
+// DefaultClientErrorsExpr is the client-error default as the user would
+// write it.
+const DefaultClientErrorsExpr = "client_errors<=1%"
+
 // DefaultObjective returns the objective checked when the user set none on
 // errors (Objective.Default is true).
 func DefaultObjective() Objective {
 	return Objective{Expr: DefaultObjectiveExpr, Metric: "errors", Stat: "rate", Op: "<=", Threshold: DefaultErrors, Share: true, Default: true}
 }
 
-// WithDefault returns objs with DefaultObjective appended, unless one of
-// objs is on errors: the user's own replaces it.
+// DefaultClientErrorsObjective returns the objective checked when the user
+// set none on client_errors (Objective.Default is true).
+func DefaultClientErrorsObjective() Objective {
+	return Objective{Expr: DefaultClientErrorsExpr, Metric: "client_errors", Stat: "rate", Op: "<=", Threshold: DefaultClientErrors, Share: true, Default: true}
+}
+
+// WithDefault returns objs with the default objectives appended, each
+// unless one of objs is on its metric: the user's own replaces it. It is
+// the one rule for every run, merge, sweep point and repeat (Judge).
 func WithDefault(objs []Objective) []Objective {
-	for _, o := range objs {
-		if o.Metric == "errors" {
-			return objs
+	out := append([]Objective(nil), objs...)
+	for _, d := range []Objective{DefaultObjective(), DefaultClientErrorsObjective()} {
+		if !slices.ContainsFunc(objs, func(o Objective) bool { return o.Metric == d.Metric }) {
+			out = append(out, d)
 		}
 	}
-	return append(append([]Objective(nil), objs...), DefaultObjective())
+	return out
 }
 
 // TargetFailed reports whether res holds a breached default objective: the
@@ -60,13 +89,72 @@ func TargetFailed(res *recorder.Result) bool {
 	return false
 }
 
+// IsClientError reports whether an answer's status says the request was
+// refused as wrong: a 4xx other than 408 and 429.
+func IsClientError(code int) bool {
+	return code >= 400 && code < 500 && code != 408 && code != 429
+}
+
+// ClientErrors counts the answers of res with a client-error status
+// (IsClientError).
+func ClientErrors(res *recorder.Result) int64 {
+	var n int64
+	for s, c := range res.Status {
+		if code, err := strconv.Atoi(s); err == nil && IsClientError(code) {
+			n += c
+		}
+	}
+	return n
+}
+
+// ClientErrorCodes lists the client-error statuses of res, the most
+// frequent first.
+func ClientErrorCodes(res *recorder.Result) []int {
+	var out []int
+	for _, s := range sortedByCount(res.Status) {
+		if code, err := strconv.Atoi(s); err == nil && IsClientError(code) {
+			out = append(out, code)
+		}
+	}
+	return out
+}
+
+// StatusHint says what a client-error status most likely means for a load
+// test ("" when nothing plain can be said): the usual reasons a whole run
+// is refused.
+func StatusHint(res *recorder.Result, code int) string {
+	path := "/"
+	if u, err := url.Parse(res.Config.Target); err == nil && u.Path != "" {
+		path = u.Path
+	}
+	switch code {
+	case 400:
+		return "the server refused the request as malformed: check the body, and that a JSON body is sent with Content-Type: application/json"
+	case 401:
+		return "the server wants credentials: send them in an Authorization header"
+	case 403:
+		return "the server refused these credentials: check the Authorization header or API key"
+	case 404:
+		return fmt.Sprintf("nothing at %s on this server: check the URL's path", path)
+	case 405:
+		return fmt.Sprintf("%s is not allowed at %s: check the method", res.Config.Method, path)
+	case 413:
+		return "the body is larger than the server accepts"
+	case 415:
+		return "a JSON body without Content-Type? send Content-Type: application/json"
+	case 422:
+		return "the body's fields do not match what the API expects (the model name?)"
+	}
+	return ""
+}
+
 // tlsCauseWords say what each TLS cause of a result means, and what to do.
 var tlsCauseWords = map[string]struct{ meaning, hint string }{
-	"self_signed":       {"self-signed certificate", "add --insecure to skip certificate verification, or trust the certificate"},
-	"unknown_authority": {"certificate signed by an unknown authority", "add --insecure to skip certificate verification, or trust its CA"},
-	"expired":           {"certificate expired or not yet valid", "check its dates and this machine's clock; --insecure skips verification"},
-	"hostname":          {"certificate not valid for the URL's host name", "use a host name the certificate names, or --insecure to skip verification"},
-	"certificate":       {"certificate rejected", "--insecure skips verification"},
+	"self_signed":       {"self-signed certificate", "trust the certificate, or skip certificate verification"},
+	"unknown_authority": {"certificate signed by an unknown authority", "trust its CA, or skip certificate verification"},
+	"expired":           {"certificate expired or not yet valid", "check its dates and this machine's clock, or skip certificate verification"},
+	"hostname":          {"certificate not valid for the URL's host name", "use a host name the certificate names, or skip certificate verification"},
+	"certificate":       {"certificate rejected", "skipping certificate verification gets past it"},
 	"handshake":         {"handshake refused (no common protocol version or cipher suite, a client certificate required, …)", ""},
 	"not_tls":           {"the server did not answer in TLS", "if it serves plain HTTP, use an http:// URL"},
 }
@@ -81,7 +169,7 @@ func TLSCauseMeaning(cause string) (meaning, hint string) {
 }
 
 // TLSDetail says in words why the tls errors of res failed, with a hint
-// for each cause that has one: "self-signed certificate: add --insecure …"
+// for each cause that has one: "self-signed certificate: trust the …"
 // for one cause, "self-signed certificate 6: …; expired 4: …" for several.
 // A result without causes (written before they were counted) gets the kind's
 // meaning.
@@ -117,4 +205,14 @@ func TLSCausePhrases(res *recorder.Result, hints bool) []string {
 		parts = append(parts, meaning)
 	}
 	return parts
+}
+
+// SkipVerifyHelps reports whether skipping certificate verification gets
+// a request past a TLS cause (the certificate's, not the handshake's).
+func SkipVerifyHelps(cause string) bool {
+	switch cause {
+	case "self_signed", "unknown_authority", "expired", "hostname", "certificate":
+		return true
+	}
+	return false
 }

@@ -10,15 +10,16 @@ import (
 func TestWithDefault(t *testing.T) {
 	p99, _ := ParseObjective("response.p99<=200ms")
 	got := WithDefault([]Objective{p99})
-	if len(got) != 2 || !got[1].Default || got[1].Expr != DefaultObjectiveExpr || got[0].Default {
-		t.Errorf("WithDefault(p99) = %+v: want p99 and the default", got)
+	if len(got) != 3 || !got[1].Default || got[1].Expr != DefaultObjectiveExpr || got[0].Default ||
+		!got[2].Default || got[2].Expr != DefaultClientErrorsExpr {
+		t.Errorf("WithDefault(p99) = %+v: want p99 and the defaults", got)
 	}
 	for _, own := range []string{"errors<=5%", "errors.rate<0.1", "errors<=100%"} {
 		o, err := ParseObjective(own)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := WithDefault([]Objective{p99, o}); len(got) != 2 || got[1].Default {
+		if got := WithDefault([]Objective{p99, o}); len(got) != 3 || got[1].Default || got[2].Expr != DefaultClientErrorsExpr {
 			t.Errorf("WithDefault with %s = %+v: the user's objective replaces the default", own, got)
 		}
 	}
@@ -70,10 +71,10 @@ func TestTLSDetail(t *testing.T) {
 		want   string
 	}{
 		{nil, "TLS handshake failed or the certificate was not trusted"},
-		{map[string]int64{"self_signed": 5}, "self-signed certificate: add --insecure to skip certificate verification, or trust the certificate"},
+		{map[string]int64{"self_signed": 5}, "self-signed certificate: trust the certificate, or skip certificate verification"},
 		{map[string]int64{"handshake": 5}, "handshake refused (no common protocol version or cipher suite, a client certificate required, …)"},
 		{map[string]int64{"expired": 2, "unknown_authority": 3},
-			"certificate signed by an unknown authority 3: add --insecure to skip certificate verification, or trust its CA; certificate expired or not yet valid 2: check its dates and this machine's clock; --insecure skips verification"},
+			"certificate signed by an unknown authority 3: trust its CA, or skip certificate verification; certificate expired or not yet valid 2: check its dates and this machine's clock, or skip certificate verification"},
 	}
 	for _, tc := range cases {
 		if got := TLSDetail(&recorder.Result{TLSCauses: tc.causes}); got != tc.want {

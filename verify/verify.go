@@ -388,7 +388,7 @@ func failures(res *recorder.Result) Finding {
 		case k == "tls":
 			meaning = TLSDetail(res) // target.go
 		case k == "timeout" && res.Config.DialTimeout != "":
-			meaning += ", or no connection within --dial-timeout " + res.Config.DialTimeout
+			meaning += ", or no connection within the dial timeout, " + res.Config.DialTimeout
 		}
 		kinds = append(kinds, fmt.Sprintf("%s %d (%s)", k, n, meaning))
 	}

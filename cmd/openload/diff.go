@@ -65,6 +65,9 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, diffUsage+flagHelp(fs, diffGroups))
 		return exitOK
 	}
+	if err := checkOutputs(output("--html", o.html)); err != nil {
+		return usageErrorIn(stderr, "diff", "%v", err)
+	}
 	switch fs.NArg() {
 	case 1:
 		if fs.Changed("metric") {

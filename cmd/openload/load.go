@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -294,24 +293,14 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "openload: --fast-http1 is deprecated: the lean HTTP/1.1 client is the default now (--net-http turns it off)")
 	}
 
-	// Open the output files before anything starts, so a bad path costs
-	// nothing.
-	var (
-		outFile, logFile *os.File
-		err              error
-	)
-	if o.output != "" && o.output != "-" {
-		// The result goes to a temporary file beside the target, renamed
-		// into place once complete: an interrupted openload never leaves a
-		// half-written result behind.
-		if outFile, err = os.CreateTemp(filepath.Dir(o.output), "."+filepath.Base(o.output)+".tmp-*"); err != nil {
-			return usageError(stderr, "--output %q: %v", o.output, unwrapPath(err))
-		}
-		defer os.Remove(outFile.Name()) // a no-op once renamed
-		defer outFile.Close()
+	// Check every output before anything starts, so a bad path costs
+	// nothing; the log and the interval log are written as the run goes.
+	if err := checkOutputs(output("--output", o.output), output("--log", o.logFile), output("--hlog", o.hlog)); err != nil {
+		return usageError(stderr, "%v", err)
 	}
 	if o.logFile != "" {
-		if logFile, err = os.Create(o.logFile); err != nil {
+		logFile, err := os.Create(o.logFile)
+		if err != nil {
 			return usageError(stderr, "--log %q: %v", o.logFile, unwrapPath(err))
 		}
 		defer logFile.Close()
@@ -379,87 +368,26 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code = exitRuntime
 	}
 
-	breached, targetFailed := evaluateObjectives(res, o.objectives)
-	verdict := verdictCode(res, findings, breached, targetFailed)
+	outcome := verify.Judge(res, findings, o.objectives)
+	verdict := exitOf(outcome.Class)
 	if !o.quiet {
 		if err := report.Text(out, res); err != nil {
 			fmt.Fprintf(stderr, "openload: report: %v\n", err)
 		}
 		o.retry.printExpectation(out, &o, res)
-		line := report.RunVerdict(res)
-		if verdict == exitTargetFailed {
-			line += " (exit 5)"
-		}
-		fmt.Fprintf(out, "\nresult: %s\n", line)
-		if targetFailed {
-			for _, h := range report.TargetHints(res) {
-				fmt.Fprintf(out, "hint:   %s\n", h)
-			}
-		}
-		if breached {
-			exit := ""
-			if verdict == exitSLOBreached {
-				exit = " (exit 4)"
-			}
-			fmt.Fprintf(out, "objectives: BREACHED%s\n", exit)
-		}
-	} else {
-		if verify.Worst(findings) == verify.Fail {
-			for _, f := range findings {
-				if f.Severity == verify.Fail {
-					fmt.Fprintf(stderr, "openload: check %s failed: %s\n", f.Check, f.Message)
-				}
-			}
-		}
-		if line, ok := report.TargetVerdict(res); ok {
-			fmt.Fprintf(stderr, "openload: %s\n", line)
-			for _, h := range report.TargetHints(res) {
-				fmt.Fprintf(stderr, "openload: hint: %s\n", h)
-			}
-		}
 	}
-	if o.output != "" {
-		w := io.Writer(stdout)
-		if outFile != nil {
-			w = outFile
-		}
-		err := recorder.WriteResult(w, res)
-		if outFile != nil {
-			if cerr := outFile.Close(); err == nil {
-				err = cerr
-			}
-			if err == nil {
-				err = os.Rename(outFile.Name(), o.output)
-			}
-		}
-		if err != nil {
-			fmt.Fprintf(stderr, "openload: --output %q: %v\n", o.output, err)
-			code = exitRuntime
-		}
+	writeVerdict(out, stderr, res, verdict, o.quiet, "")
+	// The result is written through a temporary file renamed into place,
+	// so that an interrupted openload never leaves half a result; when it
+	// cannot be written, the error says where it is kept.
+	if err := writeOutput("--output", o.output, stdout, func(w io.Writer) error { return recorder.WriteResult(w, res) }); err != nil {
+		fmt.Fprintf(stderr, "openload: %v\n", err)
+		code = exitRuntime
 	}
 	if code != exitOK {
 		return code
 	}
 	return verdict
-}
-
-// verdictCode is the exit code the run's outcome calls for, in order of
-// precedence: interrupted (130), a check failed: the measurement cannot be
-// trusted (1), the target failed: the default objective was breached (5),
-// one of the user's objectives was breached (4), else 0. A result or log
-// that could not be written (3) comes before all of them.
-func verdictCode(res *recorder.Result, findings []verify.Finding, breached, targetFailed bool) int {
-	switch {
-	case res.Interrupted:
-		return exitInterrupted
-	case verify.Worst(findings) == verify.Fail:
-		return exitCheckFailed
-	case targetFailed:
-		return exitTargetFailed
-	case breached:
-		return exitSLOBreached
-	}
-	return exitOK
 }
 
 func describeStub(c stub.Config) string {

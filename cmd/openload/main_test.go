@@ -286,7 +286,7 @@ func TestRunRefusedTargetCompletes(t *testing.T) {
 	url := "http://" + addr
 	out := filepath.Join(t.TempDir(), "r.json")
 	code, stdout, stderr := runCLI("-rate", "50", "-d", "400ms", "-q", "-o", out, url)
-	if code != exitTargetFailed || stderr != "openload: target failed: 20 of 20 refused\n" {
+	if code != exitTargetFailed || stderr != "openload: target failed: 20 of 20 refused (exit 5)\n" {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitTargetFailed, stdout, stderr)
 	}
 	res := readResult(t, out)
@@ -314,7 +314,7 @@ func TestObjectivesExitCodes(t *testing.T) {
 		t.Fatalf("breached objective: exit %d\n%s", code, stdout)
 	}
 	res := readResult(t, out)
-	if len(res.SLOs) != 3 || !res.SLOs[0].Pass || res.SLOs[1].Pass || res.SLOs[1].Expr != "response.max<1us" ||
+	if len(res.SLOs) != 4 || res.SLOs[3].Expr != "client_errors<=1%" || !res.SLOs[3].Default || !res.SLOs[0].Pass || res.SLOs[1].Pass || res.SLOs[1].Expr != "response.max<1us" ||
 		res.SLOs[0].Default || res.SLOs[1].Default || !res.SLOs[2].Default || !res.SLOs[2].Pass || res.SLOs[2].Expr != "errors<=1%" {
 		t.Errorf("slos in the result: %+v", res.SLOs)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -88,6 +87,9 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErrorIn(stderr, "merge", "%v", err)
 	}
+	if err := checkOutputs(output("--output", o.output)); err != nil {
+		return usageErrorIn(stderr, "merge", "%v", err)
+	}
 	if isIntervalLog(fs.Arg(0)) { // reportfmt.go
 		return mergeIntervalLogs(fs.Args(), o.output, stdout, stderr)
 	}
@@ -108,33 +110,21 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	findings := verify.Run(res, o.verify)
 	res.Checks = verify.ToChecks(findings)
-	breached, targetFailed := evaluateObjectives(res, objs)
-	verdict := verdictCode(res, findings, breached, targetFailed)
+	verdict := exitOf(verify.Judge(res, findings, objs).Class)
 
 	out := stdout
 	if o.output == "-" {
 		out = stderr
 	}
 	if !o.quiet {
-		if err := writeTable(out, res, "", ""); err != nil {
+		if err := report.Text(out, res); err != nil {
 			fmt.Fprintf(stderr, "openload: merge: report: %v\n", err)
 		}
-		if breached {
-			fmt.Fprintln(out, "objectives: BREACHED (exit 4)")
-		}
-	} else {
-		for _, f := range findings {
-			if f.Severity == verify.Fail {
-				fmt.Fprintf(stderr, "openload: merge: check %s failed: %s\n", f.Check, f.Message)
-			}
-		}
-		if line, ok := report.TargetVerdict(res); ok {
-			fmt.Fprintf(stderr, "openload: merge: %s\n", line)
-		}
 	}
+	writeVerdict(out, stderr, res, verdict, o.quiet, "merge: ")
 	if o.output != "" {
-		if err := writeResultFile(o.output, stdout, res); err != nil {
-			fmt.Fprintf(stderr, "openload: merge: --output %q: %v\n", o.output, err)
+		if err := writeOutput("--output", o.output, stdout, func(w io.Writer) error { return recorder.WriteResult(w, res) }); err != nil {
+			fmt.Fprintf(stderr, "openload: merge: %v\n", err)
 			return exitRuntime
 		}
 	}
@@ -152,38 +142,6 @@ func missingShards(sc *recorder.ShardConfig) string {
 		s[i] = fmt.Sprint(x)
 	}
 	return fmt.Sprintf("shards %s of %d", strings.Join(s, ", "), sc.Of)
-}
-
-// writeResultFile writes res to name ('-': stdout) through a temporary
-// file renamed into place, so that a failed write leaves no half result.
-func writeResultFile(name string, stdout io.Writer, res *recorder.Result) error {
-	var b bytes.Buffer
-	if err := recorder.WriteResult(&b, res); err != nil {
-		return err
-	}
-	return writeFileAtomic(name, stdout, b.Bytes())
-}
-
-// writeFileAtomic writes b to name ('-': stdout) through a temporary file
-// renamed into place.
-func writeFileAtomic(name string, stdout io.Writer, b []byte) error {
-	if name == "-" {
-		_, err := stdout.Write(b)
-		return err
-	}
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return unwrapPath(err)
-	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), name)
-	}
-	return err
 }
 
 // mergeIntervalLogs is 'openload merge' of interval logs (--hlog): every
@@ -207,8 +165,8 @@ func mergeIntervalLogs(names []string, output string, stdout, stderr io.Writer) 
 	if err := recorder.MergeIntervalLogs(&buf, in...); err != nil {
 		return fileError(stderr, "merge", err)
 	}
-	if err := writeFileAtomic(output, stdout, buf.Bytes()); err != nil {
-		fmt.Fprintf(stderr, "openload: merge: --output %q: %v\n", output, err)
+	if err := writeOutput("--output", output, stdout, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
+		fmt.Fprintf(stderr, "openload: merge: %v\n", err)
 		return exitRuntime
 	}
 	return exitOK

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
+	"github.com/openload/openload/verify"
 )
 
 // runRepeats runs a load run's schedule o.stages.repeats times and prints
@@ -47,28 +48,11 @@ func runRepeats(ctx context.Context, o *loadOptions, fs *pflag.FlagSet, stdout, 
 		fmt.Fprintf(stderr, "openload: %v\n", err)
 		return exitRuntime
 	}
-	code := exitOK
+	worst := verify.ClassValid
 	for _, p := range points {
-		breached, failed := false, false
-		for _, s := range p.SLOs {
-			if !s.Pass {
-				if s.Objective.Default {
-					failed = true
-				} else {
-					breached = true
-				}
-			}
-		}
-		if c := verdictCode(p.Result, p.Findings, breached, failed); worse(c, code) {
-			code = c
+		if c := verify.ClassOf(p.Result); verify.Worse(c, worst) {
+			worst = c
 		}
 	}
-	return code
-}
-
-// worse reports whether exit code a takes precedence over b (main.go:
-// 130, 1, 5, 4, 0).
-func worse(a, b int) bool {
-	rank := map[int]int{exitOK: 0, exitSLOBreached: 1, exitTargetFailed: 2, exitCheckFailed: 3, exitInterrupted: 4}
-	return rank[a] > rank[b]
+	return exitOf(worst)
 }

@@ -35,16 +35,7 @@ func writeTable(w io.Writer, res *recorder.Result, _, _ string) error {
 	if err := report.Text(w, res); err != nil {
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "\nresult: %s\n", report.RunVerdict(res)); err != nil {
-		return err
-	}
-	if _, failed := report.TargetVerdict(res); failed {
-		for _, h := range report.TargetHints(res) {
-			if _, err := fmt.Fprintf(w, "hint:   %s\n", h); err != nil {
-				return err
-			}
-		}
-	}
+	writeVerdict(w, io.Discard, res, 0, false, "")
 	return nil
 }
 
@@ -141,6 +132,9 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		return usageErrorIn(stderr, "report", "--metric applies to --format hgrm, not %s", o.format)
 	case fs.NArg() != 1:
 		return usageErrorIn(stderr, "report", "want one result file, got %d arguments", fs.NArg())
+	}
+	if err := checkOutputs(output("--html", o.html), output("--svg", o.svg), output("--png", o.png)); err != nil {
+		return usageErrorIn(stderr, "report", "%v", err)
 	}
 	name := fs.Arg(0)
 	if isIntervalLog(name) {

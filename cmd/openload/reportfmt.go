@@ -77,8 +77,7 @@ func chartByName(res *recorder.Result, name string) (plot.Chart, error) {
 // writeFiles writes the --html, --svg and --png outputs of `openload
 // report`; each names its file in errors.
 func writeFiles(res *recorder.Result, name, htmlPath, svgPath, pngPath, chart string) error {
-	write := writeOutput
-	if err := write(htmlPath, func(w io.Writer) error { return writeHTML(w, res, name, "") }); err != nil {
+	if err := writeOutput("--html", htmlPath, io.Discard, func(w io.Writer) error { return writeHTML(w, res, name, "") }); err != nil {
 		return err
 	}
 	for _, f := range []struct{ path, format string }{{svgPath, "svg"}, {pngPath, "png"}} {
@@ -89,7 +88,7 @@ func writeFiles(res *recorder.Result, name, htmlPath, svgPath, pngPath, chart st
 		if err != nil {
 			return inputError{err}
 		}
-		if err := write(f.path, func(w io.Writer) error { return c.Render(w, f.format, 720, 360) }); err != nil {
+		if err := writeOutput("--"+f.format, f.path, io.Discard, func(w io.Writer) error { return c.Render(w, f.format, 720, 360) }); err != nil {
 			return err
 		}
 	}
@@ -162,29 +161,6 @@ func writeDiffHTML(path, metric string, names [2]string, res [2]*recorder.Result
 	if err := report.Compare(&text, metric, names[0], res[0], p[0], names[1], res[1], p[1]); err != nil {
 		return err
 	}
-	var b bytes.Buffer
 	page := plot.Page{Title: "openload diff · " + names[0] + " vs " + names[1], Subtitle: c.Subtitle, Text: text.String(), Charts: []plot.Chart{c}}
-	if err := page.Write(&b); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("--html %q: %v", path, unwrapPath(err))
-	}
-	return nil
-}
-
-// writeOutput writes what fn renders to path, or nothing when path is "";
-// an error names the file. A render that fails leaves no file.
-func writeOutput(path string, fn func(io.Writer) error) error {
-	if path == "" {
-		return nil
-	}
-	var b bytes.Buffer
-	if err := fn(&b); err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("%s: %v", path, unwrapPath(err))
-	}
-	return nil
+	return writeOutput("--html", path, io.Discard, page.Write)
 }

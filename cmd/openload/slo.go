@@ -2,7 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"strings"
 
+	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/verify"
 )
@@ -21,32 +24,64 @@ func parseObjectives(exprs []string) ([]verify.Objective, error) {
 	return objs, nil
 }
 
-// evaluateObjectives checks objs and, unless one of them is on errors,
-// the default objective (verify.DefaultObjective), stores the outcome in
-// res, and reports whether one of the user's objectives was breached and
-// whether the default one was: the target failed.
-//
-// An interrupted run is not held to the default objective: the requests
-// its stop cut short count as unfinished, which says nothing about the
-// target (and it exits 130 anyway). Nor is a run that scheduled nothing.
-func evaluateObjectives(res *recorder.Result, objs []verify.Objective) (breached, targetFailed bool) {
-	if !res.Interrupted && res.Counts.Scheduled > 0 {
-		objs = verify.WithDefault(objs)
-	}
-	if len(objs) == 0 {
-		return false, false
-	}
-	rs := verify.Evaluate(res, objs)
-	res.SLOs = make([]recorder.SLO, len(rs))
-	for i, r := range rs {
-		res.SLOs[i] = recorder.SLO{Expr: r.Objective.Expr, Measured: r.Measured, Share: r.Objective.Share, Pass: r.Pass, Message: r.Message, Default: r.Objective.Default}
-		if !r.Pass {
-			if r.Objective.Default {
-				targetFailed = true
-			} else {
-				breached = true
-			}
+// exitCodes map each class of outcome (verify.Judge) to its exit code
+// (main.go). A result or log that could not be written (3) is the
+// caller's, and comes before all of them.
+var exitCodes = map[verify.Class]int{
+	verify.ClassValid:        exitOK,
+	verify.ClassBreached:     exitSLOBreached,
+	verify.ClassTargetFailed: exitTargetFailed,
+	verify.ClassInvalid:      exitCheckFailed,
+	verify.ClassInterrupted:  exitInterrupted,
+}
+
+// exitOf is the exit code of class c.
+func exitOf(c verify.Class) int { return exitCodes[c] }
+
+// writeVerdict prints the verdict of res (report.VerdictLines, its hints
+// in the command line's words: the flags that would help) to out; with
+// quiet, only when the outcome is not valid, to stderr, after "openload: "
+// and cmd's name ("merge: "), with the checks that failed.
+func writeVerdict(out, stderr io.Writer, res *recorder.Result, exit int, quiet bool, cmd string) {
+	lines := report.VerdictLines(res, exit)
+	for i, l := range lines {
+		if l.Label == "hint" {
+			lines[i].Text = hintFlags.Replace(l.Text)
 		}
 	}
-	return breached, targetFailed
+	if verify.TargetFailed(res) && res.Status["415"] > 0 && len(res.Config.Headers["Content-Type"]) == 0 {
+		lines = append(lines, report.Line{Label: "hint", Text: "-H 'Content-Type: application/json' names a JSON body's type"})
+	}
+	if !quiet {
+		fmt.Fprintln(out)
+		for _, l := range lines {
+			fmt.Fprintln(out, l)
+		}
+		return
+	}
+	class := verify.ClassOf(res)
+	if class == verify.ClassValid {
+		return
+	}
+	for _, c := range res.Checks {
+		if c.Severity == string(verify.Fail) {
+			fmt.Fprintf(stderr, "openload: %scheck %s failed: %s\n", cmd, c.Name, c.Message)
+		}
+	}
+	for _, l := range lines {
+		switch {
+		case l.Label == "result" && class == verify.ClassInvalid:
+			// The failed checks said it.
+		case l.Label == "result":
+			fmt.Fprintf(stderr, "openload: %s%s\n", cmd, l.Text)
+		default:
+			fmt.Fprintf(stderr, "openload: %s%s: %s\n", cmd, l.Label, l.Text)
+		}
+	}
 }
+
+// hintFlags names, in the library's hints, the flag that does what the
+// hint says in words (the libraries name no flag).
+var hintFlags = strings.NewReplacer(
+	"skip certificate verification", "add --insecure to skip certificate verification",
+)

@@ -16,10 +16,12 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/openload/openload/internal/outfile"
 	"github.com/openload/openload/internal/plot"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/verify"
 )
 
 const sweepUsage = `openload sweep: one open run per offered rate, or a search for the highest rate
@@ -222,6 +224,9 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if o.output == "-" {
 		return usageErrorIn(stderr, "sweep", "--output -: the table goes to stdout; give a file")
 	}
+	if err := checkOutputs(sweepOutputs(&o, so)...); err != nil {
+		return usageErrorIn(stderr, "sweep", "%v", err)
+	}
 	r := &o.run
 
 	tgt, err := runTarget(fs, r, stderr)
@@ -264,9 +269,6 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
 		code = exitRuntime
-		if len(sw.Points) > 0 && sw.Points[len(sw.Points)-1].Unmeasurable != "" {
-			code = exitUsage
-		}
 	}
 	if len(sw.Points) > 0 {
 		if err := sweep.WriteTable(stdout, sw.Points, sw.Knee); err != nil {
@@ -286,23 +288,22 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code != exitOK {
 		return code
 	}
-	if ctx.Err() != nil {
-		return exitInterrupted // between points, or during one
+	return sweepVerdict(stdout, "sweep", sw.Outcome(ctx.Err() != nil))
+}
+
+// sweepVerdict prints what decided a sweep's or a search's outcome, when
+// it is not valid (a target that failed, in the report's words), and
+// returns its exit code.
+func sweepVerdict(w io.Writer, name string, oc sweep.Outcome) int {
+	why := oc.Why
+	if oc.Class == verify.ClassTargetFailed && oc.At != nil {
+		line, _ := report.TargetVerdict(oc.At.Result)
+		why += ": " + line
 	}
-	for _, p := range sw.Points {
-		if !p.Valid {
-			code = exitCheckFailed
-		}
+	if why != "" && oc.Class != verify.ClassValid {
+		fmt.Fprintf(w, "%s: %s (exit %d)\n", name, why, exitOf(oc.Class))
 	}
-	if code == exitOK && len(sw.Points) > 0 {
-		// A target that failed at the lowest rate measured nothing to
-		// sweep: fast refusals would draw a flat, healthy-looking curve.
-		if line, failed := report.TargetVerdict(sw.Points[0].Result); failed {
-			fmt.Fprintf(stdout, "sweep: at the lowest rate, %g/s: %s\n", sw.Points[0].Rate, line)
-			code = exitTargetFailed
-		}
-	}
-	return code
+	return exitOf(oc.Class)
 }
 
 // runSearch runs a capacity search and prints its probes and answer.
@@ -338,45 +339,46 @@ func runSearch(ctx context.Context, o *loadOptions, so sweepOptions, base sweep.
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", werr)
 		return exitRuntime
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
 		return exitRuntime
-	case s.Verdict == sweep.Unmeasured:
-		fmt.Fprintf(stderr, "openload: sweep: %s\n", s.Message)
-		return exitUsage
-	case s.Verdict == sweep.Unanswered:
-		return exitInterrupted
-	case s.Verdict == sweep.FromBreach:
-		// The first probe failed its default objective in every run: the
-		// target failed, which is not a capacity below --from.
-		if targetFailedEvery(s.Probes[0].Points) {
-			line, _ := report.TargetVerdict(s.Probes[0].Points[0].Result)
-			fmt.Fprintf(stdout, "search: at --from %s/s: %s\n", fmtG(so.from), line)
-			return exitTargetFailed
-		}
-		return exitSLOBreached
 	}
-	return exitOK
-}
-
-// targetFailedEvery reports whether every run of a probe failed its
-// target (report.TargetVerdict).
-func targetFailedEvery(runs []sweep.Point) bool {
-	for _, p := range runs {
-		if _, failed := report.TargetVerdict(p.Result); !failed {
-			return false
-		}
+	oc := s.Outcome()
+	if oc.Why == s.Message {
+		oc.Why = "" // WriteSearch printed it
 	}
-	return len(runs) > 0
+	return sweepVerdict(stdout, "search", oc)
 }
 
 func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
+// chartPaths are the files of a sweep's --svg or --png path: the latency
+// chart at path, the throughput chart beside it (-throughput before the
+// extension) and a streamed sweep's token chart (-tokens); none for "".
+func chartPaths(path, format string) []string {
+	if path == "" {
+		return nil
+	}
+	ext := "." + format
+	base := strings.TrimSuffix(path, ext)
+	return []string{path, base + "-throughput" + ext, base + "-tokens" + ext}
+}
+
+// sweepOutputs are every file a sweep may write, for checkOutputs.
+func sweepOutputs(o *loadOptions, so sweepOptions) []outfile.Output {
+	outs := []outfile.Output{output("--output", o.output), output("--html", so.html)}
+	for _, c := range []struct{ path, format string }{{so.svg, "svg"}, {so.png, "png"}} {
+		for _, p := range chartPaths(c.path, c.format) {
+			outs = append(outs, output("--"+c.format, p))
+		}
+	}
+	return outs
+}
+
 // writeSweepFiles writes -o, --html, --svg and --png.
 func writeSweepFiles(o *loadOptions, so sweepOptions, f sweep.File, points []sweep.Point, knee int) error {
-	write := writeOutput
-	if err := write(o.output, f.Write); err != nil {
+	write := func(flag, path string, fn func(io.Writer) error) error { return writeOutput(flag, path, io.Discard, fn) }
+	if err := write("--output", o.output, f.Write); err != nil {
 		return err
 	}
 	if len(points) == 0 {
@@ -392,25 +394,16 @@ func writeSweepFiles(o *loadOptions, so sweepOptions, f sweep.File, points []swe
 	}
 	charts := plot.SweepCharts(pts, knee, sub)
 	for _, c := range []struct{ path, format string }{{so.svg, "svg"}, {so.png, "png"}} {
-		if c.path == "" {
-			continue
-		}
-		ext := "." + c.format
-		second := strings.TrimSuffix(c.path, ext) + "-throughput" + ext
-		if err := write(c.path, func(w io.Writer) error { return charts[0].Render(w, c.format, 720, 400) }); err != nil {
-			return err
-		}
-		if err := write(second, func(w io.Writer) error { return charts[1].Render(w, c.format, 720, 400) }); err != nil {
-			return err
-		}
-		if len(charts) > 2 { // a streamed sweep's token chart
-			third := strings.TrimSuffix(c.path, ext) + "-tokens" + ext
-			if err := write(third, func(w io.Writer) error { return charts[2].Render(w, c.format, 720, 400) }); err != nil {
+		for i, path := range chartPaths(c.path, c.format) {
+			if i >= len(charts) {
+				break // the token chart of a streamed sweep only
+			}
+			if err := write("--"+c.format, path, func(w io.Writer) error { return charts[i].Render(w, c.format, 720, 400) }); err != nil {
 				return err
 			}
 		}
 	}
-	return write(so.html, func(w io.Writer) error {
+	return write("--html", so.html, func(w io.Writer) error {
 		var table bytes.Buffer
 		if err := sweep.WriteTable(&table, points, knee); err != nil {
 			return err

@@ -102,11 +102,11 @@ func TestSweepCLI(t *testing.T) {
 	// A search whose --from already breaches says so and exits 4; one
 	// whose --to still passes says so and exits 0.
 	code, stdout, stderr := runCLI("sweep", "--search", "--slo", "response.p50<=1ms", "--from", "10", "--to", "20", "-d", "300ms", "--pause", "0s", s.URL+"/predict")
-	if code != exitSLOBreached || !strings.Contains(stdout, "--from 10/s already breaches") {
+	if code != exitSLOBreached || !strings.Contains(stdout, "the lowest rate, 10/s, already breaches") {
 		t.Errorf("from breaches: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runCLI("sweep", "--search", "--slo", "response.max<=10s", "--from", "10", "--to", "20", "-d", "300ms", "--pause", "0s", s.URL+"/predict")
-	if code != exitOK || !strings.Contains(stdout, "--to 20/s still passes") || strings.Count(stdout, "PASS (pass)") != 2 {
+	if code != exitOK || !strings.Contains(stdout, "the highest rate, 20/s, still passes") || strings.Count(stdout, "PASS (pass)") != 2 {
 		t.Errorf("to passes: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 
@@ -129,11 +129,11 @@ func TestSweepDeadTarget(t *testing.T) {
 	defer release()
 	url := "http://" + addr + "/"
 	code, stdout, stderr := runCLI("sweep", "--rates", "10,20", "-d", "300ms", "--pause", "0s", url)
-	if code != exitTargetFailed || !strings.Contains(stdout, "sweep: at the lowest rate, 10/s: target failed: 3 of 3 refused") {
+	if code != exitTargetFailed || !strings.Contains(stdout, "sweep: at the lowest rate, 10/s: target failed: 3 of 3 refused (exit 5)") {
 		t.Errorf("sweep: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = runCLI("sweep", "--search", "--slo", "response.p99<=1s", "--from", "10", "--to", "40", "-d", "300ms", "--pause", "0s", url)
-	if code != exitTargetFailed || !strings.Contains(stdout, "search: at --from 10/s: target failed: 3 of 3 refused") {
+	if code != exitTargetFailed || !strings.Contains(stdout, "search: at 10/s: target failed: 3 of 3 refused (exit 5)") {
 		t.Errorf("search: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 }

@@ -44,7 +44,8 @@ func TestRefusedPort(t *testing.T) {
 		t.Errorf("a refused port reads as a valid run with a response time:\n%s", stdout)
 	}
 	res := readResult(t, out)
-	if len(res.SLOs) != 1 || !res.SLOs[0].Default || res.SLOs[0].Pass || res.SLOs[0].Measured != 1 {
+	if len(res.SLOs) != 2 || !res.SLOs[0].Default || res.SLOs[0].Pass || res.SLOs[0].Measured != 1 ||
+		!res.SLOs[1].Default || !res.SLOs[1].Pass || res.SLOs[1].Expr != "client_errors<=1%" {
 		t.Errorf("slos %+v: want the default objective, breached at 100 %%", res.SLOs)
 	}
 	// response keeps its meaning: every request, at its time to failure.
@@ -80,11 +81,11 @@ func TestSelfSignedTarget(t *testing.T) {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitTargetFailed, stdout, stderr)
 	}
 	wantLines(t, stdout,
-		"tls      self-signed certificate ×20 (add --insecure to skip certificate verification, or trust the certificate)",
-		"\nresult: target failed: 20 of 20 tls: self-signed certificate (exit 5)\nhint:   add --insecure to skip certificate verification, or trust the certificate\n")
+		"tls      self-signed certificate ×20 (trust the certificate, or skip certificate verification)",
+		"\nresult: target failed: 20 of 20 tls: self-signed certificate (exit 5)\nhint:   trust the certificate, or add --insecure to skip certificate verification\n")
 	// The saved result says the same when read back.
 	if code, report, _ := runCLI("report", out); code != exitOK ||
-		!strings.HasSuffix(report, "\nresult: target failed: 20 of 20 tls: self-signed certificate\nhint:   add --insecure to skip certificate verification, or trust the certificate\n") {
+		!strings.HasSuffix(report, "\nresult: target failed: 20 of 20 tls: self-signed certificate\nhint:   trust the certificate, or add --insecure to skip certificate verification\n") {
 		t.Errorf("openload report: exit %d\n%s", code, report)
 	}
 	res := readResult(t, out)
@@ -93,7 +94,7 @@ func TestSelfSignedTarget(t *testing.T) {
 	}
 
 	code, stdout, stderr = runCLI("-q", "-rate", "50", "-d", "400ms", srv.URL)
-	want := "openload: target failed: 20 of 20 tls: self-signed certificate\nopenload: hint: add --insecure to skip certificate verification, or trust the certificate\n"
+	want := "openload: target failed: 20 of 20 tls: self-signed certificate (exit 5)\nopenload: hint: trust the certificate, or add --insecure to skip certificate verification\n"
 	if code != exitTargetFailed || stdout != "" || stderr != want {
 		t.Errorf("-q: exit %d, stdout %q, stderr %q; want %d and stderr %q", code, stdout, stderr, exitTargetFailed, want)
 	}
@@ -171,8 +172,14 @@ func TestVerdictPrecedence(t *testing.T) {
 		{true, fail, true, true, exitInterrupted},
 	}
 	for _, tc := range cases {
-		res := &recorder.Result{Interrupted: tc.interrupted}
-		if got := verdictCode(res, tc.findings, tc.breached, tc.target); got != tc.want {
+		res := &recorder.Result{Interrupted: tc.interrupted, Checks: verify.ToChecks(tc.findings)}
+		if tc.breached {
+			res.SLOs = append(res.SLOs, recorder.SLO{Expr: "response.p99<=1ms"})
+		}
+		if tc.target {
+			res.SLOs = append(res.SLOs, recorder.SLO{Expr: verify.DefaultObjectiveExpr, Default: true})
+		}
+		if got := exitOf(verify.ClassOf(res)); got != tc.want {
 			t.Errorf("interrupted %v, %s, breached %v, target failed %v: exit %d, want %d",
 				tc.interrupted, verify.Worst(tc.findings), tc.breached, tc.target, got, tc.want)
 		}

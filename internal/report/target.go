@@ -10,46 +10,6 @@ import (
 	"github.com/openload/openload/verify"
 )
 
-// TargetVerdict is the verdict of a run whose target failed (its default
-// objective, verify.DefaultObjective, was breached), naming what happened:
-// "target failed: 60 of 60 refused". ok is false when the target did not
-// fail, and for results written before the default objective existed.
-func TargetVerdict(res *recorder.Result) (line string, ok bool) {
-	if !verify.TargetFailed(res) {
-		return "", false
-	}
-	return "target failed: " + unanswered(res), true
-}
-
-// RunVerdict is the verdict line of a run: the checks' (Verdict), or what
-// the target did when it failed, or both when a check failed too.
-func RunVerdict(res *recorder.Result) string {
-	v := Verdict(res.Checks)
-	line, failed := TargetVerdict(res)
-	switch {
-	case !failed:
-		return v
-	case strings.HasPrefix(v, "INVALID"):
-		return v + "; and " + line
-	}
-	return line
-}
-
-// TargetHints are what to do about the failures of res, one line each:
-// the hints of its TLS causes (e.g. --insecure for a self-signed
-// certificate).
-func TargetHints(res *recorder.Result) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, c := range sortedKeys(res.TLSCauses) {
-		if _, hint := verify.TLSCauseMeaning(c); hint != "" && !seen[hint] {
-			seen[hint] = true
-			out = append(out, hint)
-		}
-	}
-	return out
-}
-
 // unanswered says how many requests got no answer and why: "60 of 60
 // refused", "32 of 1600 reset (2.0 %, above errors<=1%)", "45 of 60 got no
 // answer (75.0 %, above errors<=1%): refused 30 · timed out 15".

@@ -87,7 +87,7 @@ func TestTargetVerdict(t *testing.T) {
 	}
 	res := cases[1].res
 	res.SLOs = failed
-	if h := TargetHints(&res); len(h) != 1 || !strings.Contains(h[0], "--insecure") {
+	if h := TargetHints(&res); len(h) != 1 || !strings.Contains(h[0], "skip certificate verification") {
 		t.Errorf("hints %q", h)
 	}
 	res.Checks = []recorder.Check{{Name: "accounting", Severity: "fail"}}
@@ -100,5 +100,36 @@ func TestTargetVerdict(t *testing.T) {
 		Checks: []recorder.Check{{Name: "outcomes", Severity: "warn"}}}
 	if _, ok := TargetVerdict(&old); ok || RunVerdict(&old) != "valid, with 1 warning(s) (outcomes)" {
 		t.Errorf("old result: %q", RunVerdict(&old))
+	}
+}
+
+// TestRefusedVerdict: answers that refuse the requests as client errors
+// fail the target (verify.DefaultClientErrorsObjective), named by status,
+// with the plain cause of a lone status.
+func TestRefusedVerdict(t *testing.T) {
+	failed := []recorder.SLO{{Expr: "errors<=1%", Default: true, Pass: true}, {Expr: "client_errors<=1%", Default: true}}
+	cfg := recorder.Config{Target: "http://127.0.0.1:8000/v1/chat/completions", Method: "POST"}
+	cases := []struct {
+		name string
+		res  recorder.Result
+		want string
+	}{
+		{"all 415", recorder.Result{Config: cfg, Counts: recorder.Counts{Scheduled: 30, Completed: 30}, Status: map[string]int64{"415": 30}},
+			"target refused the requests: 30 of 30 answered 415 Unsupported Media Type (a JSON body without Content-Type? send Content-Type: application/json)"},
+		{"all 404", recorder.Result{Config: cfg, Counts: recorder.Counts{Scheduled: 30, Completed: 30}, Status: map[string]int64{"404": 30}},
+			"target refused the requests: 30 of 30 answered 404 Not Found (nothing at /v1/chat/completions on this server: check the URL's path)"},
+		{"some 401", recorder.Result{Config: cfg, Counts: recorder.Counts{Scheduled: 100, Completed: 100}, Status: map[string]int64{"200": 95, "401": 5}},
+			"target refused 5 of 100 requests (5.0 %, above the default client_errors<=1%): 5 answered 401 Unauthorized (the server wants credentials: send them in an Authorization header)"},
+		{"mixed", recorder.Result{Config: cfg, Counts: recorder.Counts{Scheduled: 30, Completed: 30}, Status: map[string]int64{"400": 10, "404": 20}},
+			"target refused the requests: 30 of 30 answered a client error: 20 answered 404 Not Found · 10 answered 400 Bad Request"},
+	}
+	for _, tc := range cases {
+		tc.res.SLOs = failed
+		if got, ok := TargetVerdict(&tc.res); !ok || got != tc.want {
+			t.Errorf("%s: %q, %v; want %q", tc.name, got, ok, tc.want)
+		}
+	}
+	if h := TargetHints(&cases[3].res); len(h) != 2 || !strings.HasPrefix(h[0], "404: ") || !strings.HasPrefix(h[1], "400: ") {
+		t.Errorf("mixed statuses: hints %q, want one per status", h)
 	}
 }

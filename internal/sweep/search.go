@@ -72,12 +72,12 @@ type Probe struct {
 
 // Verdicts of a search.
 const (
-	Found       = "found"        // the capacity lies in [Low, High)
-	FromBreach  = "from-breach"  // From already breaches: the capacity is below it
-	ToPasses    = "to-passes"    // To still passes: the capacity is at least To
-	Unanswered  = "unanswered"   // stopped before an answer (context ended)
-	Unmeasured  = "unmeasurable" // an objective cannot be measured
-	searchSeeds = 2000           // bootstrap resamples
+	Found       = "found"       // the capacity lies in [Low, High)
+	FromBreach  = "from-breach" // From already breaches: the capacity is below it
+	ToPasses    = "to-passes"   // To still passes: the capacity is at least To
+	Unanswered  = "unanswered"  // stopped before an answer (context ended)
+	NoData      = "no-data"     // a probe's objective had no samples: nothing to search on
+	searchSeeds = 2000          // bootstrap resamples
 )
 
 // Search is the outcome of a capacity search.
@@ -130,11 +130,12 @@ func RunSearch(ctx context.Context, o SearchOptions) (*Search, error) {
 		if ctx.Err() != nil {
 			return p, false, nil
 		}
-		for _, pt := range p.Points {
-			if pt.Unmeasurable != "" {
-				s.Verdict, s.Message = Unmeasured, "objective cannot be measured: "+pt.Unmeasurable
-				return p, false, nil
-			}
+		// A probe none of whose runs measured an objective's figure
+		// cannot be bisected on: a lower rate will not make a server that
+		// streams nothing stream.
+		if nd := p.noData(); nd != nil {
+			s.Verdict, s.Message = NoData, fmt.Sprintf("at %s/s: %s", fmtRate(r), nd.Message)
+			return p, false, nil
 		}
 		return p, true, nil
 	}
@@ -152,7 +153,7 @@ func RunSearch(ctx context.Context, o SearchOptions) (*Search, error) {
 	}
 	if !p.Pass {
 		s.Verdict, s.High = FromBreach, o.From
-		s.Message = fmt.Sprintf("--from %s/s already breaches (%s): the capacity is below it; search a lower range", fmtRate(o.From), p.Why)
+		s.Message = fmt.Sprintf("the lowest rate, %s/s, already breaches (%s): the capacity is below it; search a lower range", fmtRate(o.From), p.Why)
 		return s, nil
 	}
 	low, high := o.From, 0.0
@@ -170,7 +171,7 @@ func RunSearch(ctx context.Context, o SearchOptions) (*Search, error) {
 		low = r
 		if r == o.To {
 			s.Verdict, s.Low = ToPasses, o.To
-			s.Message = fmt.Sprintf("--to %s/s still passes: the capacity is at least %s/s; search a higher range", fmtRate(o.To), fmtRate(o.To))
+			s.Message = fmt.Sprintf("the highest rate, %s/s, still passes: the capacity is at least %s/s; search a higher range", fmtRate(o.To), fmtRate(o.To))
 			return s, nil
 		}
 	}
@@ -229,7 +230,10 @@ func decide(p *Probe, objs []verify.Objective) {
 	p.Pass = true
 	worst := math.Inf(-1)
 	for _, pt := range p.Points {
+		nd := pt.NoData()
 		switch {
+		case nd != nil && p.Pass:
+			p.Pass, p.Why = false, nd.Message
 		case pt.Stopped != "" && p.Pass:
 			p.Pass, p.Why = false, "stopped early: "+pt.Stopped
 		case !pt.Valid && p.Pass:
@@ -240,12 +244,12 @@ func decide(p *Probe, objs []verify.Objective) {
 		figs := make([]float64, len(p.Points))
 		for i, pt := range p.Points {
 			figs[i] = pt.SLOs[k].Measured
-			if pt.Stopped != "" {
-				figs[i] = beyond(o)
+			if pt.Stopped != "" || pt.SLOs[k].NoData {
+				figs[i] = beyond(o) // no figure: past any bound, never a pass
 			}
 		}
 		med := median(figs)
-		pass := meets(o, med)
+		pass := o.Meets(med)
 		if !pass && p.Pass {
 			p.Pass, p.Why = false, fmt.Sprintf("%s: median %s", o.Expr, format(o, med))
 		}
@@ -273,24 +277,10 @@ func beyond(o verify.Objective) float64 {
 	return math.Inf(1)
 }
 
-func meets(o verify.Objective, v float64) bool {
-	switch o.Op {
-	case "<=":
-		return v <= o.Threshold
-	case "<":
-		return v < o.Threshold
-	case ">=":
-		return v >= o.Threshold
-	case ">":
-		return v > o.Threshold
-	}
-	return false
-}
-
 func format(o verify.Objective, v float64) string {
 	switch {
 	case math.IsInf(v, 0):
-		return "past (stopped early)"
+		return "past (stopped early, or no data)"
 	case o.Share:
 		return fmt.Sprintf("%.3g %%", 100*v)
 	}
@@ -333,4 +323,19 @@ func bootstrap(xs []float64) (lo, hi float64) {
 	}
 	sort.Float64s(meds)
 	return meds[int(0.025*searchSeeds)], meds[int(0.975*searchSeeds)-1]
+}
+
+// noData is the first objective that no run of p measured, or nil.
+func (p Probe) noData() *verify.SLOResult {
+	var first *verify.SLOResult
+	for i, pt := range p.Points {
+		nd := pt.NoData()
+		if nd == nil {
+			return nil
+		}
+		if i == 0 {
+			first = nd
+		}
+	}
+	return first
 }

@@ -74,19 +74,29 @@ type Point struct {
 	Rate     float64
 	Result   *recorder.Result
 	Findings []verify.Finding
-	SLOs     []verify.SLOResult // the objectives, with openload's default on errors
+	SLOs     []verify.SLOResult // the objectives, with openload's defaults (verify.Judge)
 	// Valid: no check failed (verify.Fail); the measurement holds.
 	Valid bool
 	// Stopped says why the point stopped early; empty when it ran whole.
 	Stopped string
-	// Unmeasurable names an objective the result cannot answer.
-	Unmeasurable string
+}
+
+// NoData is the first objective of the point whose figure had no samples
+// (verify.SLOResult.NoData): a point that measured nothing of it fails.
+// Nil when every objective had data.
+func (p Point) NoData() *verify.SLOResult {
+	for i := range p.SLOs {
+		if p.SLOs[i].NoData && p.Stopped == "" {
+			return &p.SLOs[i]
+		}
+	}
+	return nil
 }
 
 // Pass reports whether the point met every objective, ran whole and
 // measured validly.
 func (p Point) Pass() bool {
-	return p.Valid && p.Stopped == "" && p.Unmeasurable == "" && !verify.Breached(p.SLOs)
+	return p.Valid && p.Stopped == "" && !verify.Breached(p.SLOs)
 }
 
 // Completed is the point's throughput: completed requests per second of
@@ -127,8 +137,9 @@ func (o *Options) Validate() error {
 }
 
 // Run runs every rate, lowest first, and names the knee. It stops at the
-// first point that could not run at all, or whose result cannot answer an
-// objective, and returns the points so far with the error.
+// first point that could not run at all, and returns the points so far
+// with the error. A point whose objective had no data fails (Point.NoData)
+// and the sweep goes on: the caller says so.
 func Run(ctx context.Context, o Options) (*Sweep, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -147,9 +158,6 @@ func Run(ctx context.Context, o Options) (*Sweep, error) {
 		sw.Points = append(sw.Points, p)
 		if o.OnPoint != nil {
 			o.OnPoint(p)
-		}
-		if p.Unmeasurable != "" {
-			return sw, fmt.Errorf("objective cannot be measured: %s", p.Unmeasurable)
 		}
 		if p.Result.Interrupted && p.Stopped == "" {
 			break // the caller's context ended
@@ -247,14 +255,7 @@ func RunPoint(ctx context.Context, o Options, r float64) (Point, error) {
 	if w != nil {
 		p.Stopped = w.reason()
 	}
-	p.SLOs = verify.Evaluate(res, objs)
-	res.SLOs = make([]recorder.SLO, len(p.SLOs))
-	for i, s := range p.SLOs {
-		res.SLOs[i] = recorder.SLO{Expr: s.Objective.Expr, Measured: s.Measured, Share: s.Objective.Share, Pass: s.Pass, Message: s.Message, Default: s.Objective.Default}
-		if _, merr := s.Objective.Measure(res); merr != nil && p.Unmeasurable == "" && p.Stopped == "" {
-			p.Unmeasurable = s.Message
-		}
-	}
+	p.SLOs = verify.Judge(res, findings, o.Objectives).Objectives
 	return p, nil
 }
 

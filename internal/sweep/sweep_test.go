@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -294,9 +295,11 @@ func TestSearchOutOfRange(t *testing.T) {
 	if s := run("response.max<=10s", 10, 20); s.Verdict != ToPasses || s.Low != 20 {
 		t.Errorf("to passes: verdict %s, low %v: %s", s.Verdict, s.Low, s.Message)
 	}
-	// An objective the results cannot answer stops the search.
-	if s := run("server.nosuch.p99<=1s", 10, 20); s.Verdict != Unmeasured {
-		t.Errorf("unmeasurable: verdict %s: %s", s.Verdict, s.Message)
+	// An objective the results have no data for fails its probe and
+	// stops the search: nothing passes on nothing.
+	if s := run("server.nosuch.p99<=1s", 10, 20); s.Verdict != NoData || len(s.Probes) != 1 || s.Probes[0].Pass ||
+		!strings.Contains(s.Message, "no data: ") || s.Outcome().Class != verify.ClassBreached {
+		t.Errorf("no data: verdict %s after %d probes: %s", s.Verdict, len(s.Probes), s.Message)
 	}
 }
 

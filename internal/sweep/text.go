@@ -122,7 +122,11 @@ func WriteTable(w io.Writer, points []Point, knee int) error {
 			if !s.Pass {
 				mark = "✗"
 			}
-			row = append(row, mark+" "+Format(s.Objective, s.Measured))
+			fig := Format(s.Objective, s.Measured)
+			if s.NoData {
+				fig = "no data"
+			}
+			row = append(row, mark+" "+fig)
 		}
 		row = append(row, note(p, i == knee))
 		if err := t.Append(row); err != nil {
@@ -198,6 +202,8 @@ func WriteSearch(w io.Writer, s *Search) error {
 			switch {
 			case pt.Stopped != "":
 				v = "stopped"
+			case pt.NoData() != nil:
+				v = "no-data"
 			case !pt.Pass():
 				v = "breach"
 			}

@@ -1,0 +1,178 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/verify"
+)
+
+// The verdict: the one renderer of what a run, a merge, a sweep's point or
+// a repeat ended in (verify.Outcome, as its result stores it). The CLI
+// gives the exit code it chose; nothing here maps classes to codes.
+
+// A Line is one line of the verdict: its label ("result", "hint",
+// "objectives") and its text.
+type Line struct{ Label, Text string }
+
+// String is the line as the report prints it: "result: …", "hint:   …".
+func (l Line) String() string {
+	return fmt.Sprintf("%-7s %s", l.Label+":", l.Text)
+}
+
+// WriteVerdict writes the verdict block of res (VerdictLines).
+func WriteVerdict(w io.Writer, res *recorder.Result, exit int) error {
+	for _, l := range VerdictLines(res, exit) {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// VerdictLines are the verdict of res: the result line (with "(exit N)"
+// when exit is not 0), a hint line per hint when the target failed, and,
+// when an objective of the user's was not met, the objectives' line.
+func VerdictLines(res *recorder.Result, exit int) []Line {
+	code := ""
+	if exit != 0 {
+		code = " (exit " + strconv.Itoa(exit) + ")"
+	}
+	class := verify.ClassOf(res)
+	lines := []Line{{"result", RunVerdict(res) + code}}
+	if verify.TargetFailed(res) && (class == verify.ClassTargetFailed || class == verify.ClassInvalid) {
+		for _, h := range TargetHints(res) {
+			lines = append(lines, Line{"hint", h})
+		}
+	}
+	if verify.UserBreached(res) {
+		var nodata []string
+		for _, s := range res.SLOs {
+			if s.NoData && !s.Default {
+				nodata = append(nodata, s.Expr)
+			}
+		}
+		text := "BREACHED"
+		if len(nodata) > 0 {
+			text += " (no data for " + strings.Join(nodata, ", ") + ")"
+		}
+		if class == verify.ClassBreached {
+			text += code
+		}
+		lines = append(lines, Line{"objectives", text})
+	}
+	return lines
+}
+
+// RunVerdict is the verdict line of a run: the checks' (Verdict), or what
+// the target did when it failed, or both when a check failed too; an
+// interrupted run says so first.
+func RunVerdict(res *recorder.Result) string {
+	v := Verdict(res.Checks)
+	line, failed := TargetVerdict(res)
+	switch {
+	case res.Interrupted:
+		return fmt.Sprintf("interrupted after %.1f s: %d of %d requests scheduled before the stop; checks %s", res.Elapsed, res.Counts.Scheduled, int64(res.Counts.Expected), v)
+	case !failed:
+		return v
+	case strings.HasPrefix(v, "INVALID"):
+		return v + "; and " + line
+	}
+	return line
+}
+
+// TargetVerdict is the verdict of a run whose target failed (a default
+// objective, verify.WithDefault, was breached), naming what happened:
+// "target failed: 60 of 60 refused", "target refused the requests: 30 of
+// 30 answered 415 Unsupported Media Type". ok is false when the target did
+// not fail, and for results written before the default objectives existed.
+func TargetVerdict(res *recorder.Result) (line string, ok bool) {
+	var parts []string
+	for _, s := range res.SLOs {
+		if !s.Default || s.Pass {
+			continue
+		}
+		if strings.HasPrefix(s.Expr, "client_errors") {
+			parts = append(parts, refused(res, s))
+		} else {
+			parts = append(parts, "target failed: "+unanswered(res))
+		}
+	}
+	if len(parts) == 0 {
+		return "", false
+	}
+	return strings.Join(parts, "; and "), true
+}
+
+// refused says how many answers refused the requests as client errors, by
+// status, with the plain cause of a lone status: "target refused the
+// requests: 30 of 30 answered 415 Unsupported Media Type (a JSON body
+// without Content-Type? …)", "target refused 5 of 100 requests (5.0 %,
+// above the default client_errors<=1%): 5 answered 404 Not Found".
+func refused(res *recorder.Result, s recorder.SLO) string {
+	if s.NoData {
+		return "target failed: " + s.Message
+	}
+	n, of := verify.ClientErrors(res), res.Counts.Scheduled
+	codes := verify.ClientErrorCodes(res)
+	parts := make([]string, len(codes))
+	for i, code := range codes {
+		parts[i] = fmt.Sprintf("%d answered %s", res.Status[strconv.Itoa(code)], statusName(code))
+	}
+	what := strings.Join(parts, " · ")
+	if len(codes) == 1 {
+		what = fmt.Sprintf("answered %s", statusName(codes[0]))
+		if h := verify.StatusHint(res, codes[0]); h != "" {
+			what += " (" + h + ")"
+		}
+	}
+	if n == of {
+		if len(codes) == 1 {
+			return fmt.Sprintf("target refused the requests: %d of %d %s", n, of, what)
+		}
+		return fmt.Sprintf("target refused the requests: %d of %d answered a client error: %s", n, of, what)
+	}
+	if len(codes) == 1 {
+		what = fmt.Sprintf("%d %s", n, what)
+	}
+	return fmt.Sprintf("target refused %d of %d requests (%.1f %%, above the default %s): %s", n, of, 100*float64(n)/float64(max(of, 1)), s.Expr, what)
+}
+
+// statusName is a status with its text: "415 Unsupported Media Type".
+func statusName(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return fmt.Sprintf("%d %s", code, t)
+	}
+	return strconv.Itoa(code)
+}
+
+// TargetHints are what to do about the failures of res, one line each:
+// for each client-error status with a plain cause, the cause (a 415: a
+// JSON body without Content-Type?), and for each TLS cause, what to do
+// (in words: the CLI names its flags).
+func TargetHints(res *recorder.Result) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(h string) {
+		if h != "" && !seen[h] {
+			seen[h] = true
+			out = append(out, h)
+		}
+	}
+	if codes := verify.ClientErrorCodes(res); len(codes) > 1 { // a lone one's is in the verdict
+		for _, code := range codes {
+			if h := verify.StatusHint(res, code); h != "" {
+				add(fmt.Sprintf("%d: %s", code, h))
+			}
+		}
+	}
+	for _, c := range sortedKeys(res.TLSCauses) {
+		_, hint := verify.TLSCauseMeaning(c)
+		add(hint)
+	}
+	return out
+}
