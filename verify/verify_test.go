@@ -59,7 +59,7 @@ func TestChecks(t *testing.T) {
 		{"errors", func(r *recorder.Result) {
 			r.Counts.Completed, r.Counts.Errors, r.Counts.Timeouts = 26, 3, 1
 			r.ErrorKinds = map[string]int64{"refused": 3, "timeout": 1}
-		}, "outcomes", Warn, "4 of 30 requests did not complete (13.3 %: refused 3 (connection refused: nothing listening at the address), timeout 1 (no complete response within --timeout))"},
+		}, "outcomes", Warn, "4 of 30 requests did not complete (13.3 %: refused 3 (connection refused: nothing listening at the address), timeout 1 (no complete response within the request timeout))"},
 		{"clamped", func(r *recorder.Result) { r.Clamped = 2 }, "histograms", Warn, "2 values above the 1 h histogram range"},
 	}
 	for _, tc := range tests {

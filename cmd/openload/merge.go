@@ -103,7 +103,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	res, err := recorder.Merge(in...)
 	if err != nil {
-		return fileError(stderr, "merge", err)
+		return fileError(stderr, "merge", flagError(loadFields, err))
 	}
 	if sc := res.Config.Shard; !sc.Complete() && !o.partial {
 		return fileError(stderr, "merge", fmt.Errorf("%s missing: got %s (--partial merges them anyway)", missingShards(sc), strings.Join(fs.Args(), ", ")))
@@ -163,7 +163,7 @@ func mergeIntervalLogs(names []string, output string, stdout, stderr io.Writer) 
 	}
 	var buf bytes.Buffer
 	if err := recorder.MergeIntervalLogs(&buf, in...); err != nil {
-		return fileError(stderr, "merge", err)
+		return fileError(stderr, "merge", flagError(loadFields, err))
 	}
 	if err := writeOutput("--output", output, stdout, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
 		fmt.Fprintf(stderr, "openload: merge: %v\n", err)

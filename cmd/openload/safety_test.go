@@ -200,5 +200,5 @@ func TestFaultFlags(t *testing.T) {
 		t.Errorf("self-signed certificate without --insecure:\n%s", stdout)
 	}
 	_, stdout, _ = runCLI("-rate", "50", "-d", "100ms", "--send-delay-budget", "1s", "--insecure", "--follow-redirects", "--max-body", "1", srv.URL+"/r")
-	wantLines(t, stdout, "status   200 ×5", "certificates were not verified (--insecure)", "followed 5 redirect(s)")
+	wantLines(t, stdout, "status   200 ×5", "certificates were not verified (verification skipped)", "followed 5 redirect(s)")
 }

@@ -128,7 +128,7 @@ func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	s, err := stub.NewServer(cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "openload: stub: %v\n", err)
+		fmt.Fprintf(stderr, "openload: stub: %v\n", flagError(stubFields, err))
 		return exitRuntime
 	}
 	fmt.Fprintf(stdout, "%s%s (%s); stats at %s/stats; Ctrl-C stops\n", listeningPrefix, s.URL, describeStub(s.Config), s.URL)

@@ -377,7 +377,9 @@ func sweepOutputs(o *loadOptions, so sweepOptions) []outfile.Output {
 
 // writeSweepFiles writes -o, --html, --svg and --png.
 func writeSweepFiles(o *loadOptions, so sweepOptions, f sweep.File, points []sweep.Point, knee int) error {
-	write := func(flag, path string, fn func(io.Writer) error) error { return writeOutput(flag, path, io.Discard, fn) }
+	write := func(flag, path string, fn func(io.Writer) error) error {
+		return writeOutput(flag, path, io.Discard, fn)
+	}
 	if err := write("--output", o.output, f.Write); err != nil {
 		return err
 	}

@@ -156,7 +156,7 @@ func faultCases() []faultCase {
 				}) + "/", Options{}
 			},
 			timeouts: faultRequests, kinds: map[string]int64{"timeout": faultRequests},
-			words: []string{"timeout 10 (no complete response within --timeout)"},
+			words: []string{"timeout 10 (no complete response within the request timeout)"},
 		},
 		{
 			name: "slow trickle (slow loris)",
@@ -181,7 +181,7 @@ func faultCases() []faultCase {
 				}) + "/", Options{}
 			},
 			timeouts: faultRequests, kinds: map[string]int64{"timeout": faultRequests}, failedStatus: all(faultRequests),
-			words: []string{"timeout 10 (no complete response within --timeout)"},
+			words: []string{"timeout 10 (no complete response within the request timeout)"},
 		},
 		{
 			name:      "huge body, no cap",
@@ -193,7 +193,7 @@ func faultCases() []faultCase {
 			name:      "huge body over --max-body",
 			setup:     hugeBody(64 << 10),
 			completed: faultRequests, status: all(faultRequests), overCap: faultRequests,
-			words: []string{"10 response(s) had a body larger than --max-body 65536 bytes", "count as completed, not as errors"},
+			words: []string{"10 response(s) had a body larger than the body cap, 65536 bytes", "count as completed, not as errors"},
 		},
 		{
 			name:   "malformed HTTP",
@@ -228,7 +228,7 @@ func faultCases() []faultCase {
 				return tlsServer(t), Options{Config: engine.Config{Insecure: true}}
 			},
 			completed: faultRequests, status: all(faultRequests),
-			words: []string{"certificates were not verified (--insecure)"},
+			words: []string{"certificates were not verified (verification skipped)"},
 		},
 		{
 			name:      "redirect, not followed",
@@ -240,7 +240,7 @@ func faultCases() []faultCase {
 			name:      "redirect, --follow-redirects",
 			setup:     redirects(true, false),
 			completed: faultRequests, status: all(faultRequests), redirects: faultRequests,
-			words: []string{"followed 10 redirect(s) (--follow-redirects"},
+			words: []string{"followed 10 redirect(s) (following redirects"},
 		},
 		{
 			name:      "redirect loop, --follow-redirects stops after 10",
