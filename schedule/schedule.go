@@ -96,6 +96,21 @@ type Spec struct {
 	Burstiness float64
 }
 
+// Expected is the spec's expected number of arrivals, ∫λ dt over its
+// duration: Rate·Duration, or for stages the integral of their linear
+// ramps (Profile.Total). Stages that do not parse expect none: Validate
+// says why.
+func (s Spec) Expected() float64 {
+	if s.Stages != "" {
+		st, err := ParseStages(s.Stages)
+		if err != nil {
+			return 0
+		}
+		return NewProfile(s.Rate, st).Total()
+	}
+	return s.Rate * s.Duration.Seconds()
+}
+
 // Validate checks the spec. Its errors are *FieldError, naming the fields
 // of Spec. A constant spec must hold at least one arrival (⌊Rate·Duration⌋
 // ≥ 1); a Poisson one may draw none.

@@ -193,7 +193,7 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 		if err := r.Schedule.Validate(); err != nil {
 			return flagError(loadFields, field.In("Schedule", err))
 		}
-		if n := requests(r.Schedule); n > maxRequests && !o.yes {
+		if n := r.Schedule.Expected(); n > maxRequests && !o.yes {
 			if staged {
 				return fmt.Errorf("--stages %s: ∫λ dt = %.0f requests is more than %d: add --yes if you mean it", o.stages.stages, n, maxRequests)
 			}

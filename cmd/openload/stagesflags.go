@@ -68,11 +68,3 @@ func (s *stagesOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	spec.Stages, spec.Duration = s.stages, schedule.StagesDuration(st)
 	return nil
 }
-
-// requests is the expected number of requests of spec: ∫λ dt.
-func requests(spec schedule.Spec) float64 {
-	if st, err := schedule.ParseStages(spec.Stages); spec.Stages != "" && err == nil {
-		return schedule.NewProfile(spec.Rate, st).Total()
-	}
-	return spec.Rate * spec.Duration.Seconds()
-}

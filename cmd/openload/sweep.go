@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -325,16 +324,7 @@ func runSearch(ctx context.Context, o *loadOptions, so sweepOptions, base sweep.
 			fmt.Fprintf(stderr, "openload: sweep: %v\n", werr)
 		}
 	}
-	// The charts draw one point per probe: its run of median response p99.
-	var points []sweep.Point
-	for _, p := range s.Probes {
-		runs := slices.Clone(p.Points)
-		slices.SortFunc(runs, func(a, b sweep.Point) int { return cmp.Compare(a.Result.Response.P99, b.Result.Response.P99) })
-		if len(runs) > 0 {
-			points = append(points, runs[len(runs)/2])
-		}
-	}
-	slices.SortStableFunc(points, func(a, b sweep.Point) int { return cmp.Compare(a.Rate, b.Rate) })
+	points := s.MedianPoints() // the charts draw one point per probe
 	if werr := writeSweepFiles(o, so, sweep.SearchFile(s), points, -1); werr != nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", werr)
 		return exitRuntime

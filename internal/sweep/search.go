@@ -31,6 +31,7 @@ package sweep
 // interval).
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -338,4 +339,20 @@ func (p Probe) noData() *verify.SLOResult {
 		}
 	}
 	return first
+}
+
+// MedianPoints are one run per probe, in increasing rate, the one of
+// median response p99 (the upper middle of an even number): what a
+// search's charts draw.
+func (s *Search) MedianPoints() []Point {
+	var points []Point
+	for _, p := range s.Probes {
+		runs := slices.Clone(p.Points)
+		slices.SortFunc(runs, func(a, b Point) int { return cmp.Compare(a.Result.Response.P99, b.Result.Response.P99) })
+		if len(runs) > 0 {
+			points = append(points, runs[len(runs)/2])
+		}
+	}
+	slices.SortStableFunc(points, func(a, b Point) int { return cmp.Compare(a.Rate, b.Rate) })
+	return points
 }
