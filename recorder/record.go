@@ -35,8 +35,9 @@
 // # Accounting
 //
 // Every scheduled request ends in exactly one outcome: completed (a response
-// was read, whatever its status), error, timeout, or unfinished (still
-// waiting or in flight when the drain expired). So
+// was read, whatever its status, and a streamed one carried no error
+// event), error, timeout, or unfinished (still waiting or in flight when
+// the drain expired). So
 //
 //	completed + errors + timeouts + unfinished == scheduled
 //
@@ -66,7 +67,7 @@ type Outcome uint8
 
 // Outcomes.
 const (
-	Completed  Outcome = iota // a response was read (any status)
+	Completed  Outcome = iota // a response was read (any status), a stream without an error event
 	Failed                    // an error: refused, reset, TLS, malformed …
 	TimedOut                  // the per-request timeout expired
 	Unfinished                // still waiting or in flight when the drain expired
@@ -94,10 +95,13 @@ const (
 	KindTLS                  // TLS handshake or certificate failure
 	KindOther                // anything else (malformed response, DNS, …)
 	KindUnfinished           // abandoned when the drain expired
+	KindStream               // the server's error event inside a streamed answer (stream.go)
 	numKinds
 )
 
-var kindNames = [...]string{"", "refused", "reset", "timeout", "tls", "other", "unfinished"}
+// Results and logs hold kinds by name (String, ParseKind), never by
+// number: a kind added here reads in old files as a count of 0.
+var kindNames = [...]string{"", "refused", "reset", "timeout", "tls", "other", "unfinished", "stream"}
 
 func (k ErrorKind) String() string {
 	if int(k) < len(kindNames) {

@@ -28,6 +28,14 @@ import (
 // abandoned before its first token has its TTFT recorded at its elapsed
 // time, a lower bound, as response time is for censored requests.
 //
+// A stream that failed after some tokens — cut by a reset, or ended by the
+// server's own error event under its 200 (KindStream: vLLM's and the
+// OpenAI API's data: {"error": …}, or an SSE event: error) — is an error,
+// not a completed request: its record keeps the points and tokens it got
+// (the log's stream columns), its tokens count in OutputTokens and its
+// gaps in ITL, but it adds no TTFT or TPOT and is never goodput; its
+// status is counted with the failed heads (wire.go), not with the answers.
+//
 // Goodput is the number of requests that met every per-request objective
 // (SetRequestObjectives), DistServe's and vLLM's definition: completed
 // with a 2xx status, at least one token, and each figure named within its

@@ -198,3 +198,79 @@ func TestStreamStatsOfRoundTrip(t *testing.T) {
 		t.Errorf("no stream: %v %v", s, err)
 	}
 }
+
+// Every kind's name reads back as the kind, "stream" among them.
+func TestKindNamesRoundTrip(t *testing.T) {
+	for k := KindNone; k < numKinds; k++ {
+		if got, ok := ParseKind(k.String()); !ok || got != k {
+			t.Errorf("ParseKind(%q) = %v, %v; want %v", k.String(), got, ok, k)
+		}
+	}
+	if KindStream.String() != "stream" {
+		t.Errorf("KindStream is %q, want stream", KindStream)
+	}
+}
+
+// A stream ended by the server's error event (KindStream) is an error:
+// counted under error_kinds "stream" in the result and as "stream" in the
+// log, its status with the failed heads, its tokens in the output tokens
+// and its points in the log, no TTFT, never goodput; a result written so
+// reads back so, and merged recorders add it up.
+func TestStreamErrorRecord(t *testing.T) {
+	var log bytes.Buffer
+	rec := New(NewStreamLogWriter(&log))
+	rec.SetRequestObjectives([]RequestObjective{{Metric: "ttft", Max: time.Hour}})
+	ok := streamed(0, 0, 0, 100*msec, 5, 10*msec)
+	bad := streamed(1, 0, 0, 100*msec, 3, 10*msec)
+	bad.Outcome, bad.Kind = Failed, KindStream
+	for _, r := range []*Record{&ok, &bad} {
+		if err := rec.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rec.FlushLog(); err != nil {
+		t.Fatal(err)
+	}
+	other := New(nil)
+	other.StreamRun()
+	again := bad
+	again.Seq = 2
+	if err := other.Add(&again); err != nil {
+		t.Fatal(err)
+	}
+	rec.Merge(other)
+	res := Result{Version: Version, Elapsed: 1}
+	if err := rec.Fill(&res); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteResult(&buf, &res); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadResult(&buf, "result")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := back.Counts
+	if c.Completed != 1 || c.Errors != 2 || !c.Balanced() || back.ErrorKinds["stream"] != 2 || len(back.ErrorKinds) != 1 {
+		t.Errorf("counts %+v, kinds %v: want 1 completed, 2 stream errors", c, back.ErrorKinds)
+	}
+	if back.Status["200"] != 1 || back.FailedStatus["200"] != 2 {
+		t.Errorf("status %v, failed heads %v: want one 200 answer and two failed 200 heads", back.Status, back.FailedStatus)
+	}
+	st := back.Stream
+	if st.OutputTokens != 5+3+3 || st.TTFTResponse.Count != 1 || st.Goodput == nil || st.Goodput.Met != 1 {
+		t.Errorf("stream %+v, goodput %+v: want 11 output tokens, TTFT and goodput of the completed one only", st, st.Goodput)
+	}
+	lr := NewLogReader(&log, "log")
+	var got []LogEntry
+	for lr.Scan() {
+		got = append(got, lr.Entry())
+	}
+	if err := lr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[1].Error != "stream" || got[1].Status != 0 || got[1].Tokens != 3 || got[1].FirstToken != 100*msec || got[1].LastToken != 120*msec {
+		t.Errorf("log %+v: want the second line an error stream with its 3 tokens from 100 to 120 ms", got)
+	}
+}

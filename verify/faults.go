@@ -15,6 +15,7 @@ var kindMeanings = map[string]string{
 	"tls":        "TLS handshake failed or the certificate was not trusted",
 	"other":      "another failure: a malformed HTTP response, a DNS failure, …",
 	"unfinished": "still waiting or in flight when the drain ended",
+	"stream":     "the server ended its streamed answer with an error event (an SSE event: error, or a data object with a top-level \"error\", as vLLM sends) under its status: the tokens before it are kept, the request is not completed",
 }
 
 // KindMeaning explains an error kind (a key of Result.ErrorKinds) in words.

@@ -697,7 +697,8 @@ func classify(ctx context.Context, err error) (recorder.Outcome, recorder.ErrorK
 	return recorder.Failed, Kind(err)
 }
 
-// Kind classifies a transport error: refused, reset, timeout, tls or other.
+// Kind classifies a transport error: refused, reset, timeout, tls or other;
+// or the error event of a streamed answer (stream.go).
 func Kind(err error) recorder.ErrorKind {
 	var (
 		netErr   net.Error
@@ -709,6 +710,8 @@ func Kind(err error) recorder.ErrorKind {
 		invErr   x509.CertificateInvalidError
 	)
 	switch {
+	case errors.Is(err, errStreamEvent):
+		return recorder.KindStream
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return recorder.KindRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),

@@ -26,7 +26,9 @@ import (
 // So the loop reads a chunked event stream itself, as it reads plain
 // responses: one read(2) per token when epoll says it came. It undoes the
 // chunked framing (RFC 9112 §7.1) and scans the data's lines as
-// readStream does (stream.go). Everything else a stream may be — a head
+// readStream does (stream.go), and ends the exchange at an error event
+// as readStream does: failed, the connection closed with whatever of the
+// body is still unread. Everything else a stream may be — a head
 // over the slot's buffer, a 1xx, not chunked, a body cap — is still lent.
 
 // The states of a loopStream's chunked framing.
@@ -176,13 +178,18 @@ func (l *epollLoop) feed(i int32, b []byte, now time.Duration) {
 	if len(b) > 0 {
 		s.keep = false // bytes after the body: nothing to pair them with
 	}
-	l.streamLine(st, st.line, now) // a last line without its newline still counts
+	failed := l.streamLine(st, st.line, now) // a last line without its newline still counts
 	st.line = st.line[:0]
+	if failed {
+		l.fail(i, s.sent, errStreamEvent)
+		return
+	}
 	l.complete(i)
 }
 
 // streamData scans data, bytes of slot i's stream, for whole lines; it
-// reports false when it failed the exchange (a line over maxEventLine).
+// reports false when it failed the exchange (a line over maxEventLine, an
+// error event).
 func (l *epollLoop) streamData(i int32, data []byte, now time.Duration) bool {
 	st := l.slots[i].st
 	for len(data) > 0 {
@@ -200,26 +207,32 @@ func (l *epollLoop) streamData(i int32, data []byte, now time.Duration) bool {
 			st.line = append(st.line, line...)
 			line = st.line
 		}
-		l.streamLine(st, line, now)
+		failed := l.streamLine(st, line, now)
 		st.line = st.line[:0]
+		if failed {
+			l.fail(i, l.slots[i].sent, errStreamEvent)
+			return false
+		}
 		data = data[j+1:]
 	}
 	return true
 }
 
-// streamLine reads one line of a stream that arrived at now.
-func (l *epollLoop) streamLine(st *loopStream, line []byte, now time.Duration) {
-	c, u := eventLine(line)
+// streamLine reads one line of a stream that arrived at now; it reports
+// an error event, which ends the stream.
+func (l *epollLoop) streamLine(st *loopStream, line []byte, now time.Duration) (failed bool) {
+	c, u, failed := eventLine(line)
 	if u >= 0 {
 		st.usage = u
 	}
 	if !c {
-		return
+		return failed
 	}
 	l.evs = append(l.evs, tokenAt(&st.rec, now))
 	if len(l.evs) == tokenBatch {
 		l.flushTokens()
 	}
+	return false
 }
 
 // flushTokens hands the loop's batch of content events to the recorder.

@@ -32,6 +32,10 @@ func TestStreamFramingInPieces(t *testing.T) {
 		{"no final newline", []string{head + chunk(ev("a")+"data: {\"choices\":[{\"text\":\"z\"}]}") + "0\r\n\r\n"}, 2, 2, true, "", true},
 		{"cut mid-stream", []string{head, chunk(ev("a")), chunk(ev("b"))}, 2, 2, false, "reset", false},
 		{"malformed chunk size", []string{head, chunk(ev("a")), "zz\r\n"}, 1, 1, false, "other", false},
+		// A stream's error event ends it, failed, with the tokens before it.
+		{"vLLM's error chunk", []string{head, chunk(ev("a")), chunk(ev("b")), chunk(vllmErrorChunk + "\n\n"), chunk("data: [DONE]\n\n"), "0\r\n\r\n"}, 2, 2, false, "stream", false},
+		{"error chunk and more in one piece", []string{head + chunk(ev("a")+vllmErrorChunk+"\n\n"+ev("late")) + chunk("data: [DONE]\n\n") + "0\r\n\r\n"}, 1, 1, false, "stream", false},
+		{"event: error byte by byte, no final newline", splitBytes(head + chunk(ev("a")+ev("b")) + chunk("event: err") + chunk("or") + "0\r\n\r\n"), 2, 2, false, "stream", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			forClients(t, openClients, func(t *testing.T, cl client) {

@@ -46,6 +46,27 @@ import (
 //
 // A stream cut before its end fails as any body does (a reset, a
 // timeout): the record keeps the tokens it got, and is counted once.
+//
+// A stream's error event is an error of its own kind (recorder.KindStream),
+// as the OpenAI SDKs raise APIError on it: an SSE line "event: error", or a
+// data line whose JSON object has a top-level "error" member other than
+// null, false, 0, "", {} or [] (vLLM, on a mid-stream exception, writes
+// data: {"error": {"object": "error", "message": …, "code": 400}} and then
+// data: [DONE], all under its 200). The request ends when the event is
+// read, when an SDK's caller sees it: done is stamped then, and the record
+// keeps the tokens before it (the error line's own content and usage are
+// not counted). The rest of the body is left unread, which costs an
+// HTTP/1.1 connection (closed, as a client closes a response it abandons;
+// the next request dials anew) or an HTTP/2 stream (reset), never a kept
+// connection with bytes unread; reading on to [DONE] instead would hold
+// the request for as long as a server keeps writing after its error, and
+// stamp done later than the caller saw the error.
+//
+// The member is found by scanning, as content is: a line without the bytes
+// rror" (every token chunk) costs one bytes.Index; a line with them is
+// walked, strings skipped whole, to tell a key of the outer object from
+// one nested deeper ({"choices":[{"error":…}]}) or a string value
+// ("object":"error").
 
 // tokenBatch is how many content events a stream reader hands over at once.
 const tokenBatch = 64
@@ -55,6 +76,10 @@ const tokenBatch = 64
 const maxEventLine = 1 << 20
 
 var errEventLine = errors.New("event stream: a line over 1 MiB")
+
+// errStreamEvent ends a stream whose server sent an error event (Kind:
+// recorder.KindStream).
+var errStreamEvent = errors.New("event stream: the server sent an error event")
 
 type streamReader struct {
 	buf []byte
@@ -124,7 +149,11 @@ func (g *generator) readStream(body io.Reader, r *recorder.Record, sh *shard) er
 				}
 				line := sr.buf[start : start+i]
 				start += i + 1
-				usage = sr.line(line, r, sh, now, usage)
+				var failed bool
+				if usage, failed = sr.line(line, r, sh, now, usage); failed {
+					r.Tokens = tokensOf(r.Events, usage)
+					return errStreamEvent
+				}
 			}
 			if start == n {
 				start, n = 0, 0
@@ -144,23 +173,27 @@ func (g *generator) readStream(body io.Reader, r *recorder.Record, sh *shard) er
 		}
 	}
 	// A last line without its newline still counts.
-	usage = sr.line(sr.buf[start:n], r, sh, g.since(), usage)
+	usage, failed := sr.line(sr.buf[start:n], r, sh, g.since(), usage)
 	r.Tokens = tokensOf(r.Events, usage)
+	if failed {
+		return errStreamEvent
+	}
 	return nil
 }
 
 // line reads one line of the stream that arrived at now: a content event
 // is recorded, and the usage count it carries, if any, replaces usage,
-// which line returns.
-func (sr *streamReader) line(line []byte, r *recorder.Record, sh *shard, now time.Duration, usage int) int {
-	c, u := eventLine(line)
+// which line returns; failed reports an error event, which ends the
+// stream.
+func (sr *streamReader) line(line []byte, r *recorder.Record, sh *shard, now time.Duration, usage int) (_ int, failed bool) {
+	c, u, failed := eventLine(line)
 	if c {
 		sr.token(r, sh, now)
 	}
 	if u >= 0 {
-		return u
+		return u, failed
 	}
-	return usage
+	return usage, failed
 }
 
 // tokenAt notes in r a content event that arrived at now, and returns it
@@ -195,23 +228,129 @@ func (sr *streamReader) token(r *recorder.Record, sh *shard, now time.Duration) 
 }
 
 var (
-	dataPrefix = []byte("data:")
-	keyContent = []byte(`"content"`)
-	keyText    = []byte(`"text"`)
-	keyUsage   = []byte(`"completion_tokens"`)
+	dataPrefix  = []byte("data:")
+	eventPrefix = []byte("event:")
+	keyContent  = []byte(`"content"`)
+	keyText     = []byte(`"text"`)
+	keyUsage    = []byte(`"completion_tokens"`)
+	keyError    = []byte(`"error"`)
+	// errorTail is the end of keyError, searched for first: rr is rare in
+	// a chunk, so bytes.Index skips ahead faster than on a leading quote.
+	errorTail = keyError[2:]
 )
 
 // eventLine reads one line of an event stream: content reports a data
 // line carrying a non-empty content or text string; usage is its
-// completion_tokens count, or -1.
-func eventLine(line []byte) (content bool, usage int) {
+// completion_tokens count, or -1; failed reports an error event (see the
+// top of the file), whose line counts no content and no usage.
+func eventLine(line []byte) (content bool, usage int, failed bool) {
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	data, ok := bytes.CutPrefix(line, dataPrefix)
 	if !ok {
-		return false, -1
+		return false, -1, isErrorEvent(line)
+	}
+	if topLevelError(data) {
+		return false, -1, true
 	}
 	content = nonEmptyString(data, keyContent) || nonEmptyString(data, keyText)
-	return content, intAfter(data, keyUsage)
+	return content, intAfter(data, keyUsage), false
+}
+
+// isErrorEvent reports whether line is the SSE field "event: error": the
+// field's value, one leading space dropped (as the SSE specification
+// says), is exactly "error".
+func isErrorEvent(line []byte) bool {
+	v, ok := bytes.CutPrefix(line, eventPrefix)
+	if !ok {
+		return false
+	}
+	v, _ = bytes.CutPrefix(v, []byte{' '})
+	return string(v) == "error"
+}
+
+// topLevelError reports whether data, a data line's value, is a JSON
+// object with a top-level "error" member that a client takes for an error:
+// any value but null, false, 0, "", {} and []. A line without the bytes
+// rror" is answered by one search; one with them is walked byte by byte,
+// strings skipped whole, to find the keys at depth 1 of the outer object.
+// Malformed JSON is no error event.
+func topLevelError(data []byte) bool {
+	if bytes.Index(data, errorTail) < 0 {
+		return false // every token chunk
+	}
+	data = bytes.TrimLeft(data, " \t")
+	if len(data) == 0 || data[0] != '{' {
+		return false
+	}
+	depth := 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth == 0 {
+				return false // the outer object ended
+			}
+		case '"':
+			end := stringEnd(data, i+1)
+			if end < 0 {
+				return false
+			}
+			if depth == 1 && bytes.Equal(data[i:end+1], keyError) {
+				// A key is followed by a colon; a string value never is.
+				rest := bytes.TrimLeft(data[end+1:], " \t")
+				if len(rest) > 0 && rest[0] == ':' && truthy(bytes.TrimLeft(rest[1:], " \t")) {
+					return true
+				}
+			}
+			i = end
+		}
+	}
+	return false
+}
+
+// stringEnd returns the index of the quote that closes the JSON string
+// whose content begins at data[from], or -1 when it is not closed.
+func stringEnd(data []byte, from int) int {
+	for i := from; i < len(data); i++ {
+		switch data[i] {
+		case '\\':
+			i++ // the escaped byte, a quote among them
+		case '"':
+			return i
+		}
+	}
+	return -1
+}
+
+// truthy reports whether v, the start of a JSON value, is one a JavaScript
+// or Python client takes for true: not null, false, a zero number, "", {}
+// or [].
+func truthy(v []byte) bool {
+	if len(v) == 0 {
+		return false
+	}
+	switch v[0] {
+	case 'n', 'f':
+		return false
+	case '"':
+		return len(v) > 1 && v[1] != '"'
+	case '{', '[':
+		rest := bytes.TrimLeft(v[1:], " \t")
+		return len(rest) > 0 && rest[0] != '}' && rest[0] != ']'
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		for _, c := range v {
+			switch {
+			case c >= '1' && c <= '9':
+				return true
+			case c == '-' || c == '0' || c == '.':
+			default:
+				return false // the exponent or the end: every digit was 0
+			}
+		}
+		return false
+	}
+	return true
 }
 
 // afterKey returns what follows the first occurrence of key and a colon in

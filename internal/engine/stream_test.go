@@ -2,14 +2,18 @@ package engine
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,17 +43,90 @@ func TestEventLine(t *testing.T) {
 		{`{"content":"not an event line"}`, false, -1},
 		{``, false, -1},
 	} {
-		content, usage := eventLine([]byte(c.line))
-		if content != c.content || usage != c.usage {
-			t.Errorf("eventLine(%q) = %v, %d; want %v, %d", c.line, content, usage, c.content, c.usage)
+		content, usage, failed := eventLine([]byte(c.line))
+		if content != c.content || usage != c.usage || failed {
+			t.Errorf("eventLine(%q) = %v, %d, %v; want %v, %d, false", c.line, content, usage, failed, c.content, c.usage)
+		}
+	}
+}
+
+// vLLM's error chunk, as its serving code writes it on a mid-stream
+// exception (create_streaming_error_response, then data: [DONE]).
+const vllmErrorChunk = `data: {"error": {"object": "error", "message": "The decoder prompt (length 9000) is longer than the maximum model length of 8192.", "type": "BadRequestError", "param": null, "code": 400}}`
+
+// An error event is an SSE "event: error" line or a data object with a
+// top-level error member a client takes for true; an error key nested
+// deeper, a string value "error", an escaped "error" inside a string and
+// a null error are not.
+func TestEventLineErrorEvents(t *testing.T) {
+	for _, c := range []struct {
+		line   string
+		failed bool
+	}{
+		{vllmErrorChunk, true},
+		{vllmErrorChunk + "\r", true},
+		{`data:{"error":{"message":"overloaded","type":"server_error"}}`, true},
+		{`data: { "id" : "x" , "error" : "boom" }`, true},
+		{`data: {"choices":[],"error":{"code":500}}`, true},
+		{`data: {"choices":[{"delta":{"content":"a}\"{"}}],"error":true}`, true}, // braces inside a string do not count
+		{`data: {"content":"x\\","error":1}`, true},                              // an escaped backslash ends its string
+		{`data: {"error":-2.5}`, true},
+		{`event: error`, true},
+		{`event:error`, true},
+		{`event: error` + "\r", true},
+		// Not error events.
+		{`data: {"choices":[{"index":0,"error":{"message":"x"}}]}`, false},
+		{`data: {"choices":[{"delta":{"content":"error"}}]}`, false},
+		{`data: {"choices":[{"delta":{"content":"the \"error\": field"}}]}`, false},
+		{`data: {"object":"error","choices":[{"delta":{"content":"x"}}]}`, false},
+		{`data: {"choices":[{"delta":{"content":"x"}}],"error":null}`, false},
+		{`data: {"error":false}`, false},
+		{`data: {"error":""}`, false},
+		{`data: {"error":{}}`, false},
+		{`data: {"error":[ ]}`, false},
+		{`data: {"error":0}`, false},
+		{`data: {"error":0.0e5}`, false},
+		{`data: {"meta":{"error":"x"}}`, false},
+		{`data: {"choices":[{"delta":{}}]}{"error":"after the object"}`, false},
+		{`data: ["error", {"error":1}]`, false},
+		{`data: {"error"`, false},
+		{`data: {"a":"unterminated, "error":1`, false},
+		{`data: [DONE]`, false},
+		{`event: message`, false},
+		{`event: errors`, false},
+		{`event:  error`, false}, // one space is the separator; the value is " error"
+		{`: error`, false},
+		{`id: error`, false},
+		{`{"error":{"message":"not a data line"}}`, false},
+	} {
+		content, usage, failed := eventLine([]byte(c.line))
+		if failed != c.failed || failed && (content || usage != -1) {
+			t.Errorf("eventLine(%q) = %v, %d, %v; want failed %v", c.line, content, usage, failed, c.failed)
 		}
 	}
 }
 
 func TestEventLineAllocatesNothing(t *testing.T) {
 	line := []byte(`data: {"id":"c","choices":[{"index":0,"delta":{"content":"tok"}}],"usage":{"completion_tokens":9}}`)
-	if n := testing.AllocsPerRun(100, func() { eventLine(line) }); n != 0 {
-		t.Errorf("eventLine allocates %v times per line", n)
+	for _, l := range [][]byte{line, []byte(vllmErrorChunk), []byte("event: error")} {
+		if n := testing.AllocsPerRun(100, func() { eventLine(l) }); n != 0 {
+			t.Errorf("eventLine(%q) allocates %v times per line", l, n)
+		}
+	}
+}
+
+// BenchmarkEventLine is one line of each kind a stream carries: a chat
+// token chunk, a completions chunk with continuous usage, the blank line
+// between events.
+func BenchmarkEventLine(b *testing.B) {
+	lines := [][]byte{
+		[]byte(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" tok"},"logprobs":null,"finish_reason":null}]}`),
+		[]byte(`data: {"id":"cmpl-1","object":"text_completion","created":1,"model":"m","choices":[{"index":0,"text":" tok","logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":5,"completion_tokens":9,"total_tokens":14}}`),
+		[]byte(``),
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		eventLine(lines[i%3])
 	}
 }
 
@@ -291,4 +368,233 @@ func TestReadStreamContinuousUsage(t *testing.T) {
 	if err := g.readStream(strings.NewReader(b), &r, &shard{}); err != nil || r.Events != 2 || r.Tokens != 3 {
 		t.Errorf("err %v, %d events, %d tokens; want 2 events, 3 tokens", err, r.Events, r.Tokens)
 	}
+}
+
+// vLLM's chat completions chunks as its serving code writes them
+// (model_dump_json: compact), before its error chunk (vllmErrorChunk,
+// json.dumps: with blanks).
+func vllmChunk(delta string) string {
+	return `data: {"id":"chatcmpl-7","object":"chat.completion.chunk","created":1735689600,"model":"m","choices":[{"index":0,"delta":` +
+		delta + `,"logprobs":null,"finish_reason":null}]}` + "\n\n"
+}
+
+// streamErrorBodies are streams that carry tokens content chunks, then an
+// error event: vLLM's bytes exactly, and an SSE event: error (with a
+// content chunk after it, which is never read as a token).
+func streamErrorBodies(tokens int) map[string][]string {
+	head := []string{vllmChunk(`{"role":"assistant","content":""}`)}
+	for i := range tokens {
+		head = append(head, vllmChunk(fmt.Sprintf(`{"content":"t%d "}`, i)))
+	}
+	return map[string][]string{
+		"vllm data error": append(slices.Clone(head), vllmErrorChunk+"\n\n", "data: [DONE]\n\n"),
+		"event error": append(slices.Clone(head),
+			"event: error\ndata: {\"error\":{\"message\":\"Overloaded\",\"type\":\"overloaded_error\"}}\n\n",
+			vllmChunk(`{"content":"late"}`), "data: [DONE]\n\n"),
+	}
+}
+
+// sseWrites answers every request with pieces, each flushed on its own
+// (chunked), or, when whole, all of them in one body with a
+// Content-Length (read as a stream with Config.Stream: the event loop
+// lends it to a goroutine).
+func sseWrites(pieces []string, whole bool) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		if whole {
+			body := strings.Join(pieces, "")
+			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+			io.WriteString(w, body)
+			return
+		}
+		for _, p := range pieces {
+			if _, err := io.WriteString(w, p); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	}
+}
+
+// runLogged is runAgainst with per-request objectives that every
+// completed stream meets, and the per-request log read back.
+func runLogged(t *testing.T, rawURL string, cfg Config, s schedule.Schedule) (*recorder.Recorder, []recorder.LogEntry) {
+	t.Helper()
+	cfg.URL = mustURL(t, rawURL)
+	cfg.Timeout, cfg.Drain = 5*time.Second, 5*time.Second
+	if cfg.Connections == 0 {
+		cfg.Connections = 16
+	}
+	var log bytes.Buffer
+	rec := recorder.New(recorder.NewStreamLogWriter(&log))
+	rec.SetRequestObjectives([]recorder.RequestObjective{{Metric: "ttft", Max: time.Hour}})
+	if _, err := Run(context.Background(), cfg, s, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.FlushLog(); err != nil {
+		t.Fatal(err)
+	}
+	var out []recorder.LogEntry
+	lr := recorder.NewLogReader(&log, "log")
+	for lr.Scan() {
+		out = append(out, lr.Entry())
+	}
+	if err := lr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return rec, out
+}
+
+// A stream whose server sends an error event under its 200 is one error
+// of kind stream, on every client: never completed, never goodput, its
+// status with the failed heads, its tokens before the event kept (in the
+// record, the log and the output tokens) and none after it.
+func TestStreamErrorEventIsAnError(t *testing.T) {
+	const reqs, tokens = 10, 3
+	for name, pieces := range streamErrorBodies(tokens) {
+		for _, whole := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/whole=%v", name, whole), func(t *testing.T) {
+				forClients(t, streamClients, func(t *testing.T, cl client) {
+					srv := startStreamServer(t, sseWrites(pieces, whole))
+					cfg := streamConfig(cl)
+					cfg.Stream = whole
+					rec, log := runLogged(t, srv.URL, cfg, schedule.NewConstant(100, 100*time.Millisecond))
+					c := checkIdentity(t, rec, reqs)
+					if c.Errors != reqs || c.Completed != 0 || rec.ErrorKinds()[recorder.KindStream.String()] != reqs {
+						t.Fatalf("counts %+v, kinds %v: want %d errors of kind stream", c, rec.ErrorKinds(), reqs)
+					}
+					if len(rec.StatusCodes()) != 0 || rec.FailedStatus()["200"] != reqs {
+						t.Errorf("statuses %v, failed heads %v: want 200 only among the failed heads", rec.StatusCodes(), rec.FailedStatus())
+					}
+					st := rec.Stream()
+					if st.Events != reqs*tokens || st.OutputTokens != reqs*tokens || st.ITL.TotalCount() != reqs*(tokens-1) {
+						t.Errorf("events %d, output tokens %d, ITL gaps %d: want %d, %d, %d",
+							st.Events, st.OutputTokens, st.ITL.TotalCount(), reqs*tokens, reqs*tokens, reqs*(tokens-1))
+					}
+					if st.Met != 0 || st.TTFTResponse.TotalCount() != 0 {
+						t.Errorf("goodput %d, TTFT values %d: want 0 (not completed)", st.Met, st.TTFTResponse.TotalCount())
+					}
+					if len(log) != reqs {
+						t.Fatalf("%d log lines, want %d", len(log), reqs)
+					}
+					for _, e := range log {
+						if e.Error != "stream" || e.Tokens != tokens || e.FirstToken < 0 || e.LastToken < e.FirstToken || e.Done < e.LastToken {
+							t.Errorf("log line %+v: want error stream, %d tokens, first ≤ last token ≤ done", e, tokens)
+							break
+						}
+					}
+				})
+			})
+		}
+	}
+}
+
+// A connection that carried a stream's error event is closed or kept as
+// it must be: on one connection, answers alternating between an error
+// event and a whole stream all read as their own.
+func TestStreamErrorEventThenStreams(t *testing.T) {
+	pieces := streamErrorBodies(2)["vllm data error"]
+	forClients(t, streamClients, func(t *testing.T, cl client) {
+		var n atomic.Int64
+		srv := startStreamServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n.Add(1)%2 == 1 {
+				sseWrites(pieces, false)(w, r)
+				return
+			}
+			sseHandler(4, 0, -1, 0)(w, r)
+		}))
+		cfg := streamConfig(cl)
+		cfg.Connections = 1
+		rec, _ := runLogged(t, srv.URL, cfg, schedule.NewConstant(100, 200*time.Millisecond))
+		c := checkIdentity(t, rec, 20)
+		if c.Completed != 10 || c.Errors != 10 || rec.ErrorKinds()["stream"] != 10 {
+			t.Fatalf("counts %+v, kinds %v: want 10 completed, 10 stream errors", c, rec.ErrorKinds())
+		}
+		if st := rec.Stream(); st.OutputTokens != 10*2+10*4 || st.Met != 10 || st.TTFTResponse.TotalCount() != 10 {
+			t.Errorf("output tokens %d, goodput %d, TTFT values %d: want 60, 10, 10", st.OutputTokens, st.Met, st.TTFTResponse.TotalCount())
+		}
+	})
+}
+
+// The word error where it is no error event — a key nested in a choice,
+// a content string, an escaped key in a string, a string value, a null
+// top-level error — leaves the stream completed, its tokens counted.
+func TestStreamErrorWordsAreNotErrors(t *testing.T) {
+	pieces := []string{
+		vllmChunk(`{"role":"assistant","content":""}`),
+		vllmChunk(`{"content":"error"}`),
+		vllmChunk(`{"content":"{\"error\": {\"code\": 400}}"}`),
+		`data: {"object":"error","choices":[{"index":0,"delta":{"content":"x"},"error":{"message":"nested"}}],"error":null}` + "\n\n",
+		"event: message\ndata: {\"choices\":[{\"delta\":{\"content\":\"y\"}}]}\n\n",
+		"data: [DONE]\n\n",
+	}
+	forClients(t, streamClients, func(t *testing.T, cl client) {
+		srv := startStreamServer(t, sseWrites(pieces, false))
+		rec, log := runLogged(t, srv.URL, streamConfig(cl), schedule.NewConstant(100, 100*time.Millisecond))
+		c := checkIdentity(t, rec, 10)
+		if c.Completed != 10 || rec.StatusCodes()[200] != 10 {
+			t.Fatalf("counts %+v, kinds %v: want 10 completed", c, rec.ErrorKinds())
+		}
+		if st := rec.Stream(); st.OutputTokens != 40 || st.Met != 10 {
+			t.Errorf("output tokens %d, goodput %d: want 40, 10", st.OutputTokens, st.Met)
+		}
+		if len(log) != 10 || log[0].Error != "" || log[0].Tokens != 4 {
+			t.Errorf("log %+v: want 10 lines without error, 4 tokens each", log)
+		}
+	})
+}
+
+// topLevelError agrees with encoding/json on every valid object of one
+// line: an error event iff a key at the top level, written "error", has a
+// value a client takes for true (JSON's null, false, 0, "", {} and [] are
+// false, as in Python and JavaScript).
+func FuzzTopLevelError(f *testing.F) {
+	for _, s := range []string{
+		vllmErrorChunk[len("data: "):], `{"error":null}`, `{"error":{}}`, `{"error":0e3}`, `{"error":-0.0}`, `{"error":[1]}`,
+		`{"choices":[{"error":1}]}`, `{"a":"\"error\":1","b":{"error":2}}`, `{"x\\":"error","error":"y"}`,
+		`{"\u0065rror":1}`, `{"error" : "" , "error":"z"}`, `{"choices":[{"delta":{"content":"error"}}]}`,
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		data := []byte(s)
+		got := topLevelError(data)
+		if strings.ContainsAny(s, "\r\n") || !json.Valid(data) {
+			return // not one line of JSON: any answer will do, so long as it came
+		}
+		want := false
+		dec := json.NewDecoder(bytes.NewReader(data))
+		if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+			return
+		}
+		for dec.More() {
+			key, err := dec.Token()
+			if err != nil {
+				t.Fatal(err)
+			}
+			literal := key == "error" && bytes.HasSuffix(data[:dec.InputOffset()], keyError)
+			var v any
+			if err := dec.Decode(&v); err != nil {
+				t.Fatal(err)
+			}
+			if literal {
+				switch v := v.(type) {
+				case nil:
+				case bool:
+					want = want || v
+				case float64:
+					want = want || v != 0
+				case string:
+					want = want || v != ""
+				case map[string]any:
+					want = want || len(v) > 0
+				case []any:
+					want = want || len(v) > 0
+				}
+			}
+		}
+		if got != want {
+			t.Errorf("topLevelError(%s) = %v, encoding/json says %v", s, got, want)
+		}
+	})
 }
