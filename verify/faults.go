@@ -11,7 +11,7 @@ import (
 var kindMeanings = map[string]string{
 	"refused":    "connection refused: nothing listening at the address",
 	"reset":      "the server reset or closed the connection (or HTTP/2 stream) before the response was complete",
-	"timeout":    "no complete response within --timeout",
+	"timeout":    "no complete response within the request timeout",
 	"tls":        "TLS handshake failed or the certificate was not trusted",
 	"other":      "another failure: a malformed HTTP response, a DNS failure, …",
 	"unfinished": "still waiting or in flight when the drain ended",
@@ -33,11 +33,11 @@ func faults(res *recorder.Result) []Finding {
 	cfg := res.Config
 	if cfg.Insecure {
 		out = append(out, Finding{Check: "tls", Severity: Warn,
-			Message: "certificates were not verified (--insecure): the server's identity is unchecked"})
+			Message: "certificates were not verified (verification skipped): the server's identity is unchecked"})
 	}
 	if res.BodyOverCap > 0 {
 		out = append(out, Finding{Check: "body cap", Severity: Warn,
-			Message: fmt.Sprintf("%d response(s) had a body larger than --max-body %d bytes: read up to the cap, the rest discarded by closing the connection; they count as completed, not as errors",
+			Message: fmt.Sprintf("%d response(s) had a body larger than the body cap, %d bytes: read up to the cap, the rest discarded by closing the connection; they count as completed, not as errors",
 				res.BodyOverCap, cfg.MaxBody)})
 	}
 	var redirects int64
@@ -48,14 +48,14 @@ func faults(res *recorder.Result) []Finding {
 	}
 	switch {
 	case cfg.FollowRedirects:
-		msg := fmt.Sprintf("followed %d redirect(s) (--follow-redirects, at most 10 per request); statuses are the final answers", res.Redirects)
+		msg := fmt.Sprintf("followed %d redirect(s) (following redirects, at most 10 per request); statuses are the final answers", res.Redirects)
 		if redirects > 0 {
 			msg += fmt.Sprintf("; %d request(s) still ended on a redirect (3xx)", redirects)
 		}
 		out = append(out, Finding{Check: "redirects", Severity: Pass, Message: msg})
 	case redirects > 0:
 		out = append(out, Finding{Check: "redirects", Severity: Pass,
-			Message: fmt.Sprintf("%d response(s) were redirects (3xx): counted as completed under their status, not followed (--follow-redirects follows them)", redirects)})
+			Message: fmt.Sprintf("%d response(s) were redirects (3xx): counted as completed under their status, not followed (following redirects is off)", redirects)})
 	}
 	return out
 }

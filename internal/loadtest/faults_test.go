@@ -219,8 +219,8 @@ func faultCases() []faultCase {
 				return tlsServer(t), Options{}
 			},
 			errors: faultRequests, kinds: map[string]int64{"tls": faultRequests}, tlsCauses: map[string]int64{"self_signed": faultRequests},
-			words: []string{"tls 10 (self-signed certificate: add --insecure to skip certificate verification, or trust the certificate)",
-				"tls      self-signed certificate ×10 (add --insecure"},
+			words: []string{"tls 10 (self-signed certificate: trust the certificate, or skip certificate verification)",
+				"tls      self-signed certificate ×10 (trust the certificate"},
 		},
 		{
 			name: "untrusted certificate with --insecure",
