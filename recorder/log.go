@@ -16,7 +16,7 @@ import (
 // that never left the generator; status is empty unless the request
 // completed (a response whose body failed has its error only); error is
 // empty for a completed request and otherwise one of refused, reset,
-// timeout, tls, other, unfinished; attempts, the last column, is the number
+// timeout, tls, other, unfinished, stream; attempts, the last column, is the number
 // of times the request was written to a connection (Record.Attempts: 1, plus
 // the client's re-sends and the retries sent; 0 when none was written), so
 // that the column's sum is what the server read.
@@ -267,7 +267,7 @@ func (lr *LogReader) parse(text string) error {
 	}
 	e.Error = f[8]
 	if _, ok := ParseKind(e.Error); !ok {
-		return fmt.Errorf("bad error %q (known: refused, reset, timeout, tls, other, unfinished, or empty)", e.Error)
+		return fmt.Errorf("bad error %q (known: %s, or empty)", e.Error, strings.Join(kindNames[1:], ", "))
 	}
 	if e.WasSent {
 		e.Attempts = 1
