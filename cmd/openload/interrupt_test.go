@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -126,7 +127,7 @@ func TestInterruptWritesResultAndLog(t *testing.T) {
 	if es, err := readLog(t, logf); err != nil || int64(len(es)) != c.Scheduled {
 		t.Errorf("log: %d lines (err %v), want one per scheduled request (%d)", len(es), err, c.Scheduled)
 	}
-	if !strings.Contains(out.String(), "INTERRUPTED") {
+	if !strings.Contains(out.String(), "INTERRUPTED") || !regexp.MustCompile(`\nresult: interrupted after [0-9.]+ s: [0-9]+ of 12000 requests scheduled before the stop; checks .* \(exit 130\)\n`).MatchString(out.String()) {
 		t.Errorf("report does not say it was interrupted:\n%s", out)
 	}
 }

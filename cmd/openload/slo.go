@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/openload/openload/internal/report"
@@ -50,7 +51,12 @@ func writeVerdict(out, stderr io.Writer, res *recorder.Result, exit int, quiet b
 		}
 	}
 	if verify.TargetFailed(res) && res.Status["415"] > 0 && len(res.Config.Headers["Content-Type"]) == 0 {
-		lines = append(lines, report.Line{Label: "hint", Text: "-H 'Content-Type: application/json' names a JSON body's type"})
+		// After the result line and its hints, before the objectives'.
+		at := 1
+		for at < len(lines) && lines[at].Label == "hint" {
+			at++
+		}
+		lines = slices.Insert(lines, at, report.Line{Label: "hint", Text: "add -H 'Content-Type: application/json' to name a JSON body's type"})
 	}
 	if !quiet {
 		fmt.Fprintln(out)

@@ -37,6 +37,8 @@ func kindPhrase(res *recorder.Result, kind string) string {
 	switch kind {
 	case "timeout":
 		return "timed out"
+	case "stream":
+		return "ended in a stream error event"
 	case "tls":
 		if len(res.TLSCauses) == 0 {
 			return "tls"

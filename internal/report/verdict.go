@@ -34,16 +34,22 @@ func WriteVerdict(w io.Writer, res *recorder.Result, exit int) error {
 	return nil
 }
 
-// VerdictLines are the verdict of res: the result line (with "(exit N)"
-// when exit is not 0), a hint line per hint when the target failed, and,
-// when an objective of the user's was not met, the objectives' line.
+// VerdictLines are the verdict of res: the result line, a hint line per
+// hint when the target failed, and, when an objective of the user's was
+// not met, the objectives' line; the line that decided the exit code ends
+// in "(exit N)" when exit is not 0.
 func VerdictLines(res *recorder.Result, exit int) []Line {
 	code := ""
 	if exit != 0 {
 		code = " (exit " + strconv.Itoa(exit) + ")"
 	}
 	class := verify.ClassOf(res)
-	lines := []Line{{"result", RunVerdict(res) + code}}
+	// The exit code goes on the line that decided it: the objectives'
+	// for a breach of the user's, the result's for every other.
+	lines := []Line{{"result", RunVerdict(res)}}
+	if class != verify.ClassBreached {
+		lines[0].Text += code
+	}
 	if verify.TargetFailed(res) && (class == verify.ClassTargetFailed || class == verify.ClassInvalid) {
 		for _, h := range TargetHints(res) {
 			lines = append(lines, Line{"hint", h})

@@ -222,8 +222,12 @@ func WriteSearch(w io.Writer, s *Search) error {
 		if r := []rune(why); len(r) > 100 {
 			why = string(r[:99]) + "…"
 		}
+		med, spread := Format(p.Deciding, p.Median), span(p.Deciding, lo, hi)
+		if p.noData() != nil {
+			med, spread = "no data", "no data"
+		}
 		if err := t.Append([]string{fmt.Sprint(i + 1), fmt.Sprintf("%g", p.Rate), verdict + " (" + strings.Join(verdicts, " ") + ")",
-			p.Deciding.Expr, Format(p.Deciding, p.Median), span(p.Deciding, lo, hi), boot, why}); err != nil {
+			p.Deciding.Expr, med, spread, boot, why}); err != nil {
 			return err
 		}
 	}
