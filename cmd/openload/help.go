@@ -189,9 +189,10 @@ const exitCodesText = `Exit codes:
   1    a check failed: the measurement is not valid
   2    bad input: nothing was started
   3    the run could not be started, or its results not written
-  4    an --slo objective was breached
+  4    an --slo objective was breached, or had no data (no sample of its figure)
   5    the target failed: over 1 % of the requests got no answer (errors, timeouts,
-       unfinished; the default objective errors<=1%, which your own --slo on errors replaces)
+       unfinished; the default objective errors<=1%, which your own --slo on errors replaces),
+       or were refused with a 4xx other than 408 and 429 (the default client_errors<=1%)
   130  interrupted (the results are still written)
   When several apply, the first of 3, 130, 1, 5, 4 is the exit code.
 `

@@ -16,10 +16,11 @@
 // Exit codes: 0 the run is valid (checks passed, maybe with warnings);
 // 1 a check failed, the measurement is not valid; 2 bad input, nothing was
 // started; 3 the run could not be started or its results not written;
-// 4 the measurement is valid but an --slo objective was breached;
-// 5 the measurement is valid but the target failed: more than 1 % of the
-// requests got no answer (the default objective errors<=1%, which the
-// user's own --slo on errors replaces);
+// 4 the measurement is valid but an --slo objective was breached, or had
+// no data; 5 the measurement is valid but the target failed: more than 1 %
+// of the requests got no answer (the default objective errors<=1%, which
+// the user's own --slo on errors replaces), or were refused with a client
+// error (client_errors<=1%);
 // 130 the run was interrupted (results are still written). Precedence:
 // 3, 130, 1, 5, 4.
 package main

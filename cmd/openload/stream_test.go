@@ -67,8 +67,16 @@ func TestStreamRun(t *testing.T) {
 			t.Errorf("request %d got %d tokens, no prompt asks for that many", e.Seq, e.Tokens)
 		}
 	}
+	// diff sets TTFT from the send beside TTFT from the schedule and says
+	// whether they agree. Which it says depends on this machine's send
+	// delay (of 20 requests, one sent 1.5 ms late under -race on a busy
+	// 2-core machine makes p99 diverge), so the test asks for the verdict,
+	// not for one answer.
 	stdout, _ = runOK(t, "diff", out)
-	wantLines(t, stdout, "time to first token", "verdict  TTFT from the send and from the schedule agree")
+	wantLines(t, stdout, "time to first token")
+	if !strings.Contains(stdout, "verdict  TTFT from the send and from the schedule agree") && !strings.Contains(stdout, "verdict  DIVERGE: at p99") {
+		t.Errorf("diff gives no TTFT verdict:\n%s", stdout)
+	}
 }
 
 func TestStreamFlagErrors(t *testing.T) {
