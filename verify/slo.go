@@ -324,7 +324,7 @@ func answers(res *recorder.Result) string {
 	if c.Completed == 0 {
 		return fmt.Sprintf("none of the %d requests got an answer (%s)", c.Scheduled, kindCounts(res.ErrorKinds))
 	}
-	codes := sortedByCount(res.Status)
+	codes := SortedByCount(res.Status)
 	parts := make([]string, len(codes))
 	for i, s := range codes {
 		parts[i] = fmt.Sprintf("%d answered %s", res.Status[s], s)
@@ -334,7 +334,7 @@ func answers(res *recorder.Result) string {
 
 // kindCounts lists error kinds by count: "refused 20", "reset 3 · timeout 2".
 func kindCounts(kinds map[string]int64) string {
-	ks := sortedByCount(kinds)
+	ks := SortedByCount(kinds)
 	parts := make([]string, len(ks))
 	for i, k := range ks {
 		parts[i] = fmt.Sprintf("%s %d", k, kinds[k])
@@ -342,8 +342,9 @@ func kindCounts(kinds map[string]int64) string {
 	return strings.Join(parts, " · ")
 }
 
-// sortedByCount returns m's keys, largest count first, then by name.
-func sortedByCount(m map[string]int64) []string {
+// SortedByCount returns m's keys, largest count first, then by name: the
+// order in which openload lists statuses, error kinds and causes.
+func SortedByCount(m map[string]int64) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -111,7 +111,7 @@ func ClientErrors(res *recorder.Result) int64 {
 // frequent first.
 func ClientErrorCodes(res *recorder.Result) []int {
 	var out []int
-	for _, s := range sortedByCount(res.Status) {
+	for _, s := range SortedByCount(res.Status) {
 		if code, err := strconv.Atoi(s); err == nil && IsClientError(code) {
 			out = append(out, code)
 		}

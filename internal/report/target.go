@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/openload/openload/recorder"
@@ -60,16 +59,7 @@ func defaultExpr(res *recorder.Result) string {
 }
 
 // sortedKeys returns m's keys, largest count first, then by name.
-func sortedKeys(m map[string]int64) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] < keys[j]
-	})
-	return keys
-}
+func sortedKeys(m map[string]int64) []string { return verify.SortedByCount(m) }
 
 // headRows are the first rows of the latency table. When every request got
 // an answer: response time, service time, send delay. When some did not,
