@@ -275,7 +275,7 @@ func isErrorEvent(line []byte) bool {
 // strings skipped whole, to find the keys at depth 1 of the outer object.
 // Malformed JSON is no error event.
 func topLevelError(data []byte) bool {
-	if bytes.Index(data, errorTail) < 0 {
+	if !bytes.Contains(data, errorTail) {
 		return false // every token chunk
 	}
 	data = bytes.TrimLeft(data, " \t")
