@@ -157,10 +157,7 @@ func Write(path string, stdout io.Writer, fn func(io.Writer) error) (kept string
 	// A mode that cannot be set leaves CreateTemp's 0600, which loses
 	// nothing.
 	_ = f.Chmod(perm)
-	werr, err := render(f, fn)
-	if werr != nil || err != nil {
-		os.Remove(f.Name())
-	}
+	werr, err := renderOrRemove(f, fn)
 	switch {
 	case err != nil:
 		return "", err
@@ -197,10 +194,7 @@ func keepInTemp(path string, fn func(io.Writer) error, cause error) (kept string
 	if err != nil {
 		return "", fmt.Errorf("%w; keeping the data in %s failed too: %v", cause, os.TempDir(), plain(err))
 	}
-	werr, err := render(f, fn)
-	if werr != nil || err != nil {
-		os.Remove(f.Name())
-	}
+	werr, err := renderOrRemove(f, fn)
 	switch {
 	case err != nil:
 		return "", err
@@ -208,6 +202,16 @@ func keepInTemp(path string, fn func(io.Writer) error, cause error) (kept string
 		return "", fmt.Errorf("%w; keeping the data in %s failed too: %v", cause, os.TempDir(), plain(werr))
 	}
 	return f.Name(), cause
+}
+
+// renderOrRemove is render into a temporary file f, removed when it does
+// not hold what fn rendered.
+func renderOrRemove(f *os.File, fn func(io.Writer) error) (writeErr, fnErr error) {
+	writeErr, fnErr = render(f, fn)
+	if writeErr != nil || fnErr != nil {
+		os.Remove(f.Name())
+	}
+	return writeErr, fnErr
 }
 
 // render calls fn on f and closes f. writeErr is the first error of
