@@ -5,11 +5,14 @@ package engine
 import (
 	"context"
 	"crypto/tls"
+	"encoding/binary"
 	"fmt"
 	"net"
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"golang.org/x/net/http2"
 )
@@ -108,7 +111,7 @@ func (p *h2Pool) GetClientConn(req *http.Request, addr string) (*http2.ClientCon
 	if err != nil {
 		return nil, err
 	}
-	cc, err := p.t.NewClientConn(nc)
+	cc, err := p.t.NewClientConn(newH2Conn(nc))
 	if err != nil {
 		nc.Close()
 		return nil, err
@@ -188,4 +191,246 @@ func (p *h2Pool) dial(ctx context.Context, addr string) (net.Conn, error) {
 		return nil, fmt.Errorf("engine: %s did not negotiate HTTP/2 with ALPN (got %q)", addr, got)
 	}
 	return tc, nil
+}
+
+// What the server processed, seen on the wire.
+//
+// An HTTP/2 request is one stream, and the server processed it when it
+// read its HEADERS, unless it said it did not: RFC 9113 §8.7 gives a
+// server two ways to say so, and a client may send such a request again.
+// A stream it resets with REFUSED_STREAM was closed "prior to any
+// processing"; a GOAWAY names the last stream that "might have been
+// processed", and those above it were not. nginx logs neither, and
+// x/net/http2 re-sends both (on a new stream, usually of a new
+// connection). Every other stream whose HEADERS went out counts, answered
+// or not (reset after its HEADERS, cut by a closed connection, timed out):
+// the server may have acted on it, as on an HTTP/1.1 request written
+// before its connection failed.
+//
+// httptrace alone cannot tell that: x/net/http2 calls WroteHeaders on the
+// stream's own goroutine after flushing its HEADERS, when the answer may
+// already be in hand, and no hook says what the server did with a stream.
+// So each of the pool's connections is an h2Conn, which follows the
+// frames through it (frameScan) in both directions: the header blocks the
+// client wrote, by stream, and the server's RST_STREAM(REFUSED_STREAM)
+// and GOAWAY frames. A request's netTries (wire.go) asks it, in its
+// WroteHeaders hook, which stream it wrote (claim) and, when the attempt
+// ends without an answer, whether the server processed that stream
+// (unprocessed). An attempt that got an answer was processed whatever
+// the hooks say.
+
+// h2Conn is a connection of the pool as x/net/http2 sees it: it follows
+// the frames written and read (see above). x/net writes under its write
+// lock and reads on one goroutine, so each direction's frameScan has one
+// user at a time; what other goroutines read is atomic or under mu.
+type h2Conn struct {
+	net.Conn
+
+	out     frameScan     // the client's frames (Write)
+	in      frameScan     // the server's frames (Read)
+	maxOut  uint32        // the highest stream whose header block was written (Write only)
+	headers atomic.Uint32 // maxOut, for the hooks
+	claimed atomic.Uint32 // the stream the last WroteHeaders hook claimed
+
+	goAway   atomic.Int64 // the lowest last-stream-id of the server's GOAWAYs, or -1
+	nrefused atomic.Int32 // len(refused)
+	mu       sync.Mutex
+	refused  []uint32 // streams the server refused (RST_STREAM REFUSED_STREAM); rare
+}
+
+// h2TLSConn is an h2Conn over TLS: x/net/http2 takes the connection's
+// state from it (ConnectionState), and Close does what x/net does only
+// for a *tls.Conn, close the TCP connection when the TLS close hangs.
+type h2TLSConn struct {
+	*h2Conn
+	tc *tls.Conn
+}
+
+func (c *h2TLSConn) ConnectionState() tls.ConnectionState { return c.tc.ConnectionState() }
+
+func (c *h2TLSConn) Close() error {
+	t := time.AfterFunc(250*time.Millisecond, func() { c.tc.NetConn().Close() })
+	defer t.Stop()
+	return c.tc.Close()
+}
+
+// newH2Conn wraps a new connection, TCP (h2c) or TLS, before its client
+// preface.
+func newH2Conn(nc net.Conn) net.Conn {
+	c := &h2Conn{Conn: nc, out: frameScan{preface: len(http2.ClientPreface)}}
+	c.goAway.Store(-1)
+	if tc, ok := nc.(*tls.Conn); ok {
+		return &h2TLSConn{h2Conn: c, tc: tc}
+	}
+	return c
+}
+
+// h2conn returns the h2Conn of one of the pool's connections
+// (httptrace.GotConnInfo.Conn), or nil for any other connection.
+func h2conn(c net.Conn) *h2Conn {
+	switch c := c.(type) {
+	case *h2Conn:
+		return c
+	case *h2TLSConn:
+		return c.h2Conn
+	}
+	return nil
+}
+
+// Write and Read keep their frames small and scan after the call: the
+// stream goroutine that writes a request's HEADERS starts with a small
+// stack, which a larger frame above TLS's encryption makes it grow (and
+// copy) for every request.
+
+func (c *h2Conn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.wrote(p[:n])
+	return n, err
+}
+
+func (c *h2Conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.read(p[:n])
+	return n, err
+}
+
+// wrote follows the client's frames in p, just written.
+//
+//go:noinline
+func (c *h2Conn) wrote(p []byte) {
+	for len(p) > 0 {
+		k, done := c.out.feed(p)
+		p = p[k:]
+		// A stream higher than any before is a new request's (a lower
+		// one's header block would be trailers).
+		if done && c.out.endsHeaderBlock() && c.out.stream() > c.maxOut {
+			c.maxOut = c.out.stream()
+			c.headers.Store(c.maxOut)
+		}
+	}
+}
+
+// read follows the server's frames in p, just read.
+//
+//go:noinline
+func (c *h2Conn) read(p []byte) {
+	for len(p) > 0 {
+		k, done := c.in.feed(p)
+		p = p[k:]
+		if done {
+			c.serverFrame()
+		}
+	}
+}
+
+// serverFrame notes a frame the server sent, when it says the server did
+// not process streams.
+func (c *h2Conn) serverFrame() {
+	pay := c.in.payload()
+	switch c.in.typ() {
+	case http2.FrameRSTStream:
+		if len(pay) >= 4 && http2.ErrCode(binary.BigEndian.Uint32(pay)) == http2.ErrCodeRefusedStream {
+			c.mu.Lock()
+			c.refused = append(c.refused, c.in.stream())
+			c.mu.Unlock()
+			c.nrefused.Add(1)
+		}
+	case http2.FrameGoAway:
+		if len(pay) >= 8 {
+			last := int64(binary.BigEndian.Uint32(pay) & (1<<31 - 1))
+			for {
+				g := c.goAway.Load()
+				if (g >= 0 && g <= last) || c.goAway.CompareAndSwap(g, last) {
+					break
+				}
+			}
+		}
+	}
+}
+
+// claim is for the WroteHeaders hook of a stream on c, which x/net calls
+// under its write lock right after writing the stream's HEADERS: it
+// returns that stream, the last whose header block was written, or 0 when
+// none was written since the last claim (the write failed).
+func (c *h2Conn) claim() uint32 {
+	id := c.headers.Load()
+	if c.claimed.Swap(id) == id {
+		return 0
+	}
+	return id
+}
+
+// unprocessed reports whether the server said it did not process stream
+// id: it refused it, or a GOAWAY's last stream is below it.
+func (c *h2Conn) unprocessed(id uint32) bool {
+	if g := c.goAway.Load(); g >= 0 && int64(id) > g {
+		return true
+	}
+	if c.nrefused.Load() == 0 {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Contains(c.refused, id)
+}
+
+// frameScan follows the frames of one direction of an HTTP/2 connection
+// (RFC 9113 §4.1: a 9-byte header, length, type, flags and stream, then
+// the payload), fed the bytes as they pass in pieces of any size. It
+// keeps the current frame's header and the first bytes of its payload,
+// enough for RST_STREAM's error code and GOAWAY's last stream and error
+// code, and skips the rest.
+type frameScan struct {
+	preface int     // bytes of the client connection preface still to pass
+	head    [9]byte // the current frame's header, nhead bytes of it so far
+	nhead   int
+	left    int     // bytes of its payload still to pass
+	keep    [8]byte // its payload's first bytes, nkeep of them
+	nkeep   int
+}
+
+// feed takes bytes of p up to the end of the current frame and returns
+// how many it took and whether the frame ended there; its typ, flags,
+// stream and payload stay readable until the next feed.
+func (s *frameScan) feed(p []byte) (int, bool) {
+	n := 0
+	if s.preface > 0 {
+		n = min(s.preface, len(p))
+		s.preface -= n
+		p = p[n:]
+	}
+	if s.nhead < len(s.head) {
+		k := copy(s.head[s.nhead:], p)
+		s.nhead += k
+		n += k
+		p = p[k:]
+		if s.nhead < len(s.head) {
+			return n, false
+		}
+		s.left = int(s.head[0])<<16 | int(s.head[1])<<8 | int(s.head[2])
+		s.nkeep = 0
+	}
+	k := min(s.left, len(p))
+	if s.nkeep < len(s.keep) {
+		s.nkeep += copy(s.keep[s.nkeep:], p[:k])
+	}
+	s.left -= k
+	n += k
+	if s.left > 0 {
+		return n, false
+	}
+	s.nhead = 0
+	return n, true
+}
+
+func (s *frameScan) typ() http2.FrameType { return http2.FrameType(s.head[3]) }
+func (s *frameScan) stream() uint32       { return binary.BigEndian.Uint32(s.head[5:]) & (1<<31 - 1) }
+func (s *frameScan) payload() []byte      { return s.keep[:s.nkeep] }
+
+// endsHeaderBlock reports whether the frame ends a header block: a
+// HEADERS frame or its last CONTINUATION, with END_HEADERS (RFC 9113
+// §4.3).
+func (s *frameScan) endsHeaderBlock() bool {
+	t := s.typ()
+	return (t == http2.FrameHeaders || t == http2.FrameContinuation) && http2.Flags(s.head[4]).Has(http2.FlagHeadersEndHeaders)
 }

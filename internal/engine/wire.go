@@ -180,11 +180,25 @@ func counted(c net.Conn) *countingConn {
 }
 
 // netTries follows one request through net/http's client with httptrace:
-// every connection the transport takes for it (GotConn) is an attempt, and
-// the attempt was written when its connection took bytes (countingConn),
-// or, where bytes cannot be counted (HTTP/2's shared connections, a
-// transport of the caller's), when its headers were written. Its hooks may
-// run on the transport's goroutines.
+// every connection the transport takes for it (GotConn) is an attempt.
+// An attempt that got an answer was written; one that did not was
+// written when its connection took bytes (HTTP/1.1: countingConn), or,
+// with HTTP/2 on openload's pool, when the HEADERS of its stream were
+// written (WroteHeaders names the stream: h2Conn.claim) and the server did
+// not say it left the stream unprocessed (REFUSED_STREAM, above a GOAWAY's
+// last stream: h2Conn.unprocessed, h2.go), or, on a transport of the
+// caller's, when its headers were written.
+//
+// Its hooks run on the transport's goroutines: GotConn on the caller's,
+// before the attempt's stream exists; x/net/http2's WroteHeaders on the
+// stream's own, after the HEADERS were flushed, which may be after the
+// answer came and Do returned. Such a late hook finds the attempt closed
+// and changes nothing, which is right: the answer counted it. When an
+// attempt ends without an answer its hook has run: x/net/http2 returns
+// such an error, or tries again, only after the stream's goroutine is
+// done. Except when the request's context ended (timeout, drain): then it
+// returns at once, and HEADERS still being written are not counted, as a
+// record cannot wait for a write that may never end.
 type netTries struct {
 	since func() time.Duration
 
@@ -195,20 +209,27 @@ type netTries struct {
 	mark     int64         // conn's bytes written when it got it
 	begun    int64         // conn's writes begun when it got it
 	headers  bool          // it wrote its headers (not countable)
+	h2       *h2Conn       // the last attempt's connection, when one of openload's HTTP/2 pool (h2.go)
+	stream   uint32        // the stream whose HEADERS the attempt wrote on h2, or 0
 	hand     time.Duration // when it got its connection; -1 before the first
 	lastConn *countingConn // the last attempt's connection, for its read error
 }
 
 // endLocked closes the attempt under way, answered (ok) or failed: it
-// counts if it wrote.
+// counts if it wrote (if the server processed it, on HTTP/2).
 func (t *netTries) endLocked(ok bool) {
 	if !t.open {
 		return
 	}
 	t.open = false
+	// An answer comes only to a request the server read.
 	switch {
+	case t.h2 != nil:
+		if ok || t.stream != 0 && !t.h2.unprocessed(t.stream) {
+			t.tx.wrote(t.hand)
+		}
 	case t.conn == nil:
-		if t.headers {
+		if ok || t.headers {
 			t.tx.wrote(t.hand)
 		}
 	case t.conn.written.Load() > t.mark, ok && t.conn.started.Load() > t.begun:
@@ -220,7 +241,8 @@ func (t *netTries) gotConn(info httptrace.GotConnInfo) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.endLocked(false) // the transport tries again: the last attempt failed
-	t.open, t.headers, t.hand = true, false, t.since()
+	t.open, t.headers, t.stream, t.hand = true, false, 0, t.since()
+	t.h2 = h2conn(info.Conn)
 	t.conn = counted(info.Conn)
 	if t.conn != nil {
 		t.mark, t.begun = t.conn.written.Load(), t.conn.started.Load()
@@ -231,6 +253,14 @@ func (t *netTries) gotConn(info httptrace.GotConnInfo) {
 func (t *netTries) wroteHeaders() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.h2 != nil {
+		// Claimed even when late (the attempt was answered): the next
+		// hook on the connection must not take this stream for its own.
+		if id := t.h2.claim(); t.open {
+			t.stream = id
+		}
+		return
+	}
 	if t.open && t.conn == nil {
 		t.headers = true
 	}

@@ -1,0 +1,192 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/schedule"
+)
+
+// Every HTTP/2 attempt counted exactly: wire.attempts equals the streams
+// the server processed, whatever became of the others (h2judge_test.go).
+
+// h2Run runs s against url with cfg and returns the recorder, and the
+// per-request log's entries, after checking the log against the recorder:
+// the attempts column sums to wire.attempts and no completed request has
+// 0 attempts.
+func h2Run(t *testing.T, url string, cfg Config, s schedule.Schedule) (*recorder.Recorder, []recorder.LogEntry) {
+	t.Helper()
+	cfg.URL = mustURL(t, url)
+	if cfg.Method == "" {
+		cfg.Method = http.MethodGet
+	}
+	if cfg.Connections == 0 {
+		cfg.Connections = 16
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.Drain == 0 {
+		cfg.Drain = 5 * time.Second
+	}
+	var buf bytes.Buffer
+	rec := recorder.New(recorder.NewLogWriter(&buf))
+	if _, err := Run(context.Background(), cfg, s, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.FlushLog(); err != nil {
+		t.Fatal(err)
+	}
+	var entries []recorder.LogEntry
+	var sum int64
+	lr := recorder.NewLogReader(&buf, "log")
+	for lr.Scan() {
+		e := lr.Entry()
+		entries = append(entries, e)
+		sum += int64(e.Attempts)
+		if e.Status != 0 && e.Attempts < 1 {
+			t.Errorf("request %d completed with %d and logged %d attempts", e.Seq, e.Status, e.Attempts)
+		}
+	}
+	if err := lr.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if w := rec.Wire(); sum != w.Attempts {
+		t.Errorf("the log's attempts sum to %d, wire.attempts is %d", sum, w.Attempts)
+	}
+	return rec, entries
+}
+
+// h2Protocols are HTTP/2's two ways, each with the URL's scheme.
+var h2Protocols = []struct {
+	name, proto string
+	tls         bool
+}{{"h2c", H2C, false}, {"tls", HTTP2, true}}
+
+// TestH2WireCounts runs openload at a few hundred requests a second
+// against x/net/http2's Server, plain and in its failure cases, and
+// asks wire.attempts to equal the streams the server processed.
+func TestH2WireCounts(t *testing.T) {
+	for _, p := range h2Protocols {
+		t.Run(p.name, func(t *testing.T) {
+			for _, tc := range []struct {
+				name  string
+				opts  h2JudgeOpts
+				cfg   Config
+				burst bool // bursts of 20 every 50 ms, not a constant 400/s
+				// what must have happened for the case to test anything
+				check func(t *testing.T, j *h2Judge, rec *recorder.Recorder)
+			}{
+				{"answered", h2JudgeOpts{}, Config{}, false, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
+					if c := rec.Counts(); c.Completed != c.Scheduled {
+						t.Errorf("counts %+v: want all completed", c)
+					}
+				}},
+				{"reset", h2JudgeOpts{abortEvery: 4}, Config{}, false, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
+					if c := rec.Counts(); c.Errors != c.Scheduled/4 || rec.ErrorKinds()["reset"] != c.Errors {
+						t.Errorf("counts %+v, kinds %v: want a quarter reset", c, rec.ErrorKinds())
+					}
+				}},
+				// Every request times out, its HEADERS long written.
+				{"timeout", h2JudgeOpts{hold: 150 * time.Millisecond}, Config{Timeout: 50 * time.Millisecond, Connections: 64}, false, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
+					if c := rec.Counts(); c.Timeouts != c.Scheduled {
+						t.Errorf("counts %+v: want all timed out", c)
+					}
+				}},
+				// Two streams a connection, bursts of 20 for 16 workers,
+				// and the server's SETTINGS late: a new connection takes
+				// streams before they arrive, and x/net's Server refuses
+				// those past the second (REFUSED_STREAM, until its
+				// SETTINGS are acknowledged).
+				{"refused", h2JudgeOpts{maxStreams: 2, hold: 5 * time.Millisecond, settingsDelay: 10 * time.Millisecond}, Config{}, true, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
+					if j.refused.Load() == 0 {
+						t.Errorf("no stream was refused")
+					}
+					if c := rec.Counts(); c.Completed != c.Scheduled {
+						t.Errorf("counts %+v: want all completed (a refused stream is re-sent)", c)
+					}
+				}},
+				// Bursts put streams on the wire while a GOAWAY is on its way:
+				// x/net's Server discards them, the client sends them again.
+				{"goaway", h2JudgeOpts{goAwayAfter: 40, hold: time.Millisecond}, Config{MaxStreams: 4}, true, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
+					if j.goAways.Load() < 5 {
+						t.Errorf("%d connections shut down, want at least 5", j.goAways.Load())
+					}
+					if c := rec.Counts(); c.Completed != c.Scheduled {
+						t.Errorf("counts %+v: want all completed (a stream past GOAWAY is re-sent)", c)
+					}
+				}},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					tc.opts.tls = p.tls
+					j := newH2Judge(t, tc.opts)
+					cfg := tc.cfg
+					cfg.Protocol, cfg.TLS = p.proto, j.TLS
+					var s schedule.Schedule = schedule.NewConstant(400, time.Second)
+					if tc.burst {
+						s = &bursts{n: 20, every: 50 * time.Millisecond, total: 400}
+					}
+					rec, _ := h2Run(t, j.URL, cfg, s)
+					checkIdentity(t, rec, 400)
+					if w, read := rec.Wire().Attempts, j.read.Load(); w != read {
+						t.Errorf("wire.attempts %d, the server processed %d streams (refused %d)", w, read, j.refused.Load())
+					}
+					tc.check(t, j, rec)
+					t.Logf("server read %d streams and processed %d (refused %d; GOAWAYs %d); counts %+v",
+						j.streams.Load(), j.read.Load(), j.refused.Load(), j.goAways.Load(), rec.Counts())
+				})
+			}
+		})
+	}
+}
+
+// TestH2WireCountsRawServer runs openload against rawH2, which refuses,
+// resets and leaves streams past its GOAWAY unprocessed on every
+// connection, deterministically. A short timeout ends some requests
+// while x/net waits to send a twice refused stream again: their refused
+// attempts must not count either.
+func TestH2WireCountsRawServer(t *testing.T) {
+	for _, p := range h2Protocols {
+		t.Run(p.name, func(t *testing.T) {
+			s := newRawH2(t, p.tls, 3, 5, 25)
+			cfg := Config{Protocol: p.proto, TLS: s.TLS, Timeout: 300 * time.Millisecond, MaxStreams: 4}
+			rec, _ := h2Run(t, s.URL, cfg, schedule.NewConstant(400, time.Second))
+			c := checkIdentity(t, rec, 400)
+			read, refused, above := s.read.Load(), s.refused.Load(), s.above.Load()
+			if w := rec.Wire().Attempts; w != read {
+				t.Errorf("wire.attempts %d, the server processed %d streams (refused %d, %d past GOAWAY)", w, read, refused, above)
+			}
+			if refused == 0 || above == 0 || read == s.answered.Load() {
+				t.Errorf("refused %d, past GOAWAY %d, reset %d: the server did not do all it should", refused, above, read-s.answered.Load())
+			}
+			if c.Completed != s.answered.Load() {
+				t.Errorf("%d completed, the server answered %d", c.Completed, s.answered.Load())
+			}
+			t.Logf("server processed %d (answered %d), refused %d, %d past GOAWAY; counts %+v, kinds %v",
+				read, s.answered.Load(), refused, above, c, rec.ErrorKinds())
+		})
+	}
+}
+
+// bursts is a schedule of total requests, n at once every every, from 0.
+type bursts struct {
+	n, total, i int
+	every       time.Duration
+}
+
+func (b *bursts) Next() (time.Duration, bool) {
+	if b.i >= b.total {
+		return 0, false
+	}
+	at := time.Duration(b.i/b.n) * b.every
+	b.i++
+	return at, true
+}
+
+func (b *bursts) Expected() float64 { return float64(b.total) }
+func (b *bursts) Exact() bool       { return true }
+func (b *bursts) Name() string      { return "bursts" }
