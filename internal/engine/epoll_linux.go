@@ -93,6 +93,16 @@ type slot struct {
 	st      *loopStream // an event stream the loop reads (epollstream_linux.go), or nil
 }
 
+// clear forgets what slot s's exchange read and wrote, once the exchange
+// ended or before it is tried again: the next record is built from its
+// own exchange only, whatever the path to it (a dial that fails keeps no
+// status, head or class value of the exchange before).
+func (s *slot) clear() {
+	s.head, s.status, s.heads, s.left = false, 0, heads{}, 0
+	s.keep, s.hup, s.n = false, false, 0
+	s.wb, s.woff = s.wb[:0], 0
+}
+
 // news is what other goroutines tell the loop: a dial's connection (fd ≥ 0)
 // or error, or a lent slot given back with its connection (fd ≥ 0) or
 // without.
@@ -688,7 +698,9 @@ func (l *epollLoop) complete(i int32) {
 	l.inUse--
 	// A server may answer before it read the whole request; as net/http
 	// does, the connection then ends with the exchange.
-	if s.keep && !s.hup && s.woff == len(s.wb) && !l.t.once && !l.t.aborted.Load() {
+	keep := s.keep && !s.hup && s.woff == len(s.wb) && !l.t.once && !l.t.aborted.Load()
+	s.clear()
+	if keep {
 		s.reused = true
 		l.idleSlot(i)
 		return
@@ -721,6 +733,7 @@ func (l *epollLoop) early(i int32, err error) {
 	safe := s.woff == 0 || l.t.idem
 	if s.reused && !s.retried && safe && l.g.since() < s.attempt+l.g.cfg.Timeout && !l.t.aborted.Load() {
 		l.closeConn(i)
+		s.clear()
 		s.retried = true
 		l.dial(i)
 		return
@@ -741,6 +754,7 @@ func (l *epollLoop) fail(i int32, sent time.Duration, err error) {
 	l.g.done(&r, l.w.shard)
 	l.inUse--
 	l.closeConn(i)
+	s.clear()
 	s.state = slotFree
 	l.free = append(l.free, i)
 }
@@ -790,6 +804,7 @@ func (l *epollLoop) lend(i int32) {
 	fresh := s.woff == 0 // nothing written yet: the goroutine's write is the attempt's first
 	got := append([]byte(nil), s.buf[:s.n]...)
 	it, attempt, sent, tx := s.it, s.attempt, s.sent, s.tx
+	s.clear() // the goroutine holds what it needs of the exchange
 	g, t := l.g, l.t
 	l.out++
 	go func() {
