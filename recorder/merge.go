@@ -592,11 +592,9 @@ func mergeWire(dst *Result, in []MergeInput) error {
 			continue
 		}
 		if dst.Wire == nil {
-			dst.Wire = &Wire{}
+			dst.Wire = &Wire{Counted: true}
 		}
-		dst.Wire.Attempts += w.Attempts
-		dst.Wire.Resends += w.Resends
-		dst.Wire.Resent += w.Resent
+		dst.Wire.Add(w)
 	}
 	return nil
 }

@@ -141,6 +141,9 @@ type Record struct {
 	// (see wire.go). They are in Attempts; Sent stays the first written
 	// attempt's, LastSent is the last one's.
 	Resends int
+	// Unanswered counts the written attempts that got no byte of an
+	// answer, and the client's re-sends by cause (wire.go).
+	Unanswered Unanswered
 
 	// Retries (see retry.go). Sent is the first attempt's sent time and
 	// Done the final attempt's done; the other fields above describe the

@@ -16,10 +16,48 @@ package recorder
 // apart (Result.FailedStatus), so statuses and errors add up to the
 // requests.
 
-// wireTally counts attempts and re-sends, and the statuses of responses
-// that failed after their head.
+// # What the server did not answer
+//
+// A written attempt that got no byte of an answer may not have been read
+// by the server; every other written attempt was (a byte of an answer
+// comes only after the request it answers). Record.Unanswered counts the
+// first kind, split by how they ended: Closed when the connection was
+// closed or reset under them (the server read the request and closed
+// without answering, as nginx's 444 does, or closed a kept-alive
+// connection while the request was on its way, a race no client can see
+// through), Silent when nothing came before their timeout or the drain's
+// end. It counts the client's re-sends by cause too: after a written
+// attempt that got no answer (ResentWritten, each one of Closed), or
+// after an attempt none of whose bytes were written (ResentUnwritten: the
+// server never saw it, and the attempt is not in Attempts). Summed over a
+// run (Wire), they bound what the server read:
+//
+//	attempts − closed − silent ≤ read by the server ≤ attempts
+
+// Unanswered is what became of the written attempts of one request that
+// got no byte of an answer, and the client's re-sends by cause (see
+// above).
+type Unanswered struct {
+	Closed          int // the connection was closed or reset under a written attempt before a byte of its answer
+	Silent          int // no byte of an answer before a written attempt's timeout or the drain's end
+	ResentWritten   int // re-sends after a Closed attempt
+	ResentUnwritten int // re-sends after an attempt none of whose bytes were written
+}
+
+// Add adds o's counts to u's: another try of the same request.
+func (u *Unanswered) Add(o Unanswered) {
+	u.Closed += o.Closed
+	u.Silent += o.Silent
+	u.ResentWritten += o.ResentWritten
+	u.ResentUnwritten += o.ResentUnwritten
+}
+
+// wireTally counts attempts and re-sends, the attempts that got no
+// answer, and the statuses of responses that failed after their head.
 type wireTally struct {
 	attempts, resends, resent int64
+	closed, silent            int64
+	resentWritten, resentNot  int64
 	failed                    statusTally // tally.go
 }
 
@@ -30,6 +68,12 @@ func (r *Recorder) addWire(rec *Record) {
 		t.resends += int64(rec.Resends)
 		t.resent++
 	}
+	if u := &rec.Unanswered; *u != (Unanswered{}) {
+		t.closed += int64(u.Closed)
+		t.silent += int64(u.Silent)
+		t.resentWritten += int64(u.ResentWritten)
+		t.resentNot += int64(u.ResentUnwritten)
+	}
 	if rec.Outcome != Completed {
 		t.failed.add(rec.Status) // 0, no head, is not counted
 	}
@@ -39,6 +83,10 @@ func (t *wireTally) merge(o *wireTally) {
 	t.attempts += o.attempts
 	t.resends += o.resends
 	t.resent += o.resent
+	t.closed += o.closed
+	t.silent += o.silent
+	t.resentWritten += o.resentWritten
+	t.resentNot += o.resentNot
 	t.failed.merge(&o.failed)
 }
 
@@ -53,12 +101,43 @@ type Wire struct {
 	// the requests re-sent at least once.
 	Resends int64 `json:"resends"`
 	Resent  int64 `json:"resent_requests"`
+	// The attempts that got no answer and the re-sends by cause, summed
+	// (Unanswered, above): Closed and Silent are written attempts the
+	// server may not have read, so that Attempts − Closed − Silent ≤ the
+	// requests it read ≤ Attempts; ResendsWritten are the re-sends after
+	// a Closed attempt, ResendsUnwritten those after an attempt none of
+	// whose bytes were written. Counted is false in results written
+	// before they were, which hold none of them.
+	Closed           int64 `json:"unanswered_closed"`
+	Silent           int64 `json:"unanswered_silent"`
+	ResendsWritten   int64 `json:"resends_written"`
+	ResendsUnwritten int64 `json:"resends_unwritten"`
+	Counted          bool  `json:"unanswered_counted"`
 }
 
 // Wire returns the attempt counts so far.
 func (r *Recorder) Wire() Wire {
-	return Wire{Attempts: r.wire.attempts, Resends: r.wire.resends, Resent: r.wire.resent}
+	t := &r.wire
+	return Wire{Attempts: t.attempts, Resends: t.resends, Resent: t.resent,
+		Closed: t.closed, Silent: t.silent, ResendsWritten: t.resentWritten, ResendsUnwritten: t.resentNot, Counted: true}
 }
+
+// Add adds o's counts to w's (a merge of shards); the unanswered
+// attempts are counted only when both counted them.
+func (w *Wire) Add(o *Wire) {
+	w.Attempts += o.Attempts
+	w.Resends += o.Resends
+	w.Resent += o.Resent
+	w.Closed += o.Closed
+	w.Silent += o.Silent
+	w.ResendsWritten += o.ResendsWritten
+	w.ResendsUnwritten += o.ResendsUnwritten
+	w.Counted = w.Counted && o.Counted
+}
+
+// Unread is how many of the attempts the server may not have read: those
+// that got no byte of an answer (see above).
+func (w *Wire) Unread() int64 { return w.Closed + w.Silent }
 
 // FailedStatus counts, by status code ("other" outside [100, 600)), the
 // responses whose head came but that failed or timed out before their end.
