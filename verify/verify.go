@@ -86,6 +86,9 @@ func Run(res *recorder.Result, opt Options) []Finding {
 	}
 	out = append(out, timeline(res, opt)...)
 	out = append(out, sendDelay(res, opt), limit(res), failures(res))
+	if f, ok := resends(res); ok { // resend.go
+		out = append(out, f)
+	}
 	if f, ok := dwellBound(res); ok {
 		out = append(out, f)
 	}
