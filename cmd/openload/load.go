@@ -107,6 +107,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 	inGroup(fs, groupClient, func() {
 		o.proto.flags(fs, &r.Config)
 		faultFlags(fs, &r.Config) // safety.go
+		resendFlag(fs, &r.Config) // resendflags.go
 	})
 	o.retry.flags(fs, &r.Retry) // retries, model expectations
 	helpFlag(fs, &o.help)

@@ -47,6 +47,9 @@ func (cfg Config) Validate() error {
 	case cfg.MaxBody < 0:
 		return field.Errorf("MaxBody", cfg.MaxBody, "{MaxBody} must be ≥ 0 bytes (0: no cap), got %d", cfg.MaxBody)
 	}
+	if err := cfg.validateResend(); err != nil {
+		return err
+	}
 	for _, h := range cfg.ClassHeaders {
 		if !httpguts.ValidHeaderFieldName(h) {
 			return field.Errorf("ClassHeaders", h, "{ClassHeaders} %q is not a valid header name", h)
@@ -56,6 +59,39 @@ func (cfg Config) Validate() error {
 		return err
 	}
 	return field.In("Retry", cfg.Retry.Validate())
+}
+
+// validateResend checks Resend, and that a policy other than the
+// default goes to openload's own client: net/http's transport re-sends by
+// its own rule and cannot be told not to (wire.go), so a run through it
+// would not do what was asked. Which client a run takes is connect's
+// choice (engine.go); without a URL, only what the fields say is known.
+func (cfg Config) validateResend() error {
+	switch cfg.Resend {
+	case "", ResendIdempotent:
+		return nil
+	case ResendUnwritten, ResendNever:
+	default:
+		return field.Errorf("Resend", cfg.Resend, "{Resend} %q is unknown (known: %s, %s, %s)", cfg.Resend, ResendIdempotent, ResendUnwritten, ResendNever)
+	}
+	var why string
+	switch {
+	case cfg.Transport != nil:
+		why = "a transport of the caller's"
+	case cfg.Protocol == HTTP2 || cfg.Protocol == H2C:
+		why = "HTTP/2"
+	case cfg.FollowRedirects:
+		why = "following redirects"
+	case cfg.URL != nil && cfg.URL.Scheme != "http":
+		why = "a URL of scheme " + cfg.URL.Scheme
+	case cfg.URL != nil && cfg.URL.User != nil:
+		why = "a URL with credentials"
+	case !cfg.Lean:
+		why = "the lean client is off"
+	default:
+		return nil
+	}
+	return field.Errorf("Resend", cfg.Resend, "{Resend} %s applies to openload's own HTTP/1.1 client only, and this run goes through net/http's transport (%s), which re-sends by its own rule (GET, HEAD, OPTIONS, TRACE, and anything not written yet) and cannot be told not to", cfg.Resend, why)
 }
 
 // validateProtocol checks Protocol, and against the URL's scheme when

@@ -118,6 +118,13 @@ type Config struct {
 	// Retry is the retry policy (package retry; retry.go sends the
 	// retries); the zero value retries nothing.
 	Retry retry.Policy
+	// Resend is what openload's HTTP/1.1 clients send again, once, on a
+	// new connection when a kept-alive one failed under a request before
+	// any byte of its answer (wire.go): ResendIdempotent (also when
+	// empty), ResendUnwritten or ResendNever. net/http's transport, which
+	// sends https and HTTP/2, re-sends by its own rule: it takes only
+	// ResendIdempotent.
+	Resend string
 	// Insecure skips TLS certificate verification (faults.go); off by
 	// default: certificates are verified.
 	Insecure bool
@@ -594,14 +601,41 @@ func (w *worker) do(it item) recorder.Record {
 		err = truncated(err, rerr)
 	}
 	r.Done = g.since()
-	tx.apply(&r, attempt, hand)
 	if err == nil {
 		r.Outcome = recorder.Completed
-		return r
+	} else {
+		r.Outcome, r.Kind = classify(ctx, err)
+		r.TLSCause = tlsCause(r.Kind, err) // tlscause.go
 	}
-	r.Outcome, r.Kind = classify(ctx, err)
-	r.TLSCause = tlsCause(r.Kind, err) // tlscause.go
+	if g.cfg.Protocol != HTTP2 && g.cfg.Protocol != H2C {
+		netUnanswered(&tx, &r)
+	}
+	tx.apply(&r, attempt, hand)
 	return r
+}
+
+// netUnanswered fills in, for a request that net/http's HTTP/1.1
+// transport sent, what netTries does not tell apart (wire.go). The
+// transport re-sends only an attempt whose connection failed before any
+// byte of its answer, and netTries counts a re-send only after a written
+// attempt, so each re-send follows a Closed one. A request that ended
+// without a status, reset, timed out or unfinished, after a written
+// attempt, is taken to have got no byte of an answer on it: here a head
+// cut short cannot be told from none, nor the last attempt from an
+// earlier one. HTTP/2's re-sends (a refused stream, GOAWAY) are left
+// unsplit.
+func netUnanswered(tx *sends, r *recorder.Record) {
+	tx.un.Closed += tx.resends
+	tx.un.ResentWritten += tx.resends
+	if r.Status != 0 || tx.attempts == 0 {
+		return
+	}
+	switch {
+	case r.Outcome == recorder.Failed && r.Kind == recorder.KindReset:
+		tx.un.Closed++
+	case r.Outcome == recorder.TimedOut, r.Outcome == recorder.Unfinished:
+		tx.un.Silent++
+	}
 }
 
 // response takes what the record needs from resp's head, reads its body to

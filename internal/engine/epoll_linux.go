@@ -50,7 +50,8 @@ import (
 // connection back. Dials run in goroutines too, so a slow dial never holds
 // up the loop. Everything else is the lean client's: the request bytes, the
 // deadline (attempt + timeout), one re-send on a reused connection that
-// failed before any byte of its response when that is safe (wire.go),
+// failed before any byte of its response when the run's rule allows
+// (Config.Resend, wire.go),
 // Connection: close, the outcomes (leanOutcome) and the drain (abort).
 //
 // It is used when Config.Epoll and Config.Lean are set, on Linux, for open
@@ -102,6 +103,10 @@ func (s *slot) clear() {
 	s.keep, s.hup, s.n = false, false, 0
 	s.wb, s.woff = s.wb[:0], 0
 }
+
+// unheard reports whether slot s's request was written and no byte of
+// its answer came: the server may not have read it (wire.go).
+func (s *slot) unheard() bool { return s.woff > 0 && !s.head && s.n == 0 && s.st == nil }
 
 // news is what other goroutines tell the loop: a dial's connection (fd ≥ 0)
 // or error, or a lent slot given back with its connection (fd ≥ 0) or
@@ -725,18 +730,33 @@ func (l *epollLoop) removeIdle(i int32) {
 }
 
 // early ends slot i's exchange, which failed before any byte of the
-// response arrived: on a reused connection the server may have closed it
-// while idle, so the request is re-sent once on a new one when that is
-// safe, as the lean client does (wire.go).
+// response arrived, the connection closed or reset under it: on a reused
+// connection the server may have closed it while idle, so the request is
+// re-sent once on a new one when the run's rule allows, as the lean
+// client does (wire.go).
 func (l *epollLoop) early(i int32, err error) {
 	s := &l.slots[i]
-	safe := s.woff == 0 || l.t.idem
-	if s.reused && !s.retried && safe && l.g.since() < s.attempt+l.g.cfg.Timeout && !l.t.aborted.Load() {
+	wrote := s.woff > 0
+	if wrote {
+		s.tx.noAnswer(true)
+	}
+	if s.reused && !s.retried && l.t.resend.allows(wrote) && l.g.since() < s.attempt+l.g.cfg.Timeout && !l.t.aborted.Load() {
+		s.tx.resend(wrote)
 		l.closeConn(i)
 		s.clear()
 		s.retried = true
 		l.dial(i)
 		return
+	}
+	l.fail(i, s.sent, err)
+}
+
+// cut fails slot i's busy exchange with err, which is not the server's
+// doing (a timeout, the drain, the loop's end).
+func (l *epollLoop) cut(i int32, err error) {
+	s := &l.slots[i]
+	if s.unheard() {
+		s.tx.noAnswer(false)
 	}
 	l.fail(i, s.sent, err)
 }
@@ -779,7 +799,7 @@ func (l *epollLoop) expire(now time.Duration) {
 		}
 		d := s.attempt + l.g.cfg.Timeout
 		if d <= now {
-			l.fail(int32(i), s.sent, os.ErrDeadlineExceeded)
+			l.cut(int32(i), os.ErrDeadlineExceeded)
 			continue
 		}
 		l.nextCheck = min(l.nextCheck, d)
@@ -911,7 +931,7 @@ func (l *epollLoop) failAll(err error) {
 		s := &l.slots[i]
 		switch s.state {
 		case slotBusy:
-			l.fail(int32(i), s.sent, err)
+			l.cut(int32(i), err)
 		case slotDial:
 			l.fail(int32(i), -1, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -42,19 +43,20 @@ import (
 // compression, Expect: 100-continue. A request that fails on a reused
 // keep-alive connection before any byte of the response came back is
 // re-sent once on a new connection, as net/http does, because the server
-// may have closed the idle connection: when none of its bytes were written
-// or its method is idempotent, and counted (wire.go).
+// may have closed the idle connection: when the run's re-send rule allows
+// (Config.Resend: by default, when none of its bytes were written or its
+// method is idempotent), and counted (wire.go).
 
 // leanTransport sends a run's one request, plus the stamp header when the
 // run has one.
 type leanTransport struct {
-	addr  string
-	wire  h1.Request      // the request as written, serialised once
-	wires []h1.Request    // one per Config.Bodies, when set (body.go)
-	req   *http.Request   // what http.ReadResponse is told was sent (its method)
-	once  bool            // the request says Connection: close: one request per connection
-	idem  bool            // the method is idempotent: a written request may be re-sent (wire.go)
-	drain context.Context // done when the drain expired: dials in progress give up
+	addr   string
+	wire   h1.Request      // the request as written, serialised once
+	wires  []h1.Request    // one per Config.Bodies, when set (body.go)
+	req    *http.Request   // what http.ReadResponse is told was sent (its method)
+	once   bool            // the request says Connection: close: one request per connection
+	resend resendRule      // what may be re-sent (Config.Resend, wire.go)
+	drain  context.Context // done when the drain expired: dials in progress give up
 	// quick: plain responses are read by h1.QuickHead (heads.go); not
 	// when the run sends HEAD, whose answer has a length but no body.
 	quick   bool
@@ -105,7 +107,7 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 		wire:    wire,
 		req:     &http.Request{Method: cfg.Method, URL: u},
 		once:    wire.Close(),
-		idem:    idempotent(cfg.Method),
+		resend:  newResendRule(cfg.Resend, cfg.Method),
 		drain:   drain,
 		quick:   cfg.Method != http.MethodHead,
 		maxBody: cfg.MaxBody,
@@ -155,11 +157,17 @@ func (t *leanTransport) roundTrip(cp **leanConn, wire *h1.Request, deadline time
 			return resp, status, tx, hand, nil
 		}
 		t.close(c)
+		if early && wrote {
+			// Written, and no byte of an answer: the server may not
+			// have read it (wire.go).
+			tx.noAnswer(!errors.Is(err, os.ErrDeadlineExceeded))
+		}
 		// Re-send once what failed on a kept-alive connection before any
-		// byte of its answer, if that is safe (wire.go).
-		if !reused || !early || try > 0 || (wrote && !t.idem) || !time.Now().Before(deadline) || t.aborted.Load() {
+		// byte of its answer, if the run's rule allows (wire.go).
+		if !reused || !early || try > 0 || !t.resend.allows(wrote) || !time.Now().Before(deadline) || t.aborted.Load() {
 			return nil, status, tx, hand, err
 		}
+		tx.resend(wrote)
 	}
 }
 

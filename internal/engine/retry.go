@@ -98,7 +98,7 @@ func (w *worker) attempt(it item) recorder.Record {
 			return recorder.Record{
 				Seq: it.seq, Scheduled: it.off, Sent: first, Done: done, WasSent: true,
 				Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished,
-				Attempts: tx.attempts, Resends: tx.resends, Retries: len(earlier) - 1, Earlier: earlier, LastSent: lastSent,
+				Attempts: tx.attempts, Resends: tx.resends, Unanswered: tx.un, Retries: len(earlier) - 1, Earlier: earlier, LastSent: lastSent,
 			}
 		}
 		r = w.do(it)
@@ -112,14 +112,14 @@ func (w *worker) attempt(it item) recorder.Record {
 		r.Earlier = earlier
 		r.Sent = first
 	}
-	r.Attempts, r.Resends, r.Retries = tx.attempts, tx.resends, len(earlier)
+	r.Attempts, r.Resends, r.Unanswered, r.Retries = tx.attempts, tx.resends, tx.un, len(earlier)
 	return r
 }
 
 // sendsOf is what one try's record says it wrote: its counts, its first
 // written attempt's sent and its last's.
 func sendsOf(r *recorder.Record) sends {
-	s := sends{first: r.Sent, last: r.Sent, attempts: r.Attempts, resends: r.Resends}
+	s := sends{first: r.Sent, last: r.Sent, attempts: r.Attempts, resends: r.Resends, un: r.Unanswered}
 	if r.Resends > 0 {
 		s.last = r.LastSent
 	}

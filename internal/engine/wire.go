@@ -16,19 +16,40 @@ import (
 
 // What goes onto the wire, and what a client may send twice.
 //
-// A kept-alive connection can fail under a request: the server closed it
-// while it was idle, or its keep-alive timeout raced the request. Every
-// client then re-sends the request once on a new connection, but only when
-// that is safe: when none of its bytes were written (the server cannot have
-// seen it), or when its method is idempotent (RFC 9110 §9.2.2: GET, HEAD,
-// OPTIONS, TRACE, PUT, DELETE), so that running it twice is harmless. A
-// POST that was written and then lost with its connection is an error
-// (reset), never silently sent again: the server may have run it.
+// A kept-alive connection can fail under a request before any byte of its
+// answer: the server closed it while it was idle, its keep-alive timeout
+// raced the request, or it read the request and closed without answering
+// (nginx's 444). The client cannot tell these apart. Under Config.Resend
+// (resendRule) openload's own clients then re-send the request once on a
+// new connection:
+//
+//	idempotent  (the default) when none of its bytes were written (the
+//	            server cannot have seen it), or when its method is
+//	            idempotent (RFC 9110 §9.2.2: GET, HEAD, OPTIONS, TRACE,
+//	            PUT, DELETE), so that running it twice is harmless; a POST
+//	            that was written and lost with its connection is an error
+//	            (reset), never silently sent again: the server may have
+//	            run it
+//	unwritten   only when none of its bytes were written
+//	never       not at all: the first attempt's failure is the request's
+//	            outcome, as with wrk
+//
+// A re-send is the failure of a first attempt, and it is counted as one:
+// per request, the written attempts that got no byte of an answer before
+// the connection was closed or reset under them (sends.unanswered) or
+// before their time ran out (sends.silent), and the re-sends made after a
+// written attempt (sends.resentWritten: the server read it and dropped
+// it, or lost it in a keep-alive race) apart from those after an
+// unwritten one (sends.resentUnwritten: the server never saw it). The
+// recorder sums them (recorder.Wire) and verify says what they mean.
 //
 // net/http's transport makes the same decision itself, slightly narrower
 // (it re-sends GET, HEAD, OPTIONS and TRACE, requests with an
-// Idempotency-Key header, and any request nothing of which was written);
-// openload cannot turn that off, so it counts it (netTries).
+// Idempotency-Key header, and any request nothing of which was written),
+// and so does HTTP/2's (x/net/http2 re-sends a stream the server refused
+// or did not process before GOAWAY); openload cannot turn that off, so it
+// counts it (netTries), and Config.Validate refuses a Resend other than
+// idempotent for a run that goes through net/http.
 //
 // Every client counts, per request, the attempts written to a connection
 // (at least one byte: sends.wrote), whichever sent them; the record carries
@@ -47,6 +68,42 @@ func idempotent(method string) bool {
 	return false
 }
 
+// The re-send policies of Config.Resend (see the top of this file); ""
+// is ResendIdempotent.
+const (
+	ResendIdempotent = "idempotent"
+	ResendUnwritten  = "unwritten"
+	ResendNever      = "never"
+)
+
+// resendRule is what a run's client may re-send after an attempt failed
+// on a kept-alive connection before any byte of its answer.
+type resendRule struct {
+	unwritten bool // an attempt none of whose bytes were written
+	written   bool // an attempt that was written
+}
+
+// newResendRule is the rule of policy (Config.Resend, validated) for a
+// run that sends method.
+func newResendRule(policy, method string) resendRule {
+	switch policy {
+	case ResendNever:
+		return resendRule{}
+	case ResendUnwritten:
+		return resendRule{unwritten: true}
+	}
+	return resendRule{unwritten: true, written: idempotent(method)}
+}
+
+// allows reports whether an attempt that wrote (at least one byte) or not
+// may be re-sent.
+func (r resendRule) allows(wrote bool) bool {
+	if wrote {
+		return r.written
+	}
+	return r.unwritten
+}
+
 // sends is what a client did to put one request onto the wire.
 type sends struct {
 	first    time.Duration // the first written attempt's sent, or -1
@@ -54,6 +111,9 @@ type sends struct {
 	attempts int           // attempts at least one byte of which was written
 	resends  int           // of those, the ones after the first (of each redirect hop)
 	hop      bool          // the next written attempt starts a redirect hop: not a re-send
+	// un counts the written attempts that got no byte of an answer and
+	// the re-sends by cause (see the top of this file).
+	un recorder.Unanswered
 }
 
 func newSends() sends { return sends{first: -1, last: -1} }
@@ -72,6 +132,27 @@ func (s *sends) wrote(sent time.Duration) {
 	s.last = sent
 }
 
+// noAnswer notes that the attempt under way, which wrote, got no byte of
+// its answer: the connection was closed or reset under it (closed), or
+// its time ran out first (a timeout, the drain).
+func (s *sends) noAnswer(closed bool) {
+	if closed {
+		s.un.Closed++
+	} else {
+		s.un.Silent++
+	}
+}
+
+// resend notes that the attempt under way, which wrote or not, failed
+// before any byte of its answer and is sent again on a new connection.
+func (s *sends) resend(wrote bool) {
+	if wrote {
+		s.un.ResentWritten++
+	} else {
+		s.un.ResentUnwritten++
+	}
+}
+
 // apply sets r's sent times and attempt counts: the request's attempt began
 // at attempt, and hand is when its last connection was in hand (-1: none
 // was). A request nothing of which was written is sent at hand, or at
@@ -86,7 +167,7 @@ func (s *sends) apply(r *recorder.Record, attempt, hand time.Duration) {
 	default:
 		r.Sent = attempt
 	}
-	r.Attempts, r.Resends = s.attempts, s.resends
+	r.Attempts, r.Resends, r.Unanswered = s.attempts, s.resends, s.un
 	if s.resends > 0 {
 		r.LastSent = s.last
 	}
@@ -102,6 +183,7 @@ func (s *sends) add(o sends) {
 	}
 	s.attempts += o.attempts
 	s.resends += o.resends
+	s.un.Add(o.un)
 }
 
 // truncated returns err as an h1.TruncatedError, a reset, when it is a
