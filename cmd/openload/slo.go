@@ -76,8 +76,8 @@ func writeVerdict(out, stderr io.Writer, res *recorder.Result, exit int, quiet b
 	}
 	for _, l := range lines {
 		switch {
-		case l.Label == "result" && class == verify.ClassInvalid:
-			// The failed checks said it.
+		case l.Label == "result" && (class == verify.ClassInvalid || class == verify.ClassBreached):
+			// The failed checks said it, or the objectives' line will.
 		case l.Label == "result":
 			fmt.Fprintf(stderr, "openload: %s%s\n", cmd, l.Text)
 		default:

@@ -27,6 +27,11 @@ func TestNoDataNeverPasses(t *testing.T) {
 	if strings.Contains(stdout, "PASS  ttft") {
 		t.Errorf("a TTFT objective passed on nothing:\n%s", stdout)
 	}
+	// -q: one line, the objectives', on stderr.
+	code, stdout, stderr = runCLI("-q", "--stream", "-rate", "20", "-d", "500ms", "--slo", "ttft.p99<=500ms", srv.URL)
+	if want := "openload: objectives: BREACHED (no data for ttft.p99<=500ms) (exit 4)\n"; code != exitSLOBreached || stdout != "" || stderr != want {
+		t.Errorf("-q: exit %d, stdout %q, stderr %q; want %q", code, stdout, stderr, want)
+	}
 	code, stdout, stderr = runCLI("sweep", "--search", "--stream", "--slo", "ttft.p99<=500ms", "--from", "10", "--to", "20", "-d", "300ms", "--pause", "0s", srv.URL)
 	if code != exitSLOBreached || !strings.Contains(stdout, "BREACH (no-data)") || strings.Contains(stdout, "PASS") ||
 		!strings.Contains(stdout, "search: at 10/s: ttft_response.p99 <= 500.000 ms: no data: no streamed token in 3 answers; 3 answered 200") {
