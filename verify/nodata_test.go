@@ -125,6 +125,15 @@ func TestNoDataSaysWhy(t *testing.T) {
 		{resultOf(t, 10, 200), "server.queue.p99<=1s", "no data: no answer carried a Server-Timing header (10 answers; 10 answered 200)"},
 		{resultOf(t, 10, 200), "class.model.share>=50%", "no data: no answer carried a class header (10 answers; 10 answered 200)"},
 	}
+	// Streams that failed on an error event keep their tokens, not a TTFT.
+	failed := resultOf(t, 5, 0)
+	failed.ErrorKinds = map[string]int64{"stream": 5}
+	failed.Stream = &recorder.StreamResult{OutputTokens: 15}
+	tests = append(tests, struct {
+		res  *recorder.Result
+		expr string
+		want string
+	}{failed, "ttft.p99<=500ms", "no data: no stream completed (15 tokens came in streams that failed): none of the 5 requests got an answer (stream 5)"})
 	for _, tc := range tests {
 		o, err := ParseObjective(tc.expr)
 		if err != nil {
@@ -164,14 +173,14 @@ func TestJudgeClasses(t *testing.T) {
 		{"nothing scheduled", resultOf(t, 0, 200), nil, ClassTargetFailed},
 	}
 	for _, tc := range tests {
-		if got := Judge(tc.res, nil, tc.objs).Class; got != tc.want {
+		if got := Judge(tc.res, tc.objs).Class; got != tc.want {
 			t.Errorf("%s: class %d, want %d (%+v)", tc.name, got, tc.want, tc.res.SLOs)
 		}
 	}
 	res := resultOf(t, 30, 200)
 	res.Interrupted = true
 	res.Counts.Unfinished, res.Counts.Completed = 10, 20 // cut by the stop: not the target's
-	if oc := Judge(res, nil, nil); oc.Class != ClassInterrupted || TargetFailed(res) {
+	if oc := Judge(res, nil); oc.Class != ClassInterrupted || TargetFailed(res) {
 		t.Errorf("interrupted: class %d, target failed %v: %+v", oc.Class, TargetFailed(res), res.SLOs)
 	}
 }

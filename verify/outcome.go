@@ -28,28 +28,28 @@ const (
 func Worse(a, b Class) bool { return a > b }
 
 // Outcome is what one run, a merge of shards, a sweep's point or a repeat
-// ends in: its result (with its checks and objectives stored), the
-// findings the checks made, the objectives evaluated (openload's defaults
-// included) and the class of the whole.
+// ends in, besides its result: the objectives evaluated (openload's
+// defaults included) and the class of the whole. The result holds the
+// rest (its checks, and the objectives stored), so that ClassOf reads the
+// same class back from a saved one.
 type Outcome struct {
-	Result     *recorder.Result
-	Findings   []Finding
 	Objectives []SLOResult
 	Class      Class
 }
 
 // Judge evaluates objs, with the default objectives (WithDefault), on
-// res, stores them in res.SLOs, and classifies the outcome with the
-// findings of res's checks. It is the one place a verdict is made: a run,
-// a merge, a sweep's point and a repeat all end here, under one rule.
-func Judge(res *recorder.Result, findings []Finding, objs []Objective) Outcome {
+// res, stores them in res.SLOs, and classifies the outcome with res's
+// checks (res.Checks, set from the findings: ToChecks). It is the one
+// place a verdict is made: a run, a merge, a sweep's point and a repeat
+// all end here, under one rule.
+func Judge(res *recorder.Result, objs []Objective) Outcome {
 	rs := Evaluate(res, WithDefault(objs))
 	res.SLOs = make([]recorder.SLO, len(rs))
 	for i, r := range rs {
 		res.SLOs[i] = recorder.SLO{Expr: r.Objective.Expr, Measured: r.Measured, Share: r.Objective.Share,
 			Pass: r.Pass, NoData: r.NoData, Message: r.Message, Default: r.Objective.Default}
 	}
-	return Outcome{Result: res, Findings: findings, Objectives: rs, Class: ClassOf(res)}
+	return Outcome{Objectives: rs, Class: ClassOf(res)}
 }
 
 // ClassOf classifies a result from what it holds (its interruption, its

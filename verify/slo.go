@@ -304,6 +304,9 @@ func streamFigure(res *recorder.Result, o Objective) (float64, error) {
 		ttft = int(res.Stream.TTFTResponse.Count)
 	}
 	switch {
+	case ttft == 0 && res.Stream != nil && res.Stream.OutputTokens > 0:
+		// A stream that failed keeps its tokens but no TTFT.
+		return 0, noData("no stream completed (%d tokens came in streams that failed): %s", res.Stream.OutputTokens, answers(res))
 	case res.Headline().Completed == 0 && ttft == 0:
 		return 0, noData("no streamed token: %s", answers(res))
 	case ttft == 0:
@@ -322,7 +325,7 @@ func answers(res *recorder.Result) string {
 		return "no request was scheduled"
 	}
 	if c.Completed == 0 {
-		return fmt.Sprintf("none of the %d requests got an answer (%s)", c.Scheduled, kindCounts(res.ErrorKinds))
+		return fmt.Sprintf("none of the %d requests got an answer (%s)", c.Scheduled, KindCounts(res.ErrorKinds))
 	}
 	codes := SortedByCount(res.Status)
 	parts := make([]string, len(codes))
@@ -332,8 +335,8 @@ func answers(res *recorder.Result) string {
 	return fmt.Sprintf("%d answers; %s", c.Completed, strings.Join(parts, " · "))
 }
 
-// kindCounts lists error kinds by count: "refused 20", "reset 3 · timeout 2".
-func kindCounts(kinds map[string]int64) string {
+// KindCounts lists error kinds by count: "refused 20", "reset 3 · timeout 2".
+func KindCounts(kinds map[string]int64) string {
 	ks := SortedByCount(kinds)
 	parts := make([]string, len(ks))
 	for i, k := range ks {

@@ -89,34 +89,31 @@ func TargetFailed(res *recorder.Result) bool {
 	return false
 }
 
-// IsClientError reports whether an answer's status says the request was
+// isClientError reports whether an answer's status says the request was
 // refused as wrong: a 4xx other than 408 and 429.
-func IsClientError(code int) bool {
+func isClientError(code int) bool {
 	return code >= 400 && code < 500 && code != 408 && code != 429
 }
 
-// ClientErrors counts the answers of res with a client-error status
-// (IsClientError).
-func ClientErrors(res *recorder.Result) int64 {
-	var n int64
-	for s, c := range res.Status {
-		if code, err := strconv.Atoi(s); err == nil && IsClientError(code) {
-			n += c
-		}
-	}
-	return n
-}
-
-// ClientErrorCodes lists the client-error statuses of res, the most
-// frequent first.
+// ClientErrorCodes lists the client-error statuses of res (a 4xx other
+// than 408 and 429), the most frequent first.
 func ClientErrorCodes(res *recorder.Result) []int {
 	var out []int
 	for _, s := range SortedByCount(res.Status) {
-		if code, err := strconv.Atoi(s); err == nil && IsClientError(code) {
+		if code, err := strconv.Atoi(s); err == nil && isClientError(code) {
 			out = append(out, code)
 		}
 	}
 	return out
+}
+
+// ClientErrors counts the answers of res with a client-error status.
+func ClientErrors(res *recorder.Result) int64 {
+	var n int64
+	for _, code := range ClientErrorCodes(res) {
+		n += res.Status[strconv.Itoa(code)]
+	}
+	return n
 }
 
 // StatusHint says what a client-error status most likely means for a load
@@ -205,14 +202,4 @@ func TLSCausePhrases(res *recorder.Result, hints bool) []string {
 		parts = append(parts, meaning)
 	}
 	return parts
-}
-
-// SkipVerifyHelps reports whether skipping certificate verification gets
-// a request past a TLS cause (the certificate's, not the handshake's).
-func SkipVerifyHelps(cause string) bool {
-	switch cause {
-	case "self_signed", "unknown_authority", "expired", "hostname", "certificate":
-		return true
-	}
-	return false
 }

@@ -346,7 +346,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "openload: %s → %s %s\n", name, r.Method, tgt.url)
 	}
 	r.AutoHeaders = o.auto.headers(fs)
-	res, findings, err := loadtest.Run(ctx, o.run)
+	res, _, err := loadtest.Run(ctx, o.run) // the findings are in res.Checks
 	clearProgress()
 	if tgt.child != nil && res != nil {
 		tgt.close() // the child's CPU time is known once it has exited
@@ -369,7 +369,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code = exitRuntime
 	}
 
-	outcome := verify.Judge(res, findings, o.objectives)
+	outcome := verify.Judge(res, o.objectives)
 	verdict := exitOf(outcome.Class)
 	if !o.quiet {
 		if err := report.Text(out, res); err != nil {

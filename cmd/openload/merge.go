@@ -110,7 +110,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	findings := verify.Run(res, o.verify)
 	res.Checks = verify.ToChecks(findings)
-	verdict := exitOf(verify.Judge(res, findings, objs).Class)
+	verdict := exitOf(verify.Judge(res, objs).Class)
 
 	out := stdout
 	if o.output == "-" {

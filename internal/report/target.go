@@ -105,14 +105,7 @@ func answerNote(w io.Writer, res *recorder.Result) {
 }
 
 // whatFailed lists the error kinds: "refused 60", "reset 3 · timeout 2".
-func whatFailed(res *recorder.Result) string {
-	kinds := sortedKeys(res.ErrorKinds)
-	parts := make([]string, len(kinds))
-	for i, k := range kinds {
-		parts[i] = fmt.Sprintf("%s %d", k, res.ErrorKinds[k])
-	}
-	return strings.Join(parts, " · ")
-}
+func whatFailed(res *recorder.Result) string { return verify.KindCounts(res.ErrorKinds) }
 
 // tlsLine is the report's line on TLS failures by cause, with what to do
 // ("" when there were none).

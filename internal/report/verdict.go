@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -22,16 +21,6 @@ type Line struct{ Label, Text string }
 // String is the line as the report prints it: "result: …", "hint:   …".
 func (l Line) String() string {
 	return fmt.Sprintf("%-7s %s", l.Label+":", l.Text)
-}
-
-// WriteVerdict writes the verdict block of res (VerdictLines).
-func WriteVerdict(w io.Writer, res *recorder.Result, exit int) error {
-	for _, l := range VerdictLines(res, exit) {
-		if _, err := fmt.Fprintln(w, l); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // VerdictLines are the verdict of res: the result line, a hint line per

@@ -255,7 +255,7 @@ func RunPoint(ctx context.Context, o Options, r float64) (Point, error) {
 	if w != nil {
 		p.Stopped = w.reason()
 	}
-	p.SLOs = verify.Judge(res, findings, o.Objectives).Objectives
+	p.SLOs = verify.Judge(res, o.Objectives).Objectives
 	return p, nil
 }
 
