@@ -292,6 +292,11 @@ var nginxCases = []nginxCase{
 				fail("444 seen", "nginx dropped %d requests it read (444), openload has %d errors (%v) + %d re-sends, %d timeouts",
 					n444, c.Errors, r.res.ErrorKinds, w.Resends, c.Timeouts)
 			}
+			// And openload counted each as what it was: a written attempt
+			// the server closed under before a byte of its answer.
+			if !w.Counted || w.Closed != n444 {
+				fail("444 counted", "nginx dropped %d requests it read (444); openload counts %d attempts closed before an answer (wire %+v)", n444, w.Closed, *w)
+			}
 			if w.Resends > 0 && !nonPassCheck(r.res, resendWords) {
 				fail("444 shown", "nginx dropped %d of %d requests it read (444); openload re-sent %d of them and no check says so (exit %d, checks %v)",
 					n444, len(r.lines), w.Resends, r.code, r.res.Checks)

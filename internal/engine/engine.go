@@ -594,7 +594,7 @@ func (w *worker) do(it item) recorder.Record {
 	}
 	attempt := g.since()
 	resp, err := g.client.Do(req)
-	tx, hand, rerr := tries.end(err == nil)
+	tx, hand, rerr, quiet := tries.end(err == nil)
 	if err == nil {
 		err = g.response(resp, &r, w.shard)
 	} else {
@@ -607,34 +607,24 @@ func (w *worker) do(it item) recorder.Record {
 		r.Outcome, r.Kind = classify(ctx, err)
 		r.TLSCause = tlsCause(r.Kind, err) // tlscause.go
 	}
-	if g.cfg.Protocol != HTTP2 && g.cfg.Protocol != H2C {
-		netUnanswered(&tx, &r)
-	}
+	netUnanswered(&tx, &r, quiet)
 	tx.apply(&r, attempt, hand)
 	return r
 }
 
-// netUnanswered fills in, for a request that net/http's HTTP/1.1
-// transport sent, what netTries does not tell apart (wire.go). The
-// transport re-sends only an attempt whose connection failed before any
-// byte of its answer, and netTries counts a re-send only after a written
-// attempt, so each re-send follows a Closed one. A request that ended
-// without a status, reset, timed out or unfinished, after a written
-// attempt, is taken to have got no byte of an answer on it: here a head
-// cut short cannot be told from none, nor the last attempt from an
-// earlier one. HTTP/2's re-sends (a refused stream, GOAWAY) are left
-// unsplit.
-func netUnanswered(tx *sends, r *recorder.Record) {
-	tx.un.Closed += tx.resends
-	tx.un.ResentWritten += tx.resends
-	if r.Status != 0 || tx.attempts == 0 {
+// netUnanswered counts the last attempt of a request net/http sent (its
+// re-sends netTries counted as they happened, wire.go) when it wrote and
+// got no answer (quiet; a head cut short counts as none): closed under it
+// when it ended reset, silent when it timed out or the drain ended it.
+func netUnanswered(tx *sends, r *recorder.Record, quiet bool) {
+	if !quiet || r.Status != 0 {
 		return
 	}
 	switch {
 	case r.Outcome == recorder.Failed && r.Kind == recorder.KindReset:
-		tx.un.Closed++
+		tx.noAnswer(true)
 	case r.Outcome == recorder.TimedOut, r.Outcome == recorder.Unfinished:
-		tx.un.Silent++
+		tx.noAnswer(false)
 	}
 }
 

@@ -295,34 +295,50 @@ type netTries struct {
 	stream   uint32        // the stream whose HEADERS the attempt wrote on h2, or 0
 	hand     time.Duration // when it got its connection; -1 before the first
 	lastConn *countingConn // the last attempt's connection, for its read error
+	quiet    bool          // the last attempt ended written, without an answer
 }
 
 // endLocked closes the attempt under way, answered (ok) or failed: it
-// counts if it wrote (if the server processed it, on HTTP/2).
-func (t *netTries) endLocked(ok bool) {
+// counts if it wrote (if the server processed it, on HTTP/2), and the
+// attempt is quiet when it wrote and got no answer. No hook says whether
+// a byte of an answer came (GotFirstResponseByte would cost a closure per
+// request): an attempt the transport tries again got none (net/http
+// re-sends only then), and a last attempt without a response may have
+// got a head cut short, counted as none.
+func (t *netTries) endLocked(ok bool) (wrote bool) {
 	if !t.open {
-		return
+		return false
 	}
 	t.open = false
 	// An answer comes only to a request the server read.
 	switch {
 	case t.h2 != nil:
-		if ok || t.stream != 0 && !t.h2.unprocessed(t.stream) {
-			t.tx.wrote(t.hand)
-		}
+		wrote = ok || t.stream != 0 && !t.h2.unprocessed(t.stream)
 	case t.conn == nil:
-		if ok || t.headers {
-			t.tx.wrote(t.hand)
-		}
-	case t.conn.written.Load() > t.mark, ok && t.conn.started.Load() > t.begun:
+		wrote = ok || t.headers
+	default:
+		wrote = t.conn.written.Load() > t.mark || ok && t.conn.started.Load() > t.begun
+	}
+	if wrote {
 		t.tx.wrote(t.hand)
 	}
+	t.quiet = wrote && !ok
+	return wrote
 }
 
 func (t *netTries) gotConn(info httptrace.GotConnInfo) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.endLocked(false) // the transport tries again: the last attempt failed
+	if t.open {
+		// The transport tries again: the last attempt failed before a
+		// byte of its answer (net/http re-sends only then; x/net/http2 a
+		// stream the server left unprocessed, which did not write).
+		wrote := t.endLocked(false)
+		if t.quiet {
+			t.tx.noAnswer(true)
+		}
+		t.tx.resend(wrote)
+	}
 	t.open, t.headers, t.stream, t.hand = true, false, 0, t.since()
 	t.h2 = h2conn(info.Conn)
 	t.conn = counted(info.Conn)
@@ -358,17 +374,17 @@ func (t *netTries) redirect() {
 }
 
 // end closes the last attempt when Do returned, ok when with a response,
-// and returns the request's sends, the last connection's hand time, and
-// its read error.
-func (t *netTries) end(ok bool) (sends, time.Duration, error) {
+// and returns the request's sends, the last connection's hand time, its
+// read error, and whether the last attempt wrote and got no answer
+// (quiet).
+func (t *netTries) end(ok bool) (tx sends, hand time.Duration, rerr error, quiet bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.endLocked(ok)
-	var rerr error
 	if t.lastConn != nil {
 		rerr = t.lastConn.readErr()
 	}
-	return t.tx, t.hand, rerr
+	return t.tx, t.hand, rerr, t.quiet
 }
 
 type triesKey struct{}
