@@ -373,7 +373,10 @@ func TestMaxQueueWait(t *testing.T) {
 	}
 	cancelA()
 	<-a
-	st = waitFor(t, s, "a canceled", func(st Stats) bool { return st.Canceled == 1 })
+	// The cancel is counted (abandon) before the handler gives its worker
+	// back, so the two are waited for together: a worker never given
+	// back times out here, as the check below would fail.
+	st = waitFor(t, s, "a canceled and its worker given back", func(st Stats) bool { return st.Canceled == 1 && st.InModel == 0 })
 	checkAccounting(t, st)
 	if st.InModel != 0 {
 		t.Errorf("in_model %d after cancel", st.InModel)
