@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,9 +22,12 @@ func TestNoDataNeverPasses(t *testing.T) {
 	if code != exitSLOBreached {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitSLOBreached, stdout, stderr)
 	}
-	wantLines(t, stdout,
-		"FAIL  ttft_response.p99 <= 500.000 ms: no data: no streamed token in 10 answers; 10 answered 200",
-		"\nresult: valid: every check passed\nobjectives: BREACHED (no data for ttft.p99<=500ms) (exit 4)\n")
+	// The checks are valid, perhaps with a warning (a busy machine's
+	// send delay); the objective decides the exit code.
+	wantLines(t, stdout, "FAIL  ttft_response.p99 <= 500.000 ms: no data: no streamed token in 10 answers; 10 answered 200")
+	if !regexp.MustCompile(`\nresult: valid[^\n]*\nobjectives: BREACHED \(no data for ttft\.p99<=500ms\) \(exit 4\)\n`).MatchString(stdout) {
+		t.Errorf("the verdict does not name the breach without data:\n%s", stdout)
+	}
 	if strings.Contains(stdout, "PASS  ttft") {
 		t.Errorf("a TTFT objective passed on nothing:\n%s", stdout)
 	}
