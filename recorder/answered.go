@@ -2,6 +2,8 @@ package recorder
 
 import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/openload/openload/result"
 )
 
 // Answers, from the recorder's side.
@@ -30,21 +32,11 @@ func (t *faultTally) addUnanswered(rec *Record) {
 		return
 	}
 	if t.unanswered == nil {
-		t.unanswered = NewHistogram()
+		t.unanswered = result.NewHistogram()
 	}
 	// Clamped as the response histogram clamps it (counted there), so
 	// that Answered's subtraction leaves no bucket negative.
 	recordClamped(t.unanswered, rec.Response())
-}
-
-func (t *faultTally) mergeUnanswered(o *hdrhistogram.Histogram) {
-	if o == nil {
-		return
-	}
-	if t.unanswered == nil {
-		t.unanswered = NewHistogram()
-	}
-	t.dropped += t.unanswered.Merge(o)
 }
 
 // Answered returns the response times of the requests that got an answer
@@ -55,30 +47,24 @@ func (r *Recorder) Answered() (answered, unanswered *hdrhistogram.Histogram) {
 	if u == nil {
 		return nil, nil
 	}
-	s, us := r.Response.Export(), u.Export()
-	for i := range s.Counts {
-		if i < len(us.Counts) {
-			s.Counts[i] -= us.Counts[i]
-		}
-	}
-	return hdrhistogram.Import(s), u
+	return result.Subtract(r.Response, u), u
 }
 
 // fillAnswered sets the answered and unanswered figures of res (nil and
 // empty when every request got an answer).
-func (r *Recorder) fillAnswered(res *Result) error {
+func (r *Recorder) fillAnswered(res *result.Result) error {
 	res.Answered, res.Unanswered = nil, nil
 	res.Histograms.Answered, res.Histograms.Unanswered = "", ""
 	a, u := r.Answered()
 	if u == nil {
 		return nil
 	}
-	pa, pu := Summarize(a), Summarize(u)
+	pa, pu := result.Summarize(a), result.Summarize(u)
 	res.Answered, res.Unanswered = &pa, &pu
 	var err error
-	if res.Histograms.Answered, err = EncodeHistogram(a); err != nil {
+	if res.Histograms.Answered, err = result.EncodeHistogram(a); err != nil {
 		return err
 	}
-	res.Histograms.Unanswered, err = EncodeHistogram(u)
+	res.Histograms.Unanswered, err = result.EncodeHistogram(u)
 	return err
 }

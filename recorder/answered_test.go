@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"time"
+
+	"github.com/openload/openload/result"
 )
 
 // TestAnsweredSplit: the requests without an answer (error, timeout,
@@ -38,21 +40,15 @@ func TestAnsweredSplit(t *testing.T) {
 	if a, u := m.Answered(); a != nil || u != nil {
 		t.Error("a split although every request got an answer")
 	}
-	m.Merge(r)
-	a, u = m.Answered()
-	if a == nil || a.TotalCount() != 3 || u.TotalCount() != 3 {
-		t.Fatalf("merged: answered %v, unanswered %v; want 3 and 3", a, u)
-	}
-
-	res := &Result{}
-	if err := m.Fill(res); err != nil {
-		t.Fatal(err)
+	res := mergedShards(t, m, r)
+	if res.Answered == nil || res.Answered.Count != 3 || res.Unanswered.Count != 3 {
+		t.Fatalf("merged: answered %v, unanswered %v; want 3 and 3", res.Answered, res.Unanswered)
 	}
 	var buf bytes.Buffer
-	if err := WriteResult(&buf, res); err != nil {
+	if err := result.Write(&buf, res); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadResult(&buf, "r.json")
+	back, err := result.Read(&buf, "r.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +56,7 @@ func TestAnsweredSplit(t *testing.T) {
 		t.Errorf("round trip: answered %+v, unanswered %+v, response %+v", back.Answered, back.Unanswered, back.Response)
 	}
 	for name, enc := range map[string]string{"answered": back.Histograms.Answered, "unanswered": back.Histograms.Unanswered} {
-		h, err := DecodeHistogram(enc)
+		h, err := result.DecodeHistogram(enc)
 		if err != nil || h.TotalCount() != 3 {
 			t.Errorf("%s histogram: %v, err %v", name, h, err)
 		}
@@ -81,10 +77,7 @@ func TestTLSCausesCounted(t *testing.T) {
 	for i := range recs {
 		r.Add(&recs[i])
 	}
-	m := New(nil)
-	m.Merge(r)
-	m.Merge(r)
-	got := m.TLSCauses()
+	got := mergedShards(t, r, r).TLSCauses
 	if len(got) != 2 || got["self_signed"] != 4 || got["expired"] != 2 {
 		t.Errorf("tls causes %v, want self_signed 4, expired 2", got)
 	}
@@ -102,7 +95,7 @@ func TestTLSCausesCounted(t *testing.T) {
 // TLS causes existed still reads, with neither.
 func TestOldResultReads(t *testing.T) {
 	old := `{"version": 1, "counts": {"scheduled": 2, "completed": 1, "errors": 1}, "response": {"count": 2}, "error_kinds": {"tls": 1}}`
-	res, err := ReadResult(bytes.NewBufferString(old), "old.json")
+	res, err := result.Read(bytes.NewBufferString(old), "old.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +126,7 @@ func TestAnsweredClamped(t *testing.T) {
 			t.Errorf("answered bucket %d–%d holds %d", b.From, b.To, b.Count)
 		}
 	}
-	if !a.ValuesAreEquivalent(a.Max(), HistHighest) || !u.ValuesAreEquivalent(u.Max(), HistHighest) {
-		t.Errorf("maxima %d and %d µs, want both at the top, %d", a.Max(), u.Max(), HistHighest)
+	if !a.ValuesAreEquivalent(a.Max(), result.HistHighest) || !u.ValuesAreEquivalent(u.Max(), result.HistHighest) {
+		t.Errorf("maxima %d and %d µs, want both at the top, %d", a.Max(), u.Max(), result.HistHighest)
 	}
 }

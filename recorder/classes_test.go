@@ -3,6 +3,8 @@ package recorder
 import (
 	"reflect"
 	"testing"
+
+	"github.com/openload/openload/result"
 )
 
 // classesOf adds records whose class values are vals (one record each,
@@ -16,10 +18,16 @@ func classesOf(t *testing.T, r *Recorder, vals ...[MaxClassHeaders]string) (map[
 			t.Fatal(err)
 		}
 	}
-	var res Result
+	var res result.Result
 	if err := r.Fill(&res); err != nil {
 		t.Fatal(err)
 	}
+	return tablesOf(&res)
+}
+
+// tablesOf returns res's class tables as header → value → count, and
+// which tables are marked Auto.
+func tablesOf(res *result.Result) (map[string]map[string]int64, []string) {
 	tables := map[string]map[string]int64{}
 	var auto []string
 	for _, ct := range res.Classes {
@@ -33,24 +41,22 @@ func classesOf(t *testing.T, r *Recorder, vals ...[MaxClassHeaders]string) (map[
 
 // TestClassesSeen: a table TrackClassesSeen asked for is in the result,
 // marked, only when a response carried its header; TrackClasses's tables
-// always are. Merge keeps the mark.
+// always are. A merge keeps the mark.
 func TestClassesSeen(t *testing.T) {
 	r := New(nil)
 	r.TrackClasses([]string{"X-Asked"})
 	r.TrackClassesSeen([]string{"X-Stub-Source", "X-Absent"})
 	got, auto := classesOf(t, r, [4]string{"", "model"}, [4]string{"", "fallback"}, [4]string{})
 	want := map[string]map[string]int64{
-		"X-Asked":       {NoClass: 3},
-		"X-Stub-Source": {"model": 1, "fallback": 1, NoClass: 1},
+		"X-Asked":       {result.NoClass: 3},
+		"X-Stub-Source": {"model": 1, "fallback": 1, result.NoClass: 1},
 	}
 	if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(auto, []string{"X-Stub-Source"}) {
 		t.Errorf("tables %v, auto %v; want %v, auto [X-Stub-Source]", got, auto, want)
 	}
 
-	// A shard's tables, merged into a recorder that tracks none.
-	m := New(nil)
-	m.Merge(r)
-	if got, auto := classesOf(t, m); !reflect.DeepEqual(got, want) || !reflect.DeepEqual(auto, []string{"X-Stub-Source"}) {
+	// A shard's tables, merged with a shard that tracks none.
+	if got, auto := tablesOf(mergedShards(t, r, New(nil))); !reflect.DeepEqual(got, want) || !reflect.DeepEqual(auto, []string{"X-Stub-Source"}) {
 		t.Errorf("merged: tables %v, auto %v; want %v, auto [X-Stub-Source]", got, auto, want)
 	}
 }
@@ -73,8 +79,8 @@ func TestClassesSeenBound(t *testing.T) {
 
 // TestClassSeconds: each request counts in the second it ended, by value,
 // warm-up requests too; a table holding "none" gives the other values per
-// 100 of the rest (answers without the header are not of the rest); an
-// in-process Merge adds the seconds.
+// 100 of the rest (answers without the header are not of the rest); a
+// merge keeps the seconds.
 func TestClassSeconds(t *testing.T) {
 	r := New(nil)
 	r.TrackClasses([]string{"X-Stub-Shadow"})
@@ -88,24 +94,22 @@ func TestClassSeconds(t *testing.T) {
 	}
 	add(50, 1200, "scored") // warm-up: in the timeline, not the table
 	for range 6 {
-		add(200, 300, NoEvent)
+		add(200, 300, result.NoEvent)
 	}
 	add(900, 1100, "shed-stale")
 	add(900, 1100, "shed-stale")
 	add(1500, 2100, "scored")
 	add(1500, 2100, "") // no header: NoClass
-	m := New(nil)
-	m.Merge(r)
-	for _, rec := range []*Recorder{r, m} {
-		var res Result
-		if err := rec.Fill(&res); err != nil {
-			t.Fatal(err)
-		}
+	var own result.Result
+	if err := r.Fill(&own); err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range []*result.Result{&own, mergedShards(t, r)} {
 		var got []map[string]int64
 		for _, s := range res.Timeline {
 			got = append(got, s.Classes["X-Stub-Shadow"])
 		}
-		want := []map[string]int64{{NoEvent: 6}, {"shed-stale": 2, "scored": 1}, {"scored": 1, NoClass: 1}}
+		want := []map[string]int64{{result.NoEvent: 6}, {"shed-stale": 2, "scored": 1}, {"scored": 1, result.NoClass: 1}}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("per second %v, want %v", got, want)
 		}
@@ -114,7 +118,7 @@ func TestClassSeconds(t *testing.T) {
 			per[v.Value] = v.Per100Rest
 		}
 		// The rest: 2 shed-stale + 1 scored (the warm-up's is out of the table).
-		if want := map[string]float64{NoEvent: 0, NoClass: 0, "shed-stale": 200.0 / 3, "scored": 100.0 / 3}; !reflect.DeepEqual(per, want) {
+		if want := map[string]float64{result.NoEvent: 0, result.NoClass: 0, "shed-stale": 200.0 / 3, "scored": 100.0 / 3}; !reflect.DeepEqual(per, want) {
 			t.Errorf("per 100 of the rest %v, want %v", per, want)
 		}
 	}
@@ -123,12 +127,12 @@ func TestClassSeconds(t *testing.T) {
 // TestPer100RestNeedsNone: without a "none" value, or with nothing else,
 // no value gets a share of the rest.
 func TestPer100RestNeedsNone(t *testing.T) {
-	for _, vals := range [][]ClassValue{
+	for _, vals := range [][]result.ClassValue{
 		{{Value: "model", Count: 3}, {Value: "fallback", Count: 1}},
-		{{Value: NoEvent, Count: 3}, {Value: NoClass, Count: 1}},
+		{{Value: result.NoEvent, Count: 3}, {Value: result.NoClass, Count: 1}},
 	} {
-		ct := ClassTable{Values: vals}
-		ct.setPer100Rest()
+		ct := result.ClassTable{Values: vals}
+		ct.SetPer100Rest()
 		for _, v := range ct.Values {
 			if v.Per100Rest != 0 {
 				t.Errorf("%+v: per 100 of the rest set", ct.Values)

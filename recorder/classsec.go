@@ -1,6 +1,10 @@
 package recorder
 
-import "time"
+import (
+	"time"
+
+	"github.com/openload/openload/result"
+)
 
 // Per-second class counts and the share "per 100 of the rest".
 //
@@ -13,12 +17,6 @@ import "time"
 // the order first seen), so that Add allocates only when a second or a
 // value is new; Fill turns them into Second.Classes.
 
-// NoEvent is the class value that, by convention, says "no such event
-// happened" (the stub's X-Stub-Shadow: none = the request asked for no
-// shadow score). A table holding it besides other values gets
-// ClassValue.Per100Rest for those others.
-const NoEvent = "none"
-
 // classSeconds counts one class table's values per second.
 type classSeconds struct {
 	col   map[string]int // value → column
@@ -30,11 +28,11 @@ type classSeconds struct {
 // MaxClassValues count as OtherClass, as in the table.
 func (c *classSeconds) add(at time.Duration, value string, n int64) {
 	if value == "" {
-		value = NoClass
+		value = result.NoClass
 	}
 	j, ok := c.col[value]
 	if !ok && len(c.names) >= MaxClassValues {
-		value = OtherClass
+		value = result.OtherClass
 		j, ok = c.col[value]
 	}
 	if !ok {
@@ -57,17 +55,6 @@ func (c *classSeconds) add(at time.Duration, value string, n int64) {
 	c.secs[i] = row
 }
 
-// merge adds o's counts into c.
-func (c *classSeconds) merge(o *classSeconds) {
-	for i, row := range o.secs {
-		for j, n := range row {
-			if n != 0 {
-				c.add(time.Duration(i)*time.Second, o.names[j], n)
-			}
-		}
-	}
-}
-
 // addClassSeconds counts rec's class values in the second it ended.
 func (r *Recorder) addClassSeconds(rec *Record) {
 	for i := range r.classes {
@@ -77,7 +64,7 @@ func (r *Recorder) addClassSeconds(rec *Record) {
 
 // fillClassSeconds sets Second.Classes of timeline (the result's copy)
 // for the tables the result shows.
-func (r *Recorder) fillClassSeconds(timeline []Second) []Second {
+func (r *Recorder) fillClassSeconds(timeline []result.Second) []result.Second {
 	for _, t := range r.classes {
 		if t.auto && !t.seen() {
 			continue
@@ -88,49 +75,11 @@ func (r *Recorder) fillClassSeconds(timeline []Second) []Second {
 					continue
 				}
 				for len(timeline) <= i {
-					timeline = append(timeline, Second{})
+					timeline = append(timeline, result.Second{})
 				}
-				timeline[i].addClass(t.header, t.sec.names[j], n)
+				timeline[i].AddClass(t.header, t.sec.names[j], n)
 			}
 		}
 	}
 	return timeline
-}
-
-// addClass adds n to the second's count of header = value.
-func (s *Second) addClass(header, value string, n int64) {
-	if s.Classes == nil {
-		s.Classes = map[string]map[string]int64{}
-	}
-	m := s.Classes[header]
-	if m == nil {
-		m = map[string]int64{}
-		s.Classes[header] = m
-	}
-	m[value] += n
-}
-
-// setPer100Rest sets Per100Rest of t's values when t holds NoEvent and at
-// least one answer carried another value: each such value's count per 100
-// answers that carried the header with a value other than NoEvent (NoClass
-// answers did not carry it). NoEvent and NoClass get none.
-func (t *ClassTable) setPer100Rest() {
-	var rest int64
-	hasNone := false
-	for _, v := range t.Values {
-		switch v.Value {
-		case NoEvent:
-			hasNone = true
-		case NoClass:
-		default:
-			rest += v.Count
-		}
-	}
-	for i := range t.Values {
-		v := &t.Values[i]
-		v.Per100Rest = 0
-		if hasNone && rest > 0 && v.Value != NoEvent && v.Value != NoClass {
-			v.Per100Rest = 100 * float64(v.Count) / float64(rest)
-		}
-	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openload/openload/result"
 )
 
 // TestCorrectedHistogram: HdrHistogram's correction with a 10 ms interval
@@ -49,13 +51,11 @@ func TestSkippedAndRoundTrip(t *testing.T) {
 	}
 
 	// Merging carries the skipped slots and the corrected histogram.
-	m := New(nil)
-	m.Merge(r)
-	if m.Counts().Skipped != 27 || m.Corrected == nil || m.Corrected.TotalCount() != r.Corrected.TotalCount() || m.Timeline()[1].Skipped != 3 {
-		t.Errorf("merged: counts %+v corrected %v timeline %+v", m.Counts(), m.Corrected, m.Timeline())
+	if m := mergedShards(t, r); m.Counts.Skipped != 27 || m.Corrected == nil || m.Corrected.Count != r.Corrected.TotalCount() || m.Timeline[1].Skipped != 3 {
+		t.Errorf("merged: counts %+v corrected %v timeline %+v", m.Counts, m.Corrected, m.Timeline)
 	}
 
-	res := &Result{Config: Config{Mode: ModeClosed, Users: 1, Rate: 100}}
+	res := &result.Result{Config: result.Config{Mode: result.ModeClosed, Users: 1, Rate: 100}}
 	if err := r.Fill(res); err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestSkippedAndRoundTrip(t *testing.T) {
 		t.Fatalf("corrected %+v", res.Corrected)
 	}
 	var buf bytes.Buffer
-	if err := WriteResult(&buf, res); err != nil {
+	if err := result.Write(&buf, res); err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []string{`"skipped": 27`, `"corrected": {`, `"interval": "10ms"`, `"mode": "closed"`} {
@@ -71,7 +71,7 @@ func TestSkippedAndRoundTrip(t *testing.T) {
 			t.Errorf("result JSON lacks %s", key)
 		}
 	}
-	back, err := ReadResult(&buf, "closed.json")
+	back, err := result.Read(&buf, "closed.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,12 +94,12 @@ func TestOpenResultShape(t *testing.T) {
 	for _, rec := range sampleRecords() {
 		r.Add(&rec)
 	}
-	res := &Result{}
+	res := &result.Result{}
 	if err := r.Fill(res); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	WriteResult(&buf, res)
+	result.Write(&buf, res)
 	for _, key := range []string{`"skipped"`, `"corrected"`, `"mode"`, `"users"`, `"think"`} {
 		if strings.Contains(buf.String(), key) {
 			t.Errorf("open result JSON holds %s", key)
@@ -111,14 +111,14 @@ func TestOpenResultShape(t *testing.T) {
 	if _, err := res.Histogram("corrected"); err == nil || !strings.Contains(err.Error(), "only closed runs paced at a rate") {
 		t.Errorf("corrected of an open result: %v", err)
 	}
-	unpaced := &Result{Config: Config{Mode: ModeClosed}}
+	unpaced := &result.Result{Config: result.Config{Mode: result.ModeClosed}}
 	if unpaced.ExpectedKnown() {
 		t.Error("a closed run without a rate has a known expected count")
 	}
 }
 
 func TestReadResultNotAResult(t *testing.T) {
-	_, err := ReadResult(strings.NewReader(`{"hello": "world"}`), "x.json")
+	_, err := result.Read(strings.NewReader(`{"hello": "world"}`), "x.json")
 	if err == nil || err.Error() != "x.json: not an openload result (no version)" {
 		t.Errorf("error %v", err)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"testing"
 	"time"
+
+	"github.com/openload/openload/result"
 )
 
 // withTimings returns a completed record of the given status carrying the
@@ -43,7 +45,7 @@ func TestDwellBoundCounts(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var res Result
+	var res result.Result
 	if err := r.Fill(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -51,44 +53,38 @@ func TestDwellBoundCounts(t *testing.T) {
 	if d == nil {
 		t.Fatal("no dwell_bound in the result")
 	}
-	want := DwellBound{Bound: "150ms", BoundMs: 150, Answers: 6, Over: 2, Unreported: 3, Others: 2}
+	want := result.DwellBound{Bound: "150ms", BoundMs: 150, Answers: 6, Over: 2, Unreported: 3, Others: 2}
 	got := *d
-	got.Dwell, got.Histogram = Percentiles{}, "" // the histogram: below
+	got.Dwell, got.Histogram = result.Percentiles{}, "" // the histogram: below
 	if got != want {
 		t.Errorf("dwell bound %+v, want %+v", got, want)
 	}
 	if d.Dwell.Count != 6 || d.Dwell.Max != 400 {
 		t.Errorf("dwell of answers %+v: want 6 values, max exactly 400 ms", d.Dwell)
 	}
-	if h, err := DecodeHistogram(d.Histogram); err != nil || h.TotalCount() != 6 {
+	if h, err := result.DecodeHistogram(d.Histogram); err != nil || h.TotalCount() != 6 {
 		t.Errorf("dwell histogram: %v, %v; want the 6 answers' dwell", h, err)
 	}
 
-	// It survives the JSON round trip, and Merge adds two recorders' counts.
+	// It survives the JSON round trip, and a merge adds two shards' counts.
 	var b bytes.Buffer
-	if err := WriteResult(&b, &res); err != nil {
+	if err := result.Write(&b, &res); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadResult(&b, "r.json")
+	back, err := result.Read(&b, "r.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if back.DwellBound == nil || back.DwellBound.Over != 2 || back.DwellBound.Answers != 6 {
 		t.Errorf("round trip: %+v", back.DwellBound)
 	}
-	m := New(nil)
-	m.Merge(r)
-	m.Merge(r)
-	var mres Result
-	if err := m.Fill(&mres); err != nil {
-		t.Fatal(err)
-	}
+	mres := mergedShards(t, r, r)
 	if md := mres.DwellBound; md == nil || md.Answers != 12 || md.Over != 4 || md.Unreported != 6 || md.Others != 4 || md.Dwell.Count != 12 || md.Dwell.Max != 400 {
 		t.Errorf("merged: %+v", mres.DwellBound)
 	}
 
 	// Without BoundDwell there is no count.
-	var plain Result
+	var plain result.Result
 	if err := New(nil).Fill(&plain); err != nil || plain.DwellBound != nil {
 		t.Errorf("no bound: %+v, %v", plain.DwellBound, err)
 	}
@@ -96,7 +92,7 @@ func TestDwellBoundCounts(t *testing.T) {
 
 func TestIsAnswer(t *testing.T) {
 	for status, want := range map[int]bool{0: false, 199: false, 200: true, 201: true, 204: false, 206: true, 299: true, 300: false, 429: false, 503: false} {
-		if IsAnswer(status) != want {
+		if result.IsAnswer(status) != want {
 			t.Errorf("IsAnswer(%d) = %v, want %v", status, !want, want)
 		}
 	}
@@ -113,7 +109,7 @@ func TestDwellMaxIsExact(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var res Result
+	var res result.Result
 	if err := r.Fill(&res); err != nil {
 		t.Fatal(err)
 	}

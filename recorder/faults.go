@@ -15,7 +15,6 @@ type faultTally struct {
 	overCap    int64 // completed responses whose body exceeded the cap
 	tls        [numTLSCauses]int64
 	unanswered *hdrhistogram.Histogram // nil until a request fails
-	dropped    int64                   // values lost merging unanswered
 }
 
 func (r *Recorder) addFaults(rec *Record) {
@@ -25,16 +24,6 @@ func (r *Recorder) addFaults(rec *Record) {
 	}
 	r.faults.addTLSCause(rec)
 	r.faults.addUnanswered(rec)
-}
-
-func (t *faultTally) merge(o faultTally) {
-	t.redirects += o.redirects
-	t.overCap += o.overCap
-	for i := range t.tls {
-		t.tls[i] += o.tls[i]
-	}
-	t.mergeUnanswered(o.unanswered)
-	t.dropped += o.dropped
 }
 
 // Redirects is the number of redirects followed so far.

@@ -1,13 +1,12 @@
 package recorder
 
 import (
-	"bufio"
-	"bytes"
-	"fmt"
 	"io"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/openload/openload/result"
 )
 
 // Interval histograms: besides the run's histograms, the recorder keeps one
@@ -22,9 +21,6 @@ import (
 // Records reach the recorder roughly in completion order; one whose done
 // time falls in a second already written goes into the current second.
 
-// IntervalTags are the tags of the interval log, in the order written.
-var IntervalTags = []string{"response", "service", "send_delay"}
-
 type intervals struct {
 	cur     int // index of the second being filled, -1 before the first record
 	h       [3]*hdrhistogram.Histogram
@@ -35,7 +31,7 @@ type intervals struct {
 }
 
 func newIntervals() *intervals {
-	return &intervals{cur: -1, h: [3]*hdrhistogram.Histogram{NewHistogram(), NewHistogram(), NewHistogram()}}
+	return &intervals{cur: -1, h: [3]*hdrhistogram.Histogram{result.NewHistogram(), result.NewHistogram(), result.NewHistogram()}}
 }
 
 // Begin tells the recorder the wall-clock time of the run's offset 0; the
@@ -103,7 +99,7 @@ func (r *Recorder) addInterval(rec *Record) {
 // recordClamped records d clamped to the histogram's range; the run's
 // histograms already counted any clamping.
 func recordClamped(h *hdrhistogram.Histogram, d time.Duration) {
-	_ = h.RecordValue(min(max(int64(d/time.Microsecond), 0), HistHighest))
+	_ = h.RecordValue(min(max(int64(d/time.Microsecond), 0), result.HistHighest))
 }
 
 // closeInterval finishes the current second: its p99 goes to the timeline
@@ -114,12 +110,12 @@ func (r *Recorder) closeInterval() {
 		return
 	}
 	if iv.h[0].TotalCount() > 0 {
-		r.second(time.Duration(iv.cur) * time.Second).ResponseP99 = usToMs(float64(iv.h[0].ValueAtQuantile(99)))
+		r.second(time.Duration(iv.cur) * time.Second).ResponseP99 = result.Ms(float64(iv.h[0].ValueAtQuantile(99)))
 	}
 	if iv.w != nil && iv.err == nil {
 		base := iv.start.UnixMilli()
 		for k, h := range iv.h {
-			h.SetTag(IntervalTags[k])
+			h.SetTag(result.IntervalTags[k])
 			h.SetStartTimeMs(base + int64(iv.cur)*1000)
 			h.SetEndTimeMs(base + int64(iv.cur+1)*1000)
 			if err := iv.w.OutputIntervalHistogram(h); err != nil {
@@ -139,71 +135,4 @@ func (r *Recorder) flushIntervals() {
 		r.closeInterval()
 		r.iv.cur = -1
 	}
-}
-
-// IntervalLog is an interval log read back: per tag, the intervals in order
-// and their merge.
-type IntervalLog struct {
-	Intervals map[string][]*hdrhistogram.Histogram
-	Total     map[string]*hdrhistogram.Histogram
-}
-
-// ReadIntervalLog reads an HdrHistogram interval log such as --hlog writes;
-// name is used in errors. Intervals without a tag are filed under "".
-func ReadIntervalLog(rd io.Reader, name string) (*IntervalLog, error) {
-	lr := hdrhistogram.NewHistogramLogReader(rd)
-	out := &IntervalLog{Intervals: map[string][]*hdrhistogram.Histogram{}, Total: map[string]*hdrhistogram.Histogram{}}
-	n := 0
-	for {
-		h, err := lr.NextIntervalHistogram()
-		if err != nil {
-			return nil, fmt.Errorf("%s: interval %d: %v", name, n+1, err)
-		}
-		if h == nil {
-			break
-		}
-		n++
-		tag := h.Tag()
-		out.Intervals[tag] = append(out.Intervals[tag], h)
-		if out.Total[tag] == nil {
-			out.Total[tag] = NewHistogram()
-		}
-		if dropped := out.Total[tag].Merge(h); dropped > 0 {
-			return nil, fmt.Errorf("%s: interval %d (%s): %d values outside openload's histogram range", name, n, tag, dropped)
-		}
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("%s: no interval histograms", name)
-	}
-	return out, nil
-}
-
-// intervalLogMarks are the header lines HdrHistogram's log writers (Java's,
-// Go's, JavaScript's, and so --hlog) put before the first interval; a JSON
-// result never starts with one.
-var intervalLogMarks = [][]byte{
-	[]byte("#[Histogram log format version "),
-	[]byte("#[StartTime: "),
-	[]byte("#[BaseTime: "),
-	[]byte(`"StartTimestamp"`),
-}
-
-// LooksLikeIntervalLog reports whether head, the start of a file, is an
-// HdrHistogram interval log: one of its leading comment lines, or the
-// legend after them, is one of the headers such logs start with. Other
-// comments may come first (jHiccup writes one).
-func LooksLikeIntervalLog(head []byte) bool {
-	sc := bufio.NewScanner(bytes.NewReader(head))
-	for sc.Scan() {
-		line := sc.Bytes()
-		for _, m := range intervalLogMarks {
-			if bytes.HasPrefix(line, m) {
-				return true
-			}
-		}
-		if !bytes.HasPrefix(line, []byte("#")) {
-			return false
-		}
-	}
-	return false
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openload/openload/result"
 )
 
 // TestIntervalLogRoundTrip writes a run's interval log, reads it back and
@@ -27,7 +29,7 @@ func TestIntervalLogRoundTrip(t *testing.T) {
 	}
 	unsent := Record{Seq: 300, Scheduled: 2990 * time.Millisecond, Done: 3500 * time.Millisecond, Outcome: Unfinished, Kind: KindUnfinished}
 	r.Add(&unsent)
-	res := &Result{}
+	res := &result.Result{}
 	if err := r.Fill(res); err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func TestIntervalLogRoundTrip(t *testing.T) {
 	if !strings.Contains(log.String(), "Tag=response,") || !strings.Contains(log.String(), "#[StartTime: 1800000000") {
 		t.Fatalf("log:\n%s", log.String())
 	}
-	il, err := ReadIntervalLog(&log, "run.hlog")
+	il, err := result.ReadIntervalLog(&log, "run.hlog")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,10 +64,10 @@ func TestIntervalLogRoundTrip(t *testing.T) {
 }
 
 func TestReadIntervalLogErrors(t *testing.T) {
-	if _, err := ReadIntervalLog(strings.NewReader("#[Histogram log format version 1.3]\n"), "x.hlog"); err == nil || !strings.Contains(err.Error(), "x.hlog: no interval histograms") {
+	if _, err := result.ReadIntervalLog(strings.NewReader("#[Histogram log format version 1.3]\n"), "x.hlog"); err == nil || !strings.Contains(err.Error(), "x.hlog: no interval histograms") {
 		t.Errorf("empty log: %v", err)
 	}
-	if _, err := ReadIntervalLog(strings.NewReader("Tag=response,0.0,1.0,0.1,HISTFAAAnotbase64!!\n"), "x.hlog"); err == nil || !strings.Contains(err.Error(), "x.hlog: interval 1") {
+	if _, err := result.ReadIntervalLog(strings.NewReader("Tag=response,0.0,1.0,0.1,HISTFAAAnotbase64!!\n"), "x.hlog"); err == nil || !strings.Contains(err.Error(), "x.hlog: interval 1") {
 		t.Errorf("garbled log: %v", err)
 	}
 }

@@ -4,51 +4,9 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/openload/openload/result"
 )
-
-// Histogram range: 1 µs to 1 hour, 3 significant digits, values in µs.
-const (
-	HistLowest  = 1
-	HistHighest = int64(time.Hour / time.Microsecond)
-	HistDigits  = 3
-)
-
-// NewHistogram returns an empty histogram with openload's range.
-func NewHistogram() *hdrhistogram.Histogram {
-	return hdrhistogram.New(HistLowest, HistHighest, HistDigits)
-}
-
-// Second is one second of the run's timeline: how many requests were due,
-// left the generator, completed (read a response) and ended in an error or
-// timeout during that second. Index i covers [i s, (i+1) s) from the start.
-//
-// Skipped counts, for a closed run paced to a rate, the slots of the pacing
-// schedule due in that second that no user took because each was still
-// waiting for an earlier response: the requests a closed-loop tool never
-// sends. What the schedule called for in the second is Scheduled + Skipped.
-type Second struct {
-	Scheduled int64 `json:"scheduled"`
-	Sent      int64 `json:"sent"`
-	Completed int64 `json:"completed"`
-	Errors    int64 `json:"errors"`
-	Skipped   int64 `json:"skipped,omitempty"`
-	// ResponseP99 is the response-time p99 (ms) of the requests that
-	// completed (or ended) in this second.
-	ResponseP99 float64 `json:"response_p99_ms,omitempty"`
-	// Retries counts the retries sent in this second and RateLimited the
-	// 429 answers received in it, every attempt counted (see retry.go).
-	Retries     int64 `json:"retries,omitempty"`
-	RateLimited int64 `json:"rate_limited,omitempty"`
-	// Tokens counts the content events of streamed answers that arrived
-	// in this second (stream.go).
-	Tokens int64 `json:"tokens,omitempty"`
-	// Classes counts, per class header, the requests that ended in this
-	// second by the header's value (classsec.go): header → value → count.
-	Classes map[string]map[string]int64 `json:"classes,omitempty"`
-}
-
-// Due is what the schedule called for in the second: Scheduled + Skipped.
-func (s Second) Due() int64 { return s.Scheduled + s.Skipped }
 
 // Recorder accumulates records. It is not safe for concurrent use; see the
 // package documentation.
@@ -66,8 +24,7 @@ type Recorder struct {
 	sent     int64
 	censored int64
 	clamped  int64
-	dropped  int64 // values lost when merging histograms
-	timeline []Second
+	timeline []result.Second
 	log      *LogWriter
 
 	classes        []classTable
@@ -93,12 +50,6 @@ const (
 	MaxTimingMetrics = 32 // distinct Server-Timing metric names
 )
 
-// Class values with special meaning.
-const (
-	NoClass    = "(none)"  // the response had no such header, or there was no response
-	OtherClass = "(other)" // beyond MaxClassValues distinct values
-)
-
 type classTable struct {
 	header string
 	auto   bool // TrackClassesSeen's: in the result only when a response carried it
@@ -116,22 +67,22 @@ type classStat struct {
 // written to it as one CSV line.
 func New(log *LogWriter) *Recorder {
 	return &Recorder{
-		Response:  NewHistogram(),
-		Service:   NewHistogram(),
-		SendDelay: NewHistogram(),
-		timeline:  make([]Second, 0, 64),
+		Response:  result.NewHistogram(),
+		Service:   result.NewHistogram(),
+		SendDelay: result.NewHistogram(),
+		timeline:  make([]result.Second, 0, 64),
 		log:       log,
 		iv:        newIntervals(),
 	}
 }
 
-func (r *Recorder) second(d time.Duration) *Second {
+func (r *Recorder) second(d time.Duration) *result.Second {
 	i := int(d / time.Second)
 	if i < 0 {
 		i = 0
 	}
 	for len(r.timeline) <= i {
-		r.timeline = append(r.timeline, Second{})
+		r.timeline = append(r.timeline, result.Second{})
 	}
 	return &r.timeline[i]
 }
@@ -141,8 +92,8 @@ func (r *Recorder) record(h *hdrhistogram.Histogram, d time.Duration) {
 	if us < 0 {
 		us = 0
 	}
-	if us > HistHighest {
-		us = HistHighest
+	if us > result.HistHighest {
+		us = result.HistHighest
 		r.clamped++
 	}
 	// In range by construction, so RecordValue cannot fail.
@@ -184,7 +135,7 @@ func (r *Recorder) Add(rec *Record) error {
 		r.second(rec.Done).Errors++
 	}
 	for i := range r.classes {
-		r.addClass(&r.classes[i], rec.Class[i], rec.Response(), 1, nil)
+		r.addClass(&r.classes[i], rec.Class[i], rec.Response())
 	}
 	r.addClassSeconds(rec)
 	for i := 0; i < rec.NTimings && i < MaxTimings; i++ {
@@ -217,7 +168,7 @@ func (r *Recorder) Add(rec *Record) error {
 // arrivals, one every I per user; it adds ⌊v/I⌋ − 1 values for v ≥ 2I.
 // Call it before the first Add.
 func (r *Recorder) Correct(interval time.Duration) {
-	r.Corrected = NewHistogram()
+	r.Corrected = result.NewHistogram()
 	r.interval = interval
 }
 
@@ -227,8 +178,8 @@ func (r *Recorder) CorrectionInterval() time.Duration { return r.interval }
 
 func (r *Recorder) recordCorrected(d time.Duration) {
 	us := max(int64(d/time.Microsecond), 0)
-	if us > HistHighest {
-		us = HistHighest // counted in clamped by the response histogram
+	if us > result.HistHighest {
+		us = result.HistHighest // counted in clamped by the response histogram
 	}
 	// An interval under 1 µs (above a million requests per second per
 	// user) is corrected at 1 µs, the histogram's resolution.
@@ -269,27 +220,23 @@ func (r *Recorder) TrackClassesSeen(headers []string) {
 	}
 }
 
-func (r *Recorder) addClass(t *classTable, value string, resp time.Duration, n int64, from *hdrhistogram.Histogram) {
+func (r *Recorder) addClass(t *classTable, value string, resp time.Duration) {
 	if value == "" {
-		value = NoClass
+		value = result.NoClass
 	}
 	st := t.values[value]
 	if st == nil {
 		if len(t.values) >= MaxClassValues {
-			value = OtherClass
+			value = result.OtherClass
 			st = t.values[value]
 		}
 		if st == nil {
-			st = &classStat{response: NewHistogram()}
+			st = &classStat{response: result.NewHistogram()}
 			t.values[value] = st
 			t.order = append(t.order, value)
 		}
 	}
-	st.count += n
-	if from != nil {
-		r.dropped += st.response.Merge(from)
-		return
-	}
+	st.count++
 	r.record(st.response, resp)
 }
 
@@ -305,77 +252,15 @@ func (r *Recorder) timing(name string) *hdrhistogram.Histogram {
 	if r.timings == nil {
 		r.timings = map[string]*hdrhistogram.Histogram{}
 	}
-	h = NewHistogram()
+	h = result.NewHistogram()
 	r.timings[name] = h
 	r.timingOrder = append(r.timingOrder, name)
 	return h
 }
 
-// Merge adds everything o recorded into r. Values the histograms could not
-// hold are counted in Dropped.
-func (r *Recorder) Merge(o *Recorder) {
-	r.dropped += r.Response.Merge(o.Response)
-	r.dropped += r.Service.Merge(o.Service)
-	r.dropped += r.SendDelay.Merge(o.SendDelay)
-	if o.Corrected != nil {
-		if r.Corrected == nil {
-			r.Corrected, r.interval = NewHistogram(), o.interval
-		}
-		r.dropped += r.Corrected.Merge(o.Corrected)
-	}
-	r.skipped += o.skipped
-	for i := range r.outcomes {
-		r.outcomes[i] += o.outcomes[i]
-	}
-	r.kinds.merge(&o.kinds)
-	r.status.merge(&o.status)
-	r.sent += o.sent
-	r.censored += o.censored
-	r.clamped += o.clamped
-	r.dropped += o.dropped
-	for i := range o.classes {
-		if i >= len(r.classes) {
-			r.classes = append(r.classes, classTable{header: o.classes[i].header, auto: o.classes[i].auto, values: map[string]*classStat{}})
-		}
-		for _, v := range o.classes[i].order {
-			st := o.classes[i].values[v]
-			r.addClass(&r.classes[i], v, 0, st.count, st.response)
-		}
-		r.classes[i].sec.merge(&o.classes[i].sec)
-	}
-	for _, name := range o.timingOrder {
-		if h := r.timing(name); h != nil {
-			r.dropped += h.Merge(o.timings[name])
-		}
-	}
-	r.timingOverflow += o.timingOverflow
-	r.mergeDwell(o)
-	r.mergeWarmup(o)
-	r.mergeRetries(o)
-	r.wire.merge(&o.wire)
-	r.faults.merge(o.faults)
-	if o.stream != nil {
-		r.streamStats().Merge(o.stream)
-	}
-	if r.objectives == nil {
-		r.objectives = o.objectives
-	}
-	for i, s := range o.timeline {
-		t := r.second(time.Duration(i) * time.Second)
-		t.Scheduled += s.Scheduled
-		t.Sent += s.Sent
-		t.Completed += s.Completed
-		t.Errors += s.Errors
-		t.Skipped += s.Skipped
-		t.Retries += s.Retries
-		t.RateLimited += s.RateLimited
-		t.Tokens += s.Tokens
-	}
-}
-
 // Counts returns the outcome counts so far.
-func (r *Recorder) Counts() Counts {
-	c := Counts{
+func (r *Recorder) Counts() result.Counts {
+	c := result.Counts{
 		Sent:       r.sent,
 		Completed:  r.outcomes[Completed],
 		Errors:     r.outcomes[Failed],
@@ -388,7 +273,7 @@ func (r *Recorder) Counts() Counts {
 }
 
 // Timeline returns the per-second timeline (shared, not copied).
-func (r *Recorder) Timeline() []Second { return r.timeline }
+func (r *Recorder) Timeline() []result.Second { return r.timeline }
 
 // StatusCodes returns the count per HTTP status code of the completed
 // responses.
@@ -417,16 +302,13 @@ func (r *Recorder) Censored() int64 { return r.censored }
 // its top.
 func (r *Recorder) Clamped() int64 { return r.clamped }
 
-// Dropped is the number of values lost when merging histograms.
-func (r *Recorder) Dropped() int64 { return r.dropped }
-
 // OtherStatus is the number of responses with a status outside [100, 600).
 func (r *Recorder) OtherStatus() int64 { return r.status.other }
 
 // seen reports whether a response carried t's header.
 func (t *classTable) seen() bool {
 	for _, v := range t.order {
-		if v != NoClass {
+		if v != result.NoClass {
 			return true
 		}
 	}

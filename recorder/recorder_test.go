@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openload/openload/result"
 )
 
 func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
@@ -30,7 +32,7 @@ func TestAddCountsEveryRecordOnce(t *testing.T) {
 		}
 	}
 	c := r.Counts()
-	want := Counts{Scheduled: 5, Sent: 4, Completed: 2, Errors: 1, Timeouts: 1, Unfinished: 1}
+	want := result.Counts{Scheduled: 5, Sent: 4, Completed: 2, Errors: 1, Timeouts: 1, Unfinished: 1}
 	if c != want {
 		t.Errorf("counts %+v, want %+v", c, want)
 	}
@@ -83,15 +85,15 @@ func TestClampAndMerge(t *testing.T) {
 		rec := rec
 		b.Add(&rec)
 	}
-	a.Merge(b)
-	if c := a.Counts(); c.Scheduled != 6 || !c.Balanced() {
+	m := mergedShards(t, a, b)
+	if c := m.Counts; c.Scheduled != 6 || !c.Balanced() {
 		t.Errorf("merged counts %+v", c)
 	}
-	if a.Dropped() != 0 {
-		t.Errorf("dropped %d merging same-range histograms", a.Dropped())
+	if m.Dropped != 0 {
+		t.Errorf("dropped %d merging same-range histograms", m.Dropped)
 	}
-	if a.Response.TotalCount() != 6 {
-		t.Errorf("merged response count %d", a.Response.TotalCount())
+	if m.Response.Count != 6 || m.Clamped != 2 {
+		t.Errorf("merged response count %d, clamped %d", m.Response.Count, m.Clamped)
 	}
 }
 
@@ -164,7 +166,7 @@ func TestResultRoundTrip(t *testing.T) {
 	for i := range recs {
 		r.Add(&recs[i])
 	}
-	res := &Result{Tool: "openload", Counts: Counts{Expected: 5}}
+	res := &result.Result{Tool: "openload", Counts: result.Counts{Expected: 5}}
 	if err := r.Fill(res); err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +174,7 @@ func TestResultRoundTrip(t *testing.T) {
 		t.Errorf("filled %+v status %v", res.Counts, res.Status)
 	}
 	var buf bytes.Buffer
-	if err := WriteResult(&buf, res); err != nil {
+	if err := result.Write(&buf, res); err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []string{`"version": 1`, `"counts"`, `"expected": 5`, `"unfinished": 1`, `"p999"`, `"send_delay"`, `"timeline"`} {
@@ -180,7 +182,7 @@ func TestResultRoundTrip(t *testing.T) {
 			t.Errorf("result JSON lacks %s", key)
 		}
 	}
-	back, err := ReadResult(bytes.NewReader(buf.Bytes()), "r.json")
+	back, err := result.Read(bytes.NewReader(buf.Bytes()), "r.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +212,7 @@ func TestReadResultErrors(t *testing.T) {
 		{`{"version": 1,, }`, "r.json: corrupt result"},
 		{``, "r.json: truncated result"},
 	} {
-		_, err := ReadResult(strings.NewReader(tc.in), "r.json")
+		_, err := result.Read(strings.NewReader(tc.in), "r.json")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
 		}
@@ -219,9 +221,9 @@ func TestReadResultErrors(t *testing.T) {
 
 func TestRedactHeaders(t *testing.T) {
 	h := http.Header{"Authorization": {"Bearer s3cret"}, "Cookie": {"a=b"}, "Proxy-Authorization": {"x"}, "X-Api-Key": {"k"}, "Accept": {"*/*"}}
-	got := RedactHeaders(h, "x-api-key")
+	got := result.RedactHeaders(h, "x-api-key")
 	for _, k := range []string{"Authorization", "Cookie", "Proxy-Authorization", "X-Api-Key"} {
-		if got[k][0] != Redacted {
+		if got[k][0] != result.Redacted {
 			t.Errorf("%s not redacted: %v", k, got[k])
 		}
 	}

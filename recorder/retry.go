@@ -2,8 +2,9 @@ package recorder
 
 import (
 	"net/http"
-	"strconv"
 	"time"
+
+	"github.com/openload/openload/result"
 )
 
 // Retries, from the recorder's side.
@@ -94,38 +95,10 @@ func (r *Recorder) addAttempts(rec *Record) {
 	}
 }
 
-// mergeRetries adds o's attempt counts to r's; Merge calls it.
-func (r *Recorder) mergeRetries(o *Recorder) {
-	t, u := &r.retry, &o.retry
-	t.retries += u.retries
-	t.refused += u.refused
-	t.exhausted += u.exhausted
-	t.retried += u.retried
-	t.status.merge(&u.status)
-	t.kinds.merge(&u.kinds)
-}
-
-// RetryCounts counts the attempts of a run with retries. FirstAttempts is
-// Counts.Sent; the outcome counts are the final attempts'.
-type RetryCounts struct {
-	// Policy describes the retry policy, e.g. "up to 1 retry on 429,503,
-	// backoff 2s equal jitter, budget 10% + 10/s over 10s".
-	Policy          string `json:"policy"`
-	FirstAttempts   int64  `json:"first_attempts"`
-	RetriesSent     int64  `json:"retries_sent"`
-	RefusedByBudget int64  `json:"refused_by_budget"`
-	Exhausted       int64  `json:"exhausted"`
-	Retried         int64  `json:"retried"`
-	// AttemptStatus and AttemptErrors count every attempt, earlier and
-	// final, by status code ("other" outside [100, 600)) and error kind.
-	AttemptStatus map[string]int64 `json:"attempt_status"`
-	AttemptErrors map[string]int64 `json:"attempt_errors,omitempty"`
-}
-
 // RetryCounts returns the attempt counts so far (Policy left empty).
-func (r *Recorder) RetryCounts() RetryCounts {
+func (r *Recorder) RetryCounts() result.RetryCounts {
 	t := &r.retry
-	c := RetryCounts{
+	c := result.RetryCounts{
 		FirstAttempts:   r.sent,
 		RetriesSent:     t.retries,
 		RefusedByBudget: t.refused,
@@ -140,14 +113,4 @@ func (r *Recorder) RetryCounts() RetryCounts {
 	t.kinds.addTo(c.AttemptErrors)
 	r.kinds.addTo(c.AttemptErrors)
 	return c
-}
-
-// AttemptStatus is the number of attempts answered with code: every
-// attempt of a run with retries (Retries), the final ones otherwise, which
-// are then all the attempts.
-func (r *Result) AttemptStatus(code int) int64 {
-	if r.Retries != nil {
-		return r.Retries.AttemptStatus[strconv.Itoa(code)]
-	}
-	return r.Status[strconv.Itoa(code)]
 }

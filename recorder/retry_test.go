@@ -100,11 +100,8 @@ func TestRetryCountsAndLog(t *testing.T) {
 	}
 
 	// Merging counts the attempts once more, not twice per record.
-	m := New(nil)
-	m.Merge(r)
-	m.Merge(r)
-	if mc := m.RetryCounts(); mc.RetriesSent != 6 || mc.AttemptStatus["429"] != 6 || m.Timeline()[0].RateLimited != 6 {
-		t.Errorf("merged %+v", mc)
+	if m := mergedShards(t, r, r); m.Retries == nil || m.Retries.RetriesSent != 6 || m.Retries.AttemptStatus["429"] != 6 || m.Timeline[0].RateLimited != 6 {
+		t.Errorf("merged %+v", m.Retries)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/openload/openload/result"
 )
 
 // Streamed answers (server-sent events from a model server).
@@ -49,8 +51,8 @@ type TokenEvent struct {
 	Gap time.Duration
 }
 
-// StreamStats are a run's stream figures. They add up (Merge), so the
-// results of shards can be merged without loss.
+// StreamStats are a run's stream figures as the recorder counts them;
+// Fill writes them as the result's StreamResult.
 type StreamStats struct {
 	TTFTResponse, TTFTService, ITL, TPOT *hdrhistogram.Histogram
 	Requests                             int64 // records that were streams
@@ -58,29 +60,17 @@ type StreamStats struct {
 	Events                               int64 // content events, as counted in the timeline
 	Met                                  int64 // requests meeting every per-request objective
 	Clamped                              int64
-	Dropped                              int64
 }
 
 // NewStreamStats returns empty stream figures.
 func NewStreamStats() *StreamStats {
-	return &StreamStats{TTFTResponse: NewHistogram(), TTFTService: NewHistogram(), ITL: NewHistogram(), TPOT: NewHistogram()}
-}
-
-// Merge adds o into s; values a histogram cannot hold count in Dropped.
-func (s *StreamStats) Merge(o *StreamStats) {
-	s.Dropped += s.TTFTResponse.Merge(o.TTFTResponse) + s.TTFTService.Merge(o.TTFTService) +
-		s.ITL.Merge(o.ITL) + s.TPOT.Merge(o.TPOT) + o.Dropped
-	s.Requests += o.Requests
-	s.OutputTokens += o.OutputTokens
-	s.Events += o.Events
-	s.Met += o.Met
-	s.Clamped += o.Clamped
+	return &StreamStats{TTFTResponse: result.NewHistogram(), TTFTService: result.NewHistogram(), ITL: result.NewHistogram(), TPOT: result.NewHistogram()}
 }
 
 func (s *StreamStats) record(h *hdrhistogram.Histogram, d time.Duration) {
 	us := max(int64(d/time.Microsecond), 0)
-	if us > HistHighest {
-		us, s.Clamped = HistHighest, s.Clamped+1
+	if us > result.HistHighest {
+		us, s.Clamped = result.HistHighest, s.Clamped+1
 	}
 	_ = h.RecordValue(us) // in range by construction
 }
@@ -239,77 +229,35 @@ func (r *Recorder) AddTokens(evs []TokenEvent) {
 	}
 }
 
-// StreamResult is a result's stream figures: TTFT from the schedule and
-// from the send, ITL and TPOT (ms), the output tokens, their rate over the
-// run, and goodput.
-type StreamResult struct {
-	TTFTResponse Percentiles `json:"ttft_response"`
-	TTFTService  Percentiles `json:"ttft_service"`
-	ITL          Percentiles `json:"itl"`
-	TPOT         Percentiles `json:"tpot"`
-	OutputTokens int64       `json:"output_tokens"`
-	TokensPerS   float64     `json:"tokens_per_s"`
-	Goodput      *Goodput    `json:"goodput"` // null without --slo-request
-}
-
-// Goodput is the rate of requests that met every per-request objective,
-// next to the rate of completed requests (throughput), over the run's
-// elapsed time.
-type Goodput struct {
-	Objectives  string  `json:"objectives"`
-	Met         int64   `json:"met"`
-	PerS        float64 `json:"per_s"`
-	Throughput  float64 `json:"throughput_per_s"`
-	MetFraction float64 `json:"met_share"` // of the scheduled requests
-}
-
-// fillStream sets res.Stream and its histograms from r; res.Elapsed and
+// fillStream sets res.Stream and its histograms from r (none when no
+// request streamed and the run was not a stream run); res.Elapsed and
 // res.Counts must be set.
-func (r *Recorder) fillStream(res *Result) error {
-	if r.stream != nil {
-		res.Clamped += r.stream.Clamped
-		res.Dropped += r.stream.Dropped
-	}
-	return setStream(res, r.stream, r.objectives)
-}
-
-// setStream sets res.Stream and its histograms from s (none when s is
-// nil) and the per-request objectives objs; res.Elapsed and res.Counts
-// must be set. A run and a merge of runs both go through it.
-func setStream(res *Result, s *StreamStats, objs []RequestObjective) error {
+func (r *Recorder) fillStream(res *result.Result) error {
 	res.Stream = nil
 	hs := &res.Histograms
 	hs.TTFTResponse, hs.TTFTService, hs.ITL, hs.TPOT = "", "", "", ""
+	s := r.stream
 	if s == nil {
 		return nil
 	}
-	st := &StreamResult{
-		TTFTResponse: Summarize(s.TTFTResponse),
-		TTFTService:  Summarize(s.TTFTService),
-		ITL:          Summarize(s.ITL),
-		TPOT:         Summarize(s.TPOT),
+	res.Clamped += s.Clamped
+	st := &result.StreamResult{
+		TTFTResponse: result.Summarize(s.TTFTResponse),
+		TTFTService:  result.Summarize(s.TTFTService),
+		ITL:          result.Summarize(s.ITL),
+		TPOT:         result.Summarize(s.TPOT),
 		OutputTokens: s.OutputTokens,
 	}
-	if res.Elapsed > 0 {
-		st.TokensPerS = float64(s.OutputTokens) / res.Elapsed
+	if r.objectives != nil {
+		st.Goodput = &result.Goodput{Objectives: FormatRequestObjectives(r.objectives), Met: s.Met}
 	}
-	if objs != nil {
-		g := &Goodput{Objectives: FormatRequestObjectives(objs), Met: s.Met}
-		if res.Elapsed > 0 {
-			g.PerS = float64(s.Met) / res.Elapsed
-			g.Throughput = float64(res.Counts.Completed) / res.Elapsed
-		}
-		if res.Counts.Scheduled > 0 {
-			g.MetFraction = float64(s.Met) / float64(res.Counts.Scheduled)
-		}
-		st.Goodput = g
-	}
+	st.SetRates(res)
 	res.Stream = st
 	for _, p := range []struct {
 		dst *string
 		h   *hdrhistogram.Histogram
 	}{{&hs.TTFTResponse, s.TTFTResponse}, {&hs.TTFTService, s.TTFTService}, {&hs.ITL, s.ITL}, {&hs.TPOT, s.TPOT}} {
-		enc, err := EncodeHistogram(p.h)
+		enc, err := result.EncodeHistogram(p.h)
 		if err != nil {
 			return err
 		}
@@ -363,46 +311,4 @@ func parseStream(f []string, e *LogEntry) error {
 	e.Tokens = int(n)
 	e.Streamed = true
 	return nil
-}
-
-// StreamStatsOf reads back a result's stream figures as StreamStats (its
-// histograms decoded, its counts) and its per-request objectives, so that
-// results can be merged (Recorder.AddStream); nil when res has none.
-// Events is not in a result and reads back 0.
-func StreamStatsOf(res *Result) (*StreamStats, []RequestObjective, error) {
-	if res.Stream == nil {
-		return nil, nil, nil
-	}
-	s := &StreamStats{OutputTokens: res.Stream.OutputTokens}
-	for _, p := range []struct {
-		dst    **hdrhistogram.Histogram
-		metric string
-	}{{&s.TTFTResponse, "ttft_response"}, {&s.TTFTService, "ttft_service"}, {&s.ITL, "itl"}, {&s.TPOT, "tpot"}} {
-		h, err := res.Histogram(p.metric)
-		if err != nil {
-			return nil, nil, err
-		}
-		*p.dst = h
-	}
-	var objs []RequestObjective
-	if g := res.Stream.Goodput; g != nil {
-		s.Met = g.Met
-		var err error
-		if objs, err = ParseRequestObjectives(g.Objectives); err != nil {
-			return nil, nil, fmt.Errorf("goodput objectives: %v", err)
-		}
-	}
-	return s, objs, nil
-}
-
-// AddStream adds stream figures read from another result (StreamStatsOf)
-// into r; objs, if r has none yet, become r's per-request objectives.
-func (r *Recorder) AddStream(s *StreamStats, objs []RequestObjective) {
-	if s == nil {
-		return
-	}
-	r.streamStats().Merge(s)
-	if r.objectives == nil {
-		r.objectives = objs
-	}
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openload/openload/result"
 )
 
 // streamed returns a completed streamed record: scheduled at sched, sent
@@ -36,7 +38,7 @@ func TestStreamFigures(t *testing.T) {
 		}
 	}
 	rec.AddTokens([]TokenEvent{{At: 100 * msec, Gap: -1}, {At: 110 * msec, Gap: 10 * msec}, {At: 1100 * msec, Gap: 20 * msec}})
-	res := Result{Elapsed: 2}
+	res := result.Result{Elapsed: 2}
 	if err := rec.Fill(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +70,7 @@ func TestStreamFigures(t *testing.T) {
 	// The JSON object has exactly the keys, and its histograms
 	// come back.
 	var buf bytes.Buffer
-	if err := WriteResult(&buf, &Result{Version: Version, Stream: st, Histograms: res.Histograms}); err != nil {
+	if err := result.Write(&buf, &result.Result{Version: result.Version, Stream: st, Histograms: res.Histograms}); err != nil {
 		t.Fatal(err)
 	}
 	var raw struct{ Stream map[string]json.RawMessage }
@@ -83,26 +85,26 @@ func TestStreamFigures(t *testing.T) {
 	if want := []string{"goodput", "itl", "output_tokens", "tokens_per_s", "tpot", "ttft_response", "ttft_service"}; !slices.Equal(keys, want) {
 		t.Errorf("stream keys %v, want %v", keys, want)
 	}
-	back, err := ReadResult(&buf, "r.json")
+	back, err := result.Read(&buf, "r.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range StreamMetrics {
+	for _, m := range result.StreamMetrics {
 		if h, err := back.Histogram(m); err != nil || h.TotalCount() == 0 {
 			t.Errorf("%s: %v", m, err)
 		}
 	}
 }
 
-func TestStreamStatsMerge(t *testing.T) {
+func TestStreamMerge(t *testing.T) {
 	a, b := New(nil), New(nil)
 	r1, r2 := streamed(0, 0, 0, 50*time.Millisecond, 5, 5*time.Millisecond), streamed(1, 0, 0, 70*time.Millisecond, 7, 5*time.Millisecond)
 	a.Add(&r1)
 	b.Add(&r2)
 	b.AddTokens([]TokenEvent{{At: msec, Gap: msec}})
-	a.Merge(b)
-	st := a.Stream()
-	if st.OutputTokens != 12 || st.TTFTResponse.TotalCount() != 2 || st.ITL.TotalCount() != 1 || st.Events != 1 {
+	m := mergedShards(t, a, b)
+	st := m.Stream
+	if st == nil || st.OutputTokens != 12 || st.TTFTResponse.Count != 2 || st.ITL.Count != 1 || m.Timeline[0].Tokens != 1 {
 		t.Errorf("merged %+v", st)
 	}
 }
@@ -111,7 +113,7 @@ func TestNoStreamNoObject(t *testing.T) {
 	rec := New(nil)
 	r := Record{Outcome: Completed, Status: 200, Done: msec}
 	rec.Add(&r)
-	var res Result
+	var res result.Result
 	if err := rec.Fill(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -163,9 +165,9 @@ func TestStreamLogRoundTrip(t *testing.T) {
 // near: v is x within the histograms' 3 significant digits.
 func near(v, x float64) bool { return v >= x && v <= x*1.001 }
 
-// A result's stream figures read back and add up: two copies of one
-// result merged hold twice its counts at the same percentiles.
-func TestStreamStatsOfRoundTrip(t *testing.T) {
+// A result's stream figures add up: two copies of one result merged
+// hold twice its counts at the same percentiles.
+func TestStreamMergeTwice(t *testing.T) {
 	rec := New(nil)
 	rec.SetRequestObjectives([]RequestObjective{{Metric: "ttft", Max: time.Second}})
 	for i := range 10 {
@@ -173,29 +175,14 @@ func TestStreamStatsOfRoundTrip(t *testing.T) {
 		rec.Add(&r)
 	}
 	rec.AddTokens([]TokenEvent{{At: 0, Gap: -1}, {At: time.Millisecond, Gap: time.Millisecond}})
-	res := Result{Elapsed: 1}
+	res := result.Result{Elapsed: 1}
 	if err := rec.Fill(&res); err != nil {
 		t.Fatal(err)
 	}
-	merged := New(nil)
-	for range 2 {
-		s, objs, err := StreamStatsOf(&res)
-		if err != nil {
-			t.Fatal(err)
-		}
-		merged.AddStream(s, objs)
-	}
-	out := Result{Elapsed: 1}
-	if err := merged.Fill(&out); err != nil {
-		t.Fatal(err)
-	}
-	a, b := res.Stream, out.Stream
+	a, b := res.Stream, mergedShards(t, rec, rec).Stream
 	if b.OutputTokens != 2*a.OutputTokens || b.Goodput.Met != 2*a.Goodput.Met || b.TTFTResponse.Count != 2*a.TTFTResponse.Count ||
 		b.TTFTResponse.P99 != a.TTFTResponse.P99 || b.ITL.Count != 2*a.ITL.Count || b.Goodput.Objectives != a.Goodput.Objectives {
 		t.Errorf("merged %+v from %+v", b, a)
-	}
-	if s, _, err := StreamStatsOf(&Result{}); s != nil || err != nil {
-		t.Errorf("no stream: %v %v", s, err)
 	}
 }
 
@@ -232,22 +219,18 @@ func TestStreamErrorRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := New(nil)
-	other.StreamRun()
+	other.SetRequestObjectives([]RequestObjective{{Metric: "ttft", Max: time.Hour}})
 	again := bad
 	again.Seq = 2
 	if err := other.Add(&again); err != nil {
 		t.Fatal(err)
 	}
-	rec.Merge(other)
-	res := Result{Version: Version, Elapsed: 1}
-	if err := rec.Fill(&res); err != nil {
-		t.Fatal(err)
-	}
+	res := mergedShards(t, rec, other)
 	var buf bytes.Buffer
-	if err := WriteResult(&buf, &res); err != nil {
+	if err := result.Write(&buf, res); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadResult(&buf, "result")
+	back, err := result.Read(&buf, "result")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,13 +19,6 @@ func (t *statusTally) add(code int) {
 	}
 }
 
-func (t *statusTally) merge(o *statusTally) {
-	for i := range t.codes {
-		t.codes[i] += o.codes[i]
-	}
-	t.other += o.other
-}
-
 // addTo adds the counts to m under a result's keys: the code ("200") or
 // "other"; codes never seen get no key.
 func (t *statusTally) addTo(m map[string]int64) {
@@ -41,12 +34,6 @@ func (t *statusTally) addTo(m map[string]int64) {
 
 // kindTally counts records or attempts by error kind (KindNone included).
 type kindTally [numKinds]int64
-
-func (t *kindTally) merge(o *kindTally) {
-	for i := range t {
-		t[i] += o[i]
-	}
-}
 
 // addTo adds the counts of the error kinds (KindNone left out) to m under
 // their names; kinds never seen get no key.

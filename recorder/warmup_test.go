@@ -3,6 +3,8 @@ package recorder
 import (
 	"testing"
 	"time"
+
+	"github.com/openload/openload/result"
 )
 
 // TestWarmup: requests scheduled in the warm-up are counted (the
@@ -29,7 +31,7 @@ func TestWarmup(t *testing.T) {
 	// After it: 2 fast ones.
 	add(time.Second, 50*time.Millisecond, Completed, "model")
 	add(1500*time.Millisecond, 60*time.Millisecond, Completed, "model")
-	res := &Result{}
+	res := &result.Result{}
 	if err := r.Fill(res); err != nil {
 		t.Fatal(err)
 	}

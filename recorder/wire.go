@@ -1,5 +1,7 @@
 package recorder
 
+import "github.com/openload/openload/result"
+
 // What went onto the wire.
 //
 // A request is one request of the schedule, with one record and one
@@ -79,65 +81,12 @@ func (r *Recorder) addWire(rec *Record) {
 	}
 }
 
-func (t *wireTally) merge(o *wireTally) {
-	t.attempts += o.attempts
-	t.resends += o.resends
-	t.resent += o.resent
-	t.closed += o.closed
-	t.silent += o.silent
-	t.resentWritten += o.resentWritten
-	t.resentNot += o.resentNot
-	t.failed.merge(&o.failed)
-}
-
-// Wire is what went onto connections during a run.
-type Wire struct {
-	// Attempts is the number of times requests were written to a
-	// connection: first attempts, re-sends and retries. A server that
-	// logs every request it reads logs this many.
-	Attempts int64 `json:"attempts"`
-	// Resends is the number of times the client re-sent a request on its
-	// own (a kept-alive connection failed before answering), and Resent
-	// the requests re-sent at least once.
-	Resends int64 `json:"resends"`
-	Resent  int64 `json:"resent_requests"`
-	// The attempts that got no answer and the re-sends by cause, summed
-	// (Unanswered, above): Closed and Silent are written attempts the
-	// server may not have read, so that Attempts − Closed − Silent ≤ the
-	// requests it read ≤ Attempts; ResendsWritten are the re-sends after
-	// a Closed attempt, ResendsUnwritten those after an attempt none of
-	// whose bytes were written. Counted is false in results written
-	// before they were, which hold none of them.
-	Closed           int64 `json:"unanswered_closed"`
-	Silent           int64 `json:"unanswered_silent"`
-	ResendsWritten   int64 `json:"resends_written"`
-	ResendsUnwritten int64 `json:"resends_unwritten"`
-	Counted          bool  `json:"unanswered_counted"`
-}
-
 // Wire returns the attempt counts so far.
-func (r *Recorder) Wire() Wire {
+func (r *Recorder) Wire() result.Wire {
 	t := &r.wire
-	return Wire{Attempts: t.attempts, Resends: t.resends, Resent: t.resent,
+	return result.Wire{Attempts: t.attempts, Resends: t.resends, Resent: t.resent,
 		Closed: t.closed, Silent: t.silent, ResendsWritten: t.resentWritten, ResendsUnwritten: t.resentNot, Counted: true}
 }
-
-// Add adds o's counts to w's (a merge of shards); the unanswered
-// attempts are counted only when both counted them.
-func (w *Wire) Add(o *Wire) {
-	w.Attempts += o.Attempts
-	w.Resends += o.Resends
-	w.Resent += o.Resent
-	w.Closed += o.Closed
-	w.Silent += o.Silent
-	w.ResendsWritten += o.ResendsWritten
-	w.ResendsUnwritten += o.ResendsUnwritten
-	w.Counted = w.Counted && o.Counted
-}
-
-// Unread is how many of the attempts the server may not have read: those
-// that got no byte of an answer (see above).
-func (w *Wire) Unread() int64 { return w.Closed + w.Silent }
 
 // FailedStatus counts, by status code ("other" outside [100, 600)), the
 // responses whose head came but that failed or timed out before their end.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/openload/openload/result"
 )
 
 // A response whose head came but whose body failed counts once, as an
@@ -32,7 +34,7 @@ func TestStatusBelongsToCompleted(t *testing.T) {
 	if err := lw.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	var res Result
+	var res result.Result
 	if err := r.Fill(&res); err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +67,7 @@ func TestStatusBelongsToCompleted(t *testing.T) {
 		}
 	}
 	// Merging adds them.
-	m := New(nil)
-	m.Merge(r)
-	m.Merge(r)
-	if w := m.Wire(); w.Attempts != 10 || w.Resends != 2 || m.FailedStatus()["200"] != 4 {
-		t.Errorf("merged wire %+v, failed status %v", w, m.FailedStatus())
+	if m := mergedShards(t, r, r); m.Wire == nil || m.Wire.Attempts != 10 || m.Wire.Resends != 2 || m.FailedStatus["200"] != 4 {
+		t.Errorf("merged wire %+v, failed status %v", m.Wire, m.FailedStatus)
 	}
 }

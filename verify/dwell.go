@@ -3,7 +3,7 @@ package verify
 import (
 	"fmt"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // dwellBound reports the dwell-bound count of a run [--dwell-bound D], when
@@ -15,7 +15,7 @@ import (
 //	no answer had a dwell    warn: the bound could not be checked
 //	answers without a dwell  warn: those could not be checked
 //	otherwise                pass: "0 of M answers reported dwell > D"
-func dwellBound(res *recorder.Result) (Finding, bool) {
+func dwellBound(res *result.Result) (Finding, bool) {
 	d := res.DwellBound
 	if d == nil {
 		return Finding{}, false
@@ -29,7 +29,7 @@ func dwellBound(res *recorder.Result) (Finding, bool) {
 	case d.Answers == 0:
 		f.Severity = Warn
 		f.Message = fmt.Sprintf("none of %d answers reported a Server-Timing %s metric: the bound %s could not be checked",
-			d.Unreported, recorder.DwellMetric, d.Bound)
+			d.Unreported, result.DwellMetric, d.Bound)
 	case d.Over > 0:
 		f.Severity = Warn
 		f.Message += fmt.Sprintf(" (max %.3f ms): the server let answers out older than the bound", d.Dwell.Max)
@@ -38,7 +38,7 @@ func dwellBound(res *recorder.Result) (Finding, bool) {
 	}
 	if d.Answers > 0 && d.Unreported > 0 {
 		f.Severity = Warn
-		f.Message += fmt.Sprintf("; %d more answers reported no %s and could not be checked", d.Unreported, recorder.DwellMetric)
+		f.Message += fmt.Sprintf("; %d more answers reported no %s and could not be checked", d.Unreported, result.DwellMetric)
 	}
 	if d.Others > 0 {
 		f.Message += fmt.Sprintf("; %d responses that are not answers (drops, errors, 204) reported a dwell too and are not checked", d.Others)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // A replay is exact: scheduled must equal the file's count.
@@ -25,20 +25,20 @@ func TestReplayScheduleIsExact(t *testing.T) {
 // The dwell bound describes the server: it warns, never fails.
 func TestDwellBoundFinding(t *testing.T) {
 	tests := []struct {
-		d    *recorder.DwellBound
+		d    *result.DwellBound
 		sev  Severity
 		want string
 	}{
 		{nil, "", ""},
-		{&recorder.DwellBound{Bound: "150ms", Answers: 812, Others: 790, Dwell: recorder.Percentiles{Max: 149.9}}, Pass,
+		{&result.DwellBound{Bound: "150ms", Answers: 812, Others: 790, Dwell: result.Percentiles{Max: 149.9}}, Pass,
 			"0 of 812 answers reported dwell > 150ms (max 149.900 ms); 790 responses that are not answers (drops, errors, 204) reported a dwell too and are not checked"},
-		{&recorder.DwellBound{Bound: "100ms", Answers: 500, Over: 37, Dwell: recorder.Percentiles{Max: 312}}, Warn,
+		{&result.DwellBound{Bound: "100ms", Answers: 500, Over: 37, Dwell: result.Percentiles{Max: 312}}, Warn,
 			"37 of 500 answers reported dwell > 100ms (max 312.000 ms): the server let answers out older than the bound"},
-		{&recorder.DwellBound{Bound: "100ms", Answers: 10, Unreported: 3}, Warn,
+		{&result.DwellBound{Bound: "100ms", Answers: 10, Unreported: 3}, Warn,
 			"0 of 10 answers reported dwell > 100ms (max 0.000 ms); 3 more answers reported no dwell and could not be checked"},
-		{&recorder.DwellBound{Bound: "100ms", Unreported: 30}, Warn,
+		{&result.DwellBound{Bound: "100ms", Unreported: 30}, Warn,
 			"none of 30 answers reported a Server-Timing dwell metric: the bound 100ms could not be checked"},
-		{&recorder.DwellBound{Bound: "100ms", Others: 4}, Warn,
+		{&result.DwellBound{Bound: "100ms", Others: 4}, Warn,
 			"no answer (2xx but 204) to check against 100ms; 4 responses that are not answers (drops, errors, 204) reported a dwell too and are not checked"},
 	}
 	for _, tc := range tests {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // kindMeanings say in words what each error kind of a result means.
@@ -28,7 +28,7 @@ func KindMeaning(kind string) string {
 
 // faults reports what the run did about redirects, oversized bodies and
 // TLS verification, when any of it applies.
-func faults(res *recorder.Result) []Finding {
+func faults(res *result.Result) []Finding {
 	var out []Finding
 	cfg := res.Config
 	if cfg.Insecure {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // Generator saturation thresholds: a generator that used more than
@@ -23,7 +23,7 @@ const (
 // when it was saturated, the send delay it measured is its own making and
 // the response times understate what users would see from a healthy
 // generator. Results without the section are not checked.
-func generator(res *recorder.Result, opt Options) (Finding, bool) {
+func generator(res *result.Result, opt Options) (Finding, bool) {
 	g := res.Generator
 	if g == nil {
 		return Finding{}, false

@@ -4,29 +4,29 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 func TestGeneratorCheck(t *testing.T) {
-	base := func() *recorder.Generator {
-		return &recorder.Generator{GOMAXPROCS: 2, WallSeconds: 10, CPUSeconds: 1, CPUKnown: true, CPUShare: 0.05, PeakCPUShare: 0.06, GCCycles: 3, GCPauseP99: 0.2, GCPauseMax: 0.5}
+	base := func() *result.Generator {
+		return &result.Generator{GOMAXPROCS: 2, WallSeconds: 10, CPUSeconds: 1, CPUKnown: true, CPUShare: 0.05, PeakCPUShare: 0.06, GCCycles: 3, GCPauseP99: 0.2, GCPauseMax: 0.5}
 	}
 	tests := []struct {
 		name string
-		set  func(*recorder.Generator)
+		set  func(*result.Generator)
 		sev  Severity
 		text string
 	}{
-		{"healthy, a half-budget GC pause is harmless", func(g *recorder.Generator) {}, Pass, "CPU 1.00 s = 5 % of 2 cores"},
-		{"whole run saturated", func(g *recorder.Generator) { g.CPUShare = 0.95 }, Warn, "used over 90 % of its cores"},
-		{"busiest second saturated", func(g *recorder.Generator) { g.PeakCPUShare = 0.97 }, Warn, "used over 90 % of its cores"},
-		{"GC pause at the budget", func(g *recorder.Generator) { g.GCPauseMax = 1.0 }, Warn, "a GC pause of 1.000 ms reached the send-delay budget of 1.000 ms"},
-		{"CPU unknown", func(g *recorder.Generator) { g.CPUKnown = false; g.CPUShare = 0.99 }, Pass, "CPU not measured"},
-		{"event loop with room", func(g *recorder.Generator) { g.LoopBusy, g.PeakLoopBusy = 0.4, 0.5 }, Pass, "event loop busy 40 % of the time (busiest second 50 %)"},
-		{"event loop with a short slice", func(g *recorder.Generator) { g.LoopBusy, g.PeakLoopBusy, g.LoopSliceUS = 0.4, 0.5, 100 }, Pass, "(busiest second 50 %), scheduler slice 100 µs"},
+		{"healthy, a half-budget GC pause is harmless", func(g *result.Generator) {}, Pass, "CPU 1.00 s = 5 % of 2 cores"},
+		{"whole run saturated", func(g *result.Generator) { g.CPUShare = 0.95 }, Warn, "used over 90 % of its cores"},
+		{"busiest second saturated", func(g *result.Generator) { g.PeakCPUShare = 0.97 }, Warn, "used over 90 % of its cores"},
+		{"GC pause at the budget", func(g *result.Generator) { g.GCPauseMax = 1.0 }, Warn, "a GC pause of 1.000 ms reached the send-delay budget of 1.000 ms"},
+		{"CPU unknown", func(g *result.Generator) { g.CPUKnown = false; g.CPUShare = 0.99 }, Pass, "CPU not measured"},
+		{"event loop with room", func(g *result.Generator) { g.LoopBusy, g.PeakLoopBusy = 0.4, 0.5 }, Pass, "event loop busy 40 % of the time (busiest second 50 %)"},
+		{"event loop with a short slice", func(g *result.Generator) { g.LoopBusy, g.PeakLoopBusy, g.LoopSliceUS = 0.4, 0.5, 100 }, Pass, "(busiest second 50 %), scheduler slice 100 µs"},
 		// The loop is one thread: saturated at half of 2 cores.
-		{"event loop saturated", func(g *recorder.Generator) { g.CPUShare, g.LoopBusy, g.PeakLoopBusy = 0.5, 0.93, 0.97 }, Warn, "its event loop, one thread, was busy over 90 % of the time"},
-		{"event loop's busiest second saturated", func(g *recorder.Generator) { g.LoopBusy, g.PeakLoopBusy = 0.6, 0.95 }, Warn, "its event loop, one thread, was busy over 90 %"},
+		{"event loop saturated", func(g *result.Generator) { g.CPUShare, g.LoopBusy, g.PeakLoopBusy = 0.5, 0.93, 0.97 }, Warn, "its event loop, one thread, was busy over 90 % of the time"},
+		{"event loop's busiest second saturated", func(g *result.Generator) { g.LoopBusy, g.PeakLoopBusy = 0.6, 0.95 }, Warn, "its event loop, one thread, was busy over 90 %"},
 	}
 	for _, tc := range tests {
 		r := good()

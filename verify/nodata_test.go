@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // resultOf builds a result the way a run does, through a Recorder: n
 // requests, each either answered with status (a plain answer: no stream,
 // no class header, no Server-Timing) or, with status 0, refused.
-func resultOf(t *testing.T, n, status int) *recorder.Result {
+func resultOf(t *testing.T, n, status int) *result.Result {
 	t.Helper()
 	r := recorder.New(nil)
 	for i := range n {
@@ -27,7 +28,7 @@ func resultOf(t *testing.T, n, status int) *recorder.Result {
 			t.Fatal(err)
 		}
 	}
-	res := &recorder.Result{Counts: recorder.Counts{Expected: float64(n)}}
+	res := &result.Result{Counts: result.Counts{Expected: float64(n)}}
 	if err := r.Fill(res); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func grammar() []string {
 func TestNothingPassesOnNothing(t *testing.T) {
 	cases := []struct {
 		name string
-		res  *recorder.Result
+		res  *result.Result
 		// has says whether the result holds a figure of metric m.
 		has func(m string) bool
 	}{
@@ -114,7 +115,7 @@ func TestNothingPassesOnNothing(t *testing.T) {
 // TestNoDataSaysWhy: the no-data message says what the requests got.
 func TestNoDataSaysWhy(t *testing.T) {
 	tests := []struct {
-		res  *recorder.Result
+		res  *result.Result
 		expr string
 		want string
 	}{
@@ -128,9 +129,9 @@ func TestNoDataSaysWhy(t *testing.T) {
 	// Streams that failed on an error event keep their tokens, not a TTFT.
 	failed := resultOf(t, 5, 0)
 	failed.ErrorKinds = map[string]int64{"stream": 5}
-	failed.Stream = &recorder.StreamResult{OutputTokens: 15}
+	failed.Stream = &result.StreamResult{OutputTokens: 15}
 	tests = append(tests, struct {
-		res  *recorder.Result
+		res  *result.Result
 		expr string
 		want string
 	}{failed, "ttft.p99<=500ms", "no data: no stream completed (15 tokens came in streams that failed): none of the 5 requests got an answer (stream 5)"})
@@ -156,7 +157,7 @@ func TestJudgeClasses(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		res  *recorder.Result
+		res  *result.Result
 		objs []Objective
 		want Class
 	}{

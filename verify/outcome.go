@@ -1,6 +1,8 @@
 package verify
 
-import "github.com/openload/openload/recorder"
+import (
+	"github.com/openload/openload/result"
+)
 
 // Class is what the outcome of a run calls for, in increasing precedence:
 // a later class outranks every earlier one (Worse). The CLI maps each to
@@ -42,11 +44,11 @@ type Outcome struct {
 // checks (res.Checks, set from the findings: ToChecks). It is the one
 // place a verdict is made: a run, a merge, a sweep's point and a repeat
 // all end here, under one rule.
-func Judge(res *recorder.Result, objs []Objective) Outcome {
+func Judge(res *result.Result, objs []Objective) Outcome {
 	rs := Evaluate(res, WithDefault(objs))
-	res.SLOs = make([]recorder.SLO, len(rs))
+	res.SLOs = make([]result.SLO, len(rs))
 	for i, r := range rs {
-		res.SLOs[i] = recorder.SLO{Expr: r.Objective.Expr, Measured: r.Measured, Share: r.Objective.Share,
+		res.SLOs[i] = result.SLO{Expr: r.Objective.Expr, Measured: r.Measured, Share: r.Objective.Share,
 			Pass: r.Pass, NoData: r.NoData, Message: r.Message, Default: r.Objective.Default}
 	}
 	return Outcome{Objectives: rs, Class: ClassOf(res)}
@@ -55,7 +57,7 @@ func Judge(res *recorder.Result, objs []Objective) Outcome {
 // ClassOf classifies a result from what it holds (its interruption, its
 // checks and its stored objectives), so that a saved result reads back to
 // the outcome it was written with.
-func ClassOf(res *recorder.Result) Class {
+func ClassOf(res *result.Result) Class {
 	switch {
 	case res.Interrupted:
 		return ClassInterrupted
@@ -71,7 +73,7 @@ func ClassOf(res *recorder.Result) Class {
 
 // UserBreached reports whether an objective of the user's (not a default)
 // was not met in res.
-func UserBreached(res *recorder.Result) bool {
+func UserBreached(res *result.Result) bool {
 	for _, s := range res.SLOs {
 		if !s.Pass && !s.Default {
 			return true
@@ -80,7 +82,7 @@ func UserBreached(res *recorder.Result) bool {
 	return false
 }
 
-func checksFailed(checks []recorder.Check) bool {
+func checksFailed(checks []result.Check) bool {
 	for _, c := range checks {
 		if c.Severity == string(Fail) {
 			return true

@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // replayCount is the schedule check of a replay (Config.Arrival "replay"):
 // a replay's count is the file's, so it is exact, like a constant schedule's:
 //
 //	scheduled == the arrivals in the file (Counts.Expected)
-func replayCount(res *recorder.Result) Finding {
+func replayCount(res *result.Result) Finding {
 	c := res.Counts
 	want := int64(math.Floor(c.Expected + 1e-9))
 	if c.Scheduled != want {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // resends reports the requests the server was written and closed the
@@ -32,7 +32,7 @@ import (
 // means drops to count as failures re-sends nothing written (the engine's
 // ResendNever or ResendUnwritten), and its drops are then resets, which
 // the default objective on errors judges.
-func resends(res *recorder.Result) (Finding, bool) {
+func resends(res *result.Result) (Finding, bool) {
 	w := res.Wire
 	if w == nil {
 		return Finding{}, false

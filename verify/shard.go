@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
 
@@ -20,7 +20,7 @@ import (
 // drawing the whole sequence). A merge of all N shards must hold C. When
 // C is unknown (a shard stopped early), ok is false and the check falls
 // back to the schedule's own.
-func shardCount(res *recorder.Result) (Finding, bool) {
+func shardCount(res *result.Result) (Finding, bool) {
 	sc := res.Config.Shard
 	if sc == nil || sc.WholeScheduled < 0 || res.Interrupted {
 		return Finding{}, false
@@ -58,7 +58,7 @@ func joinInts(xs []int) string {
 // sent its first arrivals late (its send delay shows it), and the union
 // was then not as one generator would have sent it. A merge that lacks
 // shards is partial (warn).
-func shards(res *recorder.Result, opt Options) (Finding, bool) {
+func shards(res *result.Result, opt Options) (Finding, bool) {
 	sc := res.Config.Shard
 	if sc == nil {
 		return Finding{}, false

@@ -5,17 +5,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // shardResult is a result holding shards idx of of, of a whole schedule of
 // 10 arrivals, scheduling n.
-func shardResult(n int64, of int, idx ...int) *recorder.Result {
-	res := &recorder.Result{Config: recorder.Config{Arrival: "constant", StartAt: "2026-12-01T15:00:00Z",
-		Shard: &recorder.ShardConfig{Of: of, Indexes: idx, Whole: "constant 10/s for 1s", WholeExpected: 10, WholeScheduled: 10}}}
+func shardResult(n int64, of int, idx ...int) *result.Result {
+	res := &result.Result{Config: result.Config{Arrival: "constant", StartAt: "2026-12-01T15:00:00Z",
+		Shard: &result.ShardConfig{Of: of, Indexes: idx, Whole: "constant 10/s for 1s", WholeExpected: 10, WholeScheduled: 10}}}
 	res.Counts.Scheduled = n
 	for _, i := range idx {
-		res.Shards = append(res.Shards, recorder.ShardRun{Index: i})
+		res.Shards = append(res.Shards, result.ShardRun{Index: i})
 	}
 	return res
 }
@@ -24,7 +24,7 @@ func TestShardChecks(t *testing.T) {
 	opt := Options{SendDelayP99: time.Millisecond}
 	for _, c := range []struct {
 		name            string
-		res             *recorder.Result
+		res             *result.Result
 		count, shards   Severity
 		countMsg, shMsg string
 	}{
@@ -64,7 +64,7 @@ func TestShardChecks(t *testing.T) {
 	if f, _ := shards(apart, opt); f.Severity != Warn || !strings.Contains(f.Message, "no shared start time: the shards started up to 700.000 ms apart") {
 		t.Errorf("shards without a shared start: %s %q", f.Severity, f.Message)
 	}
-	if _, ok := shards(&recorder.Result{}, opt); ok {
+	if _, ok := shards(&result.Result{}, opt); ok {
 		t.Error("a whole run has a shards check")
 	}
 }

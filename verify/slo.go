@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // An Objective is a user's threshold on a figure of the result, written
@@ -213,7 +213,7 @@ func noData(format string, args ...any) error {
 // Measure reads the objective's figure from res. A figure with no samples
 // is a *NoDataError saying why, never a 0: a percentile of nothing is not
 // fast, and a share of nothing is not small.
-func (o Objective) Measure(res *recorder.Result) (float64, error) {
+func (o Objective) Measure(res *result.Result) (float64, error) {
 	c := res.Headline() // without a --warmup's requests
 	switch {
 	case o.Metric == "errors":
@@ -270,7 +270,7 @@ func (o Objective) Measure(res *recorder.Result) (float64, error) {
 	case isStreamMetric(o.Metric):
 		return streamFigure(res, o)
 	}
-	var p recorder.Percentiles
+	var p result.Percentiles
 	switch o.Metric {
 	case "response", "service":
 		// Without an answer there is no response or service time: the
@@ -293,7 +293,7 @@ func (o Objective) Measure(res *recorder.Result) (float64, error) {
 }
 
 // streamFigure reads a stream figure (TTFT either way, ITL, TPOT) of res.
-func streamFigure(res *recorder.Result, o Objective) (float64, error) {
+func streamFigure(res *result.Result, o Objective) (float64, error) {
 	p := streamPercentiles(res.Stream, o.Metric)
 	if p != nil && p.Count > 0 {
 		v, _ := p.Get(o.Stat)
@@ -319,7 +319,7 @@ func streamFigure(res *recorder.Result, o Objective) (float64, error) {
 // answers says in words what the requests of res got: "30 answers; 30
 // answered 415", "20 answers; 18 answered 200 · 2 answered 503", or, when
 // none got one, "none of the 20 requests got an answer (refused 20)".
-func answers(res *recorder.Result) string {
+func answers(res *result.Result) string {
 	c := res.Headline()
 	if c.Scheduled == 0 {
 		return "no request was scheduled"
@@ -369,7 +369,7 @@ func isStreamMetric(metric string) bool {
 }
 
 // streamPercentiles returns s's figure named metric, or nil.
-func streamPercentiles(s *recorder.StreamResult, metric string) *recorder.Percentiles {
+func streamPercentiles(s *result.StreamResult, metric string) *result.Percentiles {
 	if s == nil {
 		return nil
 	}
@@ -388,7 +388,7 @@ func streamPercentiles(s *recorder.StreamResult, metric string) *recorder.Percen
 
 // Evaluate checks the objectives against res. An objective whose figure
 // has no samples is not met: it is no data, never a pass.
-func Evaluate(res *recorder.Result, objs []Objective) []SLOResult {
+func Evaluate(res *result.Result, objs []Objective) []SLOResult {
 	out := make([]SLOResult, 0, len(objs))
 	for _, o := range objs {
 		r := SLOResult{Objective: o}

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 func TestParseObjective(t *testing.T) {
@@ -68,15 +68,15 @@ func TestParseObjectiveErrors(t *testing.T) {
 	}
 }
 
-func sloResult() *recorder.Result {
-	return &recorder.Result{
-		Counts:       recorder.Counts{Scheduled: 200, Sent: 200, Completed: 197, Errors: 2, Timeouts: 1},
+func sloResult() *result.Result {
+	return &result.Result{
+		Counts:       result.Counts{Scheduled: 200, Sent: 200, Completed: 197, Errors: 2, Timeouts: 1},
 		Status:       map[string]int64{"200": 197},
-		Response:     recorder.Percentiles{Count: 200, P99: 150, Max: 400, Mean: 20},
-		Service:      recorder.Percentiles{Count: 200, P99: 40},
-		SendDelay:    recorder.Percentiles{Count: 200, P99: 0.4},
-		ServerTiming: []recorder.ServerMetric{{Name: "queue", Percentiles: recorder.Percentiles{Count: 197, Max: 120}}},
-		Classes: []recorder.ClassTable{{Header: "X-Stub-Source", Values: []recorder.ClassValue{
+		Response:     result.Percentiles{Count: 200, P99: 150, Max: 400, Mean: 20},
+		Service:      result.Percentiles{Count: 200, P99: 40},
+		SendDelay:    result.Percentiles{Count: 200, P99: 0.4},
+		ServerTiming: []result.ServerMetric{{Name: "queue", Percentiles: result.Percentiles{Count: 197, Max: 120}}},
+		Classes: []result.ClassTable{{Header: "X-Stub-Source", Values: []result.ClassValue{
 			{Value: "model", Count: 100, Share: 0.5}, {Value: "fallback", Count: 100, Share: 0.5}}}},
 	}
 }
@@ -141,8 +141,8 @@ func FuzzParseObjective(f *testing.F) {
 }
 
 func TestStreamObjectives(t *testing.T) {
-	res := &recorder.Result{Counts: recorder.Counts{Scheduled: 10, Completed: 10},
-		Stream: &recorder.StreamResult{TTFTResponse: recorder.Percentiles{Count: 10, P99: 700}, TTFTService: recorder.Percentiles{Count: 10, P99: 90}}}
+	res := &result.Result{Counts: result.Counts{Scheduled: 10, Completed: 10},
+		Stream: &result.StreamResult{TTFTResponse: result.Percentiles{Count: 10, P99: 700}, TTFTService: result.Percentiles{Count: 10, P99: 90}}}
 	objs := []Objective{}
 	for _, e := range []string{"ttft.p99<=500ms", "ttft_service.p99<=500ms"} {
 		o, err := ParseObjective(e)
@@ -156,7 +156,7 @@ func TestStreamObjectives(t *testing.T) {
 		t.Errorf("TTFT 700 ms from the schedule, 90 from the send: %+v", rs)
 	}
 	// A result without stream figures has no data: a breach.
-	if rs := Evaluate(&recorder.Result{}, objs[:1]); rs[0].Pass || !rs[0].NoData || !strings.Contains(rs[0].Message, "no streamed token") {
+	if rs := Evaluate(&result.Result{}, objs[:1]); rs[0].Pass || !rs[0].NoData || !strings.Contains(rs[0].Message, "no streamed token") {
 		t.Errorf("no stream figures: %+v", rs)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // The default objective: a target that does not answer fails the run.
@@ -80,7 +80,7 @@ func WithDefault(objs []Objective) []Objective {
 
 // TargetFailed reports whether res holds a breached default objective: the
 // target failed. False for results written before it existed.
-func TargetFailed(res *recorder.Result) bool {
+func TargetFailed(res *result.Result) bool {
 	for _, s := range res.SLOs {
 		if s.Default && !s.Pass {
 			return true
@@ -97,7 +97,7 @@ func isClientError(code int) bool {
 
 // ClientErrorCodes lists the client-error statuses of res (a 4xx other
 // than 408 and 429), the most frequent first.
-func ClientErrorCodes(res *recorder.Result) []int {
+func ClientErrorCodes(res *result.Result) []int {
 	var out []int
 	for _, s := range SortedByCount(res.Status) {
 		if code, err := strconv.Atoi(s); err == nil && isClientError(code) {
@@ -108,7 +108,7 @@ func ClientErrorCodes(res *recorder.Result) []int {
 }
 
 // ClientErrors counts the answers of res with a client-error status.
-func ClientErrors(res *recorder.Result) int64 {
+func ClientErrors(res *result.Result) int64 {
 	var n int64
 	for _, code := range ClientErrorCodes(res) {
 		n += res.Status[strconv.Itoa(code)]
@@ -119,7 +119,7 @@ func ClientErrors(res *recorder.Result) int64 {
 // StatusHint says what a client-error status most likely means for a load
 // test ("" when nothing plain can be said): the usual reasons a whole run
 // is refused.
-func StatusHint(res *recorder.Result, code int) string {
+func StatusHint(res *result.Result, code int) string {
 	path := "/"
 	if u, err := url.Parse(res.Config.Target); err == nil && u.Path != "" {
 		path = u.Path
@@ -170,7 +170,7 @@ func TLSCauseMeaning(cause string) (meaning, hint string) {
 // for one cause, "self-signed certificate 6: …; expired 4: …" for several.
 // A result without causes (written before they were counted) gets the kind's
 // meaning.
-func TLSDetail(res *recorder.Result) string {
+func TLSDetail(res *result.Result) string {
 	if len(res.TLSCauses) == 0 {
 		return KindMeaning("tls")
 	}
@@ -181,7 +181,7 @@ func TLSDetail(res *recorder.Result) string {
 // first (then by name): its meaning, its count when there are several
 // causes, and with hints its hint after a colon ("expired 4: check its
 // dates …"). Nil when res has no causes.
-func TLSCausePhrases(res *recorder.Result, hints bool) []string {
+func TLSCausePhrases(res *result.Result, hints bool) []string {
 	causes := make([]string, 0, len(res.TLSCauses))
 	for c := range res.TLSCauses {
 		causes = append(causes, c)

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 func TestWithDefault(t *testing.T) {
@@ -35,22 +35,22 @@ func TestWithDefault(t *testing.T) {
 // answers with any status (429, 503) do not; 1 % exactly passes.
 func TestDefaultObjective(t *testing.T) {
 	cases := []struct {
-		c    recorder.Counts
+		c    result.Counts
 		pass bool
 	}{
-		{recorder.Counts{Scheduled: 100, Completed: 100}, true},                         // 503s and 429s among them: answers
-		{recorder.Counts{Scheduled: 100, Completed: 99, Errors: 1}, true},               // 1 %
-		{recorder.Counts{Scheduled: 100, Completed: 98, Errors: 1, Timeouts: 1}, false}, // 2 %
-		{recorder.Counts{Scheduled: 1000, Completed: 989, Unfinished: 11}, false},       // 1.1 %
-		{recorder.Counts{Scheduled: 60, Errors: 60}, false},                             // a dead target
+		{result.Counts{Scheduled: 100, Completed: 100}, true},                         // 503s and 429s among them: answers
+		{result.Counts{Scheduled: 100, Completed: 99, Errors: 1}, true},               // 1 %
+		{result.Counts{Scheduled: 100, Completed: 98, Errors: 1, Timeouts: 1}, false}, // 2 %
+		{result.Counts{Scheduled: 1000, Completed: 989, Unfinished: 11}, false},       // 1.1 %
+		{result.Counts{Scheduled: 60, Errors: 60}, false},                             // a dead target
 	}
 	for _, tc := range cases {
-		res := &recorder.Result{Counts: tc.c, Status: map[string]int64{"200": tc.c.Completed}}
+		res := &result.Result{Counts: tc.c, Status: map[string]int64{"200": tc.c.Completed}}
 		r := Evaluate(res, []Objective{DefaultObjective()})
 		if len(r) != 1 || r[0].Pass != tc.pass {
 			t.Errorf("counts %+v: %+v, want pass %v", tc.c, r, tc.pass)
 		}
-		res.SLOs = []recorder.SLO{{Expr: DefaultObjectiveExpr, Pass: r[0].Pass, Default: true}}
+		res.SLOs = []result.SLO{{Expr: DefaultObjectiveExpr, Pass: r[0].Pass, Default: true}}
 		if TargetFailed(res) == tc.pass {
 			t.Errorf("counts %+v: target failed %v", tc.c, TargetFailed(res))
 		}
@@ -60,7 +60,7 @@ func TestDefaultObjective(t *testing.T) {
 	}
 	// A breached objective of the user's is not the target failing, and
 	// a result without slos (written before the default) never is.
-	if TargetFailed(&recorder.Result{SLOs: []recorder.SLO{{Expr: "errors<=0%", Pass: false}}}) || TargetFailed(&recorder.Result{}) {
+	if TargetFailed(&result.Result{SLOs: []result.SLO{{Expr: "errors<=0%", Pass: false}}}) || TargetFailed(&result.Result{}) {
 		t.Error("target failed without a breached default objective")
 	}
 }
@@ -77,7 +77,7 @@ func TestTLSDetail(t *testing.T) {
 			"certificate signed by an unknown authority 3: trust its CA, or skip certificate verification; certificate expired or not yet valid 2: check its dates and this machine's clock, or skip certificate verification"},
 	}
 	for _, tc := range cases {
-		if got := TLSDetail(&recorder.Result{TLSCauses: tc.causes}); got != tc.want {
+		if got := TLSDetail(&result.Result{TLSCauses: tc.causes}); got != tc.want {
 			t.Errorf("causes %v:\n got %q\nwant %q", tc.causes, got, tc.want)
 		}
 	}
@@ -86,7 +86,7 @@ func TestTLSDetail(t *testing.T) {
 			t.Errorf("cause %s has no meaning", c)
 		}
 	}
-	res := &recorder.Result{Counts: recorder.Counts{Scheduled: 4, Errors: 4}, ErrorKinds: map[string]int64{"tls": 4}, TLSCauses: map[string]int64{"hostname": 4}}
+	res := &result.Result{Counts: result.Counts{Scheduled: 4, Errors: 4}, ErrorKinds: map[string]int64{"tls": 4}, TLSCauses: map[string]int64{"hostname": 4}}
 	if f := failures(res); !strings.Contains(f.Message, "tls 4 (certificate not valid for the URL's host name: use a host name") {
 		t.Errorf("outcomes check: %q", f.Message)
 	}

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/field"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
 
@@ -69,7 +69,7 @@ func (o Options) Validate() error {
 }
 
 // Run checks res and returns its findings in a fixed order.
-func Run(res *recorder.Result, opt Options) []Finding {
+func Run(res *result.Result, opt Options) []Finding {
 	if opt.SendDelayP99 <= 0 {
 		opt.SendDelayP99 = DefaultSendDelayP99
 	}
@@ -117,15 +117,15 @@ func Worst(fs []Finding) Severity {
 }
 
 // ToChecks converts findings to the form stored in a result.
-func ToChecks(fs []Finding) []recorder.Check {
-	out := make([]recorder.Check, len(fs))
+func ToChecks(fs []Finding) []result.Check {
+	out := make([]result.Check, len(fs))
 	for i, f := range fs {
-		out[i] = recorder.Check{Name: f.Check, Severity: string(f.Severity), Message: f.Message}
+		out[i] = result.Check{Name: f.Check, Severity: string(f.Severity), Message: f.Message}
 	}
 	return out
 }
 
-func accounting(res *recorder.Result) Finding {
+func accounting(res *result.Result) Finding {
 	c := res.Counts
 	sum := c.Completed + c.Errors + c.Timeouts + c.Unfinished
 	f := Finding{Check: "accounting"}
@@ -145,7 +145,7 @@ func accounting(res *recorder.Result) Finding {
 	return f
 }
 
-func scheduleCount(res *recorder.Result) Finding {
+func scheduleCount(res *result.Result) Finding {
 	if res.Closed() {
 		return closedSchedule(res)
 	}
@@ -213,7 +213,7 @@ func scheduleCount(res *recorder.Result) Finding {
 
 // closedSchedule compares a closed run's requests with its pacing schedule:
 // every slot was either sent or skipped (never sent).
-func closedSchedule(res *recorder.Result) Finding {
+func closedSchedule(res *result.Result) Finding {
 	c := res.Counts
 	f := Finding{Check: "schedule"}
 	if !res.ExpectedKnown() {
@@ -257,7 +257,7 @@ func users(n int) string {
 // it): the dip a closed loop leaves during a stall. In a closed run paced to
 // a rate, what a second's schedule called for includes the slots no user
 // took (Second.Skipped).
-func timeline(res *recorder.Result, opt Options) []Finding {
+func timeline(res *result.Result, opt Options) []Finding {
 	if res.Closed() && !res.ExpectedKnown() {
 		return unpacedTimeline(res)
 	}
@@ -313,7 +313,7 @@ func timeline(res *recorder.Result, opt Options) []Finding {
 
 // unpacedTimeline checks a closed run without a rate: with no schedule,
 // only the seconds of the run in which nothing was sent at all can be named.
-func unpacedTimeline(res *recorder.Result) []Finding {
+func unpacedTimeline(res *result.Result) []Finding {
 	secs := len(res.Timeline)
 	if d, err := time.ParseDuration(res.Config.Duration); err == nil {
 		secs = int((d + time.Second - 1) / time.Second)
@@ -334,7 +334,7 @@ func unpacedTimeline(res *recorder.Result) []Finding {
 		Message: "closed loop without a rate: no schedule to compare each second's sends with"}}
 }
 
-func countScheduled(t []recorder.Second) int {
+func countScheduled(t []result.Second) int {
 	n := 0
 	for _, s := range t {
 		if s.Due() > 0 {
@@ -344,7 +344,7 @@ func countScheduled(t []recorder.Second) int {
 	return n
 }
 
-func sendDelay(res *recorder.Result, opt Options) Finding {
+func sendDelay(res *result.Result, opt Options) Finding {
 	f := Finding{Check: "send delay"}
 	budget := float64(opt.SendDelayP99) / float64(time.Millisecond)
 	p99 := res.SendDelay.P99
@@ -363,7 +363,7 @@ func sendDelay(res *recorder.Result, opt Options) Finding {
 	return f
 }
 
-func limit(res *recorder.Result) Finding {
+func limit(res *result.Result) Finding {
 	l := res.Limit
 	if res.Closed() {
 		return Finding{Check: "connection limit", Severity: Pass,
@@ -378,7 +378,7 @@ func limit(res *recorder.Result) Finding {
 			l.Waited, res.Counts.Scheduled, l.Connections)}
 }
 
-func failures(res *recorder.Result) Finding {
+func failures(res *result.Result) Finding {
 	c := res.Counts
 	bad := c.Errors + c.Timeouts + c.Unfinished
 	if bad == 0 {
@@ -405,7 +405,7 @@ func failures(res *recorder.Result) Finding {
 			bad, c.Scheduled, share, strings.Join(kinds, ", "))}
 }
 
-func histograms(res *recorder.Result) (Finding, bool) {
+func histograms(res *result.Result) (Finding, bool) {
 	if res.Clamped == 0 && res.Dropped == 0 {
 		return Finding{}, false
 	}

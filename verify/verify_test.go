@@ -5,16 +5,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
-func good() *recorder.Result {
-	return &recorder.Result{
-		Config:    recorder.Config{Arrival: "constant", Rate: 10, Duration: "3s"},
-		Counts:    recorder.Counts{Expected: 30, Scheduled: 30, Sent: 30, Completed: 30},
-		SendDelay: recorder.Percentiles{P99: 0.3},
-		Limit:     recorder.Limit{Connections: 8, MaxInFlight: 2},
-		Timeline:  []recorder.Second{sec(10), sec(10), sec(10)},
+func good() *result.Result {
+	return &result.Result{
+		Config:    result.Config{Arrival: "constant", Rate: 10, Duration: "3s"},
+		Counts:    result.Counts{Expected: 30, Scheduled: 30, Sent: 30, Completed: 30},
+		SendDelay: result.Percentiles{P99: 0.3},
+		Limit:     result.Limit{Connections: 8, MaxInFlight: 2},
+		Timeline:  []result.Second{sec(10), sec(10), sec(10)},
 	}
 }
 
@@ -38,29 +38,29 @@ func TestGoodRunPasses(t *testing.T) {
 
 func TestChecks(t *testing.T) {
 	tests := []checkCase{
-		{"lost requests", func(r *recorder.Result) { r.Counts.Completed = 28 }, "accounting", Fail, "2 requests unaccounted for"},
-		{"more sent than scheduled", func(r *recorder.Result) { r.Counts.Sent = 31 }, "accounting", Fail, "sent 31 > scheduled 30"},
-		{"short schedule", func(r *recorder.Result) { r.Counts.Scheduled, r.Counts.Completed, r.Counts.Sent = 29, 29, 29 }, "schedule", Fail, "scheduled 29 ≠ rate × duration = 30"},
-		{"fractional expected rounds down", func(r *recorder.Result) { r.Counts.Expected = 30.5 }, "schedule", Pass, "scheduled 30 = rate × duration"},
-		{"poisson compares with its own draw", func(r *recorder.Result) {
+		{"lost requests", func(r *result.Result) { r.Counts.Completed = 28 }, "accounting", Fail, "2 requests unaccounted for"},
+		{"more sent than scheduled", func(r *result.Result) { r.Counts.Sent = 31 }, "accounting", Fail, "sent 31 > scheduled 30"},
+		{"short schedule", func(r *result.Result) { r.Counts.Scheduled, r.Counts.Completed, r.Counts.Sent = 29, 29, 29 }, "schedule", Fail, "scheduled 29 ≠ rate × duration = 30"},
+		{"fractional expected rounds down", func(r *result.Result) { r.Counts.Expected = 30.5 }, "schedule", Pass, "scheduled 30 = rate × duration"},
+		{"poisson compares with its own draw", func(r *result.Result) {
 			r.Config.Arrival = "poisson"
 			r.Counts.Expected = 33
 		}, "schedule", Pass, "poisson draw scheduled 30, expected λ·D = 33 (-0.5 standard deviations)"},
-		{"interrupted", func(r *recorder.Result) { r.Interrupted = true }, "schedule", Warn, "run interrupted"},
-		{"silent second, limit never bound", func(r *recorder.Result) { r.Timeline[1].Sent = 0 }, "timeline", Fail, "second(s) 1 although due, and the connection limit never bound"},
-		{"silent seconds while the limit bound", func(r *recorder.Result) {
+		{"interrupted", func(r *result.Result) { r.Interrupted = true }, "schedule", Warn, "run interrupted"},
+		{"silent second, limit never bound", func(r *result.Result) { r.Timeline[1].Sent = 0 }, "timeline", Fail, "second(s) 1 although due, and the connection limit never bound"},
+		{"silent seconds while the limit bound", func(r *result.Result) {
 			r.Timeline[1].Sent, r.Timeline[2].Sent = 0, 0
 			r.Limit.Waited = 12
 		}, "timeline", Warn, "second(s) 1-2 although due: all 8 connections were busy"},
-		{"dip", func(r *recorder.Result) { r.Timeline[2].Sent = 5 }, "send dips", Warn, "second(s) 2 sent under 90 %"},
-		{"late sends", func(r *recorder.Result) { r.SendDelay.P99 = 4.2 }, "send delay", Warn, "p99 4.200 ms > 1.000 ms: requests left late: the generator fell behind"},
-		{"late sends, limit bound", func(r *recorder.Result) { r.SendDelay.P99 = 4.2; r.Limit.Waited = 3 }, "send delay", Warn, "one of 8 connections (raise -c"},
-		{"limit bound", func(r *recorder.Result) { r.Limit.Waited = 3 }, "connection limit", Warn, "bound: 3 of 30 requests found all 8 connections busy"},
-		{"errors", func(r *recorder.Result) {
+		{"dip", func(r *result.Result) { r.Timeline[2].Sent = 5 }, "send dips", Warn, "second(s) 2 sent under 90 %"},
+		{"late sends", func(r *result.Result) { r.SendDelay.P99 = 4.2 }, "send delay", Warn, "p99 4.200 ms > 1.000 ms: requests left late: the generator fell behind"},
+		{"late sends, limit bound", func(r *result.Result) { r.SendDelay.P99 = 4.2; r.Limit.Waited = 3 }, "send delay", Warn, "one of 8 connections (raise -c"},
+		{"limit bound", func(r *result.Result) { r.Limit.Waited = 3 }, "connection limit", Warn, "bound: 3 of 30 requests found all 8 connections busy"},
+		{"errors", func(r *result.Result) {
 			r.Counts.Completed, r.Counts.Errors, r.Counts.Timeouts = 26, 3, 1
 			r.ErrorKinds = map[string]int64{"refused": 3, "timeout": 1}
 		}, "outcomes", Warn, "4 of 30 requests did not complete (13.3 %: refused 3 (connection refused: nothing listening at the address), timeout 1 (no complete response within the request timeout))"},
-		{"clamped", func(r *recorder.Result) { r.Clamped = 2 }, "histograms", Warn, "2 values above the 1 h histogram range"},
+		{"clamped", func(r *result.Result) { r.Clamped = 2 }, "histograms", Warn, "2 values above the 1 h histogram range"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, good()) })
@@ -71,7 +71,7 @@ func TestChecks(t *testing.T) {
 // then give: a severity and a message containing text.
 type checkCase struct {
 	name   string
-	mutate func(*recorder.Result)
+	mutate func(*result.Result)
 	check  string
 	sev    Severity
 	text   string
@@ -79,7 +79,7 @@ type checkCase struct {
 
 // run changes r as tc says, runs the checks and compares tc's check's
 // finding; it returns every finding.
-func (tc checkCase) run(t *testing.T, r *recorder.Result) []Finding {
+func (tc checkCase) run(t *testing.T, r *result.Result) []Finding {
 	t.Helper()
 	tc.mutate(r)
 	fs := Run(r, Options{})
@@ -136,6 +136,6 @@ func TestToChecksAndWorst(t *testing.T) {
 }
 
 // sec is a second in which n requests were due, sent and completed.
-func sec(n int64) recorder.Second {
-	return recorder.Second{Scheduled: n, Sent: n, Completed: n}
+func sec(n int64) result.Second {
+	return result.Second{Scheduled: n, Sent: n, Completed: n}
 }

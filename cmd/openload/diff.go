@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/openload/openload/internal/report"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 const diffUsage = `openload diff — compare latency percentile by percentile
@@ -102,8 +102,8 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 			return usageErrorIn(stderr, "diff", "--metric %q is unknown (known: %s)", o.metric, strings.Join(allMetrics(), ", "))
 		}
 		names := [2]string{fs.Arg(0), fs.Arg(1)}
-		var res [2]*recorder.Result
-		var p [2]recorder.Percentiles
+		var res [2]*result.Result
+		var p [2]result.Percentiles
 		for i, name := range names {
 			var err error
 			if res[i], err = readResultFile(name); err != nil {
@@ -130,7 +130,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 
 // readResultFile reads a JSON result, or point N of a sweep file named
 // FILE#N (readSweepPoint, sweep.go); errors name the file.
-func readResultFile(name string) (*recorder.Result, error) {
+func readResultFile(name string) (*result.Result, error) {
 	if res, ok, err := readSweepPoint(name); ok {
 		return res, err
 	}
@@ -142,18 +142,18 @@ func readResultFile(name string) (*recorder.Result, error) {
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory, not a result file", name)
 	}
-	return recorder.ReadResult(f, name)
+	return result.Read(f, name)
 }
 
 // summary decodes one histogram of res and reads its percentiles; errors
 // name the file. Decoding, rather than reading the stored percentiles,
 // checks that the histogram is there and intact.
-func summary(res *recorder.Result, name, metric string) (recorder.Percentiles, error) {
+func summary(res *result.Result, name, metric string) (result.Percentiles, error) {
 	h, err := res.Histogram(metric)
 	if err != nil {
-		return recorder.Percentiles{}, fmt.Errorf("%s: %v", name, err)
+		return result.Percentiles{}, fmt.Errorf("%s: %v", name, err)
 	}
-	return recorder.Summarize(h), nil
+	return result.Summarize(h), nil
 }
 
 // fileError prints a one-line error about an input file and returns the

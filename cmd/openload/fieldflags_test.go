@@ -17,7 +17,7 @@ import (
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/model"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
 	"github.com/openload/openload/verify"
@@ -165,12 +165,12 @@ func TestFlagError(t *testing.T) {
 			`--arrival-stamp "header:X Y": "X Y" is not a valid header name`},
 		{stubFields, errors.New("Workers is not a field error"), "Workers is not a field error"},
 		// A merge's refusals name the run's options (loadtest.Options).
-		{loadFields, mergeErr(recorder.MergeInput{Name: "one.json", Result: &recorder.Result{}}),
+		{loadFields, mergeErr(result.MergeInput{Name: "one.json", Result: &result.Result{}}),
 			"one.json: not a shard's result (run with --shard i/N)"},
-		{loadFields, mergeErr(recorder.MergeInput{Name: "a.json", Result: shardResult(0, "")}, recorder.MergeInput{Name: "b.json", Result: shardResult(1, "2026-12-01T15:00:05Z")}),
+		{loadFields, mergeErr(result.MergeInput{Name: "a.json", Result: shardResult(0, "")}, result.MergeInput{Name: "b.json", Result: shardResult(1, "2026-12-01T15:00:05Z")}),
 			"b.json: --start-at 2026-12-01T15:00:05Z, but a.json has none: not a shard of the same run"},
-		{loadFields, recorder.MergeIntervalLogs(io.Discard, recorder.IntervalLogInput{Name: "a.hlog", Log: []byte("#[StartTime: 1000 (seconds since epoch)]\n")},
-			recorder.IntervalLogInput{Name: "b.hlog", Log: []byte("#[StartTime: 2000 (seconds since epoch)]\n")}),
+		{loadFields, result.MergeIntervalLogs(io.Discard, result.IntervalLogInput{Name: "a.hlog", Log: []byte("#[StartTime: 1000 (seconds since epoch)]\n")},
+			result.IntervalLogInput{Name: "b.hlog", Log: []byte("#[StartTime: 2000 (seconds since epoch)]\n")}),
 			"b.hlog: starts at 2000, but a.hlog at 1000: not shards of one --start-at"},
 	} {
 		if got := flagError(c.scope, c.err); got == nil || got.Error() != c.want {
@@ -180,14 +180,14 @@ func TestFlagError(t *testing.T) {
 }
 
 // mergeErr is recorder.Merge's error.
-func mergeErr(in ...recorder.MergeInput) error {
-	_, err := recorder.Merge(in...)
+func mergeErr(in ...result.MergeInput) error {
+	_, err := result.Merge(in...)
 	return err
 }
 
 // shardResult is an empty result of shard index of 2, started at startAt.
-func shardResult(index int, startAt string) *recorder.Result {
-	return &recorder.Result{Config: recorder.Config{StartAt: startAt, Shard: &recorder.ShardConfig{Of: 2, Indexes: []int{index}}}}
+func shardResult(index int, startAt string) *result.Result {
+	return &result.Result{Config: result.Config{StartAt: startAt, Shard: &result.ShardConfig{Of: 2, Indexes: []int{index}}}}
 }
 
 func mustParse(t *testing.T, raw string) *url.URL {

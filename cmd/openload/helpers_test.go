@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // The helpers the CLI's tests share: runCLI (main_test.go) runs the CLI
@@ -35,14 +36,14 @@ func wantLines(t *testing.T, out string, wants ...string) {
 
 // readResult reads a result file written by -o, as `openload report`
 // does.
-func readResult(t *testing.T, path string) *recorder.Result {
+func readResult(t *testing.T, path string) *result.Result {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	res, err := recorder.ReadResult(f, path)
+	res, err := result.Read(f, path)
 	if err != nil {
 		t.Fatal(err)
 	}

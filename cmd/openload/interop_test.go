@@ -22,7 +22,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // The outside readers of TestHdrHistogramInterop: HdrHistogram's own
@@ -101,7 +101,7 @@ var logProcessorTotal = regexp.MustCompile(`(?m)^#\[Max\s*=\s*([0-9.]+), Total c
 // (-outputValueUnitRatio 1000: the log's values are µs), and checks the
 // max and count it prints.
 func logProcessor(t *testing.T, ctx context.Context, hlog string, want expected) {
-	for _, tag := range recorder.IntervalTags {
+	for _, tag := range result.IntervalTags {
 		cmd := exec.CommandContext(ctx, "java", slices.Concat(javaArgs, []string{"org.HdrHistogram.HistogramLogProcessor",
 			"-i", hlog, "-tag", tag, "-outputValueUnitRatio", "1000"})...)
 		out, err := cmd.CombinedOutput()
@@ -119,8 +119,8 @@ func logProcessor(t *testing.T, ctx context.Context, hlog string, want expected)
 
 // javaLines writes a result's histogram strings, exactly as the file holds
 // them, as "NAME HISTOGRAM" lines for Hdr.java (the JDK reads no JSON).
-func javaLines(t *testing.T, result string) string {
-	b, err := os.ReadFile(result)
+func javaLines(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func javaLines(t *testing.T, result string) string {
 		t.Fatal(err)
 	}
 	var lines strings.Builder
-	for _, m := range recorder.Metrics {
+	for _, m := range result.Metrics {
 		if s := raw.Histograms[m]; s != "" {
 			fmt.Fprintf(&lines, "%s %s\n", m, s)
 		}
@@ -143,11 +143,11 @@ func javaLines(t *testing.T, result string) string {
 	for _, st := range raw.ServerTiming {
 		fmt.Fprintf(&lines, "server_timing:%s %s\n", st.Name, st.Histogram)
 	}
-	path := filepath.Join(t.TempDir(), filepath.Base(result)+".lines")
-	if err := os.WriteFile(path, []byte(lines.String()), 0o644); err != nil {
+	out := filepath.Join(t.TempDir(), filepath.Base(path)+".lines")
+	if err := os.WriteFile(out, []byte(lines.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return path
+	return out
 }
 
 // figures are one histogram's count and values in µs: max, then the value
@@ -159,7 +159,7 @@ func (f figures) String() string {
 }
 
 // fromPercentiles turns openload's figures (ms, rounded to the µs) into µs.
-func fromPercentiles(p recorder.Percentiles) figures {
+func fromPercentiles(p result.Percentiles) figures {
 	us := func(ms float64) int64 { return int64(math.Round(ms * 1000)) }
 	return figures{p.Count, us(p.Max), us(p.P50), us(p.P90), us(p.P95), us(p.P99), us(p.P999), us(p.P9999)}
 }
@@ -180,18 +180,18 @@ func resultFigures(t *testing.T, path string) expected {
 		t.Fatal(err)
 	}
 	type stored struct {
-		p recorder.Percentiles
+		p result.Percentiles
 		h func() (*hdrhistogram.Histogram, error)
 	}
 	all := map[string]stored{}
-	for m, p := range map[string]recorder.Percentiles{"response": res.Response, "service": res.Service, "send_delay": res.SendDelay} {
+	for m, p := range map[string]result.Percentiles{"response": res.Response, "service": res.Service, "send_delay": res.SendDelay} {
 		all[m] = stored{p, func() (*hdrhistogram.Histogram, error) { return res.Histogram(m) }}
 	}
 	if res.Corrected != nil {
 		all["corrected"] = stored{res.Corrected.Percentiles, func() (*hdrhistogram.Histogram, error) { return res.Histogram("corrected") }}
 	}
 	for _, st := range res.ServerTiming {
-		all["server_timing:"+st.Name] = stored{st.Percentiles, func() (*hdrhistogram.Histogram, error) { return recorder.DecodeHistogram(st.Histogram) }}
+		all["server_timing:"+st.Name] = stored{st.Percentiles, func() (*hdrhistogram.Histogram, error) { return result.DecodeHistogram(st.Histogram) }}
 	}
 	e := expected{figures: map[string]figures{}}
 	for name, s := range all {
@@ -199,7 +199,7 @@ func resultFigures(t *testing.T, path string) expected {
 		if err != nil {
 			t.Fatalf("%s: %s: %v", path, name, err)
 		}
-		if dec := fromPercentiles(recorder.Summarize(h)); dec != fromPercentiles(s.p) {
+		if dec := fromPercentiles(result.Summarize(h)); dec != fromPercentiles(s.p) {
 			t.Fatalf("%s: %s: stored %v, openload decodes %v", path, name, fromPercentiles(s.p), dec)
 		}
 		e.figures["histogram "+name] = fromPercentiles(s.p)
@@ -215,13 +215,13 @@ func hlogFigures(t *testing.T, path string) expected {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	il, err := recorder.ReadIntervalLog(f, path)
+	il, err := result.ReadIntervalLog(f, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e := expected{figures: map[string]figures{}, intervals: map[string][]int64{}}
 	for tag, h := range il.Total {
-		e.figures["tag "+tag] = fromPercentiles(recorder.Summarize(h))
+		e.figures["tag "+tag] = fromPercentiles(result.Summarize(h))
 		for _, iv := range il.Intervals[tag] {
 			e.intervals["intervals "+tag] = append(e.intervals["intervals "+tag], iv.TotalCount())
 		}
@@ -310,7 +310,7 @@ func TestHdrHistogramInterop(t *testing.T) {
 		t.Fatalf("want 5 histograms in the run (3 + 2 Server-Timing metrics) and 4 in %s, got %v and %v", closed, want[run].figures, want[closed].figures)
 	}
 	// The log's merged intervals are the run's histograms.
-	for _, tag := range recorder.IntervalTags {
+	for _, tag := range result.IntervalTags {
 		if g, w := want[hlog].figures["tag "+tag], want[run].figures["histogram "+tag]; g != w {
 			t.Errorf("%s: merged intervals %v, result %v", tag, g, w)
 		}

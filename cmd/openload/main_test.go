@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/openload/openload/internal/rawtcp"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -257,10 +257,10 @@ func TestRunWritesResultAndLog(t *testing.T) {
 		t.Error("the result file holds the Authorization value")
 	}
 	res := readResult(t, out)
-	if res.Version != recorder.Version || res.Counts.Scheduled != 50 || res.Counts.Completed != 50 || res.Counts.Expected != 50 {
+	if res.Version != result.Version || res.Counts.Scheduled != 50 || res.Counts.Completed != 50 || res.Counts.Expected != 50 {
 		t.Errorf("result version %d counts %+v", res.Version, res.Counts)
 	}
-	if res.Config.Headers["Authorization"][0] != recorder.Redacted {
+	if res.Config.Headers["Authorization"][0] != result.Redacted {
 		t.Errorf("headers in result: %v", res.Config.Headers)
 	}
 	es, err := readLog(t, logf)

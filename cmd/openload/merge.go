@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/openload/openload/internal/report"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/verify"
 )
 
@@ -93,15 +93,15 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if isIntervalLog(fs.Arg(0)) { // reportfmt.go
 		return mergeIntervalLogs(fs.Args(), o.output, stdout, stderr)
 	}
-	in := make([]recorder.MergeInput, fs.NArg())
+	in := make([]result.MergeInput, fs.NArg())
 	for i, name := range fs.Args() {
 		res, err := readResultFile(name)
 		if err != nil {
 			return fileError(stderr, "merge", err)
 		}
-		in[i] = recorder.MergeInput{Name: name, Result: res}
+		in[i] = result.MergeInput{Name: name, Result: res}
 	}
-	res, err := recorder.Merge(in...)
+	res, err := result.Merge(in...)
 	if err != nil {
 		return fileError(stderr, "merge", flagError(loadFields, err))
 	}
@@ -123,7 +123,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	writeVerdict(out, stderr, res, verdict, o.quiet, "merge: ")
 	if o.output != "" {
-		if err := writeOutput("--output", o.output, stdout, func(w io.Writer) error { return recorder.WriteResult(w, res) }); err != nil {
+		if err := writeOutput("--output", o.output, stdout, func(w io.Writer) error { return result.Write(w, res) }); err != nil {
 			fmt.Fprintf(stderr, "openload: merge: %v\n", err)
 			return exitRuntime
 		}
@@ -132,7 +132,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 }
 
 // missingShards names the shards a merge lacks: "shard 2/4", "shards 1, 3 of 4".
-func missingShards(sc *recorder.ShardConfig) string {
+func missingShards(sc *result.ShardConfig) string {
 	m := sc.Missing()
 	if len(m) == 1 {
 		return fmt.Sprintf("shard %d/%d", m[0], sc.Of)
@@ -150,19 +150,19 @@ func mergeIntervalLogs(names []string, output string, stdout, stderr io.Writer) 
 	if output == "" {
 		return usageErrorIn(stderr, "merge", "merging interval logs needs -o FILE ('-' for stdout)")
 	}
-	in := make([]recorder.IntervalLogInput, len(names))
+	in := make([]result.IntervalLogInput, len(names))
 	for i, name := range names {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			return fileError(stderr, "merge", fmt.Errorf("%s: %v", name, unwrapPath(err)))
 		}
-		if !recorder.LooksLikeIntervalLog(b) {
+		if !result.LooksLikeIntervalLog(b) {
 			return fileError(stderr, "merge", fmt.Errorf("%s: not an interval log, but %s is: merge results or interval logs, not both", name, names[0]))
 		}
-		in[i] = recorder.IntervalLogInput{Name: name, Log: b}
+		in[i] = result.IntervalLogInput{Name: name, Log: b}
 	}
 	var buf bytes.Buffer
-	if err := recorder.MergeIntervalLogs(&buf, in...); err != nil {
+	if err := result.MergeIntervalLogs(&buf, in...); err != nil {
 		return fileError(stderr, "merge", flagError(loadFields, err))
 	}
 	if err := writeOutput("--output", output, stdout, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {

@@ -25,7 +25,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // TestNginx: nginx as the judge of openload's counts (DESIGN.md, "Judged
@@ -321,7 +321,7 @@ var resendWords = regexp.MustCompile(`(?i)re-?sen[dt]`)
 
 // nonPassCheck reports whether a check of res that is not a pass matches
 // re.
-func nonPassCheck(res *recorder.Result, re *regexp.Regexp) bool {
+func nonPassCheck(res *result.Result, re *regexp.Regexp) bool {
 	for _, c := range res.Checks {
 		if c.Severity != "pass" && re.MatchString(c.Name+" "+c.Message) {
 			return true
@@ -347,7 +347,7 @@ type nginxLine struct {
 // nginxRow is one run: what openload reported and what nginx logged.
 type nginxRow struct {
 	cs, client  string
-	res         *recorder.Result
+	res         *result.Result
 	code        int
 	stdout      string
 	logLines    int

@@ -9,14 +9,14 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/openload/openload/internal/report"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // reportFormat renders one saved result. A format that shows one histogram
 // takes it by metric name; the others ignore it.
 type reportFormat struct {
 	usesMetric bool
-	write      func(w io.Writer, res *recorder.Result, name, metric string) error
+	write      func(w io.Writer, res *result.Result, name, metric string) error
 }
 
 // reportFormats are the formats of `openload report`, by name; reportOrder
@@ -24,14 +24,14 @@ type reportFormat struct {
 var (
 	reportFormats = map[string]reportFormat{
 		"table": {write: writeTable},
-		"json":  {write: func(w io.Writer, res *recorder.Result, _, _ string) error { return recorder.WriteResult(w, res) }},
+		"json":  {write: func(w io.Writer, res *result.Result, _, _ string) error { return result.Write(w, res) }},
 		"hgrm":  {usesMetric: true, write: writeHGRM},
 	}
 	reportOrder = []string{"table", "json", "hgrm"}
 )
 
 // writeTable is the text report a run prints, and its verdict.
-func writeTable(w io.Writer, res *recorder.Result, _, _ string) error {
+func writeTable(w io.Writer, res *result.Result, _, _ string) error {
 	if err := report.Text(w, res); err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func writeTable(w io.Writer, res *recorder.Result, _, _ string) error {
 }
 
 // writeHGRM is HdrHistogram's percentile distribution of one histogram.
-func writeHGRM(w io.Writer, res *recorder.Result, name, metric string) error {
+func writeHGRM(w io.Writer, res *result.Result, name, metric string) error {
 	h, err := res.Histogram(metric)
 	if err != nil {
 		return inputError{fmt.Errorf("%s: %v", name, err)}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/openload/openload/internal/plot"
 	"github.com/openload/openload/internal/report"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 func init() {
@@ -22,7 +22,7 @@ func init() {
 }
 
 // writeTimelineCSV writes the per-second timeline as CSV.
-func writeTimelineCSV(w io.Writer, res *recorder.Result, _, _ string) error {
+func writeTimelineCSV(w io.Writer, res *result.Result, _, _ string) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"second", "scheduled", "skipped", "sent", "completed", "errors", "response_p99_ms"}); err != nil {
 		return err
@@ -41,7 +41,7 @@ func i64(v int64) string { return strconv.FormatInt(v, 10) }
 
 // writeHTML writes the self-contained HTML report: every chart and the text
 // report.
-func writeHTML(w io.Writer, res *recorder.Result, name, _ string) error {
+func writeHTML(w io.Writer, res *result.Result, name, _ string) error {
 	charts, err := plot.ReportCharts(res)
 	if err != nil {
 		return inputError{fmt.Errorf("%s: %v", name, err)}
@@ -56,7 +56,7 @@ func writeHTML(w io.Writer, res *recorder.Result, name, _ string) error {
 // chartByName picks one chart of a result for --svg / --png;
 // "percentiles" is another name for the latency chart, HdrHistogram's
 // percentile distribution plot.
-func chartByName(res *recorder.Result, name string) (plot.Chart, error) {
+func chartByName(res *result.Result, name string) (plot.Chart, error) {
 	if name == "percentiles" {
 		name = "latency"
 	}
@@ -76,7 +76,7 @@ func chartByName(res *recorder.Result, name string) (plot.Chart, error) {
 
 // writeFiles writes the --html, --svg and --png outputs of `openload
 // report`; each names its file in errors.
-func writeFiles(res *recorder.Result, name, htmlPath, svgPath, pngPath, chart string) error {
+func writeFiles(res *result.Result, name, htmlPath, svgPath, pngPath, chart string) error {
 	if err := writeOutput("--html", htmlPath, io.Discard, func(w io.Writer) error { return writeHTML(w, res, name, "") }); err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func isIntervalLog(path string) bool {
 	defer f.Close()
 	head := make([]byte, 4096)
 	n, _ := io.ReadFull(f, head)
-	return recorder.LooksLikeIntervalLog(head[:n])
+	return result.LooksLikeIntervalLog(head[:n])
 }
 
 // runReportHlog is `openload report --hlog FILE` (or FILE alone, when it is
@@ -118,19 +118,19 @@ func runReportHlog(path, format, metric string, stdout, stderr io.Writer) int {
 		return fileError(stderr, "report", fmt.Errorf("%s: %v", path, unwrapPath(err)))
 	}
 	defer f.Close()
-	il, err := recorder.ReadIntervalLog(f, filepath.Base(path))
+	il, err := result.ReadIntervalLog(f, filepath.Base(path))
 	if err != nil {
 		return fileError(stderr, "report", err)
 	}
 	switch format {
 	case "table":
 		var rows []report.Row
-		for _, tag := range recorder.IntervalTags {
+		for _, tag := range result.IntervalTags {
 			if h := il.Total[tag]; h != nil {
-				rows = append(rows, report.Row{Name: tag, P: recorder.Summarize(h)})
+				rows = append(rows, report.Row{Name: tag, P: result.Summarize(h)})
 			}
 		}
-		fmt.Fprintf(stdout, "openload report · %s · %d intervals of %s\n\n", path, len(il.Intervals[recorder.IntervalTags[0]]), strings.Join(recorder.IntervalTags, ", "))
+		fmt.Fprintf(stdout, "openload report · %s · %d intervals of %s\n\n", path, len(il.Intervals[result.IntervalTags[0]]), strings.Join(result.IntervalTags, ", "))
 		if err := report.LatencyTable(stdout, rows); err != nil {
 			fmt.Fprintf(stderr, "openload: report: %v\n", err)
 			return exitRuntime
@@ -152,7 +152,7 @@ func runReportHlog(path, format, metric string, stdout, stderr io.Writer) int {
 
 // writeDiffHTML writes `openload diff A B --html`: both runs' curves of one
 // metric on the same percentile axes, and the comparison table.
-func writeDiffHTML(path, metric string, names [2]string, res [2]*recorder.Result, p [2]recorder.Percentiles) error {
+func writeDiffHTML(path, metric string, names [2]string, res [2]*result.Result, p [2]result.Percentiles) error {
 	c, err := plot.DiffChart(res[0], res[1], names[0], names[1], metric)
 	if err != nil {
 		return err

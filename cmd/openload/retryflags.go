@@ -10,7 +10,7 @@ import (
 
 	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/model"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
 
@@ -128,7 +128,7 @@ func minBackoff(p retry.Policy) time.Duration {
 // the model's prediction for the run's rate next to what the run observed:
 // 429 answers (every attempt) ÷ the run's duration, and with retries the
 // attempts a second. It writes nothing without --expect-limit.
-func (r *retryOptions) printExpectation(w io.Writer, o *loadOptions, res *recorder.Result) {
+func (r *retryOptions) printExpectation(w io.Writer, o *loadOptions, res *result.Result) {
 	if r.expect == nil {
 		return
 	}

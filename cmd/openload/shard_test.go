@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // countingTarget answers 200 and notes when each request arrives, on the
@@ -154,16 +154,16 @@ func TestShardsArriveAsOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	il, err := recorder.ReadIntervalLog(f, "all.hlog")
+	il, err := result.ReadIntervalLog(f, "all.hlog")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tag := range recorder.IntervalTags {
+	for _, tag := range result.IntervalTags {
 		h, err := m.Histogram(tag)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if enc, _ := recorder.EncodeHistogram(il.Total[tag]); enc != func() string { e, _ := recorder.EncodeHistogram(h); return e }() {
+		if enc, _ := result.EncodeHistogram(il.Total[tag]); enc != func() string { e, _ := result.EncodeHistogram(h); return e }() {
 			t.Errorf("merged interval log's %s: %d values, the merged result's %d", tag, il.Total[tag].TotalCount(), h.TotalCount())
 		}
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/openload/openload/internal/report"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/verify"
 )
 
@@ -43,7 +43,7 @@ func exitOf(c verify.Class) int { return exitCodes[c] }
 // in the command line's words: the flags that would help) to out; with
 // quiet, only when the outcome is not valid, to stderr, after "openload: "
 // and cmd's name ("merge: "), with the checks that failed.
-func writeVerdict(out, stderr io.Writer, res *recorder.Result, exit int, quiet bool, cmd string) {
+func writeVerdict(out, stderr io.Writer, res *result.Result, exit int, quiet bool, cmd string) {
 	lines := report.VerdictLines(res, exit)
 	for i, l := range lines {
 		if l.Label == "hint" {

@@ -17,6 +17,7 @@ import (
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // streamOptions are the flags of streamed answers (model servers): reading
@@ -105,7 +106,7 @@ func newLog(r *loadtest.Options, f *os.File) *recorder.LogWriter {
 
 // diffTTFT writes a stream run's TTFT from the send next to its TTFT from
 // the schedule (openload diff with one result).
-func diffTTFT(stdout, stderr io.Writer, name string, res *recorder.Result) int {
+func diffTTFT(stdout, stderr io.Writer, name string, res *result.Result) int {
 	send, err := summary(res, name, "ttft_service")
 	if err != nil {
 		return fileError(stderr, "diff", err)
@@ -124,5 +125,5 @@ func diffTTFT(stdout, stderr io.Writer, name string, res *recorder.Result) int {
 // allMetrics are the histograms report --metric and diff --metric take:
 // the request metrics, then a stream run's.
 func allMetrics() []string {
-	return append(slices.Clip(recorder.Metrics), recorder.StreamMetrics...)
+	return append(slices.Clip(result.Metrics), result.StreamMetrics...)
 }

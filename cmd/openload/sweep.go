@@ -19,7 +19,7 @@ import (
 	"github.com/openload/openload/internal/plot"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/verify"
 )
 
@@ -406,7 +406,7 @@ func writeSweepFiles(o *loadOptions, so sweepOptions, f sweep.File, points []swe
 
 // readSweepPoint reads FILE#N, point N of a sweep file, or says that FILE
 // is a sweep file read without a point; ok is false for anything else.
-func readSweepPoint(name string) (res *recorder.Result, ok bool, err error) {
+func readSweepPoint(name string) (res *result.Result, ok bool, err error) {
 	file, n, hasPoint := sweep.SplitPoint(name)
 	f, oerr := os.Open(file)
 	if oerr != nil {

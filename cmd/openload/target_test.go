@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/openload/openload/internal/rawtcp"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/verify"
 )
 
@@ -172,12 +172,12 @@ func TestVerdictPrecedence(t *testing.T) {
 		{true, fail, true, true, exitInterrupted},
 	}
 	for _, tc := range cases {
-		res := &recorder.Result{Interrupted: tc.interrupted, Checks: verify.ToChecks(tc.findings)}
+		res := &result.Result{Interrupted: tc.interrupted, Checks: verify.ToChecks(tc.findings)}
 		if tc.breached {
-			res.SLOs = append(res.SLOs, recorder.SLO{Expr: "response.p99<=1ms"})
+			res.SLOs = append(res.SLOs, result.SLO{Expr: "response.p99<=1ms"})
 		}
 		if tc.target {
-			res.SLOs = append(res.SLOs, recorder.SLO{Expr: verify.DefaultObjectiveExpr, Default: true})
+			res.SLOs = append(res.SLOs, result.SLO{Expr: verify.DefaultObjectiveExpr, Default: true})
 		}
 		if got := exitOf(verify.ClassOf(res)); got != tc.want {
 			t.Errorf("interrupted %v, %s, breached %v, target failed %v: exit %d, want %d",

@@ -31,7 +31,7 @@ import (
 	"github.com/openload/openload/examples/internal/demo"
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
 )
@@ -86,7 +86,7 @@ func Config(kind stub.PlaneFaultKind, mode stub.FenceMode, d time.Duration) stub
 type Outcome struct {
 	Fault  stub.PlaneFaultKind
 	Mode   stub.FenceMode
-	Result *recorder.Result
+	Result *result.Result
 	Stats  stub.Stats
 }
 

@@ -26,7 +26,7 @@ import (
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/sweep"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
 	"github.com/openload/openload/verify"
@@ -91,7 +91,7 @@ func Offsets(spec schedule.Spec) ([]time.Duration, error) {
 // Quantiles are q's quantiles of ds in ms, read from an HdrHistogram as
 // openload reads its own.
 func Quantiles(ds []time.Duration, qs ...float64) []float64 {
-	h := recorder.NewHistogram()
+	h := result.NewHistogram()
 	for _, d := range ds {
 		_ = h.RecordValue(d.Microseconds())
 	}

@@ -25,7 +25,7 @@ import (
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/report"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
 )
@@ -56,7 +56,7 @@ func (sc Scenario) String() string {
 // the result. Both modes use one connection: the closed loop has one user,
 // the open model one connection, so requests due during the stall wait
 // inside openload and that wait is send delay.
-func (sc Scenario) Run(ctx context.Context, closed bool) (*recorder.Result, error) {
+func (sc Scenario) Run(ctx context.Context, closed bool) (*result.Result, error) {
 	cfg := stub.DefaultConfig()
 	cfg.Workers = 1
 	cfg.Latency = sc.Latency
@@ -80,7 +80,7 @@ func (sc Scenario) Run(ctx context.Context, closed bool) (*recorder.Result, erro
 // Print writes both reports, the diff of the two runs, the open run's
 // service vs response time and the hand calculation next to the measured
 // values.
-func Print(w io.Writer, sc Scenario, closed, open *recorder.Result) error {
+func Print(w io.Writer, sc Scenario, closed, open *result.Result) error {
 	fmt.Fprintf(w, "coordinated omission: %s\n\n", sc)
 	fmt.Fprintf(w, "=== closed loop: 1 user paced to %s/s, skipping the slots it misses while it waits (openload --closed -c 1)\n\n", schedule.FormatRate(sc.Rate))
 	if err := report.Text(w, closed); err != nil {
@@ -133,7 +133,7 @@ func run(ctx context.Context, sc Scenario, out string, stdout, stderr io.Writer)
 		return errors.New("interrupted")
 	}
 	if out != "" {
-		for name, res := range map[string]*recorder.Result{"closed.json": closed, "open.json": open} {
+		for name, res := range map[string]*result.Result{"closed.json": closed, "open.json": open} {
 			if err := demo.WriteResult(filepath.Join(out, name), res); err != nil {
 				return err
 			}

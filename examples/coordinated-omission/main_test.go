@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -157,7 +157,7 @@ func listsSecond(msg string, sec int) bool {
 // slowResponses counts the run's responses longer than 90 % of the
 // interval (shorter ones cover no slot after their own), and the slots they
 // cover: ⌈v/I⌉ each, v taken at the top of its histogram bucket.
-func slowResponses(t *testing.T, res *recorder.Result, interval time.Duration) (n, covered int64) {
+func slowResponses(t *testing.T, res *result.Result, interval time.Duration) (n, covered int64) {
 	t.Helper()
 	h, err := res.Histogram("response")
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
 
@@ -104,7 +104,7 @@ func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecon
 // HandTable prints the hand calculation next to the measured values, with
 // c taken from the open run's service-time p50 (one request when nothing
 // stalls).
-func HandTable(w io.Writer, sc Scenario, closed, open *recorder.Result) error {
+func HandTable(w io.Writer, sc Scenario, closed, open *result.Result) error {
 	c := time.Duration(open.Service.P50 * float64(time.Millisecond))
 	fmt.Fprintf(w, "c = %.3f ms (the open run's service-time p50: one request to the %v model over loopback HTTP)\n", msOf(c), sc.Latency)
 	t := tablewriter.NewTable(w,
@@ -117,7 +117,7 @@ func HandTable(w io.Writer, sc Scenario, closed, open *recorder.Result) error {
 		mode, what string
 		h          Hand
 	}
-	measured := func(p recorder.Percentiles) Hand {
+	measured := func(p result.Percentiles) Hand {
 		return Hand{Count: p.Count, P95: p.P95, P99: p.P99, Mean: p.Mean}
 	}
 	rows := []row{

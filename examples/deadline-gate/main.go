@@ -29,6 +29,7 @@ import (
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
 )
@@ -103,14 +104,14 @@ func (g Gate) String() string {
 type Outcome struct {
 	Label  string
 	Gate   Gate
-	Result *recorder.Result
+	Result *result.Result
 	Stats  stub.Stats // the stub's /stats after the run
 	// Sent counts the answers sent (status 200), Dropped the answers the
 	// gate dropped (503), Model the model answers among those sent.
 	Sent, Dropped, Model int64
 	// Response is the response time (done − scheduled) of the answers
 	// sent, from the per-request log: what their users waited.
-	Response recorder.Percentiles
+	Response result.Percentiles
 	Log      string // the per-request log (--log)
 }
 
@@ -177,20 +178,20 @@ func Run(ctx context.Context, label string, g Gate, spec schedule.Spec, sched sc
 }
 
 // sentResponse summarises the response time of the 200s in a log.
-func sentResponse(path string) (recorder.Percentiles, error) {
+func sentResponse(path string) (result.Percentiles, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return recorder.Percentiles{}, err
+		return result.Percentiles{}, err
 	}
 	defer f.Close()
-	h := recorder.NewHistogram()
+	h := result.NewHistogram()
 	lr := recorder.NewLogReader(f, path)
 	for lr.Scan() {
 		if e := lr.Entry(); e.Status == 200 {
-			_ = h.RecordValue(min(max(int64((e.Done-e.Scheduled)/time.Microsecond), 0), recorder.HistHighest))
+			_ = h.RecordValue(min(max(int64((e.Done-e.Scheduled)/time.Microsecond), 0), result.HistHighest))
 		}
 	}
-	return recorder.Summarize(h), lr.Err()
+	return result.Summarize(h), lr.Err()
 }
 
 // Table prints outcomes, one row each.
@@ -351,7 +352,7 @@ func run(ctx context.Context, w io.Writer, dur time.Duration, logs string) error
 	return nil
 }
 
-func checkMessage(res *recorder.Result, name string) string {
+func checkMessage(res *result.Result, name string) string {
 	if c, ok := res.Check(name); ok {
 		return c.Severity + ": " + c.Message
 	}

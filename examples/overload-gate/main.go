@@ -22,7 +22,7 @@ import (
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/report"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
 )
@@ -53,7 +53,7 @@ var Rates = []float64{160, 320}
 type Cell struct {
 	Row      string
 	Rate     float64
-	Result   *recorder.Result
+	Result   *result.Result
 	Stats    stub.Stats
 	Model    int64
 	Fallback map[string]int64 // by reason
@@ -87,7 +87,7 @@ func RunCell(ctx context.Context, row Row, rate float64, d time.Duration) (Cell,
 	c := Cell{Row: row.Name, Rate: rate, Result: res, Stats: st, Model: res.Classes[0].Counts()["model"], Fallback: res.Classes[1].Counts()}
 	// By reason: "served" is the model's answer and (none) no answer, neither a fallback.
 	delete(c.Fallback, "served")
-	delete(c.Fallback, recorder.NoClass)
+	delete(c.Fallback, result.NoClass)
 	return c, nil
 }
 

@@ -31,7 +31,7 @@ import (
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/model"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
 )
@@ -92,7 +92,7 @@ func (r Row) Input() model.PoissonInput {
 type Cell struct {
 	Row      Row
 	Duration time.Duration
-	Result   *recorder.Result
+	Result   *result.Result
 	Server   stub.LimiterStats // the stub's own count of its decisions
 	// Nominal is the prediction at Rate; Pred at the schedule's own rate,
 	// its arrivals ÷ Duration (see Realized), which the comparison uses.
@@ -217,7 +217,7 @@ func batchLength(d time.Duration) time.Duration {
 // even though neighbouring seconds are not (a second of the timeline
 // straddles two windows of the stub, whose clock started a little earlier,
 // and a retry lands a second or two after its first attempt).
-func BatchSE(tl []recorder.Second, d, b time.Duration) float64 {
+func BatchSE(tl []result.Second, d, b time.Duration) float64 {
 	per := int(b / time.Second)
 	n := int(d/time.Second) / per
 	if n < 2 {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/model"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // TestRowsPlumbing runs every row for 2 s (at once, as the example does)
@@ -104,7 +104,7 @@ func TestModelSE(t *testing.T) {
 // 5 s batches alternating 0 and 2 answers a second have the hand-computed
 // SE below; a run shorter than two batches has none.
 func TestBatchSE(t *testing.T) {
-	tl := make([]recorder.Second, 40)
+	tl := make([]result.Second, 40)
 	for i := range tl {
 		tl[i].RateLimited = 3
 	}

@@ -47,6 +47,7 @@ import (
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
 )
@@ -85,7 +86,7 @@ func (sc Scenario) body() []byte {
 
 // Run runs the scenario with conns connections against a fresh in-process
 // stub and returns the result.
-func (sc Scenario) Run(ctx context.Context, conns int) (*recorder.Result, error) {
+func (sc Scenario) Run(ctx context.Context, conns int) (*result.Result, error) {
 	cfg := stub.DefaultConfig()
 	cfg.Policy = stub.PolicyNone
 	cfg.MaxQueueWait = time.Hour // nothing is turned away: the experiment is about waiting
@@ -152,7 +153,7 @@ func (sc Scenario) handFor(s time.Duration) Hand {
 
 // metWithin counts the values of a result's histogram metric at or below
 // d: the requests a TTFT objective of d would count.
-func metWithin(res *recorder.Result, metric string, d time.Duration) (int64, error) {
+func metWithin(res *result.Result, metric string, d time.Duration) (int64, error) {
 	h, err := res.Histogram(metric)
 	if err != nil {
 		return 0, err
@@ -168,7 +169,7 @@ func metWithin(res *recorder.Result, metric string, d time.Duration) (int64, err
 
 // Print writes both reports, the pool run's TTFT diff and the hand
 // calculation next to what was measured.
-func Print(w io.Writer, sc Scenario, pool, queue *recorder.Result) error {
+func Print(w io.Writer, sc Scenario, pool, queue *result.Result) error {
 	fmt.Fprintf(w, "streaming: %s\n\n", sc)
 	fmt.Fprintf(w, "=== %d connections: requests that find every connection busy wait inside openload (openload -c %d --stream)\n\n", sc.Slots, sc.Slots)
 	if err := report.Text(w, pool); err != nil {
@@ -189,7 +190,7 @@ func Print(w io.Writer, sc Scenario, pool, queue *recorder.Result) error {
 // HandTable writes the hand calculation, with the nominal hold time and
 // with the one measured (the pool run's service time p50), next to both
 // runs' measured TTFT.
-func HandTable(w io.Writer, sc Scenario, pool, queue *recorder.Result) error {
+func HandTable(w io.Writer, sc Scenario, pool, queue *result.Result) error {
 	nominal := sc.handFor(sc.hold())
 	measuredS := time.Duration(pool.Service.P50 * float64(time.Millisecond))
 	withS := sc.handFor(measuredS)
@@ -203,7 +204,7 @@ func HandTable(w io.Writer, sc Scenario, pool, queue *recorder.Result) error {
 	row := func(name string, h Hand) []string {
 		return []string{name, f(h.FromSend), f(h.P50), f(h.P90), f(h.P99), f(h.Mean), fmt.Sprintf("%d of %d", h.Met, h.N)}
 	}
-	measured := func(name string, res *recorder.Result) ([]string, error) {
+	measured := func(name string, res *result.Result) ([]string, error) {
 		s := res.Stream
 		met := int64(0)
 		if s.Goodput != nil {
@@ -218,7 +219,7 @@ func HandTable(w io.Writer, sc Scenario, pool, queue *recorder.Result) error {
 	}
 	for _, m := range []struct {
 		name string
-		res  *recorder.Result
+		res  *result.Result
 	}{{fmt.Sprintf("measured, -c %d", sc.Slots), pool}, {"measured, -c 64", queue}} {
 		r, err := measured(m.name, m.res)
 		if err != nil {
@@ -294,7 +295,7 @@ func run(ctx context.Context, sc Scenario, out string, stdout, stderr io.Writer)
 		return errors.New("interrupted")
 	}
 	if out != "" {
-		for name, res := range map[string]*recorder.Result{"pool.json": pool, "queue.json": queue} {
+		for name, res := range map[string]*result.Result{"pool.json": pool, "queue.json": queue} {
 			if err := demo.WriteResult(filepath.Join(out, name), res); err != nil {
 				return err
 			}

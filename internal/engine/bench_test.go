@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
 
@@ -126,7 +127,7 @@ func BenchmarkStubHeaders(b *testing.B) {
 			rec := recorder.New(nil)
 			rec.TrackClasses(cfg.ClassHeaders)
 			benchRun(b, cfg, cl, rec)
-			var res recorder.Result
+			var res result.Result
 			if err := rec.Fill(&res); err != nil {
 				b.Fatal(err)
 			}

@@ -68,6 +68,7 @@ import (
 	"github.com/openload/openload/internal/selfmon"
 	"github.com/openload/openload/internal/servertiming"
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
 
@@ -168,7 +169,7 @@ type Stats struct {
 	Skipped    int64 // closed mode: pacing slots no user took (see RunClosed)
 	// Generator is openload's own CPU use and GC pauses during the run
 	// (package selfmon).
-	Generator recorder.Generator
+	Generator result.Generator
 	// Client is what sent the requests: ClientEpoll (epoll_linux.go),
 	// ClientLean (lean.go) or ClientNetHTTP.
 	Client string

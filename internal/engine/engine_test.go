@@ -15,6 +15,7 @@ import (
 
 	"github.com/openload/openload/internal/rawtcp"
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
 
@@ -100,7 +101,7 @@ func hangingServer(t *testing.T) *httptest.Server {
 }
 
 // checkIdentity asserts the accounting identity against the schedule count.
-func checkIdentity(t *testing.T, rec *recorder.Recorder, want int64) recorder.Counts {
+func checkIdentity(t *testing.T, rec *recorder.Recorder, want int64) result.Counts {
 	t.Helper()
 	c := rec.Counts()
 	if c.Scheduled != want {

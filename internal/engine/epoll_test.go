@@ -15,6 +15,7 @@ import (
 	"github.com/openload/openload/internal/rawtcp"
 	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
 
@@ -150,7 +151,7 @@ func TestEpollServerCloses(t *testing.T) {
 		{"after bytes past the body", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokEXTRA", 10, 10, "", openClients[1:]},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			var first recorder.Counts
+			var first result.Counts
 			forClients(t, c.clients, func(t *testing.T, cl client) {
 				u := rawAnswers(t, func(nc net.Conn, _ *bufio.Reader, _ <-chan struct{}) bool {
 					io.WriteString(nc, c.answer)
@@ -167,7 +168,7 @@ func TestEpollServerCloses(t *testing.T) {
 				if k := rec.ErrorKinds(); n.Errors > 0 && k[c.kind] != n.Errors {
 					t.Errorf("kinds %v: want every failure %s", k, c.kind)
 				}
-				if first == (recorder.Counts{}) {
+				if first == (result.Counts{}) {
 					first = n
 				} else if n != first {
 					t.Errorf("counts %+v, %s had %+v", n, c.clients[0].test, first)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/openload/openload/internal/h1"
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
 
@@ -157,7 +158,7 @@ func TestClientsReadHeadsAlike(t *testing.T) {
 		[]byte("HTTP/1.1 200 OK\r\nX-Stub-Source: fallback\r\nServer-Timing: total;dur=9\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"),
 	}
 	const n = 40
-	var want *recorder.Result
+	var want *result.Result
 	forClients(t, openClients, func(t *testing.T, cl client) {
 		var next atomic.Int64
 		u := rawAnswers(t, func(c net.Conn, _ *bufio.Reader, _ <-chan struct{}) bool {
@@ -176,7 +177,7 @@ func TestClientsReadHeadsAlike(t *testing.T) {
 		if stats.Client != cl.name {
 			t.Errorf("client %s, want %s", stats.Client, cl.name)
 		}
-		var res recorder.Result
+		var res result.Result
 		if err := rec.Fill(&res); err != nil {
 			t.Fatal(err)
 		}
@@ -201,7 +202,7 @@ func TestClientsReadHeadsAlike(t *testing.T) {
 		for i := range res.ServerTiming {
 			res.ServerTiming[i].Histogram, want.ServerTiming[i].Histogram = "", ""
 		}
-		byName := func(a, b recorder.ServerMetric) int { return strings.Compare(a.Name, b.Name) }
+		byName := func(a, b result.ServerMetric) int { return strings.Compare(a.Name, b.Name) }
 		slices.SortFunc(res.ServerTiming, byName)
 		slices.SortFunc(want.ServerTiming, byName)
 		if !reflect.DeepEqual(res.ServerTiming, want.ServerTiming) {

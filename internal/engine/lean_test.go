@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/rawtcp"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
 
@@ -54,7 +54,7 @@ func (s *connServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func TestLeanMatchesNetHTTP(t *testing.T) {
 	for _, path := range []string{"/ka", "/close", "/chunked", "/503"} {
-		var got []recorder.Counts
+		var got []result.Counts
 		var statuses []map[int]int64
 		for _, cl := range openClients {
 			cs := &connServer{conns: map[string]int{}}

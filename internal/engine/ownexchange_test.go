@@ -11,6 +11,7 @@ import (
 
 	"github.com/openload/openload/internal/rawtcp"
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
 
@@ -85,7 +86,7 @@ func TestRecordsOwnExchangeAfterServerDies(t *testing.T) {
 		if s := rec.StatusCodes(); len(s) != 1 || s[200] != c.Completed {
 			t.Errorf("statuses %v, want 200 ×%d", s, c.Completed)
 		}
-		var res recorder.Result
+		var res result.Result
 		if err := rec.Fill(&res); err != nil {
 			t.Fatal(err)
 		}

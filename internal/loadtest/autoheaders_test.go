@@ -10,13 +10,13 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/engine"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
 
 // runAuto runs 20 requests with the CLI's automatic headers against a
 // server that answers every other request with header.
-func runAuto(t *testing.T, header http.Header, o Options) *recorder.Result {
+func runAuto(t *testing.T, header http.Header, o Options) *result.Result {
 	t.Helper()
 	n := 0
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -46,7 +46,7 @@ func runAuto(t *testing.T, header http.Header, o Options) *recorder.Result {
 
 // classCounts is a result's tables as header → value → count, and the
 // headers of those marked Auto.
-func classCounts(res *recorder.Result) (map[string]map[string]int64, []string) {
+func classCounts(res *result.Result) (map[string]map[string]int64, []string) {
 	tables := map[string]map[string]int64{}
 	var auto []string
 	for _, ct := range res.Classes {
@@ -66,7 +66,7 @@ func TestAutoHeaders(t *testing.T) {
 	stubLike := http.Header{"X-Stub-Source": {"fallback"}, "Server-Timing": {"queue;dur=1.5, total;dur=2"}}
 	res := runAuto(t, stubLike, Options{})
 	tables, auto := classCounts(res)
-	if want := map[string]map[string]int64{"X-Stub-Source": {"fallback": 10, recorder.NoClass: 10}}; !reflect.DeepEqual(tables, want) ||
+	if want := map[string]map[string]int64{"X-Stub-Source": {"fallback": 10, result.NoClass: 10}}; !reflect.DeepEqual(tables, want) ||
 		!reflect.DeepEqual(auto, []string{"X-Stub-Source"}) {
 		t.Errorf("tables %v (auto %v), want %v, auto", tables, auto, want)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/engine"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
 )
@@ -80,7 +80,7 @@ func TestShadowFaultWindow(t *testing.T) {
 
 	f := s.Stats().Fence
 	t.Logf("shed-stale per second %v; stub: %d intents, shed %+v, shed_per_100 %.3f", perSec, f.Intents, f.Shed, f.ShedPer100)
-	var table recorder.ClassTable
+	var table result.ClassTable
 	for _, ct := range res.Classes {
 		if ct.Header == h {
 			table = ct

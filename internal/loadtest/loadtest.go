@@ -16,6 +16,7 @@ import (
 	"github.com/openload/openload/field"
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/verify"
 )
@@ -200,7 +201,7 @@ func (o *Options) ClosedLoop() engine.Closed {
 // and the findings. The error is non-nil only when the run could not be
 // carried out at all; a log write failure, or a client that stopped before
 // the schedule's end, is reported in the error after a complete result.
-func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, error) {
+func Run(ctx context.Context, o Options) (*result.Result, []verify.Finding, error) {
 	if err := o.Validate(); err != nil {
 		return nil, nil, fmt.Errorf("loadtest: %w", err)
 	}
@@ -228,20 +229,20 @@ func Run(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, er
 
 // newResult starts the result of a run, with its configuration
 // (resultConfig) and the schedule's description.
-func (o *Options) newResult(schedule string) *recorder.Result {
-	return &recorder.Result{Tool: "openload", Config: o.resultConfig(schedule)}
+func (o *Options) newResult(schedule string) *result.Result {
+	return &result.Result{Tool: "openload", Config: o.resultConfig(schedule)}
 }
 
 // resultConfig is the configuration the result records: every option it
 // keeps, taken here and nowhere else. What is measured (the client that
 // sent, the stub's CPU time) is filled where it is measured.
-func (o *Options) resultConfig(sched string) recorder.Config {
-	c := recorder.Config{
+func (o *Options) resultConfig(sched string) result.Config {
+	c := result.Config{
 		Target:          o.URL.String(),
 		BuiltinStub:     o.BuiltinStub,
 		StubChild:       o.StubChild,
 		Method:          o.Method,
-		Headers:         recorder.RedactHeaders(o.Header, o.Redact...),
+		Headers:         result.RedactHeaders(o.Header, o.Redact...),
 		BodyBytes:       len(o.Body),
 		Rate:            o.Schedule.Rate,
 		Duration:        o.Schedule.Duration.String(),
@@ -279,7 +280,7 @@ func (o *Options) resultConfig(sched string) recorder.Config {
 		}
 		return c
 	}
-	c.Mode = recorder.ModeClosed
+	c.Mode = result.ModeClosed
 	c.Users = o.Connections
 	if o.Think > 0 {
 		c.Think = o.Think.String()
@@ -315,7 +316,7 @@ func (o Options) newRecorder() *recorder.Recorder {
 
 // finish fills the measured parts of res after the engine has run, and
 // verifies it.
-func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engine.Stats, sched schedule.Schedule) (*recorder.Result, []verify.Finding, error) {
+func finish(o Options, res *result.Result, rec *recorder.Recorder, stats engine.Stats, sched schedule.Schedule) (*result.Result, []verify.Finding, error) {
 	var logErr error
 	if o.Log != nil {
 		if err := o.Log.Flush(); err != nil {
@@ -325,9 +326,9 @@ func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engin
 	res.Started = stats.Start
 	res.Elapsed = stats.End.Seconds()
 	res.Interrupted = stats.Interrupted
-	res.Limit = recorder.Limit{Connections: o.Connections, MaxInFlight: stats.MaxInFlight, Waited: stats.LimitWaited}
+	res.Limit = result.Limit{Connections: o.Connections, MaxInFlight: stats.MaxInFlight, Waited: stats.LimitWaited}
 	if p := stats.Predial; p.Wanted > 0 {
-		res.Limit.Predial = &recorder.Predial{Wanted: p.Wanted, Opened: p.Opened, Ms: math.Round(float64(p.Took)/1e3) / 1e3}
+		res.Limit.Predial = &result.Predial{Wanted: p.Wanted, Opened: p.Opened, Ms: math.Round(float64(p.Took)/1e3) / 1e3}
 		if p.Err != nil {
 			res.Limit.Predial.Error = p.Err.Error()
 		}
@@ -361,7 +362,7 @@ func finish(o Options, res *recorder.Result, rec *recorder.Recorder, stats engin
 }
 
 // runClosed is Run for a closed-loop run.
-func runClosed(ctx context.Context, o Options) (*recorder.Result, []verify.Finding, error) {
+func runClosed(ctx context.Context, o Options) (*result.Result, []verify.Finding, error) {
 	spec, cl := o.Schedule, o.ClosedLoop()
 	res := o.newResult(ClosedName(cl))
 	rec := o.newRecorder()

@@ -11,7 +11,7 @@ import (
 
 	"github.com/openload/openload/field"
 	"github.com/openload/openload/internal/engine"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
 	"github.com/openload/openload/verify"
@@ -22,7 +22,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // runStub runs rate/s for d with one connection against an in-process stub
 // with a 2 ms model, stalled for stall (0: no stall) from 500 ms after its
 // first request.
-func runStub(t *testing.T, rate float64, d, stall time.Duration) *recorder.Result {
+func runStub(t *testing.T, rate float64, d, stall time.Duration) *result.Result {
 	t.Helper()
 	cfg := stub.DefaultConfig()
 	cfg.Workers = 1
@@ -104,13 +104,13 @@ func TestNoStallResponseAgreesWithService(t *testing.T) {
 	}
 }
 
-func find(cs []recorder.Check, name string) recorder.Check {
+func find(cs []result.Check, name string) result.Check {
 	for _, c := range cs {
 		if c.Name == name {
 			return c
 		}
 	}
-	return recorder.Check{}
+	return result.Check{}
 }
 
 // Validate names every refused value by its path in Options: the

@@ -4,7 +4,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
 
@@ -19,17 +19,17 @@ func (o *Options) shardSchedule(sched schedule.Schedule) schedule.Schedule {
 
 // fillShard records in res the shard the run sent, the whole schedule it
 // is a share of, and the start it waited for (engine.Config.StartAt).
-func (o *Options) fillShard(res *recorder.Result, sched schedule.Schedule, start time.Time, late time.Duration) {
+func (o *Options) fillShard(res *result.Result, sched schedule.Schedule, start time.Time, late time.Duration) {
 	if !o.StartAt.IsZero() {
 		res.Config.StartAt = o.StartAt.UTC().Format(time.RFC3339Nano)
-		res.Start = &recorder.StartRecord{At: start, Actual: start.Add(late), LateMs: math.Round(float64(max(late, 0))/1e3) / 1e3}
+		res.Start = &result.StartRecord{At: start, Actual: start.Add(late), LateMs: math.Round(float64(max(late, 0))/1e3) / 1e3}
 	}
 	sh, ok := sched.(*schedule.ShardSchedule)
 	if !ok {
 		return
 	}
 	whole := sh.Whole()
-	cfg := &recorder.ShardConfig{Of: sh.Shard().Of, Indexes: []int{sh.Shard().Index},
+	cfg := &result.ShardConfig{Of: sh.Shard().Of, Indexes: []int{sh.Shard().Index},
 		Whole: whole.Name(), WholeExpected: whole.Expected(), WholeScheduled: -1}
 	if n, exact := schedule.CountOf(whole); exact {
 		cfg.WholeScheduled = n
@@ -37,5 +37,5 @@ func (o *Options) fillShard(res *recorder.Result, sched schedule.Schedule, start
 		cfg.WholeScheduled = n
 	}
 	res.Config.Shard = cfg
-	res.Shards = []recorder.ShardRun{recorder.OwnShardRun(res)}
+	res.Shards = []result.ShardRun{result.OwnShardRun(res)}
 }

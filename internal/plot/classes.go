@@ -5,7 +5,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // ClassTimelineCharts is one chart per class header whose per-second
@@ -15,7 +15,7 @@ import (
 // rising then and only then. Lines are in the class table's order (by
 // count), then values only warm-up requests had; a value's line goes to
 // the run's end, as the completed line of the timeline does.
-func ClassTimelineCharts(res *recorder.Result) []Chart {
+func ClassTimelineCharts(res *result.Result) []Chart {
 	sched, end := Ends(res)
 	var out []Chart
 	for i, t := range res.Classes {

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // TestClassTimelineCharts: one line per value, in the table's order then
@@ -12,12 +12,12 @@ import (
 // table whose seconds the result does not hold.
 func TestClassTimelineCharts(t *testing.T) {
 	h := "X-Stub-Shadow"
-	res := &recorder.Result{Config: recorder.Config{Duration: "3s"}, Elapsed: 3,
-		Classes: []recorder.ClassTable{
+	res := &result.Result{Config: result.Config{Duration: "3s"}, Elapsed: 3,
+		Classes: []result.ClassTable{
 			{Header: "X-Old"},
-			{Header: h, Values: []recorder.ClassValue{{Value: "none", Count: 9}, {Value: "shed-stale", Count: 4}}},
+			{Header: h, Values: []result.ClassValue{{Value: "none", Count: 9}, {Value: "shed-stale", Count: 4}}},
 		},
-		Timeline: []recorder.Second{
+		Timeline: []result.Second{
 			{Classes: map[string]map[string]int64{h: {"none": 3, "warm": 1}}},
 			{Classes: map[string]map[string]int64{h: {"none": 3, "shed-stale": 4}}},
 			{Classes: map[string]map[string]int64{h: {"none": 3}}},

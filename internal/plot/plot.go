@@ -35,7 +35,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // Style is how a series is drawn: its colour ("#rrggbb"), opacity (0–1),
@@ -151,7 +151,7 @@ const maxTarget = 72
 
 // Identity names a run in one line: its schedule (rate and shape, closed
 // loop or replay), method and target, and start time in UTC.
-func Identity(res *recorder.Result) string {
+func Identity(res *result.Result) string {
 	cfg := res.Config
 	id := cfg.Schedule
 	if id == "" {
@@ -179,7 +179,7 @@ func Identity(res *recorder.Result) string {
 // LatencyChart is response time, service time and send delay by
 // percentile, and the corrected response time of a closed run paced to a
 // rate: HdrHistogram's percentile distribution plot.
-func LatencyChart(res *recorder.Result) (Chart, error) {
+func LatencyChart(res *result.Result) (Chart, error) {
 	c := Chart{ID: "latency", Title: "Latency by percentile", Subtitle: []string{Identity(res)},
 		XLabel: "percentile", YLabel: "ms", LogX: true, XMin: 1, XMax: maxX}
 	type line struct {
@@ -207,10 +207,10 @@ func LatencyChart(res *recorder.Result) (Chart, error) {
 }
 
 // DiffChart is one metric of two runs by percentile on the same axes.
-func DiffChart(a, b *recorder.Result, nameA, nameB, metric string) (Chart, error) {
+func DiffChart(a, b *result.Result, nameA, nameB, metric string) (Chart, error) {
 	c := Chart{ID: "diff", Title: metric + " by percentile", XLabel: "percentile", YLabel: "ms", LogX: true, XMin: 1, XMax: maxX}
 	for i, r := range []struct {
-		res   *recorder.Result
+		res   *result.Result
 		name  string
 		style Style
 	}{{a, nameA, under.in(blue)}, {b, nameB, solid.in(vermillion)}} {
@@ -233,7 +233,7 @@ func DiffChart(a, b *recorder.Result, nameA, nameB, metric string) (Chart, error
 // run's schedule ends with it. A result that says neither (hand-made, or
 // written before the timeline existed) ends after its timeline's last
 // second.
-func Ends(res *recorder.Result) (schedule, run float64) {
+func Ends(res *result.Result) (schedule, run float64) {
 	n := float64(len(res.Timeline))
 	d, err := time.ParseDuration(res.Config.Duration)
 	schedule = d.Seconds()
@@ -297,7 +297,7 @@ func perSecond(counts []int64, end float64) Series {
 // were still sent in a second that starts after it (a backlog sent late,
 // during the drain), then with the run. A second the schedule ends in
 // counts its sends over the schedule's part of it.
-func sentEnd(timeline []recorder.Second, sched, end float64) float64 {
+func sentEnd(timeline []result.Second, sched, end float64) float64 {
 	for i := int(math.Ceil(sched)); i < len(timeline); i++ {
 		if timeline[i].Sent > 0 {
 			return end
@@ -311,11 +311,11 @@ func sentEnd(timeline []recorder.Second, sched, end float64) float64 {
 // slots its users never sent. Scheduled, never sent and (unless a backlog
 // was sent late) sent end with the schedule; completed and errors go on
 // through the drain, shaded, to the run's end.
-func TimelineChart(res *recorder.Result) Chart {
+func TimelineChart(res *result.Result) Chart {
 	sched, end := Ends(res)
 	c := Chart{ID: "timeline", Title: "Requests per second", Subtitle: []string{Identity(res)},
 		XLabel: "seconds from the start", YLabel: "requests per second", XMin: 0, XMax: end}
-	col := func(f func(recorder.Second) int64) []int64 {
+	col := func(f func(result.Second) int64) []int64 {
 		out := make([]int64, len(res.Timeline))
 		for i, s := range res.Timeline {
 			out[i] = f(s)
@@ -325,20 +325,20 @@ func TimelineChart(res *recorder.Result) Chart {
 	for _, l := range []struct {
 		name  string
 		style Style
-		f     func(recorder.Second) int64
+		f     func(result.Second) int64
 		end   float64
 	}{
-		{"scheduled", under.in(grey), func(s recorder.Second) int64 { return s.Scheduled }, sched},
-		{"sent", solid.in(orange), func(s recorder.Second) int64 { return s.Sent }, sentEnd(res.Timeline, sched, end)},
-		{"completed", dashed.in(blue), func(s recorder.Second) int64 { return s.Completed }, end},
-		{"errors", dotted.in(vermillion), func(s recorder.Second) int64 { return s.Errors }, end},
+		{"scheduled", under.in(grey), func(s result.Second) int64 { return s.Scheduled }, sched},
+		{"sent", solid.in(orange), func(s result.Second) int64 { return s.Sent }, sentEnd(res.Timeline, sched, end)},
+		{"completed", dashed.in(blue), func(s result.Second) int64 { return s.Completed }, end},
+		{"errors", dotted.in(vermillion), func(s result.Second) int64 { return s.Errors }, end},
 	} {
 		s := perSecond(col(l.f), l.end)
 		s.Name, s.Style = l.name, l.style
 		c.Series = append(c.Series, s)
 	}
 	if res.Counts.Skipped > 0 {
-		s := perSecond(col(func(s recorder.Second) int64 { return s.Skipped }), sched)
+		s := perSecond(col(func(s result.Second) int64 { return s.Skipped }), sched)
 		s.Name, s.Style = "never sent (closed loop)", dotted.in(purple)
 		c.Series = append(c.Series, s)
 	}
@@ -352,7 +352,7 @@ func TimelineChart(res *recorder.Result) Chart {
 // the requests that ended in it), so a stall shows as a spike. A second in
 // which no request ended has no p99: the line breaks there rather than
 // dropping to zero.
-func TimelineP99Chart(res *recorder.Result) Chart {
+func TimelineP99Chart(res *result.Result) Chart {
 	sched, end := Ends(res)
 	c := Chart{ID: "timeline-p99", Title: "Response time p99 per second", Subtitle: []string{Identity(res)},
 		XLabel: "seconds from the start", YLabel: "ms", XMin: 0, XMax: end}
@@ -383,7 +383,7 @@ func TimelineP99Chart(res *recorder.Result) Chart {
 
 // ClassCharts is one bar chart per class header: the share of requests per
 // value, in percent.
-func ClassCharts(res *recorder.Result) []Chart {
+func ClassCharts(res *result.Result) []Chart {
 	var out []Chart
 	for i, t := range res.Classes {
 		c := Chart{ID: fmt.Sprintf("class-%d", i), Title: "Share of requests by " + t.Header, Subtitle: []string{Identity(res)},
@@ -403,7 +403,7 @@ func ClassCharts(res *recorder.Result) []Chart {
 // ReportCharts are the charts of a run's report, in order: latency by
 // percentile, requests per second, p99 per second, class shares, and
 // class values per second (classes.go).
-func ReportCharts(res *recorder.Result) ([]Chart, error) {
+func ReportCharts(res *result.Result) ([]Chart, error) {
 	lat, err := LatencyChart(res)
 	if err != nil {
 		return nil, err

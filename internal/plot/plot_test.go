@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 func TestPercentileX(t *testing.T) {
@@ -20,7 +21,7 @@ func TestPercentileX(t *testing.T) {
 
 // result builds a result from records: n fast requests (1 ms) and a stalled
 // tail (every request due during a 1 s stall waited up to the stall).
-func result(t *testing.T) *recorder.Result {
+func sampleResult(t *testing.T) *result.Result {
 	t.Helper()
 	r := recorder.New(nil)
 	for i := 0; i < 1000; i++ {
@@ -37,7 +38,7 @@ func result(t *testing.T) *recorder.Result {
 		r.Add(&rec)
 	}
 	r.TrackClasses(nil)
-	res := &recorder.Result{}
+	res := &result.Result{}
 	if err := r.Fill(res); err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func result(t *testing.T) *recorder.Result {
 }
 
 func TestLatencyChartData(t *testing.T) {
-	c, err := LatencyChart(result(t))
+	c, err := LatencyChart(sampleResult(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestLatencyChartData(t *testing.T) {
 }
 
 func TestTimelineAndDiffCharts(t *testing.T) {
-	res := result(t)
+	res := sampleResult(t)
 	tl := TimelineChart(res)
 	if len(tl.Series) != 4 || len(tl.Series[1].Y) != 10 {
 		t.Fatalf("timeline %+v", tl)
@@ -87,13 +88,13 @@ func TestTimelineAndDiffCharts(t *testing.T) {
 	if err != nil || len(d.Series) != 2 || d.Series[1].Name != "b" {
 		t.Fatalf("diff %+v %v", d, err)
 	}
-	if _, err := DiffChart(res, &recorder.Result{}, "a", "b", "service"); err == nil || !strings.Contains(err.Error(), "b: result has no service histogram") {
+	if _, err := DiffChart(res, &result.Result{}, "a", "b", "service"); err == nil || !strings.Contains(err.Error(), "b: result has no service histogram") {
 		t.Errorf("diff with a result without histograms: %v", err)
 	}
 }
 
 func TestRender(t *testing.T) {
-	res := result(t)
+	res := sampleResult(t)
 	c, _ := LatencyChart(res)
 	for _, f := range []string{"svg", "png"} {
 		var b bytes.Buffer
@@ -112,7 +113,7 @@ func TestRender(t *testing.T) {
 }
 
 func TestHTMLPage(t *testing.T) {
-	res := result(t)
+	res := sampleResult(t)
 	lat, _ := LatencyChart(res)
 	p := Page{Title: "openload <report>", Text: "counts   expected 1000", Charts: []Chart{lat, TimelineChart(res)}}
 	var b bytes.Buffer

@@ -3,7 +3,7 @@ package plot
 import (
 	"fmt"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // SweepPoint is one point of a sweep, as its charts draw it: the offered
@@ -11,7 +11,7 @@ import (
 type SweepPoint struct {
 	Offered   float64
 	Completed float64
-	Result    *recorder.Result
+	Result    *result.Result
 }
 
 // SweepCharts are a sweep's charts: latency against offered rate (response
@@ -28,12 +28,12 @@ func SweepCharts(points []SweepPoint, knee int, subtitle string) []Chart {
 	lines := []struct {
 		name  string
 		style Style
-		get   func(r *recorder.Result) float64
+		get   func(r *result.Result) float64
 	}{
-		{"response p99", under.in(blue), func(r *recorder.Result) float64 { return r.Response.P99 }},
-		{"service p99", solid.in(green), func(r *recorder.Result) float64 { return r.Service.P99 }},
-		{"response p50", dashed.in(blue), func(r *recorder.Result) float64 { return r.Response.P50 }},
-		{"service p50", dotted.in(green), func(r *recorder.Result) float64 { return r.Service.P50 }},
+		{"response p99", under.in(blue), func(r *result.Result) float64 { return r.Response.P99 }},
+		{"service p99", solid.in(green), func(r *result.Result) float64 { return r.Service.P99 }},
+		{"response p50", dashed.in(blue), func(r *result.Result) float64 { return r.Response.P50 }},
+		{"service p50", dotted.in(green), func(r *result.Result) float64 { return r.Service.P50 }},
 	}
 	for _, l := range lines {
 		s := Series{Name: l.name, Style: l.style}
@@ -54,7 +54,7 @@ func SweepCharts(points []SweepPoint, knee int, subtitle string) []Chart {
 	if tok, ok := tokenChart(points, subtitle); ok {
 		// Goodput beside throughput: it peaks and falls where throughput
 		// only flattens.
-		if g, ok := streamSeries(points, "goodput/s", solid.in(green), func(s *recorder.StreamResult) (float64, bool) {
+		if g, ok := streamSeries(points, "goodput/s", solid.in(green), func(s *result.StreamResult) (float64, bool) {
 			return goodputPerS(s)
 		}); ok {
 			charts[1].Series = append(charts[1].Series, g)
@@ -74,7 +74,7 @@ func SweepCharts(points []SweepPoint, knee int, subtitle string) []Chart {
 	return charts
 }
 
-func goodputPerS(s *recorder.StreamResult) (float64, bool) {
+func goodputPerS(s *result.StreamResult) (float64, bool) {
 	if s.Goodput == nil {
 		return 0, false
 	}
@@ -91,14 +91,14 @@ func tokenChart(points []SweepPoint, subtitle string) (Chart, bool) {
 	for _, l := range []struct {
 		name  string
 		style Style
-		get   func(s *recorder.StreamResult) float64
+		get   func(s *result.StreamResult) float64
 	}{
-		{"ITL p99", under.in(orange), func(s *recorder.StreamResult) float64 { return s.ITL.P99 }},
-		{"ITL p50", solid.in(orange), func(s *recorder.StreamResult) float64 { return s.ITL.P50 }},
-		{"TPOT p50", dashed.in(purple), func(s *recorder.StreamResult) float64 { return s.TPOT.P50 }},
-		{"TTFT p99 (from schedule)", solid.in(blue), func(s *recorder.StreamResult) float64 { return s.TTFTResponse.P99 }},
+		{"ITL p99", under.in(orange), func(s *result.StreamResult) float64 { return s.ITL.P99 }},
+		{"ITL p50", solid.in(orange), func(s *result.StreamResult) float64 { return s.ITL.P50 }},
+		{"TPOT p50", dashed.in(purple), func(s *result.StreamResult) float64 { return s.TPOT.P50 }},
+		{"TTFT p99 (from schedule)", solid.in(blue), func(s *result.StreamResult) float64 { return s.TTFTResponse.P99 }},
 	} {
-		if s, ok := streamSeries(points, l.name, l.style, func(s *recorder.StreamResult) (float64, bool) { return l.get(s), true }); ok {
+		if s, ok := streamSeries(points, l.name, l.style, func(s *result.StreamResult) (float64, bool) { return l.get(s), true }); ok {
 			c.Series = append(c.Series, s)
 		}
 	}
@@ -107,7 +107,7 @@ func tokenChart(points []SweepPoint, subtitle string) (Chart, bool) {
 
 // streamSeries is one stream figure per point that has it; ok is false
 // when none has.
-func streamSeries(points []SweepPoint, name string, style Style, get func(*recorder.StreamResult) (float64, bool)) (Series, bool) {
+func streamSeries(points []SweepPoint, name string, style Style, get func(*result.StreamResult) (float64, bool)) (Series, bool) {
 	s := Series{Name: name, Style: style}
 	for _, p := range points {
 		if p.Result.Stream == nil {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // TestSweepCharts checks the data behind a sweep's charts: one x per
@@ -15,7 +15,7 @@ import (
 func TestSweepCharts(t *testing.T) {
 	var pts []SweepPoint
 	for i, rate := range []float64{20, 60, 100} {
-		res := &recorder.Result{Response: recorder.Percentiles{P50: 50, P99: float64(60 + 500*i)}, Service: recorder.Percentiles{P50: 50, P99: float64(55 + 100*i)}}
+		res := &result.Result{Response: result.Percentiles{P50: 50, P99: float64(60 + 500*i)}, Service: result.Percentiles{P50: 50, P99: float64(55 + 100*i)}}
 		pts = append(pts, SweepPoint{Offered: rate, Completed: min(rate, 80), Result: res})
 	}
 	cs := SweepCharts(pts, 2, "test")
@@ -55,9 +55,9 @@ func TestSweepCharts(t *testing.T) {
 func TestSweepChartsStream(t *testing.T) {
 	var pts []SweepPoint
 	for i, rate := range []float64{10, 20, 30} {
-		res := &recorder.Result{Stream: &recorder.StreamResult{ITL: recorder.Percentiles{P50: float64(10 + 5*i), P99: float64(12 + 5*i)},
-			TPOT: recorder.Percentiles{P50: float64(11 + 5*i)}, TTFTResponse: recorder.Percentiles{P99: float64(30 + 100*i)},
-			Goodput: &recorder.Goodput{PerS: []float64{10, 20, 2}[i]}}}
+		res := &result.Result{Stream: &result.StreamResult{ITL: result.Percentiles{P50: float64(10 + 5*i), P99: float64(12 + 5*i)},
+			TPOT: result.Percentiles{P50: float64(11 + 5*i)}, TTFTResponse: result.Percentiles{P99: float64(30 + 100*i)},
+			Goodput: &result.Goodput{PerS: []float64{10, 20, 2}[i]}}}
 		pts = append(pts, SweepPoint{Offered: rate, Completed: rate, Result: res})
 	}
 	cs := SweepCharts(pts, 2, "test")
@@ -82,7 +82,7 @@ func TestSweepChartsStream(t *testing.T) {
 		t.Errorf("render: %v", err)
 	}
 	for i := range pts {
-		pts[i].Result = &recorder.Result{}
+		pts[i].Result = &result.Result{}
 	}
 	if cs := SweepCharts(pts, -1, "test"); len(cs) != 2 {
 		t.Errorf("without streams: %d charts, want 2", len(cs))

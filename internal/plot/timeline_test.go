@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 func TestPerSecond(t *testing.T) {
@@ -53,7 +54,7 @@ func TestPerSecond(t *testing.T) {
 // partialResult is a run of 100/s for 2.5 s against a 400 ms service, so
 // that its schedule ends half-way through a second and completions go on
 // through the drain until 2.9 s, plus one straggler 20 ms into second 3.
-func partialResult(t *testing.T) *recorder.Result {
+func partialResult(t *testing.T) *result.Result {
 	t.Helper()
 	r := recorder.New(nil)
 	n := 250
@@ -68,8 +69,8 @@ func partialResult(t *testing.T) *recorder.Result {
 			t.Fatal(err)
 		}
 	}
-	res := &recorder.Result{Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Elapsed: 3.02,
-		Config: recorder.Config{Schedule: "constant 100/s for 2.5s", Duration: "2.5s", Method: "GET", Target: "http://127.0.0.1:1/predict"}}
+	res := &result.Result{Started: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Elapsed: 3.02,
+		Config: result.Config{Schedule: "constant 100/s for 2.5s", Duration: "2.5s", Method: "GET", Target: "http://127.0.0.1:1/predict"}}
 	if err := r.Fill(res); err != nil {
 		t.Fatal(err)
 	}
@@ -133,14 +134,14 @@ func TestTimelinePartialLastSecond(t *testing.T) {
 func TestEnds(t *testing.T) {
 	for _, c := range []struct {
 		name      string
-		res       recorder.Result
+		res       result.Result
 		sched, to float64
 	}{
-		{"the run ends before the schedule", recorder.Result{Elapsed: 99.99, Config: recorder.Config{Duration: "1m40s"}}, 100, 100},
-		{"a drain", recorder.Result{Elapsed: 104.5, Config: recorder.Config{Duration: "1m40s"}}, 100, 104.5},
-		{"interrupted", recorder.Result{Elapsed: 12.3, Interrupted: true, Config: recorder.Config{Duration: "1m40s"}}, 12.3, 12.3},
-		{"no duration", recorder.Result{Elapsed: 7.5}, 7.5, 7.5},
-		{"neither", recorder.Result{Timeline: make([]recorder.Second, 10)}, 10, 10},
+		{"the run ends before the schedule", result.Result{Elapsed: 99.99, Config: result.Config{Duration: "1m40s"}}, 100, 100},
+		{"a drain", result.Result{Elapsed: 104.5, Config: result.Config{Duration: "1m40s"}}, 100, 104.5},
+		{"interrupted", result.Result{Elapsed: 12.3, Interrupted: true, Config: result.Config{Duration: "1m40s"}}, 12.3, 12.3},
+		{"no duration", result.Result{Elapsed: 7.5}, 7.5, 7.5},
+		{"neither", result.Result{Timeline: make([]result.Second, 10)}, 10, 10},
 	} {
 		if s, e := Ends(&c.res); s != c.sched || e != c.to {
 			t.Errorf("%s: Ends = %v, %v; want %v, %v", c.name, s, e, c.sched, c.to)
@@ -151,7 +152,7 @@ func TestEnds(t *testing.T) {
 // TestLayers checks that no series can hide one drawn before it: each is
 // narrower than every earlier one, or dashed; the first is translucent.
 func TestLayers(t *testing.T) {
-	res := result(t)
+	res := sampleResult(t)
 	lat, err := LatencyChart(res)
 	if err != nil {
 		t.Fatal(err)
@@ -195,7 +196,7 @@ func TestLayers(t *testing.T) {
 }
 
 func TestTimelineP99Gaps(t *testing.T) {
-	res := result(t) // requests due during the stall at 5 s all end at 6 s
+	res := sampleResult(t) // requests due during the stall at 5 s all end at 6 s
 	c := TimelineP99Chart(res)
 	s := c.Series[0]
 	if !reflect.DeepEqual(s.X, []float64{0, 1, 2, 3, 4, 6, 7, 8, 9}) || s.End != 10 {

@@ -10,7 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // maxClassSeconds is the longest run whose per-second class counts the
@@ -20,7 +20,7 @@ const maxClassSeconds = 20
 
 // per100 is a class value's count per 100 of the rest, blank for the
 // values that have none ("none" itself, and answers without the header).
-func per100(v recorder.ClassValue) string {
+func per100(v result.ClassValue) string {
 	if v.Per100Rest == 0 {
 		return ""
 	}
@@ -33,7 +33,7 @@ func per100(v recorder.ClassValue) string {
 // most maxClassSeconds long, else a line saying where they are. Nothing
 // for a table shown unasked (ct.Auto: the HTML report has its chart), nor
 // when the timeline holds none (results written before they were kept).
-func ClassSeconds(w io.Writer, res *recorder.Result, ct recorder.ClassTable) error {
+func ClassSeconds(w io.Writer, res *result.Result, ct result.ClassTable) error {
 	if ct.Auto {
 		return nil
 	}

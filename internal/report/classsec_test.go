@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // TestClassSecondsAndRest: a table holding "none" shows the other values
@@ -14,15 +14,15 @@ import (
 // run's are a pointer to where they are.
 func TestClassSecondsAndRest(t *testing.T) {
 	h := "X-Stub-Shadow"
-	ct := recorder.ClassTable{Header: h, Values: []recorder.ClassValue{
+	ct := result.ClassTable{Header: h, Values: []result.ClassValue{
 		{Value: "none", Count: 6, Share: 0.6},
 		{Value: "scored", Count: 3, Share: 0.3, Per100Rest: 75},
 		{Value: "shed-stale", Count: 1, Share: 0.1, Per100Rest: 25},
-		{Value: recorder.NoClass, Count: 1, Share: 0.1},
+		{Value: result.NoClass, Count: 1, Share: 0.1},
 	}}
-	res := &recorder.Result{Classes: []recorder.ClassTable{ct}, Timeline: []recorder.Second{
+	res := &result.Result{Classes: []result.ClassTable{ct}, Timeline: []result.Second{
 		{Classes: map[string]map[string]int64{h: {"none": 4, "scored": 2}}},
-		{Classes: map[string]map[string]int64{h: {"none": 2, "scored": 1, "shed-stale": 1, recorder.NoClass: 1, "warm": 1}}},
+		{Classes: map[string]map[string]int64{h: {"none": 2, "scored": 1, "shed-stale": 1, result.NoClass: 1, "warm": 1}}},
 	}}
 	var b bytes.Buffer
 	if err := ClassTable(&b, ct); err != nil {
@@ -49,7 +49,7 @@ func TestClassSecondsAndRest(t *testing.T) {
 	// Without "none", no such column; a long run: one line.
 	ct.Values = ct.Values[1:3]
 	ct.Values[0].Per100Rest, ct.Values[1].Per100Rest = 0, 0
-	res.Timeline = append(res.Timeline, make([]recorder.Second, maxClassSeconds)...)
+	res.Timeline = append(res.Timeline, make([]result.Second, maxClassSeconds)...)
 	b.Reset()
 	if err := ClassTable(&b, ct); err != nil {
 		t.Fatal(err)

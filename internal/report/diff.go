@@ -7,14 +7,14 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // Side is one column of a diff: a label and the percentiles of one
 // histogram, in ms.
 type Side struct {
 	Label string
-	P     recorder.Percentiles
+	P     result.Percentiles
 }
 
 // diffRows are the rows of a diff, top to bottom, with their
@@ -77,7 +77,7 @@ func Diverge(service, response float64) bool {
 // and a one-line verdict. When the two diverge at p99, the verdict says what
 // share of the response time at p99 is waiting that happened before the
 // request was sent: (response p99 − service p99) ÷ response p99.
-func ServiceVsResponse(w io.Writer, name string, res *recorder.Result, service, response recorder.Percentiles) error {
+func ServiceVsResponse(w io.Writer, name string, res *result.Result, service, response result.Percentiles) error {
 	fmt.Fprintf(w, "openload diff · %s\n", name)
 	fmt.Fprintf(w, "run      %s · %s %s\n", res.Config.Schedule, res.Config.Method, res.Config.Target)
 	fmt.Fprintf(w, "count    service %d (requests sent) · response %d (requests scheduled)%s\n\n",
@@ -97,7 +97,7 @@ func ServiceVsResponse(w io.Writer, name string, res *recorder.Result, service, 
 	return nil
 }
 
-func serviceVerdict(res *recorder.Result, service, response recorder.Percentiles) string {
+func serviceVerdict(res *result.Result, service, response result.Percentiles) string {
 	if !Diverge(service.P99, response.P99) {
 		agree := fmt.Sprintf("service and response time agree at p99 (%s vs %s ms, within ×%.1f or %.0f ms)", ms(service.P99), ms(response.P99), DivergeRatio, DivergeMinMs)
 		if res.Closed() {
@@ -114,7 +114,7 @@ func serviceVerdict(res *recorder.Result, service, response recorder.Percentiles
 		100*wait/response.P99, ms(wait), ms(response.P99), ms(service.P99))
 }
 
-func neverSent(res *recorder.Result) string {
+func neverSent(res *result.Result) string {
 	if res.Counts.Skipped == 0 {
 		return ""
 	}
@@ -124,7 +124,7 @@ func neverSent(res *recorder.Result) string {
 // Compare writes two results side by side on one metric (A and B are the
 // files as named on the command line), with the difference B − A, the
 // ratio B ÷ A and a one-line summary at p99.
-func Compare(w io.Writer, metric string, nameA string, a *recorder.Result, pa recorder.Percentiles, nameB string, b *recorder.Result, pb recorder.Percentiles) error {
+func Compare(w io.Writer, metric string, nameA string, a *result.Result, pa result.Percentiles, nameB string, b *result.Result, pb result.Percentiles) error {
 	fmt.Fprintf(w, "openload diff · %s (ms)\n", MetricTitle(metric))
 	fmt.Fprintf(w, "A        %s · %s · %d values%s\n", nameA, a.Config.Schedule, pa.Count, neverSent(a))
 	fmt.Fprintf(w, "B        %s · %s · %d values%s\n\n", nameB, b.Config.Schedule, pb.Count, neverSent(b))
@@ -135,7 +135,7 @@ func Compare(w io.Writer, metric string, nameA string, a *recorder.Result, pa re
 	return nil
 }
 
-func compareVerdict(metric string, a, b recorder.Percentiles) string {
+func compareVerdict(metric string, a, b result.Percentiles) string {
 	counts := ""
 	if a.Count != b.Count {
 		counts = fmt.Sprintf("; A counted %d values, B %d (%+d)", a.Count, b.Count, b.Count-a.Count)

@@ -3,7 +3,7 @@ package report
 import (
 	"fmt"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // DwellLine renders the dwell-bound count [--dwell-bound] in one line:
@@ -13,7 +13,7 @@ import (
 // The percentiles are those of the answers (2xx but 204) only; the
 // "server dwell" row of the Server-Timing table holds every response that
 // reported one, dropped answers included.
-func DwellLine(d *recorder.DwellBound) string {
+func DwellLine(d *result.DwellBound) string {
 	s := fmt.Sprintf("dwell ≤ %s: %d of %d answers over", d.Bound, d.Over, d.Answers)
 	if d.Answers > 0 {
 		s += fmt.Sprintf(" · answers' dwell p50 %s · p99 %s · max %s ms", ms(d.Dwell.P50), ms(d.Dwell.P99), ms(d.Dwell.Max))

@@ -17,13 +17,13 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // Row is one line of a latency table.
 type Row struct {
 	Name string
-	P    recorder.Percentiles
+	P    result.Percentiles
 }
 
 // Columns of the latency table, in ms.
@@ -50,8 +50,8 @@ func LatencyTable(w io.Writer, rows []Row) error {
 // scheduled requests and response-time percentiles per value, and, when
 // the table holds the value "none" (recorder.NoEvent), each other value
 // per 100 of the rest.
-func ClassTable(w io.Writer, ct recorder.ClassTable) error {
-	rest := slices.ContainsFunc(ct.Values, func(v recorder.ClassValue) bool { return v.Per100Rest > 0 })
+func ClassTable(w io.Writer, ct result.ClassTable) error {
+	rest := slices.ContainsFunc(ct.Values, func(v result.ClassValue) bool { return v.Per100Rest > 0 })
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithAlignment(tw.Alignment{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}),
@@ -80,9 +80,9 @@ func ms(v float64) string { return fmt.Sprintf("%.3f", v) }
 // CountsLine is the accounting in one line, with a mark saying whether the
 // identity completed + errors + timeouts + unfinished == scheduled holds.
 // A closed run's slots that no user took show as "never sent".
-func CountsLine(c recorder.Counts) string { return countsLine(c, true) }
+func CountsLine(c result.Counts) string { return countsLine(c, true) }
 
-func countsLine(c recorder.Counts, expectedKnown bool) string {
+func countsLine(c result.Counts, expectedKnown bool) string {
 	mark := "✓ every request accounted for"
 	if !c.Balanced() {
 		mark = fmt.Sprintf("✗ %d requests unaccounted for", c.Scheduled-(c.Completed+c.Errors+c.Timeouts+c.Unfinished))
@@ -100,7 +100,7 @@ func countsLine(c recorder.Counts, expectedKnown bool) string {
 }
 
 // CorrectedName labels the corrected row with the interval it assumed.
-func CorrectedName(c *recorder.Corrected) string {
+func CorrectedName(c *result.Corrected) string {
 	return fmt.Sprintf("corrected (%s)", c.Interval)
 }
 
@@ -121,7 +121,7 @@ func autoNote(auto bool) string {
 }
 
 // Text writes the full terminal report of res.
-func Text(w io.Writer, res *recorder.Result) error {
+func Text(w io.Writer, res *result.Result) error {
 	cfg := res.Config
 	fmt.Fprintf(w, "openload · %s · %s %s\n", cfg.Schedule, cfg.Method, cfg.Target)
 	if cfg.BuiltinStub != "" {
@@ -208,10 +208,10 @@ func Text(w io.Writer, res *recorder.Result) error {
 		fmt.Fprintf(w, "rate     sent %.1f/s (closed loop, unpaced) · run took %.2f s\n", res.SendRate, res.Elapsed)
 	}
 	if len(res.Status) > 0 {
-		fmt.Fprintf(w, "status   %s\n", recorder.StatusLine(res.Status))
+		fmt.Fprintf(w, "status   %s\n", statusLine(res.Status))
 	}
 	if len(res.ErrorKinds) > 0 {
-		fmt.Fprintf(w, "errors   %s\n", recorder.StatusLine(res.ErrorKinds))
+		fmt.Fprintf(w, "errors   %s\n", statusLine(res.ErrorKinds))
 	}
 	if l := tlsLine(res); l != "" {
 		fmt.Fprintf(w, "tls      %s\n", l)
@@ -256,7 +256,7 @@ func Text(w io.Writer, res *recorder.Result) error {
 }
 
 // Objectives writes one line per evaluated objective (nothing when none).
-func Objectives(w io.Writer, slos []recorder.SLO) {
+func Objectives(w io.Writer, slos []result.SLO) {
 	if len(slos) == 0 {
 		return
 	}
@@ -279,7 +279,7 @@ func users(n int) string {
 
 // Verdict summarises the checks in one line: "ok", "ok with 2 warnings" or
 // "INVALID: 1 check failed".
-func Verdict(checks []recorder.Check) string {
+func Verdict(checks []result.Check) string {
 	var warn, fail []string
 	for _, c := range checks {
 		switch c.Severity {
@@ -301,7 +301,7 @@ func Verdict(checks []recorder.Check) string {
 
 // PredialLine says what the generator opened before the schedule's clock
 // started (recorder.Predial).
-func PredialLine(p *recorder.Predial) string {
+func PredialLine(p *result.Predial) string {
 	line := fmt.Sprintf("predial  %d of %d connections opened before the schedule started (%.1f ms); scheduled times count from after", p.Opened, p.Wanted, p.Ms)
 	if p.Error != "" {
 		line += fmt.Sprintf("; dialling stopped at %q, the requests dialled on their own", p.Error)
@@ -311,7 +311,7 @@ func PredialLine(p *recorder.Predial) string {
 
 // StubLine describes the built-in stub target of cfg and says whether its
 // work is in the generator's figures.
-func StubLine(cfg recorder.Config) string {
+func StubLine(cfg result.Config) string {
 	if cfg.StubChild {
 		cpu := ""
 		if cfg.StubCPUSeconds > 0 {
@@ -323,7 +323,7 @@ func StubLine(cfg recorder.Config) string {
 }
 
 // meanRate is a staged run's scheduled mean rate: ∫λ dt over its duration.
-func meanRate(res *recorder.Result) float64 {
+func meanRate(res *result.Result) float64 {
 	d, err := time.ParseDuration(res.Config.Duration)
 	if err != nil || d <= 0 {
 		return 0

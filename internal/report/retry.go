@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // RetryNote is the line under the latency table of a run with retries: how
@@ -15,7 +15,7 @@ const RetryNote = "retried requests: response = send delay + retry delay (earlie
 // retries (nothing without): first attempts, retries sent, retries the
 // budget refused, requests that ran out of retries, and the status and
 // error of every attempt, next to the final answers of the status line.
-func RetryLines(w io.Writer, res *recorder.Result) {
+func RetryLines(w io.Writer, res *result.Result) {
 	r := res.Retries
 	if r == nil {
 		return
@@ -23,12 +23,12 @@ func RetryLines(w io.Writer, res *recorder.Result) {
 	fmt.Fprintf(w, "retries  %s\n", r.Policy)
 	fmt.Fprintf(w, "         first attempts %d · retries sent %d · refused by budget %d · out of retries %d · requests retried %d\n",
 		r.FirstAttempts, r.RetriesSent, r.RefusedByBudget, r.Exhausted, r.Retried)
-	line := recorder.StatusLine(r.AttemptStatus)
+	line := statusLine(r.AttemptStatus)
 	if len(r.AttemptErrors) > 0 {
 		if line != "" {
 			line += " · "
 		}
-		line += recorder.StatusLine(r.AttemptErrors)
+		line += statusLine(r.AttemptErrors)
 	}
 	if line == "" {
 		line = "none"

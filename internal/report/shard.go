@@ -5,13 +5,13 @@ import (
 	"io"
 	"strings"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // ShardLines say which shards of a schedule a result holds (--shard) and,
 // for a merge, each shard's own start and send delay, so that one slow or
 // late generator stays visible in the whole.
-func ShardLines(w io.Writer, res *recorder.Result) {
+func ShardLines(w io.Writer, res *result.Result) {
 	sc := res.Config.Shard
 	start := ""
 	if res.Config.StartAt != "" {
@@ -48,7 +48,7 @@ func ShardLines(w io.Writer, res *recorder.Result) {
 	}
 }
 
-func wholeCount(sc *recorder.ShardConfig) string {
+func wholeCount(sc *result.ShardConfig) string {
 	if sc.WholeScheduled < 0 {
 		return fmt.Sprintf("%s expected", count(sc.WholeExpected))
 	}

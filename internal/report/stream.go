@@ -5,13 +5,13 @@ import (
 	"io"
 	"slices"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // StreamRows are a stream run's latency rows: TTFT from the schedule and
 // from the send side by side, as response and service time are, then ITL
 // and TPOT.
-func StreamRows(s *recorder.StreamResult) []Row {
+func StreamRows(s *result.StreamResult) []Row {
 	return []Row{
 		{"TTFT from schedule", s.TTFTResponse},
 		{"TTFT from send", s.TTFTService},
@@ -23,7 +23,7 @@ func StreamRows(s *recorder.StreamResult) []Row {
 // StreamLines writes the stream figures of res, if it has any: the
 // latency rows, the tokens and their rate, and goodput next to
 // throughput.
-func StreamLines(w io.Writer, res *recorder.Result) error {
+func StreamLines(w io.Writer, res *result.Result) error {
 	s := res.Stream
 	if s == nil {
 		return nil
@@ -59,7 +59,7 @@ func StreamLines(w io.Writer, res *recorder.Result) error {
 // diff, its TTFT from the send (what GuideLLM, vLLM's benchmark and
 // genai-perf report) next to its TTFT from the schedule (what users
 // waited for the first token), with a verdict as serviceVerdict's.
-func TTFTSendVsSchedule(w io.Writer, send, sched recorder.Percentiles) error {
+func TTFTSendVsSchedule(w io.Writer, send, sched result.Percentiles) error {
 	fmt.Fprintf(w, "\ntime to first token · from send %d · from schedule %d\n\n", send.Count, sched.Count)
 	if err := DiffTable(w, Side{"send", send}, Side{"schedule", sched}); err != nil {
 		return err

@@ -5,23 +5,23 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 func TestStreamLines(t *testing.T) {
 	var b bytes.Buffer
-	if err := StreamLines(&b, &recorder.Result{}); err != nil || b.Len() != 0 {
+	if err := StreamLines(&b, &result.Result{}); err != nil || b.Len() != 0 {
 		t.Errorf("no stream: %q %v", b.String(), err)
 	}
 	b.Reset()
-	if err := StreamLines(&b, &recorder.Result{Stream: &recorder.StreamResult{}}); err != nil || !strings.Contains(b.String(), `"stream": true`) {
+	if err := StreamLines(&b, &result.Result{Stream: &result.StreamResult{}}); err != nil || !strings.Contains(b.String(), `"stream": true`) {
 		t.Errorf("a stream run without tokens: %q %v", b.String(), err)
 	}
 	b.Reset()
-	res := &recorder.Result{
-		Timeline: []recorder.Second{{Tokens: 5}, {Tokens: 9}, {Tokens: 1}},
-		Stream: &recorder.StreamResult{TTFTResponse: recorder.Percentiles{Count: 3, P99: 900}, TTFTService: recorder.Percentiles{Count: 3, P99: 50},
-			OutputTokens: 15, TokensPerS: 5, Goodput: &recorder.Goodput{Objectives: "ttft<=500ms", Met: 1, PerS: 0.33, Throughput: 1, MetFraction: 1.0 / 3}},
+	res := &result.Result{
+		Timeline: []result.Second{{Tokens: 5}, {Tokens: 9}, {Tokens: 1}},
+		Stream: &result.StreamResult{TTFTResponse: result.Percentiles{Count: 3, P99: 900}, TTFTService: result.Percentiles{Count: 3, P99: 50},
+			OutputTokens: 15, TokensPerS: 5, Goodput: &result.Goodput{Objectives: "ttft<=500ms", Met: 1, PerS: 0.33, Throughput: 1, MetFraction: 1.0 / 3}},
 	}
 	if err := StreamLines(&b, res); err != nil {
 		t.Fatal(err)

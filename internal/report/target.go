@@ -5,14 +5,14 @@ import (
 	"io"
 	"strings"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/verify"
 )
 
 // unanswered says how many requests got no answer and why: "60 of 60
 // refused", "32 of 1600 reset (2.0 %, above errors<=1%)", "45 of 60 got no
 // answer (75.0 %, above errors<=1%): refused 30 · timed out 15".
-func unanswered(res *recorder.Result) string {
+func unanswered(res *result.Result) string {
 	c := res.Counts
 	bad := c.Errors + c.Timeouts + c.Unfinished
 	kinds := sortedKeys(res.ErrorKinds)
@@ -32,7 +32,7 @@ func unanswered(res *recorder.Result) string {
 
 // kindPhrase is an error kind as a verdict says it: "refused", "timed
 // out", "tls: self-signed certificate".
-func kindPhrase(res *recorder.Result, kind string) string {
+func kindPhrase(res *result.Result, kind string) string {
 	switch kind {
 	case "timeout":
 		return "timed out"
@@ -49,7 +49,7 @@ func kindPhrase(res *recorder.Result, kind string) string {
 	return kind
 }
 
-func defaultExpr(res *recorder.Result) string {
+func defaultExpr(res *result.Result) string {
 	for _, s := range res.SLOs {
 		if s.Default {
 			return "the default " + s.Expr
@@ -68,7 +68,7 @@ func sortedKeys(m map[string]int64) []string { return verify.SortedByCount(m) }
 // an answer, at the time they took to fail. When none got an answer, the
 // one response-time row is named for what it holds, the time to failure,
 // so that a refused port does not read as a fast service.
-func headRows(res *recorder.Result) []Row {
+func headRows(res *result.Result) []Row {
 	c := res.Counts
 	bad := c.Errors + c.Timeouts + c.Unfinished
 	rest := []Row{{"service time", res.Service}, {"send delay", res.SendDelay}}
@@ -90,7 +90,7 @@ func headRows(res *recorder.Result) []Row {
 
 // answerNote says what the head rows hold when some requests got no
 // answer (nothing otherwise).
-func answerNote(w io.Writer, res *recorder.Result) {
+func answerNote(w io.Writer, res *result.Result) {
 	c := res.Counts
 	bad := c.Errors + c.Timeouts + c.Unfinished
 	switch {
@@ -105,11 +105,11 @@ func answerNote(w io.Writer, res *recorder.Result) {
 }
 
 // whatFailed lists the error kinds: "refused 60", "reset 3 · timeout 2".
-func whatFailed(res *recorder.Result) string { return verify.KindCounts(res.ErrorKinds) }
+func whatFailed(res *result.Result) string { return verify.KindCounts(res.ErrorKinds) }
 
 // tlsLine is the report's line on TLS failures by cause, with what to do
 // ("" when there were none).
-func tlsLine(res *recorder.Result) string {
+func tlsLine(res *result.Result) string {
 	causes := sortedKeys(res.TLSCauses)
 	if len(causes) == 0 {
 		return ""

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 func rowNames(rows []Row) string {
@@ -18,24 +18,24 @@ func rowNames(rows []Row) string {
 // TestHeadRows: the latency table says which requests its first row
 // holds.
 func TestHeadRows(t *testing.T) {
-	p := func(n int64) *recorder.Percentiles { return &recorder.Percentiles{Count: n, P50: float64(n)} }
+	p := func(n int64) *result.Percentiles { return &result.Percentiles{Count: n, P50: float64(n)} }
 	cases := []struct {
 		name string
-		res  recorder.Result
+		res  result.Result
 		rows string
 		note string
 	}{
-		{"every request answered", recorder.Result{Counts: recorder.Counts{Scheduled: 10, Completed: 10}},
+		{"every request answered", result.Result{Counts: result.Counts{Scheduled: 10, Completed: 10}},
 			"response time | service time | send delay", ""},
-		{"some without an answer", recorder.Result{Counts: recorder.Counts{Scheduled: 10, Completed: 7, Errors: 2, Timeouts: 1},
+		{"some without an answer", result.Result{Counts: result.Counts{Scheduled: 10, Completed: 7, Errors: 2, Timeouts: 1},
 			ErrorKinds: map[string]int64{"reset": 2, "timeout": 1}, Answered: p(7), Unanswered: p(3)},
 			"response time, all | answered (7) | no answer (3): time to failure | service time | send delay",
 			"all = every request; 3 of 10 got no answer (reset 2 · timeout 1) and count at the time they took to fail · answered = the 7 that completed, with any status\n"},
-		{"none answered", recorder.Result{Counts: recorder.Counts{Scheduled: 10, Errors: 10},
+		{"none answered", result.Result{Counts: result.Counts{Scheduled: 10, Errors: 10},
 			ErrorKinds: map[string]int64{"refused": 10}, Answered: p(0), Unanswered: p(10)},
 			"no answer (10): time to failure | service time | send delay",
 			"NO ANSWER: none of the 10 requests got one (refused 10); the first row is the time each took to fail, not a response time\n"},
-		{"some without an answer, written before the split", recorder.Result{Counts: recorder.Counts{Scheduled: 10, Completed: 9, Errors: 1},
+		{"some without an answer, written before the split", result.Result{Counts: result.Counts{Scheduled: 10, Completed: 9, Errors: 1},
 			ErrorKinds: map[string]int64{"reset": 1}},
 			"response time, all | service time | send delay",
 			"all = every request; 1 of 10 got no answer (reset 1) and count at the time they took to fail · answered = the 9 that completed, with any status\n"},
@@ -58,21 +58,21 @@ func TestHeadRows(t *testing.T) {
 }
 
 func TestTargetVerdict(t *testing.T) {
-	failed := []recorder.SLO{{Expr: "errors<=1%", Default: true, Pass: false}}
+	failed := []result.SLO{{Expr: "errors<=1%", Default: true, Pass: false}}
 	cases := []struct {
 		name string
-		res  recorder.Result
+		res  result.Result
 		want string
 	}{
-		{"refused port", recorder.Result{Counts: recorder.Counts{Scheduled: 60, Errors: 60}, ErrorKinds: map[string]int64{"refused": 60}},
+		{"refused port", result.Result{Counts: result.Counts{Scheduled: 60, Errors: 60}, ErrorKinds: map[string]int64{"refused": 60}},
 			"target failed: 60 of 60 refused"},
-		{"self-signed", recorder.Result{Counts: recorder.Counts{Scheduled: 60, Errors: 60}, ErrorKinds: map[string]int64{"tls": 60}, TLSCauses: map[string]int64{"self_signed": 60}},
+		{"self-signed", result.Result{Counts: result.Counts{Scheduled: 60, Errors: 60}, ErrorKinds: map[string]int64{"tls": 60}, TLSCauses: map[string]int64{"self_signed": 60}},
 			"target failed: 60 of 60 tls: self-signed certificate"},
-		{"two tls causes", recorder.Result{Counts: recorder.Counts{Scheduled: 60, Errors: 60}, ErrorKinds: map[string]int64{"tls": 60}, TLSCauses: map[string]int64{"expired": 20, "self_signed": 40}},
+		{"two tls causes", result.Result{Counts: result.Counts{Scheduled: 60, Errors: 60}, ErrorKinds: map[string]int64{"tls": 60}, TLSCauses: map[string]int64{"expired": 20, "self_signed": 40}},
 			"target failed: 60 of 60 tls: self-signed certificate 40, certificate expired or not yet valid 20"},
-		{"some resets", recorder.Result{Counts: recorder.Counts{Scheduled: 1600, Completed: 1568, Errors: 32}, ErrorKinds: map[string]int64{"reset": 32}},
+		{"some resets", result.Result{Counts: result.Counts{Scheduled: 1600, Completed: 1568, Errors: 32}, ErrorKinds: map[string]int64{"reset": 32}},
 			"target failed: 32 of 1600 reset (2.0 %, above the default errors<=1%)"},
-		{"several kinds", recorder.Result{Counts: recorder.Counts{Scheduled: 60, Completed: 15, Errors: 30, Timeouts: 15}, ErrorKinds: map[string]int64{"refused": 30, "timeout": 15}},
+		{"several kinds", result.Result{Counts: result.Counts{Scheduled: 60, Completed: 15, Errors: 30, Timeouts: 15}, ErrorKinds: map[string]int64{"refused": 30, "timeout": 15}},
 			"target failed: 45 of 60 got no answer (75.0 %, above the default errors<=1%): refused 30 · timed out 15"},
 	}
 	for _, tc := range cases {
@@ -90,14 +90,14 @@ func TestTargetVerdict(t *testing.T) {
 	if h := TargetHints(&res); len(h) != 1 || !strings.Contains(h[0], "skip certificate verification") {
 		t.Errorf("hints %q", h)
 	}
-	res.Checks = []recorder.Check{{Name: "accounting", Severity: "fail"}}
+	res.Checks = []result.Check{{Name: "accounting", Severity: "fail"}}
 	if v := RunVerdict(&res); !strings.HasPrefix(v, "INVALID measurement: 1 check(s) failed (accounting); and target failed: 60 of 60 tls") {
 		t.Errorf("a failed check and a failed target: %q", v)
 	}
 	// Without the default objective (a result written before it), the
 	// verdict is the checks'.
-	old := recorder.Result{Counts: recorder.Counts{Scheduled: 60, Errors: 60}, ErrorKinds: map[string]int64{"refused": 60},
-		Checks: []recorder.Check{{Name: "outcomes", Severity: "warn"}}}
+	old := result.Result{Counts: result.Counts{Scheduled: 60, Errors: 60}, ErrorKinds: map[string]int64{"refused": 60},
+		Checks: []result.Check{{Name: "outcomes", Severity: "warn"}}}
 	if _, ok := TargetVerdict(&old); ok || RunVerdict(&old) != "valid, with 1 warning(s) (outcomes)" {
 		t.Errorf("old result: %q", RunVerdict(&old))
 	}
@@ -107,20 +107,20 @@ func TestTargetVerdict(t *testing.T) {
 // fail the target (verify.DefaultClientErrorsObjective), named by status,
 // with the plain cause of a lone status.
 func TestRefusedVerdict(t *testing.T) {
-	failed := []recorder.SLO{{Expr: "errors<=1%", Default: true, Pass: true}, {Expr: "client_errors<=1%", Default: true}}
-	cfg := recorder.Config{Target: "http://127.0.0.1:8000/v1/chat/completions", Method: "POST"}
+	failed := []result.SLO{{Expr: "errors<=1%", Default: true, Pass: true}, {Expr: "client_errors<=1%", Default: true}}
+	cfg := result.Config{Target: "http://127.0.0.1:8000/v1/chat/completions", Method: "POST"}
 	cases := []struct {
 		name string
-		res  recorder.Result
+		res  result.Result
 		want string
 	}{
-		{"all 415", recorder.Result{Config: cfg, Counts: recorder.Counts{Scheduled: 30, Completed: 30}, Status: map[string]int64{"415": 30}},
+		{"all 415", result.Result{Config: cfg, Counts: result.Counts{Scheduled: 30, Completed: 30}, Status: map[string]int64{"415": 30}},
 			"target refused the requests: 30 of 30 answered 415 Unsupported Media Type (a JSON body without Content-Type? send Content-Type: application/json)"},
-		{"all 404", recorder.Result{Config: cfg, Counts: recorder.Counts{Scheduled: 30, Completed: 30}, Status: map[string]int64{"404": 30}},
+		{"all 404", result.Result{Config: cfg, Counts: result.Counts{Scheduled: 30, Completed: 30}, Status: map[string]int64{"404": 30}},
 			"target refused the requests: 30 of 30 answered 404 Not Found (nothing at /v1/chat/completions on this server: check the URL's path)"},
-		{"some 401", recorder.Result{Config: cfg, Counts: recorder.Counts{Scheduled: 100, Completed: 100}, Status: map[string]int64{"200": 95, "401": 5}},
+		{"some 401", result.Result{Config: cfg, Counts: result.Counts{Scheduled: 100, Completed: 100}, Status: map[string]int64{"200": 95, "401": 5}},
 			"target refused 5 of 100 requests (5.0 %, above the default client_errors<=1%): 5 answered 401 Unauthorized (the server wants credentials: send them in an Authorization header)"},
-		{"mixed", recorder.Result{Config: cfg, Counts: recorder.Counts{Scheduled: 30, Completed: 30}, Status: map[string]int64{"400": 10, "404": 20}},
+		{"mixed", result.Result{Config: cfg, Counts: result.Counts{Scheduled: 30, Completed: 30}, Status: map[string]int64{"400": 10, "404": 20}},
 			"target refused the requests: 30 of 30 answered a client error: 20 answered 404 Not Found · 10 answered 400 Bad Request"},
 	}
 	for _, tc := range cases {

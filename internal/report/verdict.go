@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/verify"
 )
 
@@ -27,7 +27,7 @@ func (l Line) String() string {
 // hint when the target failed, and, when an objective of the user's was
 // not met, the objectives' line; the line that decided the exit code ends
 // in "(exit N)" when exit is not 0.
-func VerdictLines(res *recorder.Result, exit int) []Line {
+func VerdictLines(res *result.Result, exit int) []Line {
 	code := ""
 	if exit != 0 {
 		code = " (exit " + strconv.Itoa(exit) + ")"
@@ -66,7 +66,7 @@ func VerdictLines(res *recorder.Result, exit int) []Line {
 // RunVerdict is the verdict line of a run: the checks' (Verdict), or what
 // the target did when it failed, or both when a check failed too; an
 // interrupted run says so first.
-func RunVerdict(res *recorder.Result) string {
+func RunVerdict(res *result.Result) string {
 	v := Verdict(res.Checks)
 	line, failed := TargetVerdict(res)
 	switch {
@@ -85,7 +85,7 @@ func RunVerdict(res *recorder.Result) string {
 // "target failed: 60 of 60 refused", "target refused the requests: 30 of
 // 30 answered 415 Unsupported Media Type". ok is false when the target did
 // not fail, and for results written before the default objectives existed.
-func TargetVerdict(res *recorder.Result) (line string, ok bool) {
+func TargetVerdict(res *result.Result) (line string, ok bool) {
 	var parts []string
 	for _, s := range res.SLOs {
 		if !s.Default || s.Pass {
@@ -108,7 +108,7 @@ func TargetVerdict(res *recorder.Result) (line string, ok bool) {
 // requests: 30 of 30 answered 415 Unsupported Media Type (a JSON body
 // without Content-Type? …)", "target refused 5 of 100 requests (5.0 %,
 // above the default client_errors<=1%): 5 answered 404 Not Found".
-func refused(res *recorder.Result, s recorder.SLO) string {
+func refused(res *result.Result, s result.SLO) string {
 	if s.NoData {
 		return "target failed: " + s.Message
 	}
@@ -149,7 +149,7 @@ func statusName(code int) string {
 // for each client-error status with a plain cause, the cause (a 415: a
 // JSON body without Content-Type?), and for each TLS cause, what to do
 // (in words: the CLI names its flags).
-func TargetHints(res *recorder.Result) []string {
+func TargetHints(res *result.Result) []string {
 	var out []string
 	seen := map[string]bool{}
 	add := func(h string) {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // WireLines writes what went onto connections (recorder.Wire): the
@@ -14,7 +14,7 @@ import (
 // of them (re-sent, or a reset); the client's other re-sends; and the
 // statuses of responses that failed after their head. Results written
 // before these were counted have less of it.
-func WireLines(w io.Writer, res *recorder.Result) {
+func WireLines(w io.Writer, res *result.Result) {
 	if wr := res.Wire; wr != nil {
 		line := fmt.Sprintf("wire     %d attempts written to connections for %d requests", wr.Attempts, res.Counts.Scheduled)
 		if u := wr.Unread(); u > 0 {
@@ -29,13 +29,13 @@ func WireLines(w io.Writer, res *recorder.Result) {
 		fmt.Fprintln(w, line)
 	}
 	if len(res.FailedStatus) > 0 {
-		fmt.Fprintf(w, "partial  %s: heads of responses that failed before their end (counted under errors, not status)\n", recorder.StatusLine(res.FailedStatus))
+		fmt.Fprintf(w, "partial  %s: heads of responses that failed before their end (counted under errors, not status)\n", statusLine(res.FailedStatus))
 	}
 }
 
 // wireDrops is the wire line's part on the attempts that got no answer
 // and on the re-sends, "" when there were none.
-func wireDrops(wr *recorder.Wire, method string) string {
+func wireDrops(wr *result.Wire, method string) string {
 	if !wr.Counted || wr.Resends > wr.ResendsWritten+wr.ResendsUnwritten {
 		// Re-sends not split by cause: an older result, or HTTP/2's.
 		if wr.Resends == 0 {

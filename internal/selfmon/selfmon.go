@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // Monitor samples openload's own resource use during a run: process CPU
@@ -113,10 +113,10 @@ func (m *Monitor) sample() {
 }
 
 // Stop ends the sampling and returns what the run used.
-func (m *Monitor) Stop() recorder.Generator {
+func (m *Monitor) Stop() result.Generator {
 	close(m.stopc)
 	<-m.done
-	g := recorder.Generator{GOMAXPROCS: runtime.GOMAXPROCS(0)}
+	g := result.Generator{GOMAXPROCS: runtime.GOMAXPROCS(0)}
 	wall := time.Since(m.start)
 	g.WallSeconds = wall.Seconds()
 	if cpu, ok := processCPU(); ok {

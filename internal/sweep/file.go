@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // FileVersion is the version of the sweep file format.
@@ -58,11 +58,11 @@ type FileProbe struct {
 
 // FilePoint is one run.
 type FilePoint struct {
-	Rate    float64          `json:"rate"`
-	Probe   int              `json:"probe,omitempty"` // 1-based, in a search
-	Pass    bool             `json:"pass"`
-	Stopped string           `json:"stopped_early,omitempty"`
-	Result  *recorder.Result `json:"result"`
+	Rate    float64        `json:"rate"`
+	Probe   int            `json:"probe,omitempty"` // 1-based, in a search
+	Pass    bool           `json:"pass"`
+	Stopped string         `json:"stopped_early,omitempty"`
+	Result  *result.Result `json:"result"`
 }
 
 func filePoint(p Point, probe int) FilePoint {
@@ -160,7 +160,7 @@ func ReadFile(r io.Reader, name string) (f *File, isSweep bool, err error) {
 
 // Point returns point n (1-based) of f, as recorder.ReadResult returns a
 // result; the error names the file and how many points it has.
-func (f *File) Point(name string, n int) (*recorder.Result, error) {
+func (f *File) Point(name string, n int) (*result.Result, error) {
 	if n < 1 || n > len(f.Points) || f.Points[n-1].Result == nil {
 		return nil, fmt.Errorf("%s#%d: the %s holds points 1 to %d", name, n, f.Kind, len(f.Points))
 	}

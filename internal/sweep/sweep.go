@@ -40,7 +40,7 @@ import (
 
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/verify"
 )
@@ -50,7 +50,7 @@ import (
 const DefaultKnee = 2
 
 // RunFunc runs one point; loadtest.Run unless a test replaces it.
-type RunFunc func(context.Context, loadtest.Options) (*recorder.Result, []verify.Finding, error)
+type RunFunc func(context.Context, loadtest.Options) (*result.Result, []verify.Finding, error)
 
 // Options describe a sweep.
 type Options struct {
@@ -72,7 +72,7 @@ type Options struct {
 // Point is one run of a sweep or a search.
 type Point struct {
 	Rate     float64
-	Result   *recorder.Result
+	Result   *result.Result
 	Findings []verify.Finding
 	SLOs     []verify.SLOResult // the objectives, with openload's defaults (verify.Judge)
 	// Valid: no check failed (verify.Fail); the measurement holds.

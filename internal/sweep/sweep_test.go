@@ -12,7 +12,7 @@ import (
 
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
 	"github.com/openload/openload/verify"
@@ -32,7 +32,7 @@ func obj(t *testing.T, expr string) verify.Objective {
 // point is a synthetic point with response p99 p99 and the objectives
 // evaluated on it.
 func point(rate, p99 float64, objs []verify.Objective) Point {
-	res := &recorder.Result{Response: recorder.Percentiles{P99: p99}, Counts: recorder.Counts{Scheduled: 100, Completed: 100}}
+	res := &result.Result{Response: result.Percentiles{P99: p99}, Counts: result.Counts{Scheduled: 100, Completed: 100}}
 	return Point{Rate: rate, Result: res, Valid: true, SLOs: verify.Evaluate(res, verify.WithDefault(objs))}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/verify"
 )
 
@@ -44,7 +44,7 @@ func classValues(points []Point) (string, []string) {
 	return header, vals[:min(len(vals), 3)]
 }
 
-func share(res *recorder.Result, value string) string {
+func share(res *result.Result, value string) string {
 	if len(res.Classes) == 0 {
 		return "—"
 	}

@@ -5,18 +5,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // streamPoint is a synthetic streamed point: 10 s of rate requests, all
 // completed, with the given ITL p50 and, when met ≥ 0, goodput.
 func streamPoint(rate, itl float64, met int64) Point {
-	res := &recorder.Result{Elapsed: 10, Counts: recorder.Counts{Scheduled: int64(rate * 10), Completed: int64(rate * 10)},
-		Response: recorder.Percentiles{P50: 400, P99: 480},
-		Stream: &recorder.StreamResult{TTFTResponse: recorder.Percentiles{P99: 61.5}, ITL: recorder.Percentiles{P50: itl, P99: itl + 2},
-			TPOT: recorder.Percentiles{P50: itl + 0.25}, TokensPerS: rate * 36}}
+	res := &result.Result{Elapsed: 10, Counts: result.Counts{Scheduled: int64(rate * 10), Completed: int64(rate * 10)},
+		Response: result.Percentiles{P50: 400, P99: 480},
+		Stream: &result.StreamResult{TTFTResponse: result.Percentiles{P99: 61.5}, ITL: result.Percentiles{P50: itl, P99: itl + 2},
+			TPOT: result.Percentiles{P50: itl + 0.25}, TokensPerS: rate * 36}}
 	if met >= 0 {
-		res.Stream.Goodput = &recorder.Goodput{Met: met, PerS: float64(met) / 10}
+		res.Stream.Goodput = &result.Goodput{Met: met, PerS: float64(met) / 10}
 	}
 	return Point{Rate: rate, Result: res, Valid: true}
 }

@@ -12,7 +12,7 @@ import (
 	"os/signal"
 
 	"github.com/openload/openload/internal/loadtest"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/targets/stub"
 )
 
@@ -20,7 +20,7 @@ import (
 // set here), runs it and returns the result and the stub's own stats
 // after the run. The stub is fresh for every call, so that each run has
 // its own queue, counters and stall clock; it is closed on return.
-func AgainstStub(ctx context.Context, cfg stub.Config, o loadtest.Options) (*recorder.Result, stub.Stats, error) {
+func AgainstStub(ctx context.Context, cfg stub.Config, o loadtest.Options) (*result.Result, stub.Stats, error) {
 	s, err := stub.NewServer(cfg)
 	if err != nil {
 		return nil, stub.Stats{}, err
@@ -49,12 +49,12 @@ func Main(name string, run func(ctx context.Context) error) {
 }
 
 // WriteResult writes res as a result file at path, as openload -o does.
-func WriteResult(path string, res *recorder.Result) error {
+func WriteResult(path string, res *result.Result) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := recorder.WriteResult(f, res); err != nil {
+	if err := result.Write(f, res); err != nil {
 		f.Close()
 		return err
 	}

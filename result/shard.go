@@ -1,6 +1,10 @@
-package recorder
+package result
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+)
 
 // ShardConfig says which shards of one schedule a result holds (see
 // package schedule: shard i of N sends the whole schedule's arrivals of
@@ -80,4 +84,11 @@ func OwnShardRun(res *Result) ShardRun {
 		r.LateMs = res.Start.LateMs
 	}
 	return r
+}
+
+// mergeShardRuns returns a's and b's own runs, by shard index.
+func mergeShardRuns(a, b []ShardRun) []ShardRun {
+	out := slices.Concat(a, b)
+	slices.SortStableFunc(out, func(p, q ShardRun) int { return cmp.Compare(p.Index, q.Index) })
+	return out
 }

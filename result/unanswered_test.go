@@ -1,4 +1,4 @@
-package recorder_test
+package result_test
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // unansweredRecords are a run's records whose attempts went unanswered
@@ -43,15 +44,15 @@ func unansweredRecords() []recorder.Record {
 // counted reads, and merges, as not counted.
 func TestUnansweredCounted(t *testing.T) {
 	recs := unansweredRecords()
-	whole := result(t, recs, 0, 0)
-	want := recorder.Wire{Attempts: 48, Resends: 8, Resent: 8, Closed: 16, Silent: 8, ResendsWritten: 8, ResendsUnwritten: 8, Counted: true}
+	whole := shardResult(t, recs, 0, 0)
+	want := result.Wire{Attempts: 48, Resends: 8, Resent: 8, Closed: 16, Silent: 8, ResendsWritten: 8, ResendsUnwritten: 8, Counted: true}
 	if w := whole.Wire; w == nil || *w != want {
 		t.Fatalf("wire %+v, want %+v", whole.Wire, want)
 	}
 	if u := whole.Wire.Unread(); u != 24 {
 		t.Errorf("unread %d, want 24 (closed + silent)", u)
 	}
-	shards := []*recorder.Result{result(t, recs, 0, 3), result(t, recs, 1, 3), result(t, recs, 2, 3)}
+	shards := []*result.Result{shardResult(t, recs, 0, 3), shardResult(t, recs, 1, 3), shardResult(t, recs, 2, 3)}
 	if m := merge(t, shards...); *m.Wire != want {
 		t.Errorf("merged wire %+v, want %+v", m.Wire, want)
 	}
@@ -72,7 +73,7 @@ func TestUnansweredCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old, err := recorder.ReadResult(bytes.NewReader(b), "old.json")
+	old, err := result.Read(bytes.NewReader(b), "old.json")
 	if err != nil {
 		t.Fatal(err)
 	}

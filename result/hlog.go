@@ -1,6 +1,7 @@
-package recorder
+package result
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"crypto/sha256"
@@ -147,4 +148,74 @@ func MergeIntervalLogs(w io.Writer, in ...IntervalLogInput) error {
 		}
 	}
 	return nil
+}
+
+// IntervalTags are the tags of the interval log, in the order written.
+var IntervalTags = []string{"response", "service", "send_delay"}
+
+// IntervalLog is an interval log read back: per tag, the intervals in order
+// and their merge.
+type IntervalLog struct {
+	Intervals map[string][]*hdrhistogram.Histogram
+	Total     map[string]*hdrhistogram.Histogram
+}
+
+// ReadIntervalLog reads an HdrHistogram interval log such as --hlog writes;
+// name is used in errors. Intervals without a tag are filed under "".
+func ReadIntervalLog(rd io.Reader, name string) (*IntervalLog, error) {
+	lr := hdrhistogram.NewHistogramLogReader(rd)
+	out := &IntervalLog{Intervals: map[string][]*hdrhistogram.Histogram{}, Total: map[string]*hdrhistogram.Histogram{}}
+	n := 0
+	for {
+		h, err := lr.NextIntervalHistogram()
+		if err != nil {
+			return nil, fmt.Errorf("%s: interval %d: %v", name, n+1, err)
+		}
+		if h == nil {
+			break
+		}
+		n++
+		tag := h.Tag()
+		out.Intervals[tag] = append(out.Intervals[tag], h)
+		if out.Total[tag] == nil {
+			out.Total[tag] = NewHistogram()
+		}
+		if dropped := out.Total[tag].Merge(h); dropped > 0 {
+			return nil, fmt.Errorf("%s: interval %d (%s): %d values outside openload's histogram range", name, n, tag, dropped)
+		}
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("%s: no interval histograms", name)
+	}
+	return out, nil
+}
+
+// intervalLogMarks are the header lines HdrHistogram's log writers (Java's,
+// Go's, JavaScript's, and so --hlog) put before the first interval; a JSON
+// result never starts with one.
+var intervalLogMarks = [][]byte{
+	[]byte("#[Histogram log format version "),
+	[]byte("#[StartTime: "),
+	[]byte("#[BaseTime: "),
+	[]byte(`"StartTimestamp"`),
+}
+
+// LooksLikeIntervalLog reports whether head, the start of a file, is an
+// HdrHistogram interval log: one of its leading comment lines, or the
+// legend after them, is one of the headers such logs start with. Other
+// comments may come first (jHiccup writes one).
+func LooksLikeIntervalLog(head []byte) bool {
+	sc := bufio.NewScanner(bytes.NewReader(head))
+	for sc.Scan() {
+		line := sc.Bytes()
+		for _, m := range intervalLogMarks {
+			if bytes.HasPrefix(line, m) {
+				return true
+			}
+		}
+		if !bytes.HasPrefix(line, []byte("#")) {
+			return false
+		}
+	}
+	return false
 }

@@ -1,4 +1,4 @@
-package recorder
+package result_test
 
 import (
 	"bytes"
@@ -9,10 +9,13 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 func TestResultCheck(t *testing.T) {
-	r := &Result{Checks: []Check{{Name: "schedule", Severity: "pass"}, {Name: "timeline", Severity: "warn"}}}
+	r := &result.Result{Checks: []result.Check{{Name: "schedule", Severity: "pass"}, {Name: "timeline", Severity: "warn"}}}
 	if c, ok := r.Check("timeline"); !ok || c.Severity != "warn" {
 		t.Errorf("timeline: %+v %v", c, ok)
 	}
@@ -21,21 +24,27 @@ func TestResultCheck(t *testing.T) {
 	}
 }
 
+// oldPrefix starts an old-form string: "HIST" base64-encoded.
+const oldPrefix = "SElTV"
+
 // oldForm is how results stored a histogram before the standard form: the
 // standard string base64-encoded once more.
 func oldForm(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
 // standardResult is a filled result with every kind of histogram: the
 // three, the corrected one and a Server-Timing metric's.
-func standardResult(t testing.TB) *Result {
-	r := New(nil)
+func standardResult(t testing.TB) *result.Result {
+	r := recorder.New(nil)
 	r.Correct(10 * time.Millisecond)
-	recs := sampleRecords()
-	for i := range recs {
-		recs[i].Timings[0], recs[i].NTimings = Timing{Name: "model", Dur: time.Duration(i+1) * time.Millisecond}, 1
-		r.Add(&recs[i])
+	for i := range 5 {
+		d := time.Duration(i+1) * time.Millisecond
+		rec := recorder.Record{Seq: uint64(i), Scheduled: d, Sent: d, Done: 3 * d, WasSent: true, Outcome: recorder.Completed, Status: 200, Attempts: 1}
+		rec.Timings[0], rec.NTimings = recorder.Timing{Name: "model", Dur: d}, 1
+		if err := r.Add(&rec); err != nil {
+			t.Fatal(err)
+		}
 	}
-	res := &Result{Tool: "openload", Counts: Counts{Expected: 5}}
+	res := &result.Result{Tool: "openload", Counts: result.Counts{Expected: 5}}
 	if err := r.Fill(res); err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +52,7 @@ func standardResult(t testing.TB) *Result {
 }
 
 // histogramStrings lists a result's histogram strings by name.
-func histogramStrings(res *Result) map[string]*string {
+func histogramStrings(res *result.Result) map[string]*string {
 	m := map[string]*string{"response": &res.Histograms.Response, "service": &res.Histograms.Service,
 		"send_delay": &res.Histograms.SendDelay, "corrected": &res.Histograms.Corrected}
 	for i := range res.ServerTiming {
@@ -77,10 +86,10 @@ func TestHistogramStandardForm(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := WriteResult(&b, res); err != nil {
+	if err := result.Write(&b, res); err != nil {
 		t.Fatal(err)
 	}
-	back, err := ReadResult(&b, "old.json")
+	back, err := result.Read(&b, "old.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,11 +98,11 @@ func TestHistogramStandardForm(t *testing.T) {
 		if *got[name] != s {
 			t.Errorf("%s: read back as %.20s…, want the standard form", name, *got[name])
 		}
-		oldH, err := DecodeHistogram(oldForm(s))
+		oldH, err := result.DecodeHistogram(oldForm(s))
 		if err != nil {
 			t.Fatalf("%s: old form: %v", name, err)
 		}
-		newH, err := DecodeHistogram(s)
+		newH, err := result.DecodeHistogram(s)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -101,7 +110,7 @@ func TestHistogramStandardForm(t *testing.T) {
 			t.Errorf("%s: old and standard forms decode differently (%d, %d values)", name, oldH.TotalCount(), newH.TotalCount())
 		}
 	}
-	for _, m := range Metrics {
+	for _, m := range result.Metrics {
 		if _, err := back.Histogram(m); err != nil {
 			t.Errorf("%s: %v", m, err)
 		}
@@ -114,7 +123,7 @@ func TestHistogramStandardForm(t *testing.T) {
 func TestOldFormErrors(t *testing.T) {
 	for _, s := range []string{oldPrefix + "!!!notbase64", oldForm("HISTnot base64 text"), oldForm("HISTFAAAAQ==")} {
 		in := fmt.Sprintf(`{"version":1,"histograms":{"response":%q}}`, s)
-		res, err := ReadResult(strings.NewReader(in), "x.json")
+		res, err := result.Read(strings.NewReader(in), "x.json")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +149,7 @@ func TestLooksLikeIntervalLog(t *testing.T) {
 		"garbage\n#[StartTime: 1]\n":       false,
 		" #[Histogram log format version ": false,
 	} {
-		if got := LooksLikeIntervalLog([]byte(in)); got != want {
+		if got := result.LooksLikeIntervalLog([]byte(in)); got != want {
 			t.Errorf("%q: %v, want %v", in, got, want)
 		}
 	}

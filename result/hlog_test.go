@@ -1,4 +1,4 @@
-package recorder_test
+package result_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/openload/openload/field"
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // intervalLog records recs into a run's interval log, as --hlog writes it,
@@ -32,7 +33,7 @@ func intervalLog(t *testing.T, recs []recorder.Record, index, of int, at time.Ti
 			t.Fatal(err)
 		}
 	}
-	if err := rec.Fill(&recorder.Result{}); err != nil {
+	if err := rec.Fill(&result.Result{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := rec.IntervalLogErr(); err != nil {
@@ -45,24 +46,24 @@ func intervalLog(t *testing.T, recs []recorder.Record, index, of int, at time.Ti
 // order, merge into a log whose tags hold what one generator's log holds.
 func TestMergeIntervalLogsShards(t *testing.T) {
 	recs := randomRecords(rand.New(rand.NewPCG(5, 2)))
-	one, err := recorder.ReadIntervalLog(bytes.NewReader(intervalLog(t, recs, 0, 0, start)), "one.hlog")
+	one, err := result.ReadIntervalLog(bytes.NewReader(intervalLog(t, recs, 0, 0, start)), "one.hlog")
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := []recorder.IntervalLogInput{
+	in := []result.IntervalLogInput{
 		{Name: "shard-2.hlog", Log: intervalLog(t, recs, 2, 3, start)},
 		{Name: "shard-0.hlog", Log: intervalLog(t, recs, 0, 3, start)},
 		{Name: "shard-1.hlog", Log: intervalLog(t, recs, 1, 3, start)},
 	}
 	var merged bytes.Buffer
-	if err := recorder.MergeIntervalLogs(&merged, in...); err != nil {
+	if err := result.MergeIntervalLogs(&merged, in...); err != nil {
 		t.Fatal(err)
 	}
-	got, err := recorder.ReadIntervalLog(&merged, "all.hlog")
+	got, err := result.ReadIntervalLog(&merged, "all.hlog")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tag := range recorder.IntervalTags {
+	for _, tag := range result.IntervalTags {
 		if !got.Total[tag].Equals(one.Total[tag]) {
 			t.Errorf("%s: merged shards hold %d values, one generator %d", tag, got.Total[tag].TotalCount(), one.Total[tag].TotalCount())
 		}
@@ -74,8 +75,8 @@ func TestMergeIntervalLogsShards(t *testing.T) {
 	// Shards that completed nothing write the same header and no
 	// interval: alike, but not the same log twice.
 	empty := intervalLog(t, nil, 0, 0, start)
-	if err := recorder.MergeIntervalLogs(new(bytes.Buffer), in[0], recorder.IntervalLogInput{Name: "idle-1.hlog", Log: empty},
-		recorder.IntervalLogInput{Name: "idle-2.hlog", Log: empty}); err != nil {
+	if err := result.MergeIntervalLogs(new(bytes.Buffer), in[0], result.IntervalLogInput{Name: "idle-1.hlog", Log: empty},
+		result.IntervalLogInput{Name: "idle-2.hlog", Log: empty}); err != nil {
 		t.Errorf("merge with two idle shards: %v", err)
 	}
 }
@@ -92,19 +93,19 @@ func TestMergeIntervalLogsRefuses(t *testing.T) {
 	noStart := regexp.MustCompile(`(?m)^#\[StartTime: .*\n`).ReplaceAll(bytes.Clone(b), nil)
 	s0, s5 := start.Unix(), start.Add(5*time.Second).Unix()
 	for _, c := range []struct {
-		in    []recorder.IntervalLogInput
+		in    []result.IntervalLogInput
 		want  string
 		field string // the field a *field.Error names, or ""
 	}{
-		{[]recorder.IntervalLogInput{{"a.hlog", a}, {"b.hlog", b}, {"a.hlog", a}}, "a.hlog: given twice", ""},
-		{[]recorder.IntervalLogInput{{"a.hlog", a}, {"b.hlog", b}, {"./a.hlog", a}}, "./a.hlog: the same log again (a.hlog has it too)", ""},
-		{[]recorder.IntervalLogInput{{"a.hlog", a}, {"b.hlog", late}},
+		{[]result.IntervalLogInput{{"a.hlog", a}, {"b.hlog", b}, {"a.hlog", a}}, "a.hlog: given twice", ""},
+		{[]result.IntervalLogInput{{"a.hlog", a}, {"b.hlog", b}, {"./a.hlog", a}}, "./a.hlog: the same log again (a.hlog has it too)", ""},
+		{[]result.IntervalLogInput{{"a.hlog", a}, {"b.hlog", late}},
 			"b.hlog: starts at " + strconv.FormatInt(s5, 10) + ", but a.hlog at " + strconv.FormatInt(s0, 10) + ": not shards of one StartAt", "StartAt"},
-		{[]recorder.IntervalLogInput{{"a.hlog", a}, {"b.hlog", rebased}},
+		{[]result.IntervalLogInput{{"a.hlog", a}, {"b.hlog", rebased}},
 			"b.hlog: base time 1000, but a.hlog has " + strconv.FormatInt(s0, 10) + ": not a shard of the same run", ""},
-		{[]recorder.IntervalLogInput{{"a.hlog", a}, {"b.hlog", noStart}}, "b.hlog: no #[StartTime] line: not an interval log openload wrote", ""},
+		{[]result.IntervalLogInput{{"a.hlog", a}, {"b.hlog", noStart}}, "b.hlog: no #[StartTime] line: not an interval log openload wrote", ""},
 	} {
-		err := recorder.MergeIntervalLogs(new(bytes.Buffer), c.in...)
+		err := result.MergeIntervalLogs(new(bytes.Buffer), c.in...)
 		if err == nil || err.Error() != c.want {
 			t.Errorf("merge: %v, want %s", err, c.want)
 			continue
@@ -116,8 +117,8 @@ func TestMergeIntervalLogsRefuses(t *testing.T) {
 	}
 
 	// The JSON merge says the same of the same cases.
-	ja := result(t, recs, 0, 2)
-	if _, err := recorder.Merge(recorder.MergeInput{Name: "a.json", Result: ja}, recorder.MergeInput{Name: "a.json", Result: ja}); err == nil || err.Error() != "a.json: given twice (shard 0/2)" {
+	ja := shardResult(t, recs, 0, 2)
+	if _, err := result.Merge(result.MergeInput{Name: "a.json", Result: ja}, result.MergeInput{Name: "a.json", Result: ja}); err == nil || err.Error() != "a.json: given twice (shard 0/2)" {
 		t.Errorf("JSON merge of a shard twice: %v", err)
 	}
 }
@@ -127,30 +128,30 @@ func TestMergeIntervalLogsRefuses(t *testing.T) {
 // by its flag, and still names the file.
 func TestMergeFieldErrors(t *testing.T) {
 	recs := randomRecords(rand.New(rand.NewPCG(3, 1)))
-	a := result(t, recs, 0, 2)
-	shard1 := func(f func(*recorder.Result)) *recorder.Result {
-		r := result(t, recs, 1, 2)
+	a := shardResult(t, recs, 0, 2)
+	shard1 := func(f func(*result.Result)) *result.Result {
+		r := shardResult(t, recs, 1, 2)
 		f(r)
 		return r
 	}
 	flags := map[string]string{"StartAt": "start-at", "DwellBound": "dwell-bound", "RequestObjectives": "slo-request", "Warmup": "warmup", "Shard.Index": "shard"}
 	for _, c := range []struct {
-		b           *recorder.Result
+		b           *result.Result
 		field, want string // want: as the CLI renders it
 	}{
-		{result(t, recs, 0, 0), "Shard.Index", "b.json: not a shard's result (run with --shard i/N)"},
-		{shard1(func(r *recorder.Result) { r.Config.StartAt = "2026-12-01T15:00:05Z" }), "StartAt",
+		{shardResult(t, recs, 0, 0), "Shard.Index", "b.json: not a shard's result (run with --shard i/N)"},
+		{shard1(func(r *result.Result) { r.Config.StartAt = "2026-12-01T15:00:05Z" }), "StartAt",
 			"b.json: --start-at 2026-12-01T15:00:05Z, but a.json has none: not a shard of the same run"},
-		{shard1(func(r *recorder.Result) { r.DwellBound.Bound = "3ms" }), "DwellBound",
-			"b.json: --dwell-bound 3ms, but another shard has 2ms: not a shard of the same run"},
-		{shard1(func(r *recorder.Result) { r.Stream.Goodput.Objectives = "ttft<=3ms" }), "RequestObjectives",
+		{shard1(func(r *result.Result) { r.DwellBound.Bound = "3ms" }), "DwellBound",
+			"b.json: --dwell-bound 3ms, but a.json has 2ms: not a shard of the same run"},
+		{shard1(func(r *result.Result) { r.Stream.Goodput.Objectives = "ttft<=3ms" }), "RequestObjectives",
 			`b.json: --slo-request "ttft<=3ms", but a.json has "ttft<=2ms,tpot<=15ms": not a shard of the same run`},
-		{shard1(func(r *recorder.Result) { r.Warmup = nil }), "Warmup",
+		{shard1(func(r *result.Result) { r.Warmup = nil }), "Warmup",
 			"b.json: --warmup none, but a.json has 300ms: not a shard of the same run"},
-		{shard1(func(r *recorder.Result) { r.Warmup.Until = "400ms" }), "Warmup",
+		{shard1(func(r *result.Result) { r.Warmup.Until = "400ms" }), "Warmup",
 			"b.json: --warmup 400ms, but a.json has 300ms: not a shard of the same run"},
 	} {
-		_, err := recorder.Merge(recorder.MergeInput{Name: "a.json", Result: a}, recorder.MergeInput{Name: "b.json", Result: c.b})
+		_, err := result.Merge(result.MergeInput{Name: "a.json", Result: a}, result.MergeInput{Name: "b.json", Result: c.b})
 		var fe *field.Error
 		if !errors.As(err, &fe) || fe.Field != c.field {
 			t.Errorf("merge: %v, want a field error of %s", err, c.field)

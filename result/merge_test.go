@@ -1,6 +1,8 @@
-package recorder_test
+package result_test
 
 import (
+	"maps"
+
 	"bytes"
 	"math/rand/v2"
 	"reflect"
@@ -10,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/result"
 )
 
 // randomRecords draws a whole run's records: arrivals over 3 s, a mix of
@@ -29,7 +32,7 @@ func randomRecords(rng *rand.Rand) []recorder.Record {
 			r.Outcome, r.Kind = recorder.TimedOut, recorder.KindTimeout
 		default:
 			r.Outcome, r.Status = recorder.Completed, []int{200, 200, 200, 503, 429}[rng.IntN(5)]
-			r.Class[0] = []string{"model", "fallback", "", recorder.NoEvent}[rng.IntN(4)]
+			r.Class[0] = []string{"model", "fallback", "", result.NoEvent}[rng.IntN(4)]
 			r.Timings[0] = recorder.Timing{Name: "dwell", Dur: time.Duration(rng.IntN(5000)) * time.Microsecond}
 			r.Timings[1] = recorder.Timing{Name: []string{"model", "queue"}[rng.IntN(2)], Dur: time.Duration(rng.IntN(9000)) * time.Microsecond}
 			r.NTimings = 2
@@ -49,9 +52,9 @@ func randomRecords(rng *rand.Rand) []recorder.Record {
 
 var start = time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
 
-// result records recs into a result; with of > 0, as shard index of of,
+// shardResult records recs into a result; with of > 0, as shard index of of,
 // keeping the records of index ≡ index (mod of).
-func result(t *testing.T, recs []recorder.Record, index, of int) *recorder.Result {
+func shardResult(t *testing.T, recs []recorder.Record, index, of int) *result.Result {
 	t.Helper()
 	rec := recorder.New(nil)
 	rec.TrackClasses([]string{"X-Class"})
@@ -84,37 +87,37 @@ func result(t *testing.T, recs []recorder.Record, index, of int) *recorder.Resul
 			t.Fatal(err)
 		}
 	}
-	res := &recorder.Result{Tool: "openload", Started: start, Config: recorder.Config{Target: "http://t/", Method: "GET", Arrival: "poisson", Rate: 100, Duration: "3s", Seed: 7}}
+	res := &result.Result{Tool: "openload", Started: start, Config: result.Config{Target: "http://t/", Method: "GET", Arrival: "poisson", Rate: 100, Duration: "3s", Seed: 7}}
 	if err := rec.Fill(res); err != nil {
 		t.Fatal(err)
 	}
 	if of > 0 {
 		res.Counts.Expected = float64(res.Counts.Scheduled)
-		res.Config.Shard = &recorder.ShardConfig{Of: of, Indexes: []int{index}, Whole: "poisson 100/s for 3s (seed 7)", WholeExpected: 300, WholeScheduled: int64(len(recs))}
-		res.Shards = []recorder.ShardRun{recorder.OwnShardRun(res)}
+		res.Config.Shard = &result.ShardConfig{Of: of, Indexes: []int{index}, Whole: "poisson 100/s for 3s (seed 7)", WholeExpected: 300, WholeScheduled: int64(len(recs))}
+		res.Shards = []result.ShardRun{result.OwnShardRun(res)}
 	}
 	return res
 }
 
-func jsonOf(t *testing.T, r *recorder.Result) string {
+func jsonOf(t *testing.T, r *result.Result) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := recorder.WriteResult(&b, r); err != nil {
+	if err := result.Write(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
 }
 
-func merge(t *testing.T, rs ...*recorder.Result) *recorder.Result {
+func merge(t *testing.T, rs ...*result.Result) *result.Result {
 	t.Helper()
-	in := make([]recorder.MergeInput, len(rs))
+	in := make([]result.MergeInput, len(rs))
 	for i, r := range rs {
-		in[i] = recorder.MergeInput{Name: "r" + strings.Repeat("'", i), Result: r}
+		in[i] = result.MergeInput{Name: "r" + strings.Repeat("'", i), Result: r}
 		if s := r.Config.Shard; len(s.Indexes) == 1 {
 			in[i].Name = "shard-" + string(rune('0'+s.Indexes[0])) + ".json"
 		}
 	}
-	m, err := recorder.Merge(in...)
+	m, err := result.Merge(in...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,9 +134,9 @@ func TestMergeProperties(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		recs := randomRecords(rng)
 		of := 2 + int(seed) // 2 … 6 shards
-		shards := make([]*recorder.Result, of)
+		shards := make([]*result.Result, of)
 		for i := range of {
-			shards[i] = result(t, recs, i, of)
+			shards[i] = shardResult(t, recs, i, of)
 		}
 		flat := merge(t, shards...)
 		want := jsonOf(t, flat)
@@ -145,7 +148,7 @@ func TestMergeProperties(t *testing.T) {
 			t.Fatalf("seed %d: merge in another order differs", seed)
 		}
 		// Grouping does not matter: merge random groups, then the groups.
-		var groups []*recorder.Result
+		var groups []*result.Result
 		for rest := perm; len(rest) > 0; {
 			k := 1 + rng.IntN(len(rest))
 			groups = append(groups, merge(t, rest[:k]...))
@@ -163,7 +166,7 @@ func TestMergeProperties(t *testing.T) {
 		}
 
 		// The complete merge holds what one generator would.
-		one := result(t, recs, 0, 0)
+		one := shardResult(t, recs, 0, 0)
 		if !flat.Config.Shard.Complete() || flat.Counts != one.Counts && (flat.Counts.Scheduled != one.Counts.Scheduled || flat.Counts.Expected != 300) {
 			t.Fatalf("seed %d: counts %+v, one generator %+v", seed, flat.Counts, one.Counts)
 		}
@@ -183,11 +186,11 @@ func TestMergeProperties(t *testing.T) {
 		if flat.Histograms != one.Histograms || flat.Response != one.Response || flat.SendDelay != one.SendDelay {
 			t.Fatalf("seed %d: histograms differ from one generator's", seed)
 		}
-		if recorder.StatusLine(flat.Status) != recorder.StatusLine(one.Status) || recorder.StatusLine(flat.ErrorKinds) != recorder.StatusLine(one.ErrorKinds) {
+		if !maps.Equal(flat.Status, one.Status) || !maps.Equal(flat.ErrorKinds, one.ErrorKinds) {
 			t.Fatalf("seed %d: statuses %v %v, one generator %v %v", seed, flat.Status, flat.ErrorKinds, one.Status, one.ErrorKinds)
 		}
 		for i := range max(len(flat.Timeline), len(one.Timeline)) {
-			var a, b recorder.Second
+			var a, b result.Second
 			if i < len(flat.Timeline) {
 				a = flat.Timeline[i]
 			}
@@ -236,11 +239,11 @@ func TestMergeProperties(t *testing.T) {
 	}
 }
 
-func equalClassValues(a, b []recorder.ClassValue) bool {
-	key := func(v recorder.ClassValue) string { return v.Value }
+func equalClassValues(a, b []result.ClassValue) bool {
+	key := func(v result.ClassValue) string { return v.Value }
 	a, b = slices.Clone(a), slices.Clone(b)
-	slices.SortFunc(a, func(p, q recorder.ClassValue) int { return strings.Compare(key(p), key(q)) })
-	slices.SortFunc(b, func(p, q recorder.ClassValue) int { return strings.Compare(key(p), key(q)) })
+	slices.SortFunc(a, func(p, q result.ClassValue) int { return strings.Compare(key(p), key(q)) })
+	slices.SortFunc(b, func(p, q result.ClassValue) int { return strings.Compare(key(p), key(q)) })
 	return slices.Equal(a, b)
 }
 
@@ -248,39 +251,26 @@ func equalClassValues(a, b []recorder.ClassValue) bool {
 // run and a shard given twice are refused, naming the input.
 func TestMergeRefuses(t *testing.T) {
 	recs := randomRecords(rand.New(rand.NewPCG(3, 1)))
-	a, b := result(t, recs, 0, 2), result(t, recs, 1, 2)
-	other := result(t, recs, 1, 2)
+	a, b := shardResult(t, recs, 0, 2), shardResult(t, recs, 1, 2)
+	other := shardResult(t, recs, 1, 2)
 	other.Config.Rate = 200
-	seed := result(t, recs, 1, 2)
+	seed := shardResult(t, recs, 1, 2)
 	seed.Config.Seed = 8
-	late := result(t, recs, 1, 2)
+	late := shardResult(t, recs, 1, 2)
 	late.Config.StartAt = "2026-12-01T15:00:05Z"
 	for _, c := range []struct {
-		in   []recorder.MergeInput
+		in   []result.MergeInput
 		want string
 	}{
-		{[]recorder.MergeInput{{"a.json", a}, {"one.json", result(t, recs, 0, 0)}}, "one.json: not a shard's result"},
-		{[]recorder.MergeInput{{"a.json", a}, {"b.json", other}}, "b.json: rate 200, but a.json has 100"},
-		{[]recorder.MergeInput{{"a.json", a}, {"b.json", seed}}, "b.json: seed 8, but a.json has 7"},
-		{[]recorder.MergeInput{{"a.json", a}, {"b.json", late}}, "b.json: StartAt 2026-12-01T15:00:05Z, but a.json has none"},
-		{[]recorder.MergeInput{{"a.json", a}, {"b.json", b}, {"b2.json", b}}, "b2.json: shard 1/2 again (b.json has it too)"},
+		{[]result.MergeInput{{"a.json", a}, {"one.json", shardResult(t, recs, 0, 0)}}, "one.json: not a shard's result"},
+		{[]result.MergeInput{{"a.json", a}, {"b.json", other}}, "b.json: rate 200, but a.json has 100"},
+		{[]result.MergeInput{{"a.json", a}, {"b.json", seed}}, "b.json: seed 8, but a.json has 7"},
+		{[]result.MergeInput{{"a.json", a}, {"b.json", late}}, "b.json: StartAt 2026-12-01T15:00:05Z, but a.json has none"},
+		{[]result.MergeInput{{"a.json", a}, {"b.json", b}, {"b2.json", b}}, "b2.json: shard 1/2 again (b.json has it too)"},
 	} {
-		_, err := recorder.Merge(c.in...)
+		_, err := result.Merge(c.in...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("merge: %v, want one line containing %q", err, c.want)
-		}
-	}
-}
-
-// TestMergedKeys: every section of a result is one Merge accounts for, so
-// a section added to Result without its merge is caught here (and, in a
-// shard's file, refused by Merge rather than dropped).
-func TestMergedKeys(t *testing.T) {
-	typ := reflect.TypeOf(recorder.Result{})
-	for i := range typ.NumField() {
-		key, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
-		if !recorder.MergedKey(key) {
-			t.Errorf("Result.%s (%q) is not in mergedKeys: give it a mergeSection, or say why it needs none", typ.Field(i).Name, key)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package recorder
+package result
 
 // Generator is what openload itself used while it ran, sampled by the
 // engine: if the generator was short of CPU or paused for GC, requests

@@ -1,0 +1,49 @@
+package result
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Write writes res as indented JSON.
+func Write(w io.Writer, res *Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}
+
+// Read reads a JSON result; name is used in error messages. It refuses
+// results of another version and results that do not parse. Histograms
+// written in the old double-base64 form come back in the standard form.
+func Read(r io.Reader, name string) (*Result, error) {
+	dec := json.NewDecoder(r)
+	var res Result
+	if err := dec.Decode(&res); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%s: truncated result: %v", name, err)
+		}
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%s: corrupt result at byte %d: %v", name, se.Offset, err)
+		}
+		return nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if res.Version == 0 {
+		return nil, fmt.Errorf("%s: not an openload result (no version)", name)
+	}
+	if res.Version != Version {
+		return nil, fmt.Errorf("%s: result version %d, this openload reads version %d", name, res.Version, Version)
+	}
+	// Results written before the standard form are read in it, so that
+	// re-encoding one (openload report --format json) upgrades it.
+	hs := &res.Histograms
+	for _, p := range []*string{&hs.Response, &hs.Service, &hs.SendDelay, &hs.Corrected, &hs.TTFTResponse, &hs.TTFTService, &hs.ITL, &hs.TPOT} {
+		*p = standardForm(*p)
+	}
+	for i := range res.ServerTiming {
+		res.ServerTiming[i].Histogram = standardForm(res.ServerTiming[i].Histogram)
+	}
+	return &res, nil
+}
