@@ -251,7 +251,7 @@ func (r *Recorder) fillStream(res *result.Result) error {
 	if r.objectives != nil {
 		st.Goodput = &result.Goodput{Objectives: FormatRequestObjectives(r.objectives), Met: s.Met}
 	}
-	st.SetRates(res)
+	st.SetRates(res.Elapsed, res.Counts)
 	res.Stream = st
 	for _, p := range []struct {
 		dst *string

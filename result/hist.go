@@ -181,48 +181,6 @@ func (h Histograms) merge(o Histograms, m *merger) Histograms {
 	return h
 }
 
-// derive sets r's percentiles from its histograms, and the answered ones:
-// response − unanswered, bucket by bucket, as the recorder derives them.
-func (h *Histograms) derive(r *Result) error {
-	for _, p := range []struct {
-		enc string
-		sum *Percentiles
-	}{{h.Response, &r.Response}, {h.Service, &r.Service}, {h.SendDelay, &r.SendDelay}} {
-		if p.enc == "" {
-			continue
-		}
-		d, err := DecodeHistogram(p.enc)
-		if err != nil {
-			return err
-		}
-		*p.sum = Summarize(d)
-	}
-	if r.Corrected != nil && h.Corrected != "" {
-		d, err := DecodeHistogram(h.Corrected)
-		if err != nil {
-			return err
-		}
-		r.Corrected.Percentiles = Summarize(d)
-	}
-	r.Answered, r.Unanswered, h.Answered = nil, nil, ""
-	if h.Unanswered == "" || h.Response == "" {
-		return nil
-	}
-	resp, err := DecodeHistogram(h.Response)
-	if err != nil {
-		return err
-	}
-	u, err := DecodeHistogram(h.Unanswered)
-	if err != nil {
-		return err
-	}
-	a := Subtract(resp, u)
-	pa, pu := Summarize(a), Summarize(u)
-	r.Answered, r.Unanswered = &pa, &pu
-	h.Answered, err = EncodeHistogram(a)
-	return err
-}
-
 // Subtract returns a − b bucket by bucket: the values of a that are not
 // in b, where b holds a subset of a's values (the unanswered requests'
 // response times within all of them).

@@ -109,22 +109,6 @@ func ownRuns(x MergeInput) *Result {
 	return &r
 }
 
-// merger adds one result into a sum: the input's name for the errors,
-// the first error (m.err; what follows it is not used), and the values
-// the histograms' merges could not hold.
-type merger struct {
-	name    string
-	err     error
-	dropped int64
-}
-
-// fail keeps the first error, naming the input.
-func (m *merger) fail(format string, args ...any) {
-	if m.err == nil {
-		m.err = fmt.Errorf("%s: "+format, append([]any{m.name}, args...)...) // format is the caller's constant
-	}
-}
-
 // add returns the sum of a (the merge so far) and b (one more input,
 // checked by sameRun to be of the same run). The literal names every
 // field of Result, in order and unkeyed, so that a field added to
@@ -201,13 +185,13 @@ func (r *Result) derive() error {
 	if span > 0 {
 		r.SendRate = float64(r.Counts.Sent) / span
 	}
-	if err := r.Histograms.derive(r); err != nil {
+	if err := r.deriveHistograms(); err != nil {
 		return err
 	}
 	for i := range r.Classes {
 		r.Classes[i].derive(r.Headline().Scheduled)
 	}
-	r.Stream.derive(r)
+	r.deriveStream()
 	return nil
 }
 
@@ -317,42 +301,6 @@ func warmupUntil(w *Warmup) string {
 	return w.Until
 }
 
-// The refusals Merge and MergeIntervalLogs share: one text each.
-
-// errGivenTwice refuses the input name, given before under the same name;
-// what it holds is said in parentheses ("shard 1/4"), unless "".
-func errGivenTwice(name, what string) error {
-	if what == "" {
-		return fmt.Errorf("%s: given twice", name)
-	}
-	return fmt.Errorf("%s: given twice (%s)", name, what)
-}
-
-// errAgain refuses the input name, which holds what the input other
-// holds too.
-func errAgain(name, what, other string) error {
-	return fmt.Errorf("%s: %s again (%s has it too)", name, what, other)
-}
-
-// errNotSameRun refuses the input name, whose what is a where ref's is b:
-// it is not of ref's run. what is words ("seed"), or a field of the run's
-// options in braces ("{StartAt}"): then the error is a *field.Error of
-// that field, value a.
-func errNotSameRun(name, what string, a any, ref string, b any) error {
-	format := "%s: " + what + " %v, but %s has %v: not a shard of the same run" // what is the caller's constant
-	if f, ok := strings.CutPrefix(what, "{"); ok && strings.HasSuffix(f, "}") {
-		return field.Errorf(strings.TrimSuffix(f, "}"), a, format, name, a, ref, b)
-	}
-	return fmt.Errorf(format, name, a, ref, b)
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "none"
-	}
-	return s
-}
-
 // Missing returns the shards a merge lacks, or nil when it holds all
 // (ShardConfig.Complete).
 func (s *ShardConfig) Missing() []int {
@@ -377,44 +325,81 @@ func joinIndexes(xs []int) string {
 	return strings.Join(s, ",")
 }
 
-// hist adds the encoded histograms a (the sum so far) and b (the
-// input's); "" is none, and the sum of none is "". The sum is encoded
-// from a histogram of openload's range, whatever the inputs' ranges, so
-// that any grouping of a merge writes the same bytes. Values it cannot
-// hold count in m.dropped.
-func (m *merger) hist(a, b, what string) (string, Percentiles) {
-	if a == "" && b == "" {
-		return "", Percentiles{}
+// OwnShardRun is the ShardRun of a single shard's result (its own
+// figures); Merge keeps the shards' runs.
+func OwnShardRun(res *Result) ShardRun {
+	r := ShardRun{
+		Started: res.Started, Expected: res.Counts.Expected, Scheduled: res.Counts.Scheduled,
+		Sent: res.Counts.Sent, Elapsed: res.Elapsed, SendDelay: res.SendDelay, Client: res.Config.Client,
+		Generator: res.Generator, Connections: res.Limit.Connections, MaxInFlight: res.Limit.MaxInFlight,
 	}
-	h := NewHistogram()
-	for _, s := range [...]string{a, b} {
-		if s == "" {
-			continue
-		}
-		o, err := DecodeHistogram(s)
-		if err != nil {
-			m.fail("%s histogram: %v", what, err)
-			return "", Percentiles{}
-		}
-		m.dropped += h.Merge(o)
+	if s := res.Config.Shard; s != nil && len(s.Indexes) == 1 {
+		r.Index = s.Indexes[0]
 	}
-	enc, err := EncodeHistogram(h)
-	if err != nil {
-		m.fail("%s histogram: %v", what, err)
+	if res.Start != nil {
+		r.LateMs = res.Start.LateMs
 	}
-	return enc, Summarize(h)
+	return r
 }
 
-// addCounts returns a + b key by key, nil when both are empty.
-func addCounts(a, b map[string]int64) map[string]int64 {
-	if len(a) == 0 && len(b) == 0 {
+// deriveHistograms sets r's percentiles from its histograms, and the answered ones:
+// response − unanswered, bucket by bucket, as the recorder derives them.
+func (r *Result) deriveHistograms() error {
+	h := &r.Histograms
+	for _, p := range []struct {
+		enc string
+		sum *Percentiles
+	}{{h.Response, &r.Response}, {h.Service, &r.Service}, {h.SendDelay, &r.SendDelay}} {
+		if p.enc == "" {
+			continue
+		}
+		d, err := DecodeHistogram(p.enc)
+		if err != nil {
+			return err
+		}
+		*p.sum = Summarize(d)
+	}
+	if r.Corrected != nil && h.Corrected != "" {
+		d, err := DecodeHistogram(h.Corrected)
+		if err != nil {
+			return err
+		}
+		r.Corrected.Percentiles = Summarize(d)
+	}
+	r.Answered, r.Unanswered, h.Answered = nil, nil, ""
+	if h.Unanswered == "" || h.Response == "" {
 		return nil
 	}
-	out := make(map[string]int64, max(len(a), len(b)))
-	for _, m := range [...]map[string]int64{a, b} {
-		for k, v := range m {
-			out[k] += v
+	resp, err := DecodeHistogram(h.Response)
+	if err != nil {
+		return err
+	}
+	u, err := DecodeHistogram(h.Unanswered)
+	if err != nil {
+		return err
+	}
+	a := Subtract(resp, u)
+	pa, pu := Summarize(a), Summarize(u)
+	r.Answered, r.Unanswered = &pa, &pu
+	h.Answered, err = EncodeHistogram(a)
+	return err
+}
+
+// deriveStream sets the stream's percentiles from r's histograms, and its rates
+// over r's elapsed time.
+func (r *Result) deriveStream() {
+	s := r.Stream
+	if s == nil {
+		return
+	}
+	hs := &r.Histograms
+	for _, p := range []struct {
+		enc string
+		sum *Percentiles
+	}{{hs.TTFTResponse, &s.TTFTResponse}, {hs.TTFTService, &s.TTFTService}, {hs.ITL, &s.ITL}, {hs.TPOT, &s.TPOT}} {
+		if h, err := DecodeHistogram(p.enc); err == nil {
+			*p.sum = Summarize(h)
 		}
 	}
-	return out
+	s.SetRates(r.Elapsed, r.Counts)
 }

@@ -3,6 +3,7 @@ package result
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -139,4 +140,28 @@ func (r *Result) Histogram(metric string) (*hdrhistogram.Histogram, error) {
 		return nil, fmt.Errorf("%s histogram: %v", metric, err)
 	}
 	return h, nil
+}
+
+// AttemptStatus is the number of attempts answered with code: every
+// attempt of a run with retries (Retries), the final ones otherwise, which
+// are then all the attempts.
+func (r *Result) AttemptStatus(code int) int64 {
+	if r.Retries != nil {
+		return r.Retries.AttemptStatus[strconv.Itoa(code)]
+	}
+	return r.Status[strconv.Itoa(code)]
+}
+
+// Headline are the counts the headline figures hold: Counts less the
+// warm-up's.
+func (r *Result) Headline() Counts {
+	c := r.Counts
+	if w := r.Warmup; w != nil {
+		c.Scheduled -= w.Scheduled
+		c.Completed -= w.Completed
+		c.Errors -= w.Errors
+		c.Timeouts -= w.Timeouts
+		c.Unfinished -= w.Unfinished
+	}
+	return c
 }

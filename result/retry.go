@@ -1,7 +1,5 @@
 package result
 
-import "strconv"
-
 // RetryCounts counts the attempts of a run with retries. FirstAttempts is
 // Counts.Sent; the outcome counts are the final attempts'.
 type RetryCounts struct {
@@ -17,16 +15,6 @@ type RetryCounts struct {
 	// final, by status code ("other" outside [100, 600)) and error kind.
 	AttemptStatus map[string]int64 `json:"attempt_status"`
 	AttemptErrors map[string]int64 `json:"attempt_errors,omitempty"`
-}
-
-// AttemptStatus is the number of attempts answered with code: every
-// attempt of a run with retries (Retries), the final ones otherwise, which
-// are then all the attempts.
-func (r *Result) AttemptStatus(code int) int64 {
-	if r.Retries != nil {
-		return r.Retries.AttemptStatus[strconv.Itoa(code)]
-	}
-	return r.Status[strconv.Itoa(code)]
 }
 
 // merge sums the retry counts; the shards share one policy

@@ -69,23 +69,6 @@ type ShardRun struct {
 	MaxInFlight int `json:"max_in_flight"`
 }
 
-// OwnShardRun is the ShardRun of a single shard's result (its own
-// figures); Merge keeps the shards' runs.
-func OwnShardRun(res *Result) ShardRun {
-	r := ShardRun{
-		Started: res.Started, Expected: res.Counts.Expected, Scheduled: res.Counts.Scheduled,
-		Sent: res.Counts.Sent, Elapsed: res.Elapsed, SendDelay: res.SendDelay, Client: res.Config.Client,
-		Generator: res.Generator, Connections: res.Limit.Connections, MaxInFlight: res.Limit.MaxInFlight,
-	}
-	if s := res.Config.Shard; s != nil && len(s.Indexes) == 1 {
-		r.Index = s.Indexes[0]
-	}
-	if res.Start != nil {
-		r.LateMs = res.Start.LateMs
-	}
-	return r
-}
-
 // mergeShardRuns returns a's and b's own runs, by shard index.
 func mergeShardRuns(a, b []ShardRun) []ShardRun {
 	out := slices.Concat(a, b)

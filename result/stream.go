@@ -54,41 +54,23 @@ func (s *StreamResult) objectives() string {
 	return s.Goodput.Objectives
 }
 
-// derive sets the stream's percentiles from r's histograms, and its rates
-// over r's elapsed time.
-func (s *StreamResult) derive(r *Result) {
-	if s == nil {
-		return
-	}
-	hs := &r.Histograms
-	for _, p := range []struct {
-		enc string
-		sum *Percentiles
-	}{{hs.TTFTResponse, &s.TTFTResponse}, {hs.TTFTService, &s.TTFTService}, {hs.ITL, &s.ITL}, {hs.TPOT, &s.TPOT}} {
-		if h, err := DecodeHistogram(p.enc); err == nil {
-			*p.sum = Summarize(h)
-		}
-	}
-	s.SetRates(r)
-}
-
-// SetRates sets the stream's token rate and goodput's rates over r's
-// elapsed time and counts.
-func (s *StreamResult) SetRates(r *Result) {
+// SetRates sets the stream's token rate and goodput's rates over the
+// run's elapsed seconds and its counts.
+func (s *StreamResult) SetRates(elapsed float64, c Counts) {
 	s.TokensPerS = 0
-	if r.Elapsed > 0 {
-		s.TokensPerS = float64(s.OutputTokens) / r.Elapsed
+	if elapsed > 0 {
+		s.TokensPerS = float64(s.OutputTokens) / elapsed
 	}
 	g := s.Goodput
 	if g == nil {
 		return
 	}
 	g.PerS, g.Throughput, g.MetFraction = 0, 0, 0
-	if r.Elapsed > 0 {
-		g.PerS = float64(g.Met) / r.Elapsed
-		g.Throughput = float64(r.Counts.Completed) / r.Elapsed
+	if elapsed > 0 {
+		g.PerS = float64(g.Met) / elapsed
+		g.Throughput = float64(c.Completed) / elapsed
 	}
-	if r.Counts.Scheduled > 0 {
-		g.MetFraction = float64(g.Met) / float64(r.Counts.Scheduled)
+	if c.Scheduled > 0 {
+		g.MetFraction = float64(g.Met) / float64(c.Scheduled)
 	}
 }

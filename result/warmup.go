@@ -32,20 +32,6 @@ func (w *Warmup) SetHistograms(response, service *hdrhistogram.Histogram) error 
 	return err
 }
 
-// Headline are the counts the headline figures hold: Counts less the
-// warm-up's.
-func (r *Result) Headline() Counts {
-	c := r.Counts
-	if w := r.Warmup; w != nil {
-		c.Scheduled -= w.Scheduled
-		c.Completed -= w.Completed
-		c.Errors -= w.Errors
-		c.Timeouts -= w.Timeouts
-		c.Unfinished -= w.Unfinished
-	}
-	return c
-}
-
 // merge adds o's warm-up to w's: counts and histograms (sameSettings
 // checked every shard has one alike, or none).
 func (w *Warmup) merge(o *Warmup, m *merger) *Warmup {
