@@ -1,4 +1,4 @@
-package sweep
+package result
 
 import (
 	"encoding/json"
@@ -14,17 +14,28 @@ import (
 // FileVersion is the version of the sweep file format.
 const FileVersion = 1
 
-// File is a sweep's or a search's JSON file: every point's full result,
-// so that `openload report` and `diff` read any point (FILE#N, 1-based).
-// It has no "version" key, so a reader of single results refuses it.
+// File is a sweep's, a search's or a set of repeats' JSON file: every
+// point's full result, so that `openload report` renders the whole again
+// and reads any point (FILE#N, 1-based), as `diff` does. It has no
+// "version" key, so a reader of single results refuses it.
 type File struct {
-	SweepVersion int         `json:"sweep_version"`
-	Tool         string      `json:"tool"`
-	Kind         string      `json:"kind"` // "sweep" or "search"
-	Knee         *FileKnee   `json:"knee,omitempty"`
-	Search       *FileSearch `json:"search,omitempty"`
-	Points       []FilePoint `json:"points"`
+	SweepVersion int    `json:"sweep_version"`
+	Tool         string `json:"tool"`
+	Kind         string `json:"kind"` // KindSweep, KindSearch or KindRepeats
+	// KneeFactor is the factor over the lowest point's response p99 that
+	// names a sweep's knee; 0 in files written before it was kept.
+	KneeFactor float64     `json:"knee_factor,omitempty"`
+	Knee       *FileKnee   `json:"knee,omitempty"`
+	Search     *FileSearch `json:"search,omitempty"`
+	Points     []FilePoint `json:"points"`
 }
+
+// Kinds of sweep file.
+const (
+	KindSweep   = "sweep"   // one point per offered rate
+	KindSearch  = "search"  // a capacity search: probes, each run one or more times
+	KindRepeats = "repeats" // repeated runs of one rate
+)
 
 // FileKnee names a sweep's knee.
 type FileKnee struct {
@@ -43,8 +54,8 @@ type FileSearch struct {
 }
 
 // FileProbe is one probe of a search: its verdict and deciding figure in
-// each repeat (a repeat stopped early: the largest float), their median
-// and its bootstrap interval (absent with one repeat).
+// each repeat (a repeat stopped early: the largest float, EncodeFigure),
+// their median and its bootstrap interval (absent with one repeat).
 type FileProbe struct {
 	Rate     float64   `json:"rate"`
 	Pass     bool      `json:"pass"`
@@ -65,51 +76,36 @@ type FilePoint struct {
 	Result  *recorder.Result `json:"result"`
 }
 
-func filePoint(p Point, probe int) FilePoint {
-	return FilePoint{Rate: p.Rate, Probe: probe, Pass: p.Pass(), Stopped: p.Stopped, Result: p.Result}
+// Completed is the point's throughput: completed requests per second of
+// the run, from its start to its last response.
+func (p FilePoint) Completed() float64 {
+	if p.Result.Elapsed <= 0 {
+		return 0
+	}
+	return float64(p.Result.Counts.Completed) / p.Result.Elapsed
 }
 
-// SweepFile is the file of a sweep.
-func SweepFile(sw *Sweep) File {
-	f := File{SweepVersion: FileVersion, Tool: "openload", Kind: "sweep"}
-	for _, p := range sw.Points {
-		f.Points = append(f.Points, filePoint(p, 0))
-	}
-	if sw.Knee >= 0 {
-		f.Knee = &FileKnee{Point: sw.Knee + 1, Rate: sw.Points[sw.Knee].Rate, Why: sw.KneeWhy}
-	}
-	return f
-}
-
-// SearchFile is the file of a search.
-func SearchFile(s *Search) File {
-	f := File{SweepVersion: FileVersion, Tool: "openload", Kind: "search",
-		Search: &FileSearch{Verdict: s.Verdict, Low: s.Low, High: s.High, Message: s.Message}}
-	for i, p := range s.Probes {
-		for _, pt := range p.Points {
-			f.Points = append(f.Points, filePoint(pt, i+1))
-		}
-		fp := FileProbe{Rate: p.Rate, Pass: p.Pass, Why: p.Why, Deciding: p.Deciding.Expr, Median: finite(p.Median)}
-		for _, v := range p.Figures {
-			fp.Figures = append(fp.Figures, finite(v))
-		}
-		if !math.IsNaN(p.Lo) {
-			lo, hi := finite(p.Lo), finite(p.Hi)
-			fp.Lo, fp.Hi = &lo, &hi
-		}
-		f.Search.Probes = append(f.Search.Probes, fp)
-	}
-	return f
-}
-
-// finite maps the infinity standing for a repeat stopped early to the
-// largest float, which JSON can hold.
-func finite(v float64) float64 {
+// EncodeFigure maps the infinity standing for a repeat stopped early (a
+// figure past any bound) to the largest float, which JSON can hold;
+// DecodeFigure maps it back.
+func EncodeFigure(v float64) float64 {
 	switch {
 	case v > 1.7e308:
-		return 1.7976931348623157e308
+		return math.MaxFloat64
 	case v < -1.7e308:
-		return -1.7976931348623157e308
+		return -math.MaxFloat64
+	}
+	return v
+}
+
+// DecodeFigure is the figure EncodeFigure stored: ±Inf for the largest
+// floats.
+func DecodeFigure(v float64) float64 {
+	switch {
+	case v >= math.MaxFloat64:
+		return math.Inf(1)
+	case v <= -math.MaxFloat64:
+		return math.Inf(-1)
 	}
 	return v
 }
@@ -158,6 +154,17 @@ func ReadFile(r io.Reader, name string) (f *File, isSweep bool, err error) {
 	return f, true, nil
 }
 
+// Whole checks that every point of f holds its result, as rendering the
+// whole file needs; the error names the file and the first point without.
+func (f *File) Whole(name string) error {
+	for i, p := range f.Points {
+		if p.Result == nil {
+			return fmt.Errorf("%s#%d: the point has no result", name, i+1)
+		}
+	}
+	return nil
+}
+
 // Point returns point n (1-based) of f, as recorder.ReadResult returns a
 // result; the error names the file and how many points it has.
 func (f *File) Point(name string, n int) (*recorder.Result, error) {
@@ -165,13 +172,4 @@ func (f *File) Point(name string, n int) (*recorder.Result, error) {
 		return nil, fmt.Errorf("%s#%d: the %s holds points 1 to %d", name, n, f.Kind, len(f.Points))
 	}
 	return f.Points[n-1].Result, nil
-}
-
-// RepeatsFile is the file of repeated runs of one rate.
-func RepeatsFile(points []Point) File {
-	f := File{SweepVersion: FileVersion, Tool: "openload", Kind: "repeats"}
-	for _, p := range points {
-		f.Points = append(f.Points, filePoint(p, 0))
-	}
-	return f
 }
