@@ -106,12 +106,12 @@ func writeSweepHTML(w io.Writer, f *result.File) error {
 // writing the output.
 type inputError struct{ error }
 
-const reportUsage = `openload report — re-render a saved result
+const reportUsage = `openload report — re-render a saved result, or a saved sweep
 
 Usage:
   openload report [--format F] [--metric M] RESULT.json
   openload report RESULT.json [--html FILE] [--svg FILE] [--png FILE] [--chart C]
-  openload report [--format table|json|csv|html] SWEEP.json [--html FILE] [--svg FILE] [--png FILE]
+  openload report SWEEP.json [--format F] [--html FILE] [--svg FILE] [--png FILE]
   openload report [--format table|hgrm] RUN.hlog
 
 Examples:
@@ -124,8 +124,9 @@ Examples:
   openload report sweep.json#3                    # point 3 of a sweep, as a run's report
 
 A sweep's, a search's or repeats' -o file renders as the command printed it: a sweep's table
-and knee, a search's probes and answer, the spread of repeats; --svg and --png write every chart
-of the sweep, as 'openload sweep' does. FILE#N renders its point N as a result.
+and knee, a search's probes and answer, the spread of repeats (csv: a row per run; html: the
+sweep's page); --svg and --png write every chart of the sweep, as 'openload sweep' does.
+FILE#N renders its point N as a result.
 
 Formats:
   table   the text report a run prints (default)
