@@ -33,7 +33,8 @@ Usage:
 
 Every point is a full open run with its own checks; every flag of a load run applies to each
 point, but --rate (the sweep sets it). -o writes every point's full result to one JSON file:
-'openload report FILE#N' and 'openload diff FILE#1 FILE#5' read point N.
+'openload report FILE' prints the table (or the search) again and redraws --html, --svg and
+--png; 'openload report FILE#N' and 'openload diff FILE#1 FILE#5' read point N.
 
 The knee is the first point whose response p99 exceeds --knee × the lowest point's, or that
 breaks an objective. A search brackets (from --from, doubling up to --to) then bisects to
