@@ -1,6 +1,7 @@
 package result
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -9,20 +10,14 @@ import (
 )
 
 func TestSplitPoint(t *testing.T) {
-	for _, tc := range []struct {
-		in   string
-		file string
-		n    int
-		ok   bool
-	}{
-		{"sweep.json#3", "sweep.json", 3, true},
-		{"a#b/sweep.json#12", "a#b/sweep.json", 12, true},
-		{"sweep.json", "sweep.json", 0, false},
-		{"sweep.json#x", "sweep.json#x", 0, false},
+	for in, want := range map[string]string{
+		"sweep.json#3":      "sweep.json 3 true",
+		"a#b/sweep.json#12": "a#b/sweep.json 12 true",
+		"sweep.json":        "sweep.json 0 false",
+		"sweep.json#x":      "sweep.json#x 0 false",
 	} {
-		file, n, ok := SplitPoint(tc.in)
-		if file != tc.file || n != tc.n || ok != tc.ok {
-			t.Errorf("SplitPoint(%q) = %q, %d, %v", tc.in, file, n, ok)
+		if file, n, ok := SplitPoint(in); fmt.Sprint(file, " ", n, " ", ok) != want {
+			t.Errorf("SplitPoint(%q) = %q, %d, %v; want %s", in, file, n, ok, want)
 		}
 	}
 }

@@ -67,16 +67,24 @@ func sweepUsageCases() [][]string {
 	}
 }
 
-// TestSweepCLI: a sweep's table names every point and the knee; its file
-// holds every point's full result, which report and diff read as FILE#N.
-func TestSweepCLI(t *testing.T) {
+// sweepStub is a stub of 4 workers × 20 ms behind no gate, closed when
+// the test ends.
+func sweepStub(t *testing.T) *stub.Server {
+	t.Helper()
 	cfg := stub.DefaultConfig()
 	cfg.Workers, cfg.Latency, cfg.Policy = 4, 20*time.Millisecond, stub.PolicyNone
 	s, err := stub.NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestSweepCLI: a sweep's table names every point and the knee; its file
+// holds every point's full result, which report and diff read as FILE#N.
+func TestSweepCLI(t *testing.T) {
+	s := sweepStub(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sweep.json")
 	svg := filepath.Join(dir, "sweep.svg")
@@ -193,13 +201,7 @@ var outcomeLine = regexp.MustCompile(`(?m)^(sweep|search): .* \(exit \d+\)\n`)
 // outcome line a sweep or search ends with when not valid ("search: … (exit
 // 5)"), the live command's exit code.
 func TestSweepReportSaved(t *testing.T) {
-	cfg := stub.DefaultConfig()
-	cfg.Workers, cfg.Latency, cfg.Policy = 4, 20*time.Millisecond, stub.PolicyNone
-	s, err := stub.NewServer(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := sweepStub(t)
 	dir := t.TempDir()
 	u := s.URL + "/predict"
 	for _, tc := range []struct {

@@ -7,9 +7,6 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/openload/openload/recorder"
 )
 
@@ -60,17 +57,10 @@ func ClassSeconds(w io.Writer, res *recorder.Result, ct recorder.ClassTable) err
 	}
 	values = append(values, slices.Sorted(maps.Keys(seen))...)
 	head := []string{"ended in second"}
-	align := tw.Alignment{tw.AlignLeft}
 	for i := range res.Timeline {
 		head = append(head, strconv.Itoa(i))
-		align = append(align, tw.AlignRight)
 	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithAlignment(align),
-		tablewriter.WithHeaderAlignment(tw.AlignRight),
-	)
-	t.Header(head)
+	t := newTable(w, leftFirst(len(head)), head...)
 	for _, v := range values {
 		row := []string{v}
 		for _, s := range res.Timeline {

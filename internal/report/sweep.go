@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/openload/openload/internal/stats"
@@ -172,12 +171,7 @@ func SweepTable(w io.Writer, points []result.FilePoint, knee int) error {
 		align[i] = tw.AlignRight
 	}
 	align[len(align)-1] = tw.AlignLeft
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithAlignment(align),
-		tablewriter.WithHeaderAlignment(tw.AlignRight),
-	)
-	t.Header(head)
+	t := newTable(w, align, head...)
 	for i, p := range points {
 		r := p.Result
 		c := r.Counts
@@ -298,12 +292,8 @@ func SearchTable(w io.Writer, f *result.File) error {
 	if s == nil {
 		return fmt.Errorf("a %s file holds no search", f.Kind)
 	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithAlignment(tw.Alignment{tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft}),
-		tablewriter.WithHeaderAlignment(tw.AlignRight),
-	)
-	t.Header("probe", "rate/s", "verdicts", "deciding objective", "median", "min–max", "95 % bootstrap", "why")
+	t := newTable(w, tw.Alignment{tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft},
+		"probe", "rate/s", "verdicts", "deciding objective", "median", "min–max", "95 % bootstrap", "why")
 	for i, p := range s.Probes {
 		runs := probeRuns(f, i+1)
 		var verdicts []string
@@ -386,12 +376,7 @@ var spreadFigures = []struct {
 // repeated runs of one rate: min–max and the 95 % bootstrap interval of
 // the median.
 func Spread(w io.Writer, points []result.FilePoint) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithAlignment(tw.Alignment{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}),
-		tablewriter.WithHeaderAlignment(tw.AlignRight),
-	)
-	t.Header(fmt.Sprintf("over %d runs", len(points)), "median", "min", "max", "95 % bootstrap of the median")
+	t := newTable(w, leftFirst(5), fmt.Sprintf("over %d runs", len(points)), "median", "min", "max", "95 % bootstrap of the median")
 	for _, f := range spreadFigures {
 		xs := make([]float64, len(points))
 		for i, p := range points {
