@@ -3,7 +3,12 @@
 // coordinated-omission-corrected row of a paced closed run), the counts
 // line, the achieved rate, status codes, errors and the checks. diff.go
 // sets two histograms side by side, percentile by percentile; hgrm.go writes
-// HdrHistogram's percentile distribution text.
+// HdrHistogram's percentile distribution text and an interval log's table.
+// sweep.go renders a sweep, a search and repeats from their sweep file
+// (result.File), live or saved alike; csv.go writes CSV; html.go picks the
+// charts internal/plot draws and the pages they sit on. It is the one
+// place openload renders: internal/sweep runs and decides, cmd/ writes the
+// files.
 package report
 
 import (
