@@ -134,6 +134,11 @@ func readResultFile(name string) (*result.Result, error) {
 	if res, ok, err := readSweepPoint(name); ok {
 		return res, err
 	}
+	return readPlainResult(name)
+}
+
+// readPlainResult reads a JSON result file; errors name the file.
+func readPlainResult(name string) (*result.Result, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, unwrapPath(err))
@@ -161,4 +166,14 @@ func summary(res *result.Result, name, metric string) (result.Percentiles, error
 func fileError(stderr io.Writer, cmd string, err error) int {
 	fmt.Fprintf(stderr, "openload: %s: %v\n", cmd, err)
 	return exitUsage
+}
+
+// writeDiffHTML writes `openload diff A B --html`: both runs' curves of one
+// metric on the same percentile axes, and the comparison table.
+func writeDiffHTML(path, metric string, names [2]string, res [2]*result.Result, p [2]result.Percentiles) error {
+	page, err := report.DiffPage(metric, names, res, p)
+	if err != nil {
+		return err
+	}
+	return writeOutput("--html", path, io.Discard, page.Write)
 }

@@ -174,7 +174,7 @@ Examples:
 Commands:
   stub     run the stub model server ('openload stub --help' says what it serves)
   diff     service vs response time of one result, or two results side by side
-  report   re-render a saved result: table, json, csv, hgrm, or an HTML page and charts
+  report   re-render a saved result or sweep: table, json, csv, hgrm, or an HTML page and charts
   merge    add the results of the shards of one schedule (--shard) into one result
   model    predict a sharded rate limiter's 429s under Poisson arrivals, no traffic sent
   help     this text ('openload help COMMAND' is 'openload COMMAND --help')

@@ -8,7 +8,7 @@
 //	openload [flags] [URL]      run a load test (no URL: against a built-in stub)
 //	openload stub [flags]       run the stub model server
 //	openload diff A.json [B.json]   service vs response time of a result, or two results side by side
-//	openload report [flags] RESULT.json   re-render a saved result (table, json, hgrm)
+//	openload report [flags] FILE   re-render a saved result or sweep (reportcmd.go)
 //	openload merge SHARD.json... [-o ALL.json]   add the results of the shards of one schedule (--shard)
 //	openload model poisson [flags]   predict a sharded rate limiter's 429s under Poisson arrivals
 //	openload sweep [flags] [URL]   one run per offered rate, or a capacity search (sweep.go)

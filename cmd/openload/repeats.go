@@ -35,12 +35,13 @@ func runRepeats(ctx context.Context, o *loadOptions, fs *pflag.FlagSet, stdout, 
 		}
 	}}
 	points, err := sweep.Repeat(ctx, base, o.stages.repeats)
-	if len(points) > 0 && !o.quiet {
-		if werr := sweep.WriteSpread(stdout, points); werr != nil {
+	f := sweep.RepeatsFile(points)
+	if !o.quiet {
+		if werr := report.SweepText(stdout, &f); werr != nil {
 			fmt.Fprintf(stderr, "openload: %v\n", werr)
 		}
 	}
-	if werr := writeSweepFiles(o, sweepOptions{}, sweep.RepeatsFile(points), nil, -1); werr != nil {
+	if werr := writeSweepFiles(o, sweepOptions{}, f); werr != nil {
 		fmt.Fprintf(stderr, "openload: %v\n", werr)
 		return exitRuntime
 	}

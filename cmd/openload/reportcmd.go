@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -12,23 +16,45 @@ import (
 	"github.com/openload/openload/result"
 )
 
-// reportFormat renders one saved result. A format that shows one histogram
+// reportFormat is one --format of `openload report`: how it renders a
+// saved result, and a saved sweep, search or repeats file (nil: a sweep
+// file needs one of its points named). A format that shows one histogram
 // takes it by metric name; the others ignore it.
 type reportFormat struct {
+	name       string
 	usesMetric bool
-	write      func(w io.Writer, res *result.Result, name, metric string) error
+	run        func(w io.Writer, res *result.Result, name, metric string) error
+	sweep      func(w io.Writer, f *result.File) error
 }
 
-// reportFormats are the formats of `openload report`, by name; reportOrder
-// lists them in the order the help gives them.
-var (
-	reportFormats = map[string]reportFormat{
-		"table": {write: writeTable},
-		"json":  {write: func(w io.Writer, res *result.Result, _, _ string) error { return result.Write(w, res) }},
-		"hgrm":  {usesMetric: true, write: writeHGRM},
+// reportFormats are the formats of `openload report`, in the order the
+// help gives them; every renderer is internal/report's but the run's
+// table and page, whose verdict names the flags that would help.
+var reportFormats = []reportFormat{
+	{name: "table", run: writeTable, sweep: report.SweepText},
+	{name: "json", run: func(w io.Writer, res *result.Result, _, _ string) error { return result.Write(w, res) }, sweep: writeSweepJSON},
+	{name: "hgrm", usesMetric: true, run: writeHGRM},
+	{name: "csv", run: func(w io.Writer, res *result.Result, _, _ string) error { return report.TimelineCSV(w, res) }, sweep: report.SweepCSV},
+	{name: "html", run: writeHTML, sweep: writeSweepHTML},
+}
+
+// reportFormatNames are the names of reportFormats, in order.
+func reportFormatNames() []string {
+	names := make([]string, len(reportFormats))
+	for i, f := range reportFormats {
+		names[i] = f.name
 	}
-	reportOrder = []string{"table", "json", "hgrm"}
-)
+	return names
+}
+
+// lookupFormat is the format named name.
+func lookupFormat(name string) (reportFormat, bool) {
+	i := slices.IndexFunc(reportFormats, func(f reportFormat) bool { return f.name == name })
+	if i < 0 {
+		return reportFormat{}, false
+	}
+	return reportFormats[i], true
+}
 
 // writeTable is the text report a run prints, and its verdict.
 func writeTable(w io.Writer, res *result.Result, _, _ string) error {
@@ -48,15 +74,43 @@ func writeHGRM(w io.Writer, res *result.Result, name, metric string) error {
 	return report.HGRM(w, h)
 }
 
+// writeHTML writes the self-contained HTML report of a run: every chart
+// and the text report.
+func writeHTML(w io.Writer, res *result.Result, name, _ string) error {
+	var text bytes.Buffer
+	if err := writeTable(&text, res, name, ""); err != nil {
+		return err
+	}
+	page, err := report.RunPage(res, text.String())
+	if err != nil {
+		return inputError{fmt.Errorf("%s: %v", name, err)}
+	}
+	return page.Write(w)
+}
+
+// writeSweepJSON is a sweep file, re-encoded.
+func writeSweepJSON(w io.Writer, f *result.File) error { return f.Write(w) }
+
+// writeSweepHTML writes the HTML page of a sweep file, as the sweep's
+// --html does.
+func writeSweepHTML(w io.Writer, f *result.File) error {
+	page, err := report.SweepPage(f)
+	if err != nil {
+		return inputError{err}
+	}
+	return page.Write(w)
+}
+
 // inputError marks an error caused by the input file (exit 2), not by
 // writing the output.
 type inputError struct{ error }
 
-const reportUsage = `openload report — re-render a saved result
+const reportUsage = `openload report — re-render a saved result, or a saved sweep
 
 Usage:
   openload report [--format F] [--metric M] RESULT.json
   openload report RESULT.json [--html FILE] [--svg FILE] [--png FILE] [--chart C]
+  openload report SWEEP.json [--format F] [--html FILE] [--svg FILE] [--png FILE]
   openload report [--format table|hgrm] RUN.hlog
 
 Examples:
@@ -65,6 +119,13 @@ Examples:
   openload report --format hgrm --metric service run.json > service.hgrm
   openload report run.json --html run.html --png latency.png
   openload report run.hlog                        # the interval log, read back
+  openload report sweep.json --svg sweep.svg      # a saved sweep's table, knee and charts again
+  openload report sweep.json#3                    # point 3 of a sweep, as a run's report
+
+A sweep's, a search's or repeats' -o file renders as the command printed it: a sweep's table
+and knee, a search's probes and answer, the spread of repeats (csv: a row per run; html: the
+sweep's page); --svg and --png write every chart of the sweep, as 'openload sweep' does.
+FILE#N renders its point N as a result.
 
 Formats:
   table   the text report a run prints (default)
@@ -90,7 +151,7 @@ type reportOptions struct {
 func reportFlags(o *reportOptions) *pflag.FlagSet {
 	fs := newFlagSet("openload report")
 	inGroup(fs, groupFlags, func() {
-		fs.StringVar(&o.format, "format", "table", "output format: "+strings.Join(reportOrder, ", "))
+		fs.StringVar(&o.format, "format", "table", "output format: "+strings.Join(reportFormatNames(), ", "))
 		fs.StringVar(&o.metric, "metric", "response", "histogram for --format hgrm: "+strings.Join(allMetrics(), ", "))
 		fs.StringVar(&o.html, "html", "", "also write the self-contained HTML report (all charts) to this `file`")
 		fs.StringVar(&o.svg, "svg", "", "also write one chart (--chart) as SVG to this `file`")
@@ -122,10 +183,10 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, reportUsage+flagHelp(fs, reportGroups))
 		return exitOK
 	}
-	f, ok := reportFormats[o.format]
+	f, ok := lookupFormat(o.format)
 	switch {
 	case !ok:
-		return usageErrorIn(stderr, "report", "--format %q is unknown (known: %s)", o.format, strings.Join(reportOrder, ", "))
+		return usageErrorIn(stderr, "report", "--format %q is unknown (known: %s)", o.format, strings.Join(reportFormatNames(), ", "))
 	case !slices.Contains(allMetrics(), o.metric):
 		return usageErrorIn(stderr, "report", "--metric %q is unknown (known: %s)", o.metric, strings.Join(allMetrics(), ", "))
 	case fs.Changed("metric") && !f.usesMetric:
@@ -143,9 +204,12 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		}
 		return runReportHlog(name, o.format, o.metric, stdout, stderr)
 	}
-	res, err := readResultFile(name)
+	res, sf, err := readReportInput(name)
 	if err != nil {
 		return fileError(stderr, "report", err)
+	}
+	if sf != nil {
+		return reportSweep(sf, name, f, o, fs, stdout, stderr)
 	}
 	if err := writeFiles(res, name, o.html, o.svg, o.png, o.chart); err != nil {
 		if ie, ok := err.(inputError); ok {
@@ -154,10 +218,123 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "openload: report: %v\n", err)
 		return exitRuntime
 	}
-	if err := f.write(stdout, res, name, o.metric); err != nil {
+	if err := f.run(stdout, res, name, o.metric); err != nil {
 		if ie, ok := err.(inputError); ok {
 			return fileError(stderr, "report", ie.error)
 		}
+		fmt.Fprintf(stderr, "openload: report: %v\n", err)
+		return exitRuntime
+	}
+	return exitOK
+}
+
+// readReportInput reads what `openload report` renders: a result (a
+// result file, or FILE#N of a sweep file) or a whole sweep file.
+func readReportInput(name string) (*result.Result, *result.File, error) {
+	if res, sf, ok, err := readSweep(name); ok {
+		return res, sf, err
+	}
+	res, err := readPlainResult(name)
+	return res, nil, err
+}
+
+// reportSweep is `openload report` of a whole sweep, search or repeats
+// file: the format's rendering to stdout, and --html, --svg and --png as
+// the live command writes them.
+func reportSweep(sf *result.File, name string, f reportFormat, o reportOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
+	switch {
+	case f.sweep == nil:
+		return usageErrorIn(stderr, "report", "%s is a %s file of %d runs: --format %s renders one run; name one, e.g. %s#1", name, sf.Kind, len(sf.Points), f.name, name)
+	case fs.Changed("chart"):
+		return usageErrorIn(stderr, "report", "%s is a %s file: --chart picks a chart of one run; --svg and --png write every chart of the %s", name, sf.Kind, sf.Kind)
+	}
+	if err := sf.Whole(name); err != nil {
+		return fileError(stderr, "report", err)
+	}
+	if (o.svg != "" || o.png != "") && len(report.SweepCharts(sf)) == 0 {
+		return usageErrorIn(stderr, "report", "%s: the %s file has no charts to write (charts draw a sweep's or a search's rates; name a run for its charts, e.g. %s#1)", name, sf.Kind, name)
+	}
+	if err := checkOutputs(sweepChartOutputs(o.html, o.svg, o.png)...); err != nil {
+		return usageErrorIn(stderr, "report", "%v", err)
+	}
+	if err := writeSweepCharts(sf, o.html, o.svg, o.png); err != nil {
+		if ie, ok := err.(inputError); ok {
+			return usageErrorIn(stderr, "report", "%v", ie.error)
+		}
+		fmt.Fprintf(stderr, "openload: report: %v\n", err)
+		return exitRuntime
+	}
+	if err := f.sweep(stdout, sf); err != nil {
+		fmt.Fprintf(stderr, "openload: report: %v\n", err)
+		return exitRuntime
+	}
+	return exitOK
+}
+
+// writeFiles writes the --html, --svg and --png outputs of `openload
+// report` of a run; each names its file in errors.
+func writeFiles(res *result.Result, name, htmlPath, svgPath, pngPath, chart string) error {
+	if err := writeOutput("--html", htmlPath, io.Discard, func(w io.Writer) error { return writeHTML(w, res, name, "") }); err != nil {
+		return err
+	}
+	for _, f := range []struct{ path, format string }{{svgPath, "svg"}, {pngPath, "png"}} {
+		if f.path == "" {
+			continue
+		}
+		c, err := report.RunChartFile(res, chart, f.path, f.format)
+		if nc := (*report.NoChartError)(nil); errors.As(err, &nc) {
+			err = fmt.Errorf("--chart %v", err)
+		}
+		if err != nil {
+			return inputError{err}
+		}
+		if err := writeOutput("--"+f.format, c.Path, io.Discard, c.Write); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isIntervalLog reports whether the file at path starts like an HdrHistogram
+// interval log; a file that cannot be read is left to the result reader,
+// which says why.
+func isIntervalLog(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 4096)
+	n, _ := io.ReadFull(f, head)
+	return result.LooksLikeIntervalLog(head[:n])
+}
+
+// runReportHlog is `openload report --hlog FILE` (or FILE alone, when it is
+// an interval log): the log read back, each tag's merged histogram as a
+// table row (or --format hgrm of --metric).
+func runReportHlog(path, format, metric string, stdout, stderr io.Writer) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return fileError(stderr, "report", fmt.Errorf("%s: %v", path, unwrapPath(err)))
+	}
+	defer f.Close()
+	il, err := result.ReadIntervalLog(f, filepath.Base(path))
+	if err != nil {
+		return fileError(stderr, "report", err)
+	}
+	switch format {
+	case "table":
+		err = report.IntervalLog(stdout, il, path)
+	case "hgrm":
+		h := il.Total[metric]
+		if h == nil {
+			return fileError(stderr, "report", fmt.Errorf("%s: no %s intervals", path, metric))
+		}
+		err = report.HGRM(stdout, h)
+	default:
+		return usageErrorIn(stderr, "report", "an interval log takes --format table or hgrm, not %s", format)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "openload: report: %v\n", err)
 		return exitRuntime
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,7 +15,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/openload/openload/internal/outfile"
-	"github.com/openload/openload/internal/plot"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
 	"github.com/openload/openload/result"
@@ -34,7 +32,8 @@ Usage:
 
 Every point is a full open run with its own checks; every flag of a load run applies to each
 point, but --rate (the sweep sets it). -o writes every point's full result to one JSON file:
-'openload report FILE#N' and 'openload diff FILE#1 FILE#5' read point N.
+'openload report FILE' prints the table (or the search) again and redraws --html, --svg and
+--png; 'openload report FILE#N' and 'openload diff FILE#1 FILE#5' read point N.
 
 The knee is the first point whose response p99 exceeds --knee × the lowest point's, or that
 breaks an objective. A search brackets (from --from, doubling up to --to) then bisects to
@@ -269,18 +268,11 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
 		code = exitRuntime
 	}
-	if len(sw.Points) > 0 {
-		if err := sweep.WriteTable(stdout, sw.Points, sw.Knee); err != nil {
-			fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
-		}
-		switch {
-		case sw.Knee >= 0:
-			fmt.Fprintf(stdout, "\nknee: %g/s (point %d): %s\n", sw.Points[sw.Knee].Rate, sw.Knee+1, sw.KneeWhy)
-		default:
-			fmt.Fprintf(stdout, "\nknee: none up to %g/s (response p99 stayed within %g × the lowest rate's, every objective held)\n", sw.Points[len(sw.Points)-1].Rate, so.knee)
-		}
+	f := sweep.SweepFile(sw)
+	if err := report.SweepText(stdout, &f); err != nil {
+		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
 	}
-	if err := writeSweepFiles(&o, so, sweep.SweepFile(sw), sw.Points, sw.Knee); err != nil {
+	if err := writeSweepFiles(&o, so, f); err != nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
 		return exitRuntime
 	}
@@ -319,13 +311,11 @@ func runSearch(ctx context.Context, o *loadOptions, so sweepOptions, base sweep.
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
 		return exitRuntime
 	}
-	if len(s.Probes) > 0 {
-		if werr := sweep.WriteSearch(stdout, s); werr != nil {
-			fmt.Fprintf(stderr, "openload: sweep: %v\n", werr)
-		}
+	f := sweep.SearchFile(s)
+	if werr := report.SweepText(stdout, &f); werr != nil {
+		fmt.Fprintf(stderr, "openload: sweep: %v\n", werr)
 	}
-	points := s.MedianPoints() // the charts draw one point per probe
-	if werr := writeSweepFiles(o, so, sweep.SearchFile(s), points, -1); werr != nil {
+	if werr := writeSweepFiles(o, so, f); werr != nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", werr)
 		return exitRuntime
 	}
@@ -335,96 +325,86 @@ func runSearch(ctx context.Context, o *loadOptions, so sweepOptions, base sweep.
 	}
 	oc := s.Outcome()
 	if oc.Why == s.Message {
-		oc.Why = "" // WriteSearch printed it
+		oc.Why = "" // report.SweepText printed it
 	}
 	return sweepVerdict(stdout, "search", oc)
 }
 
 func fmtG(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
-// chartPaths are the files of a sweep's --svg or --png path: the latency
-// chart at path, the throughput chart beside it (-throughput before the
-// extension) and a streamed sweep's token chart (-tokens); none for "".
-func chartPaths(path, format string) []string {
-	if path == "" {
-		return nil
-	}
-	ext := "." + format
-	base := strings.TrimSuffix(path, ext)
-	return []string{path, base + "-throughput" + ext, base + "-tokens" + ext}
-}
-
-// sweepOutputs are every file a sweep may write, for checkOutputs.
-func sweepOutputs(o *loadOptions, so sweepOptions) []outfile.Output {
-	outs := []outfile.Output{output("--output", o.output), output("--html", so.html)}
-	for _, c := range []struct{ path, format string }{{so.svg, "svg"}, {so.png, "png"}} {
-		for _, p := range chartPaths(c.path, c.format) {
+// sweepChartOutputs are the files a sweep's --html, --svg and --png may
+// write, for checkOutputs.
+func sweepChartOutputs(html, svg, png string) []outfile.Output {
+	outs := []outfile.Output{output("--html", html)}
+	for _, c := range []struct{ path, format string }{{svg, "svg"}, {png, "png"}} {
+		for _, p := range report.ChartPaths(c.path, c.format) {
 			outs = append(outs, output("--"+c.format, p))
 		}
 	}
 	return outs
 }
 
-// writeSweepFiles writes -o, --html, --svg and --png.
-func writeSweepFiles(o *loadOptions, so sweepOptions, f sweep.File, points []sweep.Point, knee int) error {
-	write := func(flag, path string, fn func(io.Writer) error) error {
-		return writeOutput(flag, path, io.Discard, fn)
-	}
-	if err := write("--output", o.output, f.Write); err != nil {
+// sweepOutputs are every file a sweep may write, for checkOutputs.
+func sweepOutputs(o *loadOptions, so sweepOptions) []outfile.Output {
+	return append([]outfile.Output{output("--output", o.output)}, sweepChartOutputs(so.html, so.svg, so.png)...)
+}
+
+// writeSweepFiles writes -o, and --html, --svg and --png when the file has
+// points to draw.
+func writeSweepFiles(o *loadOptions, so sweepOptions, f result.File) error {
+	if err := writeOutput("--output", o.output, io.Discard, f.Write); err != nil {
 		return err
 	}
-	if len(points) == 0 {
+	if points, _ := report.ChartPoints(&f); len(points) == 0 {
 		return nil
 	}
-	pts := make([]plot.SweepPoint, len(points))
-	for i, p := range points {
-		pts[i] = plot.SweepPoint{Offered: p.Rate, Completed: p.Completed(), Result: p.Result}
-	}
-	sub := fmt.Sprintf("%s per point · %s %s", o.run.Schedule.Duration, o.run.Method, o.run.URL)
-	if o.run.BuiltinStub != "" {
-		sub = fmt.Sprintf("%s per point · built-in stub (%s)", o.run.Schedule.Duration, o.run.BuiltinStub)
-	}
-	charts := plot.SweepCharts(pts, knee, sub)
-	for _, c := range []struct{ path, format string }{{so.svg, "svg"}, {so.png, "png"}} {
-		for i, path := range chartPaths(c.path, c.format) {
-			if i >= len(charts) {
-				break // the token chart of a streamed sweep only
-			}
-			if err := write("--"+c.format, path, func(w io.Writer) error { return charts[i].Render(w, c.format, 720, 400) }); err != nil {
+	return writeSweepCharts(&f, so.html, so.svg, so.png)
+}
+
+// writeSweepCharts writes a sweep file's page (html) and charts (svg,
+// png: report.ChartPaths), for a live sweep and a saved one alike.
+func writeSweepCharts(f *result.File, html, svg, png string) error {
+	for _, c := range []struct{ path, format string }{{svg, "svg"}, {png, "png"}} {
+		for _, cf := range report.SweepChartFiles(f, c.path, c.format) {
+			if err := writeOutput("--"+c.format, cf.Path, io.Discard, cf.Write); err != nil {
 				return err
 			}
 		}
 	}
-	return write("--html", so.html, func(w io.Writer) error {
-		var table bytes.Buffer
-		if err := sweep.WriteTable(&table, points, knee); err != nil {
-			return err
+	return writeOutput("--html", html, io.Discard, func(w io.Writer) error { return writeSweepHTML(w, f) })
+}
+
+// readSweep reads name as a sweep file: point N of FILE#N, or the whole
+// file (sf) when name names no point; ok is false for anything else.
+func readSweep(name string) (res *result.Result, sf *result.File, ok bool, err error) {
+	file, n, hasPoint := result.SplitPoint(name)
+	f, oerr := os.Open(file)
+	if oerr != nil {
+		if hasPoint {
+			return nil, nil, true, fmt.Errorf("%s: %v", file, unwrapPath(oerr))
 		}
-		return plot.Page{Title: "openload sweep", Subtitle: []string{sub}, Text: table.String(), Charts: charts}.Write(w)
-	})
+		return nil, nil, false, nil
+	}
+	defer f.Close()
+	sf, isSweep, err := result.ReadFile(f, file)
+	switch {
+	case !isSweep:
+		return nil, nil, false, nil
+	case err != nil:
+		return nil, nil, true, err
+	case !hasPoint:
+		return nil, sf, true, nil
+	}
+	res, err = sf.Point(file, n)
+	return res, nil, true, err
 }
 
 // readSweepPoint reads FILE#N, point N of a sweep file, or says that FILE
 // is a sweep file read without a point; ok is false for anything else.
 func readSweepPoint(name string) (res *result.Result, ok bool, err error) {
-	file, n, hasPoint := sweep.SplitPoint(name)
-	f, oerr := os.Open(file)
-	if oerr != nil {
-		if hasPoint {
-			return nil, true, fmt.Errorf("%s: %v", file, unwrapPath(oerr))
-		}
-		return nil, false, nil
+	res, sf, ok, err := readSweep(name)
+	if sf != nil {
+		return nil, true, fmt.Errorf("%s is a %s file of %d runs: name one, e.g. %s#1", name, sf.Kind, len(sf.Points), name)
 	}
-	defer f.Close()
-	sf, isSweep, err := sweep.ReadFile(f, file)
-	switch {
-	case !isSweep:
-		return nil, false, nil
-	case err != nil:
-		return nil, true, err
-	case !hasPoint:
-		return nil, true, fmt.Errorf("%s is a %s file of %d runs: name one, e.g. %s#1", file, sf.Kind, len(sf.Points), file)
-	}
-	res, err = sf.Point(file, n)
-	return res, true, err
+	return res, ok, err
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -66,16 +67,24 @@ func sweepUsageCases() [][]string {
 	}
 }
 
-// TestSweepCLI: a sweep's table names every point and the knee; its file
-// holds every point's full result, which report and diff read as FILE#N.
-func TestSweepCLI(t *testing.T) {
+// sweepStub is a stub of 4 workers × 20 ms behind no gate, closed when
+// the test ends.
+func sweepStub(t *testing.T) *stub.Server {
+	t.Helper()
 	cfg := stub.DefaultConfig()
 	cfg.Workers, cfg.Latency, cfg.Policy = 4, 20*time.Millisecond, stub.PolicyNone
 	s, err := stub.NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestSweepCLI: a sweep's table names every point and the knee; its file
+// holds every point's full result, which report and diff read as FILE#N.
+func TestSweepCLI(t *testing.T) {
+	s := sweepStub(t)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "sweep.json")
 	svg := filepath.Join(dir, "sweep.svg")
@@ -89,8 +98,8 @@ func TestSweepCLI(t *testing.T) {
 	wantLines(t, rep, "constant 40/s for 500ms", "scheduled 20 = rate × duration")
 	diff, _ := runOK(t, "diff", out+"#1", out+"#2")
 	wantLines(t, diff, "response time")
-	if code, _, stderr := runCLI("report", out); code != exitUsage || !strings.Contains(stderr, "is a sweep file of 2 runs: name one") {
-		t.Errorf("report of the whole sweep file: exit %d, %q", code, stderr)
+	if code, _, stderr := runCLI("diff", out, out+"#1"); code != exitUsage || !strings.Contains(stderr, "is a sweep file of 2 runs: name one") {
+		t.Errorf("diff of the whole sweep file: exit %d, %q", code, stderr)
 	}
 	if code, _, stderr := runCLI("report", out+"#3"); code != exitUsage || !strings.Contains(stderr, "holds points 1 to 2") {
 		t.Errorf("report of point 3 of 2: exit %d, %q", code, stderr)
@@ -128,9 +137,14 @@ func TestSweepDeadTarget(t *testing.T) {
 	}
 	defer release()
 	url := "http://" + addr + "/"
-	code, stdout, stderr := runCLI("sweep", "--rates", "10,20", "-d", "300ms", "--pause", "0s", url)
+	saved := filepath.Join(t.TempDir(), "dead.json")
+	code, stdout, stderr := runCLI("sweep", "--rates", "10,20", "-d", "300ms", "--pause", "0s", "-o", saved, url)
 	if code != exitTargetFailed || !strings.Contains(stdout, "sweep: at the lowest rate, 10/s: target failed: 3 of 3 refused (exit 5)") {
 		t.Errorf("sweep: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// Saved, it renders as it ran, but for the outcome line (live only).
+	if rep, _ := runOK(t, "report", saved); rep != outcomeLine.ReplaceAllString(stdout, "") || !strings.Contains(rep, "errors<=1%") {
+		t.Errorf("report of the saved sweep:\n%s\nlive:\n%s", rep, stdout)
 	}
 	code, stdout, stderr = runCLI("sweep", "--search", "--slo", "response.p99<=1s", "--from", "10", "--to", "40", "-d", "300ms", "--pause", "0s", url)
 	if code != exitTargetFailed || !strings.Contains(stdout, "search: at 10/s: target failed: 3 of 3 refused (exit 5)") {
@@ -152,7 +166,8 @@ func TestSweepStreamCLI(t *testing.T) {
 	defer s.Close()
 	dir := t.TempDir()
 	svg := filepath.Join(dir, "sweep.svg")
-	stdout, _ := runOK(t, "sweep", "--rates", "10,20", "-d", "300ms", "--pause", "0s", "--stream", "--svg", svg,
+	out := filepath.Join(dir, "sweep.json")
+	stdout, _ := runOK(t, "sweep", "--rates", "10,20", "-d", "300ms", "--pause", "0s", "--stream", "--svg", svg, "-o", out,
 		"--slo-request", "ttft<=5s,tpot<=1s", "--body", `{"model":"stub","prompt":"hi","stream":true}`, s.URL+"/v1/completions")
 	wantLines(t, stdout, "goodput/s", "tokens/s", "TTFT p99", "ITL p50", "ITL p99", "TPOT p50")
 	if strings.Contains(stdout, "resp p90") {
@@ -161,6 +176,90 @@ func TestSweepStreamCLI(t *testing.T) {
 	for _, f := range []string{svg, filepath.Join(dir, "sweep-throughput.svg"), filepath.Join(dir, "sweep-tokens.svg")} {
 		if b, err := os.ReadFile(f); err != nil || !strings.Contains(string(b), "<svg") {
 			t.Errorf("%s: %v", f, err)
+		}
+	}
+	// Saved, the same table and the token chart beside the others.
+	rep, _ := runOK(t, "report", out, "--svg", filepath.Join(dir, "saved.svg"))
+	if rep != stdout {
+		t.Errorf("report of the saved sweep:\n%s\nlive:\n%s", rep, stdout)
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, "sweep-tokens.svg"))
+	if b, err := os.ReadFile(filepath.Join(dir, "saved-tokens.svg")); err != nil || string(a) != string(b) {
+		t.Errorf("saved-tokens.svg differs from the live one: %v", err)
+	}
+}
+
+// outcomeLine is the line a live sweep or search ends with when its
+// outcome is not valid, naming its exit code.
+var outcomeLine = regexp.MustCompile(`(?m)^(sweep|search): .* \(exit \d+\)\n`)
+
+// TestSweepReportSaved: a sweep, a search and repeats saved with -o
+// re-render with 'openload report FILE' exactly as the live command
+// printed them (the table and knee, the probes and answer, the spread),
+// and its --html, --svg and --png write the same files as the live ones.
+// Live only, and so not compared: the progress lines on stderr, and the
+// outcome line a sweep or search ends with when not valid ("search: … (exit
+// 5)"), the live command's exit code.
+func TestSweepReportSaved(t *testing.T) {
+	s := sweepStub(t)
+	dir := t.TempDir()
+	u := s.URL + "/predict"
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		charts bool // the command writes --html, --svg and --png
+	}{
+		{"sweep", []string{"sweep", "--rates", "20,40,80", "-d", "400ms", "--pause", "0s", "--slo", "response.p99<=1s"}, true},
+		{"search", []string{"sweep", "--search", "--slo", "response.p99<=30ms", "--from", "20", "--to", "80", "--repeats", "2", "-d", "300ms", "--pause", "0s"}, true},
+		{"repeats", []string{"-r", "20", "-d", "300ms", "--repeats", "3"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(dir, tc.name+".json")
+			files := func(prefix string) []string {
+				if !tc.charts {
+					return nil
+				}
+				p := filepath.Join(dir, prefix+"-"+tc.name)
+				return []string{"--html", p + ".html", "--svg", p + ".svg", "--png", p + ".png"}
+			}
+			args := append(append(append([]string{}, tc.args...), "-o", file), files("live")...)
+			code, live, stderr := runCLI(append(args, u)...)
+			if code != exitOK && code != exitSLOBreached {
+				t.Fatalf("live: exit %d\n%s\n%s", code, live, stderr)
+			}
+			live = outcomeLine.ReplaceAllString(live, "")
+			saved, _ := runOK(t, append([]string{"report", file}, files("saved")...)...)
+			if saved != live {
+				t.Errorf("report %s prints\n%s\nthe live command printed\n%s", tc.name, saved, live)
+			}
+			if !tc.charts {
+				return
+			}
+			for _, f := range []string{".html", ".svg", "-throughput.svg", ".png", "-throughput.png"} {
+				a, aerr := os.ReadFile(filepath.Join(dir, "live-"+tc.name+f))
+				b, berr := os.ReadFile(filepath.Join(dir, "saved-"+tc.name+f))
+				if aerr != nil || berr != nil || len(a) == 0 || string(a) != string(b) {
+					t.Errorf("%s%s: live and saved differ (%v, %v; %d and %d bytes)", tc.name, f, aerr, berr, len(a), len(b))
+				}
+			}
+			csv, _ := runOK(t, "report", "--format", "csv", file)
+			if lines := strings.Split(strings.TrimSpace(csv), "\n"); !strings.HasPrefix(lines[0], "point,probe,offered_per_s,") || len(lines) < 3 {
+				t.Errorf("csv:\n%s", csv)
+			}
+		})
+	}
+
+	sw := filepath.Join(dir, "sweep.json")
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", "--format", "hgrm", sw}, "is a sweep file of 3 runs: --format hgrm renders one run; name one, e.g. " + sw + "#1"},
+		{[]string{"report", sw, "--svg", filepath.Join(dir, "x.svg"), "--chart", "timeline"}, "--chart picks a chart of one run"},
+		{[]string{"report", filepath.Join(dir, "repeats.json"), "--svg", filepath.Join(dir, "x.svg")}, "the repeats file has no charts to write"},
+	} {
+		if code, _, stderr := runCLI(bad.args...); code != exitUsage || !strings.Contains(stderr, bad.want) {
+			t.Errorf("%s: exit %d, %q", strings.Join(bad.args, " "), code, stderr)
 		}
 	}
 }

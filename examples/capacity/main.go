@@ -25,6 +25,7 @@ import (
 	"github.com/openload/openload/examples/internal/demo"
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
@@ -282,5 +283,6 @@ func run(ctx context.Context, stdout, stderr io.Writer, rates []float64, d time.
 	if err != nil {
 		return err
 	}
-	return sweep.WriteSearch(stdout, s)
+	f := sweep.SearchFile(s)
+	return report.SearchTable(stdout, &f)
 }

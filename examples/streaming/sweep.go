@@ -13,6 +13,7 @@ import (
 
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
@@ -170,7 +171,7 @@ func PrintSweep(w io.Writer, b Batching, sw *sweep.Sweep) error {
 		return err
 	}
 	fmt.Fprintf(w, "\n=== measured (openload sweep --stream --slo-request '%s')\n\n", b.objectives())
-	if err := sweep.WriteTable(w, sw.Points, sw.Knee); err != nil {
+	if err := report.SweepTable(w, sweep.SweepFile(sw).Points, sw.Knee); err != nil {
 		return err
 	}
 	if sw.Knee >= 0 {

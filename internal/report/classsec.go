@@ -1,16 +1,13 @@
 package report
 
 import (
+	"github.com/openload/openload/result"
+
 	"fmt"
 	"io"
 	"maps"
 	"slices"
 	"strconv"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
-	"github.com/openload/openload/result"
 )
 
 // maxClassSeconds is the longest run whose per-second class counts the
@@ -60,17 +57,10 @@ func ClassSeconds(w io.Writer, res *result.Result, ct result.ClassTable) error {
 	}
 	values = append(values, slices.Sorted(maps.Keys(seen))...)
 	head := []string{"ended in second"}
-	align := tw.Alignment{tw.AlignLeft}
 	for i := range res.Timeline {
 		head = append(head, strconv.Itoa(i))
-		align = append(align, tw.AlignRight)
 	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithAlignment(align),
-		tablewriter.WithHeaderAlignment(tw.AlignRight),
-	)
-	t.Header(head)
+	t := newTable(w, leftFirst(len(head)), head...)
 	for _, v := range values {
 		row := []string{v}
 		for _, s := range res.Timeline {

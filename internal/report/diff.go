@@ -1,13 +1,10 @@
 package report
 
 import (
+	"github.com/openload/openload/result"
+
 	"fmt"
 	"io"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
-	"github.com/openload/openload/result"
 )
 
 // Side is one column of a diff: a label and the percentiles of one
@@ -27,12 +24,7 @@ var diffRows = []struct{ label, key string }{
 // DiffTable writes a and b side by side, percentile by percentile (p50 …
 // p99.99, max, mean), with the difference b − a and the ratio b ÷ a.
 func DiffTable(w io.Writer, a, b Side) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithAlignment(tw.Alignment{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}),
-		tablewriter.WithHeaderAlignment(tw.AlignRight),
-	)
-	t.Header("ms", a.Label, b.Label, b.Label+" − "+a.Label, b.Label+" ÷ "+a.Label)
+	t := newTable(w, leftFirst(5), "ms", a.Label, b.Label, b.Label+" − "+a.Label, b.Label+" ÷ "+a.Label)
 	for _, r := range diffRows {
 		va, _ := a.P.Get(r.key)
 		vb, _ := b.P.Get(r.key)

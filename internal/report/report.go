@@ -3,10 +3,17 @@
 // coordinated-omission-corrected row of a paced closed run), the counts
 // line, the achieved rate, status codes, errors and the checks. diff.go
 // sets two histograms side by side, percentile by percentile; hgrm.go writes
-// HdrHistogram's percentile distribution text.
+// HdrHistogram's percentile distribution text and an interval log's table.
+// sweep.go renders a sweep, a search and repeats from their sweep file
+// (result.File), live or saved alike; csv.go writes CSV; html.go picks the
+// charts internal/plot draws and the pages they sit on. It is the one
+// place openload renders: internal/sweep runs and decides, cmd/ writes the
+// files.
 package report
 
 import (
+	"github.com/openload/openload/result"
+
 	"fmt"
 	"io"
 	"slices"
@@ -16,8 +23,6 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
-
-	"github.com/openload/openload/result"
 )
 
 // Row is one line of a latency table.
@@ -31,12 +36,7 @@ var Columns = []string{"p50", "p90", "p95", "p99", "p99.9", "max", "mean"}
 
 // LatencyTable writes rows as a table with the standard columns.
 func LatencyTable(w io.Writer, rows []Row) error {
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithAlignment(tw.Alignment{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}),
-		tablewriter.WithHeaderAlignment(tw.AlignRight),
-	)
-	t.Header(append([]string{"ms"}, Columns...))
+	t := newTable(w, leftFirst(8), append([]string{"ms"}, Columns...)...)
 	for _, r := range rows {
 		p := r.P
 		if err := t.Append([]string{r.Name, ms(p.P50), ms(p.P90), ms(p.P95), ms(p.P99), ms(p.P999), ms(p.Max), ms(p.Mean)}); err != nil {
@@ -52,16 +52,11 @@ func LatencyTable(w io.Writer, rows []Row) error {
 // per 100 of the rest.
 func ClassTable(w io.Writer, ct result.ClassTable) error {
 	rest := slices.ContainsFunc(ct.Values, func(v result.ClassValue) bool { return v.Per100Rest > 0 })
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithAlignment(tw.Alignment{tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight}),
-		tablewriter.WithHeaderAlignment(tw.AlignRight),
-	)
 	head := []string{"value", "count", "share"}
 	if rest {
 		head = append(head, "per 100 of the rest")
 	}
-	t.Header(append(head, "resp p50", "resp p95", "resp p99", "resp max"))
+	t := newTable(w, leftFirst(8), append(head, "resp p50", "resp p95", "resp p99", "resp max")...)
 	for _, v := range ct.Values {
 		p := v.Response
 		row := []string{v.Value, fmt.Sprint(v.Count), fmt.Sprintf("%.1f %%", 100*v.Share)}
@@ -329,4 +324,26 @@ func meanRate(res *result.Result) float64 {
 		return 0
 	}
 	return res.Counts.Expected / d.Seconds()
+}
+
+// newTable is a table of openload's reports: headers as given, aligned
+// right, cells aligned by align.
+func newTable(w io.Writer, align tw.Alignment, head ...string) *tablewriter.Table {
+	t := tablewriter.NewTable(w,
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithAlignment(align),
+		tablewriter.WithHeaderAlignment(tw.AlignRight),
+	)
+	t.Header(head)
+	return t
+}
+
+// leftFirst aligns n columns: the first left, the others right.
+func leftFirst(n int) tw.Alignment {
+	a := make(tw.Alignment, n)
+	for i := range a {
+		a[i] = tw.AlignRight
+	}
+	a[0] = tw.AlignLeft
+	return a
 }

@@ -31,15 +31,13 @@ package sweep
 // interval).
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
-	"sort"
 
+	"github.com/openload/openload/internal/stats"
 	"github.com/openload/openload/verify"
 )
 
@@ -73,12 +71,11 @@ type Probe struct {
 
 // Verdicts of a search.
 const (
-	Found       = "found"       // the capacity lies in [Low, High)
-	FromBreach  = "from-breach" // From already breaches: the capacity is below it
-	ToPasses    = "to-passes"   // To still passes: the capacity is at least To
-	Unanswered  = "unanswered"  // stopped before an answer (context ended)
-	NoData      = "no-data"     // a probe's objective had no samples: nothing to search on
-	searchSeeds = 2000          // bootstrap resamples
+	Found      = "found"       // the capacity lies in [Low, High)
+	FromBreach = "from-breach" // From already breaches: the capacity is below it
+	ToPasses   = "to-passes"   // To still passes: the capacity is at least To
+	Unanswered = "unanswered"  // stopped before an answer (context ended)
+	NoData     = "no-data"     // a probe's objective had no samples: nothing to search on
 )
 
 // Search is the outcome of a capacity search.
@@ -249,7 +246,7 @@ func decide(p *Probe, objs []verify.Objective) {
 				figs[i] = beyond(o) // no figure: past any bound, never a pass
 			}
 		}
-		med := median(figs)
+		med := stats.Median(figs)
 		pass := o.Meets(med)
 		if !pass && p.Pass {
 			p.Pass, p.Why = false, fmt.Sprintf("%s: median %s", o.Expr, format(o, med))
@@ -267,7 +264,7 @@ func decide(p *Probe, objs []verify.Objective) {
 			p.Deciding, p.Figures, p.Median = o, figs, med
 		}
 	}
-	p.Lo, p.Hi = bootstrap(p.Figures)
+	p.Lo, p.Hi = stats.Bootstrap(p.Figures)
 }
 
 // beyond is a figure past any bound of o.
@@ -288,44 +285,6 @@ func format(o verify.Objective, v float64) string {
 	return fmt.Sprintf("%.3f ms", v)
 }
 
-// Format writes a figure of o as the search reports it.
-func Format(o verify.Objective, v float64) string { return format(o, v) }
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	sort.Float64s(s)
-	n := len(s)
-	switch {
-	case n == 0:
-		return math.NaN()
-	case n%2 == 1:
-		return s[n/2]
-	case math.IsInf(s[n/2-1], 0) || math.IsInf(s[n/2], 0):
-		return s[n/2] // a mean with an infinity is that infinity, or NaN
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// bootstrap is the 95 % percentile interval of the median of xs over
-// searchSeeds resamples, seeded by the count so that the same figures give
-// the same interval.
-func bootstrap(xs []float64) (lo, hi float64) {
-	if len(xs) < 2 {
-		return math.NaN(), math.NaN()
-	}
-	rng := rand.New(rand.NewPCG(uint64(len(xs)), 0x5eed))
-	meds := make([]float64, searchSeeds)
-	buf := make([]float64, len(xs))
-	for b := range meds {
-		for i := range buf {
-			buf[i] = xs[rng.IntN(len(xs))]
-		}
-		meds[b] = median(buf)
-	}
-	sort.Float64s(meds)
-	return meds[int(0.025*searchSeeds)], meds[int(0.975*searchSeeds)-1]
-}
-
 // noData is the first objective that no run of p measured, or nil.
 func (p Probe) noData() *verify.SLOResult {
 	var first *verify.SLOResult
@@ -339,20 +298,4 @@ func (p Probe) noData() *verify.SLOResult {
 		}
 	}
 	return first
-}
-
-// MedianPoints are one run per probe, in increasing rate, the one of
-// median response p99 (the upper middle of an even number): what a
-// search's charts draw.
-func (s *Search) MedianPoints() []Point {
-	var points []Point
-	for _, p := range s.Probes {
-		runs := slices.Clone(p.Points)
-		slices.SortFunc(runs, func(a, b Point) int { return cmp.Compare(a.Result.Response.P99, b.Result.Response.P99) })
-		if len(runs) > 0 {
-			points = append(points, runs[len(runs)/2])
-		}
-	}
-	slices.SortStableFunc(points, func(a, b Point) int { return cmp.Compare(a.Rate, b.Rate) })
-	return points
 }

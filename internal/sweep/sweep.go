@@ -1,7 +1,9 @@
 // Package sweep runs one open run per offered rate (a sweep) and searches
 // for the highest rate at which every objective holds (a capacity search).
 // Every point is a full run through loadtest, with its own checks; the
-// package never prints.
+// package never prints. It runs points and decides (the knee, a search's
+// verdicts, the outcome); internal/report renders what it decided, from
+// the sweep file (SweepFile, SearchFile, RepeatsFile) that -o also saves.
 //
 // # The knee
 //
@@ -101,12 +103,7 @@ func (p Point) Pass() bool {
 
 // Completed is the point's throughput: completed requests per second of
 // the run, from its start to its last response.
-func (p Point) Completed() float64 {
-	if p.Result.Elapsed <= 0 {
-		return 0
-	}
-	return float64(p.Result.Counts.Completed) / p.Result.Elapsed
-}
+func (p Point) Completed() float64 { return result.FilePoint{Result: p.Result}.Completed() }
 
 // Sweep is the outcome of Run.
 type Sweep struct {
@@ -115,6 +112,8 @@ type Sweep struct {
 	// what marked it.
 	Knee    int
 	KneeWhy string
+	// Factor is the knee factor applied (Options.Knee, or DefaultKnee).
+	Factor float64
 }
 
 // Validate checks the options.
@@ -146,7 +145,10 @@ func Run(ctx context.Context, o Options) (*Sweep, error) {
 	}
 	rates := slices.Clone(o.Rates)
 	slices.Sort(rates)
-	sw := &Sweep{Knee: -1}
+	sw := &Sweep{Knee: -1, Factor: o.Knee}
+	if sw.Factor == 0 {
+		sw.Factor = DefaultKnee
+	}
 	for i, r := range rates {
 		if i > 0 && !pause(ctx, o.Pause) {
 			break
@@ -163,7 +165,7 @@ func Run(ctx context.Context, o Options) (*Sweep, error) {
 			break // the caller's context ended
 		}
 	}
-	sw.Knee, sw.KneeWhy = knee(sw.Points, o.Knee)
+	sw.Knee, sw.KneeWhy = knee(sw.Points, sw.Factor)
 	return sw, nil
 }
 

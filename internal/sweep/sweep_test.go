@@ -306,7 +306,7 @@ func TestSearchOutOfRange(t *testing.T) {
 func logProbes(t *testing.T, s *Search) {
 	t.Helper()
 	for _, p := range s.Probes {
-		t.Logf("probe %v/s: pass %v, %s median %s %s", p.Rate, p.Pass, p.Deciding.Expr, Format(p.Deciding, p.Median), p.Why)
+		t.Logf("probe %v/s: pass %v, %s median %s %s", p.Rate, p.Pass, p.Deciding.Expr, format(p.Deciding, p.Median), p.Why)
 	}
 	t.Log(s.Message)
 }
