@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/openload/openload/field"
 )
 
@@ -85,7 +86,7 @@ func Merge(in ...MergeInput) (*Result, error) {
 			return nil, m.err
 		}
 	}
-	if err := sum.derive(); err != nil {
+	if err := sum.derive(m.decode); err != nil {
 		return nil, fmt.Errorf("merge: %v", err)
 	}
 	return sum, nil
@@ -133,8 +134,8 @@ func (m *merger) add(a, b *Result) *Result {
 		Percentiles{},
 		Percentiles{},
 		a.Corrected.merge(b.Corrected),
-		addCounts(a.Status, b.Status),
-		addCounts(a.ErrorKinds, b.ErrorKinds),
+		orEmpty(addCounts(a.Status, b.Status)), // {} rather than null, as a run writes them
+		orEmpty(addCounts(a.ErrorKinds, b.ErrorKinds)),
 		a.Limit.merge(b.Limit),
 		a.Histograms.merge(b.Histograms, m),
 		mergeTimelines(a.Timeline, b.Timeline, int(b.Started.Sub(a.Started)/time.Second)),
@@ -165,7 +166,7 @@ func (m *merger) add(a, b *Result) *Result {
 // derive sets the figures a merge does not add but computes from what it
 // added: the percentiles of the merged histograms, the configuration and
 // counts that come from the shards' own runs, class shares and rates.
-func (r *Result) derive() error {
+func (r *Result) derive(decode func(string) (*hdrhistogram.Histogram, error)) error {
 	r.Config.derive(r.Shards)
 	r.Counts.Expected, r.Elapsed = 0, 0
 	for i := range r.Shards {
@@ -185,13 +186,13 @@ func (r *Result) derive() error {
 	if span > 0 {
 		r.SendRate = float64(r.Counts.Sent) / span
 	}
-	if err := r.deriveHistograms(); err != nil {
+	if err := r.deriveHistograms(decode); err != nil {
 		return err
 	}
 	for i := range r.Classes {
 		r.Classes[i].derive(r.Headline().Scheduled)
 	}
-	r.deriveStream()
+	r.deriveStream(decode)
 	return nil
 }
 
@@ -344,7 +345,7 @@ func OwnShardRun(res *Result) ShardRun {
 
 // deriveHistograms sets r's percentiles from its histograms, and the answered ones:
 // response − unanswered, bucket by bucket, as the recorder derives them.
-func (r *Result) deriveHistograms() error {
+func (r *Result) deriveHistograms(decode func(string) (*hdrhistogram.Histogram, error)) error {
 	h := &r.Histograms
 	for _, p := range []struct {
 		enc string
@@ -353,14 +354,14 @@ func (r *Result) deriveHistograms() error {
 		if p.enc == "" {
 			continue
 		}
-		d, err := DecodeHistogram(p.enc)
+		d, err := decode(p.enc)
 		if err != nil {
 			return err
 		}
 		*p.sum = Summarize(d)
 	}
 	if r.Corrected != nil && h.Corrected != "" {
-		d, err := DecodeHistogram(h.Corrected)
+		d, err := decode(h.Corrected)
 		if err != nil {
 			return err
 		}
@@ -370,11 +371,11 @@ func (r *Result) deriveHistograms() error {
 	if h.Unanswered == "" || h.Response == "" {
 		return nil
 	}
-	resp, err := DecodeHistogram(h.Response)
+	resp, err := decode(h.Response)
 	if err != nil {
 		return err
 	}
-	u, err := DecodeHistogram(h.Unanswered)
+	u, err := decode(h.Unanswered)
 	if err != nil {
 		return err
 	}
@@ -387,7 +388,7 @@ func (r *Result) deriveHistograms() error {
 
 // deriveStream sets the stream's percentiles from r's histograms, and its rates
 // over r's elapsed time.
-func (r *Result) deriveStream() {
+func (r *Result) deriveStream(decode func(string) (*hdrhistogram.Histogram, error)) {
 	s := r.Stream
 	if s == nil {
 		return
@@ -397,7 +398,7 @@ func (r *Result) deriveStream() {
 		enc string
 		sum *Percentiles
 	}{{hs.TTFTResponse, &s.TTFTResponse}, {hs.TTFTService, &s.TTFTService}, {hs.ITL, &s.ITL}, {hs.TPOT, &s.TPOT}} {
-		if h, err := DecodeHistogram(p.enc); err == nil {
+		if h, err := decode(p.enc); err == nil {
 			*p.sum = Summarize(h)
 		}
 	}

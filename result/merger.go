@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/openload/openload/field"
 )
 
@@ -14,6 +15,9 @@ type merger struct {
 	name    string
 	err     error
 	dropped int64
+	// sums holds the histograms hist encoded, by their encoding, so that
+	// adding to a sum or deriving its figures does not decode it again.
+	sums map[string]*hdrhistogram.Histogram
 }
 
 // fail keeps the first error, naming the input.
@@ -32,23 +36,48 @@ func (m *merger) hist(a, b, what string) (string, Percentiles) {
 	if a == "" && b == "" {
 		return "", Percentiles{}
 	}
-	h := NewHistogram()
-	for _, s := range [...]string{a, b} {
-		if s == "" {
-			continue
-		}
-		o, err := DecodeHistogram(s)
-		if err != nil {
-			m.fail("%s histogram: %v", what, err)
+	h := m.sums[a]
+	delete(m.sums, a) // added to below: a no longer names it
+	if h == nil {
+		h = NewHistogram()
+		if !m.addTo(h, a, what) {
 			return "", Percentiles{}
 		}
-		m.dropped += h.Merge(o)
+	}
+	if !m.addTo(h, b, what) {
+		return "", Percentiles{}
 	}
 	enc, err := EncodeHistogram(h)
 	if err != nil {
 		m.fail("%s histogram: %v", what, err)
 	}
+	if m.sums == nil {
+		m.sums = map[string]*hdrhistogram.Histogram{}
+	}
+	m.sums[enc] = h
 	return enc, Summarize(h)
+}
+
+// addTo adds the encoded histogram s ("" is none) to h.
+func (m *merger) addTo(h *hdrhistogram.Histogram, s, what string) bool {
+	if s == "" {
+		return true
+	}
+	o, err := DecodeHistogram(s)
+	if err != nil {
+		m.fail("%s histogram: %v", what, err)
+		return false
+	}
+	m.dropped += h.Merge(o)
+	return true
+}
+
+// decode is DecodeHistogram, from the sums hist made when s is one.
+func (m *merger) decode(s string) (*hdrhistogram.Histogram, error) {
+	if h := m.sums[s]; h != nil {
+		return h, nil
+	}
+	return DecodeHistogram(s)
 }
 
 // addCounts returns a + b key by key, nil when both are empty.
@@ -63,6 +92,14 @@ func addCounts(a, b map[string]int64) map[string]int64 {
 		}
 	}
 	return out
+}
+
+// orEmpty is m, or an empty map for nil.
+func orEmpty(m map[string]int64) map[string]int64 {
+	if m == nil {
+		return map[string]int64{}
+	}
+	return m
 }
 
 // The refusals Merge and MergeIntervalLogs share: one text each.
