@@ -68,15 +68,15 @@ func newHeadReader(cfg Config) *headReader {
 	return hr
 }
 
-// quickHead is h1.QuickHead of buf; when ok and hr is not nil, h holds
-// what the head said. A nil hr reads the status alone.
-func (hr *headReader) quickHead(buf []byte, h *heads) (status int, length int64, keep bool, n int, ok bool) {
+// head is h1.ParseHead of buf; when the head is simple and hr is not
+// nil, h holds what it said. A nil hr reads what ParseHead gives alone.
+func (hr *headReader) head(buf []byte, h *heads) (hd h1.Head, st h1.HeadState) {
 	if hr == nil {
-		return h1.QuickHead(buf)
+		return h1.ParseHead(buf, nil)
 	}
 	w := &hr.watch
-	if status, length, keep, n, ok = h1.QuickHeadWatch(buf, w); !ok {
-		return status, length, keep, n, ok
+	if hd, st = h1.ParseHead(buf, w); st != h1.HeadSimple {
+		return hd, st
 	}
 	for i := range w.Names {
 		h.class[i] = hr.classes[i].get(w.Values[i])
@@ -90,7 +90,7 @@ func (hr *headReader) quickHead(buf []byte, h *heads) (status int, length int64,
 			}
 		})
 	}
-	return status, length, keep, n, ok
+	return hd, st
 }
 
 // msDuration is a Server-Timing dur, in milliseconds, as a Duration.
