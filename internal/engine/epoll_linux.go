@@ -146,8 +146,8 @@ type epollLoop struct {
 	armed        time.Duration // when the timerfd fires, or -1
 	nextCheck    time.Duration // earliest deadline of a busy slot, or never
 	events       []unix.EpollEvent
-	discard      *h1.DiscardBuf        // where body bytes are read to be dropped
-	ts           tokenSink // content events of streams, not yet handed over
+	discard      *h1.DiscardBuf // where body bytes are read to be dropped
+	ts           tokenSink      // content events of streams, not yet handed over
 	spareStreams []*loopStream
 	lentSh       *shard // records of lent exchanges
 	out          int    // goroutines (dials, lent exchanges) that have not reported
