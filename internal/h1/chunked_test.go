@@ -52,15 +52,15 @@ func TestDechunk(t *testing.T) {
 	}{
 		{"3\r\nabc\r\n0\r\n\r\nNEXT", "abc", "NEXT", true, false},
 		{"A;ext=\"x;y\"\r\n0123456789\r\n1 \t\r\nz\r\n0\r\nX-T: 1\r\n\r\n", "0123456789z", "", true, false},
-		{"2\r\nab\r\n", "ab", "", false, false}, // not ended yet
-		{"2\nab\r\n0\r\n\r\n", "", "", false, true},   // a bare LF
-		{"2\r\nabX\n", "ab", "", false, true},         // no CRLF after the data
+		{"2\r\nab\r\n", "ab", "", false, false},     // not ended yet
+		{"2\nab\r\n0\r\n\r\n", "", "", false, true}, // a bare LF
+		{"2\r\nabX\n", "ab", "", false, true},       // no CRLF after the data
 		{"zz\r\n", "", "", false, true},
 		{" 2\r\nab\r\n0\r\n\r\n", "", "", false, true}, // net/http trims trailing blanks only
 		{"\r\n", "", "", false, true},
 		{"11112222333344445\r\n", "", "", false, true}, // over 16 digits
 		{"2\r\na\rb\r\n", "a\rb"[:2], "", false, true},
-		{strings.Repeat("0", 4095) + "\r\n", "", "", false, true}, // a line over 4 KiB
+		{strings.Repeat("0", 4095) + "\r\n", "", "", false, true},                                                   // a line over 4 KiB
 		{strings.Repeat("1;"+strings.Repeat("e", 100)+"\r\nx\r\n", 200), strings.Repeat("x", 190), "", false, true}, // framing overhead past net/http's bound
 	} {
 		for seed := range uint64(4) {
