@@ -24,7 +24,7 @@ import (
 )
 
 // The epoll client (Stats.Client "epoll", Config.Epoll): the lean client's
-// requests and h1.QuickHead's responses, driven by one event loop instead
+// requests and h1.ParseHead's responses, driven by one event loop instead
 // of a dispatcher and a goroutine per connection.
 //
 // On the lean path every request costs two goroutine hand-offs: the
@@ -41,13 +41,14 @@ import (
 // request that leaves one write(2), one read(2) and a share of one
 // epoll_wait.
 //
-// The loop reads plain responses itself (h1.QuickHead), their class
+// The loop reads plain responses itself (h1.ParseHead), their class
 // headers and Server-Timing too (heads.go), and chunked event streams
-// (epollstream_linux.go). Any other response
-// (chunked, close-delimited, 1xx, a head over 4 KiB, a body over
-// Config.MaxBody) is lent, with its connection, to a goroutine that reads
-// it with http.ReadResponse exactly as the lean client does, then gives the
-// connection back. Dials run in goroutines too, so a slow dial never holds
+// (epollstream_linux.go), with the parsers the goroutines use. Any other
+// response (other chunked bodies, close-delimited, 1xx, a head over 4
+// KiB, a body over Config.MaxBody) is lent, with its connection, to a
+// goroutine that reads it with http.ReadResponse, as the lean client
+// reads the heads it does not read itself, then gives the connection
+// back. Dials run in goroutines too, so a slow dial never holds
 // up the loop. Everything else is the lean client's: the request bytes, the
 // deadline (attempt + timeout), one re-send on a reused connection that
 // failed before any byte of its response when the run's rule allows

@@ -15,8 +15,8 @@ import (
 //
 // net/http's clients take them from http.Header (generator.response). The
 // lean client and the event loop read plain heads themselves
-// (h1.QuickHead), and there a string per value would be an allocation per
-// request, where they make none. So h1.QuickHeadWatch hands back the
+// (h1.ParseHead), and there a string per value would be an allocation per
+// request, where they make none. So h1.ParseHead's Watch hands back the
 // values as slices of the bytes read, and a headReader turns them into
 // strings drawn from small tables of the values seen before: a class
 // value or a metric name costs one allocation the first time a worker
@@ -44,7 +44,7 @@ func (h *heads) apply(r *recorder.Record) {
 	r.NTimings = copy(r.Timings[:], h.timings[:h.n])
 }
 
-// headReader reads heads with h1.QuickHeadWatch. Each worker, and the
+// headReader reads heads with h1.ParseHead and a Watch. Each worker, and the
 // event loop, has its own: it is not safe for concurrent use.
 type headReader struct {
 	watch   h1.Watch
