@@ -169,17 +169,5 @@ func foldEqualTrim[T ~string | ~[]byte](s T, want string) bool {
 	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
 		s = s[:len(s)-1]
 	}
-	if len(s) != len(want) {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != want[i] {
-			return false
-		}
-	}
-	return true
+	return asciiEqualFold(s, want)
 }

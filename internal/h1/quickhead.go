@@ -238,11 +238,11 @@ func tokenByte(b byte) bool {
 
 // asciiEqualFold reports whether b equals the lower-case ASCII s, ignoring
 // case.
-func asciiEqualFold(b []byte, s string) bool {
+func asciiEqualFold[T ~string | ~[]byte](b T, s string) bool {
 	if len(b) != len(s) {
 		return false
 	}
-	for i := range b {
+	for i := 0; i < len(b); i++ {
 		c := b[i]
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
