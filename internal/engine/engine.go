@@ -64,6 +64,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openload/openload/internal/h1"
 	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/internal/selfmon"
 	"github.com/openload/openload/internal/servertiming"
@@ -636,14 +637,20 @@ func (g *generator) response(resp *http.Response, r *recorder.Record, sh *shard)
 	r.Status = resp.StatusCode
 	fromHeader(g.cfg, resp.Header, r)
 	r.Redirects = redirects(resp)
-	// Bounded memory whatever the body's size (faults.go).
+	return g.body(resp.Body, streamFormat(g.cfg.Stream, resp.Header.Get("Content-Type")), r, sh)
+}
+
+// body reads b to the end (or the run's MaxBody), as a stream of format f
+// when f is not nil (stream.go), and closes it. Memory is bounded whatever
+// the body's size (faults.go).
+func (g *generator) body(b io.ReadCloser, f h1.Format, r *recorder.Record, sh *shard) error {
 	var err error
-	if g.cfg.Stream || isEventStream(resp.Header) {
-		err = g.readStream(resp.Body, r, sh)
+	if f != nil {
+		err = g.readStream(b, f, r, sh)
 	} else {
-		err = g.readBody(resp.Body, r)
+		err = g.readBody(b, r)
 	}
-	if cerr := resp.Body.Close(); err == nil {
+	if cerr := b.Close(); err == nil {
 		err = cerr
 	}
 	return err
@@ -681,12 +688,16 @@ func (w *worker) doLean(it item) recorder.Record {
 		w.conn = g.takeWarm() // predial.go
 	}
 	var h heads
-	resp, status, tx, hand, err := g.lean.roundTrip(&w.conn, g.lean.wireFor(&g.cfg, it.seq), deadline, stamp, g.since, w.hr, &h)
-	if resp != nil {
-		err = g.response(resp, &r, w.shard)
-	} else {
-		r.Status = status // read by h1.QuickHead, or 0: no response
+	a, tx, hand, err := g.lean.roundTrip(&w.conn, g.lean.wireFor(&g.cfg, it.seq), deadline, stamp, g.since, w.hr, &h)
+	switch {
+	case a.resp != nil:
+		err = g.response(a.resp, &r, w.shard)
+	default:
+		r.Status = a.status // read by h1.ParseHead, or 0: no response
 		h.apply(&r)
+		if a.body != nil && err == nil {
+			err = g.body(a.body, a.format, &r, w.shard) // chunked
+		}
 	}
 	g.leanOutcome(&r, attempt, hand, &tx, err)
 	return r

@@ -24,7 +24,7 @@ import (
 )
 
 // The epoll client (Stats.Client "epoll", Config.Epoll): the lean client's
-// requests and h1.QuickHead's responses, driven by one event loop instead
+// requests and h1.ParseHead's responses, driven by one event loop instead
 // of a dispatcher and a goroutine per connection.
 //
 // On the lean path every request costs two goroutine hand-offs: the
@@ -41,13 +41,14 @@ import (
 // request that leaves one write(2), one read(2) and a share of one
 // epoll_wait.
 //
-// The loop reads plain responses itself (h1.QuickHead), their class
+// The loop reads plain responses itself (h1.ParseHead), their class
 // headers and Server-Timing too (heads.go), and chunked event streams
-// (epollstream_linux.go). Any other response
-// (chunked, close-delimited, 1xx, a head over 4 KiB, a body over
-// Config.MaxBody) is lent, with its connection, to a goroutine that reads
-// it with http.ReadResponse exactly as the lean client does, then gives the
-// connection back. Dials run in goroutines too, so a slow dial never holds
+// (epollstream_linux.go), with the parsers the goroutines use. Any other
+// response (other chunked bodies, close-delimited, 1xx, a head over 4
+// KiB, a body over Config.MaxBody) is lent, with its connection, to a
+// goroutine that reads it with http.ReadResponse, as the lean client
+// reads the heads it does not read itself, then gives the connection
+// back. Dials run in goroutines too, so a slow dial never holds
 // up the loop. Everything else is the lean client's: the request bytes, the
 // deadline (attempt + timeout), one re-send on a reused connection that
 // failed before any byte of its response when the run's rule allows
@@ -146,8 +147,8 @@ type epollLoop struct {
 	armed        time.Duration // when the timerfd fires, or -1
 	nextCheck    time.Duration // earliest deadline of a busy slot, or never
 	events       []unix.EpollEvent
-	discard      *h1.DiscardBuf        // where body bytes are read to be dropped
-	evs          []recorder.TokenEvent // content events of streams, not yet handed over
+	discard      *h1.DiscardBuf // where body bytes are read to be dropped
+	ts           tokenSink      // content events of streams, not yet handed over
 	spareStreams []*loopStream
 	lentSh       *shard // records of lent exchanges
 	out          int    // goroutines (dials, lent exchanges) that have not reported
@@ -196,6 +197,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 	l := &epollLoop{g: g, t: t, w: g.newWorker(), stats: stats, dispatched: dispatched, s: s,
 		ep: ep, tfd: tfd, efd: efd, slots: make([]slot, g.cfg.Connections), armed: -1, nextCheck: never,
 		events: make([]unix.EpollEvent, 256), discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard()}
+	l.ts.sh = l.w.shard
 	for i := range l.slots {
 		l.slots[i].fd = -1
 		l.free = append(l.free, int32(len(l.slots)-1-i)) // slot 0 first
@@ -669,18 +671,23 @@ func (l *epollLoop) read(i int32) {
 		return
 	}
 	s.n += m
-	status, length, keep, hn, ok := l.w.hr.quickHead(s.buf[:s.n], &s.heads)
-	if !ok || length > 1<<30 || (l.t.maxBody > 0 && length > l.t.maxBody) {
-		if (h1.HeadComplete(s.buf[:s.n]) || s.n == len(s.buf)) && !l.streamHead(i) {
+	h, hs := l.w.hr.head(s.buf[:s.n], &s.heads)
+	if hs == h1.HeadPartial && s.n < len(s.buf) {
+		return // wait for the rest of the head
+	}
+	length := h.Length
+	if hs != h1.HeadSimple || h.Chunked || length > 1<<30 || (l.t.maxBody > 0 && length > l.t.maxBody) {
+		if hs != h1.HeadSimple || !l.streamHead(i, h) {
 			l.lend(i)
 		}
-		return // wait for the rest of the head
+		return
 	}
 	if l.t.stream {
 		l.lend(i) // read event by event (stream.go)
 		return
 	}
-	s.head, s.status, s.keep = true, status, keep
+	s.head, s.status, s.keep = true, h.Status, h.Keep
+	hn := h.N
 	if body := int64(s.n - hn); body >= length {
 		s.keep = s.keep && body == length
 		s.left = 0

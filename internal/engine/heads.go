@@ -15,8 +15,8 @@ import (
 //
 // net/http's clients take them from http.Header (generator.response). The
 // lean client and the event loop read plain heads themselves
-// (h1.QuickHead), and there a string per value would be an allocation per
-// request, where they make none. So h1.QuickHeadWatch hands back the
+// (h1.ParseHead), and there a string per value would be an allocation per
+// request, where they make none. So h1.ParseHead's Watch hands back the
 // values as slices of the bytes read, and a headReader turns them into
 // strings drawn from small tables of the values seen before: a class
 // value or a metric name costs one allocation the first time a worker
@@ -44,7 +44,7 @@ func (h *heads) apply(r *recorder.Record) {
 	r.NTimings = copy(r.Timings[:], h.timings[:h.n])
 }
 
-// headReader reads heads with h1.QuickHeadWatch. Each worker, and the
+// headReader reads heads with h1.ParseHead and a Watch. Each worker, and the
 // event loop, has its own: it is not safe for concurrent use.
 type headReader struct {
 	watch   h1.Watch
@@ -68,15 +68,15 @@ func newHeadReader(cfg Config) *headReader {
 	return hr
 }
 
-// quickHead is h1.QuickHead of buf; when ok and hr is not nil, h holds
-// what the head said. A nil hr reads the status alone.
-func (hr *headReader) quickHead(buf []byte, h *heads) (status int, length int64, keep bool, n int, ok bool) {
+// head is h1.ParseHead of buf; when the head is simple and hr is not
+// nil, h holds what it said. A nil hr reads what ParseHead gives alone.
+func (hr *headReader) head(buf []byte, h *heads) (hd h1.Head, st h1.HeadState) {
 	if hr == nil {
-		return h1.QuickHead(buf)
+		return h1.ParseHead(buf, nil)
 	}
 	w := &hr.watch
-	if status, length, keep, n, ok = h1.QuickHeadWatch(buf, w); !ok {
-		return status, length, keep, n, ok
+	if hd, st = h1.ParseHead(buf, w); st != h1.HeadSimple {
+		return hd, st
 	}
 	for i := range w.Names {
 		h.class[i] = hr.classes[i].get(w.Values[i])
@@ -90,7 +90,7 @@ func (hr *headReader) quickHead(buf []byte, h *heads) (status int, length int64,
 			}
 		})
 	}
-	return status, length, keep, n, ok
+	return hd, st
 }
 
 // msDuration is a Server-Timing dur, in milliseconds, as a Duration.

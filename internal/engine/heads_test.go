@@ -32,7 +32,7 @@ var headsCfg = Config{ClassHeaders: []string{"X-Stub-Source", "x-a", "Server-Tim
 func sameAsNetHTTP(t *testing.T, hr *headReader, raw []byte) bool {
 	t.Helper()
 	var h heads
-	if _, _, _, _, ok := hr.quickHead(raw, &h); !ok {
+	if hd, st := hr.head(raw, &h); st != h1.HeadSimple || hd.Chunked {
 		return false
 	}
 	resp, err := h1.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
@@ -132,9 +132,9 @@ func TestInterner(t *testing.T) {
 func TestQuickHeadAllocatesNothing(t *testing.T) {
 	hr := newHeadReader(Config{ClassHeaders: []string{"X-Stub-Source"}, ServerTiming: true})
 	var h heads
-	hr.quickHead(stubResponse, &h)
+	hr.head(stubResponse, &h)
 	if n := testing.AllocsPerRun(100, func() {
-		if _, _, _, _, ok := hr.quickHead(stubResponse, &h); !ok || h.class[0] != "model" || h.n != 3 {
+		if _, st := hr.head(stubResponse, &h); st != h1.HeadSimple || h.class[0] != "model" || h.n != 3 {
 			t.Fatalf("class %q, %d timings", h.class[0], h.n)
 		}
 	}); n != 0 {

@@ -28,15 +28,17 @@ import (
 // On the lean path each worker owns one connection. It writes the run's
 // request, serialised once per run (h1.Request), on it and reads the
 // response from the connection's bufio.Reader in its own goroutine: a
-// plain response head (Content-Length, no Transfer-Encoding) with
-// h1.QuickHead, which allocates nothing, and its class headers and
+// simple response head (a Content-Length or a chunked body) with
+// h1.ParseHead, which allocates nothing, and its class headers and
 // Server-Timing with the worker's headReader (heads.go), any other with
-// http.ReadResponse (h1.ReadResponse). The request's
+// http.ReadResponse (h1.ReadResponse). A chunked body after a simple head
+// is undone by h1.ChunkedReader, the parser the event loop feeds (h1's
+// Dechunk). The request's
 // timeout is the connection's deadline, and when the drain expires every
 // connection's deadline is moved to the past.
 //
-// What it keeps from net/http: response parsing (http.ReadResponse:
-// content length, chunked bodies, Connection: close, 1xx), the error
+// What it keeps from net/http: the parsing of unusual responses
+// (http.ReadResponse: close-delimited bodies, 1xx, HTTP/1.0), the error
 // values the engine classifies (net errors, io.EOF,
 // os.ErrDeadlineExceeded). What it does not do: proxies, TLS (https URLs
 // use net/http), redirects (the engine never follows them on this path),
@@ -57,7 +59,7 @@ type leanTransport struct {
 	once   bool            // the request says Connection: close: one request per connection
 	resend resendRule      // what may be re-sent (Config.Resend, wire.go)
 	drain  context.Context // done when the drain expired: dials in progress give up
-	// quick: plain responses are read by h1.QuickHead (heads.go); not
+	// quick: simple heads are read by h1.ParseHead (heads.go); not
 	// when the run sends HEAD, whose answer has a length but no body.
 	quick   bool
 	maxBody int64  // Config.MaxBody
@@ -75,6 +77,11 @@ type leanConn struct {
 	wb   []byte // write buffer: prefix + stamp line + CRLF + body
 	rerr error  // the first error reading the connection (h1.NoteReader)
 	used bool   // it carried an exchange: a failure on it may be the server's idle close
+
+	// A chunked body the worker reads itself (exchange): one at a time
+	// per connection, so kept here rather than allocated.
+	chunked chunkedBody
+	body    leanBody
 
 	// closedWhileIdle's (peek_unix.go)
 	raw    syscall.RawConn
@@ -124,11 +131,10 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 // (wire.go); hand is the offset (since) at which the last connection was in
 // hand, or -1 when none could be had. The
 // response's body gives the connection back to *cp when it is read to the
-// end and closed, and closes it otherwise. A plain response read by
-// h1.QuickHead comes back as its status alone (resp nil), its body already
-// read and the connection already given back; when its body failed,
-// status comes with the error.
-func (t *leanTransport) roundTrip(cp **leanConn, wire *h1.Request, deadline time.Time, stamp []byte, since func() time.Duration, hr *headReader, h *heads) (resp *http.Response, status int, tx sends, hand time.Duration, err error) {
+// end and closed, and closes it otherwise. A simple head read by
+// h1.ParseHead comes back without resp (see leanAnswer); when its body
+// failed, its status comes with the error.
+func (t *leanTransport) roundTrip(cp **leanConn, wire *h1.Request, deadline time.Time, stamp []byte, since func() time.Duration, hr *headReader, h *heads) (a leanAnswer, tx sends, hand time.Duration, err error) {
 	tx, hand = newSends(), -1
 	for try := 0; ; try++ {
 		c := *cp
@@ -143,18 +149,18 @@ func (t *leanTransport) roundTrip(cp **leanConn, wire *h1.Request, deadline time
 		reused := c != nil && c.used
 		if c == nil {
 			if c, err = t.dial(deadline); err != nil {
-				return nil, 0, tx, hand, err
+				return leanAnswer{}, tx, hand, err
 			}
 		}
 		hand = since()
 		c.used = true
 		var early, wrote bool
-		resp, status, early, wrote, err = t.exchange(c, cp, wire, deadline, stamp, hr, h)
+		a, early, wrote, err = t.exchange(c, cp, wire, deadline, stamp, hr, h)
 		if wrote {
 			tx.wrote(hand)
 		}
 		if err == nil {
-			return resp, status, tx, hand, nil
+			return a, tx, hand, nil
 		}
 		t.close(c)
 		if early && wrote {
@@ -165,7 +171,7 @@ func (t *leanTransport) roundTrip(cp **leanConn, wire *h1.Request, deadline time
 		// Re-send once what failed on a kept-alive connection before any
 		// byte of its answer, if the run's rule allows (wire.go).
 		if !reused || !early || try > 0 || !t.resend.allows(wrote) || !time.Now().Before(deadline) || t.aborted.Load() {
-			return nil, status, tx, hand, err
+			return leanAnswer{status: a.status}, tx, hand, err
 		}
 		tx.resend(wrote)
 	}
@@ -227,53 +233,83 @@ func (t *leanTransport) closeAll() {
 	}
 }
 
+// leanAnswer is what an exchange read: a head http.ReadResponse read
+// (resp), or the status of a simple head h1.ParseHead read, with body nil
+// when its Content-Length body is already read (and the connection given
+// back), or its chunked body still to read, as a stream of format when
+// that is not nil.
+type leanAnswer struct {
+	resp   *http.Response
+	status int
+	body   *leanBody
+	format h1.Format
+}
+
 // exchange writes the request on c and reads the response head, or the
 // whole of a plain response, its head read by hr into *h (see roundTrip).
 // early is true when the exchange failed before any byte of the response
 // arrived, wrote when at least one byte of the request was written; on an
 // error the caller closes c.
-func (t *leanTransport) exchange(c *leanConn, cp **leanConn, wire *h1.Request, deadline time.Time, stamp []byte, hr *headReader, h *heads) (resp *http.Response, status int, early, wrote bool, err error) {
+func (t *leanTransport) exchange(c *leanConn, cp **leanConn, wire *h1.Request, deadline time.Time, stamp []byte, hr *headReader, h *heads) (a leanAnswer, early, wrote bool, err error) {
 	if err := c.SetDeadline(deadline); err != nil {
-		return nil, 0, true, false, err
+		return a, true, false, err
 	}
 	// After the deadline is set: abort either saw c and moved its
 	// deadline to the past, or had flagged the run aborted before.
 	if t.aborted.Load() {
-		return nil, 0, false, false, errAborted
+		return a, false, false, errAborted
 	}
 	c.wb = wire.Append(c.wb[:0], stamp)
 	n, err := c.Write(c.wb)
 	wrote = n > 0
 	if err != nil {
-		return nil, 0, true, wrote, err
+		return a, true, wrote, err
 	}
 	if _, err := c.br.Peek(1); err != nil {
-		return nil, 0, true, wrote, err
+		return a, true, wrote, err
 	}
-	if t.quick && !t.stream {
+	if t.quick {
 		buf, _ := c.br.Peek(c.br.Buffered())
-		status, length, keep, n, ok := hr.quickHead(buf, h)
-		if ok && length <= 1<<30 && (t.maxBody <= 0 || length <= t.maxBody) {
-			c.br.Discard(n) // buffered: cannot fail
-			if err := h1.Discard(c.br, length); err != nil {
+		hd, st := hr.head(buf, h)
+		if st == h1.HeadSimple && hd.Chunked {
+			// Read by the worker with h1's Dechunk, as the event loop
+			// reads it, not by net/http's chunked reader.
+			a = leanAnswer{status: hd.Status, format: streamFormat(t.stream, hd.ContentType), body: &c.body}
+			c.br.Discard(hd.N) // buffered: cannot fail
+			c.chunked.R = c.br
+			c.chunked.D.Reset()
+			c.body = leanBody{rc: &c.chunked, c: c, cp: cp, t: t, keep: hd.Keep && !t.once}
+			return a, false, wrote, nil
+		}
+		if st == h1.HeadSimple && !t.stream && hd.Length <= 1<<30 && (t.maxBody <= 0 || hd.Length <= t.maxBody) {
+			a.status = hd.Status
+			c.br.Discard(hd.N) // buffered: cannot fail
+			if err := h1.Discard(c.br, hd.Length); err != nil {
 				if errors.Is(err, io.EOF) {
 					err = io.ErrUnexpectedEOF
 				}
-				return nil, status, false, wrote, err // the status came, the body did not
+				return a, false, wrote, err // the status came, the body did not
 			}
-			if keep && !t.once && c.br.Buffered() == 0 {
+			if hd.Keep && !t.once && c.br.Buffered() == 0 {
 				*cp = c
 			} else {
 				t.close(c)
 			}
-			return nil, status, false, wrote, nil
+			return a, false, wrote, nil
 		}
 	}
-	if resp, err = t.readResponse(c, cp); err != nil {
-		return nil, 0, false, wrote, err
+	if a.resp, err = t.readResponse(c, cp); err != nil {
+		return leanAnswer{}, false, wrote, err
 	}
-	return resp, resp.StatusCode, false, wrote, nil
+	a.status = a.resp.StatusCode
+	return a, false, wrote, nil
 }
+
+// chunkedBody is a chunked body read with h1.ChunkedReader; closing it
+// reads nothing more (leanBody decides what becomes of the connection).
+type chunkedBody struct{ h1.ChunkedReader }
+
+func (*chunkedBody) Close() error { return nil }
 
 // readResponse reads a response head from c with http.ReadResponse. Its
 // body gives c back to *cp when read to the end and closed, and closes c

@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"net/http"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/openload/openload/internal/h1"
 	"github.com/openload/openload/recorder"
 )
 
@@ -17,19 +16,21 @@ import (
 // event's arrival stamped (recorder/stream.go says what is derived).
 //
 // Where: every client already ends in generator.response, which reads a
-// body that is not plain — net/http's and HTTP/2's bodies, the lean
-// client's chunked ones, and those the epoll loop lends to a goroutine —
-// so the stream is read there, in the goroutine that already reads the
-// body, and no client's framing changes. The epoll loop reads the common
-// case itself, a chunked stream, one read(2) per token
-// (epollstream_linux.go), with the same line scanner (eventLine). A
-// streamed answer with a Content-Length that the epoll loop or the lean
-// client would read whole themselves goes through response too when
-// Config.Stream is set.
+// body that is not plain — net/http's and HTTP/2's bodies, and those the
+// epoll loop lends to a goroutine — so the stream is read there, in the
+// goroutine that already reads the body. The lean client reads a chunked
+// stream itself (lean.go), and the epoll loop too, one read(2) per token
+// (epollstream_linux.go). All of them feed the same parsers as bytes
+// arrive: internal/h1's Dechunk (chunked framing, where net/http does not
+// undo it) and Events (the lines of the stream's format, h1.FormatOf),
+// through one eventReader. A streamed answer with a Content-Length that
+// the epoll loop or the lean client would read whole themselves goes
+// through response too when Config.Stream is set.
 //
-// How: the body is read into a pooled buffer and cut into lines; a line
-// "data: {…}" is one OpenAI chunk (OpenAI, vLLM, TGI, llama.cpp and Ollama
-// write each chunk as one data line). It is a content event when
+// How: each event's payload, as the format cuts it ("data: {…}" in SSE),
+// is one OpenAI chunk (OpenAI, vLLM, TGI, llama.cpp and Ollama's
+// OpenAI-compatible endpoints write each chunk as one data line). It is a
+// content event when
 // choices[0].delta.content (chat) or choices[0].text (completions) is a
 // non-empty string, found by its key rather than by decoding the JSON: a
 // key "content" or "text" in raw JSON can only be a key (a string value is
@@ -71,67 +72,124 @@ import (
 // tokenBatch is how many content events a stream reader hands over at once.
 const tokenBatch = 64
 
-// maxEventLine bounds one line of an event stream; a longer one fails the
-// request (errEventLine) rather than growing memory without bound.
-const maxEventLine = 1 << 20
-
-var errEventLine = errors.New("event stream: a line over 1 MiB")
-
 // errStreamEvent ends a stream whose server sent an error event (Kind:
 // recorder.KindStream).
 var errStreamEvent = errors.New("event stream: the server sent an error event")
 
+// streamFormat is the h1.Format a body of Content-Type ct is read with:
+// its own, or SSE for any body when every body is a stream
+// (Config.Stream); nil when the body is not read as a stream.
+func streamFormat[T ~string | ~[]byte](stream bool, ct T) h1.Format {
+	f := h1.FormatOf(ct)
+	if f == nil && stream {
+		f = h1.SSE
+	}
+	return f
+}
+
+// eventReader reads a streamed body's events into its record: the one
+// reader of every client's streams. A goroutine feeds it what it reads
+// (readStream), the event loop what it de-chunks (epollstream_linux.go).
+type eventReader struct {
+	ev    h1.Events
+	usage int // the last completion_tokens count, or -1
+}
+
+func (er *eventReader) reset(f h1.Format) {
+	er.ev.Reset(f)
+	er.usage = -1
+}
+
+// feed reads p, body bytes that arrived at now: content events are noted
+// in r and handed to ts. It fails with errStreamEvent at an error event,
+// which ends the stream, and with h1.ErrEventLine at a line over the
+// bound.
+func (er *eventReader) feed(p []byte, now time.Duration, r *recorder.Record, ts *tokenSink) error {
+	for len(p) > 0 {
+		ev, rest, ok, err := er.ev.Next(p)
+		if err != nil || !ok {
+			return err
+		}
+		p = rest
+		if er.event(ev, now, r, ts) {
+			return errStreamEvent
+		}
+	}
+	return nil
+}
+
+// end reads the body's last line when it had no line end (it still
+// counts), and puts the stream's token count in r.
+func (er *eventReader) end(now time.Duration, r *recorder.Record, ts *tokenSink) error {
+	defer er.count(r)
+	if ev, ok := er.ev.End(); ok && er.event(ev, now, r, ts) {
+		return errStreamEvent
+	}
+	return nil
+}
+
+// count puts the stream's output token count in r: the usage count when
+// the server sent one, else the content events.
+func (er *eventReader) count(r *recorder.Record) { r.Tokens = tokensOf(r.Events, er.usage) }
+
+// event reads one event that arrived at now; it reports an error event.
+func (er *eventReader) event(ev h1.Event, now time.Duration, r *recorder.Record, ts *tokenSink) (failed bool) {
+	content, usage, failed := chunkEvent(ev)
+	if usage >= 0 {
+		er.usage = usage
+	}
+	if content {
+		ts.add(tokenAt(r, now))
+	}
+	return failed
+}
+
+// tokenSink batches content events on their way to a shard.
+type tokenSink struct {
+	evs []recorder.TokenEvent
+	sh  *shard
+}
+
+func (ts *tokenSink) add(ev recorder.TokenEvent) {
+	ts.evs = append(ts.evs, ev)
+	if len(ts.evs) == tokenBatch {
+		ts.flush()
+	}
+}
+
+// flush hands the batch to the shard.
+func (ts *tokenSink) flush() {
+	ts.sh.putTokens(ts.evs)
+	ts.evs = ts.evs[:0]
+}
+
 type streamReader struct {
 	buf []byte
-	evs []recorder.TokenEvent
+	er  eventReader
+	ts  tokenSink
 }
 
 var streamReaders = sync.Pool{New: func() any {
-	return &streamReader{buf: make([]byte, 2<<10), evs: make([]recorder.TokenEvent, 0, tokenBatch)}
+	return &streamReader{buf: make([]byte, 2<<10), ts: tokenSink{evs: make([]recorder.TokenEvent, 0, tokenBatch)}}
 }}
 
-// isEventStream reports whether a response's Content-Type is
-// text/event-stream (parameters ignored; no allocation).
-func isEventStream(h http.Header) bool {
-	ct := h.Get("Content-Type")
-	if i := strings.IndexByte(ct, ';'); i >= 0 {
-		ct = ct[:i]
-	}
-	return strings.EqualFold(strings.TrimSpace(ct), "text/event-stream")
-}
-
-// readStream reads body as an event stream into r (see above), handing its
-// content events to sh.
-func (g *generator) readStream(body io.Reader, r *recorder.Record, sh *shard) error {
+// readStream reads body, a stream of format f, into r (see above), handing
+// its content events to sh.
+func (g *generator) readStream(body io.Reader, f h1.Format, r *recorder.Record, sh *shard) error {
 	sr := streamReaders.Get().(*streamReader)
+	sr.er.reset(f)
+	sr.ts.sh = sh
 	defer func() {
-		sh.putTokens(sr.evs)
-		sr.evs = sr.evs[:0]
-		if cap(sr.buf) > 64<<10 {
-			sr.buf = make([]byte, 2<<10) // do not pool a rare giant
-		}
+		sr.ts.flush()
+		sr.ts.sh = nil
 		streamReaders.Put(sr)
 	}()
 	// The head is in hand: its arrival is the stream's first byte (on
 	// the epoll client, when the goroutine it was lent to took it up).
 	r.Streamed, r.GotFirstByte, r.FirstByte = true, true, g.since()
-	usage := -1
 	var total int64
-	start, n := 0, 0 // buf[start:n] is unread
 	for {
-		if n == len(sr.buf) {
-			if start > 0 {
-				n = copy(sr.buf, sr.buf[start:n])
-				start = 0
-			} else {
-				if len(sr.buf) >= maxEventLine {
-					r.Tokens = tokensOf(r.Events, usage)
-					return errEventLine
-				}
-				sr.buf = append(sr.buf, make([]byte, len(sr.buf))...)
-			}
-		}
-		m, err := body.Read(sr.buf[n:])
+		m, rerr := body.Read(sr.buf)
 		// Past the cap nothing is read, whether it came in this read or
 		// a later one: only the lines within the cap count.
 		over := false
@@ -139,61 +197,25 @@ func (g *generator) readStream(body io.Reader, r *recorder.Record, sh *shard) er
 			m, over = int(limit-total), true
 		}
 		if m > 0 {
-			now := g.since()
 			total += int64(m)
-			n += m
-			for {
-				i := bytes.IndexByte(sr.buf[start:n], '\n')
-				if i < 0 {
-					break
-				}
-				line := sr.buf[start : start+i]
-				start += i + 1
-				var failed bool
-				if usage, failed = sr.line(line, r, sh, now, usage); failed {
-					r.Tokens = tokensOf(r.Events, usage)
-					return errStreamEvent
-				}
-			}
-			if start == n {
-				start, n = 0, 0
+			if err := sr.er.feed(sr.buf[:m], g.since(), r, &sr.ts); err != nil {
+				sr.er.count(r)
+				return err
 			}
 		}
 		if over {
 			r.BodyOverCap = true // the rest is not read: a line cut here is not counted
-			r.Tokens = tokensOf(r.Events, usage)
+			sr.er.count(r)
 			return nil
 		}
-		if err == io.EOF {
-			break
+		if rerr == io.EOF {
+			return sr.er.end(g.since(), r, &sr.ts)
 		}
-		if err != nil {
-			r.Tokens = tokensOf(r.Events, usage)
-			return err
+		if rerr != nil {
+			sr.er.count(r)
+			return rerr
 		}
 	}
-	// A last line without its newline still counts.
-	usage, failed := sr.line(sr.buf[start:n], r, sh, g.since(), usage)
-	r.Tokens = tokensOf(r.Events, usage)
-	if failed {
-		return errStreamEvent
-	}
-	return nil
-}
-
-// line reads one line of the stream that arrived at now: a content event
-// is recorded, and the usage count it carries, if any, replaces usage,
-// which line returns; failed reports an error event, which ends the
-// stream.
-func (sr *streamReader) line(line []byte, r *recorder.Record, sh *shard, now time.Duration, usage int) (_ int, failed bool) {
-	c, u, failed := eventLine(line)
-	if c {
-		sr.token(r, sh, now)
-	}
-	if u >= 0 {
-		return u, failed
-	}
-	return usage, failed
 }
 
 // tokenAt notes in r a content event that arrived at now, and returns it
@@ -218,54 +240,26 @@ func tokensOf(events, usage int) int {
 	return events
 }
 
-// token records a content event that arrived at now.
-func (sr *streamReader) token(r *recorder.Record, sh *shard, now time.Duration) {
-	sr.evs = append(sr.evs, tokenAt(r, now))
-	if len(sr.evs) == tokenBatch {
-		sh.putTokens(sr.evs)
-		sr.evs = sr.evs[:0]
-	}
-}
-
 var (
-	dataPrefix  = []byte("data:")
-	eventPrefix = []byte("event:")
-	keyContent  = []byte(`"content"`)
-	keyText     = []byte(`"text"`)
-	keyUsage    = []byte(`"completion_tokens"`)
-	keyError    = []byte(`"error"`)
+	keyContent = []byte(`"content"`)
+	keyText    = []byte(`"text"`)
+	keyUsage   = []byte(`"completion_tokens"`)
+	keyError   = []byte(`"error"`)
 	// errorTail is the end of keyError, searched for first: rr is rare in
 	// a chunk, so bytes.Index skips ahead faster than on a leading quote.
 	errorTail = keyError[2:]
 )
 
-// eventLine reads one line of an event stream: content reports a data
-// line carrying a non-empty content or text string; usage is its
+// chunkEvent reads one event of a stream as an OpenAI chunk: content
+// reports a non-empty content or text string; usage is its
 // completion_tokens count, or -1; failed reports an error event (see the
-// top of the file), whose line counts no content and no usage.
-func eventLine(line []byte) (content bool, usage int, failed bool) {
-	line = bytes.TrimSuffix(line, []byte{'\r'})
-	data, ok := bytes.CutPrefix(line, dataPrefix)
-	if !ok {
-		return false, -1, isErrorEvent(line)
-	}
-	if topLevelError(data) {
+// top of the file), which counts no content and no usage.
+func chunkEvent(ev h1.Event) (content bool, usage int, failed bool) {
+	if ev.Error || topLevelError(ev.Data) {
 		return false, -1, true
 	}
-	content = nonEmptyString(data, keyContent) || nonEmptyString(data, keyText)
-	return content, intAfter(data, keyUsage), false
-}
-
-// isErrorEvent reports whether line is the SSE field "event: error": the
-// field's value, one leading space dropped (as the SSE specification
-// says), is exactly "error".
-func isErrorEvent(line []byte) bool {
-	v, ok := bytes.CutPrefix(line, eventPrefix)
-	if !ok {
-		return false
-	}
-	v, _ = bytes.CutPrefix(v, []byte{' '})
-	return string(v) == "error"
+	content = nonEmptyString(ev.Data, keyContent) || nonEmptyString(ev.Data, keyText)
+	return content, intAfter(ev.Data, keyUsage), false
 }
 
 // topLevelError reports whether data, a data line's value, is a JSON

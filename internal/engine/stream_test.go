@@ -17,9 +17,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openload/openload/internal/h1"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
+
+// eventLine reads one line of an event stream as the stream readers do:
+// h1.SSE cuts the line (its line end removed) into an event, chunkEvent
+// reads the event's JSON.
+func eventLine(line []byte) (content bool, usage int, failed bool) {
+	ev, ok := h1.SSE.Event(bytes.TrimSuffix(line, []byte{'\r'}))
+	if !ok {
+		return false, -1, false
+	}
+	return chunkEvent(ev)
+}
 
 func TestEventLine(t *testing.T) {
 	for _, c := range []struct {
@@ -329,7 +341,7 @@ func TestReadStreamAllocsPerEventNone(t *testing.T) {
 		b := body(n)
 		return testing.AllocsPerRun(50, func() {
 			var r recorder.Record
-			if err := g.readStream(bytes.NewReader(b), &r, sh); err != nil || r.Events != n {
+			if err := g.readStream(bytes.NewReader(b), h1.SSE, &r, sh); err != nil || r.Events != n {
 				t.Fatalf("%v, %d events", err, r.Events)
 			}
 			sh.toks = sh.toks[:0]
@@ -365,7 +377,7 @@ func TestReadStreamContinuousUsage(t *testing.T) {
 		"data: {\"choices\":[{\"delta\":{\"content\":\"b c\"}}],\"usage\":{\"completion_tokens\":3}}\n\ndata: [DONE]"
 	g := &generator{start: time.Now()}
 	var r recorder.Record
-	if err := g.readStream(strings.NewReader(b), &r, &shard{}); err != nil || r.Events != 2 || r.Tokens != 3 {
+	if err := g.readStream(strings.NewReader(b), h1.SSE, &r, &shard{}); err != nil || r.Events != 2 || r.Tokens != 3 {
 		t.Errorf("err %v, %d events, %d tokens; want 2 events, 3 tokens", err, r.Events, r.Tokens)
 	}
 }

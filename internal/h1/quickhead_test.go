@@ -28,6 +28,7 @@ func agreeWithReadResponse(t *testing.T, raw []byte) bool {
 			t.Fatalf("HeadComplete(%q) is false, ReadResponse read status %d", raw, resp.StatusCode)
 		}
 	}
+	agreeParseHead(t, raw)
 	watched := agreeWatch(t, raw, ok)
 	if !ok {
 		return false
@@ -66,6 +67,47 @@ func agreeWithReadResponse(t *testing.T, raw []byte) bool {
 		}
 	}
 	return true
+}
+
+// agreeParseHead checks ParseHead on raw against http.ReadResponse: it
+// waits for more (HeadPartial) exactly when the head is not whole; a
+// simple head is read as ReadResponse reads it (status, framing,
+// Connection: close, Content-Type), and QuickHead reads it too when it
+// has a Content-Length; a chunked body after a simple head is read by
+// ChunkedReader as net/http reads it, whenever net/http reads it whole.
+func agreeParseHead(t *testing.T, raw []byte) {
+	t.Helper()
+	h, st := ParseHead(raw, nil)
+	if (st == HeadPartial) != !HeadComplete(raw) {
+		t.Fatalf("%q: ParseHead %v, HeadComplete %v", raw, st, HeadComplete(raw))
+	}
+	if st != HeadSimple {
+		return
+	}
+	br := bufio.NewReader(bytes.NewReader(raw))
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodGet})
+	if err != nil {
+		t.Fatalf("ParseHead read %q, ReadResponse: %v", raw, err)
+	}
+	chunked := slices.Equal(resp.TransferEncoding, []string{"chunked"})
+	switch {
+	case resp.StatusCode != h.Status, resp.Close == h.Keep, chunked != h.Chunked, resp.ContentLength != h.Length:
+		t.Fatalf("%q: ParseHead %+v; ReadResponse status %d, close %v, chunked %v, length %d", raw, h, resp.StatusCode, resp.Close, chunked, resp.ContentLength)
+	case string(h.ContentType) != resp.Header.Get("Content-Type"):
+		t.Fatalf("%q: Content-Type %q, Header.Get %q", raw, h.ContentType, resp.Header.Get("Content-Type"))
+	}
+	if _, _, _, _, ok := QuickHead(raw); ok == h.Chunked {
+		t.Fatalf("%q: QuickHead %v for a head ParseHead read, chunked %v", raw, ok, h.Chunked)
+	}
+	if !h.Chunked {
+		return
+	}
+	want, werr := io.ReadAll(resp.Body)
+	cr := &ChunkedReader{R: bufio.NewReader(bytes.NewReader(raw[h.N:]))}
+	got, err := io.ReadAll(cr)
+	if werr == nil && (err != nil || !bytes.Equal(got, want)) {
+		t.Fatalf("%q: ChunkedReader %q, %v; net/http %q", raw, got, err, want)
+	}
 }
 
 // testWatch are the headers agreeWatch watches: the stub's class
@@ -123,6 +165,10 @@ func TestQuickHead(t *testing.T) {
 		{"HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\nok", false},
 		{"HTTP/1.1 099 X\r\nContent-Length: 2\r\n\r\nok", false},
 		{"garbage\r\n\r\n", false},
+		// Chunked: ParseHead reads them (agreeParseHead), QuickHead not.
+		{"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: Chunked\r\n\r\n5\r\ndata:\r\n0\r\n\r\n", false},
+		{"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n", false},
+		{"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", false},
 	} {
 		if got := agreeWithReadResponse(t, []byte(c.raw)); got != c.want {
 			t.Errorf("QuickHead(%q) ok = %v, want %v", c.raw, got, c.want)
@@ -130,15 +176,16 @@ func TestQuickHead(t *testing.T) {
 	}
 }
 
-// FuzzQuickHead: whatever the bytes, a head QuickHead accepts is read the
-// same way by http.ReadResponse, and one HeadComplete calls unfinished is
-// not read by it at all.
+// FuzzQuickHead: whatever the bytes, a head QuickHead or ParseHead
+// accepts is read the same way by http.ReadResponse (a chunked body too),
+// and one HeadComplete calls unfinished is not read by it at all.
 func FuzzQuickHead(f *testing.F) {
 	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"))
 	f.Add([]byte("HTTP/1.1 404 Not Found\r\ncontent-length:0\r\nX: y\r\n\r\n"))
 	f.Add([]byte("HTTP/1.1 200 OK\nContent-Length: 0\n\r\n"))
 	f.Add([]byte("HTTP/1.1 200 OK\r\nServer-Timing: queue;dur=0.036, model;dur=50.329\r\nX-Stub-Source: model\r\nserver-timing: total;dur=50.369\r\nContent-Length: 0\r\n\r\n"))
 	f.Add([]byte("HTTP/1.1 200 OK\r\nX-A: \r\nx-a: b\r\nContent-Length: 1\r\n\r\nx"))
+	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream; charset=utf-8\r\nTransfer-Encoding: chunked\r\n\r\n6\r\ndata:1\r\n0\r\nT: 1\r\n\r\n"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		agreeWithReadResponse(t, raw)
 	})

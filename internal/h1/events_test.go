@@ -1,0 +1,130 @@
+package h1
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// events feeds pieces to an Events of format f as reads bring them and
+// returns its events, copied, then the event of a last line without a
+// line end.
+func events(f Format, pieces [][]byte) ([]string, error) {
+	e := &Events{Format: f}
+	var out []string
+	for _, p := range pieces {
+		for len(p) > 0 {
+			ev, rest, ok, err := e.Next(p)
+			if err != nil {
+				return out, err
+			}
+			if !ok {
+				break
+			}
+			out, p = append(out, show(ev)), rest
+		}
+	}
+	if ev, ok := e.End(); ok {
+		out = append(out, show(ev))
+	}
+	return out, nil
+}
+
+func show(ev Event) string {
+	if ev.Error {
+		return "error"
+	}
+	return "data " + string(ev.Data)
+}
+
+func TestEvents(t *testing.T) {
+	body := "data: {\"a\":1}\n\n: comment\r\nevent: error\r\ndata:{\"b\":2}\r\nevent:  error\nid: 3\nevent: message\ndata: last"
+	want := []string{`data  {"a":1}`, "error", `data {"b":2}`, "data  last"}
+	for seed := range uint64(5) {
+		pieces := [][]byte{[]byte(body)}
+		if seed > 0 {
+			pieces = split([]byte(body), seed)
+		}
+		if got, err := events(SSE, pieces); err != nil || !slices.Equal(got, want) {
+			t.Errorf("seed %d: %q, %v; want %q", seed, got, err, want)
+		}
+	}
+	long := []byte("data: " + strings.Repeat("x", MaxEventLine))
+	if _, err := events(SSE, split(long, 1)[:1]); err != nil {
+		t.Errorf("a short piece of a long line: %v", err)
+	}
+	if _, err := events(SSE, [][]byte{long[:MaxEventLine/2], long[MaxEventLine/2:]}); !errors.Is(err, ErrEventLine) {
+		t.Errorf("a line over MaxEventLine: %v, want ErrEventLine", err)
+	}
+}
+
+func TestFormatOf(t *testing.T) {
+	for _, c := range []struct {
+		ct   string
+		want Format
+	}{
+		{"text/event-stream", SSE}, {"Text/Event-Stream; charset=utf-8", SSE}, {" text/event-stream ;x", SSE},
+		{"text/event-streams", nil}, {"application/json", nil}, {"", nil},
+	} {
+		if got := FormatOf(c.ct); got != c.want {
+			t.Errorf("FormatOf(%q) = %v, want %v", c.ct, got, c.want)
+		}
+		if got := FormatOf([]byte(c.ct)); got != c.want {
+			t.Errorf("FormatOf([]byte(%q)) = %v, want %v", c.ct, got, c.want)
+		}
+	}
+}
+
+func TestEventsAllocateNothing(t *testing.T) {
+	body := []byte(strings.Repeat("data: {\"choices\":[{\"delta\":{\"content\":\" tok\"}}]}\n\n", 20))
+	pieces := split(body, 3)
+	e := &Events{Format: SSE}
+	if n := testing.AllocsPerRun(100, func() {
+		for _, p := range pieces {
+			for len(p) > 0 {
+				_, rest, ok, _ := e.Next(p)
+				if !ok {
+					break
+				}
+				p = rest
+			}
+		}
+		e.End()
+	}); n != 0 {
+		t.Errorf("%v allocations per body", n)
+	}
+}
+
+// FuzzEvents: however a body is split into pieces, Events finds the
+// events it finds in the body fed at once, and those are the events of
+// the body's lines as bufio.Scanner cuts them (a CR before the LF
+// dropped, a last line without its LF kept), read by the format.
+func FuzzEvents(f *testing.F) {
+	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\nevent: error\r\ndata: [DONE]\n\n"), uint64(1))
+	f.Add([]byte("data:x\r\r\n\revent:error\ndata"), uint64(2))
+	f.Add([]byte("\n\n\r\ndata: last"), uint64(3))
+	f.Fuzz(func(t *testing.T, body []byte, seed uint64) {
+		whole, err := events(SSE, [][]byte{body})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pieces, err := events(SSE, split(body, seed))
+		if err != nil || !slices.Equal(whole, pieces) {
+			t.Fatalf("%q: at once %q, in pieces %q (%v)", body, whole, pieces, err)
+		}
+		var want []string
+		sc := bufio.NewScanner(bytes.NewReader(body))
+		sc.Buffer(nil, MaxEventLine+1)
+		for sc.Scan() {
+			if ev, ok := SSE.Event(sc.Bytes()); ok {
+				want = append(want, show(ev))
+			}
+		}
+		if !slices.Equal(whole, want) {
+			t.Fatalf("%q: Events %q, lines %q", body, whole, want)
+		}
+	})
+}
