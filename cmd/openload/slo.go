@@ -90,4 +90,6 @@ func writeVerdict(out, stderr io.Writer, res *result.Result, exit int, quiet boo
 // hint says in words (the libraries name no flag).
 var hintFlags = strings.NewReplacer(
 	"skip certificate verification", "add --insecure to skip certificate verification",
+	"(without h2c)", "(without --h2c)",
+	"with its h2c switch", "with --h2c",
 )

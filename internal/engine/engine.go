@@ -763,6 +763,8 @@ func Kind(err error) recorder.ErrorKind {
 		return recorder.KindTimeout
 	case h2Reset(err): // faults.go
 		return recorder.KindReset
+	case h2Protocol(err): // faults.go
+		return recorder.KindProtocol
 	case plainHTTPOverTLS(err): // faults.go
 		return recorder.KindTLS
 	case tlsAlert(err): // tlscause.go

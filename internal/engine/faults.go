@@ -110,6 +110,16 @@ func h2Reset(err error) bool {
 	return strings.Contains(msg, "http2: client connection lost") || strings.Contains(msg, "http2: client connection force closed")
 }
 
+// h2Protocol reports whether err is HTTP/2 failing on what the server
+// wrote: frames it could not read — x/net/http2's ErrFrameTooLarge, which
+// is what an HTTP/1.1 answer to the connection preface reads as ("note
+// that the frame header looked like an HTTP/1.1 header"), the usual
+// answer of a server that does not speak h2c — or a connection error.
+func h2Protocol(err error) bool {
+	var ce http2.ConnectionError
+	return errors.Is(err, http2.ErrFrameTooLarge) || errors.As(err, &ce)
+}
+
 // plainHTTPOverTLS reports whether err is net/http's answer to a TLS
 // handshake that met a plain-HTTP server ("server gave HTTP response to
 // HTTPS client"): the TLS record error is replaced by a text error there.

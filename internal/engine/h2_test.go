@@ -118,6 +118,25 @@ func TestH2CPriorKnowledge(t *testing.T) {
 	}
 }
 
+// TestH2CAgainstHTTP1: HTTP/2 with prior knowledge sent to a server that
+// speaks HTTP/1.1 only gets an HTTP/1.1 answer to its preface, which
+// HTTP/2 cannot read: every request fails as "protocol", not "other",
+// so that the report can say the server does not speak h2c.
+func TestH2CAgainstHTTP1(t *testing.T) {
+	cfg := stub.DefaultConfig()
+	cfg.Policy, cfg.Latency = stub.PolicyNone, time.Millisecond
+	s, err := stub.NewServer(cfg) // no H2C
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rec, _ := runAgainst(t, s.URL+"/predict", Config{Protocol: H2C}, schedule.NewConstant(100, 100*time.Millisecond))
+	c := checkIdentity(t, rec, 10)
+	if kinds := rec.ErrorKinds(); c.Errors != 10 || kinds["protocol"] != 10 || len(kinds) != 1 {
+		t.Errorf("counts %+v, kinds %v: want 10 errors of kind protocol", c, kinds)
+	}
+}
+
 func TestH2CAgainstStub(t *testing.T) {
 	cfg := stub.DefaultConfig()
 	cfg.Policy, cfg.Latency, cfg.Workers, cfg.H2C = stub.PolicyNone, time.Millisecond, 8, true

@@ -169,5 +169,8 @@ func TargetHints(res *result.Result) []string {
 		_, hint := verify.TLSCauseMeaning(c)
 		add(hint)
 	}
+	if res.ErrorKinds["protocol"] > 0 && res.Config.Protocol == "h2c" {
+		add("the server does not speak h2c: send HTTP/1.1 (without h2c), or serve h2c (openload stub serves it with its h2c switch)")
+	}
 	return out
 }
