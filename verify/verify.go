@@ -286,6 +286,10 @@ func timeline(res *result.Result, opt Options) []Finding {
 		f.Severity = Warn
 		f.Message = fmt.Sprintf("no request sent in second(s) %s although the pacing schedule called for them: every closed-loop user was waiting for a response",
 			ranges(empty))
+	case lateSeconds(res) > 0 && empty[len(empty)-1] < lateSeconds(res):
+		f.Severity = Warn
+		f.Message = fmt.Sprintf("no request sent in second(s) %s although due: the run began %s after its start instant, so what was due before then left late, at once (in send delay)",
+			ranges(empty), fmtMs(res.Start.LateMs))
 	case res.Limit.Waited > 0:
 		f.Severity = Warn
 		f.Message = fmt.Sprintf("no request sent in second(s) %s although due: all %d connections were busy, so the wait is in send delay",
@@ -334,6 +338,18 @@ func unpacedTimeline(res *result.Result) []Finding {
 		Message: "closed loop without a rate: no schedule to compare each second's sends with"}}
 }
 
+// lateSeconds is, for a run that began after its start instant
+// (Result.Start), how many whole seconds of its schedule were over before
+// it began, rounded up; 0 for a start within a second, or none given.
+// What those seconds called for left at once, late: the checks name the
+// late start, not the connections or the generator.
+func lateSeconds(res *result.Result) int {
+	if res.Start == nil || res.Start.LateMs < 1000 {
+		return 0
+	}
+	return int(math.Ceil(res.Start.LateMs / 1000))
+}
+
 func countScheduled(t []result.Second) int {
 	n := 0
 	for _, s := range t {
@@ -355,7 +371,12 @@ func sendDelay(res *result.Result, opt Options) Finding {
 	}
 	f.Severity = Warn
 	f.Message = fmt.Sprintf("p99 %s > %s: requests left late", fmtMs(p99), fmtMs(budget))
-	if res.Limit.Waited > 0 {
+	if lateSeconds(res) > 0 {
+		f.Message += fmt.Sprintf(": the run began %s after its start instant, and what was due before then left that late, at once", fmtMs(res.Start.LateMs))
+		if res.Limit.Waited > 0 {
+			f.Message += fmt.Sprintf(", the backlog waiting for one of %d connections", res.Limit.Connections)
+		}
+	} else if res.Limit.Waited > 0 {
 		f.Message += fmt.Sprintf(", mostly waiting for one of %d connections (raise -c to send them on time)", res.Limit.Connections)
 	} else {
 		f.Message += ": the generator fell behind its schedule"

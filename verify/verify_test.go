@@ -52,6 +52,21 @@ func TestChecks(t *testing.T) {
 			r.Timeline[1].Sent, r.Timeline[2].Sent = 0, 0
 			r.Limit.Waited = 12
 		}, "timeline", Warn, "second(s) 1-2 although due: all 8 connections were busy"},
+		{"silent seconds before a late start", func(r *result.Result) {
+			r.Timeline[0].Sent, r.Timeline[1].Sent = 0, 0
+			r.Limit.Waited = 12
+			r.Start = &result.StartRecord{LateMs: 1500}
+		}, "timeline", Warn, "second(s) 0-1 although due: the run began 1500.000 ms after its start instant"},
+		{"late sends after a late start", func(r *result.Result) {
+			r.SendDelay.P99 = 1400
+			r.Limit.Waited = 12
+			r.Start = &result.StartRecord{LateMs: 1500}
+		}, "send delay", Warn, "left late: the run began 1500.000 ms after its start instant, and what was due before then left that late, at once, the backlog waiting for one of 8 connections"},
+		{"late start under a second blames nothing new", func(r *result.Result) {
+			r.Timeline[1].Sent = 0
+			r.Limit.Waited = 12
+			r.Start = &result.StartRecord{LateMs: 400}
+		}, "timeline", Warn, "all 8 connections were busy"},
 		{"dip", func(r *result.Result) { r.Timeline[2].Sent = 5 }, "send dips", Warn, "second(s) 2 sent under 90 %"},
 		{"late sends", func(r *result.Result) { r.SendDelay.P99 = 4.2 }, "send delay", Warn, "p99 4.200 ms > 1.000 ms: requests left late: the generator fell behind"},
 		{"late sends, limit bound", func(r *result.Result) { r.SendDelay.P99 = 4.2; r.Limit.Waited = 3 }, "send delay", Warn, "one of 8 connections (raise -c"},
