@@ -117,6 +117,13 @@ func main() {
 }
 
 func run(ctx context.Context, sc Scenario, out string, stdout, stderr io.Writer) error {
+	if out != "" {
+		// Before the runs, not after: a directory that cannot be made
+		// fails now rather than after both runs' minutes.
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(stderr, "coordinated-omission: closed loop, %v ...\n", sc.Duration)
 	closed, err := sc.Run(ctx, true)
 	if err != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -212,5 +214,20 @@ func TestListsSecond(t *testing.T) {
 		if got := listsSecond(tc.msg, 1); got != tc.want {
 			t.Errorf("listsSecond(%q, 1) = %v", tc.msg, got)
 		}
+	}
+}
+
+// TestOutputDirFirst: -o with a directory that cannot be made fails at
+// once, before either run: nothing on stdout, and not the first run's
+// line on stderr.
+func TestOutputDirFirst(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), Full, filepath.Join(file, "dir"), &stdout, &stderr)
+	if err == nil || stdout.Len() != 0 || stderr.Len() != 0 {
+		t.Fatalf("err %v, stdout %q, stderr %q: want an error before any run", err, stdout.String(), stderr.String())
 	}
 }
