@@ -28,8 +28,9 @@ import (
 // page has loaded writes what it finds into the DOM, which chromium dumps:
 // every chart drawn by the page's script with each of its series (the
 // data-drawn count page.js keeps), its legend entries with their line
-// swatches and no "—", every bar labelled, and nothing of a chart nor the
-// page wider than the 1,280 px window.
+// swatches and no "—", before and while the middle of its plot is hovered
+// (a synthetic mouse move), every bar labelled, and nothing of a chart nor
+// the page wider than the 1,280 px window.
 //
 // .ci/run installs chromium (apt-get install chromium) and sets
 // OPENLOAD_INTEROP, as for cmd/openload's outside readers
@@ -61,6 +62,14 @@ const probeJS = `<script>
   function name(el) {
     return el.tagName.toLowerCase() + (el.className && el.className.baseVal == null ? "." + el.className.split(" ").join(".") : "");
   }
+  function legend(fig) {
+    var out = [];
+    fig.querySelectorAll(".live .u-legend .u-series").forEach(function (row) {
+      var label = row.querySelector(".u-label"), value = row.querySelector(".u-value");
+      out.push((label ? label.textContent : "") + ": " + (value ? value.textContent : ""));
+    });
+    return out;
+  }
   function findings() {
     var W = document.documentElement.clientWidth;
     var out = { width: W, scroll_width: document.documentElement.scrollWidth, errors: errors, charts: [] };
@@ -83,10 +92,7 @@ const probeJS = `<script>
       var canvas = fig.querySelector(".live canvas");
       f.canvas = canvas ? [canvas.clientWidth, canvas.clientHeight] : null;
       f.swatches = fig.querySelectorAll(".live .u-legend .u-series .swatch svg").length;
-      fig.querySelectorAll(".live .u-legend .u-series").forEach(function (row) {
-        var label = row.querySelector(".u-label"), value = row.querySelector(".u-value");
-        f.legend_values.push((label ? label.textContent : "") + ": " + (value ? value.textContent : ""));
-      });
+      f.legend_values = legend(fig);
       var r = fig.getBoundingClientRect();
       f.box = [Math.round(r.left), Math.round(r.right)];
       // The outermost element past an edge only: its contents are too.
@@ -101,6 +107,18 @@ const probeJS = `<script>
         }
       });
       out.charts.push(f);
+    });
+    // Then hover the middle of each plot (charts of one x share the
+    // cursor, so only after every static legend is read): the legend then
+    // holds the values there.
+    out.charts.forEach(function (f) {
+      var fig = document.getElementById(f.id);
+      var over = fig && fig.querySelector(".live .u-over");
+      if (over) {
+        var o = over.getBoundingClientRect();
+        over.dispatchEvent(new MouseEvent("mousemove", { bubbles: true, clientX: o.left + o.width / 2, clientY: o.top + o.height / 2 }));
+        f.hover_values = legend(fig);
+      }
     });
     var el = document.createElement("script");
     el.type = "application/json";
@@ -130,7 +148,8 @@ type chartIs struct {
 	Labels       int      `json:"labels"`
 	Canvas       []int    `json:"canvas"`
 	Swatches     int      `json:"swatches"`
-	LegendValues []string `json:"legend_values"`
+	LegendValues []string `json:"legend_values"` // before hover
+	HoverValues  []string `json:"hover_values"`  // hovering the plot's middle
 	Box          []int    `json:"box"`
 	Cut          []string `json:"cut"`
 }
@@ -297,6 +316,14 @@ func checkFindings(t *testing.T, f findings, ids []string) {
 					errs = append(errs, fmt.Errorf("legend entry without a value: %q", v))
 				}
 			}
+			if len(c.HoverValues) != len(c.LegendValues) {
+				errs = append(errs, fmt.Errorf("hovering the plot: legend %q", c.HoverValues))
+			}
+			for _, v := range c.HoverValues {
+				if strings.Contains(v, "—") || strings.HasSuffix(v, ": ") || strings.Contains(v, "peak") {
+					errs = append(errs, fmt.Errorf("hovering the plot, a legend entry without a value: %q", v))
+				}
+			}
 		}
 		for _, cut := range c.Cut {
 			errs = append(errs, fmt.Errorf("cut off at %d px: %s", f.Width, cut))
@@ -305,7 +332,7 @@ func checkFindings(t *testing.T, f findings, ids []string) {
 			t.Errorf("chart %s: %v", c.ID, err)
 			continue
 		}
-		what := fmt.Sprintf("%d/%d series; legend %s", c.Drawn, c.Series, strings.Join(c.LegendValues, " · "))
+		what := fmt.Sprintf("%d/%d series; legend %s; hovered %s", c.Drawn, c.Series, strings.Join(c.LegendValues, " · "), strings.Join(c.HoverValues, " · "))
 		if c.Bars > 0 {
 			what = fmt.Sprintf("%d/%d bars labelled", c.Labels, c.Bars)
 		}

@@ -163,6 +163,36 @@
     return Math.round(Math.max(240, Math.min(460, w * 0.45)));
   }
 
+  // shown is the value series si's line shows at the cursor's point idx.
+  // uPlot.join leaves undefined where a series has no point of its own
+  // (another series has one there): a step holds its last value, a line
+  // runs straight between its neighbours (straight on the axis as drawn:
+  // a log axis interpolates in log x). null is a gap: no value.
+  function shown(u, si, idx, step, logX) {
+    var xs = u.data[0], ys = u.data[si];
+    if (ys[idx] !== undefined) {
+      return ys[idx];
+    }
+    var l = idx - 1, r = idx + 1;
+    while (l >= 0 && ys[l] === undefined) {
+      l--;
+    }
+    while (r < ys.length && ys[r] === undefined) {
+      r++;
+    }
+    if (l < 0 || ys[l] == null) {
+      return null;
+    }
+    if (step) {
+      return ys[l];
+    }
+    if (r >= ys.length || ys[r] == null) {
+      return null;
+    }
+    var f = logX ? Math.log(xs[idx] / xs[l]) / Math.log(xs[r] / xs[l]) : (xs[idx] - xs[l]) / (xs[r] - xs[l]);
+    return ys[l] + f * (ys[r] - ys[l]);
+  }
+
   // drawnHook records on fig how many series uPlot drew a path for
   // (data-drawn): a series hidden from the legend, or without a point in
   // view, has none.
@@ -232,7 +262,11 @@
         paths: s.step ? uPlot.paths.stepped({ align: 1 }) : undefined,
         points: ring ? { show: true, size: 2 * 3.2 * PX, width: 1.5, stroke: rgba(s.color, 1), fill: "#fff" } : { show: false },
         value: function (u, v, si, idx) {
-          return idx == null ? withUnit(c, peaks[k]) : v == null ? "no data" : withUnit(c, v);
+          if (idx == null) {
+            return withUnit(c, peaks[k]);
+          }
+          v = shown(u, si, idx, !!s.step, c.log_x);
+          return v == null ? "no data" : withUnit(c, v);
         },
       });
     });
