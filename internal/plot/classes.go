@@ -38,7 +38,7 @@ func ClassTimelineCharts(res *result.Result) []Chart {
 		values = append(values, slices.Sorted(maps.Keys(seen))...)
 		c := Chart{ID: fmt.Sprintf("class-%d-seconds", i), Title: t.Header + " per second", Subtitle: []string{Identity(res)},
 			Note:   "requests by the second they ended in, by the header's value",
-			XLabel: "seconds from the start", YLabel: "requests per second", XMin: 0, XMax: end}
+			XLabel: "seconds from the start", YLabel: "requests per second", Unit: "/s", XMin: 0, XMax: end}
 		if res.Warmup != nil {
 			c.Note += " (warm-up included)"
 		}

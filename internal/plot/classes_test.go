@@ -37,3 +37,27 @@ func TestClassTimelineCharts(t *testing.T) {
 		t.Errorf("shed-stale %+v", s)
 	}
 }
+
+// TestClassCharts: a bar per value, its share of 0–100 and a label with
+// share and count; shares that round to 0 or 100 but are neither say so.
+func TestClassCharts(t *testing.T) {
+	res := &result.Result{Classes: []result.ClassTable{{Header: "X-Stub-Source", Values: []result.ClassValue{
+		{Value: "model", Count: 244, Share: 244.0 / 360}, {Value: "fallback", Count: 116, Share: 116.0 / 360},
+	}}}}
+	cs := ClassCharts(res)
+	if len(cs) != 1 || cs[0].ID != "class-0" || cs[0].Unit != "%" || !slices.Equal(cs[0].Bars, []string{"model", "fallback"}) {
+		t.Fatalf("charts %+v", cs)
+	}
+	if s := cs[0].Series[0]; !slices.Equal(s.Labels, []string{"67.8 % (244)", "32.2 % (116)"}) || s.X[1] != 1 {
+		t.Errorf("bars %+v", s)
+	}
+	for _, c := range []struct {
+		pct   float64
+		count int64
+		want  string
+	}{{100, 5, "100 % (5)"}, {99.99, 9999, ">99.9 % (9999)"}, {0.01, 1, "<0.1 % (1)"}, {0, 0, "0.0 % (0)"}, {50, 2, "50.0 % (2)"}} {
+		if got := shareLabel(c.pct, c.count); got != c.want {
+			t.Errorf("shareLabel(%v, %d) = %q, want %q", c.pct, c.count, got, c.want)
+		}
+	}
+}

@@ -66,6 +66,8 @@ figcaption .id, .note { color: #555; font-size: .8rem; margin: 0; }
 .live .uplot { width: 100%; font-family: inherit; }
 .live .u-legend { font-size: 13px; text-align: left; margin: 0; }
 .live .u-legend .u-series > * { padding: 2px 4px; }
+.live .u-legend .u-marker.swatch { width: auto; height: auto; vertical-align: middle; margin-right: 6px; }
+.live .u-legend .u-marker.swatch svg { display: block; }
 .hint, .span-note { color: #666; font-size: .8rem; margin: .2rem 0 0; }
 .hint { margin: -.6rem 0 1rem; }
 .span-note i { display: inline-block; width: 1.6em; height: .9em; vertical-align: middle; margin-right: .35em; background: rgba(128,128,128,.16); }

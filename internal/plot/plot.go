@@ -39,12 +39,15 @@ import (
 )
 
 // Style is how a series is drawn: its colour ("#rrggbb"), opacity (0–1),
-// line width and dash pattern (on, off, … lengths), both in points.
+// line width and dash pattern (on, off, … lengths), both in points, and
+// the marker drawn at each of its points ("" none, "ring" a hollow
+// circle).
 type Style struct {
 	Color   string    `json:"color"`
 	Opacity float64   `json:"opacity"`
 	Width   float64   `json:"width"`
 	Dash    []float64 `json:"dash,omitempty"`
+	Marker  string    `json:"marker,omitempty"`
 }
 
 // The layers, in drawing order (see the package comment).
@@ -58,6 +61,13 @@ var (
 	dashed = Style{Opacity: 1, Width: 1.6, Dash: []float64{6, 3.5}}
 	dotted = Style{Opacity: 1, Width: 1.8, Dash: []float64{1.6, 2.6}}
 )
+
+// ring is the marker of a series whose line may lie on another's with a
+// dash pattern of its own (a sweep's p50s): the rings show at its points
+// wherever the dashes would merge.
+const ring = "ring"
+
+func (s Style) with(marker string) Style { s.Marker = marker; return s }
 
 // Colours from Okabe and Ito's palette, which stays distinct for readers
 // with the common colour-vision deficiencies.
@@ -85,6 +95,9 @@ type Series struct {
 	End  float64   `json:"end,omitempty"`
 	X    []float64 `json:"x"`
 	Y    []float64 `json:"y"`
+	// Labels, if any, are drawn at the points, one each: a bar chart's
+	// values.
+	Labels []string `json:"labels,omitempty"`
 }
 
 // Span is a range of the x axis shaded and named in the legend, such as
@@ -106,7 +119,10 @@ type Chart struct {
 	Note   string `json:"note,omitempty"`
 	XLabel string `json:"x_label"`
 	YLabel string `json:"y_label"`
-	LogX   bool   `json:"log_x,omitempty"` // the percentile axis
+	// Unit is the y values' unit as a legend writes it after a value
+	// ("ms", "/s", "%").
+	Unit string `json:"unit,omitempty"`
+	LogX bool   `json:"log_x,omitempty"` // the percentile axis
 	// XMin and XMax fix the x range; both zero: the data's.
 	XMin   float64  `json:"x_min,omitempty"`
 	XMax   float64  `json:"x_max,omitempty"`
@@ -181,7 +197,7 @@ func Identity(res *result.Result) string {
 // rate: HdrHistogram's percentile distribution plot.
 func LatencyChart(res *result.Result) (Chart, error) {
 	c := Chart{ID: "latency", Title: "Latency by percentile", Subtitle: []string{Identity(res)},
-		XLabel: "percentile", YLabel: "ms", LogX: true, XMin: 1, XMax: maxX}
+		XLabel: "percentile", YLabel: "ms", Unit: "ms", LogX: true, XMin: 1, XMax: maxX}
 	type line struct {
 		metric, name string
 		style        Style
@@ -208,7 +224,7 @@ func LatencyChart(res *result.Result) (Chart, error) {
 
 // DiffChart is one metric of two runs by percentile on the same axes.
 func DiffChart(a, b *result.Result, nameA, nameB, metric string) (Chart, error) {
-	c := Chart{ID: "diff", Title: metric + " by percentile", XLabel: "percentile", YLabel: "ms", LogX: true, XMin: 1, XMax: maxX}
+	c := Chart{ID: "diff", Title: metric + " by percentile", XLabel: "percentile", YLabel: "ms", Unit: "ms", LogX: true, XMin: 1, XMax: maxX}
 	for i, r := range []struct {
 		res   *result.Result
 		name  string
@@ -314,7 +330,7 @@ func sentEnd(timeline []result.Second, sched, end float64) float64 {
 func TimelineChart(res *result.Result) Chart {
 	sched, end := Ends(res)
 	c := Chart{ID: "timeline", Title: "Requests per second", Subtitle: []string{Identity(res)},
-		XLabel: "seconds from the start", YLabel: "requests per second", XMin: 0, XMax: end}
+		XLabel: "seconds from the start", YLabel: "requests per second", Unit: "/s", XMin: 0, XMax: end}
 	col := func(f func(result.Second) int64) []int64 {
 		out := make([]int64, len(res.Timeline))
 		for i, s := range res.Timeline {
@@ -355,7 +371,7 @@ func TimelineChart(res *result.Result) Chart {
 func TimelineP99Chart(res *result.Result) Chart {
 	sched, end := Ends(res)
 	c := Chart{ID: "timeline-p99", Title: "Response time p99 per second", Subtitle: []string{Identity(res)},
-		XLabel: "seconds from the start", YLabel: "ms", XMin: 0, XMax: end}
+		XLabel: "seconds from the start", YLabel: "ms", Unit: "ms", XMin: 0, XMax: end}
 	c.Note = "No line over a second: no request ended in it."
 	s := Series{Name: "response p99", Style: solid.in(blue), Step: 1}
 	for i, sec := range res.Timeline {
@@ -382,22 +398,39 @@ func TimelineP99Chart(res *result.Result) Chart {
 }
 
 // ClassCharts is one bar chart per class header: the share of requests per
-// value, in percent.
+// value, in percent of 0–100, each bar labelled with its share and count.
 func ClassCharts(res *result.Result) []Chart {
 	var out []Chart
 	for i, t := range res.Classes {
 		c := Chart{ID: fmt.Sprintf("class-%d", i), Title: "Share of requests by " + t.Header, Subtitle: []string{Identity(res)},
-			XLabel: t.Header, YLabel: "% of requests"}
+			XLabel: t.Header, YLabel: "% of requests", Unit: "%"}
 		s := Series{Name: "share", Style: solid.in(blue)}
 		for j, v := range t.Values {
 			c.Bars = append(c.Bars, v.Value)
 			s.X = append(s.X, float64(j))
 			s.Y = append(s.Y, 100*v.Share)
+			s.Labels = append(s.Labels, shareLabel(100*v.Share, v.Count))
 		}
 		c.Series = []Series{s}
 		out = append(out, c)
 	}
 	return out
+}
+
+// shareLabel is a bar's label: its share to one decimal and its count,
+// "67.8 % (244)"; a share that rounds to 0 or 100 but is neither reads
+// "<0.1 %" or ">99.9 %".
+func shareLabel(pct float64, count int64) string {
+	share := fmt.Sprintf("%.1f %%", pct)
+	switch {
+	case pct > 0 && pct < 0.05:
+		share = "<0.1 %"
+	case pct > 99.95 && pct < 100:
+		share = ">99.9 %"
+	case pct == 100:
+		share = "100 %"
+	}
+	return fmt.Sprintf("%s (%d)", share, count)
 }
 
 // ReportCharts are the charts of a run's report, in order: latency by

@@ -105,10 +105,25 @@ func TestRender(t *testing.T) {
 			t.Errorf("%s: %d bytes", f, b.Len())
 		}
 	}
+	// Bars: labelled above, or inside the top of a bar that reaches it;
+	// a label too wide for its slot loses its count, then goes.
 	var b bytes.Buffer
-	bars := Chart{Title: "t", Bars: []string{"model", "fallback"}, Series: []Series{{Name: "share", X: []float64{0, 1}, Y: []float64{75, 25}}}}
-	if err := bars.Render(&b, "svg", 300, 200); err != nil || !strings.Contains(b.String(), "fallback") {
-		t.Errorf("bar chart: %v", err)
+	bars := Chart{Title: "t", Bars: []string{"model", "fallback"}, Series: []Series{{Name: "share", X: []float64{0, 1}, Y: []float64{75, 25},
+		Labels: []string{"75.0 % (3)", "25.0 % (1)"}}}}
+	if err := bars.Render(&b, "svg", 300, 200); err != nil || !strings.Contains(b.String(), "fallback") ||
+		!strings.Contains(b.String(), ">75.0 % (3)<") || !strings.Contains(b.String(), ">25.0 % (1)<") {
+		t.Errorf("bar chart: %v\n%s", err, b.String())
+	}
+	b.Reset()
+	many := Chart{Title: "t", Series: []Series{{Name: "share"}}}
+	for i := range 6 {
+		many.Bars = append(many.Bars, string(rune('a'+i)))
+		many.Series[0].X = append(many.Series[0].X, float64(i))
+		many.Series[0].Y = append(many.Series[0].Y, 100.0/6)
+		many.Series[0].Labels = append(many.Series[0].Labels, "16.7 % (1000)")
+	}
+	if err := many.Render(&b, "svg", 300, 200); err != nil || strings.Contains(b.String(), "(1000)") || !strings.Contains(b.String(), ">16.7 %<") {
+		t.Errorf("6 bars in 300 pt: %v, want shares without counts\n%s", err, b.String())
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
 
 	xfont "golang.org/x/image/font"
 	gplot "gonum.org/v1/plot"
@@ -103,6 +104,7 @@ func (c Chart) render(w io.Writer, format string, width, height vg.Length, heade
 type legendEntry struct {
 	name  string
 	line  *draw.LineStyle
+	ring  bool // a ring in the middle of the line
 	patch color.Color
 }
 
@@ -113,7 +115,7 @@ func (c Chart) legend() []legendEntry {
 	}
 	for _, s := range c.Series {
 		ls := s.lineStyle()
-		out = append(out, legendEntry{name: s.Name, line: &ls})
+		out = append(out, legendEntry{name: s.Name, line: &ls, ring: s.Marker == ring})
 	}
 	for _, sp := range c.Spans {
 		out = append(out, legendEntry{name: sp.Label, patch: spanColor})
@@ -158,6 +160,9 @@ func (c Chart) draw(dc draw.Canvas, header bool) error {
 			mid := y + h/2
 			if e.line != nil {
 				dc.StrokeLine2(*e.line, x, mid, x+thumb, mid)
+				if e.ring {
+					dc.DrawGlyph(ringGlyph(e.line.Color), vg.Point{X: x + thumb/2, Y: mid})
+				}
 			} else {
 				dc.FillPolygon(e.patch, []vg.Point{{X: x, Y: y}, {X: x + thumb, Y: y}, {X: x + thumb, Y: y + h}, {X: x, Y: y + h}})
 			}
@@ -256,16 +261,16 @@ func (c Chart) Plot() (*gplot.Plot, error) {
 	grid.Vertical.Color = color.NRGBA{0xdd, 0xdd, 0xdd, 0xff}
 	grid.Horizontal.Color = grid.Vertical.Color
 	if len(c.Bars) > 0 && len(c.Series) > 0 {
+		// Bars stand at 0 … n−1 on an axis from −½ to n−½, each slot as
+		// wide as the plot's width over n; the share axis is 0–100.
+		grid.Vertical.Width = 0
 		p.Add(grid)
-		bars, err := plotter.NewBarChart(plotter.Values(c.Series[0].Y), vg.Points(30))
-		if err != nil {
-			return nil, err
-		}
-		bars.Color = nrgba(c.Series[0].Color, 1)
-		bars.LineStyle.Width = 0
-		p.Add(bars)
+		s := c.Series[0]
+		p.Add(bars{values: s.Y, labels: s.Labels, color: nrgba(s.Color, 1)})
 		p.NominalX(c.Bars...)
-		p.Y.Min = 0
+		p.X.Min, p.X.Max = -0.5, float64(len(c.Bars))-0.5
+		p.Y.Min, p.Y.Max = 0, 100
+		p.Y.Tick.Marker = linearTicks{}
 		return p, nil
 	}
 	top := 0.0
@@ -299,6 +304,18 @@ func (c Chart) Plot() (*gplot.Plot, error) {
 			l.LineStyle = s.lineStyle()
 			p.Add(l)
 		}
+		if s.Marker == ring && len(s.X) > 0 {
+			xys := make(plotter.XYs, len(s.X))
+			for i := range s.X {
+				xys[i].X, xys[i].Y = s.X[i], s.Y[i]
+			}
+			sc, err := plotter.NewScatter(xys)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", s.Name, err)
+			}
+			sc.GlyphStyle = ringGlyph(nrgba(s.Color, 1))
+			p.Add(sc)
+		}
 	}
 	p.Y.Min, p.Y.Max = 0, top
 	p.X.Tick.Marker, p.Y.Tick.Marker = linearTicks{}, linearTicks{}
@@ -310,4 +327,63 @@ func (c Chart) Plot() (*gplot.Plot, error) {
 		p.X.Min, p.X.Max = c.XMin, c.XMax
 	}
 	return p, nil
+}
+
+// ringGlyph is the ring marker (Style.Marker) in colour c.
+func ringGlyph(c color.Color) draw.GlyphStyle {
+	return draw.GlyphStyle{Color: c, Radius: vg.Points(3.2), Shape: draw.RingGlyph{}}
+}
+
+// Bar widths, in points: a bar takes barFill of its slot, at most
+// maxBarWidth.
+const (
+	barFill     = 0.6
+	maxBarWidth = 90
+)
+
+// bars draws a bar chart in data coordinates, unlike gonum's BarChart,
+// whose bars have one width whatever the plot's: value i is a bar centred
+// on x = i, labelled above (inside its top, in white, when the bar reaches
+// the top of the plot) with labels[i], or, where that is wider than the
+// slot, with its first word (the share), or not at all.
+type bars struct {
+	values []float64
+	labels []string
+	color  color.Color
+}
+
+func (b bars) Plot(c draw.Canvas, p *gplot.Plot) {
+	trX, trY := p.Transforms(&c)
+	sty := textStyle(sans, 9.5, textColor)
+	for i, v := range b.values {
+		x := trX(float64(i))
+		slot := trX(float64(i)+0.5) - trX(float64(i)-0.5)
+		half := min(slot*barFill, maxBarWidth) / 2
+		y0, y1 := trY(0), trY(math.Min(v, p.Y.Max))
+		if y1 > y0 {
+			c.FillPolygon(b.color, []vg.Point{{X: x - half, Y: y0}, {X: x + half, Y: y0}, {X: x + half, Y: y1}, {X: x - half, Y: y1}})
+		}
+		if i >= len(b.labels) {
+			continue
+		}
+		label := b.labels[i]
+		if sty.Width(label) > slot-4 {
+			label, _, _ = strings.Cut(label, " (")
+		}
+		if sty.Width(label) > slot-4 {
+			continue
+		}
+		ls := sty
+		ls.XAlign, ls.YAlign = draw.XCenter, draw.YBottom
+		at := y1 + 3
+		if at+sty.Height(label) > c.Max.Y {
+			ls.Color, ls.YAlign, at = color.White, draw.YTop, y1-3
+		}
+		c.FillText(ls, vg.Point{X: x, Y: at}, label)
+	}
+}
+
+// DataRange is the slots' and the share axis' whole range.
+func (b bars) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return -0.5, float64(len(b.values)) - 0.5, 0, 100
 }

@@ -17,14 +17,16 @@ type SweepPoint struct {
 // SweepCharts are a sweep's charts: latency against offered rate (response
 // and service time, p50 and p99: the gap between them is the queue the
 // schedule exposes, the hockey stick) and throughput against offered rate.
-// knee ≥ 0 shades the points from the knee on.
+// knee ≥ 0 shades the points from the knee on. Where the server adds no
+// queue the p50s lie on each other: service p50 is dotted with a ring at
+// each point, response p50 dashed, so both show.
 func SweepCharts(points []SweepPoint, knee int, subtitle string) []Chart {
 	lat := Chart{ID: "sweep-latency", Title: "Latency against offered rate", Subtitle: []string{subtitle},
 		Note:   "response = done − scheduled, service = done − sent: service holds the server's queue, the gap the wait inside openload",
-		XLabel: "offered rate (requests/s)", YLabel: "ms"}
+		XLabel: "offered rate (requests/s)", YLabel: "ms", Unit: "ms"}
 	thr := Chart{ID: "sweep-throughput", Title: "Throughput against offered rate", Subtitle: []string{subtitle},
 		Note:   "completed per second of the run (start to last response); on the dashed line every offered request was served",
-		XLabel: "offered rate (requests/s)", YLabel: "requests/s"}
+		XLabel: "offered rate (requests/s)", YLabel: "requests/s", Unit: "/s"}
 	lines := []struct {
 		name  string
 		style Style
@@ -33,7 +35,7 @@ func SweepCharts(points []SweepPoint, knee int, subtitle string) []Chart {
 		{"response p99", under.in(blue), func(r *result.Result) float64 { return r.Response.P99 }},
 		{"service p99", solid.in(green), func(r *result.Result) float64 { return r.Service.P99 }},
 		{"response p50", dashed.in(blue), func(r *result.Result) float64 { return r.Response.P50 }},
-		{"service p50", dotted.in(green), func(r *result.Result) float64 { return r.Service.P50 }},
+		{"service p50", dotted.in(green).with(ring), func(r *result.Result) float64 { return r.Service.P50 }},
 	}
 	for _, l := range lines {
 		s := Series{Name: l.name, Style: l.style}
@@ -87,7 +89,7 @@ func goodputPerS(s *result.StreamResult) (float64, bool) {
 func tokenChart(points []SweepPoint, subtitle string) (Chart, bool) {
 	c := Chart{ID: "sweep-tokens", Title: "Token latency against offered rate", Subtitle: []string{subtitle},
 		Note:   "ITL and TPOT grow with a batching server's occupancy and flatten when its batch is full; TTFT from the schedule then grows with the queue",
-		XLabel: "offered rate (requests/s)", YLabel: "ms"}
+		XLabel: "offered rate (requests/s)", YLabel: "ms", Unit: "ms"}
 	for _, l := range []struct {
 		name  string
 		style Style
