@@ -58,7 +58,7 @@ func diffFlags(o *diffOptions) *pflag.FlagSet {
 func runDiff(args []string, stdout, stderr io.Writer) int {
 	var o diffOptions
 	fs := diffFlags(&o)
-	if err := fs.Parse(longForm(fs, args)); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageErrorIn(stderr, "diff", "%v", err)
 	}
 	if o.help {

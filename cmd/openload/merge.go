@@ -70,7 +70,7 @@ func mergeFlags(o *mergeOptions) *pflag.FlagSet {
 func runMerge(args []string, stdout, stderr io.Writer) int {
 	var o mergeOptions
 	fs := mergeFlags(&o)
-	if err := fs.Parse(longForm(fs, args)); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageErrorIn(stderr, "merge", "%v", err)
 	}
 	if o.help {

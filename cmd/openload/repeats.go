@@ -20,7 +20,7 @@ func runRepeats(ctx context.Context, o *loadOptions, fs *pflag.FlagSet, stdout, 
 	r := &o.run
 	tgt, err := runTarget(fs, r, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
+		fmt.Fprintf(stderr, "openload: built-in stub: %s\n", stubMessage(err))
 		return exitRuntime
 	}
 	if tgt.close != nil {

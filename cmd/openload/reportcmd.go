@@ -167,7 +167,7 @@ func reportFlags(o *reportOptions) *pflag.FlagSet {
 func runReport(args []string, stdout, stderr io.Writer) int {
 	var o reportOptions
 	fs := reportFlags(&o)
-	if err := fs.Parse(longForm(fs, args)); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageErrorIn(stderr, "report", "%v", err)
 	}
 	if o.hlog != "" && !o.help {

@@ -190,7 +190,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := loadFlags(&o)
 	fs.Lookup("output").Usage = "write every point's full result to this JSON `file` ('openload report FILE#N' reads point N)"
 	so.flags(fs)
-	if err := fs.Parse(longForm(fs, args)); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageErrorIn(stderr, "sweep", "%v", err)
 	}
 	if o.help {
@@ -229,7 +229,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 	tgt, err := runTarget(fs, r, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
+		fmt.Fprintf(stderr, "openload: built-in stub: %s\n", stubMessage(err))
 		return exitRuntime
 	}
 	if tgt.close != nil {
