@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -147,7 +148,12 @@ func readPlainResult(name string) (*result.Result, error) {
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory, not a result file", name)
 	}
-	return result.Read(f, name)
+	br := bufio.NewReaderSize(f, sniffLen)
+	head, _ := br.Peek(sniffLen)
+	if k := sniff(head); k != nil {
+		return nil, notAResult(name, k) // sniff.go
+	}
+	return result.Read(br, name)
 }
 
 // summary decodes one histogram of res and reads its percentiles; errors

@@ -90,7 +90,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if err := checkOutputs(output("--output", o.output)); err != nil {
 		return usageErrorIn(stderr, "merge", "%v", err)
 	}
-	if isIntervalLog(fs.Arg(0)) { // reportfmt.go
+	if sniffFile(fs.Arg(0)) == kindIntervalLog { // sniff.go
 		return mergeIntervalLogs(fs.Args(), o.output, stdout, stderr)
 	}
 	in := make([]result.MergeInput, fs.NArg())
@@ -156,7 +156,7 @@ func mergeIntervalLogs(names []string, output string, stdout, stderr io.Writer) 
 		if err != nil {
 			return fileError(stderr, "merge", fmt.Errorf("%s: %v", name, unwrapPath(err)))
 		}
-		if !result.LooksLikeIntervalLog(b) {
+		if sniff(b) != kindIntervalLog {
 			return fileError(stderr, "merge", fmt.Errorf("%s: not an interval log, but %s is: merge results or interval logs, not both", name, names[0]))
 		}
 		in[i] = result.IntervalLogInput{Name: name, Log: b}

@@ -198,7 +198,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		return usageErrorIn(stderr, "report", "%v", err)
 	}
 	name := fs.Arg(0)
-	if isIntervalLog(name) {
+	if sniffFile(name) == kindIntervalLog {
 		if o.html != "" || o.svg != "" || o.png != "" {
 			return usageErrorIn(stderr, "report", "%s is an interval log: --html, --svg and --png draw a result", name)
 		}
@@ -293,20 +293,6 @@ func writeFiles(res *result.Result, name, htmlPath, svgPath, pngPath, chart stri
 		}
 	}
 	return nil
-}
-
-// isIntervalLog reports whether the file at path starts like an HdrHistogram
-// interval log; a file that cannot be read is left to the result reader,
-// which says why.
-func isIntervalLog(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 4096)
-	n, _ := io.ReadFull(f, head)
-	return result.LooksLikeIntervalLog(head[:n])
 }
 
 // runReportHlog is `openload report --hlog FILE` (or FILE alone, when it is

@@ -378,6 +378,9 @@ func writeSweepCharts(f *result.File, html, svg, png string) error {
 // file (sf) when name names no point; ok is false for anything else.
 func readSweep(name string) (res *result.Result, sf *result.File, ok bool, err error) {
 	file, n, hasPoint := result.SplitPoint(name)
+	if _, err := os.Stat(name); hasPoint && err == nil { // a file named so: no point of another
+		file, hasPoint = name, false
+	}
 	f, oerr := os.Open(file)
 	if oerr != nil {
 		if hasPoint {
@@ -388,6 +391,12 @@ func readSweep(name string) (res *result.Result, sf *result.File, ok bool, err e
 	defer f.Close()
 	sf, isSweep, err := result.ReadFile(f, file)
 	switch {
+	case !isSweep && hasPoint:
+		// FILE#N of a file that is no sweep: say what FILE is.
+		if _, err := readPlainResult(file); err != nil {
+			return nil, nil, true, err
+		}
+		return nil, nil, true, fmt.Errorf("%s is one run's result, not a sweep: drop #%d", file, n)
 	case !isSweep:
 		return nil, nil, false, nil
 	case err != nil:
