@@ -119,7 +119,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 			return exitRuntime
 		}
 		if o.html != "" {
-			if err := writeDiffHTML(o.html, o.metric, names, res, p); err != nil {
+			if err := writeDiffHTML(o.html, o.metric, names, res, p, stderr); err != nil {
 				fmt.Fprintf(stderr, "openload: diff: %v\n", err)
 				return exitRuntime
 			}
@@ -176,10 +176,10 @@ func fileError(stderr io.Writer, cmd string, err error) int {
 
 // writeDiffHTML writes `openload diff A B --html`: both runs' curves of one
 // metric on the same percentile axes, and the comparison table.
-func writeDiffHTML(path, metric string, names [2]string, res [2]*result.Result, p [2]result.Percentiles) error {
+func writeDiffHTML(path, metric string, names [2]string, res [2]*result.Result, p [2]result.Percentiles, notice io.Writer) error {
 	page, err := report.DiffPage(metric, names, res, p)
 	if err != nil {
 		return err
 	}
-	return writeOutput("--html", path, io.Discard, page.Write)
+	return writeOutput("--html", path, io.Discard, notice, page.Write)
 }

@@ -123,7 +123,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	writeVerdict(out, stderr, res, verdict, o.quiet, "merge: ")
 	if o.output != "" {
-		if err := writeOutput("--output", o.output, stdout, func(w io.Writer) error { return result.Write(w, res) }); err != nil {
+		if err := writeOutput("--output", o.output, stdout, quietNotice(stderr, o.quiet), func(w io.Writer) error { return result.Write(w, res) }); err != nil {
 			fmt.Fprintf(stderr, "openload: merge: %v\n", err)
 			return exitRuntime
 		}
@@ -165,7 +165,7 @@ func mergeIntervalLogs(names []string, output string, stdout, stderr io.Writer) 
 	if err := result.MergeIntervalLogs(&buf, in...); err != nil {
 		return fileError(stderr, "merge", flagError(loadFields, err))
 	}
-	if err := writeOutput("--output", output, stdout, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
+	if err := writeOutput("--output", output, stdout, stderr, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
 		fmt.Fprintf(stderr, "openload: merge: %v\n", err)
 		return exitRuntime
 	}

@@ -41,7 +41,7 @@ func runRepeats(ctx context.Context, o *loadOptions, fs *pflag.FlagSet, stdout, 
 			fmt.Fprintf(stderr, "openload: %v\n", werr)
 		}
 	}
-	if werr := writeSweepFiles(o, sweepOptions{}, f); werr != nil {
+	if werr := writeSweepFiles(o, sweepOptions{}, f, quietNotice(stderr, o.quiet)); werr != nil {
 		fmt.Fprintf(stderr, "openload: %v\n", werr)
 		return exitRuntime
 	}

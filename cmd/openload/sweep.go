@@ -317,7 +317,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := report.SweepText(stdout, &f); err != nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
 	}
-	if err := writeSweepFiles(&o, so, f); err != nil {
+	if err := writeSweepFiles(&o, so, f, quietNotice(stderr, o.quiet)); err != nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
 		return exitRuntime
 	}
@@ -360,7 +360,7 @@ func runSearch(ctx context.Context, o *loadOptions, so sweepOptions, base sweep.
 	if werr := report.SweepText(stdout, &f); werr != nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", werr)
 	}
-	if werr := writeSweepFiles(o, so, f); werr != nil {
+	if werr := writeSweepFiles(o, so, f, quietNotice(stderr, o.quiet)); werr != nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", werr)
 		return exitRuntime
 	}
@@ -395,28 +395,28 @@ func sweepOutputs(o *loadOptions, so sweepOptions) []outfile.Output {
 }
 
 // writeSweepFiles writes -o, and --html, --svg and --png when the file has
-// points to draw.
-func writeSweepFiles(o *loadOptions, so sweepOptions, f result.File) error {
-	if err := writeOutput("--output", o.output, io.Discard, f.Write); err != nil {
+// points to draw; notice is told where each went.
+func writeSweepFiles(o *loadOptions, so sweepOptions, f result.File, notice io.Writer) error {
+	if err := writeOutput("--output", o.output, io.Discard, notice, f.Write); err != nil {
 		return err
 	}
 	if points, _ := report.ChartPoints(&f); len(points) == 0 {
 		return nil
 	}
-	return writeSweepCharts(&f, so.html, so.svg, so.png)
+	return writeSweepCharts(&f, so.html, so.svg, so.png, notice)
 }
 
 // writeSweepCharts writes a sweep file's page (html) and charts (svg,
 // png: report.ChartPaths), for a live sweep and a saved one alike.
-func writeSweepCharts(f *result.File, html, svg, png string) error {
+func writeSweepCharts(f *result.File, html, svg, png string, notice io.Writer) error {
 	for _, c := range []struct{ path, format string }{{svg, "svg"}, {png, "png"}} {
 		for _, cf := range report.SweepChartFiles(f, c.path, c.format) {
-			if err := writeOutput("--"+c.format, cf.Path, io.Discard, cf.Write); err != nil {
+			if err := writeOutput("--"+c.format, cf.Path, io.Discard, notice, cf.Write); err != nil {
 				return err
 			}
 		}
 	}
-	return writeOutput("--html", html, io.Discard, func(w io.Writer) error { return writeSweepHTML(w, f) })
+	return writeOutput("--html", html, io.Discard, notice, func(w io.Writer) error { return writeSweepHTML(w, f) })
 }
 
 // readSweep reads name as a sweep file: point N of FILE#N, or the whole
