@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 )
 
 // Write writes res as indented JSON.
@@ -28,6 +29,13 @@ func Read(r io.Reader, name string) (*Result, error) {
 		if errors.As(err, &se) {
 			return nil, fmt.Errorf("%s: corrupt result at byte %d: %v", name, se.Offset, err)
 		}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			if te.Field == "" {
+				return nil, fmt.Errorf("%s: not an openload result: the file holds a JSON %s, a result is an object", name, te.Value)
+			}
+			return nil, fmt.Errorf("%s: not an openload result: %s is a JSON %s, where a result has %s", name, te.Field, te.Value, jsonKind(te.Type))
+		}
 		return nil, fmt.Errorf("%s: %v", name, err)
 	}
 	if res.Version == 0 {
@@ -46,4 +54,30 @@ func Read(r io.Reader, name string) (*Result, error) {
 		res.ServerTiming[i].Histogram = standardForm(res.ServerTiming[i].Histogram)
 	}
 	return &res, nil
+}
+
+// jsonKind names the JSON value a Go value of type t is read from, as an
+// error tells a user who never saw the Go type.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "another value"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "another value"
 }

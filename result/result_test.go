@@ -136,6 +136,29 @@ func TestOldFormErrors(t *testing.T) {
 	}
 }
 
+// TestReadOtherJSON: JSON of another shape is not an openload result, said
+// in one line naming the file and, in JSON's words, what is where; no Go
+// type reaches the message. Syntax errors and truncation keep their form.
+func TestReadOtherJSON(t *testing.T) {
+	for in, want := range map[string]string{
+		`[1, 2]`:          "x.json: not an openload result: the file holds a JSON array, a result is an object",
+		`"run"`:           "x.json: not an openload result: the file holds a JSON string, a result is an object",
+		`{"version":"1"}`: "x.json: not an openload result: version is a JSON string, where a result has a whole number",
+		`{"version":1,"counts":{"scheduled":1.5}}`: "x.json: not an openload result: counts.scheduled is a JSON number 1.5, where a result has a whole number",
+		`{"version":1,"counts":[]}`:                "x.json: not an openload result: counts is a JSON array, where a result has an object",
+		`{"version":1,`:                            "x.json: truncated result: unexpected EOF",
+		`#[StartTime: 1]`:                          "x.json: corrupt result at byte 1: invalid character '#' looking for beginning of value",
+	} {
+		_, err := result.Read(strings.NewReader(in), "x.json")
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: error %v, want %s", in, err, want)
+		}
+		if err != nil && (strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "\n")) {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
+}
+
 func TestLooksLikeIntervalLog(t *testing.T) {
 	for in, want := range map[string]bool{
 		"#[Histogram log format version 1.3]\n#[StartTime: 1 (seconds since epoch)]\n":      true,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -58,7 +59,7 @@ func diffFlags(o *diffOptions) *pflag.FlagSet {
 func runDiff(args []string, stdout, stderr io.Writer) int {
 	var o diffOptions
 	fs := diffFlags(&o)
-	if err := fs.Parse(longForm(fs, args)); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageErrorIn(stderr, "diff", "%v", err)
 	}
 	if o.help {
@@ -118,7 +119,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 			return exitRuntime
 		}
 		if o.html != "" {
-			if err := writeDiffHTML(o.html, o.metric, names, res, p); err != nil {
+			if err := writeDiffHTML(o.html, o.metric, names, res, p, stderr); err != nil {
 				fmt.Fprintf(stderr, "openload: diff: %v\n", err)
 				return exitRuntime
 			}
@@ -147,7 +148,12 @@ func readPlainResult(name string) (*result.Result, error) {
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		return nil, fmt.Errorf("%s: is a directory, not a result file", name)
 	}
-	return result.Read(f, name)
+	br := bufio.NewReaderSize(f, sniffLen)
+	head, _ := br.Peek(sniffLen)
+	if k := sniff(head); k != nil {
+		return nil, notAResult(name, k) // sniff.go
+	}
+	return result.Read(br, name)
 }
 
 // summary decodes one histogram of res and reads its percentiles; errors
@@ -170,10 +176,10 @@ func fileError(stderr io.Writer, cmd string, err error) int {
 
 // writeDiffHTML writes `openload diff A B --html`: both runs' curves of one
 // metric on the same percentile axes, and the comparison table.
-func writeDiffHTML(path, metric string, names [2]string, res [2]*result.Result, p [2]result.Percentiles) error {
+func writeDiffHTML(path, metric string, names [2]string, res [2]*result.Result, p [2]result.Percentiles, notice io.Writer) error {
 	page, err := report.DiffPage(metric, names, res, p)
 	if err != nil {
 		return err
 	}
-	return writeOutput("--html", path, io.Discard, page.Write)
+	return writeOutput("--html", path, io.Discard, notice, page.Write)
 }

@@ -113,6 +113,23 @@ func TestInputErrorsGolden(t *testing.T) {
 		{"report", "testdata/truncated.json"},
 		{"report", "--format", "hgrm", "--metric", "corrected", "testdata/diff-open.json"},
 		{"report", "--format", "hgrm", "--metric", "service", "testdata/no-service.json"},
+		// Files openload writes that are not results say what they are
+		// and what reads them (sniff.go); JSON of another shape says it
+		// is not a result, in words.
+		{"diff", "testdata/interval.hlog"},
+		{"diff", "testdata/diff-open.json", "testdata/interval.hlog"},
+		{"report", "testdata/requests.csv"},
+		{"diff", "testdata/requests.csv"},
+		{"merge", "testdata/requests.csv"},
+		{"report", "testdata/timeline.csv"},
+		{"diff", "testdata/percentiles.hgrm"},
+		{"diff", "testdata/array.json"},
+		{"report", "testdata/wrong-field.json"},
+		// FILE#N of a file that is no sweep.
+		{"report", "testdata/diff-open.json#3"},
+		{"diff", "testdata/diff-open.json#3"},
+		{"report", "testdata/interval.hlog#2"},
+		{"report", "testdata/missing.json#3"},
 	}
 	var b strings.Builder
 	for _, args := range cases {

@@ -60,7 +60,7 @@ func FuzzRateDuration(f *testing.F) {
 		var o loadOptions
 		fs := loadFlags(&o)
 		args := []string{"--rate", rate, "--duration", dur}
-		if err := fs.Parse(longForm(fs, args)); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			if !strings.Contains(err.Error(), "--rate") && !strings.Contains(err.Error(), "--duration") {
 				t.Fatalf("parse error names no flag: %v", err)
 			}

@@ -177,6 +177,8 @@ Commands:
   report   re-render a saved result or sweep: table, json, csv, hgrm, or an HTML page and charts
   merge    add the results of the shards of one schedule (--shard) into one result
   model    predict a sharded rate limiter's 429s under Poisson arrivals, no traffic sent
+  sweep    one run per offered rate, and where latency turns; or a search for the highest
+           rate that meets --slo objectives ('openload sweep --help')
   help     this text ('openload help COMMAND' is 'openload COMMAND --help')
 
 Long flags take one or two dashes: -rate 160 and --rate 160 are the same.

@@ -59,6 +59,7 @@ func TestHelpGolden(t *testing.T) {
 		"report --help":                 {{"report", "-h"}, {"help", "report"}},
 		"model poisson --help":          {{"model", "--help"}, {"model", "help"}, {"help", "model"}, {"model", "poisson", "-help"}},
 		"diff --help":                   {{"diff", "-help"}, {"help", "diff"}},
+		"sweep --help":                  {{"sweep", "-h"}, {"help", "sweep"}, {"sweep", "-help"}},
 		"model poisson --rate 1 --help": {{"help", "model", "poisson"}},
 	}
 	for want, alts := range same {
@@ -80,6 +81,8 @@ type commands struct {
 	ro          reportOptions
 	mo          mergeOptions
 	in          model.PoissonInput
+	swl         loadOptions             // the load run's flags of a sweep
+	so          sweepOptions            // the sweep's own
 	sets        map[string]commandFlags // by command line: "openload", "openload stub", …
 }
 
@@ -98,6 +101,7 @@ func newCommands() *commands {
 		"openload report":        {reportFlags(&c.ro), reportGroups},
 		"openload model poisson": {modelFlags(&c.in, &c.help), modelGroups},
 		"openload merge":         {mergeFlags(&c.mo), mergeGroups},
+		"openload sweep":         {sweepFlags(&c.swl, &c.so), sweepGroups},
 	}
 	return c
 }
@@ -250,7 +254,7 @@ func checkExample(args []string) error {
 	cmd := ""
 	if len(args) > 0 {
 		switch args[0] {
-		case "stub", "diff", "report", "merge":
+		case "stub", "diff", "report", "merge", "sweep":
 			cmd, args = args[0], args[1:]
 		case "model":
 			if len(args) < 2 || args[1] != "poisson" {
@@ -290,6 +294,12 @@ func checkExample(args []string) error {
 		if fs.NArg() < 1 {
 			return fmt.Errorf("%d files", fs.NArg())
 		}
+	case "sweep":
+		if fs.NArg() > 1 {
+			return fmt.Errorf("%d arguments", fs.NArg())
+		}
+		_, err := c.so.check(fs, &c.swl)
+		return err
 	}
 	return nil
 }

@@ -273,7 +273,7 @@ func unwrapPath(err error) error {
 func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var o loadOptions
 	fs := loadFlags(&o)
-	if err := fs.Parse(longForm(fs, args)); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageError(stderr, "%v", err)
 	}
 	if o.help {
@@ -328,7 +328,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	tgt, err := runTarget(fs, r, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
+		fmt.Fprintf(stderr, "openload: built-in stub: %s\n", stubMessage(err))
 		return exitRuntime
 	}
 	if tgt.close != nil {
@@ -381,7 +381,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// The result is written through a temporary file renamed into place,
 	// so that an interrupted openload never leaves half a result; when it
 	// cannot be written, the error says where it is kept.
-	if err := writeOutput("--output", o.output, stdout, func(w io.Writer) error { return result.Write(w, res) }); err != nil {
+	if err := writeOutput("--output", o.output, stdout, quietNotice(stderr, o.quiet), func(w io.Writer) error { return result.Write(w, res) }); err != nil {
 		fmt.Fprintf(stderr, "openload: %v\n", err)
 		code = exitRuntime
 	}

@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/openload/openload/internal/engine"
@@ -105,11 +106,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		case "sweep":
 			return runSweep(ctx, args[1:], stdout, stderr)
 		case "help":
-			if len(args) > 1 { // openload help stub: openload stub --help
-				return run(ctx, append(args[1:], "--help"), stdout, stderr)
+			switch {
+			case len(args) == 1 || args[1] == "help" || strings.HasPrefix(args[1], "-"):
+				fmt.Fprint(stdout, usageText())
+				return exitOK
+			case !isCommand(args[1]):
+				return usageError(stderr, "%v", helpTopicError(args[1]))
 			}
-			fmt.Fprint(stdout, usageText())
-			return exitOK
+			// openload help stub: openload stub --help
+			return run(ctx, append(args[1:], "--help"), stdout, stderr)
+		}
+		// A first word that is no command nor a URL is a mistyped
+		// command (suggest.go), not a URL without its scheme.
+		if err, ok := unknownCommand(args[0]); ok {
+			return usageError(stderr, "%v", err)
 		}
 	}
 	return runLoad(ctx, args, stdout, stderr)

@@ -102,6 +102,18 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"stub", "--nope"},
 		{"stub", "extra"},
 		{"model", "poisson", "--nope"},
+		// A mistyped command or flag is named, and the near one
+		// suggested (suggest.go).
+		{"frobnicate"},
+		{"repport", "run.json"},
+		{"sweeep", "--rates", "10,20"},
+		{"help", "bogus"},
+		{"help", "reprot"},
+		{"--rates", "10,20"},
+		{"--rat", "10"},
+		{"-rate", "10", "--conections", "4", "http://127.0.0.1:1/"},
+		{"-rate", "10", "-c", "x", "http://127.0.0.1:1/"},
+		{"-rate", "10", "--seed", "-1", "http://127.0.0.1:1/"},
 	}
 	cases = append(cases, replayUsageCases(t, dir)...)
 	cases = append(cases, retryUsageCases()...)

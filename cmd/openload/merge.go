@@ -70,7 +70,7 @@ func mergeFlags(o *mergeOptions) *pflag.FlagSet {
 func runMerge(args []string, stdout, stderr io.Writer) int {
 	var o mergeOptions
 	fs := mergeFlags(&o)
-	if err := fs.Parse(longForm(fs, args)); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageErrorIn(stderr, "merge", "%v", err)
 	}
 	if o.help {
@@ -90,7 +90,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if err := checkOutputs(output("--output", o.output)); err != nil {
 		return usageErrorIn(stderr, "merge", "%v", err)
 	}
-	if isIntervalLog(fs.Arg(0)) { // reportfmt.go
+	if sniffFile(fs.Arg(0)) == kindIntervalLog { // sniff.go
 		return mergeIntervalLogs(fs.Args(), o.output, stdout, stderr)
 	}
 	in := make([]result.MergeInput, fs.NArg())
@@ -123,7 +123,7 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	writeVerdict(out, stderr, res, verdict, o.quiet, "merge: ")
 	if o.output != "" {
-		if err := writeOutput("--output", o.output, stdout, func(w io.Writer) error { return result.Write(w, res) }); err != nil {
+		if err := writeOutput("--output", o.output, stdout, quietNotice(stderr, o.quiet), func(w io.Writer) error { return result.Write(w, res) }); err != nil {
 			fmt.Fprintf(stderr, "openload: merge: %v\n", err)
 			return exitRuntime
 		}
@@ -156,7 +156,7 @@ func mergeIntervalLogs(names []string, output string, stdout, stderr io.Writer) 
 		if err != nil {
 			return fileError(stderr, "merge", fmt.Errorf("%s: %v", name, unwrapPath(err)))
 		}
-		if !result.LooksLikeIntervalLog(b) {
+		if sniff(b) != kindIntervalLog {
 			return fileError(stderr, "merge", fmt.Errorf("%s: not an interval log, but %s is: merge results or interval logs, not both", name, names[0]))
 		}
 		in[i] = result.IntervalLogInput{Name: name, Log: b}
@@ -165,7 +165,7 @@ func mergeIntervalLogs(names []string, output string, stdout, stderr io.Writer) 
 	if err := result.MergeIntervalLogs(&buf, in...); err != nil {
 		return fileError(stderr, "merge", flagError(loadFields, err))
 	}
-	if err := writeOutput("--output", output, stdout, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
+	if err := writeOutput("--output", output, stdout, stderr, func(w io.Writer) error { _, err := w.Write(buf.Bytes()); return err }); err != nil {
 		fmt.Fprintf(stderr, "openload: merge: %v\n", err)
 		return exitRuntime
 	}

@@ -64,7 +64,7 @@ func runModelPoisson(args []string, stdout, stderr io.Writer) int {
 	var in model.PoissonInput
 	var help bool
 	fs := modelFlags(&in, &help)
-	if err := fs.Parse(longForm(fs, args)); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageErrorIn(stderr, "model poisson", "%v", err)
 	}
 	if help {

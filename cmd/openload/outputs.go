@@ -21,12 +21,18 @@ func output(flag, path string) outfile.Output { return outfile.Output{Name: flag
 // written is the error, naming its flag and path.
 func checkOutputs(outs ...outfile.Output) error { return outfile.CheckAll(outs...) }
 
-// writeOutput writes what fn renders to path ("" nothing, "-" stdout). The
-// error names the flag and the path and, when the data could be kept,
-// where it is.
-func writeOutput(flag, path string, stdout io.Writer, fn func(io.Writer) error) error {
+// writeOutput writes what fn renders to path ("" nothing, "-" stdout).
+// Once a file is written, notice gets one line saying where ("openload:
+// wrote run.json"): stderr, or io.Discard under -q (quietNotice); stdout
+// is never told, so that what a pipe or a golden file reads stays the
+// report. The error names the flag and the path and, when the data could
+// be kept, where it is.
+func writeOutput(flag, path string, stdout, notice io.Writer, fn func(io.Writer) error) error {
 	kept, err := outfile.Write(path, stdout, fn)
 	if err == nil {
+		if path != "" && path != "-" {
+			fmt.Fprintf(notice, "openload: wrote %s\n", path)
+		}
 		return nil
 	}
 	msg := fmt.Sprintf("%s %q: %v", flag, path, err)
@@ -34,4 +40,13 @@ func writeOutput(flag, path string, stdout io.Writer, fn func(io.Writer) error) 
 		msg += "; what was to be written is kept at " + kept
 	}
 	return errors.New(msg)
+}
+
+// quietNotice is where writeOutput says what it wrote: stderr, but nowhere
+// under -q.
+func quietNotice(stderr io.Writer, quiet bool) io.Writer {
+	if quiet {
+		return io.Discard
+	}
+	return stderr
 }

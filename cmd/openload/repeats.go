@@ -20,7 +20,7 @@ func runRepeats(ctx context.Context, o *loadOptions, fs *pflag.FlagSet, stdout, 
 	r := &o.run
 	tgt, err := runTarget(fs, r, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
+		fmt.Fprintf(stderr, "openload: built-in stub: %s\n", stubMessage(err))
 		return exitRuntime
 	}
 	if tgt.close != nil {
@@ -41,7 +41,7 @@ func runRepeats(ctx context.Context, o *loadOptions, fs *pflag.FlagSet, stdout, 
 			fmt.Fprintf(stderr, "openload: %v\n", werr)
 		}
 	}
-	if werr := writeSweepFiles(o, sweepOptions{}, f); werr != nil {
+	if werr := writeSweepFiles(o, sweepOptions{}, f, quietNotice(stderr, o.quiet)); werr != nil {
 		fmt.Fprintf(stderr, "openload: %v\n", werr)
 		return exitRuntime
 	}

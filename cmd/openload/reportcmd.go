@@ -167,7 +167,7 @@ func reportFlags(o *reportOptions) *pflag.FlagSet {
 func runReport(args []string, stdout, stderr io.Writer) int {
 	var o reportOptions
 	fs := reportFlags(&o)
-	if err := fs.Parse(longForm(fs, args)); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageErrorIn(stderr, "report", "%v", err)
 	}
 	if o.hlog != "" && !o.help {
@@ -198,7 +198,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		return usageErrorIn(stderr, "report", "%v", err)
 	}
 	name := fs.Arg(0)
-	if isIntervalLog(name) {
+	if sniffFile(name) == kindIntervalLog {
 		if o.html != "" || o.svg != "" || o.png != "" {
 			return usageErrorIn(stderr, "report", "%s is an interval log: --html, --svg and --png draw a result", name)
 		}
@@ -211,7 +211,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	if sf != nil {
 		return reportSweep(sf, name, f, o, fs, stdout, stderr)
 	}
-	if err := writeFiles(res, name, o.html, o.svg, o.png, o.chart); err != nil {
+	if err := writeFiles(res, name, o.html, o.svg, o.png, o.chart, stderr); err != nil {
 		if ie, ok := err.(inputError); ok {
 			return usageErrorIn(stderr, "report", "%v", ie.error)
 		}
@@ -257,7 +257,7 @@ func reportSweep(sf *result.File, name string, f reportFormat, o reportOptions, 
 	if err := checkOutputs(sweepChartOutputs(o.html, o.svg, o.png)...); err != nil {
 		return usageErrorIn(stderr, "report", "%v", err)
 	}
-	if err := writeSweepCharts(sf, o.html, o.svg, o.png); err != nil {
+	if err := writeSweepCharts(sf, o.html, o.svg, o.png, stderr); err != nil {
 		if ie, ok := err.(inputError); ok {
 			return usageErrorIn(stderr, "report", "%v", ie.error)
 		}
@@ -272,9 +272,10 @@ func reportSweep(sf *result.File, name string, f reportFormat, o reportOptions, 
 }
 
 // writeFiles writes the --html, --svg and --png outputs of `openload
-// report` of a run; each names its file in errors.
-func writeFiles(res *result.Result, name, htmlPath, svgPath, pngPath, chart string) error {
-	if err := writeOutput("--html", htmlPath, io.Discard, func(w io.Writer) error { return writeHTML(w, res, name, "") }); err != nil {
+// report` of a run; each names its file in errors, and notice where it
+// was written.
+func writeFiles(res *result.Result, name, htmlPath, svgPath, pngPath, chart string, notice io.Writer) error {
+	if err := writeOutput("--html", htmlPath, io.Discard, notice, func(w io.Writer) error { return writeHTML(w, res, name, "") }); err != nil {
 		return err
 	}
 	for _, f := range []struct{ path, format string }{{svgPath, "svg"}, {pngPath, "png"}} {
@@ -288,25 +289,11 @@ func writeFiles(res *result.Result, name, htmlPath, svgPath, pngPath, chart stri
 		if err != nil {
 			return inputError{err}
 		}
-		if err := writeOutput("--"+f.format, c.Path, io.Discard, c.Write); err != nil {
+		if err := writeOutput("--"+f.format, c.Path, io.Discard, notice, c.Write); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// isIntervalLog reports whether the file at path starts like an HdrHistogram
-// interval log; a file that cannot be read is left to the result reader,
-// which says why.
-func isIntervalLog(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, 4096)
-	n, _ := io.ReadFull(f, head)
-	return result.LooksLikeIntervalLog(head[:n])
 }
 
 // runReportHlog is `openload report --hlog FILE` (or FILE alone, when it is

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -113,7 +114,7 @@ func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := stub.DefaultConfig()
 	var help, child bool
 	fs := stubFlags(&cfg, &help, &child)
-	if err := fs.Parse(longForm(fs, args)); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return usageErrorIn(stderr, "stub", "%v", err)
 	}
 	if help {
@@ -128,7 +129,7 @@ func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	s, err := stub.NewServer(cfg)
 	if err != nil {
-		fmt.Fprintf(stderr, "openload: stub: %v\n", flagError(stubFields, err))
+		fmt.Fprintf(stderr, "openload: stub: %s\n", stubMessage(err))
 		return exitRuntime
 	}
 	fmt.Fprintf(stdout, "%s%s (%s); stats at %s/stats; Ctrl-C stops\n", listeningPrefix, s.URL, describeStub(s.Config), s.URL)
@@ -154,4 +155,12 @@ func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	s.Close()
 	fmt.Fprintln(stdout, "openload stub: stopped")
 	return exitOK
+}
+
+// stubMessage is an error of package stub as the CLI says it: its fields
+// named by their flags, and without the package's "stub: ", which the
+// CLI's own prefix ("openload: stub: ", "openload: built-in stub: ")
+// already says.
+func stubMessage(err error) string {
+	return strings.TrimPrefix(flagError(stubFields, err).Error(), "stub: ")
 }

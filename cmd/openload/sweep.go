@@ -30,8 +30,9 @@ Usage:
   openload sweep --search --slo 'response.p99<=200ms' --from 10 --to 400 [--precision 2%]
                  [--repeats N] [flags] [URL]
 
-Every point is a full open run with its own checks; every flag of a load run applies to each
-point, but --rate (the sweep sets it). -o writes every point's full result to one JSON file:
+Every point is a full open run with its own checks; every flag of a load run shown below
+applies to each point (the sweep sets --rate; --stages, --closed, --arrivals, --log and --hlog
+do not apply). -o writes every point's full result to one JSON file:
 'openload report FILE' prints the table (or the search) again and redraws --html, --svg and
 --png; 'openload report FILE#N' and 'openload diff FILE#1 FILE#5' read point N.
 
@@ -41,6 +42,19 @@ breaks an objective. A search brackets (from --from, doubling up to --to) then b
 the bound and no run failed a check or stopped early; a run stops early once a breach is
 certain (requests already waiting longer than the bound, or failed, beyond the objective's
 share of the run).
+
+Examples:
+  # five rates, 20 s each, against the built-in stub; keep every point's result
+  openload sweep --rates 20,40,60,80,100 -d 20s -o sweep.json
+  openload report sweep.json#3                   # point 3 (60/s) as a run's report
+
+  # ten rates from 10/s to 400/s in a constant ratio, with the charts on one page
+  openload sweep --from 10 --to 400 --steps 10 --geometric --html sweep.html \
+      http://127.0.0.1:8080/predict
+
+  # the highest rate whose p99 response time stays within 200 ms, 3 runs a probe
+  openload sweep --search --slo 'response.p99<=200ms' --from 10 --to 400 --repeats 3 \
+      http://127.0.0.1:8080/predict
 
 Exit codes: 0 the sweep ran (a search: found the capacity, or --to still passes); 1 a point's
 check failed; 2 bad input (an objective the results cannot measure included); 3 the runs could
@@ -67,18 +81,19 @@ type sweepOptions struct {
 
 func (s *sweepOptions) flags(fs *pflag.FlagSet) {
 	inGroup(fs, groupSweep, func() {
-		fs.Float64SliceVar(&s.rates, "rates", nil, "offered `rates` to sweep, comma-separated (requests per second)")
-		fs.Float64Var(&s.from, "from", 0, "lowest rate of --steps, or of a --search")
-		fs.Float64Var(&s.to, "to", 0, "highest rate of --steps, or of a --search")
+		fs.Float64SliceVar(&s.rates, "rates", nil, "the offered `RATES` to sweep, requests per second, comma-separated, e.g. 20,40,60")
+		fs.Lookup("rates").DefValue = "" // not pflag's "[]" in the help
+		fs.Float64Var(&s.from, "from", 0, "lowest `rate` of --steps, or of a --search")
+		fs.Float64Var(&s.to, "to", 0, "highest `rate` of --steps, or of a --search")
 		fs.IntVar(&s.steps, "steps", 0, "number of rates from --from to --to, both included")
 		fs.BoolVar(&s.geometric, "geometric", false, "with --steps: rates in a constant ratio instead of evenly spaced")
 		fs.DurationVar(&s.pause, "pause", 2*time.Second, "pause between points, so one point's backlog does not leak into the next")
 		fs.Float64Var(&s.knee, "knee", sweep.DefaultKnee, "the knee is the first point whose response p99 exceeds this × the lowest point's")
 		fs.BoolVar(&s.search, "search", false, "search for the highest rate in --from..--to at which every --slo holds")
-		fs.StringVar(&s.precision, "precision", "2%", "with --search: stop bisecting when the bracket is this narrow, relative to its low end")
+		fs.StringVar(&s.precision, "precision", "2%", "with --search: stop bisecting when the bracket is this narrow, a `share` of its low end")
 		fs.StringVar(&s.html, "html", "", "write the charts (latency and throughput against offered rate) and the table as one HTML `file`")
 		fs.StringVar(&s.svg, "svg", "", "write the latency chart as SVG to this `file` (the throughput chart beside it, -throughput before .svg; a streamed sweep's token chart, -tokens)")
-		fs.StringVar(&s.png, "png", "", "as --svg, as PNG")
+		fs.StringVar(&s.png, "png", "", "write the charts --svg writes as PNG, the latency chart to this `file`")
 	})
 }
 
@@ -184,25 +199,34 @@ func (s *sweepOptions) validate(fs *pflag.FlagSet, repeats int) ([]float64, erro
 	return rates, nil
 }
 
-func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var o loadOptions
-	var so sweepOptions
-	fs := loadFlags(&o)
+// sweepRefused are the flags of a load run that a sweep refuses
+// (sweepOptions.validate) or that need one of those: its help does not
+// show them.
+var sweepRefused = []string{"rate", "stages", "closed", "think", "arrivals", "arrivals-column", "speed", "log", "hlog"}
+
+// sweepFlags registers the flags of 'openload sweep': a load run's, but
+// those it refuses hidden, and its own.
+func sweepFlags(o *loadOptions, so *sweepOptions) *pflag.FlagSet {
+	fs := loadFlags(o)
 	fs.Lookup("output").Usage = "write every point's full result to this JSON `file` ('openload report FILE#N' reads point N)"
+	for _, name := range sweepRefused {
+		if err := fs.MarkHidden(name); err != nil {
+			panic(err) // the table names a flag that is gone
+		}
+	}
 	so.flags(fs)
-	if err := fs.Parse(longForm(fs, args)); err != nil {
-		return usageErrorIn(stderr, "sweep", "%v", err)
-	}
-	if o.help {
-		fmt.Fprint(stdout, sweepUsage+flagHelp(fs, append([]string{groupSweep}, loadGroups...)))
-		return exitOK
-	}
-	if fs.NArg() > 1 {
-		return usageErrorIn(stderr, "sweep", "one URL at most, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
-	}
+	return fs
+}
+
+// sweepGroups are the groups of sweepFlags, in help order.
+var sweepGroups = append([]string{groupSweep}, loadGroups...)
+
+// check validates the sweep's flags and the load run's they apply to each
+// point, and returns the sweep's rates (none for a search).
+func (so *sweepOptions) check(fs *pflag.FlagSet, o *loadOptions) ([]float64, error) {
 	rates, err := so.validate(fs, o.stages.repeats)
 	if err != nil {
-		return usageErrorIn(stderr, "sweep", "%v", err)
+		return nil, err
 	}
 	// The load run's checks, at the highest rate the sweep may offer:
 	// the request-count guard then covers every point.
@@ -211,13 +235,34 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		top = rates[len(rates)-1]
 	}
 	if err := fs.Set("rate", strconv.FormatFloat(top, 'g', -1, 64)); err != nil {
-		return usageErrorIn(stderr, "sweep", "%v", err)
+		return nil, err
 	}
 	if err := o.validate(fs); err != nil {
-		return usageErrorIn(stderr, "sweep", "%v", err)
+		return nil, err
 	}
 	if so.search && len(o.objectives) == 0 {
-		return usageErrorIn(stderr, "sweep", "--search needs an objective to search for: --slo 'response.p99<=200ms'")
+		return nil, errors.New("--search needs an objective to search for: --slo 'response.p99<=200ms'")
+	}
+	return rates, nil
+}
+
+func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var o loadOptions
+	var so sweepOptions
+	fs := sweepFlags(&o, &so)
+	if err := parseFlags(fs, args); err != nil {
+		return usageErrorIn(stderr, "sweep", "%v", err)
+	}
+	if o.help {
+		fmt.Fprint(stdout, sweepUsage+flagHelp(fs, sweepGroups))
+		return exitOK
+	}
+	if fs.NArg() > 1 {
+		return usageErrorIn(stderr, "sweep", "one URL at most, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
+	}
+	rates, err := so.check(fs, &o)
+	if err != nil {
+		return usageErrorIn(stderr, "sweep", "%v", err)
 	}
 	if o.output == "-" {
 		return usageErrorIn(stderr, "sweep", "--output -: the table goes to stdout; give a file")
@@ -229,7 +274,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 	tgt, err := runTarget(fs, r, stderr)
 	if err != nil {
-		fmt.Fprintf(stderr, "openload: built-in stub: %v\n", err)
+		fmt.Fprintf(stderr, "openload: built-in stub: %s\n", stubMessage(err))
 		return exitRuntime
 	}
 	if tgt.close != nil {
@@ -272,7 +317,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := report.SweepText(stdout, &f); err != nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
 	}
-	if err := writeSweepFiles(&o, so, f); err != nil {
+	if err := writeSweepFiles(&o, so, f, quietNotice(stderr, o.quiet)); err != nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
 		return exitRuntime
 	}
@@ -315,7 +360,7 @@ func runSearch(ctx context.Context, o *loadOptions, so sweepOptions, base sweep.
 	if werr := report.SweepText(stdout, &f); werr != nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", werr)
 	}
-	if werr := writeSweepFiles(o, so, f); werr != nil {
+	if werr := writeSweepFiles(o, so, f, quietNotice(stderr, o.quiet)); werr != nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", werr)
 		return exitRuntime
 	}
@@ -350,34 +395,37 @@ func sweepOutputs(o *loadOptions, so sweepOptions) []outfile.Output {
 }
 
 // writeSweepFiles writes -o, and --html, --svg and --png when the file has
-// points to draw.
-func writeSweepFiles(o *loadOptions, so sweepOptions, f result.File) error {
-	if err := writeOutput("--output", o.output, io.Discard, f.Write); err != nil {
+// points to draw; notice is told where each went.
+func writeSweepFiles(o *loadOptions, so sweepOptions, f result.File, notice io.Writer) error {
+	if err := writeOutput("--output", o.output, io.Discard, notice, f.Write); err != nil {
 		return err
 	}
 	if points, _ := report.ChartPoints(&f); len(points) == 0 {
 		return nil
 	}
-	return writeSweepCharts(&f, so.html, so.svg, so.png)
+	return writeSweepCharts(&f, so.html, so.svg, so.png, notice)
 }
 
 // writeSweepCharts writes a sweep file's page (html) and charts (svg,
 // png: report.ChartPaths), for a live sweep and a saved one alike.
-func writeSweepCharts(f *result.File, html, svg, png string) error {
+func writeSweepCharts(f *result.File, html, svg, png string, notice io.Writer) error {
 	for _, c := range []struct{ path, format string }{{svg, "svg"}, {png, "png"}} {
 		for _, cf := range report.SweepChartFiles(f, c.path, c.format) {
-			if err := writeOutput("--"+c.format, cf.Path, io.Discard, cf.Write); err != nil {
+			if err := writeOutput("--"+c.format, cf.Path, io.Discard, notice, cf.Write); err != nil {
 				return err
 			}
 		}
 	}
-	return writeOutput("--html", html, io.Discard, func(w io.Writer) error { return writeSweepHTML(w, f) })
+	return writeOutput("--html", html, io.Discard, notice, func(w io.Writer) error { return writeSweepHTML(w, f) })
 }
 
 // readSweep reads name as a sweep file: point N of FILE#N, or the whole
 // file (sf) when name names no point; ok is false for anything else.
 func readSweep(name string) (res *result.Result, sf *result.File, ok bool, err error) {
 	file, n, hasPoint := result.SplitPoint(name)
+	if _, err := os.Stat(name); hasPoint && err == nil { // a file named so: no point of another
+		file, hasPoint = name, false
+	}
 	f, oerr := os.Open(file)
 	if oerr != nil {
 		if hasPoint {
@@ -388,6 +436,12 @@ func readSweep(name string) (res *result.Result, sf *result.File, ok bool, err e
 	defer f.Close()
 	sf, isSweep, err := result.ReadFile(f, file)
 	switch {
+	case !isSweep && hasPoint:
+		// FILE#N of a file that is no sweep: say what FILE is.
+		if _, err := readPlainResult(file); err != nil {
+			return nil, nil, true, err
+		}
+		return nil, nil, true, fmt.Errorf("%s is one run's result, not a sweep: drop #%d", file, n)
 	case !isSweep:
 		return nil, nil, false, nil
 	case err != nil:
