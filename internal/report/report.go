@@ -193,6 +193,8 @@ func Text(w io.Writer, res *result.Result) error {
 			wu.Until, wu.Scheduled, wu.Completed, wu.Errors, wu.Timeouts, wu.Unfinished, ms(wu.Response.P50), ms(wu.Response.P99), ms(wu.Service.P99))
 	}
 	switch {
+	case !res.Closed() && shardShare(res.Config.Shard):
+		fmt.Fprintf(w, "rate     sent %.1f/s (%s) · run took %.2f s\n", res.SendRate, shardRate(res), res.Elapsed)
 	case res.Config.Stages != "":
 		fmt.Fprintf(w, "rate     sent %.1f/s (scheduled ∫λ dt ÷ duration = %s/s, stages %s) · run took %.2f s\n", res.SendRate, count(meanRate(res)), res.Config.Stages, res.Elapsed)
 	case !res.Closed():
