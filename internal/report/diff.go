@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"io"
+	"math"
 )
 
 // Side is one column of a diff: a label and the percentiles of one
@@ -28,13 +29,26 @@ func DiffTable(w io.Writer, a, b Side) error {
 	for _, r := range diffRows {
 		va, _ := a.P.Get(r.key)
 		vb, _ := b.P.Get(r.key)
-		if err := t.Append([]string{r.label, ms(va), ms(vb), fmt.Sprintf("%+.3f", vb-va), ratio(vb, va)}); err != nil {
+		if err := t.Append([]string{r.label, ms(va), ms(vb), signedMs(vb - va), ratio(vb, va)}); err != nil {
 			return err
 		}
 	}
 	return t.Render()
 }
 
+// signedMs writes a difference in ms with its sign, to the µs; one that
+// rounds to zero is "+0.000", never "-0.000".
+func signedMs(d float64) string {
+	if math.Round(d*1000) == 0 {
+		d = 0
+	}
+	return fmt.Sprintf("%+.3f", d)
+}
+
+// ratio writes b ÷ a with two significant digits below 1 (×0.78, ×0.050,
+// ×0.0050), so that a small ratio never rounds to ×0.00 (×0 is b = 0);
+// with fewer decimals as it grows (×1.30, ×76.3, ×573); "—" when a is not
+// positive.
 func ratio(b, a float64) string {
 	if a <= 0 {
 		return "—"
@@ -45,8 +59,15 @@ func ratio(b, a float64) string {
 		return fmt.Sprintf("×%.0f", r)
 	case r >= 10:
 		return fmt.Sprintf("×%.1f", r)
+	case r >= 0.1:
+		return fmt.Sprintf("×%.2f", r)
+	case r == 0:
+		return "×0"
 	}
-	return fmt.Sprintf("×%.2f", r)
+	// 10^-(k+1) ≤ r < 10^-k: k+2 decimals give two significant digits
+	// (at most 12 decimals: a ratio of ms figures is never that small).
+	decimals := min(1-int(math.Floor(math.Log10(r))), 12)
+	return fmt.Sprintf("×%.*f", decimals, r)
 }
 
 // Divergence thresholds: response and service time diverge at a percentile

@@ -115,6 +115,14 @@ func autoNote(auto bool) string {
 	return ""
 }
 
+// ServerTimingStreamNote is the line under the Server-Timing table of a
+// run that streamed. openload reads Server-Timing from the response head,
+// which a server writes before it streams the body: its figures stop at
+// the head (the stub's total is arrival to the first token), so next to
+// service time, which runs to the last token, they look far too small.
+// TTFT from the send is the client's figure that stops about there.
+const ServerTimingStreamNote = "streamed: the server's Server-Timing header came with the response head, so it covers the time to the head, not the stream that followed; compare it with client TTFT from send, not with service time"
+
 // Text writes the full terminal report of res.
 func Text(w io.Writer, res *result.Result) error {
 	cfg := res.Config
@@ -162,13 +170,24 @@ func Text(w io.Writer, res *result.Result) error {
 		fmt.Fprintf(w, "%d timed-out or unfinished requests are counted at their elapsed time (a lower bound)\n", res.Censored)
 	}
 	if len(res.ServerTiming) > 0 {
-		fmt.Fprintf(w, "\nserver-reported (Server-Timing) next to the client's service time%s\n", autoNote(slices.Contains(cfg.AutoHeaders, "Server-Timing")))
+		streamed := res.Stream != nil && res.Stream.TTFTService.Count > 0
+		next := "the client's service time"
+		if streamed {
+			next += " and TTFT from the send"
+		}
+		fmt.Fprintf(w, "\nserver-reported (Server-Timing) next to %s%s\n", next, autoNote(slices.Contains(cfg.AutoHeaders, "Server-Timing")))
 		rows := []Row{{"client service", res.Service}}
+		if streamed {
+			rows = append(rows, Row{"client TTFT from send", res.Stream.TTFTService})
+		}
 		for _, m := range res.ServerTiming {
 			rows = append(rows, Row{"server " + m.Name, m.Percentiles})
 		}
 		if err := LatencyTable(w, rows); err != nil {
 			return err
+		}
+		if streamed {
+			fmt.Fprintln(w, ServerTimingStreamNote)
 		}
 	}
 	if err := StreamLines(w, res); err != nil { // stream.go
@@ -193,6 +212,8 @@ func Text(w io.Writer, res *result.Result) error {
 			wu.Until, wu.Scheduled, wu.Completed, wu.Errors, wu.Timeouts, wu.Unfinished, ms(wu.Response.P50), ms(wu.Response.P99), ms(wu.Service.P99))
 	}
 	switch {
+	case !res.Closed() && shardShare(res.Config.Shard):
+		fmt.Fprintf(w, "rate     sent %.1f/s (%s) · run took %.2f s\n", res.SendRate, shardRate(res), res.Elapsed)
 	case res.Config.Stages != "":
 		fmt.Fprintf(w, "rate     sent %.1f/s (scheduled ∫λ dt ÷ duration = %s/s, stages %s) · run took %.2f s\n", res.SendRate, count(meanRate(res)), res.Config.Stages, res.Elapsed)
 	case !res.Closed():

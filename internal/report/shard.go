@@ -3,7 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
+	"time"
 
 	"github.com/openload/openload/result"
 )
@@ -62,3 +64,39 @@ func joinInts(xs []int) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+// shardShare reports whether a result of shards sc sent only a share of
+// its schedule: one shard, or a merge that lacks some.
+func shardShare(sc *result.ShardConfig) bool {
+	return sc != nil && !sc.Complete()
+}
+
+// shardRate is the scheduled rate a shard's rate line compares its send
+// rate with: the share of the whole schedule's rate its shards hold, the
+// expected count of those shards over the duration (for a constant
+// schedule, the rate × len(Indexes) ÷ Of), next to the whole's.
+func shardRate(res *result.Result) string {
+	sc := res.Config.Shard
+	whole := count(res.Config.Rate) + "/s"
+	if res.Config.Stages != "" {
+		whole = fmt.Sprintf("∫λ dt ÷ duration = %s/s, stages %s", count(wholeMeanRate(res)), res.Config.Stages)
+	}
+	who := "this shard's"
+	if len(sc.Indexes) > 1 {
+		who = fmt.Sprintf("these %d of %d shards'", len(sc.Indexes), sc.Of)
+	}
+	return fmt.Sprintf("%s share of %s: %s/s", who, whole, count(round1(meanRate(res))))
+}
+
+// wholeMeanRate is the whole schedule's mean rate, of which a shard sent
+// a share: its expected count over the duration.
+func wholeMeanRate(res *result.Result) float64 {
+	d, err := time.ParseDuration(res.Config.Duration)
+	if err != nil || d <= 0 {
+		return 0
+	}
+	return res.Config.Shard.WholeExpected / d.Seconds()
+}
+
+// round1 is x to one decimal: a share such as 200 ÷ 3 prints as 66.7.
+func round1(x float64) float64 { return math.Round(x*10) / 10 }

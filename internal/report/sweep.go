@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/tw"
 
@@ -120,29 +121,38 @@ func classValues(points []result.FilePoint) (string, []string) {
 	return header, vals[:min(len(vals), 3)]
 }
 
+// share is the share of res's requests whose first class header had
+// value, in % (the column's header carries the unit): "0" when the value
+// never occurred, "—" when res has no class header.
 func share(res *result.Result, value string) string {
 	if len(res.Classes) == 0 {
 		return "—"
 	}
 	for _, v := range res.Classes[0].Values {
 		if v.Value == value {
-			return fmt.Sprintf("%.1f %%", 100*v.Share)
+			return fmt.Sprintf("%.1f", 100*v.Share)
 		}
 	}
-	return "0 %"
+	return "0"
 }
 
 // SweepTable writes one row per point: offered rate, completed per
 // second, response p50/p90/p99, service p99, send delay p99, errors, class
-// shares, each objective's verdict (as the point's result stored it), and
-// a note (the knee, an early stop, a failed check). knee is an index of
-// points, < 0: none.
+// shares, each objective's verdict and figure (as the point's result
+// stored it), and a note (the knee, an early stop, a failed check). knee
+// is an index of points, < 0: none.
 //
 // When the points streamed (their results have a Stream section) the
 // table trades response p90 for the stream's figures: goodput per second
 // next to completed per second (with objectives per request), output
 // tokens per second, TTFT p99 from the schedule, ITL p50 and p99, TPOT
 // p50. These are what grow with a batching server's occupancy.
+//
+// To fit a terminal the headers are short and the lines above the table
+// say the rest: latencies are in ms, the bare percentiles are response
+// time's; the class header is named once, its values heading their
+// columns (in %); and the objectives share one column, a mark and a
+// figure each, in the order those lines name them.
 func SweepTable(w io.Writer, points []result.FilePoint, knee int) error {
 	if len(points) == 0 {
 		return nil
@@ -152,25 +162,29 @@ func SweepTable(w io.Writer, points []result.FilePoint, knee int) error {
 	var head []string
 	switch {
 	case stream && goodput:
-		head = []string{"offered/s", "completed/s", "goodput/s", "tokens/s", "resp p50", "resp p99", "serv p99", "TTFT p99", "ITL p50", "ITL p99", "TPOT p50", "send delay p99", "errors"}
+		head = []string{"offered/s", "completed/s", "goodput/s", "tokens/s", "p50", "p99", "serv p99", "TTFT p99", "ITL p50", "ITL p99", "TPOT p50", "delay p99", "errors"}
 	case stream:
-		head = []string{"offered/s", "completed/s", "tokens/s", "resp p50", "resp p99", "serv p99", "TTFT p99", "ITL p50", "ITL p99", "TPOT p50", "send delay p99", "errors"}
+		head = []string{"offered/s", "completed/s", "tokens/s", "p50", "p99", "serv p99", "TTFT p99", "ITL p50", "ITL p99", "TPOT p50", "delay p99", "errors"}
 	default:
-		head = []string{"offered/s", "completed/s", "resp p50", "resp p90", "resp p99", "serv p99", "send delay p99", "errors"}
+		head = []string{"offered/s", "completed/s", "p50", "p90", "p99", "serv p99", "delay p99", "errors"}
 	}
-	for _, v := range vals {
-		head = append(head, header+"="+v)
-	}
-	for _, s := range points[0].Result.SLOs {
-		head = append(head, s.Expr)
+	head = append(head, vals...)
+	slos := points[0].Result.SLOs
+	if len(slos) > 0 {
+		head = append(head, "objectives")
 	}
 	head = append(head, "note")
+	sweepLegend(w, header, vals, slos, stream)
 	align := make(tw.Alignment, len(head))
 	for i := range align {
 		align[i] = tw.AlignRight
 	}
 	align[len(align)-1] = tw.AlignLeft
+	if len(slos) > 0 {
+		align[len(align)-2] = tw.AlignLeft // the marks one under the other
+	}
 	t := newTable(w, align, head...)
+	past := false
 	for i, p := range points {
 		r := p.Result
 		c := r.Counts
@@ -189,23 +203,76 @@ func SweepTable(w io.Writer, points []result.FilePoint, knee int) error {
 		for _, v := range vals {
 			row = append(row, share(r, v))
 		}
-		for _, s := range r.SLOs {
-			mark := "✓"
-			if !s.Pass {
-				mark = "✗"
+		if len(slos) > 0 {
+			var objs []string
+			for _, s := range r.SLOs {
+				mark := "✓"
+				if !s.Pass {
+					mark = "✗"
+				}
+				fig := cellFigure(s.Measured, s.Share)
+				if s.NoData {
+					fig = "no data"
+				}
+				past = past || math.IsInf(s.Measured, 0) && !s.NoData
+				objs = append(objs, mark+" "+fig)
 			}
-			fig := Figure(s.Measured, s.Share)
-			if s.NoData {
-				fig = "no data"
-			}
-			row = append(row, mark+" "+fig)
+			row = append(row, strings.Join(objs, "  "))
 		}
 		row = append(row, note(p, i == knee))
 		if err := t.Append(row); err != nil {
 			return err
 		}
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	if past {
+		_, err := fmt.Fprintln(w, PastNote)
+		return err
+	}
+	return nil
+}
+
+// sweepLegend writes the lines above a sweep's table: the unit of its
+// latencies and the abbreviations of their headers, the class header its
+// value columns share and the objectives, in the order the objectives
+// column has them.
+func sweepLegend(w io.Writer, header string, vals []string, slos []result.SLO, stream bool) {
+	pcts := "p50, p90, p99"
+	if stream {
+		pcts = "p50, p99"
+	}
+	legend := "latencies in ms · " + pcts + " = response time (done − scheduled) · serv = service time · delay = send delay"
+	if stream {
+		legend += " · TTFT = first token − scheduled"
+	}
+	for _, l := range wrap(legend, legendWidth) {
+		fmt.Fprintln(w, l)
+	}
+	if len(vals) > 0 {
+		fmt.Fprintf(w, "%s: %% of each point's requests by %s\n", strings.Join(vals, ", "), header)
+	}
+	if len(slos) == 0 {
+		return
+	}
+	exprs := make([]string, len(slos))
+	for i, s := range slos {
+		exprs[i] = s.Expr
+	}
+	fmt.Fprintf(w, "objectives, in this order: %s (✓ held, ✗ broken, each with its figure)\n", strings.Join(exprs, " · "))
+}
+
+// PastNote explains the "past" of a sweep's or a search's figure cell.
+const PastNote = "past = a figure beyond any bound: the run stopped early, once the breach was certain, or had no data"
+
+// cellFigure is Figure for a table's cell: an infinite figure is "past",
+// which PastNote explains under the table.
+func cellFigure(v float64, share bool) string {
+	if math.IsInf(v, 0) {
+		return "past"
+	}
+	return Figure(v, share)
 }
 
 // streamed reports whether any point streamed, and whether any counted
@@ -253,7 +320,7 @@ func note(p result.FilePoint, knee bool) string {
 		parts = append(parts, "stopped early")
 	}
 	if !valid(p.Result) {
-		parts = append(parts, "a check FAILED: not a valid measurement")
+		parts = append(parts, "INVALID (a check failed)")
 	}
 	return strings.Join(parts, "; ")
 }
@@ -285,14 +352,23 @@ func decidingShare(expr string, runs []result.FilePoint) bool {
 }
 
 // SearchTable writes a search: every probe with its verdict, deciding
-// figure and its spread, then the answer.
+// figure and its spread; under the table, why each probe that breached
+// did, in full (a why runs long: an early stop says what made the breach
+// certain); then the answer.
 func SearchTable(w io.Writer, f *result.File) error {
 	s := f.Search
 	if s == nil {
 		return fmt.Errorf("a %s file holds no search", f.Kind)
 	}
-	t := newTable(w, tw.Alignment{tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft},
-		"probe", "rate/s", "verdicts", "deciding objective", "median", "min–max", "95 % bootstrap", "why")
+	t := newTable(w, tw.Alignment{tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight},
+		"probe", "rate/s", "verdicts", "deciding objective", "median", "min–max", "95 % bootstrap")
+	type why struct {
+		probe int
+		rate  float64
+		text  string
+	}
+	var whys []why
+	past := false
 	for i, p := range s.Probes {
 		runs := probeRuns(f, i+1)
 		var verdicts []string
@@ -321,36 +397,93 @@ func SearchTable(w io.Writer, f *result.File) error {
 			figs[j] = result.DecodeFigure(v)
 		}
 		lo, hi := stats.MinMax(figs)
+		med := result.DecodeFigure(p.Median)
 		boot := "— (1 repeat)"
 		if p.Lo != nil && p.Hi != nil {
-			boot = span(shr, result.DecodeFigure(*p.Lo), result.DecodeFigure(*p.Hi))
+			blo, bhi := result.DecodeFigure(*p.Lo), result.DecodeFigure(*p.Hi)
+			boot = span(shr, blo, bhi)
+			past = past || math.IsInf(blo, 0) || math.IsInf(bhi, 0)
 		}
-		why := p.Why
-		if r := []rune(why); len(r) > 100 {
-			why = string(r[:99]) + "…"
-		}
-		med, spread := Figure(result.DecodeFigure(p.Median), shr), span(shr, lo, hi)
+		medCell, spread := cellFigure(med, shr), span(shr, lo, hi)
+		past = past || math.IsInf(med, 0) || math.IsInf(lo, 0) || math.IsInf(hi, 0)
 		if allNoData {
-			med, spread = "no data", "no data"
+			medCell, spread = "no data", "no data"
+		}
+		if p.Why != "" {
+			whys = append(whys, why{i + 1, p.Rate, p.Why})
 		}
 		if err := t.Append([]string{fmt.Sprint(i + 1), fmt.Sprintf("%g", p.Rate), verdict + " (" + strings.Join(verdicts, " ") + ")",
-			p.Deciding, med, spread, boot, why}); err != nil {
+			p.Deciding, medCell, spread, boot}); err != nil {
 			return err
 		}
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
+	if past {
+		fmt.Fprintln(w, PastNote)
+	}
+	if len(whys) > 0 {
+		names := make([]string, len(whys))
+		width := 0
+		for i, y := range whys {
+			names[i] = fmt.Sprintf("probe %d (%g/s)", y.probe, y.rate)
+			width = max(width, len(names[i]))
+		}
+		fmt.Fprintln(w, "\nwhy")
+		for i, y := range whys {
+			indent := 2 + width + 2
+			for j, line := range wrap(y.text, max(whyWidth-indent, 40)) {
+				name := names[i]
+				if j > 0 {
+					name = ""
+				}
+				fmt.Fprintf(w, "  %-*s  %s\n", width, name, line)
+			}
+		}
+	}
 	_, err := fmt.Fprintf(w, "\nsearch: %s\n", s.Message)
 	return err
 }
 
-// span writes a range of figures, once when both ends are the same.
-func span(share bool, lo, hi float64) string {
-	if lo == hi {
-		return Figure(lo, share)
+// whyWidth is the width a search's whys are wrapped to, and legendWidth
+// that of the lines above a sweep's table: about the tables' own.
+const (
+	whyWidth    = 120
+	legendWidth = 120
+)
+
+// wrap breaks text into lines of at most width runes at spaces; a word
+// longer than width has a line of its own.
+func wrap(text string, width int) []string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		switch {
+		case line == "":
+			line = word
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
+			line += " " + word
+		default:
+			lines = append(lines, line)
+			line = word
+		}
 	}
-	return Figure(lo, share) + " – " + Figure(hi, share)
+	return append(lines, line)
+}
+
+// span writes a range of figures, once when both ends are the same, and
+// with the unit once when both ends are figures ("52.863 – 53.023 ms").
+func span(share bool, lo, hi float64) string {
+	switch {
+	case lo == hi:
+		return cellFigure(lo, share)
+	case math.IsInf(lo, 0) || math.IsInf(hi, 0):
+		return cellFigure(lo, share) + " – " + cellFigure(hi, share)
+	case share:
+		return fmt.Sprintf("%.3g – %s", 100*lo, Figure(hi, share))
+	}
+	return fmt.Sprintf("%.3f – %s", lo, Figure(hi, share))
 }
 
 // spreadFigures are the headline figures Spread summarises.

@@ -34,7 +34,7 @@ func TestSweepTableStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, want := range []string{"goodput/s", "tokens/s", "TTFT p99", "ITL p50", "ITL p99", "TPOT p50",
+	for _, want := range []string{"goodput/s", "tokens/s", "TTFT p99", "ITL p50", "ITL p99", "TPOT p50", "latencies in ms · p50, p99 = response time",
 		"9.0", "15.0", // goodput per second
 		"360", "720", // tokens per second
 		"61.5", "12.5", "14.5", "17.2", "19.2", "17.5", "← knee"} {
@@ -42,7 +42,7 @@ func TestSweepTableStream(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
-	if strings.Contains(out, "resp p90") {
+	if strings.Contains(out, "p90") {
 		t.Errorf("streamed table keeps resp p90:\n%s", out)
 	}
 
@@ -50,7 +50,7 @@ func TestSweepTableStream(t *testing.T) {
 	if err := report.SweepTable(&b, []result.FilePoint{streamPoint(10, 12.5, -1)}, -1); err != nil {
 		t.Fatal(err)
 	}
-	if out := b.String(); strings.Contains(out, "goodput") || !strings.Contains(out, "ITL p50") {
+	if out := b.String(); strings.Contains(out, "goodput") || !strings.Contains(out, "ITL") {
 		t.Errorf("without objectives: want ITL and no goodput column:\n%s", out)
 	}
 
@@ -59,7 +59,7 @@ func TestSweepTableStream(t *testing.T) {
 	if err := report.SweepTable(&b, []result.FilePoint{plain}, -1); err != nil {
 		t.Fatal(err)
 	}
-	if out := b.String(); strings.Contains(out, "ITL") || !strings.Contains(out, "resp p90") {
+	if out := b.String(); strings.Contains(out, "ITL") || !strings.Contains(out, "│ p90 │") {
 		t.Errorf("without streams: want the request columns only:\n%s", out)
 	}
 }
@@ -141,13 +141,14 @@ func TestSavedRendersAsLive(t *testing.T) {
 		}
 		switch f.Kind {
 		case result.KindSweep:
-			for _, want := range []string{"← knee", "a check FAILED", "✗ 300.000 ms", "knee: 40/s (point 3): objective broken"} {
+			for _, want := range []string{"← knee", "INVALID (a check failed)", "│ ✗ 300.000 ms  ✓ 0 %  ✓ 0 % │", "objectives, in this order: response.p99<=200ms · errors<=1% · client_errors<=1% (✓ held", "knee: 40/s (point 3): objective broken"} {
 				if !strings.Contains(live, want) {
 					t.Errorf("sweep lacks %q:\n%s", want, live)
 				}
 			}
 		case result.KindSearch:
-			for _, want := range []string{"BREACH (breach stopped stopped)", "past (stopped early, or no data)", "— (1 repeat)", "search: capacity 20/s"} {
+			for _, want := range []string{"BREACH (breach stopped stopped)", "│ 300.000 ms – past │", report.PastNote, "— (1 repeat)",
+				"why\n  probe 2 (40/s)  stopped early: requests already waiting\n", "search: capacity 20/s"} {
 				if !strings.Contains(live, want) {
 					t.Errorf("search lacks %q:\n%s", want, live)
 				}
