@@ -174,7 +174,7 @@ func scheduleCount(res *result.Result) Finding {
 		if math.Abs(z) > 5 {
 			f.Severity = Warn
 		}
-		f.Message = fmt.Sprintf("gamma draw (k=%s) scheduled %d, expected ∫λ dt = %s (%+.1f standard deviations of √(Λ/k))", schedule.FormatRate(res.Config.Burstiness), c.Scheduled, fmtCount(c.Expected), z)
+		f.Message = fmt.Sprintf("gamma draw (k=%s) scheduled %d, expected ∫λ dt = %s (%+.1f standard deviations of √(Λ/k))", schedule.FormatRate(res.Config.Burstiness), c.Scheduled, fmtCount(c.Expected), tenths(z))
 		return f
 	}
 	if res.Config.Arrival == schedule.Poisson {
@@ -193,7 +193,7 @@ func scheduleCount(res *result.Result) Finding {
 		if res.Config.Stages != "" {
 			mean = "∫λ dt over the stages"
 		}
-		f.Message = fmt.Sprintf("poisson draw scheduled %d, expected %s = %s (%+.1f standard deviations)", c.Scheduled, mean, fmtCount(c.Expected), z)
+		f.Message = fmt.Sprintf("poisson draw scheduled %d, expected %s = %s (%+.1f standard deviations)", c.Scheduled, mean, fmtCount(c.Expected), tenths(z))
 		return f
 	}
 	want := int64(math.Floor(c.Expected + 1e-9))
@@ -243,6 +243,16 @@ func closedSchedule(res *result.Result) Finding {
 		f.Message = fmt.Sprintf("the closed loop sent all %d requests of rate × duration: no user was still waiting when its next slot came", want)
 	}
 	return f
+}
+
+// tenths rounds z to one decimal, as the messages print it, with no
+// negative zero: a draw 0.04 standard deviations short reads +0.0.
+func tenths(z float64) float64 {
+	z = math.Round(z*10) / 10
+	if z == 0 {
+		return 0
+	}
+	return z
 }
 
 func users(n int) string {

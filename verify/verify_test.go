@@ -46,6 +46,10 @@ func TestChecks(t *testing.T) {
 			r.Config.Arrival = "poisson"
 			r.Counts.Expected = 33
 		}, "schedule", Pass, "poisson draw scheduled 30, expected λ·D = 33 (-0.5 standard deviations)"},
+		{"poisson draw a hair short reads +0.0", func(r *result.Result) {
+			r.Config.Arrival = "poisson"
+			r.Counts.Expected = 30.1
+		}, "schedule", Pass, "(+0.0 standard deviations)"},
 		{"interrupted", func(r *result.Result) { r.Interrupted = true }, "schedule", Warn, "run interrupted"},
 		{"silent second, limit never bound", func(r *result.Result) { r.Timeline[1].Sent = 0 }, "timeline", Fail, "second(s) 1 although due, and the connection limit never bound"},
 		{"silent seconds while the limit bound", func(r *result.Result) {
