@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/openload/openload/internal/golden"
 )
 
 // The fixed results in testdata come from one run of
@@ -45,7 +47,7 @@ func TestDiffGolden(t *testing.T) {
 		{"diff", "--metric", "service", "testdata/diff-closed.json", "testdata/diff-open.json"},
 		{"diff", "-metric", "corrected", "testdata/diff-closed.json", "testdata/diff-closed.json"},
 	})
-	golden(t, "diff.golden", got)
+	golden.Check(t, "diff.golden", got)
 }
 
 func TestReportGolden(t *testing.T) {
@@ -54,7 +56,7 @@ func TestReportGolden(t *testing.T) {
 		{"report", "--format", "hgrm", "--metric", "response", "testdata/diff-open.json"},
 		{"report", "-format", "hgrm", "-metric", "corrected", "testdata/diff-closed.json"},
 	})
-	golden(t, "report.golden", got)
+	golden.Check(t, "report.golden", got)
 }
 
 // TestReportJSONRoundTrip: --format json re-encodes a result exactly as the
@@ -145,7 +147,7 @@ func TestInputErrorsGolden(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "$ openload %s\n%s", strings.Join(args, " "), stderr)
 	}
-	golden(t, "input-errors.golden", b.String())
+	golden.Check(t, "input-errors.golden", b.String())
 }
 
 // TestRunClosedMode runs --closed against a loopback server that holds its

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/openload/openload/internal/golden"
 	"github.com/openload/openload/model"
 	"github.com/openload/openload/targets/stub"
 )
@@ -50,7 +51,7 @@ func TestHelpGolden(t *testing.T) {
 		if !strings.Contains(stdout, "\n  -h, --help ") {
 			t.Errorf("%q lacks -h, --help", c.args)
 		}
-		golden(t, c.golden, stdout)
+		golden.Check(t, c.golden, stdout)
 	}
 	// The other spellings print the same.
 	same := map[string][][]string{

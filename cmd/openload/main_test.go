@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -17,32 +16,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/openload/openload/internal/golden"
 	"github.com/openload/openload/internal/rawtcp"
 	"github.com/openload/openload/result"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// golden compares got with testdata/name; on mismatch it writes name.got
-// next to it, and with -update it rewrites the golden file.
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if string(want) != got {
-		os.WriteFile(path+".got", []byte(got), 0o644)
-		t.Errorf("%s differs from the golden file; see %s.got (go test -update accepts it)", path, path)
-	}
-}
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
@@ -140,7 +117,7 @@ func TestUsageErrorsGolden(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "$ openload %s\n%s", strings.ReplaceAll(strings.Join(args, " "), dir, "$TMP"), strings.ReplaceAll(stderr, dir, "$TMP"))
 	}
-	golden(t, "usage-errors.golden", b.String())
+	golden.Check(t, "usage-errors.golden", b.String())
 }
 
 // subcommand is the subcommand args run ("model poisson"), or "" for a

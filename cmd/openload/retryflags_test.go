@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openload/openload/internal/golden"
 )
 
 // retryUsageCases are the usage errors of --retries, --retry-*,
@@ -61,7 +63,7 @@ func TestModelPoissonGolden(t *testing.T) {
 		}
 		b.WriteString("$ openload model poisson " + strings.Join(args, " ") + "\n" + stdout + "\n")
 	}
-	golden(t, "model-poisson.golden", b.String())
+	golden.Check(t, "model-poisson.golden", b.String())
 	code, stdout, _ := runCLI("model", "poisson", "--help")
 	if code != exitOK || !strings.Contains(stdout, "--limit-routing") {
 		t.Errorf("model poisson --help: exit %d\n%s", code, stdout)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/openload/openload/internal/golden"
 	"github.com/openload/openload/internal/rawtcp"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/verify"
@@ -208,5 +209,5 @@ func TestExitCodesGolden(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("the usage text has no exit codes:\n%s", u)
 	}
-	golden(t, "exit-codes.golden", u[i:])
+	golden.Check(t, "exit-codes.golden", u[i:])
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openload/openload/internal/golden"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/result"
 )
@@ -19,7 +20,7 @@ func TestDiffTableSmallRatios(t *testing.T) {
 	if err := report.DiffTable(&out, report.Side{Label: "A", P: a}, report.Side{Label: "B", P: b}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "diff-small-ratios.golden", out.String())
+	golden.Check(t, "diff-small-ratios.golden", out.String())
 	for _, bad := range []string{"×0.00 ", "-0.000"} {
 		if strings.Contains(out.String(), bad) {
 			t.Errorf("table prints %q:\n%s", bad, out.String())

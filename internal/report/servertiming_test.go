@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openload/openload/internal/golden"
 	"github.com/openload/openload/internal/report"
 )
 
@@ -15,7 +16,7 @@ import (
 // example's prompts); shard.json a plain one.
 func TestServerTimingStreamGolden(t *testing.T) {
 	out := text(t, "stream.json")
-	golden(t, "server-timing-stream.golden", out)
+	golden.Check(t, "server-timing-stream.golden", out)
 	for _, want := range []string{"next to the client's service time and TTFT from the send", "│ client TTFT from send │", report.ServerTimingStreamNote} {
 		if !strings.Contains(out, want) {
 			t.Errorf("streamed run lacks %q", want)

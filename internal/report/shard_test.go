@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/openload/openload/internal/golden"
 )
 
 // TestShardRateGolden: a shard's rate line compares what it sent with its
@@ -16,7 +18,7 @@ func TestShardRateGolden(t *testing.T) {
 	for _, name := range []string{"shard.json", "shard-poisson.json", "shards-partial.json"} {
 		b.WriteString(text(t, name))
 	}
-	golden(t, "shard-rate.golden", b.String())
+	golden.Check(t, "shard-rate.golden", b.String())
 	for _, want := range []string{
 		"rate     sent 100.0/s (this shard's share of 200/s: 100/s)",
 		"rate     sent 65.0/s (this shard's share of 200/s: 66.7/s)",

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/openload/openload/internal/golden"
 	"github.com/openload/openload/result"
 )
 
@@ -42,7 +43,7 @@ func widest(s string) int {
 // them).
 func TestSweepTableGolden(t *testing.T) {
 	out := render(t, readSweep(t, "sweep.json"))
-	golden(t, "sweep.golden", out)
+	golden.Check(t, "sweep.golden", out)
 	if w := widest(out); w > 126 {
 		t.Errorf("sweep table %d columns wide, want ≤ 126:\n%s", w, out)
 	}
@@ -67,7 +68,7 @@ func TestSweepTableGolden(t *testing.T) {
 func TestSearchTableGolden(t *testing.T) {
 	f := readSweep(t, "search.json")
 	out := render(t, f)
-	golden(t, "search.golden", out)
+	golden.Check(t, "search.golden", out)
 	if w := widest(out); w > 130 {
 		t.Errorf("search %d columns wide:\n%s", w, out)
 	}
