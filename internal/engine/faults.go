@@ -114,10 +114,14 @@ func h2Reset(err error) bool {
 // wrote: frames it could not read — x/net/http2's ErrFrameTooLarge, which
 // is what an HTTP/1.1 answer to the connection preface reads as ("note
 // that the frame header looked like an HTTP/1.1 header"), the usual
-// answer of a server that does not speak h2c — or a connection error.
+// answer of a server that does not speak h2c — or a connection error,
+// or a request that waited for a connection whose exchange of SETTINGS
+// never completed (x/net/http2's unexported "client conn could not be
+// established", what the requests queued behind the first one get).
 func h2Protocol(err error) bool {
 	var ce http2.ConnectionError
-	return errors.Is(err, http2.ErrFrameTooLarge) || errors.As(err, &ce)
+	return errors.Is(err, http2.ErrFrameTooLarge) || errors.As(err, &ce) ||
+		strings.Contains(err.Error(), "http2: client conn could not be established")
 }
 
 // plainHTTPOverTLS reports whether err is net/http's answer to a TLS
