@@ -157,25 +157,30 @@ func standardForm(s string) string {
 	return string(b)
 }
 
+// namedHistogram is one of Histograms' strings and its metric name.
+type namedHistogram struct {
+	name string
+	s    *string
+}
+
+// named lists h's histogram strings by metric name: the one list that
+// Histogram, Read's upgrade of old forms and merge go through.
+func (h *Histograms) named() [10]namedHistogram {
+	return [...]namedHistogram{
+		{"response", &h.Response}, {"service", &h.Service}, {"send_delay", &h.SendDelay},
+		{"corrected", &h.Corrected}, {"answered", &h.Answered}, {"unanswered", &h.Unanswered},
+		{"ttft_response", &h.TTFTResponse}, {"ttft_service", &h.TTFTService}, {"itl", &h.ITL}, {"tpot", &h.TPOT},
+	}
+}
+
 // merge adds o's histograms to h's; Answered is derived (derive).
 func (h Histograms) merge(o Histograms, m *merger) Histograms {
 	h.Unit = "us"
-	for _, p := range []struct {
-		what string
-		a    *string
-		b    string
-	}{
-		{"response", &h.Response, o.Response},
-		{"service", &h.Service, o.Service},
-		{"send_delay", &h.SendDelay, o.SendDelay},
-		{"corrected", &h.Corrected, o.Corrected},
-		{"unanswered", &h.Unanswered, o.Unanswered},
-		{"ttft_response", &h.TTFTResponse, o.TTFTResponse},
-		{"ttft_service", &h.TTFTService, o.TTFTService},
-		{"itl", &h.ITL, o.ITL},
-		{"tpot", &h.TPOT, o.TPOT},
-	} {
-		*p.a, _ = m.hist(*p.a, p.b, p.what)
+	theirs := o.named()
+	for i, p := range h.named() {
+		if p.name != "answered" {
+			*p.s, _ = m.hist(*p.s, *theirs[i].s, p.name)
+		}
 	}
 	h.Answered = ""
 	return h

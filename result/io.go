@@ -47,8 +47,8 @@ func Read(r io.Reader, name string) (*Result, error) {
 	// Results written before the standard form are read in it, so that
 	// re-encoding one (openload report --format json) upgrades it.
 	hs := &res.Histograms
-	for _, p := range []*string{&hs.Response, &hs.Service, &hs.SendDelay, &hs.Corrected, &hs.TTFTResponse, &hs.TTFTService, &hs.ITL, &hs.TPOT} {
-		*p = standardForm(*p)
+	for _, p := range hs.named() {
+		*p.s = standardForm(*p.s)
 	}
 	for i := range res.ServerTiming {
 		res.ServerTiming[i].Histogram = standardForm(res.ServerTiming[i].Histogram)

@@ -3,6 +3,7 @@ package result
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -108,29 +109,17 @@ func (r *Result) ExpectedKnown() bool { return !r.Closed() || r.Config.Rate > 0 
 // Histogram decodes one of the result's histograms by metric name:
 // response, service, send_delay or corrected.
 func (r *Result) Histogram(metric string) (*hdrhistogram.Histogram, error) {
+	if !slices.Contains(Metrics, metric) && !slices.Contains(StreamMetrics, metric) {
+		return nil, fmt.Errorf("unknown metric %q (known: %s)", metric, strings.Join(slices.Concat(Metrics, StreamMetrics), ", "))
+	}
 	var s string
-	switch metric {
-	case "response":
-		s = r.Histograms.Response
-	case "service":
-		s = r.Histograms.Service
-	case "send_delay":
-		s = r.Histograms.SendDelay
-	case "corrected":
-		s = r.Histograms.Corrected
-		if s == "" {
-			return nil, errors.New("result has no corrected histogram (only closed runs paced at a rate have one)")
+	for _, p := range r.Histograms.named() {
+		if p.name == metric {
+			s = *p.s
 		}
-	case "ttft_response":
-		s = r.Histograms.TTFTResponse
-	case "ttft_service":
-		s = r.Histograms.TTFTService
-	case "itl":
-		s = r.Histograms.ITL
-	case "tpot":
-		s = r.Histograms.TPOT
-	default:
-		return nil, fmt.Errorf("unknown metric %q (known: %s)", metric, strings.Join(append(Metrics[:len(Metrics):len(Metrics)], StreamMetrics...), ", "))
+	}
+	if s == "" && metric == "corrected" {
+		return nil, errors.New("result has no corrected histogram (only closed runs paced at a rate have one)")
 	}
 	if s == "" {
 		return nil, fmt.Errorf("result has no %s histogram", metric)
