@@ -190,6 +190,14 @@ type Record struct {
 	LastToken    time.Duration
 	Events       int
 	Tokens       int
+	// PromptTokens is the request's prompt tokens: the server's usage
+	// count when the stream sent one (prompt_tokens, Ollama's
+	// prompt_eval_count), else the count openload made of the prompt it
+	// generated (engine.Config.BodyTokens); 0 when neither is known.
+	// AskedTokens is the output tokens its body asked for (max_tokens or
+	// the server's name for it), 0 when it did not say.
+	PromptTokens int
+	AskedTokens  int
 }
 
 // Limits of what one record carries.

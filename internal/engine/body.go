@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/openload/openload/internal/h1"
+import (
+	"github.com/openload/openload/internal/h1"
+	"github.com/openload/openload/recorder"
+)
 
 // Request bodies from a list (Config.Bodies, the CLI's --body-file): a
 // model server's prompts of varied lengths load it as real traffic does.
@@ -33,4 +36,23 @@ func (t *leanTransport) wireFor(cfg *Config, seq uint64) *h1.Request {
 		return &t.wire
 	}
 	return &t.wires[cfg.BodyIndex(seq)]
+}
+
+// BodyTokens is what openload counted of one request body (Config.BodyTokens).
+type BodyTokens struct {
+	Prompt int // prompt tokens, by openload's tokenizer
+	Asked  int // output tokens asked for (max_tokens), 0 when not said
+}
+
+// bodyTokens fills r's prompt and asked tokens from its body's counts;
+// a usage count the server sent is kept.
+func (cfg *Config) bodyTokens(r *recorder.Record) {
+	if len(cfg.BodyTokens) == 0 || !r.WasSent { // a prompt never sent has no tokens to count
+		return
+	}
+	bt := cfg.BodyTokens[cfg.BodyIndex(r.Seq)]
+	if r.PromptTokens == 0 {
+		r.PromptTokens = bt.Prompt
+	}
+	r.AskedTokens = bt.Asked
 }

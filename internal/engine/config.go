@@ -46,6 +46,8 @@ func (cfg Config) Validate() error {
 		return field.Errorf("MaxStreams", cfg.MaxStreams, "{MaxStreams} must be ≥ 0, got %d", cfg.MaxStreams)
 	case cfg.MaxBody < 0:
 		return field.Errorf("MaxBody", cfg.MaxBody, "{MaxBody} must be ≥ 0 bytes (0: no cap), got %d", cfg.MaxBody)
+	case len(cfg.BodyTokens) > 0 && len(cfg.BodyTokens) != len(cfg.Bodies):
+		return field.Errorf("BodyTokens", len(cfg.BodyTokens), "{BodyTokens} holds %d counts for %d bodies: one each", len(cfg.BodyTokens), len(cfg.Bodies))
 	}
 	if err := cfg.validateResend(); err != nil {
 		return err

@@ -147,6 +147,12 @@ type Config struct {
 	Bodies     [][]byte
 	BodySample bool
 	BodySeed   uint64
+	// BodyTokens, if not empty, holds what openload knows of each of
+	// Bodies (one each): the prompt tokens it counted and the output
+	// tokens the body asks for, copied into the request's record
+	// (Record.PromptTokens, unless the server's usage count came, and
+	// Record.AskedTokens).
+	BodyTokens []BodyTokens
 	// Stream reads every response body as an event stream (stream.go);
 	// without it only text/event-stream responses are.
 	Stream bool
@@ -359,6 +365,7 @@ type recording struct {
 func (g *generator) record(rec *recorder.Recorder, stats *Stats) *recording {
 	rd := &recording{stop: make(chan struct{}), done: make(chan struct{})}
 	add := func(r *recorder.Record) {
+		g.cfg.bodyTokens(r)
 		if err := rec.Add(r); err != nil && stats.LogErr == nil {
 			stats.LogErr = err
 		}
