@@ -40,7 +40,7 @@ var fieldFlags = [...]map[string]string{
 		"Retry.On": "retry-on", "Retry.Retries": "retries", "Retry.Backoff": "retry-backoff", "Retry.Jitter": "retry-jitter",
 		"Retry.Seed": "seed", "Retry.Budget": "retry-budget", "Retry.MinPerSec": "retry-min-per-sec", "Retry.Window": "retry-budget-window",
 		"Insecure": "insecure", "FollowRedirects": "follow-redirects", "MaxBody": "max-body", "Resend": "resend",
-		"Bodies": "body-file", "BodySample": "body-sample", "BodySeed": "seed", "Stream": "stream",
+		"Bodies": "body-file", "BodySample": "body-sample", "BodySeed": "seed", "BodyTokens": "", "Stream": "stream",
 		// loadtest.Options
 		"BuiltinStub": "", "Redact": "redact",
 		"Schedule.Kind": "arrival", "Schedule.Rate": "rate", "Schedule.Duration": "duration", "Schedule.Seed": "seed",
