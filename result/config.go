@@ -67,6 +67,26 @@ type Config struct {
 	Stages     string  `json:"stages,omitempty"`
 	Burstiness float64 `json:"burstiness,omitempty"`
 	Warmup     string  `json:"warmup,omitempty"` // --warmup: Result.Warmup
+
+	// Request is what openload made of the request bodies beyond what
+	// was typed; nil when it made nothing.
+	Request *Request `json:"request,omitempty"`
+}
+
+// Request says what openload did to the request bodies, so that a
+// result shows what a server was sent.
+type Request struct {
+	// ContentType is the Content-Type openload added because the body
+	// is JSON (as curl --json does); empty when -H set one.
+	ContentType string `json:"content_type_added,omitempty"`
+	// Model is the "model" member openload set in every JSON body;
+	// ModelFrom is the URL it was read from (--model auto), empty when
+	// it was given.
+	Model     string `json:"model,omitempty"`
+	ModelFrom string `json:"model_from,omitempty"`
+	// Prompts describes bodies openload made: generated prompts or a
+	// dataset read, and the tokenizer that counted them.
+	Prompts string `json:"prompts,omitempty"`
 }
 
 // ModeClosed marks a closed-loop run in Config.Mode.

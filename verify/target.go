@@ -138,6 +138,9 @@ func StatusHint(res *result.Result, code int) string {
 	case 413:
 		return "the body is larger than the server accepts"
 	case 415:
+		if ct := res.Config.Headers["Content-Type"]; len(ct) > 0 {
+			return fmt.Sprintf("the server does not take Content-Type %s: check the type its API expects", ct[0])
+		}
 		return "a JSON body without Content-Type? send Content-Type: application/json"
 	case 422:
 		return "the body's fields do not match what the API expects (the model name?)"

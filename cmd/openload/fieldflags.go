@@ -47,7 +47,7 @@ var fieldFlags = [...]map[string]string{
 		"Schedule.Stages": "stages", "Schedule.Burstiness": "burstiness",
 		"Sched": "arrivals", "Log": "log", "IntervalLog": "hlog",
 		"Verify.SendDelayP99": "send-delay-budget", "Verify.DipRatio": "", "Verify.DipMin": "",
-		"Closed": "closed", "Think": "think", "DwellBound": "dwell-bound", "StubChild": "", "AutoHeaders": "", "Warmup": "warmup",
+		"Closed": "closed", "Think": "think", "DwellBound": "dwell-bound", "StubChild": "", "Request": "", "AutoHeaders": "", "Warmup": "warmup",
 		"Shard.Index": "shard", "Shard.Of": "shard", "StartAt": "start-at",
 		"RequestObjectives": "slo-request",
 	},

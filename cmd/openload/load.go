@@ -58,6 +58,7 @@ type loadOptions struct {
 	auto       autoOptions   // autoheaders.go
 	shard      shardOptions  // shardflags.go
 	stream     streamOptions // streamflags.go
+	bodies     bodyOptions   // bodyflags.go
 	stages     stagesOptions // stagesflags.go
 }
 
@@ -85,6 +86,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 		fs.StringArrayVarP(&o.headers, "header", "H", nil, "request `header` 'Name: value' (repeatable)")
 		fs.StringVar(&o.body, "body", "", "request body")
 		fs.StringVar(&o.bodyFile, "body-file", "", "read the request body from this `file`; a .jsonl file holds one JSON request per line, sent in order (or --body-sample)")
+		o.bodies.flags(fs) // bodyflags.go
 		fs.DurationVar(&r.Timeout, "timeout", 30*time.Second, "per-request timeout, from the moment it is sent")
 		o.stream.flags(fs, r) // streamflags.go
 	})
@@ -219,6 +221,9 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 	if err := o.stream.validate(fs, r, o.bodyFile); err != nil { // streamflags.go
 		return err
 	}
+	if err := o.bodies.validate(fs, o); err != nil { // bodyflags.go
+		return err
+	}
 	if fs.NArg() == 1 {
 		if r.URL, err = parseURL(fs.Arg(0)); err != nil {
 			return err
@@ -333,6 +338,10 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if tgt.close != nil {
 		defer tgt.close()
+	}
+	if err := o.bodies.resolve(ctx, r); err != nil { // bodyflags.go
+		fmt.Fprintf(stderr, "openload: %v\n", err)
+		return exitRuntime
 	}
 
 	if !o.quiet {

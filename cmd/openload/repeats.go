@@ -27,6 +27,10 @@ func runRepeats(ctx context.Context, o *loadOptions, fs *pflag.FlagSet, stdout, 
 		defer tgt.close()
 	}
 	r.AutoHeaders = o.auto.headers(fs)
+	if err := o.bodies.resolve(ctx, r); err != nil { // bodyflags.go
+		fmt.Fprintf(stderr, "openload: %v\n", err)
+		return exitRuntime
+	}
 	n := 0
 	base := sweep.Options{Base: *r, Objectives: o.objectives, OnPoint: func(p sweep.Point) {
 		n++

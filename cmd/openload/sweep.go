@@ -281,6 +281,10 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer tgt.close()
 	}
 	r.AutoHeaders = o.auto.headers(fs)
+	if err := o.bodies.resolve(ctx, r); err != nil { // bodyflags.go
+		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
+		return exitRuntime
+	}
 
 	base := sweep.Options{Base: *r, Pause: so.pause, Objectives: o.objectives, Knee: so.knee}
 	n := 0

@@ -52,13 +52,26 @@ func TestClientErrorsFailTheTarget(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(int(status.Load())) }))
 	defer srv.Close()
 	status.Store(415)
-	code, stdout, stderr := runCLI("-rate", "20", "-d", "500ms", "--body", `{"model":"m"}`, srv.URL+"/v1/chat/completions")
+	// A body that is not JSON goes without a Content-Type: the hint says
+	// how to name one.
+	code, stdout, stderr := runCLI("-rate", "20", "-d", "500ms", "--body", `model=m`, srv.URL+"/v1/chat/completions")
 	if code != exitTargetFailed {
 		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitTargetFailed, stdout, stderr)
 	}
 	wantLines(t, stdout,
 		"FAIL  client_errors.rate <= 1 %: measured 100 % (breached) · openload's default",
 		"\nresult: target refused the requests: 10 of 10 answered 415 Unsupported Media Type (a JSON body without Content-Type? send Content-Type: application/json) (exit 5)\nhint:   add -H 'Content-Type: application/json' to name a JSON body's type\n")
+	// A JSON body goes as JSON: refused all the same, the type is named.
+	code, stdout, stderr = runCLI("-rate", "20", "-d", "500ms", "--body", `{"model":"m"}`, srv.URL+"/v1/chat/completions")
+	if code != exitTargetFailed {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitTargetFailed, stdout, stderr)
+	}
+	wantLines(t, stdout,
+		"\nrequest: Content-Type: application/json added (the body is JSON)\n",
+		"\nresult: target refused the requests: 10 of 10 answered 415 Unsupported Media Type (the server does not take Content-Type application/json: check the type its API expects) (exit 5)\n")
+	if strings.Contains(stdout, "add -H 'Content-Type") {
+		t.Errorf("a hint to add the Content-Type openload sent:\n%s", stdout)
+	}
 	status.Store(404)
 	if code, stdout, _ := runCLI("-rate", "20", "-d", "500ms", srv.URL+"/predict"); code != exitTargetFailed ||
 		!strings.Contains(stdout, "result: target refused the requests: 10 of 10 answered 404 Not Found (nothing at /predict on this server: check the URL's path) (exit 5)") {

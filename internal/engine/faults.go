@@ -48,6 +48,11 @@ func tlsConfig(cfg Config) *tls.Config {
 	return c
 }
 
+// ClientTLS is the TLS configuration the run's requests use (TLS, with
+// verification off only with Insecure), for a caller's own request to
+// the same target.
+func (cfg Config) ClientTLS() *tls.Config { return tlsConfig(cfg) }
+
 // checkRedirect is the client's redirect policy for cfg.
 func checkRedirect(cfg Config) func(*http.Request, []*http.Request) error {
 	if !cfg.FollowRedirects {

@@ -73,6 +73,11 @@ type Options struct {
 	// and accounted for, and reported apart (recorder.Warmup).
 	Warmup time.Duration
 
+	// Request notes what the caller made of the request bodies (an
+	// added Content-Type, the model named, generated prompts), for the
+	// result; nil when nothing.
+	Request *result.Request
+
 	// StubChild: the built-in stub (BuiltinStub) runs in a child process,
 	// so the generator's figures are openload's alone; without it they
 	// include the stub's work.
@@ -259,6 +264,7 @@ func (o *Options) resultConfig(sched string) result.Config {
 		Insecure:        o.Insecure,
 		FollowRedirects: o.FollowRedirects,
 		MaxBody:         o.MaxBody,
+		Request:         o.Request,
 	}
 	if c.Protocol == "" {
 		c.Protocol = engine.HTTP1

@@ -123,6 +123,31 @@ func autoNote(auto bool) string {
 // TTFT from the send is the client's figure that stops about there.
 const ServerTimingStreamNote = "streamed: the server's Server-Timing header came with the response head, so it covers the time to the head, not the stream that followed; compare it with client TTFT from send, not with service time"
 
+// RequestLine says what openload made of the request bodies (an added
+// Content-Type, the model, generated prompts); "" when nothing.
+func RequestLine(q *result.Request) string {
+	if q == nil {
+		return ""
+	}
+	var parts []string
+	if q.ContentType != "" {
+		parts = append(parts, "Content-Type: "+q.ContentType+" added (the body is JSON)")
+	}
+	switch {
+	case q.Model != "" && q.ModelFrom != "":
+		parts = append(parts, fmt.Sprintf("model %q, the first of GET %s", q.Model, q.ModelFrom))
+	case q.Model != "":
+		parts = append(parts, fmt.Sprintf("model %q", q.Model))
+	}
+	if q.Prompts != "" {
+		parts = append(parts, q.Prompts)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "request: " + strings.Join(parts, " · ")
+}
+
 // Text writes the full terminal report of res.
 func Text(w io.Writer, res *result.Result) error {
 	cfg := res.Config
@@ -141,8 +166,12 @@ func Text(w io.Writer, res *result.Result) error {
 	if cfg.Client != "" {
 		client = " · client " + cfg.Client
 	}
-	fmt.Fprintf(w, "%s · timeout %s · drain %s%s · started %s\n\n",
+	fmt.Fprintf(w, "%s · timeout %s · drain %s%s · started %s\n",
 		limits, cfg.Timeout, cfg.Drain, client, res.Started.UTC().Format("2006-01-02T15:04:05Z"))
+	if line := RequestLine(cfg.Request); line != "" {
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintln(w)
 	rows := headRows(res) // target.go
 	if res.Corrected != nil {
 		rows = append(rows, Row{CorrectedName(res.Corrected), res.Corrected.Percentiles})

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/result"
+)
+
+// bodyOptions are what openload does to the request bodies beyond sending
+// them: a JSON body goes as JSON (Content-Type: application/json, as curl
+// --json sends it, unless -H set one: vLLM answers 400 and TGI 415
+// without it), and --model names the model in every JSON body, or asks
+// the target's /v1/models for it (--model auto, as GuideLLM does).
+type bodyOptions struct {
+	model string
+	json  bool // every body is JSON
+}
+
+// modelAuto is --model's value that asks the target.
+const modelAuto = "auto"
+
+func (b *bodyOptions) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&b.model, "model", "", "set the \"model\" member of every JSON body to `NAME`; 'auto': the first id of the target's GET /v1/models, asked once before the run")
+}
+
+// jsonBody reports whether the body typed or read is JSON: a --body that
+// parses as JSON, or a --body-file named .json, .jsonl or .ndjson.
+func jsonBody(body, bodyFile string) bool {
+	if bodyFile != "" {
+		switch strings.ToLower(filepath.Ext(bodyFile)) {
+		case ".json", ".jsonl", ".ndjson":
+			return true
+		}
+		return false
+	}
+	return body != "" && json.Valid([]byte(body))
+}
+
+// validate completes r's request from the body flags, once r's bodies
+// are read (o.request, streamflags.go): the Content-Type of a JSON body
+// and, with a model given, every body's "model".
+func (b *bodyOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
+	r := &o.run
+	b.json = b.json || jsonBody(o.body, o.bodyFile)
+	if fs.Changed("model") && b.model == "" {
+		return errors.New("--model needs a NAME, or 'auto' to ask the target's /v1/models")
+	}
+	if b.model != "" && !b.json {
+		return errors.New("--model sets the \"model\" member of a JSON body: give one (--body '{…}', a .json or .jsonl --body-file, or generated prompts)")
+	}
+	if b.json && r.Header.Get("Content-Type") == "" {
+		r.Header.Set("Content-Type", "application/json")
+		note(r).ContentType = "application/json"
+	}
+	if b.model != "" && b.model != modelAuto {
+		return setModel(r, b.model, "")
+	}
+	return nil
+}
+
+// note returns r's request note, made when first needed.
+func note(r *loadtest.Options) *result.Request {
+	if r.Request == nil {
+		r.Request = &result.Request{}
+	}
+	return r.Request
+}
+
+// resolve asks the target for the model with --model auto, once its URL
+// is known (a built-in stub starts after validate) and before anything
+// is sent.
+func (b *bodyOptions) resolve(ctx context.Context, r *loadtest.Options) error {
+	if b.model != modelAuto {
+		return nil
+	}
+	models := modelsURL(r.URL)
+	id, err := firstModel(ctx, models, r.Header, r.ClientTLS())
+	if err != nil {
+		return fmt.Errorf("--model auto: GET %s: %v", models, err)
+	}
+	return setModel(r, id, models)
+}
+
+// modelsURL is the OpenAI list of models next to u: /v1/models on its
+// host, which vLLM, TGI, llama.cpp's server and Ollama all serve.
+func modelsURL(u *url.URL) string {
+	m := url.URL{Scheme: u.Scheme, User: u.User, Host: u.Host, Path: "/v1/models"}
+	return m.String()
+}
+
+// firstModel returns the first id of the list of models at models: the
+// OpenAI form {"object":"list","data":[{"id":…},…]}. The request carries
+// the run's headers (an API key), not its body.
+func firstModel(ctx context.Context, models string, h http.Header, tlsCfg *tls.Config) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, models, nil)
+	if err != nil {
+		return "", err
+	}
+	for k, v := range h {
+		if !strings.EqualFold(k, "Content-Type") {
+			req.Header[k] = v
+		}
+	}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: tlsCfg, Proxy: nil}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("status %s", resp.Status)
+	}
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return "", fmt.Errorf("not an OpenAI list of models: %v", err)
+	}
+	if len(list.Data) == 0 || list.Data[0].ID == "" {
+		return "", errors.New("the list holds no model")
+	}
+	return list.Data[0].ID, nil
+}
+
+// setModel sets the "model" member of every body of r to name, and notes
+// it (from: the list it was read from, or "" when given).
+func setModel(r *loadtest.Options, name, from string) error {
+	for i, body := range r.Bodies {
+		b, err := withModel(body, name)
+		if err != nil {
+			return fmt.Errorf("--model: body %d: %v", i+1, err)
+		}
+		r.Bodies[i] = b
+	}
+	if len(r.Bodies) > 0 {
+		r.Body = r.Bodies[0]
+	} else {
+		b, err := withModel(r.Body, name)
+		if err != nil {
+			return fmt.Errorf("--model: the body: %v", err)
+		}
+		r.Body = b
+	}
+	n := note(r)
+	n.Model, n.ModelFrom = name, from
+	return nil
+}
+
+// withModel returns body, a JSON object, with its top-level "model" member
+// set to name: the value replaced where the member is, else the member
+// put first. The rest of the body is kept byte for byte, its members'
+// order too, which a decode and re-encode would not keep.
+func withModel(body []byte, name string) ([]byte, error) {
+	val, err := json.Marshal(name)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	open := dec.InputOffset()
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		start := dec.InputOffset() // after the key: the colon, then the value
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+		if key != "model" {
+			continue
+		}
+		end := dec.InputOffset()
+		out := make([]byte, 0, len(body)+len(val))
+		out = append(append(append(out, body[:start]...), ':'), val...)
+		return append(out, body[end:]...), nil
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, err
+	}
+	member := append([]byte(`"model":`), val...)
+	if len(bytes.TrimSpace(body[open:])) > 1 { // members follow
+		member = append(member, ',')
+	}
+	out := make([]byte, 0, len(body)+len(member))
+	out = append(append(append(out, body[:open]...), member...), body[open:]...)
+	return out, nil
+}

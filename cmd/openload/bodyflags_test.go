@@ -1,0 +1,157 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func TestWithModel(t *testing.T) {
+	cases := []struct{ body, want string }{
+		{`{"model":"old","messages":[]}`, `{"model":"m1","messages":[]}`},
+		{`{"messages":[],"model" : "old" ,"stream":true}`, `{"messages":[],"model":"m1" ,"stream":true}`},
+		{`{"messages":[{"model":"inner"}]}`, `{"model":"m1","messages":[{"model":"inner"}]}`},
+		{`{}`, `{"model":"m1"}`},
+		{` { } `, ` {"model":"m1" } `},
+		{`{"prompt":"a \"model\": b"}`, `{"model":"m1","prompt":"a \"model\": b"}`},
+	}
+	for _, c := range cases {
+		got, err := withModel([]byte(c.body), "m1")
+		if err != nil || string(got) != c.want {
+			t.Errorf("withModel(%s) = %s, %v; want %s", c.body, got, err, c.want)
+		}
+	}
+	for _, bad := range []string{`[1]`, `"x"`, `{"a":`, ``} {
+		if got, err := withModel([]byte(bad), "m1"); err == nil {
+			t.Errorf("withModel(%q) = %s, want an error", bad, got)
+		}
+	}
+}
+
+// seen is what a scripted server read: each request's Content-Type and
+// body.
+type seen struct {
+	mu     sync.Mutex
+	types  []string
+	bodies []string
+	models int // GET /v1/models
+}
+
+func (s *seen) server(t *testing.T, models string) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if r.URL.Path == "/v1/models" {
+			s.models++
+			if models == "" {
+				http.NotFound(w, r)
+				return
+			}
+			io.WriteString(w, models)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		s.types = append(s.types, r.Header.Get("Content-Type"))
+		s.bodies = append(s.bodies, string(b))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestJSONBodiesSentAsJSON: a JSON --body or a .json/.jsonl --body-file
+// goes with Content-Type: application/json unless -H names one; a body
+// that is not JSON goes without.
+func TestJSONBodiesSentAsJSON(t *testing.T) {
+	dir := t.TempDir()
+	lines := filepath.Join(dir, "p.jsonl")
+	if err := os.WriteFile(lines, []byte("{\"a\":1}\n{\"a\":2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := filepath.Join(dir, "p.txt")
+	if err := os.WriteFile(text, []byte(`{"a":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--body", `{"a":1}`}, "application/json"},
+		{[]string{"--body-file", lines}, "application/json"},
+		{[]string{"--body", `{"a":1}`, "-H", "Content-Type: text/plain"}, "text/plain"},
+		{[]string{"--body", `a=1`}, ""},
+		{[]string{"--body-file", text}, ""},
+	}
+	for _, c := range cases {
+		var s seen
+		srv := s.server(t, "")
+		args := append([]string{"-rate", "20", "-d", "250ms", "-q"}, c.args...)
+		if code, stdout, stderr := runCLI(append(args, srv.URL)...); code != exitOK {
+			t.Fatalf("%v: exit %d\n%s%s", c.args, code, stdout, stderr)
+		}
+		if len(s.types) != 5 {
+			t.Fatalf("%v: the server read %d requests, want 5", c.args, len(s.types))
+		}
+		for _, ct := range s.types {
+			if ct != c.want {
+				t.Errorf("%v: Content-Type %q, want %q", c.args, ct, c.want)
+			}
+		}
+	}
+}
+
+// TestModelFlag: --model NAME sets every JSON body's model; --model auto
+// reads the target's /v1/models once, before the first request, and the
+// result says where from; a failure is one line and nothing is sent.
+func TestModelFlag(t *testing.T) {
+	dir := t.TempDir()
+	lines := filepath.Join(dir, "p.jsonl")
+	if err := os.WriteFile(lines, []byte("{\"model\":\"x\",\"n\":1}\n{\"n\":2}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var s seen
+	srv := s.server(t, `{"object":"list","data":[{"id":"served-7b","object":"model"},{"id":"other"}]}`)
+	runOK(t, "-rate", "20", "-d", "200ms", "-q", "--model", "given", "--body-file", lines, srv.URL)
+	want := []string{`{"model":"given","n":1}`, `{"model":"given","n":2}`, `{"model":"given","n":1}`, `{"model":"given","n":2}`}
+	if strings.Join(s.bodies, "\n") != strings.Join(want, "\n") || s.models != 0 {
+		t.Errorf("--model given: bodies\n%s\n/v1/models asked %d times", strings.Join(s.bodies, "\n"), s.models)
+	}
+
+	s = seen{}
+	out := filepath.Join(dir, "auto.json")
+	stdout, _ := runOK(t, "-rate", "20", "-d", "200ms", "--model", "auto", "--body", `{"messages":[]}`, "-o", out, srv.URL+"/v1/chat/completions")
+	if s.models != 1 || len(s.bodies) != 4 || s.bodies[0] != `{"model":"served-7b","messages":[]}` {
+		t.Errorf("--model auto: /v1/models asked %d times, bodies %q", s.models, s.bodies)
+	}
+	wantLines(t, stdout, `request: Content-Type: application/json added (the body is JSON) · model "served-7b", the first of GET `+srv.URL+"/v1/models\n")
+	if q := readResult(t, out).Config.Request; q == nil || q.Model != "served-7b" || q.ModelFrom != srv.URL+"/v1/models" || q.ContentType != "application/json" {
+		t.Errorf("result's request: %+v", q)
+	}
+
+	var none seen
+	bare := none.server(t, "")
+	code, stdout, stderr := runCLI("-rate", "20", "-d", "200ms", "--model", "auto", "--body", `{}`, bare.URL+"/v1/completions")
+	if code != exitRuntime || len(none.bodies) != 0 || strings.Count(stderr, "\n") != 1 ||
+		!strings.Contains(stderr, "openload: --model auto: GET "+bare.URL+"/v1/models: status 404 Not Found") {
+		t.Errorf("--model auto without a list: exit %d, %d requests sent\n%s%s", code, len(none.bodies), stdout, stderr)
+	}
+}
+
+func TestModelFlagErrors(t *testing.T) {
+	cases := []struct{ args []string }{
+		{[]string{"--model", "m", "--body", "a=1"}},
+		{[]string{"--model", "m"}},
+		{[]string{"--model", ""}},
+		{[]string{"--model", "m", "--body", "[1,2]"}},
+	}
+	for _, c := range cases {
+		code, _, stderr := runCLI(append([]string{"-rate", "10", "-d", "1s"}, append(c.args, "http://127.0.0.1:1/")...)...)
+		if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.Contains(first, "--model") {
+			t.Errorf("%v: exit %d, %q", c.args, code, stderr)
+		}
+	}
+}
