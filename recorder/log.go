@@ -156,6 +156,7 @@ type LogEntry struct {
 	Streamed                         bool
 	FirstByte, FirstToken, LastToken time.Duration
 	Tokens                           int
+	PromptTokens, AskedTokens        int // 0 when not known, or in a log before them
 }
 
 // LogReader reads a per-request CSV log, shaped like bufio.Scanner: call
@@ -240,8 +241,8 @@ func (lr *LogReader) Scan() bool {
 
 func (lr *LogReader) parse(text string) error {
 	f := strings.Split(text, ",")
-	if len(f) != 9 && len(f) != 10 && len(f) != 14 {
-		return fmt.Errorf("%d fields, want 9, 10 or 14", len(f))
+	if len(f) != 9 && len(f) != 10 && len(f) != 14 && len(f) != 16 {
+		return fmt.Errorf("%d fields, want 9, 10, 14 or 16", len(f))
 	}
 	var e LogEntry
 	var err error
@@ -272,7 +273,7 @@ func (lr *LogReader) parse(text string) error {
 	if e.WasSent {
 		e.Attempts = 1
 	}
-	if len(f) == 14 {
+	if len(f) >= 14 {
 		if err := parseStream(f[10:], &e); err != nil { // stream.go
 			return err
 		}

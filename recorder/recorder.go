@@ -149,7 +149,7 @@ func (r *Recorder) Add(rec *Record) error {
 	r.addAttempts(rec)
 	r.addWire(rec)
 	r.addFaults(rec)
-	if rec.Streamed || r.stream != nil {
+	if rec.Streamed || r.stream != nil || rec.PromptTokens > 0 || rec.AskedTokens > 0 {
 		r.streamStats()
 		r.addStream(rec) // stream.go
 	}

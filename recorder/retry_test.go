@@ -120,7 +120,7 @@ func TestLogReaderNineOrTenColumns(t *testing.T) {
 		t.Errorf("nine-column log: attempts %v, err %v", got, lr.Err())
 	}
 	for _, tc := range []struct{ in, want string }{
-		{LogHeader + "\n0,0.000,0.200,50.400,50.200,50.400,0.200,200,,1,x\n", "run.csv:2: 11 fields, want 9, 10 or 14"},
+		{LogHeader + "\n0,0.000,0.200,50.400,50.200,50.400,0.200,200,,1,x\n", "run.csv:2: 11 fields, want 9, 10, 14 or 16"},
 		{LogHeader + "\n0,0.000,0.200,50.400,50.200,50.400,0.200,200,,two\n", `run.csv:2: bad attempts "two"`},
 		{LogHeader + "\n0,0.000,0.200,50.400,50.200,50.400,0.200,200,,-1\n", `run.csv:2: bad attempts "-1"`},
 	} {

@@ -60,11 +60,18 @@ type StreamStats struct {
 	Events                               int64 // content events, as counted in the timeline
 	Met                                  int64 // requests meeting every per-request objective
 	Clamped                              int64
+	// Prompt and Asked hold per request its prompt tokens and the output
+	// tokens it asked for (Record.PromptTokens, AskedTokens), when known;
+	// PromptSum and AskedSum their sums, Received the output tokens of
+	// the requests that asked, Short the completed ones that got fewer.
+	Prompt, Asked                        *hdrhistogram.Histogram
+	PromptSum, AskedSum, Received, Short int64
 }
 
 // NewStreamStats returns empty stream figures.
 func NewStreamStats() *StreamStats {
-	return &StreamStats{TTFTResponse: result.NewHistogram(), TTFTService: result.NewHistogram(), ITL: result.NewHistogram(), TPOT: result.NewHistogram()}
+	return &StreamStats{TTFTResponse: result.NewHistogram(), TTFTService: result.NewHistogram(), ITL: result.NewHistogram(), TPOT: result.NewHistogram(),
+		Prompt: result.NewHistogram(), Asked: result.NewHistogram()}
 }
 
 func (s *StreamStats) record(h *hdrhistogram.Histogram, d time.Duration) {
@@ -73,6 +80,11 @@ func (s *StreamStats) record(h *hdrhistogram.Histogram, d time.Duration) {
 		us, s.Clamped = result.HistHighest, s.Clamped+1
 	}
 	_ = h.RecordValue(us) // in range by construction
+}
+
+// recordCount records a token count, within the histogram's range.
+func (s *StreamStats) recordCount(h *hdrhistogram.Histogram, n int) {
+	_ = h.RecordValue(min(int64(n), result.HistHighest))
 }
 
 // RequestObjective bounds one per-request stream figure: Metric is ttft
@@ -207,6 +219,18 @@ func (r *Recorder) addStream(rec *Record) {
 		s.Requests++
 	}
 	s.OutputTokens += int64(rec.Tokens)
+	if rec.PromptTokens > 0 {
+		s.PromptSum += int64(rec.PromptTokens)
+		s.recordCount(s.Prompt, rec.PromptTokens)
+	}
+	if rec.AskedTokens > 0 {
+		s.AskedSum += int64(rec.AskedTokens)
+		s.Received += int64(rec.Tokens)
+		s.recordCount(s.Asked, rec.AskedTokens)
+		if rec.Outcome == Completed && rec.Tokens < rec.AskedTokens {
+			s.Short++
+		}
+	}
 	if r.objectives != nil && meets(rec, r.objectives) {
 		s.Met++
 	}
@@ -251,6 +275,17 @@ func (r *Recorder) fillStream(res *result.Result) error {
 	if r.objectives != nil {
 		st.Goodput = &result.Goodput{Objectives: FormatRequestObjectives(r.objectives), Met: s.Met}
 	}
+	var err error
+	if st.PromptTokens, err = result.SummarizeTokens(s.Prompt, s.PromptSum); err != nil {
+		return err
+	}
+	asked, err := result.SummarizeTokens(s.Asked, s.AskedSum)
+	if err != nil {
+		return err
+	}
+	if asked != nil {
+		st.Asked = &result.Asked{Tokens: *asked, Received: s.Received, Short: s.Short}
+	}
 	st.SetRates(res.Elapsed, res.Counts)
 	res.Stream = st
 	for _, p := range []struct {
@@ -268,8 +303,10 @@ func (r *Recorder) fillStream(res *result.Result) error {
 
 // StreamLogColumns are the columns a stream run's per-request log appends
 // after the fixed ones (NewStreamLogWriter): first byte, first and last
-// token (ms from the start, empty when there was none) and output tokens.
-const StreamLogColumns = "first_byte_ms,first_token_ms,last_token_ms,output_tokens"
+// token (ms from the start, empty when there was none), output tokens,
+// and the prompt tokens and output tokens asked (empty when not known).
+// Logs written before the last two have four stream columns.
+const StreamLogColumns = "first_byte_ms,first_token_ms,last_token_ms,output_tokens,prompt_tokens,asked_tokens"
 
 // appendStream appends a record's stream columns, each after a comma.
 func appendStream(b []byte, r *Record) []byte {
@@ -286,10 +323,17 @@ func appendStream(b []byte, r *Record) []byte {
 		b = appendMillis(b, r.LastToken)
 	}
 	b = append(b, ',')
-	return strconv.AppendInt(b, int64(r.Tokens), 10)
+	b = strconv.AppendInt(b, int64(r.Tokens), 10)
+	for _, n := range [...]int{r.PromptTokens, r.AskedTokens} {
+		b = append(b, ',')
+		if n > 0 {
+			b = strconv.AppendInt(b, int64(n), 10)
+		}
+	}
+	return b
 }
 
-// parseStream reads the stream columns f (4 fields) into e.
+// parseStream reads the stream columns f (4 or 6 fields) into e.
 func parseStream(f []string, e *LogEntry) error {
 	names := [...]string{"first_byte_ms", "first_token_ms", "last_token_ms"}
 	dst := [...]*time.Duration{&e.FirstByte, &e.FirstToken, &e.LastToken}
@@ -310,5 +354,15 @@ func parseStream(f []string, e *LogEntry) error {
 	}
 	e.Tokens = int(n)
 	e.Streamed = true
+	for i, dst := range [...]*int{&e.PromptTokens, &e.AskedTokens} {
+		if len(f) <= 4+i || f[4+i] == "" {
+			continue
+		}
+		n, err := strconv.ParseUint(f[4+i], 10, 31)
+		if err != nil {
+			return fmt.Errorf("bad %s %q", [...]string{"prompt_tokens", "asked_tokens"}[i], f[4+i])
+		}
+		*dst = int(n)
+	}
 	return nil
 }

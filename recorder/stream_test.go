@@ -257,3 +257,51 @@ func TestStreamErrorRecord(t *testing.T) {
 		t.Errorf("log %+v: want the second line an error stream with its 3 tokens from 100 to 120 ms", got)
 	}
 }
+
+// Prompt tokens and the output tokens asked are counted per request into
+// the result, merge without loss, and go through the log; a log written
+// before their columns still reads.
+func TestPromptAndAskedTokens(t *testing.T) {
+	a, b := New(nil), New(nil)
+	var buf bytes.Buffer
+	lw := NewStreamLogWriter(&buf)
+	for i := range 10 {
+		r := streamed(uint64(i), 0, 0, 10*msec, 8+i%2, msec) // 8 or 9 tokens of the 9 asked
+		r.PromptTokens, r.AskedTokens = 100+i, 9
+		lw.Write(&r)
+		sh := a
+		if i%2 == 1 {
+			sh = b
+		}
+		if err := sh.Add(&r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unknown := streamed(10, 0, 0, 10*msec, 3, msec) // a body openload did not count
+	lw.Write(&unknown)
+	a.Add(&unknown)
+	lw.Flush()
+
+	res := mergedShards(t, a, b)
+	p, q := res.Stream.PromptTokens, res.Stream.Asked
+	if p == nil || p.Requests != 10 || p.Sum != 1045 || p.Min != 100 || p.Max != 109 || p.P50 != 104 || p.Mean != 104.5 {
+		t.Errorf("prompt tokens %+v, want 10 requests, sum 1045, min 100, p50 104, max 109", p)
+	}
+	if q == nil || q.Requests != 10 || q.Sum != 90 || q.Received != 85 || q.Short != 5 {
+		t.Errorf("asked %+v, want 10 requests asking 90, received 85, 5 short", q)
+	}
+
+	lr := NewLogReader(&buf, "s.csv")
+	var got []LogEntry
+	for lr.Scan() {
+		got = append(got, lr.Entry())
+	}
+	if lr.Err() != nil || len(got) != 11 || got[3].PromptTokens != 103 || got[3].AskedTokens != 9 || got[10].PromptTokens != 0 || got[10].AskedTokens != 0 {
+		t.Fatalf("log: %v, %d entries: %+v", lr.Err(), len(got), got)
+	}
+	old := LogHeader + ",first_byte_ms,first_token_ms,last_token_ms,output_tokens\n0,0.000,0.000,20.000,20.000,20.000,0.000,200,,1,9.000,10.000,17.000,8\n"
+	lr = NewLogReader(strings.NewReader(old), "old.csv")
+	if !lr.Scan() || lr.Entry().Tokens != 8 || lr.Entry().PromptTokens != 0 {
+		t.Errorf("a log of four stream columns: %v %+v", lr.Err(), lr.Entry())
+	}
+}

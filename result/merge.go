@@ -156,7 +156,7 @@ func (m *merger) add(a, b *Result) *Result {
 		addCounts(a.TLSCauses, b.TLSCauses),
 		nil, // Start: each shard's own lateness, in Shards
 		mergeShardRuns(a.Shards, b.Shards),
-		a.Stream.merge(b.Stream),
+		a.Stream.merge(b.Stream, m),
 		a.Warmup.merge(b.Warmup, m),
 	}
 	r.Dropped += m.dropped - dropped

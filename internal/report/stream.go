@@ -48,6 +48,14 @@ func StreamLines(w io.Writer, res *result.Result) error {
 		fmt.Fprintf(w, " · token events per second of the run: min %d, median %d, max %d", sorted[0], sorted[len(sorted)/2], sorted[len(sorted)-1])
 	}
 	fmt.Fprintln(w)
+	if p := s.PromptTokens; p != nil {
+		fmt.Fprintf(w, "prompts  %d requests · prompt tokens p50 %d, min %d, max %d, mean %.1f (the server's usage count where it sent one, else openload's count of the prompt it made)\n",
+			p.Requests, p.P50, p.Min, p.Max, p.Mean)
+	}
+	if a := s.Asked; a != nil {
+		fmt.Fprintf(w, "asked    %d requests asked for %d output tokens (p50 %d, min %d, max %d) · received %d · %d completed with fewer than they asked\n",
+			a.Requests, a.Sum, a.P50, a.Min, a.Max, a.Received, a.Short)
+	}
 	if g := s.Goodput; g != nil {
 		fmt.Fprintf(w, "goodput  %.2f req/s met %s (%d requests, %.1f %% of scheduled) · throughput %.2f req/s completed\n",
 			g.PerS, g.Objectives, g.Met, 100*g.MetFraction, g.Throughput)
