@@ -15,6 +15,10 @@
 //	}
 //	bodies, err := prompt.Generate(spec) // []Body{JSON, PromptTokens, MaxTokens}
 //
+// or, from a ShareGPT file (Spec.Prompt unset: the file gives the prompts),
+//
+//	bodies, skipped, err := prompt.ReadShareGPT(f, spec, prompt.FirstTurn)
+//
 // Tokens are OpenAI's cl100k_base, counted by Count. A server's own
 // tokenizer counts the same text somewhat differently, and its chat
 // template adds tokens of its own, so PromptTokens is the prompt as
@@ -55,4 +59,11 @@
 // (API.CanIgnoreEOS says where each server's field is, or that it has
 // none); asking it of another API is an error rather than a body that
 // silently stops at the end of sequence.
+//
+// # ShareGPT
+//
+// ReadShareGPT reads the common benchmark file, either as vLLM does (the
+// first turn as prompt, the second's length as max tokens, vLLM's length
+// filter) or one body per answered human turn, with the conversation so
+// far as chat history (Turns).
 package prompt
