@@ -30,3 +30,16 @@ func Count(text string) int {
 	}
 	return n
 }
+
+// Tokens returns the cl100k_base token ids of text, as Count counts them.
+func Tokens(text string) []int {
+	ids, _, err := cl100k().Encode(text)
+	if err != nil {
+		panic("prompt: cl100k_base: " + err.Error())
+	}
+	out := make([]int, len(ids))
+	for i, id := range ids {
+		out[i] = int(id)
+	}
+	return out
+}

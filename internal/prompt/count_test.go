@@ -56,3 +56,15 @@ func BenchmarkCount1024(b *testing.B) {
 		Count(text)
 	}
 }
+
+func TestTokens(t *testing.T) {
+	// OpenAI cookbook, "How to count tokens with tiktoken".
+	want := []int{83, 1609, 5963, 374, 2294, 0}
+	got := Tokens("tiktoken is great!")
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Tokens = %v, want %v", got, want)
+	}
+	if len(Tokens("")) != 0 {
+		t.Errorf("Tokens(\"\") = %v", Tokens(""))
+	}
+}
