@@ -20,8 +20,11 @@ const (
 	// (vllm/benchmarks/dataset_utils.py) rejects: a prompt or answer under
 	// 4 tokens, a prompt over 1024, or both over 2048 (the answer checks
 	// are dropped when Spec.Output sets the max tokens, as vLLM's
-	// --sharegpt-output-len does). vLLM then shuffles the entries; here
-	// they stay in file order, and the run's body sampling draws them.
+	// --sharegpt-output-len does). vLLM's counts are its model's
+	// tokenizer's, with the special tokens it adds (a BOS, often), so an
+	// entry near a limit may fall on the other side here. vLLM then
+	// shuffles the entries; here they stay in file order, and the run's
+	// body sampling draws them.
 	FirstTurn Turns = iota
 	// EveryTurn makes one body per human turn that a gpt turn answers:
 	// its max tokens is that answer's length. In the chat grammars the
