@@ -40,7 +40,7 @@
 // indexes share no prefix a cache could hit, but by a chance of 748⁻¹⁶
 // per 16 tokens. Generating 10,000 chat bodies of 1024-token prompts
 // takes about 0.3 s on one core, 15 KB and 11 allocations a body
-// (BenchmarkGenerate); Count is about 0.3 ms per 1024 tokens
+// (BenchmarkGenerate); Count is 0.3 to 0.4 ms per 1024 tokens
 // (BenchmarkCount1024), so counting, not generating, is what costs.
 //
 // # Bodies

@@ -258,7 +258,7 @@
 //     string (a chat message's content, or each text part of it; a
 //     completions prompt string, or each of an array of strings), with no
 //     chat template around messages; a prompt of token ids counts one
-//     token per id. Counting costs about 0.3 ms of CPU per 1024 tokens.
+//     token per id. Counting costs 0.3 to 0.4 ms of CPU per 1024 tokens.
 //   - time to first token = Prefill + PrefillPerToken × prompt tokens,
 //     from the moment the sequence gets its slot.
 //   - then one token every ITL + ITLPerSeq × (active − 1), where active is

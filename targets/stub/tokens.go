@@ -55,7 +55,7 @@ func (t *tokenState) lateness() Percentiles {
 // OpenAI's cl100k_base (prompt.Count), so that usage.prompt_tokens, the
 // prefill time and POST /tokenize agree with what a client that counts
 // with tiktoken sent. (A prompt given as token ids counts one per id; see
-// openai.go.) Counting costs about 0.3 ms of CPU per 1024 tokens.
+// openai.go.) Counting costs 0.3 to 0.4 ms of CPU per 1024 tokens.
 func promptTokens(text string) int {
 	return prompt.Count(text)
 }
