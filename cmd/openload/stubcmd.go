@@ -89,9 +89,12 @@ What it serves:
                    of queue wait and total time
   POST /v1/chat/completions, POST /v1/completions, GET /v1/models
                    OpenAI-compatible token model: "stream": true answers text/event-stream, one
-                   chunk per token after --prefill (+ --prefill-per-token per 4 bytes of prompt),
-                   one token every --itl (+ --itl-per-seq per other active sequence); a usage
-                   chunk when stream_options.include_usage is set; --batch-slots sequences at once
+                   chunk per token after --prefill (+ --prefill-per-token per prompt token, by
+                   OpenAI's cl100k_base tokenizer), one token every --itl (+ --itl-per-seq per
+                   other active sequence); a usage chunk when stream_options.include_usage is
+                   set; --batch-slots sequences at once
+  POST /tokenize   vLLM's tokenizer endpoint: {"prompt":…} or {"messages":[…]} answers
+                   {"count","max_model_len","tokens"}, count as usage.prompt_tokens reports it
   any other path   a model request (e.g. POST /predict; a body is read and discarded). Every
                    answer says what became of it:
     X-Stub-Source  model (200), fallback (200: the gate answered in the model's place),

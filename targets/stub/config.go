@@ -237,7 +237,7 @@ func (c *Config) addFlags(fs *pflag.FlagSet) flagBinding {
 	fs.DurationVar(&c.Prefill, b.bind("Prefill", "prefill"), d.Prefill,
 		"token model: time to first token of an empty prompt")
 	fs.DurationVar(&c.PrefillPerToken, b.bind("PrefillPerToken", "prefill-per-token"), d.PrefillPerToken,
-		"token model: time to first token added per prompt token (a prompt token is 4 bytes of prompt text, rounded up)")
+		"token model: time to first token added per prompt token (counted with OpenAI's cl100k_base tokenizer)")
 	fs.DurationVar(&c.ITL, b.bind("ITL", "itl"), d.ITL,
 		"token model: time between two tokens of a sequence decoding alone")
 	fs.DurationVar(&c.ITLPerSeq, b.bind("ITLPerSeq", "itl-per-seq"), d.ITLPerSeq,

@@ -19,6 +19,12 @@ const (
 	pathChat        = "/v1/chat/completions"
 	pathCompletions = "/v1/completions"
 	pathModels      = "/v1/models"
+	pathTokenize    = "/tokenize" // vLLM's, outside /v1
+
+	// maxModelLen is the max_model_len POST /tokenize reports. The stub
+	// has no context window and checks no prompt against it: it is a
+	// plausible value (128 Ki tokens) for clients that read one.
+	maxModelLen = 1 << 17
 
 	// stubModelID is the one model GET /v1/models lists. Requests may name
 	// any model: answers echo the name asked for.
@@ -36,6 +42,14 @@ func (s *Server) serveOpenAI(w http.ResponseWriter, r *http.Request) bool {
 			return true
 		}
 		s.serveModels(w)
+		return true
+	case pathTokenize:
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			writeOAError(w, http.StatusMethodNotAllowed, &oaError{Message: "use POST for " + pathTokenize, Type: "invalid_request_error"})
+			return true
+		}
+		s.serveTokenize(w, r)
 		return true
 	case pathChat, pathCompletions:
 		if r.Method != http.MethodPost {
@@ -185,38 +199,52 @@ func parseTokenRequest(r *http.Request, chat bool, cfg Config) (*tokenCall, *oaE
 	return c, nil
 }
 
-// chatPromptTokens counts the prompt tokens of chat messages: their text
-// contents (a string, or the "text" of each part), 4 bytes a token.
+// chatPromptTokens counts the prompt tokens of chat messages: the tokens
+// of their text contents (chatTexts), with no chat template around them.
 func chatPromptTokens(msgs []oaMessage) (int, *oaError) {
-	if len(msgs) == 0 {
-		return 0, badRequest("messages", "messages must be a non-empty array")
+	texts, err := chatTexts(msgs)
+	if err != nil {
+		return 0, err
 	}
 	n := 0
+	for _, t := range texts {
+		n += promptTokens(t)
+	}
+	return n, nil
+}
+
+// chatTexts returns the text contents of chat messages: a string, or the
+// "text" of each part.
+func chatTexts(msgs []oaMessage) ([]string, *oaError) {
+	if len(msgs) == 0 {
+		return nil, badRequest("messages", "messages must be a non-empty array")
+	}
+	var texts []string
 	for i, m := range msgs {
 		if len(m.Content) == 0 || string(m.Content) == "null" {
 			continue // e.g. an assistant message with tool calls only
 		}
 		var text string
 		if err := json.Unmarshal(m.Content, &text); err == nil {
-			n += promptTokens(text)
+			texts = append(texts, text)
 			continue
 		}
 		var parts []struct {
 			Text string `json:"text"`
 		}
 		if err := json.Unmarshal(m.Content, &parts); err != nil {
-			return 0, badRequest(fmt.Sprintf("messages[%d].content", i), "content must be a string or an array of parts")
+			return nil, badRequest(fmt.Sprintf("messages[%d].content", i), "content must be a string or an array of parts")
 		}
 		for _, p := range parts {
-			n += promptTokens(p.Text)
+			texts = append(texts, p.Text)
 		}
 	}
-	return n, nil
+	return texts, nil
 }
 
 // completionPromptTokens counts the tokens of a completions prompt: a
-// string (4 bytes a token), an array of strings (summed), an array of
-// token ids (one each) or an array of such arrays.
+// string (promptTokens), an array of strings (summed), an array of token
+// ids (one each) or an array of such arrays.
 func completionPromptTokens(raw json.RawMessage) (int, *oaError) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return 0, badRequest("prompt", "you must provide a prompt")

@@ -212,7 +212,7 @@ func TestCompletions(t *testing.T) {
 		prompt string
 		tokens int
 	}{
-		{`"abcd"`, 1}, {`"abcde"`, 2}, {`""`, 0}, {`"héé"`, 2}, // bytes, not characters
+		{`"abcd"`, 1}, {`"abcde"`, 2}, {`""`, 0}, {`"héé"`, 3}, // cl100k_base: h, é, é
 		{`["abcd","abcde"]`, 3}, {`[1,2,3]`, 3}, {`[[1,2],[3]]`, 3},
 	} {
 		r := post(context.Background(), t, c, s.URL+pathCompletions, `{"model":"m","max_tokens":2,"prompt":`+tc.prompt+`}`)
@@ -328,7 +328,10 @@ func TestTokenModel(t *testing.T) {
 			t.Errorf("itl(%d active) = %v, want %v", active, got, want)
 		}
 	}
-	for text, want := range map[string]int{"": 0, "a": 1, "abcd": 1, "abcde": 2, strings.Repeat("x", 4000): 1000} {
+	// cl100k_base counts, as tiktoken gives them: " x" repeated is one
+	// token each, "x" repeated merges into tokens of 8.
+	for text, want := range map[string]int{"": 0, "a": 1, "abcd": 1, "abcde": 2, "The quick brown fox": 4,
+		strings.Repeat(" x", 700): 700, strings.Repeat("x", 4000): 500} {
 		if got := promptTokens(text); got != want {
 			t.Errorf("promptTokens(%d bytes) = %d, want %d", len(text), got, want)
 		}
@@ -366,9 +369,9 @@ func TestStreamPace(t *testing.T) {
 		c.Prefill, c.PrefillPerToken, c.ITL = 20*time.Millisecond, time.Millisecond, 15*time.Millisecond
 	}), nil)
 	c := newClient(t)
-	// 40 bytes of prompt: 10 tokens, so the first token comes >= 30ms
-	// after the request, and the 5th >= 4 × 15ms after the first.
-	body := `{"model":"m","prompt":"` + strings.Repeat("x", 40) + `","max_tokens":5,"stream":true}`
+	// A prompt of 10 tokens (" x" is one), so the first token comes >=
+	// 30ms after the request, and the 5th >= 4 × 15ms after the first.
+	body := `{"model":"m","prompt":"` + strings.Repeat(" x", 10) + `","max_tokens":5,"stream":true}`
 	r := post(context.Background(), t, c, s.URL+pathCompletions, body)
 	if r.err != nil || len(r.events) != 5+2 {
 		t.Fatalf("err %v, %d events", r.err, len(r.events))
@@ -453,7 +456,7 @@ func TestStreamDeadline(t *testing.T) {
 		c.ITL = 100 * time.Millisecond
 	}), nil)
 	c := newClient(t)
-	long := `{"model":"m","stream":true,"max_tokens":2,"prompt":"` + strings.Repeat("x", 4*700) + `"}` // 700ms prefill
+	long := `{"model":"m","stream":true,"max_tokens":2,"prompt":"` + strings.Repeat(" x", 700) + `"}` // 700 tokens: 700ms prefill
 	r := post(context.Background(), t, c, s.URL+pathCompletions, long)
 	if r.err != nil || r.status != http.StatusServiceUnavailable || len(r.body) != 0 || r.header.Get("X-Stub-Drop") != "late" {
 		t.Errorf("late prefill: status %d, X-Stub-Drop %q, body %q, err %v", r.status, r.header.Get("X-Stub-Drop"), r.body, r.err)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/openload/openload/internal/prompt"
 )
 
 // maxOutputTokens bounds max_tokens and OutputTokens: an unstreamed answer
@@ -49,12 +51,13 @@ func (t *tokenState) lateness() Percentiles {
 	return percentiles(t.late)
 }
 
-// promptTokens counts the tokens of a prompt text: one token per 4 bytes of
-// UTF-8, rounded up — OpenAI's rule of thumb for English text — so that any
-// prompt, in any language or none, has a length the prefill time can
-// follow. (A prompt given as token ids counts one per id; see openai.go.)
+// promptTokens counts the tokens of a prompt text with a real tokenizer,
+// OpenAI's cl100k_base (prompt.Count), so that usage.prompt_tokens, the
+// prefill time and POST /tokenize agree with what a client that counts
+// with tiktoken sent. (A prompt given as token ids counts one per id; see
+// openai.go.) Counting costs 0.3 to 0.4 ms of CPU per 1024 tokens.
 func promptTokens(text string) int {
-	return (len(text) + 3) / 4
+	return prompt.Count(text)
 }
 
 // tokenWords are the output tokens, cycled: one word, one token, one chunk.

@@ -1,0 +1,205 @@
+package prompt
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// API is the body grammar of a model server's generation endpoint.
+type API int
+
+// The APIs. Chat and Completions are OpenAI's, as vLLM, SGLang, TGI's
+// Messages API, llama.cpp's server, Ollama's /v1 and the stub serve them;
+// the others are the servers' own endpoints.
+const (
+	Chat           API = iota + 1 // POST /v1/chat/completions: messages, max_tokens
+	Completions                   // POST /v1/completions: prompt, max_tokens
+	OllamaGenerate                // POST /api/generate: prompt, options.num_predict
+	OllamaChat                    // POST /api/chat: messages, options.num_predict
+	TGI                           // POST /generate_stream (or /generate): inputs, parameters.max_new_tokens
+	LlamaCpp                      // POST /completion: prompt, n_predict
+)
+
+// apiNames are the names ParseAPI reads, by API. "chat" and "completions"
+// are short because OpenAI's grammar is the one most servers speak;
+// the others are prefixed by the server whose own grammar they are.
+var apiNames = [...]string{
+	Chat:           "chat",
+	Completions:    "completions",
+	OllamaGenerate: "ollama-generate",
+	OllamaChat:     "ollama-chat",
+	TGI:            "tgi",
+	LlamaCpp:       "llamacpp",
+}
+
+// APINames lists the names ParseAPI reads.
+func APINames() []string {
+	return append([]string(nil), apiNames[1:]...)
+}
+
+func (a API) String() string {
+	if a <= 0 || int(a) >= len(apiNames) {
+		return fmt.Sprintf("API(%d)", int(a))
+	}
+	return apiNames[a]
+}
+
+// ParseAPI returns the API named name (APINames).
+func ParseAPI(name string) (API, error) {
+	for a, n := range apiNames {
+		if a > 0 && n == name {
+			return API(a), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown API %q: want one of %s", name, strings.Join(APINames(), ", "))
+}
+
+// apiPaths are the paths APIOf knows, longest first where one ends
+// another, so that /api/generate is not read as TGI's /generate.
+var apiPaths = []struct {
+	suffix string
+	api    API
+}{
+	{"/chat/completions", Chat},
+	{"/completions", Completions},
+	{"/api/generate", OllamaGenerate},
+	{"/api/chat", OllamaChat},
+	{"/generate_stream", TGI},
+	{"/generate", TGI},
+	{"/completion", LlamaCpp},
+}
+
+// APIOf returns the API of a URL path by its end: /v1/chat/completions,
+// /v1/completions, /api/generate, /api/chat, /generate_stream or
+// /generate, /completion. Only the end is compared, so a server mounted
+// under a prefix (/openai/v1/chat/completions) is still known.
+func APIOf(urlPath string) (API, error) {
+	p := strings.TrimRight(urlPath, "/")
+	for _, ap := range apiPaths {
+		if strings.HasSuffix(p, ap.suffix) {
+			return ap.api, nil
+		}
+	}
+	return 0, fmt.Errorf("cannot tell the body grammar of path %q: it ends in none of /v1/chat/completions, /v1/completions, /api/generate, /api/chat, /generate_stream, /generate, /completion; name the API", urlPath)
+}
+
+// chat reports whether a's prompt is a list of messages.
+func (a API) chat() bool { return a == Chat || a == OllamaChat }
+
+// CanIgnoreEOS reports whether a has a request field that keeps the
+// model generating past its end-of-sequence token, so that an answer
+// reaches its max tokens:
+//
+//   - Chat and Completions: "ignore_eos": true, a vLLM extension
+//     (ChatCompletionRequest and CompletionRequest, "sampling params", in
+//     vllm/entrypoints/openai/chat_completion/protocol.py and
+//     completion/protocol.py); llama.cpp's server reads it on its OpenAI
+//     paths too, and servers that do not know it ignore it (OpenAI's own
+//     API rejects unknown fields: do not ask it there).
+//   - LlamaCpp: "ignore_eos": true (server_task::params_from_json_cmpl in
+//     llama.cpp's tools/server/server-task.cpp, which adds a -inf logit
+//     bias to every end-of-generation token).
+//   - OllamaGenerate, OllamaChat: none. Ollama's Options (api/types.go)
+//     have num_predict and stop, nothing to suppress the end of sequence.
+//   - TGI: none. GenerateParameters (router/src/lib.rs) have no such
+//     field; the router sets the backend's ignore_eos_token to false for
+//     every request (router/src/validation.rs), only its warm-up sets it.
+func (a API) CanIgnoreEOS() bool {
+	return a == Chat || a == Completions || a == LlamaCpp
+}
+
+// message is one chat message.
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// The bodies, one type per grammar: encoding/json writes them, in field
+// order. A zero max tokens (not asked) and an empty model are left out.
+type (
+	streamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	}
+	openAIBody struct {
+		Model         string         `json:"model,omitempty"`
+		Messages      []message      `json:"messages,omitempty"` // Chat
+		Prompt        *string        `json:"prompt,omitempty"`   // Completions
+		MaxTokens     int            `json:"max_tokens,omitempty"`
+		Stream        bool           `json:"stream"`
+		StreamOptions *streamOptions `json:"stream_options,omitempty"`
+		IgnoreEOS     bool           `json:"ignore_eos,omitempty"`
+	}
+	ollamaOptions struct {
+		NumPredict int `json:"num_predict,omitempty"`
+	}
+	ollamaBody struct {
+		Model    string         `json:"model,omitempty"`
+		Messages []message      `json:"messages,omitempty"` // OllamaChat
+		Prompt   *string        `json:"prompt,omitempty"`   // OllamaGenerate
+		Stream   bool           `json:"stream"`
+		Options  *ollamaOptions `json:"options,omitempty"`
+	}
+	tgiParameters struct {
+		MaxNewTokens int  `json:"max_new_tokens,omitempty"`
+		Details      bool `json:"details"`
+	}
+	tgiBody struct {
+		Inputs     string        `json:"inputs"`
+		Parameters tgiParameters `json:"parameters"`
+		// Stream is read by TGI's compatibility route (POST /), whose
+		// CompatGenerateRequest streams when it is true; /generate_stream
+		// streams anyway and, like /generate, ignores the field.
+		Stream bool `json:"stream"`
+	}
+	llamaCppBody struct {
+		Model     string `json:"model,omitempty"` // routes a multi-model llama-server; ignored by a single one
+		Prompt    string `json:"prompt"`
+		NPredict  int    `json:"n_predict,omitempty"`
+		Stream    bool   `json:"stream"`
+		IgnoreEOS bool   `json:"ignore_eos,omitempty"`
+	}
+)
+
+// body is the JSON of one request: msgs (the last one the user's turn)
+// for the chat grammars, else the last message's content as the prompt.
+// TGI's grammar has no model field: a TGI server serves one model.
+func (a API) body(model string, msgs []message, maxTokens int, ignoreEOS bool) ([]byte, error) {
+	prompt := msgs[len(msgs)-1].Content
+	var v any
+	switch a {
+	case Chat, Completions:
+		b := openAIBody{Model: model, MaxTokens: maxTokens, Stream: true, StreamOptions: &streamOptions{IncludeUsage: true}, IgnoreEOS: ignoreEOS}
+		if a == Chat {
+			b.Messages = msgs
+		} else {
+			b.Prompt = &prompt
+		}
+		v = b
+	case OllamaGenerate, OllamaChat:
+		b := ollamaBody{Model: model, Stream: true}
+		if maxTokens > 0 {
+			b.Options = &ollamaOptions{NumPredict: maxTokens}
+		}
+		if a == OllamaChat {
+			b.Messages = msgs
+		} else {
+			b.Prompt = &prompt
+		}
+		v = b
+	case TGI:
+		v = tgiBody{Inputs: prompt, Parameters: tgiParameters{MaxNewTokens: maxTokens, Details: true}, Stream: true}
+	case LlamaCpp:
+		v = llamaCppBody{Model: model, Prompt: prompt, NPredict: maxTokens, Stream: true, IgnoreEOS: ignoreEOS}
+	default:
+		return nil, fmt.Errorf("unknown API %d", int(a))
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // prompts are text, not HTML: keep <, >, & as they are
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,221 @@
+package prompt
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// Turns says which turns of a ShareGPT conversation become requests.
+type Turns int
+
+const (
+	// FirstTurn is vLLM's reading (ShareGPTDataset.sample in
+	// vllm/benchmarks/datasets.py): one body per entry, whose prompt is
+	// conversations[0] and whose max tokens is the length of
+	// conversations[1], whatever their "from"; entries with fewer than
+	// two turns are skipped, and so are those vLLM's is_valid_sequence
+	// (vllm/benchmarks/dataset_utils.py) rejects: a prompt or answer under
+	// 4 tokens, a prompt over 1024, or both over 2048 (the answer checks
+	// are dropped when Spec.Output sets the max tokens, as vLLM's
+	// --sharegpt-output-len does). vLLM's counts are its model's
+	// tokenizer's, with the special tokens it adds (a BOS, often), so an
+	// entry near a limit may fall on the other side here. vLLM then
+	// shuffles the entries; here they stay in file order, and the run's
+	// body sampling draws them.
+	FirstTurn Turns = iota
+	// EveryTurn makes one body per human turn that a gpt turn answers:
+	// its max tokens is that answer's length. In the chat grammars the
+	// conversation so far goes in as history (system, user and assistant
+	// messages, as a chat client resends it), so later turns have long
+	// prompts that share a prefix; in the others the human turn alone is
+	// the prompt, as those grammars have no roles to join history with.
+	// Pairs with a prompt or answer under 4 tokens are skipped, as in
+	// FirstTurn; vLLM's upper limits are not applied, as they would cut
+	// every long conversation short.
+	EveryTurn
+)
+
+// vLLM's is_valid_sequence defaults.
+const (
+	shareGPTMinTokens = 4
+	shareGPTMaxPrompt = 1024
+	shareGPTMaxTotal  = 2048
+)
+
+// shareGPTEntry is one entry of a ShareGPT file; other fields are ignored.
+type shareGPTEntry struct {
+	ID            json.RawMessage `json:"id"`
+	Conversations *[]struct {
+		From  *string `json:"from"`
+		Value *string `json:"value"`
+	} `json:"conversations"`
+}
+
+// roles maps the "from" of a turn to a chat role. ShareGPT exports name
+// the assistant after the model the conversation was with.
+var roles = map[string]string{
+	"human": "user", "user": "user",
+	"gpt": "assistant", "chatgpt": "assistant", "bing": "assistant", "bard": "assistant", "assistant": "assistant",
+	"system": "system",
+}
+
+// ReadShareGPT reads a ShareGPT file, a JSON list of {"id": …,
+// "conversations": [{"from": "human", "value": …}, {"from": "gpt",
+// "value": …}, …]}, and makes bodies in s.API's grammar from its turns
+// (FirstTurn, EveryTurn), at most s.Count of them when s.Count > 0. It
+// returns the bodies and how many entries (FirstTurn) or pairs
+// (EveryTurn) the length rules skipped. With s.Output given, each body's
+// max tokens is drawn from it, by (s.Seed, body index), instead of the
+// answer's length. A file that is not such a list fails with one line
+// naming the entry (by index, and id) and what is wrong, and so do an
+// empty list, one with nothing usable, and a turn from none of human,
+// user, gpt, chatgpt, bing, bard, assistant or system (another format,
+// most likely; vLLM does not look at "from").
+func ReadShareGPT(r io.Reader, s Spec, turns Turns) (bodies []Body, skipped int, err error) {
+	if err := s.validate(); err != nil {
+		return nil, 0, err
+	}
+	if s.Prompt != (Length{}) {
+		return nil, 0, errors.New("a ShareGPT file gives its own prompts: the prompt length must not be set")
+	}
+	if turns != FirstTurn && turns != EveryTurn {
+		return nil, 0, fmt.Errorf("unknown turns %d", int(turns))
+	}
+	dec := json.NewDecoder(r)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return nil, 0, errors.New("sharegpt: the file is not a JSON list of conversations")
+	}
+	entries := 0
+	for ; dec.More(); entries++ {
+		if s.Count > 0 && len(bodies) == s.Count {
+			break // enough: the rest is not read
+		}
+		var e shareGPTEntry
+		if err := dec.Decode(&e); err != nil {
+			return nil, 0, fmt.Errorf("sharegpt: entry %d: %v", entries, err)
+		}
+		msgs, err := e.messages()
+		if err != nil {
+			return nil, 0, fmt.Errorf("sharegpt: entry %d%s: %v", entries, e.idText(), err)
+		}
+		var add []Body
+		var skip int
+		if turns == FirstTurn {
+			add, skip, err = s.firstTurn(msgs, len(bodies))
+		} else {
+			add, skip, err = s.everyTurn(msgs, len(bodies))
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("sharegpt: entry %d%s: %v", entries, e.idText(), err)
+		}
+		if s.Count > 0 {
+			add = add[:min(len(add), s.Count-len(bodies))]
+		}
+		bodies = append(bodies, add...)
+		skipped += skip
+	}
+	if s.Count == 0 || len(bodies) < s.Count {
+		// The whole list was read: check that it ends as a list does.
+		if _, err := dec.Token(); err != nil {
+			return nil, 0, fmt.Errorf("sharegpt: after %d entries: %v", entries, err)
+		}
+	}
+	switch {
+	case entries == 0:
+		return nil, 0, errors.New("sharegpt: the list of conversations is empty")
+	case len(bodies) == 0:
+		return nil, skipped, fmt.Errorf("sharegpt: none of %d entries has a prompt and answer of usable length (at least %d tokens each)", entries, shareGPTMinTokens)
+	}
+	return bodies, skipped, nil
+}
+
+// idText is the entry's id for an error message, if it has one.
+func (e *shareGPTEntry) idText() string {
+	if len(e.ID) == 0 || string(e.ID) == "null" {
+		return ""
+	}
+	return " (id " + string(e.ID) + ")"
+}
+
+// messages checks the entry's turns and returns them as chat messages.
+func (e *shareGPTEntry) messages() ([]message, error) {
+	if e.Conversations == nil {
+		return nil, errors.New(`it has no "conversations" list`)
+	}
+	msgs := make([]message, len(*e.Conversations))
+	for k, t := range *e.Conversations {
+		switch {
+		case t.From == nil:
+			return nil, fmt.Errorf(`conversations[%d] has no "from"`, k)
+		case t.Value == nil:
+			return nil, fmt.Errorf(`conversations[%d] has no "value"`, k)
+		}
+		role, ok := roles[*t.From]
+		if !ok {
+			return nil, fmt.Errorf(`conversations[%d] is from %s: want human, gpt or system`, k, strconv.Quote(*t.From))
+		}
+		msgs[k] = message{Role: role, Content: *t.Value}
+	}
+	return msgs, nil
+}
+
+// maxTokens is the max tokens of body i whose answer is answer tokens.
+func (s Spec) maxTokens(i, answer int) int {
+	if s.Output == (Length{}) {
+		return answer
+	}
+	return s.Output.drawOutput(indexRand(s.Seed, uint64(i), tagLengths))
+}
+
+// firstTurn makes vLLM's one body of an entry: turns 0 and 1.
+func (s Spec) firstTurn(msgs []message, i int) ([]Body, int, error) {
+	if len(msgs) < 2 {
+		return nil, 1, nil
+	}
+	p, a := Count(msgs[0].Content), Count(msgs[1].Content)
+	m := s.maxTokens(i, a)
+	if p < shareGPTMinTokens || p > shareGPTMaxPrompt || p+m > shareGPTMaxTotal ||
+		s.Output == (Length{}) && m < shareGPTMinTokens {
+		return nil, 1, nil
+	}
+	user := message{Role: "user", Content: msgs[0].Content}
+	js, err := s.API.body(s.Model, []message{user}, m, s.IgnoreEOS)
+	if err != nil {
+		return nil, 0, err
+	}
+	return []Body{{JSON: js, PromptTokens: p, MaxTokens: m}}, 0, nil
+}
+
+// everyTurn makes a body of every user turn an assistant turn answers.
+func (s Spec) everyTurn(msgs []message, i int) ([]Body, int, error) {
+	var out []Body
+	skipped, history := 0, 0 // history: tokens of msgs[:k]
+	for k := 0; k+1 < len(msgs); k++ {
+		here := Count(msgs[k].Content)
+		if msgs[k].Role != "user" || msgs[k+1].Role != "assistant" {
+			history += here
+			continue
+		}
+		a := Count(msgs[k+1].Content)
+		m := s.maxTokens(i+len(out), a)
+		if here < shareGPTMinTokens || s.Output == (Length{}) && m < shareGPTMinTokens {
+			skipped++
+			history += here
+			continue
+		}
+		conv, p := msgs[k:k+1], here
+		if s.API.chat() {
+			conv, p = msgs[:k+1], history+here
+		}
+		js, err := s.API.body(s.Model, conv, m, s.IgnoreEOS)
+		if err != nil {
+			return nil, 0, err
+		}
+		out = append(out, Body{JSON: js, PromptTokens: p, MaxTokens: m})
+		history += here
+	}
+	return out, skipped, nil
+}
