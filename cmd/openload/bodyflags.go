@@ -80,9 +80,22 @@ func note(r *loadtest.Options) *result.Request {
 	return r.Request
 }
 
-// resolve asks the target for the model with --model auto, once its URL
-// is known (a built-in stub starts after validate) and before anything
-// is sent.
+// prepare completes the request once the target is known (a built-in
+// stub starts after validate) and before anything is sent: generated
+// prompts go to the built-in stub's API, and --model auto asks the
+// target.
+func (o *loadOptions) prepare(ctx context.Context) error {
+	r := &o.run
+	if o.prompts.made() && r.BuiltinStub != "" {
+		r.URL.Path = "/v1/chat/completions"
+		if o.prompts.api == "completions" {
+			r.URL.Path = "/v1/completions"
+		}
+	}
+	return o.bodies.resolve(ctx, r)
+}
+
+// resolve asks the target for the model with --model auto.
 func (b *bodyOptions) resolve(ctx context.Context, r *loadtest.Options) error {
 	if b.model != modelAuto {
 		return nil

@@ -59,6 +59,7 @@ type loadOptions struct {
 	shard      shardOptions  // shardflags.go
 	stream     streamOptions // streamflags.go
 	bodies     bodyOptions   // bodyflags.go
+	prompts    promptOptions // promptflags.go
 	stages     stagesOptions // stagesflags.go
 }
 
@@ -86,7 +87,8 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 		fs.StringArrayVarP(&o.headers, "header", "H", nil, "request `header` 'Name: value' (repeatable)")
 		fs.StringVar(&o.body, "body", "", "request body")
 		fs.StringVar(&o.bodyFile, "body-file", "", "read the request body from this `file`; a .jsonl file holds one JSON request per line, sent in order (or --body-sample)")
-		o.bodies.flags(fs) // bodyflags.go
+		o.bodies.flags(fs)  // bodyflags.go
+		o.prompts.flags(fs) // promptflags.go
 		fs.DurationVar(&r.Timeout, "timeout", 30*time.Second, "per-request timeout, from the moment it is sent")
 		o.stream.flags(fs, r) // streamflags.go
 	})
@@ -218,6 +220,9 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 	if err := o.request(); err != nil {
 		return err
 	}
+	if err := o.prompts.validate(fs, o); err != nil { // promptflags.go
+		return err
+	}
 	if err := o.stream.validate(fs, r, o.bodyFile); err != nil { // streamflags.go
 		return err
 	}
@@ -339,7 +344,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if tgt.close != nil {
 		defer tgt.close()
 	}
-	if err := o.bodies.resolve(ctx, r); err != nil { // bodyflags.go
+	if err := o.prepare(ctx); err != nil { // bodyflags.go
 		fmt.Fprintf(stderr, "openload: %v\n", err)
 		return exitRuntime
 	}

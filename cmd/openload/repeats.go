@@ -27,7 +27,7 @@ func runRepeats(ctx context.Context, o *loadOptions, fs *pflag.FlagSet, stdout, 
 		defer tgt.close()
 	}
 	r.AutoHeaders = o.auto.headers(fs)
-	if err := o.bodies.resolve(ctx, r); err != nil { // bodyflags.go
+	if err := o.prepare(ctx); err != nil { // bodyflags.go
 		fmt.Fprintf(stderr, "openload: %v\n", err)
 		return exitRuntime
 	}

@@ -53,8 +53,12 @@ func (s *streamOptions) validate(fs *pflag.FlagSet, r *loadtest.Options, bodyFil
 	}
 	ext := strings.ToLower(filepath.Ext(bodyFile))
 	lines := ext == ".jsonl" || ext == ".ndjson"
-	if s.sample && !lines {
-		return errors.New("--body-sample needs a --body-file of one JSON request per line (.jsonl or .ndjson)")
+	if s.sample && !lines && len(r.Bodies) == 0 {
+		return errors.New("--body-sample needs a --body-file of one JSON request per line (.jsonl or .ndjson), or generated prompts")
+	}
+	if len(r.Bodies) > 0 { // made by --prompt-tokens or --dataset (promptflags.go)
+		r.BodySample, r.BodySeed = s.sample, r.Schedule.Seed
+		return nil
 	}
 	if !lines {
 		return nil

@@ -281,7 +281,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		defer tgt.close()
 	}
 	r.AutoHeaders = o.auto.headers(fs)
-	if err := o.bodies.resolve(ctx, r); err != nil { // bodyflags.go
+	if err := o.prepare(ctx); err != nil { // bodyflags.go
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
 		return exitRuntime
 	}

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/prompt"
+)
+
+// promptOptions make the bodies of a model-server load from a description
+// in tokens, as GuideLLM's --data prompt_tokens=256,output_tokens=128 and
+// vLLM's benchmark --random-input-len do: generated prompts of a known
+// length (--prompt-tokens), or a ShareGPT file's conversations
+// (--dataset), in the grammar of the target's API (--api, else the URL's
+// path). internal/prompt makes them; this file only reads the flags.
+type promptOptions struct {
+	promptTokens string
+	outputTokens string
+	api          string
+	dataset      string
+	turns        string
+	ignoreEOS    bool
+	count        int
+}
+
+// maxPrompts bounds the distinct bodies made by default: beyond it,
+// requests take them again in turn (about 15 KB a 1024-token body).
+const maxPrompts = 10_000
+
+func (p *promptOptions) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&p.promptTokens, "prompt-tokens", "", "generate bodies whose prompts hold `N[,spread]` tokens (cl100k_base), lengths uniform in N·(1±spread) as vLLM's --random-range-ratio; implies --stream")
+	fs.StringVar(&p.outputTokens, "output-tokens", "", "with --prompt-tokens or --dataset: each body asks for `M[,spread]` output tokens (max_tokens or the API's name for it)")
+	fs.StringVar(&p.api, "api", "", "body grammar of generated prompts: "+strings.Join(prompt.APINames(), ", ")+" (default: from the URL's path)")
+	fs.StringVar(&p.dataset, "dataset", "", "prompts from a ShareGPT-format JSON `file` ([{\"conversations\":[{\"from\":\"human\",\"value\":…},{\"from\":\"gpt\",…}]}]): each answer's length is the max tokens asked")
+	fs.StringVar(&p.turns, "dataset-turns", "first", "with --dataset: 'first' (vLLM's reading: each entry's first turn) or 'every' (each human turn an answer follows, with the conversation before it)")
+	fs.BoolVar(&p.ignoreEOS, "ignore-eos", true, "with --output-tokens: ask the server to ignore the end of sequence so answers reach M (ignore_eos; vLLM and llama.cpp have it); =false: let the model stop")
+	fs.IntVar(&p.count, "prompt-count", 0, "distinct bodies to make (default: one per request of the run, at most 10,000; requests beyond take them again in turn)")
+}
+
+// made reports whether openload makes the bodies.
+func (p *promptOptions) made() bool { return p.promptTokens != "" || p.dataset != "" }
+
+// validate makes the bodies, when asked, into o.run: the bodies, what
+// each holds (engine.Config.BodyTokens) and the note the result keeps.
+// It runs after o.request (the typed body) and before the stream and
+// body flags' validate, which see the bodies made.
+func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
+	r := &o.run
+	for _, name := range []string{"output-tokens", "api", "dataset-turns", "ignore-eos", "prompt-count"} {
+		if fs.Changed(name) && !p.made() {
+			return fmt.Errorf("--%s applies to generated prompts: give --prompt-tokens or --dataset", name)
+		}
+	}
+	switch {
+	case !p.made():
+		return nil
+	case fs.Changed("prompt-tokens") && p.promptTokens == "":
+		return errors.New("--prompt-tokens needs N or N,spread, e.g. 1024 or 1024,0.1")
+	case p.promptTokens != "" && p.dataset != "":
+		return errors.New("--prompt-tokens and --dataset are exclusive: the dataset gives the prompts")
+	case o.body != "" || o.bodyFile != "":
+		return errors.New("--prompt-tokens and --dataset make the bodies: drop --body and --body-file")
+	case p.count < 0 || fs.Changed("prompt-count") && p.count == 0:
+		return fmt.Errorf("--prompt-count must be at least 1, got %d", p.count)
+	}
+	spec, err := p.spec(fs, o)
+	if err != nil {
+		return err
+	}
+	var bodies []prompt.Body
+	var what string
+	if p.dataset != "" {
+		bodies, what, err = p.read(spec)
+	} else {
+		bodies, err = prompt.Generate(spec)
+		what = fmt.Sprintf("%d generated %s prompts of %s tokens", len(bodies), spec.API, lengthText(spec.Prompt))
+	}
+	if err != nil {
+		return err
+	}
+	r.Bodies, r.BodyTokens = make([][]byte, len(bodies)), make([]engine.BodyTokens, len(bodies))
+	for i, b := range bodies {
+		r.Bodies[i], r.BodyTokens[i] = b.JSON, engine.BodyTokens{Prompt: b.PromptTokens, Asked: b.MaxTokens}
+	}
+	r.Body, r.Stream = r.Bodies[0], true
+	if r.Method == "GET" && !fs.Changed("method") {
+		r.Method = "POST"
+	}
+	if spec.Output != (prompt.Length{}) {
+		what += ", max tokens " + lengthText(spec.Output)
+	}
+	if spec.IgnoreEOS {
+		what += ", ignore_eos"
+	}
+	note(r).Prompts = what + " (tokens counted with cl100k_base)"
+	o.bodies.json = true
+	return nil
+}
+
+// spec is what the flags ask internal/prompt for.
+func (p *promptOptions) spec(fs *pflag.FlagSet, o *loadOptions) (prompt.Spec, error) {
+	r := &o.run
+	s := prompt.Spec{Seed: r.Schedule.Seed, Count: p.count}
+	var err error
+	switch {
+	case p.api != "":
+		if s.API, err = prompt.ParseAPI(p.api); err != nil {
+			return s, fmt.Errorf("--api: %v", err)
+		}
+		if fs.NArg() == 0 && s.API != prompt.Chat && s.API != prompt.Completions {
+			return s, fmt.Errorf("--api %s: the built-in stub serves chat and completions; give the URL of a server that speaks %s", p.api, p.api)
+		}
+	case fs.NArg() == 1:
+		u, err := parseURL(fs.Arg(0))
+		if err != nil {
+			return s, err
+		}
+		if s.API, err = prompt.APIOf(u.Path); err != nil {
+			return s, fmt.Errorf("--api is needed: the URL's path %q names no API openload knows (%s)", u.Path, strings.Join(prompt.APINames(), ", "))
+		}
+	default:
+		s.API = prompt.Chat // the built-in stub's (resolve sets the path)
+	}
+	if p.promptTokens != "" {
+		if s.Prompt, err = prompt.ParseLength(p.promptTokens); err != nil {
+			return s, fmt.Errorf("--prompt-tokens: %v", err)
+		}
+	}
+	if p.outputTokens != "" {
+		if s.Output, err = prompt.ParseLength(p.outputTokens); err != nil {
+			return s, fmt.Errorf("--output-tokens: %v", err)
+		}
+	}
+	// ignore_eos where the API has it and an output length is asked; an
+	// explicit --ignore-eos elsewhere is refused by the spec.
+	s.IgnoreEOS = p.ignoreEOS && (fs.Changed("ignore-eos") || s.API.CanIgnoreEOS() && (s.Output != prompt.Length{} || p.dataset != ""))
+	if s.Count == 0 && p.dataset == "" {
+		s.Count = maxPrompts
+		if n := r.Schedule.Expected(); n > 0 && n < maxPrompts {
+			s.Count = int(math.Ceil(n))
+		}
+	}
+	return s, nil
+}
+
+// read reads --dataset's bodies.
+func (p *promptOptions) read(spec prompt.Spec) ([]prompt.Body, string, error) {
+	var turns prompt.Turns
+	switch p.turns {
+	case "first":
+		turns = prompt.FirstTurn
+	case "every":
+		turns = prompt.EveryTurn
+	default:
+		return nil, "", fmt.Errorf("--dataset-turns %q: want first or every", p.turns)
+	}
+	f, err := os.Open(p.dataset)
+	if err != nil {
+		return nil, "", fmt.Errorf("--dataset %q: %v", p.dataset, unwrapPath(err))
+	}
+	defer f.Close()
+	bodies, skipped, err := prompt.ReadShareGPT(f, spec, turns)
+	if err != nil {
+		return nil, "", fmt.Errorf("--dataset %q: %v", p.dataset, err)
+	}
+	what := fmt.Sprintf("%d %s prompts from %s (%s turns", len(bodies), spec.API, p.dataset, p.turns)
+	if skipped > 0 {
+		what += fmt.Sprintf("; %d skipped by vLLM's length rules", skipped)
+	}
+	return bodies, what + ")", nil
+}
+
+// lengthText says a length for the report: "1024", or "921–1127 (1024 ± 10 %)".
+func lengthText(l prompt.Length) string {
+	lo, hi := l.Bounds()
+	if l.Spread == 0 || lo == hi {
+		return fmt.Sprint(l.N)
+	}
+	return fmt.Sprintf("%d–%d (%d ± %g %%)", lo, hi, l.N, 100*l.Spread)
+}
