@@ -86,8 +86,8 @@
 //     requested model name, reporting its own.
 //   - Ollama: the Content-Type is never looked at; an unknown model is 404
 //     {"error":"model 'X' not found"}; a missing model is 400 {"error":
-//     "model is required"} on /api/chat and the OpenAI endpoint, but 404
-//     {"error":"model '' not found"} on /api/generate.
+//     "model is required"} on /api/chat and the OpenAI endpoint, but on
+//     /api/generate it is the unknown-model 404 with X empty.
 //
 // Requests the servers would answer in ways not scripted here (a
 // non-streaming request to an SSE endpoint, malformed JSON, fewer than one

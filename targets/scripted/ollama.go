@@ -28,7 +28,7 @@ import (
 //     ShouldBindJSON (the Content-Type is never looked at); an empty body
 //     is 400 {"error":"missing request body"}; a missing model is, for
 //     /api/generate, parseAndValidateModelRef's ErrModelRequired mapped by
-//     writeModelRefParseError to 404 {"error":"model '' not found"}, and
+//     writeModelRefParseError to the unknown-model 404 with an empty name,
 //     for /api/chat 400 {"error":"model is required"}; an unknown model
 //     is 404 {"error":"model 'X' not found"} on both; errors are gin
 //     c.JSON (application/json; charset=utf-8, no newline). Each runner
