@@ -90,12 +90,12 @@ func nlohmannDouble(f float64) string {
 		}
 		return "0.0"
 	}
-	exp := int(math.Floor(math.Log10(math.Abs(f))))
+	e := strconv.FormatFloat(f, 'e', -1, 64)
+	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
 	if exp < -4 || exp >= 15 {
-		s := strconv.FormatFloat(f, 'e', -1, 64)
-		// nlohmann writes at least two exponent digits with a sign,
-		// as strconv does; keep ".0" off, as it does.
-		return s
+		// Exponent form, as nlohmann writes it: at least two exponent
+		// digits with a sign, no ".0".
+		return e
 	}
 	s := strconv.FormatFloat(f, 'f', -1, 64)
 	if !strings.ContainsAny(s, ".e") {

@@ -161,8 +161,10 @@ func (s *Server) ollamaAccept(w http.ResponseWriter, r *http.Request, body []byt
 
 func (s *Server) ollamaMetrics(t timing, begin time.Time) ollamaMetrics {
 	return ollamaMetrics{
-		TotalDuration:      time.Since(begin),
-		LoadDuration:       t.read.Sub(begin),
+		TotalDuration: time.Since(begin),
+		// At least 1 ns: the scripted load is only the time to accept the
+		// request, and omitempty would drop a zero.
+		LoadDuration:       max(t.read.Sub(begin), 1),
 		PromptEvalCount:    t.prompt,
 		PromptEvalDuration: t.first.Sub(t.read),
 		EvalCount:          t.n,
@@ -320,13 +322,14 @@ func (s *Server) ollamaOpenAIChat(w http.ResponseWriter, r *http.Request, body [
 			IncludeUsage bool `json:"include_usage"`
 		} `json:"stream_options"`
 	}
-	if err := json.Unmarshal(body, &req); err != nil {
-		msg := err.Error()
-		if len(body) == 0 {
-			msg = "EOF" // gin's decoder reports io.EOF
-		}
-		// AbortWithStatusJSON, before the ChatWriter: no newline.
-		s.reply(w, r, http.StatusBadRequest, ginJSON, ollamaOpenAIError(http.StatusBadRequest, msg, false))
+	if len(body) == 0 {
+		// gin's decoder reports io.EOF; AbortWithStatusJSON answers
+		// before the ChatWriter, so without a newline.
+		s.reply(w, r, http.StatusBadRequest, ginJSON, ollamaOpenAIError(http.StatusBadRequest, "EOF", false))
+		return
+	}
+	if json.Unmarshal(body, &req) != nil {
+		s.notScripted(w, r, "body does not decode")
 		return
 	}
 	if len(req.Messages) == 0 {
