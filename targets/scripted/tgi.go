@@ -57,8 +57,12 @@ import (
 //     `Content-Type: application/json`"
 //     (axum/src/extract/rejection.rs), written by axum-core's
 //     define_rejection as text/plain; charset=utf-8. Streams are axum
-//     Sse: "data: <json>\n\n" per event, Content-Type text/event-stream,
-//     Cache-Control no-cache (axum/src/response/sse.rs); a keep-alive
+//     Sse (axum/src/response/sse.rs): Event::json_data writes "data:"
+//     with no space, the JSON and "\n", and finalize adds "\n";
+//     Event::data("[DONE]") is "data:[DONE]\n\n" (a space is added only
+//     before a value that starts with one; TGI's own docs show
+//     "data:{"index":16,…}"); Content-Type text/event-stream,
+//     Cache-Control no-cache; a keep-alive
 //     comment every 15 s is not scripted (tests are faster). Floats are
 //     serde_json's (ryu): the scripted logprob −0.25 prints as -0.25.
 
@@ -148,7 +152,7 @@ func (s *Server) tgiGenerateStream(w http.ResponseWriter, r *http.Request, body 
 						"seed", seed, "input_length", itoa(prompt))
 				}
 			}
-			return []byte("data: " + object("index", itoa(i+1), "token", tgiToken(i),
+			return []byte("data:" + object("index", itoa(i+1), "token", tgiToken(i),
 				"generated_text", text, "details", details) + "\n\n")
 		},
 	})
@@ -197,14 +201,14 @@ func (s *Server) tgiChat(w http.ResponseWriter, r *http.Request, body []byte) {
 			}
 			choice := object("index", "0", "delta", object("role", q("assistant"), "content", q(tokenText(i))),
 				"logprobs", null, "finish_reason", finish)
-			out := "data: " + head(array(choice), null) + "\n\n"
+			out := "data:" + head(array(choice), null) + "\n\n"
 			if i == n-1 && usage {
-				out += "data: " + head("[]", object("prompt_tokens", itoa(prompt),
+				out += "data:" + head("[]", object("prompt_tokens", itoa(prompt),
 					"completion_tokens", itoa(n), "total_tokens", itoa(prompt+n))) + "\n\n"
 			}
 			return []byte(out)
 		},
-		final: func(timing) []byte { return []byte("data: [DONE]\n\n") },
+		final: func(timing) []byte { return []byte("data:[DONE]\n\n") },
 	})
 }
 
