@@ -35,8 +35,11 @@ import (
 //     params_from_json_cmpl: n_predict, else max_completion_tokens, else
 //     max_tokens, else the server's n_predict (−1: until the context is
 //     full, Options.ContextLen standing for n_ctx).
+//   - tools/server/server-task.h @006639c3: server_task_result.id_slot
+//     defaults to -1 and result_timings.prompt_n to -1 (so partials carry
+//     no timings).
 //   - tools/server/server-context.cpp: send_partial_response does not set
-//     id_slot (the result's default, -1) and sends the token id in
+//     id_slot (so -1) and sends the token id in
 //     tokens; send_final_response in stream mode sends content "" and
 //     tokens [] ("already in last partial chunk") and the slot id (0 for
 //     the first slot); the completion handler ends OpenAI-style streams

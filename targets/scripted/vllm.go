@@ -44,8 +44,9 @@ import (
 //   - Chat max tokens: get_max_tokens (vllm/entrypoints/utils.py @00fc8809)
 //     takes max_completion_tokens, else max_tokens, else max_model_len −
 //     prompt length (Options.ContextLen stands for max_model_len).
-//   - Content type: validate_json_request (vllm/entrypoints/openai/utils.py)
-//     lower-cases the header, takes what precedes the first ';' and raises
+//   - Content type: validate_json_request
+//     (vllm/entrypoints/serve/utils/api_utils.py @00a5fdd2, earlier in
+//     vllm/entrypoints/openai/utils.py) lower-cases the header, takes what precedes the first ';' and raises
 //     RequestValidationError(errors=["Unsupported Media Type: Only
 //     'application/json' is allowed"]) unless it is exactly
 //     application/json; validation_exception_handler
