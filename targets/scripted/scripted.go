@@ -150,7 +150,9 @@ type Stats struct {
 	// Requests counts requests whose body was read to the end, whatever
 	// their answer.
 	Requests int
-	// Routes counts those requests by method, path and answered status.
+	// Routes counts those requests by method, path and the status
+	// answered (for a stream, 200 from when it is accepted, even if the
+	// client leaves before a head that is sent with the first token).
 	Routes map[Route]int
 	// Tokens counts token events written and flushed to the client.
 	Tokens int
