@@ -238,6 +238,7 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, body []byte)
 // scripted pace but only the aggregate is written, at the end.
 func (s *Server) ollamaWhole(w http.ResponseWriter, r *http.Request, prompt, n int, body func(timing) []byte) {
 	t := timing{read: time.Now(), prompt: prompt, n: n}
+	s.add(func(st *Stats) { st.Streams++ })
 	for i := range n {
 		gap := s.o.ITL
 		if i == 0 {

@@ -156,7 +156,9 @@ type Stats struct {
 	Routes map[Route]int
 	// Tokens counts token events written and flushed to the client.
 	Tokens int
-	// Streams counts streamed answers started (status 200 sent).
+	// Streams counts answers accepted for generation: streams, and
+	// Ollama's aggregated "stream": false answers. Each ends as exactly
+	// one of Completed, Cut or Gone.
 	Streams int
 	// Completed counts streams that wrote their final event.
 	Completed int
