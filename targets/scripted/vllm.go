@@ -1,0 +1,216 @@
+package scripted
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// vLLM, read from github.com/vllm-project/vllm (files as stored at the
+// commits named; the tree moves often):
+//
+//   - vllm/entrypoints/openai/chat_completion/serving.py @006c49d4,
+//     chat_completion_stream_generator: the first iteration yields one
+//     chunk with DeltaMessage(role=role, content="") and
+//     prompt_token_ids/prompt_text passed explicitly (so present, as null,
+//     under exclude_unset); each token then yields a chunk whose choice
+//     passes logprobs, finish_reason and token_ids (and stop_reason on the
+//     last); every chunk is model_dump_json(exclude_unset=True) written as
+//     "data: …\n\n"; with include_usage a chunk with choices [] and usage
+//     (exclude_unset and exclude_none) follows; "data: [DONE]\n\n" ends.
+//     The role chunk and the first token leave together: both come from
+//     the engine's first output. system_fingerprint is stamped only when
+//     the server has one (none by default).
+//   - vllm/entrypoints/openai/chat_completion/protocol.py @002032ee:
+//     ChatCompletionStreamResponse field order id, object, created, model,
+//     choices, usage, system_fingerprint, prompt_token_ids, prompt_text,
+//     metrics; ChatCompletionResponseStreamChoice index, delta, logprobs,
+//     finish_reason, stop_reason, token_ids. DeltaMessage (role, content,
+//     reasoning, tool_calls; an empty tool_calls is dropped) is in
+//     vllm/entrypoints/generate/base/protocol.py @022e555d, with
+//     StreamOptions.include_usage defaulting to False.
+//   - vllm/entrypoints/openai/completion/serving.py @030ea52e and
+//     completion/protocol.py @002032ee: each token chunk passes index,
+//     text, logprobs, finish_reason, stop_reason, prompt_token_ids and
+//     token_ids; CompletionRequest.max_tokens defaults to 16; the usage
+//     chunk is dumped with exclude_unset=False, exclude_none=True.
+//   - Ids: "chatcmpl-"/"cmpl-" + random_uuid() (uuid4 hex); created is
+//     int(time.time()) taken once per stream.
+//   - UsageInfo field order prompt_tokens, total_tokens, completion_tokens
+//     (vllm/entrypoints/openai/engine/protocol.py @040a2cc2).
+//   - Chat max tokens: get_max_tokens (vllm/entrypoints/utils.py @00fc8809)
+//     takes max_completion_tokens, else max_tokens, else max_model_len −
+//     prompt length (Options.ContextLen stands for max_model_len).
+//   - Content type: validate_json_request
+//     (vllm/entrypoints/serve/utils/api_utils.py @00a5fdd2, earlier in
+//     vllm/entrypoints/openai/utils.py) lower-cases the header, takes what precedes the first ';' and raises
+//     RequestValidationError(errors=["Unsupported Media Type: Only
+//     'application/json' is allowed"]) unless it is exactly
+//     application/json; validation_exception_handler
+//     (vllm/entrypoints/serve/utils/server_utils.py @0753ceeb) answers 400
+//     with ErrorResponse(ErrorInfo(message="1 validation error:\n  <err>",
+//     type="Bad Request", code=400, param=None)).
+//   - Model: OpenAIModelRegistry.check_model
+//     (vllm/entrypoints/openai/models/serving.py @00153c8b) lets a missing
+//     model through and answers any other unknown name 404 with message
+//     "The model `X` does not exist.", type "NotFoundError", param "model".
+//     ErrorInfo's field order is message, type, param, code; the model
+//     list is ModelList/ModelCard/ModelPermission of engine/protocol.py.
+//   - Errors and the model list are Starlette JSONResponse bodies
+//     (json.dumps with ensure_ascii=False, separators (",", ":")),
+//     Content-Type application/json. Streams are StreamingResponse(
+//     media_type="text/event-stream"), which Starlette sends as
+//     "text/event-stream; charset=utf-8", head first, before the body
+//     iterator yields (starlette/responses.py).
+
+const vllmStreamType = "text/event-stream; charset=utf-8"
+
+func vllmID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func vllmError(message, typ, param string, code int) string {
+	return object("error", object("message", q(message), "type", q(typ), "param", param, "code", itoa(code)))
+}
+
+// vllmAccept applies vLLM's refusals in its order: the content type (a
+// route dependency), then the model. It reports whether to go on.
+func (s *Server) vllmAccept(w http.ResponseWriter, r *http.Request, fields map[string]json.RawMessage) bool {
+	ct := strings.ToLower(r.Header.Get("Content-Type"))
+	if mt, _, _ := strings.Cut(ct, ";"); mt != "application/json" {
+		s.reply(w, r, http.StatusBadRequest, "application/json", []byte(vllmError(
+			"1 validation error:\n  Unsupported Media Type: Only 'application/json' is allowed",
+			"Bad Request", null, http.StatusBadRequest)))
+		return false
+	}
+	if fields == nil {
+		s.notScripted(w, r, "body is not a JSON object")
+		return false
+	}
+	if m, ok := stringField(fields, "model"); ok && m != "" && m != s.o.Model {
+		s.reply(w, r, http.StatusNotFound, "application/json", []byte(vllmError(
+			"The model `"+m+"` does not exist.", "NotFoundError", q("model"), http.StatusNotFound)))
+		return false
+	}
+	if !boolField(fields, "stream") {
+		s.notScripted(w, r, `only "stream": true is scripted`)
+		return false
+	}
+	return true
+}
+
+func vllmUsage(prompt, n int) string {
+	return object("prompt_tokens", itoa(prompt), "total_tokens", itoa(prompt+n), "completion_tokens", itoa(n))
+}
+
+func (s *Server) vllmChat(w http.ResponseWriter, r *http.Request, body []byte) {
+	fields, _ := decodeFields(body)
+	if !s.vllmAccept(w, r, fields) {
+		return
+	}
+	var msgs []chatMessage
+	_ = json.Unmarshal(fields["messages"], &msgs)
+	prompt := promptTokens(chatText(msgs))
+	n, ok := intField(fields, "max_completion_tokens", "max_tokens")
+	if !ok {
+		n = s.defaultTokens(prompt)
+	}
+	id := q("chatcmpl-" + vllmID())
+	created := itoa(int(time.Now().Unix()))
+	model := q(s.o.Model)
+	head := func(choices string) string {
+		return object("id", id, "object", q("chat.completion.chunk"), "created", created, "model", model, "choices", choices)
+	}
+	usage := includeUsage(fields)
+	s.stream(w, r, prompt, plan{
+		header: http.Header{"Content-Type": {vllmStreamType}},
+		early:  true,
+		n:      n,
+		token: func(i int) []byte {
+			var b strings.Builder
+			if i == 0 {
+				role := object("index", "0",
+					"delta", object("role", q("assistant"), "content", q("")),
+					"logprobs", null, "finish_reason", null)
+				first := strings.TrimSuffix(head(array(role)), "}") +
+					`,"prompt_token_ids":null,"prompt_text":null}`
+				b.WriteString("data: " + first + "\n\n")
+			}
+			delta := object("content", q(tokenText(i)))
+			var choice string
+			if i < n-1 {
+				choice = object("index", "0", "delta", delta, "logprobs", null, "finish_reason", null, "token_ids", null)
+			} else {
+				choice = object("index", "0", "delta", delta, "logprobs", null, "finish_reason", q("length"),
+					"stop_reason", null, "token_ids", null)
+			}
+			b.WriteString("data: " + head(array(choice)) + "\n\n")
+			return []byte(b.String())
+		},
+		final: func(t timing) []byte {
+			var b strings.Builder
+			if usage {
+				b.WriteString("data: " + object("id", id, "object", q("chat.completion.chunk"), "created", created,
+					"model", model, "choices", "[]", "usage", vllmUsage(t.prompt, t.n)) + "\n\n")
+			}
+			b.WriteString("data: [DONE]\n\n")
+			return []byte(b.String())
+		},
+	})
+}
+
+func (s *Server) vllmCompletions(w http.ResponseWriter, r *http.Request, body []byte) {
+	fields, _ := decodeFields(body)
+	if !s.vllmAccept(w, r, fields) {
+		return
+	}
+	prompt := promptTokens(promptText(fields["prompt"]))
+	n, ok := intField(fields, "max_tokens")
+	if !ok {
+		n = 16
+	}
+	id := q("cmpl-" + vllmID())
+	created := itoa(int(time.Now().Unix()))
+	model := q(s.o.Model)
+	usage := includeUsage(fields)
+	s.stream(w, r, prompt, plan{
+		header: http.Header{"Content-Type": {vllmStreamType}},
+		early:  true,
+		n:      n,
+		token: func(i int) []byte {
+			finish := null
+			if i == n-1 {
+				finish = q("length")
+			}
+			choice := object("index", "0", "text", q(tokenText(i)), "logprobs", null, "finish_reason", finish,
+				"stop_reason", null, "prompt_token_ids", null, "token_ids", null)
+			return []byte("data: " + object("id", id, "object", q("text_completion"), "created", created,
+				"model", model, "choices", array(choice)) + "\n\n")
+		},
+		final: func(t timing) []byte {
+			var b strings.Builder
+			if usage {
+				b.WriteString("data: " + object("id", id, "object", q("text_completion"), "created", created,
+					"model", model, "choices", "[]", "usage", vllmUsage(t.prompt, t.n)) + "\n\n")
+			}
+			b.WriteString("data: [DONE]\n\n")
+			return []byte(b.String())
+		},
+	})
+}
+
+func (s *Server) vllmModels(w http.ResponseWriter, r *http.Request) {
+	now := itoa(int(time.Now().Unix()))
+	perm := object("id", q("modelperm-"+vllmID()), "object", q("model_permission"), "created", now,
+		"allow_create_engine", "false", "allow_sampling", "true", "allow_logprobs", "true",
+		"allow_search_indices", "false", "allow_view", "true", "allow_fine_tuning", "false",
+		"organization", q("*"), "group", null, "is_blocking", "false")
+	card := object("id", q(s.o.Model), "object", q("model"), "created", now, "owned_by", q("vllm"),
+		"root", q(s.o.Model), "parent", null, "max_model_len", itoa(s.o.ContextLen), "permission", array(perm))
+	s.reply(w, r, http.StatusOK, "application/json", []byte(object("object", q("list"), "data", array(card))))
+}
