@@ -186,6 +186,19 @@ func (s *ShardSchedule) Name() string {
 	return fmt.Sprintf("shard %s of %s", s.shard, s.whole.Name())
 }
 
+// Index implements Indexed: the index in the whole schedule of the
+// arrival Next returned last, so that a shard numbers its requests as
+// the whole run would (and sends request j the body the whole run would).
+func (s *ShardSchedule) Index() uint64 { return uint64(max(s.seen-1, 0)) }
+
+// Indexed is a Schedule whose arrivals are numbered otherwise than 0, 1,
+// 2 … in the order Next returns them: Index is the number of the arrival
+// Next returned last (a shard's: its index in the whole schedule).
+type Indexed interface {
+	Schedule
+	Index() uint64
+}
+
 // Whole is the schedule being split.
 func (s *ShardSchedule) Whole() Schedule { return s.whole }
 

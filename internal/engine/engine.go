@@ -453,8 +453,8 @@ func (g *generator) dispatch(ctx context.Context, s schedule.Schedule, stats *St
 	sh := g.sink.newShard()
 	sl := newSleeper()
 	defer sl.close()
-	var seq uint64
 	off, ok := s.Next()
+	seq := seqOf(s, 0)
 	for ok {
 		if ctx.Err() != nil {
 			stats.Interrupted = true
@@ -485,10 +485,21 @@ func (g *generator) dispatch(ctx context.Context, s schedule.Schedule, stats *St
 				g.abandon(it, sh)
 			}
 		}
-		seq++
 		off, ok = s.Next()
+		seq = seqOf(s, seq+1)
 	}
 	stats.ScheduleEnd = g.since()
+}
+
+// seqOf is the number of the arrival s.Next returned last, next being
+// the number that follows the one before: a shard's requests keep their
+// index in the whole schedule (schedule.Indexed), so that the body, the
+// retry jitter and the log's seq of request j are the whole run's.
+func seqOf(s schedule.Schedule, next uint64) uint64 {
+	if ix, ok := s.(schedule.Indexed); ok {
+		return ix.Index()
+	}
+	return next
 }
 
 // minSleep is the shortest sleep of the dispatcher. Above a few thousand

@@ -210,6 +210,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 	}
 	l.adoptWarm() // predial_linux.go
 	l.off, l.scheduling = s.Next()
+	l.seq = seqOf(s, 0)
 	if !l.scheduling {
 		l.endSchedule(false)
 	}
@@ -285,12 +286,12 @@ func (l *epollLoop) take(ctx context.Context, now time.Duration) time.Duration {
 			g.limitWaited++
 		}
 		l.pending.push(item{seq: l.seq, off: l.off})
-		l.seq++
 		g.dispatched.Add(1)
 		var ok bool
 		if l.off, ok = l.s.Next(); !ok {
 			l.endSchedule(false)
 		}
+		l.seq = seqOf(l.s, l.seq+1)
 	}
 	if !l.scheduling || l.pending.len() >= maxPending {
 		return never
