@@ -58,10 +58,10 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		}
 	}
 	switch {
-	case !p.made():
-		return nil
 	case fs.Changed("prompt-tokens") && p.promptTokens == "":
 		return errors.New("--prompt-tokens needs N or N,spread, e.g. 1024 or 1024,0.1")
+	case !p.made():
+		return nil
 	case p.promptTokens != "" && p.dataset != "":
 		return errors.New("--prompt-tokens and --dataset are exclusive: the dataset gives the prompts")
 	case o.body != "" || o.bodyFile != "":
@@ -137,9 +137,11 @@ func (p *promptOptions) spec(fs *pflag.FlagSet, o *loadOptions) (prompt.Spec, er
 			return s, fmt.Errorf("--output-tokens: %v", err)
 		}
 	}
-	// ignore_eos where the API has it and an output length is asked; an
-	// explicit --ignore-eos elsewhere is refused by the spec.
-	s.IgnoreEOS = p.ignoreEOS && (fs.Changed("ignore-eos") || s.API.CanIgnoreEOS() && (s.Output != prompt.Length{} || p.dataset != ""))
+	// ignore_eos where the API has it and an output length is asked (a
+	// dataset's answers stop where the model stops, as in vLLM's
+	// benchmark); an explicit --ignore-eos elsewhere is refused by the
+	// spec.
+	s.IgnoreEOS = p.ignoreEOS && (fs.Changed("ignore-eos") || s.API.CanIgnoreEOS() && s.Output != prompt.Length{})
 	if s.Count == 0 && p.dataset == "" {
 		s.Count = maxPrompts
 		if n := r.Schedule.Expected(); n > 0 && n < maxPrompts {

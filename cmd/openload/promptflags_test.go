@@ -1,0 +1,158 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openload/openload/targets/stub"
+)
+
+// tokenStub starts the stub's token model, fast enough for a test.
+func tokenStub(t *testing.T) *stub.Server {
+	t.Helper()
+	cfg := stub.DefaultConfig()
+	cfg.Policy, cfg.BatchSlots = stub.PolicyNone, 32
+	cfg.Prefill, cfg.ITL = 2*time.Millisecond, 500*time.Microsecond
+	s, err := stub.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestGeneratedPrompts: --prompt-tokens and --output-tokens make bodies
+// whose prompt the stub's tokenizer counts as asked, each asking its
+// output tokens, which the stub sends in full; the result, the log and
+// the report say so, and --model auto names the stub's model.
+func TestGeneratedPrompts(t *testing.T) {
+	s := tokenStub(t)
+	dir := t.TempDir()
+	out, logf := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
+	stdout, _ := runOK(t, "-rate", "40", "-d", "500ms", "--prompt-tokens", "200,0.1", "--output-tokens", "12", "--model", "auto",
+		"--log", logf, "-o", out, s.URL+"/v1/chat/completions")
+	wantLines(t, stdout,
+		`request: Content-Type: application/json added (the body is JSON) · model "openload-stub", the first of GET `+s.URL+`/v1/models · 20 generated chat prompts of 180–221 (200 ± 10 %) tokens, max tokens 12, ignore_eos (tokens counted with cl100k_base)`,
+		"\nprompts  20 requests · prompt tokens p50 ",
+		"\nasked    20 requests asked for 240 output tokens (p50 12, min 12, max 12) · received 240 · 0 completed with fewer than they asked\n")
+	res := readResult(t, out)
+	st := res.Stream
+	if st == nil || st.PromptTokens == nil || st.Asked == nil {
+		t.Fatalf("stream %+v", st)
+	}
+	if p := st.PromptTokens; p.Requests != 20 || p.Min < 180 || p.Max > 221 {
+		t.Errorf("prompt tokens %+v, want 20 requests within 180 and 221", p)
+	}
+	if st.OutputTokens != 240 || st.Asked.Received != 240 || st.Asked.Short != 0 {
+		t.Errorf("output tokens %d, asked %+v", st.OutputTokens, st.Asked)
+	}
+	entries, err := readLog(t, logf)
+	if err != nil || len(entries) != 20 {
+		t.Fatalf("log: %d entries, %v", len(entries), err)
+	}
+	var sum int64
+	for _, e := range entries {
+		if e.AskedTokens != 12 || e.Tokens != 12 || e.PromptTokens < 180 || e.PromptTokens > 221 {
+			t.Errorf("log entry %+v", e)
+		}
+		sum += int64(e.PromptTokens)
+	}
+	if sum != st.PromptTokens.Sum {
+		t.Errorf("the log sums %d prompt tokens, the result %d", sum, st.PromptTokens.Sum)
+	}
+	if q := res.Config.Request; q == nil || q.Model != "openload-stub" || !strings.Contains(q.Prompts, "20 generated chat prompts") {
+		t.Errorf("result's request %+v", q)
+	}
+}
+
+// TestDatasetPrompts: a ShareGPT file's first turns are the prompts and
+// its answers' lengths the max tokens asked; the stub answers each in
+// full.
+func TestDatasetPrompts(t *testing.T) {
+	s := tokenStub(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	stdout, _ := runOK(t, "-rate", "20", "-d", "500ms", "--dataset", "../../internal/prompt/testdata/sharegpt.json", "--model", "m", "-o", out, s.URL+"/v1/completions")
+	wantLines(t, stdout, "completions prompts from ../../internal/prompt/testdata/sharegpt.json (first turns")
+	st := readResult(t, out).Stream
+	if st == nil || st.Asked == nil || st.Asked.Requests != 10 || st.Asked.Received != st.Asked.Sum || st.OutputTokens != st.Asked.Sum {
+		t.Fatalf("stream %+v", st)
+	}
+}
+
+func TestPromptFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`[{"conversations":[{"from":"human","value":"hi there you"}, 7]}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const u = "http://127.0.0.1:1/v1/chat/completions"
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--prompt-tokens", "0", u}, "--prompt-tokens: "},
+		{[]string{"--prompt-tokens", "100,1.5", u}, "--prompt-tokens: "},
+		{[]string{"--prompt-tokens", "ten", u}, "--prompt-tokens: "},
+		{[]string{"--prompt-tokens", "", u}, "--prompt-tokens needs N"},
+		{[]string{"--output-tokens", "10", u}, "--output-tokens applies to generated prompts"},
+		{[]string{"--api", "chat", u}, "--api applies to generated prompts"},
+		{[]string{"--prompt-tokens", "10", "--body", "{}", u}, "drop --body and --body-file"},
+		{[]string{"--prompt-tokens", "10", "--dataset", bad, u}, "are exclusive"},
+		{[]string{"--prompt-tokens", "10", "--api", "gpt", u}, "--api: unknown API"},
+		{[]string{"--prompt-tokens", "10", "http://127.0.0.1:1/predict"}, "--api is needed"},
+		{[]string{"--prompt-tokens", "10", "--api", "tgi"}, "the built-in stub serves chat and completions"},
+		{[]string{"--prompt-tokens", "10", "--output-tokens", "5", "--api", "tgi", "--ignore-eos", u}, "no field to ignore the end of sequence"},
+		{[]string{"--prompt-tokens", "10", "--prompt-count", "0", u}, "--prompt-count must be at least 1"},
+		{[]string{"--dataset", filepath.Join(dir, "none.json"), u}, "no such file"},
+		{[]string{"--dataset", bad, u}, "entry 0"},
+		{[]string{"--dataset", bad, "--dataset-turns", "all", u}, "--dataset-turns \"all\""},
+	}
+	for _, c := range cases {
+		code, _, stderr := runCLI(append([]string{"-rate", "10", "-d", "1s"}, c.args...)...)
+		first, _, _ := strings.Cut(stderr, "\n")
+		if code != exitUsage || !strings.Contains(first, c.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", c.args, code, first, c.want)
+		}
+	}
+}
+
+// TestGeneratedBodiesShardStable: two shards of one run send the bodies
+// the whole run would, request for request.
+func TestGeneratedBodiesShardStable(t *testing.T) {
+	var whole, shards seen
+	a, b := whole.server(t, ""), shards.server(t, "")
+	args := []string{"-rate", "20", "-d", "500ms", "-q", "--prompt-tokens", "30,0.5", "--output-tokens", "4,0.5", "--api", "completions"}
+	runOK(t, append(args, a.URL)...)
+	runOK(t, append(args, "--shard", "0/2", b.URL)...)
+	runOK(t, append(args, "--shard", "1/2", b.URL)...)
+	if len(whole.bodies) != 10 || len(shards.bodies) != 10 {
+		t.Fatalf("%d and %d bodies", len(whole.bodies), len(shards.bodies))
+	}
+	sent := map[string]int{}
+	for _, body := range whole.bodies {
+		var v struct {
+			Prompt    string `json:"prompt"`
+			MaxTokens int    `json:"max_tokens"`
+			Stream    bool   `json:"stream"`
+		}
+		if err := json.Unmarshal([]byte(body), &v); err != nil || !v.Stream || v.MaxTokens < 2 || v.MaxTokens > 6 || v.Prompt == "" {
+			t.Errorf("body %s: %v", body, err)
+		}
+		sent[body]++
+	}
+	for _, body := range shards.bodies {
+		sent[body]--
+	}
+	for body, n := range sent {
+		if n != 0 {
+			t.Errorf("the shards sent %s %d times less than the whole", body, n)
+		}
+	}
+	if whole.types[0] != "application/json" {
+		t.Errorf("Content-Type %q", whole.types[0])
+	}
+}
