@@ -2,10 +2,12 @@ package engine
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -282,4 +284,151 @@ func TestStreamFlagReadsPlainNDJSON(t *testing.T) {
 			t.Errorf("stream %+v, want 20 events, 30 output tokens", st)
 		}
 	})
+}
+
+// FuzzChunkKeys: on every valid one-line JSON value, sseChunk and
+// ndjsonChunk find what encoding/json finds, keys matched as written (no
+// escapes) at any depth: content when a content key's value is a
+// non-empty string; each count from the first of its keys, in the
+// document's order, whose value is a number (its leading digits), TGI's
+// input_length taken at its generated_tokens; NDJSON's done when the
+// first "done" is true, and its counts from the first eval_count and
+// prompt_eval_count. Error events are FuzzTopLevelError's to check.
+func FuzzChunkKeys(f *testing.F) {
+	for _, s := range []string{
+		ollamaGenerateToken("a"), ollamaChatDone(5, 9), ollamaError, llamacppToken("a", 3, 4), llamacppFinal(9, 5),
+		tgiToken(2, "b"), tgiFinal(3, "c", "a b c", 3, 7), tgiChatUsage(5, 9), vllmChunk(`{"content":"x"}`),
+		`{"x\"content":"v","a\\":"text"}`, `{"done":false,"done":true,"eval_count":"7","eval_count":8}`,
+		`{"details":{"generated_tokens":"x","input_length":4},"generated_tokens":2,"tokens_evaluated":6}`,
+		`[{"completion_tokens":-1},{"completion_tokens":12.5e1},"prompt_tokens",{"prompt_tokens" : 3}]`,
+	} {
+		f.Add(strings.TrimSpace(strings.TrimPrefix(s, "data: ")))
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		data := []byte(s)
+		sc, nc := sseChunk(h1.Event{Data: data}), ndjsonChunk(h1.Event{Data: data})
+		if strings.ContainsAny(s, "\r\n") || !json.Valid(data) || sc.failed || nc.failed {
+			return // not one line of JSON, or an error event: any answer will do, so long as it came
+		}
+		keys, err := jsonKeys(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nonEmpty := func(names ...string) bool {
+			for _, k := range keys {
+				if v, ok := k.value.(string); ok && v != "" && slices.Contains(names, k.name) {
+					return true
+				}
+			}
+			return false
+		}
+		count := func(v any) int {
+			if n, ok := v.(json.Number); ok {
+				return digitsOf([]byte(n))
+			}
+			return -1
+		}
+		first := func(name string) (any, bool) {
+			for _, k := range keys {
+				if k.name == name {
+					return k.value, true
+				}
+			}
+			return nil, false
+		}
+		want := chunk{output: -1, prompt: -1}
+		want.content = nonEmpty("content", "text")
+		for _, k := range keys {
+			n := count(k.value)
+			switch k.name {
+			case "completion_tokens", "tokens_predicted", "generated_tokens":
+				if want.output < 0 {
+					want.output = n
+				}
+				if k.name == "generated_tokens" && n >= 0 && want.prompt < 0 {
+					v, _ := first("input_length")
+					want.prompt = count(v)
+				}
+			case "prompt_tokens", "tokens_evaluated":
+				if want.prompt < 0 {
+					want.prompt = n
+				}
+			}
+		}
+		if sc != want {
+			t.Errorf("sseChunk(%s) = %+v, encoding/json says %+v", s, sc, want)
+		}
+		want = chunk{output: -1, prompt: -1}
+		want.content = nonEmpty("response", "content")
+		if v, _ := first("done"); v == true {
+			want.done = true
+			v, _ := first("eval_count")
+			want.output = count(v)
+			v, _ = first("prompt_eval_count")
+			want.prompt = count(v)
+		}
+		if nc != want {
+			t.Errorf("ndjsonChunk(%s) = %+v, encoding/json says %+v", s, nc, want)
+		}
+	})
+}
+
+// jsonKey is an object member of a JSON document: its key, when written
+// without escapes, and its value when a scalar (a json.Number, string,
+// bool or nil; a container's is a json.Delim).
+type jsonKey struct {
+	name  string
+	value any
+}
+
+// jsonKeys lists the members of every object in data, at any depth, in
+// the document's order.
+func jsonKeys(data []byte) ([]jsonKey, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	type frame struct{ object, wantKey bool }
+	var (
+		out   []jsonKey
+		stack []frame // the open containers
+		key   = -1    // the member of out whose value comes next
+	)
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n := len(stack); n > 0 && stack[n-1].wantKey {
+			if tok == json.Delim('}') {
+				stack = stack[:n-1]
+				continue
+			}
+			name := tok.(string)
+			if !bytes.HasSuffix(data[:dec.InputOffset()], []byte(`"`+name+`"`)) {
+				name = "" // written with escapes: not the key as searched
+			}
+			out = append(out, jsonKey{name: name})
+			key, stack[n-1].wantKey = len(out)-1, false
+			continue
+		}
+		// A value, or the end of an array.
+		if tok == json.Delim(']') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if key >= 0 {
+			out[key].value, key = tok, -1
+		}
+		if n := len(stack); n > 0 && stack[n-1].object {
+			stack[n-1].wantKey = true // once this value is read
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{object: true, wantKey: true})
+		case json.Delim('['):
+			stack = append(stack, frame{})
+		}
+	}
 }

@@ -30,8 +30,10 @@ import (
 //
 // How: what an event's payload says depends on the format, and is found
 // by key rather than by decoding the JSON: a quoted key such as "content"
-// in raw JSON can only be a key (a string value is never followed by a
-// colon, and quotes inside strings are escaped), and decoding every event
+// in raw JSON, after { or a comma and before a colon, can only be a key (a
+// string value is never followed by a colon, and quotes inside strings
+// are escaped; FuzzChunkKeys checks it against encoding/json), and
+// decoding every event
 // with encoding/json costs allocations per token on the hot path. The
 // quotes are part of the key searched, so "eval_count" is not found in
 // "prompt_eval_count", nor "completion_tokens" in
@@ -381,7 +383,7 @@ func sseCounts(data []byte) (output, prompt int) {
 		i += off
 		off = i + len(wordTokens)
 		for _, k := range countKeys {
-			if !bytes.HasSuffix(data[:i], k.before) || !bytes.HasPrefix(data[off:], k.after) {
+			if !bytes.HasSuffix(data[:i], k.before) || !bytes.HasPrefix(data[off:], k.after) || !keyStarts(data[:i-len(k.before)]) {
 				continue
 			}
 			n := intValue(data[off+len(k.after):])
@@ -503,20 +505,32 @@ func truthy(v []byte) bool {
 	return true
 }
 
-// afterKey returns what follows the first occurrence of key and a colon in
-// data, blanks skipped, or nil.
+// afterKey returns what follows the first occurrence of key as a key in
+// data and its colon, blanks skipped, or nil.
 func afterKey(data, key []byte) []byte {
-	for {
-		i := bytes.Index(data, key)
+	for off := 0; ; {
+		i := bytes.Index(data[off:], key)
 		if i < 0 {
 			return nil
 		}
-		data = data[i+len(key):]
-		rest := bytes.TrimLeft(data, " \t")
+		i += off
+		off = i + len(key)
+		if !keyStarts(data[:i]) {
+			continue
+		}
+		rest := bytes.TrimLeft(data[off:], " \t")
 		if len(rest) > 0 && rest[0] == ':' {
 			return bytes.TrimLeft(rest[1:], " \t")
 		}
 	}
+}
+
+// keyStarts reports whether a quote after before can open a key: in JSON
+// one follows { or a comma (blanks between), never an escaping backslash,
+// so a key that ends in \"content is not "content".
+func keyStarts(before []byte) bool {
+	before = bytes.TrimRight(before, " \t")
+	return len(before) > 0 && (before[len(before)-1] == '{' || before[len(before)-1] == ',')
 }
 
 // nonEmptyString reports whether key's value in data is a non-empty string.
