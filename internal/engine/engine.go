@@ -764,7 +764,7 @@ func Kind(err error) recorder.ErrorKind {
 		invErr   x509.CertificateInvalidError
 	)
 	switch {
-	case errors.Is(err, errStreamEvent):
+	case errors.Is(err, errStreamEvent), errors.Is(err, errStreamUnfinished):
 		return recorder.KindStream
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return recorder.KindRefused

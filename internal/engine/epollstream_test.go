@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,9 @@ func TestStreamFramingInPieces(t *testing.T) {
 	const head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 	ev := func(s string) string { return "data: {\"choices\":[{\"delta\":{\"content\":\"" + s + "\"}}]}\n\n" }
 	chunk := func(s string) string { return hex(len(s)) + "\r\n" + s + "\r\n" }
+	// Ollama's stream (servers_test.go), as net/http chunks it.
+	const ndHead = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n"
+	nd := ollamaChatToken
 	for _, c := range []struct {
 		name          string
 		pieces        []string // written one at a time, a little apart
@@ -36,6 +40,13 @@ func TestStreamFramingInPieces(t *testing.T) {
 		{"vLLM's error chunk", []string{head, chunk(ev("a")), chunk(ev("b")), chunk(vllmErrorChunk + "\n\n"), chunk("data: [DONE]\n\n"), "0\r\n\r\n"}, 2, 2, false, "stream", false},
 		{"error chunk and more in one piece", []string{head + chunk(ev("a")+vllmErrorChunk+"\n\n"+ev("late")) + chunk("data: [DONE]\n\n") + "0\r\n\r\n"}, 1, 1, false, "stream", false},
 		{"event: error byte by byte, no final newline", splitBytes(head + chunk(ev("a")+ev("b")) + chunk("event: err") + chunk("or") + "0\r\n\r\n"), 2, 2, false, "stream", false},
+		// NDJSON: its counts from the done line, which it must end with.
+		{"ndjson one line a chunk", []string{ndHead, chunk(nd("a")), chunk(nd("b")), chunk(ollamaChatDone(5, 9)), "0\r\n\r\n"}, 2, 9, true, "", true},
+		{"ndjson byte by byte, done without a final newline", splitBytes(ndHead + chunk(nd("a")+nd("b")) + chunk(strings.TrimSuffix(ollamaChatDone(5, 9), "\n")) + "0\r\n\r\n"), 2, 9, true, "", true},
+		{"ndjson a line across chunks", []string{ndHead + chunk(nd("a")[:20]), chunk(nd("a")[20:] + ollamaGenerateToken("b")[:40]), chunk(ollamaGenerateToken("b")[40:]+ollamaGenerateDone(5, 3)) + "0\r\n\r\n"}, 2, 3, true, "", true},
+		{"ndjson cut mid-stream", []string{ndHead, chunk(nd("a")), chunk(nd("b"))}, 2, 2, false, "reset", false},
+		{"ndjson ends without its done line", []string{ndHead, chunk(nd("a")), chunk(nd("b")), "0\r\n\r\n"}, 2, 2, false, "stream", false},
+		{"ndjson error line", []string{ndHead, chunk(nd("a")), chunk(ollamaError), chunk(ollamaChatDone(5, 9)), "0\r\n\r\n"}, 1, 1, false, "stream", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			forClients(t, openClients, func(t *testing.T, cl client) {

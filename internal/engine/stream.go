@@ -11,8 +11,9 @@ import (
 	"github.com/openload/openload/recorder"
 )
 
-// Streamed answers: a text/event-stream body (or any body with
-// Config.Stream) is read event by event as it arrives, and each content
+// Streamed answers: a text/event-stream or application/x-ndjson body (or
+// any body with Config.Stream, as SSE unless its Content-Type names
+// NDJSON) is read event by event as it arrives, and each content
 // event's arrival stamped (recorder/stream.go says what is derived).
 //
 // Where: every client already ends in generator.response, which reads a
@@ -27,18 +28,44 @@ import (
 // the epoll loop or the lean client would read whole themselves goes
 // through response too when Config.Stream is set.
 //
-// How: each event's payload, as the format cuts it ("data: {…}" in SSE),
-// is one OpenAI chunk (OpenAI, vLLM, TGI, llama.cpp and Ollama's
-// OpenAI-compatible endpoints write each chunk as one data line). It is a
-// content event when
-// choices[0].delta.content (chat) or choices[0].text (completions) is a
-// non-empty string, found by its key rather than by decoding the JSON: a
-// key "content" or "text" in raw JSON can only be a key (a string value is
-// never followed by a colon, and quotes inside strings are escaped), and
-// decoding every chunk with encoding/json costs allocations per token on
-// the hot path. A "completion_tokens" count (the usage chunk of
-// stream_options.include_usage, or vLLM's continuous usage) is the output
-// token count when present; else the content events are counted.
+// How: what an event's payload says depends on the format, and is found
+// by key rather than by decoding the JSON: a quoted key such as "content"
+// in raw JSON, after { or a comma and before a colon, can only be a key (a
+// string value is never followed by a colon, and quotes inside strings
+// are escaped; FuzzChunkKeys checks it against encoding/json), and
+// decoding every event
+// with encoding/json costs allocations per token on the hot path. The
+// quotes are part of the key searched, so "eval_count" is not found in
+// "prompt_eval_count", nor "completion_tokens" in
+// "completion_tokens_details".
+//
+// SSE (text/event-stream): each data line is one OpenAI-style chunk
+// (OpenAI, vLLM, TGI, llama.cpp and Ollama's OpenAI-compatible endpoints
+// write each chunk as one data line), or the event of a server's own API
+// (llama.cpp's /completion, TGI's /generate_stream). It is a content event
+// when a "content" (chat's choices[0].delta.content, llama.cpp's
+// /completion) or "text" (completions' choices[0].text, TGI's token.text)
+// is a non-empty string. The output token count, when the server sends
+// one, is the last of "completion_tokens" (the usage chunk of
+// stream_options.include_usage, vLLM's continuous usage), llama.cpp
+// /completion's "tokens_predicted" (a running count on every event) and
+// TGI /generate_stream's details "generated_tokens"; the prompt token
+// count the last of "prompt_tokens", "tokens_evaluated" and TGI's
+// details "input_length". Each of those events has the bytes "tokens" (TGI's
+// input_length sits next to generated_tokens), so one search for them
+// spares a token chunk every count's search.
+//
+// NDJSON (application/x-ndjson, Ollama's /api/generate and /api/chat):
+// each line is one JSON object, a content event when its "response"
+// (generate) or "content" (chat's message.content) is a non-empty string.
+// Ollama's last line says "done": true and carries its counts: output
+// tokens in "eval_count", prompt tokens in "prompt_eval_count"; they are
+// read on that line only. Thinking text ("thinking") is no content event,
+// as reasoning_content is none in SSE: TTFT is the answer's first token.
+//
+// Without an output count the content events are counted. A prompt count
+// the server sent is the record's PromptTokens (else the body's count,
+// Config.BodyTokens, body.go).
 //
 // Every content event's arrival time and the gap since the stream's
 // previous one go to the recorder in batches of tokenBatch
@@ -47,6 +74,19 @@ import (
 //
 // A stream cut before its end fails as any body does (a reset, a
 // timeout): the record keeps the tokens it got, and is counted once.
+//
+// An NDJSON stream whose body ends, its framing intact (a chunked body's
+// last chunk, a Content-Length read whole), without a line saying "done":
+// true is cut too, but no transport error says so: Ollama writes that
+// line, with its counts, last in every answer it finishes, so a body that
+// stops before it is an answer the server left unfinished. It fails with errStreamUnfinished,
+// of kind stream (recorder.KindStream, as an error event is) rather than
+// reset: the connection did what HTTP asks of it, and what failed is the
+// stream the server wrote, which is what the stream kind counts (a reset
+// says the transport broke, and an operator looks at the network). SSE
+// has no such rule: OpenAI's "data: [DONE]" is not sent by every server
+// (TGI's /generate_stream, llama.cpp's /completion), so its absence is no
+// failure.
 //
 // A stream's error event is an error of its own kind (recorder.KindStream),
 // as the OpenAI SDKs raise APIError on it: an SSE line "event: error", or a
@@ -76,6 +116,10 @@ const tokenBatch = 64
 // recorder.KindStream).
 var errStreamEvent = errors.New("event stream: the server sent an error event")
 
+// errStreamUnfinished ends an NDJSON stream whose body ended without its
+// "done": true line (Kind: recorder.KindStream; see above).
+var errStreamUnfinished = errors.New(`event stream: the NDJSON body ended without a "done": true line`)
+
 // streamFormat is the h1.Format a body of Content-Type ct is read with:
 // its own, or SSE for any body when every body is a stream
 // (Config.Stream); nil when the body is not read as a stream.
@@ -91,13 +135,17 @@ func streamFormat[T ~string | ~[]byte](stream bool, ct T) h1.Format {
 // reader of every client's streams. A goroutine feeds it what it reads
 // (readStream), the event loop what it de-chunks (epollstream_linux.go).
 type eventReader struct {
-	ev    h1.Events
-	usage int // the last completion_tokens count, or -1
+	ev     h1.Events
+	ndjson bool // the payloads are Ollama's, and the last line must say done
+	usage  int  // the last output token count, or -1
+	prompt int  // the last prompt token count, or -1
+	done   bool // NDJSON: a line said "done": true
 }
 
 func (er *eventReader) reset(f h1.Format) {
 	er.ev.Reset(f)
-	er.usage = -1
+	er.ndjson = f == h1.NDJSON
+	er.usage, er.prompt, er.done = -1, -1, false
 }
 
 // feed reads p, body bytes that arrived at now: content events are noted
@@ -119,29 +167,52 @@ func (er *eventReader) feed(p []byte, now time.Duration, r *recorder.Record, ts 
 }
 
 // end reads the body's last line when it had no line end (it still
-// counts), and puts the stream's token count in r.
+// counts), and puts the stream's token counts in r. It fails with
+// errStreamUnfinished when an NDJSON body never said it was done.
 func (er *eventReader) end(now time.Duration, r *recorder.Record, ts *tokenSink) error {
 	defer er.count(r)
 	if ev, ok := er.ev.End(); ok && er.event(ev, now, r, ts) {
 		return errStreamEvent
 	}
+	if er.ndjson && !er.done {
+		return errStreamUnfinished
+	}
 	return nil
 }
 
-// count puts the stream's output token count in r: the usage count when
-// the server sent one, else the content events.
-func (er *eventReader) count(r *recorder.Record) { r.Tokens = tokensOf(r.Events, er.usage) }
+// count puts the stream's token counts in r: output tokens from the
+// server's count when it sent one, else the content events; prompt
+// tokens only when the server sent a count (else Config.BodyTokens
+// fills them, body.go).
+func (er *eventReader) count(r *recorder.Record) {
+	r.Tokens = tokensOf(r.Events, er.usage)
+	if er.prompt >= 0 {
+		r.PromptTokens = er.prompt
+	}
+}
 
 // event reads one event that arrived at now; it reports an error event.
 func (er *eventReader) event(ev h1.Event, now time.Duration, r *recorder.Record, ts *tokenSink) (failed bool) {
-	content, usage, failed := chunkEvent(ev)
-	if usage >= 0 {
-		er.usage = usage
+	var c chunk
+	if er.ndjson {
+		c = ndjsonChunk(ev)
+	} else {
+		c = sseChunk(ev)
 	}
-	if content {
+	if c.failed {
+		return true
+	}
+	if c.output >= 0 {
+		er.usage = c.output
+	}
+	if c.prompt >= 0 {
+		er.prompt = c.prompt
+	}
+	er.done = er.done || c.done
+	if c.content {
 		ts.add(tokenAt(r, now))
 	}
-	return failed
+	return false
 }
 
 // tokenSink batches content events on their way to a shard.
@@ -243,23 +314,110 @@ func tokensOf(events, usage int) int {
 var (
 	keyContent = []byte(`"content"`)
 	keyText    = []byte(`"text"`)
-	keyUsage   = []byte(`"completion_tokens"`)
 	keyError   = []byte(`"error"`)
 	// errorTail is the end of keyError, searched for first: rr is rare in
 	// a chunk, so bytes.Index skips ahead faster than on a leading quote.
 	errorTail = keyError[2:]
+
+	// SSE's counts (see the top of the file): every key of one has the
+	// word tokens, found once per occurrence and told apart by the bytes
+	// around it (countKeys); TGI's input_length is read where its
+	// generated_tokens is.
+	wordTokens     = []byte("tokens")
+	keyInputLength = []byte(`"input_length"`)
+
+	// Ollama's NDJSON.
+	keyResponse        = []byte(`"response"`)
+	keyDone            = []byte(`"done"`)
+	keyEvalCount       = []byte(`"eval_count"`)
+	keyPromptEvalCount = []byte(`"prompt_eval_count"`)
+	jsonTrue           = []byte("true")
 )
 
-// chunkEvent reads one event of a stream as an OpenAI chunk: content
-// reports a non-empty content or text string; usage is its
-// completion_tokens count, or -1; failed reports an error event (see the
-// top of the file), which counts no content and no usage.
-func chunkEvent(ev h1.Event) (content bool, usage int, failed bool) {
+// chunk is what one event's payload says.
+type chunk struct {
+	content        bool // a content event: a token's text arrived
+	output, prompt int  // the output and prompt token counts it carries, or -1
+	done           bool // NDJSON: "done": true, Ollama's last line
+	failed         bool // an error event (see the top of the file); nothing else is read
+}
+
+// sseChunk reads one SSE event as an OpenAI-style chunk, or as llama.cpp's
+// or TGI's own event (see the top of the file).
+func sseChunk(ev h1.Event) chunk {
+	c := chunk{output: -1, prompt: -1}
 	if ev.Error || topLevelError(ev.Data) {
-		return false, -1, true
+		c.failed = true
+		return c
 	}
-	content = nonEmptyString(ev.Data, keyContent) || nonEmptyString(ev.Data, keyText)
-	return content, intAfter(ev.Data, keyUsage), false
+	c.content = nonEmptyString(ev.Data, keyContent) || nonEmptyString(ev.Data, keyText)
+	c.output, c.prompt = sseCounts(ev.Data)
+	return c
+}
+
+// countKeys are SSE's count keys, each as the bytes before and after the
+// word tokens in it (quotes included), in the order they are told apart.
+var countKeys = [...]struct {
+	before, after []byte
+	output        bool // an output count; else a prompt count
+	tgi           bool // TGI's details: input_length is next to it
+}{
+	{[]byte(`"completion_`), []byte(`"`), true, false},
+	{[]byte(`"prompt_`), []byte(`"`), false, false},
+	{[]byte(`"generated_`), []byte(`"`), true, true},
+	{[]byte(`"`), []byte(`_predicted"`), true, false},
+	{[]byte(`"`), []byte(`_evaluated"`), false, false},
+}
+
+// sseCounts returns the output and prompt counts of an SSE event's data,
+// each the first of its keys found (see the top of the file), or -1: one
+// search for the word tokens per occurrence, rather than one per key,
+// because llama.cpp's /completion has it in every event.
+func sseCounts(data []byte) (output, prompt int) {
+	output, prompt = -1, -1
+	for off := 0; ; {
+		i := bytes.Index(data[off:], wordTokens)
+		if i < 0 {
+			return output, prompt
+		}
+		i += off
+		off = i + len(wordTokens)
+		for _, k := range countKeys {
+			if !bytes.HasSuffix(data[:i], k.before) || !bytes.HasPrefix(data[off:], k.after) || !keyStarts(data[:i-len(k.before)]) {
+				continue
+			}
+			n := intValue(data[off+len(k.after):])
+			switch {
+			case k.output && output < 0:
+				output = n
+			case !k.output && prompt < 0:
+				prompt = n
+			}
+			if k.tgi && n >= 0 && prompt < 0 {
+				prompt = intAfter(data, keyInputLength)
+			}
+			break
+		}
+	}
+}
+
+// ndjsonChunk reads one line of Ollama's NDJSON stream (see the top of
+// the file): {"error": …} is an error event as in SSE, as Ollama's Go
+// client (api/client.go, stream) returns an error at a line whose "error"
+// is not empty.
+func ndjsonChunk(ev h1.Event) chunk {
+	c := chunk{output: -1, prompt: -1}
+	if topLevelError(ev.Data) {
+		c.failed = true
+		return c
+	}
+	c.content = nonEmptyString(ev.Data, keyResponse) || nonEmptyString(ev.Data, keyContent)
+	if bytes.HasPrefix(afterKey(ev.Data, keyDone), jsonTrue) {
+		c.done = true
+		c.output = intAfter(ev.Data, keyEvalCount)
+		c.prompt = intAfter(ev.Data, keyPromptEvalCount)
+	}
+	return c
 }
 
 // topLevelError reports whether data, a data line's value, is a JSON
@@ -347,20 +505,32 @@ func truthy(v []byte) bool {
 	return true
 }
 
-// afterKey returns what follows the first occurrence of key and a colon in
-// data, blanks skipped, or nil.
+// afterKey returns what follows the first occurrence of key as a key in
+// data and its colon, blanks skipped, or nil.
 func afterKey(data, key []byte) []byte {
-	for {
-		i := bytes.Index(data, key)
+	for off := 0; ; {
+		i := bytes.Index(data[off:], key)
 		if i < 0 {
 			return nil
 		}
-		data = data[i+len(key):]
-		rest := bytes.TrimLeft(data, " \t")
+		i += off
+		off = i + len(key)
+		if !keyStarts(data[:i]) {
+			continue
+		}
+		rest := bytes.TrimLeft(data[off:], " \t")
 		if len(rest) > 0 && rest[0] == ':' {
 			return bytes.TrimLeft(rest[1:], " \t")
 		}
 	}
+}
+
+// keyStarts reports whether a quote after before can open a key: in JSON
+// one follows { or a comma (blanks between), never an escaping backslash,
+// so a key that ends in \"content is not "content".
+func keyStarts(before []byte) bool {
+	before = bytes.TrimRight(before, " \t")
+	return len(before) > 0 && (before[len(before)-1] == '{' || before[len(before)-1] == ',')
 }
 
 // nonEmptyString reports whether key's value in data is a non-empty string.
@@ -380,6 +550,25 @@ func nonEmptyString(data, key []byte) bool {
 // intAfter returns key's value in data as a non-negative integer, or -1.
 func intAfter(data, key []byte) int {
 	v := afterKey(data, key)
+	if v == nil {
+		return -1
+	}
+	return digitsOf(v)
+}
+
+// intValue reads what follows a key's closing quote: a colon and a
+// non-negative integer, blanks around the colon skipped; -1 when that is
+// not what follows (the quoted word was a string value, not a key).
+func intValue(rest []byte) int {
+	rest = bytes.TrimLeft(rest, " \t")
+	if len(rest) == 0 || rest[0] != ':' {
+		return -1
+	}
+	return digitsOf(bytes.TrimLeft(rest[1:], " \t"))
+}
+
+// digitsOf reads the non-negative integer v begins with, or -1.
+func digitsOf(v []byte) int {
 	n, digits := 0, 0
 	for _, c := range v {
 		if c < '0' || c > '9' || n > 1<<30 {

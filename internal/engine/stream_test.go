@@ -23,14 +23,27 @@ import (
 )
 
 // eventLine reads one line of an event stream as the stream readers do:
-// h1.SSE cuts the line (its line end removed) into an event, chunkEvent
+// h1.SSE cuts the line (its line end removed) into an event, sseChunk
 // reads the event's JSON.
 func eventLine(line []byte) (content bool, usage int, failed bool) {
+	c := sseLine(line)
+	return c.content, c.output, c.failed
+}
+
+func sseLine(line []byte) chunk {
 	ev, ok := h1.SSE.Event(bytes.TrimSuffix(line, []byte{'\r'}))
 	if !ok {
-		return false, -1, false
+		return chunk{output: -1, prompt: -1}
 	}
-	return chunkEvent(ev)
+	return sseChunk(ev)
+}
+
+func ndjsonLine(line []byte) chunk {
+	ev, ok := h1.NDJSON.Event(bytes.TrimSuffix(line, []byte{'\r'}))
+	if !ok {
+		return chunk{output: -1, prompt: -1}
+	}
+	return ndjsonChunk(ev)
 }
 
 func TestEventLine(t *testing.T) {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -86,6 +87,53 @@ func BenchmarkStreamEvents(b *testing.B) {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-inuse-end-MB")
+}
+
+// BenchmarkReadStream reads one streamed answer of each server (see
+// serverBodies) per op with the reader every client shares (readStream,
+// eventReader), fed one event at a time as a network would bring it:
+// the per-event cost of the hot path, which must not allocate (allocs/op
+// stays 0 once the pooled reader is warm).
+func BenchmarkReadStream(b *testing.B) {
+	const tokens = 50
+	for _, sb := range serverBodies(tokens) {
+		b.Run(strings.ReplaceAll(sb.name, " ", "-"), func(b *testing.B) {
+			g := &generator{start: time.Now()}
+			sh := &shard{}
+			body := []byte(sb.body)
+			r := &oneEventReader{}
+			b.ReportAllocs()
+			b.SetBytes(int64(len(body)))
+			for b.Loop() {
+				var rec recorder.Record
+				r.reset(body)
+				if err := g.readStream(r, sb.format, &rec, sh); err != nil || rec.Events != tokens || rec.Tokens != tokens {
+					b.Fatalf("%v: %d events, %d tokens; want %d", err, rec.Events, rec.Tokens, tokens)
+				}
+				sh.toks = sh.toks[:0]
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*tokens), "ns/event")
+		})
+	}
+}
+
+// oneEventReader hands out its body one line end at a time: one read per
+// event line, as a server flushing each event brings them.
+type oneEventReader struct{ rest []byte }
+
+func (r *oneEventReader) reset(b []byte) { r.rest = b }
+
+func (r *oneEventReader) Read(p []byte) (int, error) {
+	if len(r.rest) == 0 {
+		return 0, io.EOF
+	}
+	n := bytes.IndexByte(r.rest, '\n') + 1
+	if n == 0 {
+		n = len(r.rest)
+	}
+	n = copy(p, r.rest[:n])
+	r.rest = r.rest[n:]
+	return n, nil
 }
 
 const (

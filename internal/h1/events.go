@@ -70,6 +70,23 @@ func (sse) Event(line []byte) (Event, bool) {
 	return Event{Error: true}, true
 }
 
+// NDJSON is newline-delimited JSON, one JSON value a line: Ollama's
+// native /api/generate and /api/chat stream it as application/x-ndjson
+// (ollama/ollama server/routes.go, streamResponse: json.Marshal and a
+// "\n" per value). Every line that is not blank is one event whose Data
+// is the line; the format has no error signal of its own (Ollama's error
+// line is a JSON {"error": …}, the caller's to read).
+var NDJSON Format = ndjson{}
+
+type ndjson struct{}
+
+func (ndjson) Event(line []byte) (Event, bool) {
+	if len(bytes.Trim(line, " \t")) == 0 {
+		return Event{}, false
+	}
+	return Event{Data: line}, true
+}
+
 // FormatOf returns the Format of a body whose Content-Type value is ct
 // (parameters and case ignored), or nil when it is no streaming format
 // this package reads.
@@ -77,8 +94,11 @@ func FormatOf[T ~string | ~[]byte](ct T) Format {
 	if i := indexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}
-	if foldEqualTrim(ct, "text/event-stream") {
+	switch {
+	case foldEqualTrim(ct, "text/event-stream"):
 		return SSE
+	case foldEqualTrim(ct, "application/x-ndjson"):
+		return NDJSON
 	}
 	return nil
 }

@@ -61,13 +61,30 @@ func TestEvents(t *testing.T) {
 	}
 }
 
+// Ollama's stream: every line that is not blank is an event, whatever it
+// holds; a blank line (CR and blanks only) is none.
+func TestEventsNDJSON(t *testing.T) {
+	body := "{\"response\":\"a\",\"done\":false}\n\n \t\r\n{\"error\":\"x\"}\r\ndata: 1\n[1,2]\n{\"done\":true}"
+	want := []string{`data {"response":"a","done":false}`, `data {"error":"x"}`, "data data: 1", "data [1,2]", `data {"done":true}`}
+	for seed := range uint64(5) {
+		pieces := [][]byte{[]byte(body)}
+		if seed > 0 {
+			pieces = split([]byte(body), seed)
+		}
+		if got, err := events(NDJSON, pieces); err != nil || !slices.Equal(got, want) {
+			t.Errorf("seed %d: %q, %v; want %q", seed, got, err, want)
+		}
+	}
+}
+
 func TestFormatOf(t *testing.T) {
 	for _, c := range []struct {
 		ct   string
 		want Format
 	}{
 		{"text/event-stream", SSE}, {"Text/Event-Stream; charset=utf-8", SSE}, {" text/event-stream ;x", SSE},
-		{"text/event-streams", nil}, {"application/json", nil}, {"", nil},
+		{"application/x-ndjson", NDJSON}, {"Application/X-NDJSON; charset=utf-8", NDJSON},
+		{"text/event-streams", nil}, {"application/json", nil}, {"application/x-ndjsonx", nil}, {"", nil},
 	} {
 		if got := FormatOf(c.ct); got != c.want {
 			t.Errorf("FormatOf(%q) = %v, want %v", c.ct, got, c.want)
@@ -98,33 +115,37 @@ func TestEventsAllocateNothing(t *testing.T) {
 	}
 }
 
-// FuzzEvents: however a body is split into pieces, Events finds the
-// events it finds in the body fed at once, and those are the events of
-// the body's lines as bufio.Scanner cuts them (a CR before the LF
-// dropped, a last line without its LF kept), read by the format.
+// FuzzEvents: in each format (SSE, NDJSON), however a body is split into
+// pieces, Events finds the events it finds in the body fed at once, and
+// those are the events of the body's lines as bufio.Scanner cuts them (a
+// CR before the LF dropped, a last line without its LF kept), read by the
+// format.
 func FuzzEvents(f *testing.F) {
 	f.Add([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\nevent: error\r\ndata: [DONE]\n\n"), uint64(1))
 	f.Add([]byte("data:x\r\r\n\revent:error\ndata"), uint64(2))
 	f.Add([]byte("\n\n\r\ndata: last"), uint64(3))
+	f.Add([]byte("{\"response\":\"a\",\"done\":false}\n \t\r\n{\"error\":\"x\"}\n{\"done\":true}"), uint64(4))
 	f.Fuzz(func(t *testing.T, body []byte, seed uint64) {
-		whole, err := events(SSE, [][]byte{body})
-		if err != nil {
-			t.Fatal(err)
-		}
-		pieces, err := events(SSE, split(body, seed))
-		if err != nil || !slices.Equal(whole, pieces) {
-			t.Fatalf("%q: at once %q, in pieces %q (%v)", body, whole, pieces, err)
-		}
-		var want []string
-		sc := bufio.NewScanner(bytes.NewReader(body))
-		sc.Buffer(nil, MaxEventLine+1)
-		for sc.Scan() {
-			if ev, ok := SSE.Event(sc.Bytes()); ok {
-				want = append(want, show(ev))
+		for _, format := range []Format{SSE, NDJSON} {
+			whole, err := events(format, [][]byte{body})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if !slices.Equal(whole, want) {
-			t.Fatalf("%q: Events %q, lines %q", body, whole, want)
+			pieces, err := events(format, split(body, seed))
+			if err != nil || !slices.Equal(whole, pieces) {
+				t.Fatalf("%T %q: at once %q, in pieces %q (%v)", format, body, whole, pieces, err)
+			}
+			var want []string
+			sc := bufio.NewScanner(bytes.NewReader(body))
+			sc.Buffer(nil, MaxEventLine+1)
+			for sc.Scan() {
+				if ev, ok := format.Event(sc.Bytes()); ok {
+					want = append(want, show(ev))
+				}
+			}
+			if !slices.Equal(whole, want) {
+				t.Fatalf("%T %q: Events %q, lines %q", format, body, whole, want)
+			}
 		}
 	})
 }

@@ -14,8 +14,14 @@ func TestStreamLines(t *testing.T) {
 		t.Errorf("no stream: %q %v", b.String(), err)
 	}
 	b.Reset()
-	if err := StreamLines(&b, &result.Result{Stream: &result.StreamResult{}}); err != nil || !strings.Contains(b.String(), `"stream": true`) {
-		t.Errorf("a stream run without tokens: %q %v", b.String(), err)
+	if err := StreamLines(&b, &result.Result{Stream: &result.StreamResult{}}); err != nil {
+		t.Fatal(err)
+	}
+	// The hint names what each format is read for, and each server's knob.
+	for _, want := range []string{`"stream": true`, "choices[0].delta.content", "NDJSON", "message.content", `"stream": false`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("a stream run without tokens lacks %q: %q", want, b.String())
+		}
 	}
 	b.Reset()
 	res := &result.Result{
