@@ -36,11 +36,11 @@ const maxPrompts = 10_000
 func (p *promptOptions) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&p.promptTokens, "prompt-tokens", "", "generate bodies whose prompts hold `N[,spread]` tokens (cl100k_base), lengths uniform in N·(1±spread) as vLLM's --random-range-ratio; implies --stream")
 	fs.StringVar(&p.outputTokens, "output-tokens", "", "with --prompt-tokens or --dataset: each body asks for `M[,spread]` output tokens (max_tokens or the API's name for it)")
-	fs.StringVar(&p.api, "api", "", "body grammar of generated prompts: "+strings.Join(prompt.APINames(), ", ")+" (default: from the URL's path)")
-	fs.StringVar(&p.dataset, "dataset", "", "prompts from a ShareGPT-format JSON `file` ([{\"conversations\":[{\"from\":\"human\",\"value\":…},{\"from\":\"gpt\",…}]}]): each answer's length is the max tokens asked")
-	fs.StringVar(&p.turns, "dataset-turns", "first", "with --dataset: 'first' (vLLM's reading: each entry's first turn) or 'every' (each human turn an answer follows, with the conversation before it)")
+	fs.StringVar(&p.api, "api", "", "`NAME` of the body grammar of generated prompts: "+strings.Join(prompt.APINames(), ", ")+" (default: from the URL's path)")
+	fs.StringVar(&p.dataset, "dataset", "", "prompts from a ShareGPT-format JSON `file`: a list of {\"conversations\": [{\"from\": \"human\", \"value\": …}, {\"from\": \"gpt\", …}]}; an answer's length is the max tokens asked")
+	fs.StringVar(&p.turns, "dataset-turns", "first", "with --dataset, which turns: `first` (vLLM's reading: each entry's first turn) or every (each human turn an answer follows, with the conversation before it)")
 	fs.BoolVar(&p.ignoreEOS, "ignore-eos", true, "with --output-tokens: ask the server to ignore the end of sequence so answers reach M (ignore_eos; vLLM and llama.cpp have it); =false: let the model stop")
-	fs.IntVar(&p.count, "prompt-count", 0, "distinct bodies to make (default: one per request of the run, at most 10,000; requests beyond take them again in turn)")
+	fs.IntVar(&p.count, "prompt-count", 0, "`N` distinct bodies to make (default: one per request of the run, at most 10,000; requests beyond take them again in turn)")
 }
 
 // made reports whether openload makes the bodies.
