@@ -44,6 +44,10 @@ func randomRecords(rng *rand.Rand) []recorder.Record {
 			r.Tokens = r.Events
 			r.LastToken = r.FirstToken + time.Duration(r.Events-1)*time.Duration(1+rng.IntN(30))*time.Millisecond
 			r.Done = max(r.Done, r.LastToken)
+			// Prompt and asked tokens, known for most requests.
+			if rng.IntN(4) > 0 {
+				r.PromptTokens, r.AskedTokens = 1+rng.IntN(5000), r.Events+rng.IntN(3)
+			}
 		}
 		recs[j] = r
 	}
@@ -180,7 +184,9 @@ func TestMergeProperties(t *testing.T) {
 		}
 		if flat.Stream == nil || one.Stream == nil || flat.Stream.TTFTResponse != one.Stream.TTFTResponse ||
 			flat.Stream.ITL != one.Stream.ITL || flat.Stream.TPOT != one.Stream.TPOT ||
-			flat.Stream.OutputTokens != one.Stream.OutputTokens || flat.Stream.Goodput.Met != one.Stream.Goodput.Met {
+			flat.Stream.OutputTokens != one.Stream.OutputTokens || flat.Stream.Goodput.Met != one.Stream.Goodput.Met ||
+			flat.Stream.PromptTokens == nil || *flat.Stream.PromptTokens != *one.Stream.PromptTokens ||
+			flat.Stream.Asked == nil || *flat.Stream.Asked != *one.Stream.Asked {
 			t.Fatalf("seed %d: stream %+v, one generator %+v", seed, flat.Stream, one.Stream)
 		}
 		if flat.Histograms != one.Histograms || flat.Response != one.Response || flat.SendDelay != one.SendDelay {

@@ -37,7 +37,7 @@ var serverCommands = []struct {
 // a generated prompt of N tokens is N words) and openload's own
 // elsewhere, and what the server read is what openload sent.
 func TestModelServerCommands(t *testing.T) {
-	const prefill = 20 * time.Millisecond
+	const prefill, itl = 50 * time.Millisecond, 5 * time.Millisecond
 	for _, c := range serverCommands {
 		t.Run(c.format.String(), func(t *testing.T) {
 			t.Parallel()
@@ -45,7 +45,7 @@ func TestModelServerCommands(t *testing.T) {
 			if c.format.Server() == "tgi" {
 				model = "tgi"
 			}
-			h := scripted.New(c.format, scripted.Options{Model: model, Prefill: prefill, ITL: time.Millisecond})
+			h := scripted.New(c.format, scripted.Options{Model: model, Prefill: prefill, ITL: itl})
 			srv := httptest.NewServer(h)
 			defer srv.Close()
 			out := filepath.Join(t.TempDir(), "r.json")
@@ -67,6 +67,9 @@ func TestModelServerCommands(t *testing.T) {
 			if posts := st.Routes[scripted.Route{Method: "POST", Path: c.format.Path(), Status: 200}]; int64(posts) != res.Counts.Sent || res.Wire.Attempts != res.Counts.Sent {
 				t.Errorf("the server read %d requests, openload sent %d in %d attempts", posts, res.Counts.Sent, res.Wire.Attempts)
 			}
+			t.Logf("%s: %d×200 of %d sent, server read %d · tokens %d counted, %d written · prompt tokens p50 %d · TTFT from send p50 %.1f ms max %.1f (prefill %v) · ITL p50 %.2f ms (itl %v) · TPOT p50 %.2f ms",
+				c.format, res.Status["200"], res.Counts.Sent, st.Routes[scripted.Route{Method: "POST", Path: c.format.Path(), Status: 200}],
+				got.OutputTokens, st.Tokens, got.PromptTokens.P50, got.TTFTService.P50, got.TTFTService.Max, prefill, got.ITL.P50, itl, got.TPOT.P50)
 			// A lower bound, not a threshold: no first token before the
 			// server's prefill.
 			if ttft := got.TTFTService; ttft.Count != 10 || ttft.P50 < float64(prefill/time.Millisecond) {
