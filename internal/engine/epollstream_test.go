@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/schedule"
+	"github.com/openload/openload/targets/scripted"
 )
 
 // Chunked event streams written in awkward pieces: every client, the
@@ -19,9 +20,16 @@ func TestStreamFramingInPieces(t *testing.T) {
 	const head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 	ev := func(s string) string { return "data: {\"choices\":[{\"delta\":{\"content\":\"" + s + "\"}}]}\n\n" }
 	chunk := func(s string) string { return hex(len(s)) + "\r\n" + s + "\r\n" }
-	// Ollama's stream (servers_test.go), as net/http chunks it.
+	// Ollama's stream (the scripted server's, servers_test.go), as
+	// net/http chunks it: chat's thinking line, 2 content lines and the
+	// done line saying eval_count 3; 2 content lines alone; and 1
+	// before the error line.
 	const ndHead = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n"
-	nd := ollamaChatToken
+	nd := answerLines(t, scripted.OllamaChat, scripted.Options{Thinking: 1}, 3)
+	gen, _ := scriptedAnswer(t, scripted.OllamaGenerate, scripted.Options{Thinking: 1}, 3)
+	two := answerLines(t, scripted.OllamaChat, scripted.Options{}, 2)
+	failed := answerLines(t, scripted.OllamaChat, scripted.Options{Cut: scripted.CutError, CutAfter: 1}, 2)
+	g1, g2 := 20, len(gen)/2+7 // inside a line each
 	for _, c := range []struct {
 		name          string
 		pieces        []string // written one at a time, a little apart
@@ -41,12 +49,12 @@ func TestStreamFramingInPieces(t *testing.T) {
 		{"error chunk and more in one piece", []string{head + chunk(ev("a")+vllmErrorChunk+"\n\n"+ev("late")) + chunk("data: [DONE]\n\n") + "0\r\n\r\n"}, 1, 1, false, "stream", false},
 		{"event: error byte by byte, no final newline", splitBytes(head + chunk(ev("a")+ev("b")) + chunk("event: err") + chunk("or") + "0\r\n\r\n"), 2, 2, false, "stream", false},
 		// NDJSON: its counts from the done line, which it must end with.
-		{"ndjson one line a chunk", []string{ndHead, chunk(nd("a")), chunk(nd("b")), chunk(ollamaChatDone(5, 9)), "0\r\n\r\n"}, 2, 9, true, "", true},
-		{"ndjson byte by byte, done without a final newline", splitBytes(ndHead + chunk(nd("a")+nd("b")) + chunk(strings.TrimSuffix(ollamaChatDone(5, 9), "\n")) + "0\r\n\r\n"), 2, 9, true, "", true},
-		{"ndjson a line across chunks", []string{ndHead + chunk(nd("a")[:20]), chunk(nd("a")[20:] + ollamaGenerateToken("b")[:40]), chunk(ollamaGenerateToken("b")[40:]+ollamaGenerateDone(5, 3)) + "0\r\n\r\n"}, 2, 3, true, "", true},
-		{"ndjson cut mid-stream", []string{ndHead, chunk(nd("a")), chunk(nd("b"))}, 2, 2, false, "reset", false},
-		{"ndjson ends without its done line", []string{ndHead, chunk(nd("a")), chunk(nd("b")), "0\r\n\r\n"}, 2, 2, false, "stream", false},
-		{"ndjson error line", []string{ndHead, chunk(nd("a")), chunk(ollamaError), chunk(ollamaChatDone(5, 9)), "0\r\n\r\n"}, 1, 1, false, "stream", false},
+		{"ndjson one line a chunk", []string{ndHead, chunk(nd[0]), chunk(nd[1]), chunk(nd[2]), chunk(nd[3]), "0\r\n\r\n"}, 2, 3, true, "", true},
+		{"ndjson byte by byte, done without a final newline", splitBytes(ndHead + chunk(nd[0]+nd[1]+nd[2]) + chunk(strings.TrimSuffix(nd[3], "\n")) + "0\r\n\r\n"), 2, 3, true, "", true},
+		{"ndjson a line across chunks", []string{ndHead + chunk(string(gen[:g1])), chunk(string(gen[g1:g2])), chunk(string(gen[g2:])) + "0\r\n\r\n"}, 2, 3, true, "", true},
+		{"ndjson cut mid-stream", []string{ndHead, chunk(two[0]), chunk(two[1])}, 2, 2, false, "reset", false},
+		{"ndjson ends without its done line", []string{ndHead, chunk(two[0]), chunk(two[1]), "0\r\n\r\n"}, 2, 2, false, "stream", false},
+		{"ndjson error line", []string{ndHead, chunk(failed[0]), chunk(failed[1]), chunk(two[2]), "0\r\n\r\n"}, 1, 1, false, "stream", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			forClients(t, openClients, func(t *testing.T, cl client) {

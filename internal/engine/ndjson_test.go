@@ -16,53 +16,103 @@ import (
 	"github.com/openload/openload/internal/h1"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
+	"github.com/openload/openload/targets/scripted"
 )
 
 // What each SSE event the servers send says: content, and the output and
-// prompt counts of OpenAI's usage chunk (vLLM, TGI, llama.cpp chat),
-// llama.cpp /completion's events and TGI /generate_stream's last event.
+// prompt counts of OpenAI's usage chunk (vLLM, TGI, llama.cpp and Ollama
+// chat), llama.cpp /completion's events and TGI /generate_stream's last
+// event. Each line is the scripted server's (line, from the end when
+// negative, of an answer of n tokens to answerPrompt, or to req).
 func TestSSECounts(t *testing.T) {
+	const n = 3
 	for _, c := range []struct {
-		line           string
+		f              scripted.Format
+		o              scripted.Options
+		req            string // "" asks n tokens (Format.Request)
+		line           int
 		content        bool
 		output, prompt int
 	}{
-		{strings.TrimSuffix(tgiChatUsage(7, 42), "\n\n"), false, 42, 7},
-		{`data: {"choices":[],"usage":{"prompt_tokens":9,"total_tokens":12,"completion_tokens":3,"prompt_tokens_details":null}}`, false, 3, 9},
-		// A _details key is not its count.
-		{`data: {"usage":{"completion_tokens_details":{"reasoning_tokens":5},"prompt_tokens_details":{"cached_tokens":4}}}`, false, -1, -1},
-		{strings.TrimSuffix(llamacppToken(" tok", 3, 11), "\n\n"), true, 3, 11},
-		// n_predict and max_tokens in generation_settings are no counts.
-		{strings.TrimSuffix(llamacppFinal(17, 11), "\n\n"), false, 17, 11},
-		{strings.TrimSuffix(tgiToken(4, " tok"), "\n\n"), true, -1, -1},
+		{f: scripted.VLLMChat, line: 0, output: -1, prompt: -1}, // the role chunk
+		{f: scripted.VLLMChat, line: 1, content: true, output: -1, prompt: -1},
+		{f: scripted.VLLMChat, line: -2, output: n, prompt: answerWords},
+		{f: scripted.VLLMCompletions, line: 0, content: true, output: -1, prompt: -1},
+		{f: scripted.VLLMCompletions, line: -2, output: n, prompt: answerWords},
+		{f: scripted.TGIChat, line: 0, content: true, output: -1, prompt: -1},
+		{f: scripted.TGIChat, line: -2, output: n, prompt: answerWords},
+		{f: scripted.TGIGenerateStream, line: 0, content: true, output: -1, prompt: -1},
 		// TGI's last event: its token, and details' counts; generated_text
 		// is no "text".
-		{strings.TrimSuffix(tgiFinal(5, " end", "a b c d end", 5, 13), "\n\n"), true, 5, 13},
-		{`data: {"generated_text":"all","details":null}`, false, -1, -1},
-		{strings.TrimSuffix(vllmChunk(`{"content":" tok"}`), "\n\n"), true, -1, -1},
+		{f: scripted.TGIGenerateStream, line: -1, content: true, output: n, prompt: answerWords},
+		{f: scripted.TGIGenerateStream, req: `{"inputs":"a b","parameters":{"max_new_tokens":3}}`, line: -1, content: true, output: -1, prompt: -1},
+		{f: scripted.LlamaCppCompletion, line: 1, content: true, output: 2, prompt: answerWords}, // running counts
+		// n_predict and max_tokens in generation_settings (-1: none asked)
+		// are no counts.
+		{f: scripted.LlamaCppCompletion, o: scripted.Options{ContextLen: answerWords + 17}, req: `{"prompt":"` + answerPrompt + `","stream":true}`,
+			line: -1, output: 17, prompt: answerWords},
+		{f: scripted.LlamaCppChat, line: 0, output: -1, prompt: -1},  // the role delta, content null
+		{f: scripted.LlamaCppChat, line: -3, output: -1, prompt: -1}, // finish_reason, delta {}
+		{f: scripted.LlamaCppChat, line: -2, output: n, prompt: answerWords},
+		{f: scripted.OllamaOpenAIChat, line: 0, content: true, output: -1, prompt: -1},
+		{f: scripted.OllamaOpenAIChat, line: -2, output: n, prompt: answerWords},
 	} {
-		got := sseLine([]byte(c.line))
+		req := []byte(c.req)
+		if c.req == "" {
+			req = c.f.Request("m", answerPrompt, n)
+		}
+		body, _ := serveScripted(t, c.f, c.o, req)
+		line := strings.TrimSuffix(at(lines(body), c.line), "\n")
+		got := sseLine([]byte(line))
 		if got.content != c.content || got.output != c.output || got.prompt != c.prompt || got.failed || got.done {
-			t.Errorf("sseChunk(%s) = %+v; want content %v, output %d, prompt %d", c.line, got, c.content, c.output, c.prompt)
+			t.Errorf("%s: sseChunk(%s) = %+v; want content %v, output %d, prompt %d", c.f, line, got, c.content, c.output, c.prompt)
 		}
 	}
+	for _, c := range []struct {
+		line           string
+		output, prompt int
+	}{
+		{`data: {"choices":[],"usage":{"prompt_tokens":9,"total_tokens":12,"completion_tokens":3,"prompt_tokens_details":null}}`, 3, 9},
+		// A _details key is not its count.
+		{`data: {"usage":{"completion_tokens_details":{"reasoning_tokens":5},"prompt_tokens_details":{"cached_tokens":4}}}`, -1, -1},
+		{`data: {"generated_text":"all","details":null}`, -1, -1},
+	} {
+		if got := sseLine([]byte(c.line)); got.content || got.output != c.output || got.prompt != c.prompt || got.failed || got.done {
+			t.Errorf("sseChunk(%s) = %+v; want output %d, prompt %d", c.line, got, c.output, c.prompt)
+		}
+	}
+}
+
+// ollamaLines are Ollama's native lines, by the scripted servers: a
+// token line of generate and of chat, their done lines for a prompt of
+// 26 words and 3 tokens (prompt_eval_count 26 before eval_count 3), a
+// thinking line, and the error line of a stream that fails.
+func ollamaLines(tb testing.TB) (genToken, chatToken, genDone, chatDone, thinking, failed string) {
+	tb.Helper()
+	req := func(f scripted.Format) []byte { return f.Request("m", strings.Repeat("w ", 26), 3) }
+	gen, _ := serveScripted(tb, scripted.OllamaGenerate, scripted.Options{}, req(scripted.OllamaGenerate))
+	chat, _ := serveScripted(tb, scripted.OllamaChat, scripted.Options{}, req(scripted.OllamaChat))
+	think := answerLines(tb, scripted.OllamaChat, scripted.Options{Thinking: 1}, 2)
+	fail := answerLines(tb, scripted.OllamaGenerate, scripted.Options{Cut: scripted.CutError, CutAfter: 1}, 2)
+	return at(lines(gen), 0), at(lines(chat), 0), at(lines(gen), -1), at(lines(chat), -1), think[0], at(fail, -1)
 }
 
 // What each line of Ollama's stream says: content from response or
 // message.content, counts on the done line only, and "eval_count" never
 // found in "prompt_eval_count".
 func TestNDJSONLine(t *testing.T) {
+	genToken, chatToken, genDone, chatDone, thinking, failed := ollamaLines(t)
 	for _, c := range []struct {
 		line           string
 		content        bool
 		output, prompt int
 		done, failed   bool
 	}{
-		{ollamaGenerateToken(" The"), true, -1, -1, false, false},
-		{ollamaChatToken(" The"), true, -1, -1, false, false},
-		{ollamaGenerateDone(26, 290), false, 290, 26, true, false},
-		{ollamaChatDone(26, 290), false, 290, 26, true, false},
-		{ollamaGenerateToken(""), false, -1, -1, false, false},
+		{genToken, true, -1, -1, false, false},
+		{chatToken, true, -1, -1, false, false},
+		{genDone, false, 3, 26, true, false},
+		{chatDone, false, 3, 26, true, false},
+		{`{"model":"m","created_at":"2026-08-21T10:00:00Z","response":"","done":false}`, false, -1, -1, false, false},
 		// Only prompt_eval_count: no output count.
 		{`{"response":"","done":true,"prompt_eval_count":26}`, false, -1, 26, true, false},
 		{`{"done":true,"eval_count":3,"prompt_eval_count":26}`, false, 3, 26, true, false},
@@ -73,11 +123,11 @@ func TestNDJSONLine(t *testing.T) {
 		{`{"response":"\"done\":true","done":false}`, true, -1, -1, false, false},
 		{`{"done" : true}`, false, -1, -1, true, false},
 		// Thinking is no content.
-		{`{"model":"qwen3","created_at":"2026-08-21T10:00:00Z","response":"","thinking":"Hmm","done":false}`, false, -1, -1, false, false},
+		{thinking, false, -1, -1, false, false},
 		// Ollama's error line, and the error word where it is none.
-		{ollamaError, false, -1, -1, false, true},
+		{failed, false, -1, -1, false, true},
 		{`{"error":""}`, false, -1, -1, false, false},
-		{ollamaGenerateToken(" error"), true, -1, -1, false, false},
+		{`{"response":" error","done":false}`, true, -1, -1, false, false},
 		{"", false, -1, -1, false, false},
 		{" \t", false, -1, -1, false, false},
 	} {
@@ -89,16 +139,19 @@ func TestNDJSONLine(t *testing.T) {
 }
 
 func TestChunksAllocateNothing(t *testing.T) {
-	for _, s := range []string{ollamaGenerateToken(" tok"), ollamaChatDone(5, 9), ollamaError} {
+	genToken, _, _, chatDone, _, failed := ollamaLines(t)
+	for _, s := range []string{genToken, chatDone, failed} {
 		l := []byte(s)
 		if n := testing.AllocsPerRun(100, func() { ndjsonLine(l) }); n != 0 {
 			t.Errorf("ndjsonChunk(%q) allocates %v times per line", l, n)
 		}
 	}
-	for _, s := range []string{llamacppFinal(9, 5), tgiFinal(3, "x", "x y z", 3, 5), tgiChatUsage(5, 9)} {
-		l := []byte(s)
-		if n := testing.AllocsPerRun(100, func() { sseLine(l) }); n != 0 {
-			t.Errorf("sseChunk(%q) allocates %v times per line", l, n)
+	for _, f := range []scripted.Format{scripted.LlamaCppCompletion, scripted.TGIGenerateStream, scripted.TGIChat, scripted.VLLMChat} {
+		for _, s := range answerLines(t, f, scripted.Options{}, 3) {
+			l := []byte(s)
+			if n := testing.AllocsPerRun(100, func() { sseLine(l) }); n != 0 {
+				t.Errorf("sseChunk(%q) allocates %v times per line", l, n)
+			}
 		}
 	}
 }
@@ -108,23 +161,31 @@ func TestChunksAllocateNothing(t *testing.T) {
 func TestReadStreamServers(t *testing.T) {
 	const n = 6
 	g := &generator{start: time.Now()}
-	for _, sb := range serverBodies(n) {
-		t.Run(sb.name, func(t *testing.T) {
+	for _, f := range scripted.Formats() {
+		t.Run(f.String(), func(t *testing.T) {
+			body, format := scriptedAnswer(t, f, scripted.Options{}, n)
 			var r recorder.Record
-			if err := g.readStream(strings.NewReader(sb.body), sb.format, &r, &shard{}); err != nil {
+			if err := g.readStream(bytes.NewReader(body), format, &r, &shard{}); err != nil {
 				t.Fatal(err)
 			}
-			if r.Events != n || r.Tokens != n || r.PromptTokens != 5 {
-				t.Errorf("%d events, %d tokens, %d prompt tokens; want %d, %d, 5", r.Events, r.Tokens, r.PromptTokens, n, n)
+			if r.Events != n || r.Tokens != n || r.PromptTokens != answerWords {
+				t.Errorf("%d events, %d tokens, %d prompt tokens; want %d, %d, %d", r.Events, r.Tokens, r.PromptTokens, n, n, answerWords)
 			}
 		})
 	}
-	// A count unlike the events is the server's, and no prompt count
-	// leaves the record's alone (Config.BodyTokens fills it).
-	body := ollamaChatToken("a") + ollamaChatToken("b") + `{"message":{"role":"assistant","content":""},"done":true,"eval_count":40}` + "\n"
-	r := recorder.Record{PromptTokens: 0}
-	if err := g.readStream(strings.NewReader(body), h1.NDJSON, &r, &shard{}); err != nil || r.Events != 2 || r.Tokens != 40 || r.PromptTokens != 0 {
-		t.Errorf("%v: %d events, %d tokens, %d prompt tokens; want 2, 40, 0", err, r.Events, r.Tokens, r.PromptTokens)
+	// A count unlike the events is the server's: Ollama's eval_count
+	// counts the thinking, which is no content.
+	body, format := scriptedAnswer(t, scripted.OllamaChat, scripted.Options{Thinking: 4}, n)
+	var r recorder.Record
+	if err := g.readStream(bytes.NewReader(body), format, &r, &shard{}); err != nil || r.Events != n-4 || r.Tokens != n || r.PromptTokens != answerWords {
+		t.Errorf("thinking: %v: %d events, %d tokens, %d prompt tokens; want %d, %d, %d", err, r.Events, r.Tokens, r.PromptTokens, n-4, n, answerWords)
+	}
+	// No prompt count (vLLM without include_usage) leaves the record's
+	// alone (Config.BodyTokens fills it).
+	body, format = serveScripted(t, scripted.VLLMChat, scripted.Options{}, []byte(`{"stream":true,"max_tokens":2,"messages":[{"role":"user","content":"a b"}]}`))
+	r = recorder.Record{PromptTokens: 9}
+	if err := g.readStream(bytes.NewReader(body), format, &r, &shard{}); err != nil || r.Events != 2 || r.Tokens != 2 || r.PromptTokens != 9 {
+		t.Errorf("no usage: %v: %d events, %d tokens, %d prompt tokens; want 2, 2, 9", err, r.Events, r.Tokens, r.PromptTokens)
 	}
 }
 
@@ -133,18 +194,24 @@ func TestReadStreamServers(t *testing.T) {
 // at an error line is an error event. SSE needs no last line.
 func TestReadStreamNDJSONEnds(t *testing.T) {
 	g := &generator{start: time.Now()}
-	tokens := ollamaGenerateToken("a") + ollamaGenerateToken("b")
+	answer := func(o scripted.Options) string {
+		b, _ := scriptedAnswer(t, scripted.OllamaGenerate, o, 3)
+		return string(b)
+	}
+	cut := func(mode scripted.CutMode) scripted.Options { return scripted.Options{Cut: mode, CutAfter: 2} }
+	done, _ := scriptedAnswer(t, scripted.OllamaGenerate, scripted.Options{}, 2)
+	doneLine := at(lines(done), -1)
 	for _, c := range []struct {
 		name string
 		body string
 		want error
 	}{
-		{"done", tokens + ollamaGenerateDone(5, 2), nil},
-		{"done, no final newline", tokens + strings.TrimSuffix(ollamaGenerateDone(5, 2), "\n"), nil},
-		{"no done line", tokens, errStreamUnfinished},
-		{"done false last", tokens + `{"response":"","done":false}` + "\n", errStreamUnfinished},
-		{"error line", tokens + ollamaError, errStreamEvent},
-		{"error line, then done", tokens + ollamaError + ollamaGenerateDone(5, 2), errStreamEvent},
+		{"done", string(done), nil},
+		{"done, no final newline", strings.TrimSuffix(string(done), "\n"), nil},
+		{"no done line", answer(cut(scripted.CutEnd)), errStreamUnfinished},
+		{"done false last", answer(cut(scripted.CutEnd)) + `{"response":"","done":false}` + "\n", errStreamUnfinished},
+		{"error line", answer(cut(scripted.CutError)), errStreamEvent},
+		{"error line, then done", answer(cut(scripted.CutError)) + doneLine, errStreamEvent},
 	} {
 		var r recorder.Record
 		err := g.readStream(strings.NewReader(c.body), h1.NDJSON, &r, &shard{})
@@ -155,81 +222,61 @@ func TestReadStreamNDJSONEnds(t *testing.T) {
 			t.Errorf("%s: kind %v, want stream", c.name, Kind(err))
 		}
 	}
+	body, format := scriptedAnswer(t, scripted.LlamaCppCompletion, scripted.Options{Cut: scripted.CutEnd, CutAfter: 1}, 3)
 	var r recorder.Record
-	if err := g.readStream(strings.NewReader(llamacppToken("a", 1, 5)), h1.SSE, &r, &shard{}); err != nil || r.Events != 1 {
+	if err := g.readStream(bytes.NewReader(body), format, &r, &shard{}); err != nil || r.Events != 1 {
 		t.Errorf("SSE without a last event: %v, %d events; want nil, 1", err, r.Events)
 	}
 }
 
 func TestReadStreamNDJSONAllocsPerEventNone(t *testing.T) {
-	body := func(n int) []byte {
-		var b bytes.Buffer
-		for range n {
-			b.WriteString(ollamaChatToken(" tok"))
-		}
-		b.WriteString(ollamaChatDone(5, n))
-		return b.Bytes()
-	}
+	checkAllocsPerEventNone(t, scripted.OllamaChat)
+}
+
+// checkAllocsPerEventNone: reading format f's answer allocates nothing
+// per event: one of 1,000 events costs what one of 10 does (the pooled
+// reader, the batches' hand-over).
+func checkAllocsPerEventNone(t *testing.T, f scripted.Format) {
+	t.Helper()
 	g := &generator{start: time.Now()}
 	sh := &shard{}
 	allocs := func(n int) float64 {
-		b := body(n)
+		b, format := scriptedAnswer(t, f, scripted.Options{}, n)
 		return testing.AllocsPerRun(50, func() {
 			var r recorder.Record
-			if err := g.readStream(bytes.NewReader(b), h1.NDJSON, &r, sh); err != nil || r.Events != n {
+			if err := g.readStream(bytes.NewReader(b), format, &r, sh); err != nil || r.Events != n {
 				t.Fatalf("%v, %d events", err, r.Events)
 			}
 			sh.toks = sh.toks[:0]
 		})
 	}
 	if small, large := allocs(10), allocs(1000); large > small+1 {
-		t.Errorf("%v allocations for 1,000 events, %v for 10: events allocate", large, small)
+		t.Errorf("%s: %v allocations for 1,000 events, %v for 10: events allocate", f, large, small)
 	}
 }
 
-// ollamaHandler answers as Ollama's /api/generate (chat false) or
-// /api/chat does: application/x-ndjson, each line written and flushed on
-// its own (gin's c.Stream flushes after each; net/http then sends it
-// chunked), tokens lines, then the done line saying eval output tokens;
-// end is what ends the body instead of the done line when not "done":
-// "cut" (the body ends cleanly without it), "error" (Ollama's error line).
-func ollamaHandler(chat bool, tokens, eval int, end string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		f := w.(http.Flusher)
-		for i := range tokens {
-			line := ollamaGenerateToken(fmt.Sprintf(" t%d", i))
-			if chat {
-				line = ollamaChatToken(fmt.Sprintf(" t%d", i))
-			}
-			io.WriteString(w, line)
-			f.Flush()
-		}
-		switch end {
-		case "done":
-			if chat {
-				io.WriteString(w, ollamaChatDone(5, eval))
-			} else {
-				io.WriteString(w, ollamaGenerateDone(5, eval))
-			}
-		case "error":
-			io.WriteString(w, ollamaError)
-		}
-	}
-}
-
-// Ollama's stream through every client: its content events, its output
-// tokens from eval_count (not the events counted: eval differs), and a
-// body that ends without its done line, or at an error line, an error of
-// kind stream with the tokens it got.
+// Ollama's stream through every client, from the scripted server over a
+// real connection: its content events, its output tokens from eval_count
+// (not the events counted: the thinking differs), and a body that ends
+// without its done line, or at an error line, an error of kind stream
+// with the tokens it got.
 func TestNDJSONStreamsByEveryClient(t *testing.T) {
 	const reqs, tokens, eval = 10, 4, 7
-	for _, chat := range []bool{false, true} {
+	for _, f := range []scripted.Format{scripted.OllamaGenerate, scripted.OllamaChat} {
 		for _, end := range []string{"done", "cut", "error"} {
-			t.Run(fmt.Sprintf("chat=%v/%s", chat, end), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/%s", f, end), func(t *testing.T) {
+				o := scripted.Options{Model: "m", Thinking: eval - tokens}
+				switch end {
+				case "cut":
+					o = scripted.Options{Model: "m", Cut: scripted.CutEnd, CutAfter: tokens}
+				case "error":
+					o = scripted.Options{Model: "m", Cut: scripted.CutError, CutAfter: tokens}
+				}
 				forClients(t, streamClients, func(t *testing.T, cl client) {
-					srv := startStreamServer(t, ollamaHandler(chat, tokens, eval, end))
-					rec, log := runLogged(t, srv.URL, streamConfig(cl), schedule.NewConstant(100, 100*time.Millisecond))
+					srv := startStreamServer(t, scripted.New(f, o))
+					cfg := streamConfig(cl)
+					cfg.Body = f.Request("m", answerPrompt, eval)
+					rec, log := runLogged(t, srv.URL+f.Path(), cfg, schedule.NewConstant(100, 100*time.Millisecond))
 					c := checkIdentity(t, rec, reqs)
 					st := rec.Stream()
 					if st == nil {
@@ -267,12 +314,13 @@ func TestNDJSONStreamsByEveryClient(t *testing.T) {
 // A plain NDJSON body (Content-Length) with Config.Stream is read as
 // NDJSON, not SSE, by every client: its Content-Type says which.
 func TestStreamFlagReadsPlainNDJSON(t *testing.T) {
-	body := ollamaGenerateToken("a") + ollamaGenerateToken("b") + ollamaGenerateDone(5, 3)
+	// 2 content events, eval_count 3: the first token is thinking.
+	body, _ := scriptedAnswer(t, scripted.OllamaGenerate, scripted.Options{Thinking: 1}, 3)
 	forClients(t, openClients, func(t *testing.T, cl client) {
 		srv := startStreamServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/x-ndjson")
 			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-			io.WriteString(w, body)
+			w.Write(body)
 		}))
 		cfg := streamConfig(cl)
 		cfg.Stream = true
@@ -295,14 +343,18 @@ func TestStreamFlagReadsPlainNDJSON(t *testing.T) {
 // first "done" is true, and its counts from the first eval_count and
 // prompt_eval_count. Error events are FuzzTopLevelError's to check.
 func FuzzChunkKeys(f *testing.F) {
-	for _, s := range []string{
-		ollamaGenerateToken("a"), ollamaChatDone(5, 9), ollamaError, llamacppToken("a", 3, 4), llamacppFinal(9, 5),
-		tgiToken(2, "b"), tgiFinal(3, "c", "a b c", 3, 7), tgiChatUsage(5, 9), vllmChunk(`{"content":"x"}`),
+	var seeds []string
+	for _, fm := range scripted.Formats() {
+		seeds = append(seeds, answerLines(f, fm, scripted.Options{}, 2)...)
+	}
+	_, _, _, _, thinking, failed := ollamaLines(f)
+	for _, s := range append(seeds, thinking, failed,
 		`{"x\"content":"v","a\\":"text"}`, `{"done":false,"done":true,"eval_count":"7","eval_count":8}`,
 		`{"details":{"generated_tokens":"x","input_length":4},"generated_tokens":2,"tokens_evaluated":6}`,
 		`[{"completion_tokens":-1},{"completion_tokens":12.5e1},"prompt_tokens",{"prompt_tokens" : 3}]`,
-	} {
-		f.Add(strings.TrimSpace(strings.TrimPrefix(s, "data: ")))
+	) {
+		s = strings.TrimPrefix(strings.TrimPrefix(s, "data:"), " ")
+		f.Add(strings.TrimSpace(s))
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		data := []byte(s)

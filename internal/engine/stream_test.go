@@ -20,6 +20,7 @@ import (
 	"github.com/openload/openload/internal/h1"
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
+	"github.com/openload/openload/targets/scripted"
 )
 
 // eventLine reads one line of an event stream as the stream readers do:
@@ -338,31 +339,9 @@ func TestBodiesInOrderAndSampled(t *testing.T) {
 	}
 }
 
-// Reading a stream allocates nothing per event: a stream of 1,000 events
-// costs what one of 10 does (the pooled reader, the batches' hand-over).
+// Reading a stream allocates nothing per event (checkAllocsPerEventNone).
 func TestReadStreamAllocsPerEventNone(t *testing.T) {
-	body := func(n int) []byte {
-		var b []byte
-		for range n {
-			b = append(b, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok\"}}]}\n\n"...)
-		}
-		return append(b, "data: [DONE]\n\n"...)
-	}
-	g := &generator{start: time.Now()}
-	sh := &shard{}
-	allocs := func(n int) float64 {
-		b := body(n)
-		return testing.AllocsPerRun(50, func() {
-			var r recorder.Record
-			if err := g.readStream(bytes.NewReader(b), h1.SSE, &r, sh); err != nil || r.Events != n {
-				t.Fatalf("%v, %d events", err, r.Events)
-			}
-			sh.toks = sh.toks[:0]
-		})
-	}
-	if small, large := allocs(10), allocs(1000); large > small+1 {
-		t.Errorf("%v allocations for 1,000 events, %v for 10: events allocate", large, small)
-	}
+	checkAllocsPerEventNone(t, scripted.VLLMChat)
 }
 
 // --max-body caps a stream as it caps any body: read up to the cap,

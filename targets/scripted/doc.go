@@ -108,7 +108,17 @@
 // without the final event: CutClose drops the connection mid-body (the
 // client reads an unexpected EOF), CutEnd ends the body cleanly (the
 // client reads a well-formed stream that just lacks its end: no [DONE],
-// no done/stop line).
+// no done/stop line), CutError writes the server's own error event for a
+// failure during generation and ends the body as the server then does
+// (vLLM chat: a data: {"error": …} chunk, then [DONE]; Ollama's native
+// endpoints: an {"error": …} line, then nothing). A format whose
+// mid-stream error is not scripted answers CutError with 501.
+//
+// Options.Thinking makes the first tokens of every answer the model's
+// thinking, on the formats that stream it apart from the content
+// (Ollama's native endpoints); they count in the server's output-token
+// count but are no content, so a client counting content events finds
+// fewer than the server reports.
 //
 // A handler blocked in Prefill or ITL returns as soon as the client goes
 // away or the server closes, so httptest.Server.Close leaves no goroutine

@@ -39,6 +39,19 @@ import (
 //     application/x-ndjson and writes json.Marshal + "\n" per value (gin
 //     sends the head with the first line). Unless "stream" is false; then
 //     one c.JSON object with the whole response.
+//     An error once lines were written (Options.Cut CutError) is
+//     streamResponse's json.NewEncoder(c.Writer).Encode(gin.H{"error":
+//     e}), after which the stream ends (the handler's goroutine sends
+//     the runner's error, server/routes.go GenerateHandler and
+//     ChatHandler); before the first line it would be a c.JSON 500, not
+//     scripted. The error is llm/llama_server.go's "an error was
+//     encountered while running the model: unexpected EOF", what
+//     Completion returns when the runner's stream breaks off.
+//   - Thinking (Options.Thinking): a model with the thinking capability
+//     thinks unless the request says otherwise (routes.go sets Think to
+//     true); its thinking goes in GenerateResponse.thinking (after
+//     response, omitempty) and Message.thinking (after content), the
+//     content left empty, and eval_count counts those tokens too.
 //   - llm/llama_server.go: content arrives in responses without Done; the
 //     final one (Done, empty content when streaming) carries the counts
 //     and durations, done_reason "length" when llama-server stopped at the
@@ -75,6 +88,7 @@ type ollamaGenerateResponse struct {
 	Model      string    `json:"model"`
 	CreatedAt  time.Time `json:"created_at"`
 	Response   string    `json:"response"`
+	Thinking   string    `json:"thinking,omitempty"`
 	Done       bool      `json:"done"`
 	DoneReason string    `json:"done_reason,omitempty"`
 	Context    []int     `json:"context,omitempty"`
@@ -82,8 +96,9 @@ type ollamaGenerateResponse struct {
 }
 
 type ollamaMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role     string `json:"role"`
+	Content  string `json:"content"`
+	Thinking string `json:"thinking,omitempty"`
 }
 
 type ollamaChatResponse struct {
@@ -125,6 +140,20 @@ func ollamaJSON(v any) []byte {
 }
 
 func ollamaError(msg string) []byte { return ollamaJSON(map[string]string{"error": msg}) }
+
+// ollamaFailure is streamResponse's line for an error once the stream
+// has begun, json.NewEncoder(c.Writer).Encode(gin.H{"error": e}), after
+// which it writes nothing more; e is what llm/llama_server.go's
+// Completion returns when the runner's stream breaks off without a last
+// error message of its own.
+var ollamaFailure = append(ollamaError("an error was encountered while running the model: unexpected EOF"), '\n')
+
+// ollamaSplit is the text of n tokens whose first thinking are the
+// model's thinking: the content and the thinking.
+func ollamaSplit(n, thinking int) (content, thought string) {
+	k := min(n, thinking)
+	return tokensText(k, n), tokensText(0, k)
+}
 
 const ginJSON = "application/json; charset=utf-8"
 
@@ -194,17 +223,28 @@ func (s *Server) ollamaGenerate(w http.ResponseWriter, r *http.Request, body []b
 			Done: true, DoneReason: "length", Context: ollamaContext(prompt, n), ollamaMetrics: s.ollamaMetrics(t, begin)}
 	}
 	if req.Stream != nil && !*req.Stream {
-		s.ollamaWhole(w, r, prompt, n, func(t timing) []byte { return ollamaJSON(final(t, allText(n))) })
+		s.ollamaWhole(w, r, prompt, n, func(t timing) []byte {
+			v := final(t, "")
+			v.Response, v.Thinking = ollamaSplit(n, s.o.Thinking)
+			return ollamaJSON(v)
+		})
 		return
 	}
 	s.stream(w, r, prompt, plan{
 		header: http.Header{"Content-Type": {"application/x-ndjson"}},
 		n:      n,
 		token: func(i int) []byte {
-			return append(ollamaJSON(ollamaGenerateResponse{Model: req.Model, CreatedAt: time.Now().UTC(),
-				Response: tokenText(i)}), '\n')
+			v := ollamaGenerateResponse{Model: req.Model, CreatedAt: time.Now().UTC()}
+			if i < s.o.Thinking {
+				v.Thinking = tokenText(i)
+			} else {
+				v.Response = tokenText(i)
+			}
+			return append(ollamaJSON(v), '\n')
 		},
-		final: func(t timing) []byte { return append(ollamaJSON(final(t, "")), '\n') },
+		final:   func(t timing) []byte { return append(ollamaJSON(final(t, "")), '\n') },
+		failure: ollamaFailure,
+		thinks:  true,
 	})
 }
 
@@ -216,21 +256,32 @@ func (s *Server) ollamaChat(w http.ResponseWriter, r *http.Request, body []byte)
 	}
 	final := func(t timing, content string) ollamaChatResponse {
 		return ollamaChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(),
-			Message: ollamaMessage{"assistant", content}, Done: true, DoneReason: "length",
+			Message: ollamaMessage{Role: "assistant", Content: content}, Done: true, DoneReason: "length",
 			ollamaMetrics: s.ollamaMetrics(t, begin)}
 	}
 	if req.Stream != nil && !*req.Stream {
-		s.ollamaWhole(w, r, prompt, n, func(t timing) []byte { return ollamaJSON(final(t, allText(n))) })
+		s.ollamaWhole(w, r, prompt, n, func(t timing) []byte {
+			v := final(t, "")
+			v.Message.Content, v.Message.Thinking = ollamaSplit(n, s.o.Thinking)
+			return ollamaJSON(v)
+		})
 		return
 	}
 	s.stream(w, r, prompt, plan{
 		header: http.Header{"Content-Type": {"application/x-ndjson"}},
 		n:      n,
 		token: func(i int) []byte {
-			return append(ollamaJSON(ollamaChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(),
-				Message: ollamaMessage{"assistant", tokenText(i)}}), '\n')
+			m := ollamaMessage{Role: "assistant"}
+			if i < s.o.Thinking {
+				m.Thinking = tokenText(i)
+			} else {
+				m.Content = tokenText(i)
+			}
+			return append(ollamaJSON(ollamaChatResponse{Model: req.Model, CreatedAt: time.Now().UTC(), Message: m}), '\n')
 		},
-		final: func(t timing) []byte { return append(ollamaJSON(final(t, "")), '\n') },
+		final:   func(t timing) []byte { return append(ollamaJSON(final(t, "")), '\n') },
+		failure: ollamaFailure,
+		thinks:  true,
 	})
 }
 

@@ -105,6 +105,12 @@ const (
 	// Options.CutAfter tokens, without the final event (no [DONE], no
 	// done/stop/usage line), as when a proxy closes a stream politely.
 	CutEnd
+	// CutError writes the server's own error event for a failure during
+	// generation after Options.CutAfter tokens, and ends the body as that
+	// server then does (doc.go, "Counting and cuts"). Formats whose
+	// mid-stream error is not scripted answer 501, as does Ollama's for a
+	// failure before its first line (Ollama then answers 500 instead).
+	CutError
 )
 
 // Options is the known answer a scripted server gives. The zero value is
@@ -130,6 +136,13 @@ type Options struct {
 	// with no more than CutAfter tokens is not cut.
 	Cut      CutMode
 	CutAfter int
+	// Thinking makes the first Thinking tokens of every answer the
+	// model's thinking, where the format streams it apart from the
+	// content (Ollama's native endpoints: the "thinking" field, with
+	// empty content); the server's output-token count includes them, as
+	// the model generated them. Formats that do not stream thinking
+	// apart answer 501 when it is set.
+	Thinking int
 	// Fingerprint overrides the system fingerprint a format writes (TGI
 	// "<version>-native", llama.cpp "b<build>-<commit>"). Empty keeps the
 	// per-format default documented in doc.go.
@@ -323,12 +336,30 @@ type plan struct {
 	token func(i int) []byte
 	// final returns the bytes after the last token, nil for none.
 	final func(t timing) []byte
+	// failure is the format's error event for a failure during
+	// generation and what follows it (Options.Cut CutError); nil where
+	// it is not scripted.
+	failure []byte
+	// thinks says the format streams Options.Thinking apart.
+	thinks bool
 }
 
 // stream writes p, flushing each event so arrival times are real.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, prompt int, p plan) {
 	if p.n < 1 {
 		s.notScripted(w, r, "fewer than 1 output token asked")
+		return
+	}
+	cutAt := -1
+	if s.o.Cut != CutNone && s.o.CutAfter < p.n {
+		cutAt = max(s.o.CutAfter, 0)
+	}
+	if s.o.Cut == CutError && cutAt >= 0 && (p.failure == nil || cutAt == 0 && !p.early) {
+		s.notScripted(w, r, "an error event here")
+		return
+	}
+	if s.o.Thinking > 0 && !p.thinks {
+		s.notScripted(w, r, "thinking streamed apart")
 		return
 	}
 	read := time.Now()
@@ -362,13 +393,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, prompt int, p pl
 		}
 	}
 	t := timing{read: read, prompt: prompt, n: p.n}
-	cutAt := -1
-	if s.o.Cut != CutNone && s.o.CutAfter < p.n {
-		cutAt = max(s.o.CutAfter, 0)
-	}
 	for i := range p.n {
 		if i == cutAt {
-			s.cut(start, fl)
+			s.cut(send, start, fl, p.failure)
 			return
 		}
 		gap := s.o.ITL
@@ -391,7 +418,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, prompt int, p pl
 		s.add(func(st *Stats) { st.Tokens++ })
 	}
 	if cutAt == p.n {
-		s.cut(start, fl)
+		s.cut(send, start, fl, p.failure)
 		return
 	}
 	if p.final != nil {
@@ -404,7 +431,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, prompt int, p pl
 	s.add(func(st *Stats) { st.Completed++ })
 }
 
-func (s *Server) cut(start func(), fl http.Flusher) {
+func (s *Server) cut(send func([]byte) bool, start func(), fl http.Flusher, failure []byte) {
+	if s.o.Cut == CutError {
+		// A client gone by now changes nothing: the stream was cut.
+		send(failure)
+	}
 	start()
 	if fl != nil {
 		fl.Flush()
@@ -440,9 +471,12 @@ func tokenText(i int) string { return " tok" + strconv.Itoa(i+1) }
 func tokenID(i int) int { return 1000 + i }
 
 // allText is the concatenated text of the first n tokens.
-func allText(n int) string {
+func allText(n int) string { return tokensText(0, n) }
+
+// tokensText is the concatenated text of tokens from to to, to excluded.
+func tokensText(from, to int) string {
 	var b strings.Builder
-	for i := range n {
+	for i := from; i < to; i++ {
 		b.WriteString(tokenText(i))
 	}
 	return b.String()
@@ -552,4 +586,32 @@ func decodeFields(body []byte) (map[string]json.RawMessage, bool) {
 		return nil, false
 	}
 	return m, true
+}
+
+// Request is a streaming request body that asks format f for n output
+// tokens in answer to prompt, naming model where the format has a model
+// field, and asking for every count the format can report
+// (stream_options.include_usage, TGI's parameters.details), so that a
+// test can read the answer's known counts: n output tokens, and prompt
+// tokens the words of prompt.
+func (f Format) Request(model, prompt string, n int) []byte {
+	ns, p := itoa(n), q(prompt)
+	msgs := array(object("role", q("user"), "content", p))
+	usage := object("include_usage", "true")
+	var b string
+	switch f {
+	case VLLMCompletions:
+		b = object("model", q(model), "prompt", p, "max_tokens", ns, "stream", "true", "stream_options", usage)
+	case TGIGenerateStream:
+		b = object("inputs", p, "parameters", object("max_new_tokens", ns, "details", "true"))
+	case LlamaCppCompletion:
+		b = object("prompt", p, "n_predict", ns, "stream", "true")
+	case OllamaGenerate:
+		b = object("model", q(model), "prompt", p, "options", object("num_predict", ns))
+	case OllamaChat:
+		b = object("model", q(model), "messages", msgs, "options", object("num_predict", ns))
+	default: // the OpenAI chat formats
+		b = object("model", q(model), "messages", msgs, "max_tokens", ns, "stream", "true", "stream_options", usage)
+	}
+	return []byte(b)
 }

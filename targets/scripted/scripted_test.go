@@ -383,23 +383,7 @@ func TestNotScripted(t *testing.T) {
 }
 
 // streamBody is a request body asking each format for n tokens.
-func streamBody(f Format, n int) string {
-	ns := itoa(n)
-	switch f {
-	case VLLMCompletions:
-		return `{"model":"m","stream":true,"prompt":"a","max_tokens":` + ns + `}`
-	case TGIGenerateStream:
-		return `{"inputs":"a","parameters":{"max_new_tokens":` + ns + `}}`
-	case LlamaCppCompletion:
-		return `{"prompt":"a","stream":true,"n_predict":` + ns + `}`
-	case OllamaGenerate:
-		return `{"model":"m","prompt":"a","options":{"num_predict":` + ns + `}}`
-	case OllamaChat:
-		return `{"model":"m","messages":[{"role":"user","content":"a"}],"options":{"num_predict":` + ns + `}}`
-	default:
-		return `{"model":"m","stream":true,"max_tokens":` + ns + `,"messages":[{"role":"user","content":"a"}]}`
-	}
-}
+func streamBody(f Format, n int) string { return string(f.Request("m", "a", n)) }
 
 // finalMarker is a byte string only a format's final event carries.
 func finalMarker(f Format) string {
@@ -615,5 +599,97 @@ func TestFormats(t *testing.T) {
 	}
 	if Format(99).String() != "Format(99)" || Format(99).Path() != "" {
 		t.Error("an unknown format names itself")
+	}
+}
+
+// CutError: after CutAfter tokens, the server's own error event and the
+// end it writes after it, a body that ends cleanly; formats whose error
+// event is not scripted, and Ollama before its first line, answer 501.
+func TestCutError(t *testing.T) {
+	want := map[Format]string{
+		VLLMChat:       `data: {"error": {"message": "scripted failure during generation", "type": "InternalServerError", "param": null, "code": 500}}` + "\n\ndata: [DONE]\n\n",
+		OllamaGenerate: `{"error":"an error was encountered while running the model: unexpected EOF"}` + "\n",
+		OllamaChat:     `{"error":"an error was encountered while running the model: unexpected EOF"}` + "\n",
+	}
+	for _, f := range Formats() {
+		o := fast
+		o.Cut, o.CutAfter = CutError, 2
+		h := New(f, o)
+		srv := httptest.NewServer(h)
+		r := post(t, srv, f.Path(), "application/json", streamBody(f, 5))
+		srv.Close()
+		end, ok := want[f]
+		if !ok {
+			if r.status != http.StatusNotImplemented || h.Stats().Streams != 0 {
+				t.Errorf("%s: %d %q, want 501", f, r.status, r.body)
+			}
+			continue
+		}
+		if r.status != http.StatusOK || r.err != nil || tokenEvents(r.body) != 2 || !strings.HasSuffix(r.body, end) ||
+			strings.Contains(r.body, finalMarker(f)) && f != VLLMChat {
+			t.Errorf("%s: %d, %v, %q", f, r.status, r.err, r.body)
+		}
+		if st := h.Stats(); st.Cut != 1 || st.Completed != 0 || st.Tokens != 2 {
+			t.Errorf("%s: stats %+v", f, st)
+		}
+	}
+	o := fast
+	o.Cut = CutError
+	h := New(OllamaChat, o)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	if r := post(t, srv, OllamaChat.Path(), "application/json", streamBody(OllamaChat, 3)); r.status != http.StatusNotImplemented {
+		t.Errorf("Ollama's error before its first line: %d %q, want 501", r.status, r.body)
+	}
+}
+
+// Thinking: Ollama's native endpoints stream the first tokens as
+// thinking, content empty, and count them in eval_count; the other
+// formats answer 501.
+func TestThinking(t *testing.T) {
+	o := fast
+	o.Thinking = 2
+	for _, f := range Formats() {
+		h := New(f, o)
+		srv := httptest.NewServer(h)
+		r := post(t, srv, f.Path(), "application/json", streamBody(f, 5))
+		srv.Close()
+		if f != OllamaGenerate && f != OllamaChat {
+			if r.status != http.StatusNotImplemented {
+				t.Errorf("%s: %d %q, want 501", f, r.status, r.body)
+			}
+			continue
+		}
+		thinking, content := strings.Count(r.body, `"thinking":" tok`), strings.Count(r.body, `"response":" tok`)+strings.Count(r.body, `"content":" tok`)
+		if r.status != http.StatusOK || thinking != 2 || content != 3 || !strings.Contains(r.body, `"eval_count":5,`) {
+			t.Errorf("%s: %d thinking, %d content lines in %q; want 2, 3 and eval_count 5", f, thinking, content, r.body)
+		}
+		if st := h.Stats(); st.Tokens != 5 || st.Completed != 1 {
+			t.Errorf("%s: stats %+v", f, st)
+		}
+	}
+	srv := httptest.NewServer(New(OllamaChat, o))
+	defer srv.Close()
+	r := post(t, srv, "/api/chat", "application/json", `{"model":"m","stream":false,"messages":[{"role":"user","content":"a"}],"options":{"num_predict":3}}`)
+	if !strings.Contains(r.body, `"message":{"role":"assistant","content":" tok3","thinking":" tok1 tok2"}`) {
+		t.Errorf("not streamed: %s", r.body)
+	}
+}
+
+// Request asks every format for the answer its doc promises: n tokens,
+// prompt tokens the prompt's words, each count the format can report.
+func TestRequest(t *testing.T) {
+	for _, f := range Formats() {
+		srv := httptest.NewServer(New(f, fast))
+		r := post(t, srv, f.Path(), "application/json", string(f.Request("m", "one two three", 4)))
+		srv.Close()
+		if r.status != http.StatusOK || tokenEvents(r.body) != 4 {
+			t.Errorf("%s: %d %q", f, r.status, r.body)
+		}
+		for _, count := range []string{"4", "3"} { // output, prompt
+			if !regexp.MustCompile(`(completion_tokens|tokens_predicted|generated_tokens|eval_count)":` + count + `\b|(prompt_tokens|tokens_evaluated|input_length|prompt_eval_count)":` + count + `\b`).MatchString(r.body) {
+				t.Errorf("%s: no count %s in %q", f, count, r.body)
+			}
+		}
 	}
 }

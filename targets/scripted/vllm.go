@@ -65,6 +65,16 @@ import (
 //     media_type="text/event-stream"), which Starlette sends as
 //     "text/event-stream; charset=utf-8", head first, before the body
 //     iterator yields (starlette/responses.py).
+//   - A failure during generation (Options.Cut CutError, chat only):
+//     chat_completion_stream_generator (chat_completion/serving.py
+//     @006c49d4) catches the exception, yields
+//     "data: " + create_streaming_error_response(e) + "\n\n", then its
+//     usual "data: [DONE]\n\n"; create_streaming_error_response and
+//     create_error_response (vllm/entrypoints/openai/engine/serving.py
+//     @00bd1493) json.dumps ErrorResponse(error=ErrorInfo(message=str(e),
+//     type="InternalServerError", code=500, param=None)).model_dump() for
+//     an exception of no known kind. The completions endpoint's is not
+//     scripted.
 
 const vllmStreamType = "text/event-stream; charset=utf-8"
 
@@ -103,6 +113,14 @@ func (s *Server) vllmAccept(w http.ResponseWriter, r *http.Request, fields map[s
 	}
 	return true
 }
+
+// vllmFailure is create_streaming_error_response's chunk for an
+// exception during generation: json.dumps (Python's default separators,
+// ", " and ": ", unlike the other bodies) of ErrorResponse.model_dump(),
+// whose ErrorInfo create_error_response fills, for an exception of no
+// known kind, with type InternalServerError, code 500, param None and
+// the exception's text.
+const vllmFailure = `{"error": {"message": "scripted failure during generation", "type": "InternalServerError", "param": null, "code": 500}}`
 
 func vllmUsage(prompt, n int) string {
 	return object("prompt_tokens", itoa(prompt), "total_tokens", itoa(prompt+n), "completion_tokens", itoa(n))
@@ -152,6 +170,7 @@ func (s *Server) vllmChat(w http.ResponseWriter, r *http.Request, body []byte) {
 			b.WriteString("data: " + head(array(choice)) + "\n\n")
 			return []byte(b.String())
 		},
+		failure: []byte("data: " + vllmFailure + "\n\ndata: [DONE]\n\n"),
 		final: func(t timing) []byte {
 			var b strings.Builder
 			if usage {
