@@ -171,7 +171,8 @@ func (p *promptOptions) read(spec prompt.Spec) ([]prompt.Body, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("--dataset %q: %v", p.dataset, err)
 	}
-	what := fmt.Sprintf("%d %s prompts from %s (%s turns", len(bodies), spec.API, p.dataset, p.turns)
+	which := map[string]string{"first": "each entry's first turn", "every": "every answered turn"}[p.turns]
+	what := fmt.Sprintf("%d %s prompts from %s (%s", len(bodies), spec.API, p.dataset, which)
 	if skipped > 0 {
 		what += fmt.Sprintf("; %d skipped by vLLM's length rules", skipped)
 	}

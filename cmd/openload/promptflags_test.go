@@ -76,7 +76,7 @@ func TestDatasetPrompts(t *testing.T) {
 	s := tokenStub(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	stdout, _ := runOK(t, "-rate", "20", "-d", "500ms", "--dataset", "../../internal/prompt/testdata/sharegpt.json", "--model", "m", "-o", out, s.URL+"/v1/completions")
-	wantLines(t, stdout, "completions prompts from ../../internal/prompt/testdata/sharegpt.json (first turns")
+	wantLines(t, stdout, "completions prompts from ../../internal/prompt/testdata/sharegpt.json (each entry's first turn")
 	st := readResult(t, out).Stream
 	if st == nil || st.Asked == nil || st.Asked.Requests != 10 || st.Asked.Received != st.Asked.Sum || st.OutputTokens != st.Asked.Sum {
 		t.Fatalf("stream %+v", st)

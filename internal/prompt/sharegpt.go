@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // Turns says which turns of a ShareGPT conversation become requests.
@@ -95,7 +96,7 @@ func ReadShareGPT(r io.Reader, s Spec, turns Turns) (bodies []Body, skipped int,
 		}
 		var e shareGPTEntry
 		if err := dec.Decode(&e); err != nil {
-			return nil, 0, fmt.Errorf("sharegpt: entry %d: %v", entries, err)
+			return nil, 0, fmt.Errorf("sharegpt: entry %d: %v", entries, entryError(err))
 		}
 		msgs, err := e.messages()
 		if err != nil {
@@ -130,6 +131,26 @@ func ReadShareGPT(r io.Reader, s Spec, turns Turns) (bodies []Body, skipped int,
 		return nil, skipped, fmt.Errorf("sharegpt: none of %d entries has a prompt and answer of usable length (at least %d tokens each)", entries, shareGPTMinTokens)
 	}
 	return bodies, skipped, nil
+}
+
+// entryError says what is wrong with an entry in the file's words: a
+// member of the wrong JSON type is named by its path, not by the Go type
+// it was read into.
+func entryError(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	want := map[string]string{"conversations": "a list of turns", "from": "a string", "value": "a string"}
+	path := te.Field
+	if path == "" {
+		return fmt.Errorf("a JSON %s, want an object with a \"conversations\" list", te.Value)
+	}
+	name := path[strings.LastIndexByte(path, '.')+1:]
+	if w, ok := want[name]; ok {
+		return fmt.Errorf("%s is a JSON %s, want %s", path, te.Value, w)
+	}
+	return fmt.Errorf("%s is a JSON %s", path, te.Value)
 }
 
 // idText is the entry's id for an error message, if it has one.
