@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -40,6 +41,14 @@ type seen struct {
 	types  []string
 	bodies []string
 	models int // GET /v1/models
+}
+
+// read returns what the server read so far, under its lock: the
+// handler's goroutines wrote it.
+func (s *seen) read() (types, bodies []string, models int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.types), slices.Clone(s.bodies), s.models
 }
 
 func (s *seen) server(t *testing.T, models string) *httptest.Server {
@@ -93,10 +102,11 @@ func TestJSONBodiesSentAsJSON(t *testing.T) {
 		if code, stdout, stderr := runCLI(append(args, srv.URL)...); code != exitOK {
 			t.Fatalf("%v: exit %d\n%s%s", c.args, code, stdout, stderr)
 		}
-		if len(s.types) != 5 {
-			t.Fatalf("%v: the server read %d requests, want 5", c.args, len(s.types))
+		types, _, _ := s.read()
+		if len(types) != 5 {
+			t.Fatalf("%v: the server read %d requests, want 5", c.args, len(types))
 		}
-		for _, ct := range s.types {
+		for _, ct := range types {
 			if ct != c.want {
 				t.Errorf("%v: Content-Type %q, want %q", c.args, ct, c.want)
 			}
@@ -117,15 +127,16 @@ func TestModelFlag(t *testing.T) {
 	srv := s.server(t, `{"object":"list","data":[{"id":"served-7b","object":"model"},{"id":"other"}]}`)
 	runOK(t, "-rate", "20", "-d", "200ms", "-q", "--model", "given", "--body-file", lines, srv.URL)
 	want := []string{`{"model":"given","n":1}`, `{"model":"given","n":2}`, `{"model":"given","n":1}`, `{"model":"given","n":2}`}
-	if strings.Join(s.bodies, "\n") != strings.Join(want, "\n") || s.models != 0 {
-		t.Errorf("--model given: bodies\n%s\n/v1/models asked %d times", strings.Join(s.bodies, "\n"), s.models)
+	_, bodies, models := s.read()
+	if strings.Join(bodies, "\n") != strings.Join(want, "\n") || models != 0 {
+		t.Errorf("--model given: bodies\n%s\n/v1/models asked %d times", strings.Join(bodies, "\n"), models)
 	}
 
 	s = seen{}
 	out := filepath.Join(dir, "auto.json")
 	stdout, _ := runOK(t, "-rate", "20", "-d", "200ms", "--model", "auto", "--body", `{"messages":[]}`, "-o", out, srv.URL+"/v1/chat/completions")
-	if s.models != 1 || len(s.bodies) != 4 || s.bodies[0] != `{"model":"served-7b","messages":[]}` {
-		t.Errorf("--model auto: /v1/models asked %d times, bodies %q", s.models, s.bodies)
+	if _, bodies, models := s.read(); models != 1 || len(bodies) != 4 || bodies[0] != `{"model":"served-7b","messages":[]}` {
+		t.Errorf("--model auto: /v1/models asked %d times, bodies %q", models, bodies)
 	}
 	wantLines(t, stdout, `request: Content-Type: application/json added (the body is JSON) · model "served-7b", the first of GET `+srv.URL+"/v1/models\n")
 	if q := readResult(t, out).Config.Request; q == nil || q.Model != "served-7b" || q.ModelFrom != srv.URL+"/v1/models" || q.ContentType != "application/json" {
@@ -135,9 +146,10 @@ func TestModelFlag(t *testing.T) {
 	var none seen
 	bare := none.server(t, "")
 	code, stdout, stderr := runCLI("-rate", "20", "-d", "200ms", "--model", "auto", "--body", `{}`, bare.URL+"/v1/completions")
-	if code != exitRuntime || len(none.bodies) != 0 || strings.Count(stderr, "\n") != 1 ||
+	_, sent, _ := none.read()
+	if code != exitRuntime || len(sent) != 0 || strings.Count(stderr, "\n") != 1 ||
 		!strings.Contains(stderr, "openload: --model auto: GET "+bare.URL+"/v1/models: status 404 Not Found") {
-		t.Errorf("--model auto without a list: exit %d, %d requests sent\n%s%s", code, len(none.bodies), stdout, stderr)
+		t.Errorf("--model auto without a list: exit %d, %d requests sent\n%s%s", code, len(sent), stdout, stderr)
 	}
 }
 

@@ -129,11 +129,13 @@ func TestGeneratedBodiesShardStable(t *testing.T) {
 	runOK(t, append(args, a.URL)...)
 	runOK(t, append(args, "--shard", "0/2", b.URL)...)
 	runOK(t, append(args, "--shard", "1/2", b.URL)...)
-	if len(whole.bodies) != 10 || len(shards.bodies) != 10 {
-		t.Fatalf("%d and %d bodies", len(whole.bodies), len(shards.bodies))
+	types, wholeBodies, _ := whole.read()
+	_, shardBodies, _ := shards.read()
+	if len(wholeBodies) != 10 || len(shardBodies) != 10 {
+		t.Fatalf("%d and %d bodies", len(wholeBodies), len(shardBodies))
 	}
 	sent := map[string]int{}
-	for _, body := range whole.bodies {
+	for _, body := range wholeBodies {
 		var v struct {
 			Prompt    string `json:"prompt"`
 			MaxTokens int    `json:"max_tokens"`
@@ -144,7 +146,7 @@ func TestGeneratedBodiesShardStable(t *testing.T) {
 		}
 		sent[body]++
 	}
-	for _, body := range shards.bodies {
+	for _, body := range shardBodies {
 		sent[body]--
 	}
 	for body, n := range sent {
@@ -152,7 +154,7 @@ func TestGeneratedBodiesShardStable(t *testing.T) {
 			t.Errorf("the shards sent %s %d times less than the whole", body, n)
 		}
 	}
-	if whole.types[0] != "application/json" {
-		t.Errorf("Content-Type %q", whole.types[0])
+	if types[0] != "application/json" {
+		t.Errorf("Content-Type %q", types[0])
 	}
 }

@@ -58,12 +58,13 @@ func TestOpenAISDK(t *testing.T) {
 		return map[string]any{"prompt_tokens": float64(prompt), "completion_tokens": float64(completion), "total_tokens": float64(prompt + completion)}
 	}
 	want := map[string]map[string]any{
-		// role chunk + 5 tokens + finish + usage; 30 bytes of prompt = 8 tokens.
+		// role chunk + 5 tokens + finish + usage; "Say hello to the stub,
+		// please!" is 8 cl100k_base tokens, "abcd", "hi" and "abcdefgh" one each.
 		"chat-stream": {"chunks": 8.0, "text": " lorem ipsum dolor sit amet", "finish_reason": "length",
 			"usage": usage(8, 5), "usage_chunks_without_choices": 1.0},
 		"chat-stream-helper": {"content": " lorem ipsum dolor", "finish_reason": "length", "usage": usage(1, 3)},
 		"chat":               {"content": " lorem ipsum dolor sit", "finish_reason": "length", "usage": usage(1, 4)},
-		"completion":         {"text": " lorem ipsum", "finish_reason": "length", "usage": usage(2, 2)},
+		"completion":         {"text": " lorem ipsum", "finish_reason": "length", "usage": usage(1, 2)},
 		"completion-stream":  {"text": " lorem ipsum dolor"},
 		"models":             {"ids": []any{stubModelID}},
 		"bad-request": {"thrown": true, "class": "BadRequestError", "status": 400.0,

@@ -10,7 +10,7 @@ const print = (check, v) => console.log(JSON.stringify({ check, ...v }));
 // A streamed chat completion with the usage chunk.
 const stream = await client.chat.completions.create({
   model: 'openload-stub',
-  messages: [{ role: 'user', content: 'Say hello to the stub, please!' }], // 30 bytes
+  messages: [{ role: 'user', content: 'Say hello to the stub, please!' }], // 8 cl100k_base tokens
   max_tokens: 5,
   stream: true,
   stream_options: { include_usage: true },
