@@ -198,6 +198,11 @@ type Record struct {
 	// the server's name for it), 0 when it did not say.
 	PromptTokens int
 	AskedTokens  int
+
+	// Target is the index of the request's target in the run's mix
+	// (engine.Config.Targets; Recorder.TrackTargets names them); 0 in a
+	// run of one URL.
+	Target uint16
 }
 
 // Limits of what one record carries.

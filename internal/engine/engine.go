@@ -153,6 +153,15 @@ type Config struct {
 	// (Record.PromptTokens, unless the server's usage count came, and
 	// Record.AskedTokens).
 	BodyTokens []BodyTokens
+	// Targets, if not empty, are the run's request mix: request seq goes
+	// to Targets[TargetIndex(seq)], in turn or drawn by TargetWeights and
+	// TargetSeed (targets.go), and its record carries the index
+	// (Record.Target). They replace URL, Method, Header and Body, which
+	// hold the first target's for what reads them; Bodies is not used
+	// with them.
+	Targets       []Target
+	TargetWeights []float64 // nil: in turn, as vegeta takes them
+	TargetSeed    uint64
 	// Stream reads every response body as an event stream (stream.go);
 	// without it only text/event-stream responses are.
 	Stream bool
