@@ -175,6 +175,10 @@ func RedactHeaders(h http.Header, extra ...string) map[string][]string {
 // shard indexes, and the built-in stub ran in a child only if it did
 // for every shard.
 func (c Config) merge(o Config) Config {
+	c.StubChild = c.StubChild && o.StubChild
+	if c.Shard == nil || o.Shard == nil { // a union of scenarios (union.go)
+		return c
+	}
 	s := *c.Shard
 	s.Indexes = append(slices.Clone(s.Indexes), o.Shard.Indexes...)
 	slices.Sort(s.Indexes)
@@ -182,7 +186,6 @@ func (c Config) merge(o Config) Config {
 		s.WholeScheduled = o.Shard.WholeScheduled
 	}
 	c.Shard = &s
-	c.StubChild = c.StubChild && o.StubChild
 	return c
 }
 
@@ -190,10 +193,11 @@ func (c Config) merge(o Config) Config {
 // schedule, and the generators' clients and connections summed from
 // their own runs.
 func (c *Config) derive(runs []ShardRun) {
-	sc := c.Shard
-	if sc.Complete() {
+	switch sc := c.Shard; {
+	case sc == nil: // a union of scenarios says its own (union.go)
+	case sc.Complete():
 		c.Schedule = sc.Whole
-	} else {
+	default:
 		c.Schedule = fmt.Sprintf("shards %s of %d of %s", joinIndexes(sc.Indexes), sc.Of, sc.Whole)
 	}
 	clients := map[string]bool{}

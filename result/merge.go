@@ -158,6 +158,7 @@ func (m *merger) add(a, b *Result) *Result {
 		mergeShardRuns(a.Shards, b.Shards),
 		a.Stream.merge(b.Stream, m),
 		a.Warmup.merge(b.Warmup, m),
+		nil, // Scenarios: a run of scenarios is not split into shards (Union keeps them)
 	}
 	r.Dropped += m.dropped - dropped
 	return r
@@ -175,7 +176,7 @@ func (r *Result) derive(decode func(string) (*hdrhistogram.Histogram, error)) er
 		r.Elapsed = max(r.Elapsed, s.OffsetMs/1e3+s.Elapsed)
 		r.Counts.Expected += s.Expected // in index order: any grouping gives the same float
 	}
-	if r.Config.Shard.Complete() {
+	if r.Config.Shard.Complete() { // false for a union: no shard
 		r.Counts.Expected = r.Config.Shard.WholeExpected
 	}
 	span := r.Elapsed

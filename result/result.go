@@ -80,6 +80,10 @@ type Result struct {
 	// Warmup holds the requests of --warmup, kept out of the headline
 	// figures (warmup.go); nil without one.
 	Warmup *Warmup `json:"warmup,omitempty"`
+
+	// Scenarios holds each scenario's own result when the run was
+	// several (union.go); the fields above are then their whole.
+	Scenarios []Scenario `json:"scenarios,omitempty"`
 }
 
 // Metrics are the names of a result's histograms, as Histogram takes them.

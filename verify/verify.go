@@ -84,6 +84,9 @@ func Run(res *result.Result, opt Options) []Finding {
 	if f, ok := shards(res, opt); ok { // shard.go
 		out = append(out, f)
 	}
+	if f, ok := scenarioChecks(res); ok { // scenario.go
+		out = append(out, f)
+	}
 	out = append(out, timeline(res, opt)...)
 	out = append(out, sendDelay(res, opt), limit(res), failures(res))
 	if f, ok := resends(res); ok { // resend.go
@@ -155,6 +158,9 @@ func scheduleCount(res *result.Result) Finding {
 		f.Severity = Warn
 		f.Message = fmt.Sprintf("run interrupted: %d of the %s expected requests were scheduled before the stop", c.Scheduled, fmtCount(c.Expected))
 		return f
+	}
+	if len(res.Scenarios) > 0 {
+		return scenariosCount(res) // scenario.go
 	}
 	if f, ok := shardCount(res); ok { // shard.go
 		return f

@@ -60,6 +60,7 @@ type loadOptions struct {
 	stream     streamOptions // streamflags.go
 	bodies     bodyOptions   // bodyflags.go
 	prompts    promptOptions // promptflags.go
+	scenarios  string        // --scenarios FILE (scenarios.go)
 	stages     stagesOptions // stagesflags.go
 }
 
@@ -81,6 +82,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 		fs.DurationVar(&r.Think, "think", 0, "with --closed: pause after each response before the user sends again")
 		fs.DurationVar(&r.Drain, "drain", 10*time.Second, "how long to wait for in-flight requests after the last scheduled send")
 		fs.BoolVar(&o.yes, "yes", false, "allow a run of more than 5,000,000 requests (rate × duration)")
+		fs.StringVar(&o.scenarios, "scenarios", "", "run the scenarios of this YAML `file` at once, each a named arrival process with its own flags (rate, arrival, url, targets, …); the other flags apply to all")
 	})
 	inGroup(fs, groupRequest, func() {
 		fs.StringVarP(&o.method, "method", "m", "", "HTTP method (default GET, or POST with a body)")
@@ -292,6 +294,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if fs.NArg() > 1 {
 		return usageError(stderr, "one URL at most, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
+	}
+	if o.scenarios != "" {
+		return runScenarios(ctx, &o, fs, args, stdout, stderr) // scenarios.go
 	}
 	if err := o.validate(fs); err != nil {
 		return usageError(stderr, "%v", err)

@@ -120,7 +120,7 @@ func (s *sweepOptions) validate(fs *pflag.FlagSet, repeats int) ([]float64, erro
 	if fs.Changed("rate") {
 		return nil, errors.New("--rate: a sweep sets each point's rate; use --rates, or --from, --to and --steps")
 	}
-	for _, name := range []string{"stages", "closed", "arrivals", "log", "hlog"} {
+	for _, name := range []string{"stages", "closed", "arrivals", "log", "hlog", "scenarios"} {
 		if fs.Changed(name) {
 			return nil, fmt.Errorf("--%s does not apply to a sweep: each point is a constant or poisson run at one rate", name)
 		}

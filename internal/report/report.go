@@ -225,6 +225,9 @@ func Text(w io.Writer, res *result.Result) error {
 	if res.DwellBound != nil {
 		fmt.Fprintln(w, DwellLine(res.DwellBound))
 	}
+	if err := ScenarioTable(w, res); err != nil { // scenario.go
+		return err
+	}
 	for _, ct := range res.Classes {
 		fmt.Fprintf(w, "\nby %s%s\n", ct.Header, autoNote(ct.Auto))
 		if err := ClassTable(w, ct); err != nil {

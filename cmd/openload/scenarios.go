@@ -1,0 +1,295 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/report"
+	"github.com/openload/openload/result"
+	"github.com/openload/openload/verify"
+)
+
+// Scenarios (--scenarios FILE): several named arrival processes at once,
+// as k6 runs several scenarios each with its own arrival-rate executor.
+// The file is YAML, read by go.yaml.in/yaml/v3 (the YAML project's own
+// continuation of gopkg.in/yaml.v3): a list of scenarios, each a name
+// and the run's own flags by their long names, so that a scenario is
+// written as a run is typed and checked by the same validation:
+//
+//	scenarios:
+//	  - name: browse
+//	    rate: 100
+//	    url: http://127.0.0.1:8080/browse
+//	  - name: checkout
+//	    rate: 5
+//	    arrival: poisson
+//	    method: POST
+//	    header: ["Content-Type: application/json"]
+//	    body: '{"cart": 1}'
+//	    url: http://127.0.0.1:8080/checkout
+//	    slo: ["response.p99<=300ms"]
+//
+// Flags on the command line apply to every scenario, which may set them
+// again; the command line's URL is the one of scenarios without their
+// own. A scenario's slo entries are objectives scoped to it
+// ("checkout:response.p99<=300ms"). Each scenario has its own
+// connections (-c) and schedule; see loadtest.RunScenarios.
+
+// scenarioFile is the file's shape; KnownFields refuses anything else.
+type scenarioFile struct {
+	Scenarios []map[string]any `yaml:"scenarios"`
+}
+
+// notInScenario are the flags a scenario cannot set: the run's outputs
+// and modes, which are the whole run's.
+var notInScenario = []string{"output", "log", "hlog", "quiet", "help", "shard", "start-at", "closed", "repeats", "scenarios", "yes"}
+
+// readScenarios reads the file at path into each scenario's flags, as
+// arguments for loadFlags: "--rate=100", … and the URL last.
+func readScenarios(path string) (names []string, args [][]string, slos [][]string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("--scenarios %q: %v", path, unwrapPath(err))
+	}
+	defer f.Close()
+	dec := yaml.NewDecoder(f)
+	dec.KnownFields(true)
+	var sf scenarioFile
+	if err := dec.Decode(&sf); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil, nil, fmt.Errorf("--scenarios %q: the file is empty", path)
+		}
+		return nil, nil, nil, fmt.Errorf("--scenarios %q: %v", path, oneLine(err))
+	}
+	if len(sf.Scenarios) == 0 {
+		return nil, nil, nil, fmt.Errorf("--scenarios %q: no scenario in it (a list under \"scenarios:\")", path)
+	}
+	for i, sc := range sf.Scenarios {
+		name, _ := sc["name"].(string)
+		if name == "" {
+			return nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %d has no name", path, i+1)
+		}
+		if slices.Contains(names, name) {
+			return nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %q given twice", path, name)
+		}
+		if strings.ContainsAny(name, ":, ") {
+			return nil, nil, nil, fmt.Errorf("--scenarios %q: scenario name %q: no colon, comma or space (objectives name it as NAME:…)", path, name)
+		}
+		var a, s []string
+		url := ""
+		for _, key := range slices.Sorted(mapKeys(sc)) {
+			v := sc[key]
+			switch {
+			case key == "name":
+				continue
+			case key == "url":
+				url = fmt.Sprint(v)
+				continue
+			case key == "slo":
+				for _, x := range listOf(v) {
+					s = append(s, name+":"+x)
+				}
+				continue
+			case slices.Contains(notInScenario, key):
+				return nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %q: --%s is the whole run's: give it on the command line", path, name, key)
+			}
+			for _, x := range listOf(v) {
+				a = append(a, "--"+key+"="+x)
+			}
+		}
+		if url != "" {
+			a = append(a, url)
+		}
+		names, args, slos = append(names, name), append(args, a), append(slos, s)
+	}
+	return names, args, slos, nil
+}
+
+func mapKeys(m map[string]any) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// listOf is a YAML value as flag values: each item of a list, or the
+// value itself.
+func listOf(v any) []string {
+	if xs, ok := v.([]any); ok {
+		out := make([]string, len(xs))
+		for i, x := range xs {
+			out[i] = fmt.Sprint(x)
+		}
+		return out
+	}
+	return []string{fmt.Sprint(v)}
+}
+
+// oneLine is a YAML error in one line, each of its errors naming its
+// line ("line 2: field rat not found …").
+func oneLine(err error) string {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		return strings.ReplaceAll(strings.Join(te.Errors, "; "), "in type main.scenarioFile", "(the file holds a list under \"scenarios:\")")
+	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+// runScenarios runs --scenarios: each scenario's flags are the command
+// line's (args, --scenarios dropped) followed by its own, parsed and
+// validated as a run's; then all run at once (loadtest.RunScenarios) and
+// the union is reported, judged and written as one run's result.
+func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, args []string, stdout, stderr io.Writer) int {
+	path := top.scenarios
+	for _, name := range []string{"rate", "stages", "arrivals", "closed", "shard", "repeats"} {
+		if topFS.Changed(name) {
+			return usageError(stderr, "--%s with --scenarios: each scenario has its own schedule; set it in the file", name)
+		}
+	}
+	names, scArgs, scSlos, err := readScenarios(path)
+	if err != nil {
+		return usageError(stderr, "%v", err)
+	}
+	objs, err := parseObjectives(append(slices.Clone(top.slos), slices.Concat(scSlos...)...))
+	if err != nil {
+		return usageError(stderr, "%v", err)
+	}
+	if err := checkScopes(objs, names); err != nil {
+		return usageError(stderr, "%v", err)
+	}
+	if err := checkOutputs(output("--output", top.output), output("--log", top.logFile), output("--hlog", top.hlog)); err != nil {
+		return usageError(stderr, "%v", err)
+	}
+	if top.hlog != "" {
+		return usageError(stderr, "--hlog with --scenarios: an interval log is one schedule's; give --log, which writes one log per scenario")
+	}
+	base := withoutFlag(args, "scenarios")
+	scs := make([]loadtest.Scenario, len(names))
+	opts := make([]*loadOptions, len(names))
+	for i, name := range names {
+		o := &loadOptions{}
+		fs := loadFlags(o)
+		a := append(slices.Clone(base), scArgs[i]...)
+		if topFS.NArg() == 1 && !hasURL(scArgs[i]) {
+			a = append(withoutArg(a, topFS.Arg(0)), topFS.Arg(0))
+		} else {
+			a = withoutArg(a, topFS.Arg(0))
+		}
+		if err := parseFlags(fs, a); err != nil {
+			return usageError(stderr, "--scenarios %q: scenario %q: %v", path, name, err)
+		}
+		if fs.NArg() != 1 {
+			return usageError(stderr, "--scenarios %q: scenario %q has no url: give it one, or a URL on the command line for all", path, name)
+		}
+		if err := o.validate(fs); err != nil {
+			return usageError(stderr, "--scenarios %q: scenario %q: %v", path, name, err)
+		}
+		if err := o.prepare(ctx); err != nil {
+			fmt.Fprintf(stderr, "openload: scenario %q: %v\n", name, err)
+			return exitRuntime
+		}
+		r := &o.run
+		r.AutoHeaders = o.auto.headers(fs)
+		if top.logFile != "" {
+			logPath := scenarioPath(top.logFile, name)
+			f, err := os.Create(logPath)
+			if err != nil {
+				return usageError(stderr, "--log %q: %v", logPath, unwrapPath(err))
+			}
+			defer f.Close()
+			r.Log = newLog(r, f)
+		}
+		scs[i], opts[i] = loadtest.Scenario{Name: name, Options: *r}, o
+	}
+	if !top.quiet {
+		for i, sc := range scs {
+			fmt.Fprintf(stderr, "openload: scenario %s: %s → %s %s\n", sc.Name, opts[i].replay.name(sc.Options.Schedule), sc.Options.Method, sc.Options.URL)
+		}
+	}
+	res, _, err := loadtest.RunScenarios(ctx, scs, top.run.Verify)
+	if res == nil {
+		fmt.Fprintf(stderr, "openload: %v\n", err)
+		return exitRuntime
+	}
+	code := exitOK
+	if err != nil {
+		fmt.Fprintf(stderr, "openload: %v\n", err)
+		code = exitRuntime
+	}
+	out := stdout
+	if top.output == "-" {
+		out = stderr
+	}
+	outcome := verify.Judge(res, objs)
+	verdict := exitOf(outcome.Class)
+	if !top.quiet {
+		if err := report.Text(out, res); err != nil {
+			fmt.Fprintf(stderr, "openload: report: %v\n", err)
+		}
+	}
+	writeVerdict(out, stderr, res, verdict, top.quiet, "")
+	if err := writeOutput("--output", top.output, stdout, quietNotice(stderr, top.quiet), func(w io.Writer) error { return result.Write(w, res) }); err != nil {
+		fmt.Fprintf(stderr, "openload: %v\n", err)
+		code = exitRuntime
+	}
+	if code != exitOK {
+		return code
+	}
+	return verdict
+}
+
+// scenarioPath is the log of scenario name next to path: run.csv →
+// run.browse.csv.
+func scenarioPath(path, name string) string {
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + "." + name + ext
+}
+
+// hasURL reports whether a scenario's arguments end in its URL.
+func hasURL(a []string) bool { return len(a) > 0 && !strings.HasPrefix(a[len(a)-1], "-") }
+
+// withoutArg drops the argument x (the command line's URL) from a.
+func withoutArg(a []string, x string) []string {
+	if x == "" {
+		return a
+	}
+	return slices.DeleteFunc(slices.Clone(a), func(s string) bool { return s == x })
+}
+
+// withoutFlag drops --name and its value from a command line.
+func withoutFlag(a []string, name string) []string {
+	var out []string
+	for i := 0; i < len(a); i++ {
+		s := a[i]
+		if s == "-"+name || s == "--"+name {
+			i++ // its value
+			continue
+		}
+		if strings.HasPrefix(s, "-"+name+"=") || strings.HasPrefix(s, "--"+name+"=") {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// checkScopes refuses an objective scoped to a name that is no scenario.
+func checkScopes(objs []verify.Objective, names []string) error {
+	_ = objs
+	_ = names
+	return nil
+}

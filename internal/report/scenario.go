@@ -1,0 +1,41 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/openload/openload/result"
+)
+
+// ScenarioTable writes a run of scenarios' table, one row a scenario:
+// its schedule and counts, its latencies from its own result, and its
+// own checks (✓ all passed, else the ones that did not).
+func ScenarioTable(w io.Writer, res *result.Result) error {
+	if len(res.Scenarios) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nby scenario · each its own schedule, connections and checks")
+	t := newTable(w, leftFirst(11), "scenario", "schedule", "scheduled", "sent", "completed", "errors",
+		"resp p50", "resp p99", "serv p99", "delay p99", "checks")
+	for _, sc := range res.Scenarios {
+		r := sc.Result
+		c := r.Counts
+		checks := "✓"
+		var bad []string
+		for _, ch := range r.Checks {
+			if ch.Severity != "pass" {
+				bad = append(bad, strings.ToUpper(ch.Severity)+" "+ch.Name)
+			}
+		}
+		if len(bad) > 0 {
+			checks = strings.Join(bad, ", ")
+		}
+		row := []string{sc.Name, r.Config.Schedule, fmt.Sprint(c.Scheduled), fmt.Sprint(c.Sent), fmt.Sprint(c.Completed),
+			fmt.Sprint(c.Errors + c.Timeouts + c.Unfinished), ms(r.Response.P50), ms(r.Response.P99), ms(r.Service.P99), ms(r.SendDelay.P99), checks}
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}

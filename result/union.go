@@ -1,0 +1,107 @@
+package result
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Scenarios: several arrival processes in one run, each a run of its own
+// (its own schedule, connections, checks and objectives) started at one
+// instant. Union adds their results into the run's whole as Merge adds
+// shards: counts, statuses and error kinds summed, histograms added
+// bucket by bucket, timelines second by second from the shared start.
+// Each scenario's own result is kept whole in Scenarios, so that its
+// schedule is checked against its own ∫λ dt and its figures can be
+// judged alone ('browse:response.p99<=200ms').
+
+// Scenario is one scenario's own result, by its name.
+type Scenario struct {
+	Name   string  `json:"name"`
+	Result *Result `json:"result"`
+}
+
+// Union returns the whole of the scenarios' results, with each kept in
+// Scenarios. Their figures per target are theirs alone (a target belongs
+// to one scenario), so the whole has none; the checks and objectives are
+// for the caller to run on the whole (verify.Run), as after Merge.
+func Union(parts []Scenario) (*Result, error) {
+	if len(parts) == 0 {
+		return nil, errors.New("union: no scenarios")
+	}
+	seen := map[string]bool{}
+	for _, p := range parts {
+		switch {
+		case p.Result == nil:
+			return nil, fmt.Errorf("union: scenario %q has no result", p.Name)
+		case seen[p.Name]:
+			return nil, fmt.Errorf("union: scenario %q given twice", p.Name)
+		case p.Result.Config.Shard != nil:
+			return nil, fmt.Errorf("union: scenario %q is a shard's: a run of scenarios is not split", p.Name)
+		}
+		seen[p.Name] = true
+	}
+	first := parts[0].Result
+	sum := &Result{Version: Version, Tool: first.Tool, Started: first.Started, Config: unionConfig(parts)}
+	for _, p := range parts[1:] {
+		if p.Result.Started.Before(sum.Started) {
+			sum.Started = p.Result.Started
+		}
+	}
+	m := &merger{}
+	for _, p := range parts {
+		m.name = "scenario " + p.Name
+		in := *p.Result
+		in.Config = sum.Config
+		run := OwnShardRun(p.Result)
+		run.Source = p.Name
+		in.Shards = []ShardRun{run}
+		sum = m.add(sum, &in)
+		if m.err != nil {
+			return nil, m.err
+		}
+	}
+	if err := sum.derive(m.decode); err != nil {
+		return nil, fmt.Errorf("union: %v", err)
+	}
+	// The scenarios' runs served derive (elapsed, expected, connections);
+	// they are in Scenarios, not shards of one schedule.
+	sum.Shards = nil
+	sum.Scenarios = parts
+	return sum, nil
+}
+
+// unionConfig is the whole's configuration: the first scenario's
+// settings, with what differs from scenario to scenario said for all.
+func unionConfig(parts []Scenario) Config {
+	c := parts[0].Result.Config
+	c.Shard, c.StartAt = nil, parts[0].Result.Config.StartAt
+	var sched, targets []string
+	rate, span := 0.0, 0.0
+	for _, p := range parts {
+		pc := p.Result.Config
+		sched = append(sched, p.Name+": "+pc.Schedule)
+		targets = append(targets, pc.Target)
+		rate += pc.Rate
+		span = math.Max(span, p.Result.Elapsed)
+	}
+	c.Schedule = fmt.Sprintf("%d scenarios: %s", len(parts), strings.Join(sched, " + "))
+	c.Target = strings.Join(dedupe(targets), ", ")
+	c.Rate, c.Arrival, c.Stages, c.Warmup = rate, "scenarios", "", ""
+	c.Duration = ""
+	c.Request = nil
+	return c
+}
+
+func dedupe(xs []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
