@@ -473,13 +473,10 @@ func readJSON(lines []string, file string) ([]Target, error) {
 				return nil, errAt("%v", err)
 			}
 		}
-		var w json.Number
-		if ok, err := field("weight", &w); err != nil {
+		if ok, err := field("weight", &t.Weight); err != nil {
 			return nil, err
-		} else if ok {
-			if t.Weight, err = parseWeight(w.String()); err != nil {
-				return nil, errAt("%v", err)
-			}
+		} else if ok && !(t.Weight > 0) {
+			return nil, errAt("bad weight %s: want a finite number > 0", m["weight"])
 		}
 		ts = append(ts, t)
 	}
