@@ -131,7 +131,9 @@ func buildOne(t *Target, i int, vals *Values, seed uint64) (engine.Target, strin
 		}
 		e.Path = tp
 	}
-	if e.URL, err = url.ParseRequestURI(raw); err != nil {
+	// url.Parse, as vegeta's http.NewRequest: ParseRequestURI, its
+	// check, would keep a fragment in the path or query.
+	if e.URL, err = url.Parse(raw); err != nil {
 		return e, "", fmt.Errorf("bad URL %q: %v", raw, urlErr(err))
 	}
 
