@@ -24,6 +24,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/http/httpguts"
 )
@@ -337,6 +338,9 @@ func parseWeight(v string) (float64, error) {
 // fail at the first request), a host, and no template in the scheme,
 // user or host, as a run has one origin.
 func checkURL(raw string) error {
+	if !utf8.ValidString(raw) {
+		return fmt.Errorf("not UTF-8")
+	}
 	if strings.Contains(origin(raw), "{{") {
 		return fmt.Errorf("a template in the scheme or host (they must be literal: one origin per run)")
 	}
@@ -488,6 +492,9 @@ func readJSON(lines []string, file string) ([]Target, error) {
 func checkName(name string) error {
 	if name == "" {
 		return fmt.Errorf("empty name")
+	}
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("name %q is not UTF-8", name)
 	}
 	if strings.IndexFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
 		return fmt.Errorf("name %q has a control character", name)
