@@ -41,7 +41,7 @@ var fieldFlags = [...]map[string]string{
 		"Retry.Seed": "seed", "Retry.Budget": "retry-budget", "Retry.MinPerSec": "retry-min-per-sec", "Retry.Window": "retry-budget-window",
 		"Insecure": "insecure", "FollowRedirects": "follow-redirects", "MaxBody": "max-body", "Resend": "resend",
 		"Bodies": "body-file", "BodySample": "body-sample", "BodySeed": "seed", "BodyTokens": "", "Stream": "stream",
-		"Targets": "", "TargetWeights": "", "TargetSeed": "seed", // --targets when it lands
+		"Targets": "targets", "TargetWeights": "targets", "TargetSeed": "seed",
 		// loadtest.Options
 		"BuiltinStub": "", "Redact": "redact",
 		"Schedule.Kind": "arrival", "Schedule.Rate": "rate", "Schedule.Duration": "duration", "Schedule.Seed": "seed",

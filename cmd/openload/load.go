@@ -52,16 +52,17 @@ type loadOptions struct {
 	yes        bool
 	hlog       string
 	objectives []verify.Objective
-	replay     replayOptions // replay.go
-	proto      protoOptions  // proto.go
-	retry      retryOptions  // retryflags.go
-	auto       autoOptions   // autoheaders.go
-	shard      shardOptions  // shardflags.go
-	stream     streamOptions // streamflags.go
-	bodies     bodyOptions   // bodyflags.go
-	prompts    promptOptions // promptflags.go
-	scenarios  string        // --scenarios FILE (scenarios.go)
-	stages     stagesOptions // stagesflags.go
+	replay     replayOptions  // replay.go
+	proto      protoOptions   // proto.go
+	retry      retryOptions   // retryflags.go
+	auto       autoOptions    // autoheaders.go
+	shard      shardOptions   // shardflags.go
+	stream     streamOptions  // streamflags.go
+	bodies     bodyOptions    // bodyflags.go
+	prompts    promptOptions  // promptflags.go
+	scenarios  string         // --scenarios FILE (scenarios.go)
+	targets    targetsOptions // targetsflags.go
+	stages     stagesOptions  // stagesflags.go
 }
 
 // loadFlags registers the flags of a load run, group by group as the help
@@ -91,6 +92,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 		fs.StringVar(&o.bodyFile, "body-file", "", "read the request body from this `file`; a .jsonl file holds one JSON request per line, sent in order (or --body-sample)")
 		o.bodies.flags(fs)  // bodyflags.go
 		o.prompts.flags(fs) // promptflags.go
+		o.targets.flags(fs) // targetsflags.go
 		fs.DurationVar(&r.Timeout, "timeout", 30*time.Second, "per-request timeout, from the moment it is sent")
 		o.stream.flags(fs, r) // streamflags.go
 	})
@@ -235,6 +237,9 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 		if r.URL, err = parseURL(fs.Arg(0)); err != nil {
 			return err
 		}
+	}
+	if err := o.targets.validate(fs, o); err != nil { // targetsflags.go
+		return err
 	}
 	if r.Protocol, err = o.proto.protocol(fs, r.URL); err != nil {
 		return err

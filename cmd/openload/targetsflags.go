@@ -1,0 +1,125 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/openload/openload/internal/mix"
+)
+
+// targetsOptions make a run's request mix: vegeta's targets file read
+// unchanged (--targets), taken in turn as vegeta takes them or drawn by
+// weight, and per-request values ({{seq}}, {{rand A B}}, {{csv.COL}}
+// from --values) in URLs, headers and bodies. internal/mix reads and
+// builds them; this file only reads the flags.
+type targetsOptions struct {
+	file   string
+	format string
+	values string
+}
+
+func (t *targetsOptions) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&t.file, "targets", "", "send the targets of this vegeta targets `file` (its HTTP format or JSON lines), in turn, or drawn by their weights ('# openload: name=N weight=W' or JSON \"name\", \"weight\")")
+	fs.StringVar(&t.format, "targets-format", "auto", "the --targets file's format: http, json, or auto (JSON when its first line starts with '{')")
+	fs.StringVar(&t.values, "values", "", "a CSV `file` (a header row names the columns) whose row seq mod rows fills {{csv.COLUMN}} in URLs, headers and bodies")
+}
+
+// validate builds o.run's mix, from --targets, or from the URL, -H and
+// the body when they hold a {{…}} value; it runs after o.request and the
+// URL is parsed.
+func (t *targetsOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
+	r := &o.run
+	if fs.Changed("targets-format") && t.file == "" {
+		return errors.New("--targets-format applies to a --targets file")
+	}
+	var vals *mix.Values
+	if t.values != "" {
+		var err error
+		if vals, err = mix.ReadValuesFile(t.values); err != nil {
+			return fmt.Errorf("--values: %v", unwrapPath(err))
+		}
+	}
+	var ts []mix.Target
+	switch {
+	case t.file != "":
+		switch {
+		case fs.NArg() == 1:
+			return fmt.Errorf("--targets names every URL: drop the URL %s", fs.Arg(0))
+		case o.body != "" || o.bodyFile != "" || o.prompts.made():
+			return errors.New("--targets gives each target its body: drop --body, --body-file, --prompt-tokens and --dataset")
+		case fs.Changed("method"):
+			return errors.New("--targets gives each target its method: drop -m")
+		}
+		var format mix.Format
+		switch t.format {
+		case "auto":
+		case "http":
+			format = mix.HTTP
+		case "json":
+			format = mix.JSON
+		default:
+			return fmt.Errorf("--targets-format %q: want http, json or auto", t.format)
+		}
+		var err error
+		if ts, err = mix.ReadTargetsFile(t.file, mix.Options{Format: format}); err != nil {
+			return fmt.Errorf("--targets: %v", unwrapPath(err))
+		}
+		// -H applies to every target, as vegeta's -header does, unless
+		// the target sets the header itself.
+		for i := range ts {
+			for k, vs := range r.Header {
+				if ts[i].Header == nil {
+					ts[i].Header = http.Header{}
+				}
+				if !hasHeader(ts[i].Header, k) {
+					ts[i].Header[k] = vs
+				}
+			}
+		}
+	case r.URL != nil && (templated(r.URL.String()) || templated(string(r.Body)) || templatedHeader(r.Header)):
+		if len(r.Bodies) > 0 {
+			return errors.New("{{…}} values with a .jsonl --body-file or generated prompts: put the values in a --targets file")
+		}
+		ts = []mix.Target{{Name: r.Method + " " + r.URL.String(), Method: r.Method, URL: r.URL.String(), Header: r.Header, Body: r.Body, File: "the command line", Line: 1}}
+	case t.values != "":
+		return errors.New("--values fills {{csv.COLUMN}} values: none is in the URL, the headers, the body or a --targets file")
+	default:
+		return nil
+	}
+	targets, weights, err := mix.Build(ts, vals, r.Schedule.Seed)
+	if err != nil {
+		return err
+	}
+	r.Targets, r.TargetWeights, r.TargetSeed = targets, weights, r.Schedule.Seed
+	first := targets[0]
+	r.URL, r.Method, r.Header, r.Body = first.URL, first.Method, first.Header, first.Body
+	return nil
+}
+
+// hasHeader reports whether h has name, whatever its case (vegeta keeps
+// a header's case as written).
+func hasHeader(h http.Header, name string) bool {
+	for k := range h {
+		if strings.EqualFold(k, name) {
+			return true
+		}
+	}
+	return false
+}
+
+func templated(s string) bool { return strings.Contains(s, "{{") }
+
+func templatedHeader(h http.Header) bool {
+	for _, vs := range h {
+		for _, v := range vs {
+			if templated(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
