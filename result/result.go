@@ -80,6 +80,10 @@ type Result struct {
 	// Warmup holds the requests of --warmup, kept out of the headline
 	// figures (warmup.go); nil without one.
 	Warmup *Warmup `json:"warmup,omitempty"`
+
+	// Targets holds the figures of each target of a request mix, in the
+	// mix's order (part.go); nil in a run of one URL.
+	Targets []Part `json:"targets,omitempty"`
 }
 
 // Metrics are the names of a result's histograms, as Histogram takes them.
