@@ -60,6 +60,9 @@ func (r *Recorder) Fill(res *result.Result) error {
 		return err
 	}
 	res.Warmup = warm
+	if res.Targets, err = r.targets.fill(); err != nil { // part.go
+		return err
+	}
 	res.Redirects, res.BodyOverCap = r.faults.redirects, r.faults.overCap
 	wire := r.Wire()
 	res.Wire = &wire

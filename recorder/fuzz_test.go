@@ -13,7 +13,7 @@ func entryRecord(t *testing.T, e LogEntry) Record {
 		t.Fatalf("reader accepted unknown error %q", e.Error)
 	}
 	return Record{Seq: e.Seq, Scheduled: e.Scheduled, Sent: e.Sent, Done: e.Done, WasSent: e.WasSent,
-		Status: e.Status, Kind: k, Attempts: e.Attempts}
+		Status: e.Status, Kind: k, Attempts: e.Attempts, Target: uint16(max(e.Target, 0))}
 }
 
 // FuzzLogReader: every line LogReader accepts, written again by LogWriter
@@ -32,6 +32,7 @@ func FuzzLogReader(f *testing.F) {
 	f.Add("seq,scheduled_ms,sent_ms,done_ms,service_ms,response_ms,send_delay_ms,status,error\n3,-0.5,1.25,2,,,,503,\n")
 	f.Add(LogHeader + "\n1,9223372036854.775,0,0,,,,,,1\n")
 	f.Add(LogHeader + "\n1,1.000,1.000,2.000,,,,200,reset,3\r\n\n")
+	f.Add(LogHeader + "," + LogTargetColumn + "\n0,0.000,0.200,50.400,50.200,50.400,0.200,200,,1,3\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		lr := NewLogReader(strings.NewReader(in), "fuzz.csv")
 		var got []LogEntry
@@ -48,6 +49,7 @@ func FuzzLogReader(f *testing.F) {
 		}
 		var out bytes.Buffer
 		w := NewLogWriter(&out)
+		w.target = lr.target // the column, as the log had it
 		for _, e := range got {
 			r := entryRecord(t, e)
 			if err := w.Write(&r); err != nil {

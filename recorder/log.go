@@ -28,8 +28,15 @@ import (
 //
 // The first nine columns are those of logs written before the attempts
 // column existed; LogReader reads both. A stream run's log
-// (NewStreamLogWriter) appends StreamLogColumns after attempts.
+// (NewStreamLogWriter) appends StreamLogColumns after attempts, and a
+// request mix's (Recorder.TrackTargets) appends LogTargetColumn last: the
+// index of the request's target in the mix (0 is the first), in the
+// order of the result's targets. An index rather than the name: a name
+// may hold commas, and an index costs no allocation and few bytes.
 const LogHeader = "seq,scheduled_ms,sent_ms,done_ms,service_ms,response_ms,send_delay_ms,status,error,attempts"
+
+// LogTargetColumn is the last column of a request mix's log.
+const LogTargetColumn = "target"
 
 // LogWriter streams records as CSV lines. It buffers, so call Flush at the
 // end; lines are written in the order records are added.
@@ -38,21 +45,37 @@ type LogWriter struct {
 	buf    []byte
 	err    error
 	stream bool // the stream columns follow attempts
+	target bool // the target column comes last (Recorder.TrackTargets)
+	headed bool // the header line is written
 }
 
-// NewLogWriter writes the header line and returns a writer.
+// NewLogWriter returns a writer. The header line is written with the
+// first line, or by Flush, so that the recorder can add the columns of
+// what it tracks (TrackTargets) until then.
 func NewLogWriter(w io.Writer) *LogWriter {
-	lw := &LogWriter{w: bufio.NewWriterSize(w, 64<<10), buf: make([]byte, 0, 160)}
-	_, lw.err = lw.w.WriteString(LogHeader + "\n")
-	return lw
+	return &LogWriter{w: bufio.NewWriterSize(w, 64<<10), buf: make([]byte, 0, 160)}
 }
 
 // NewStreamLogWriter is NewLogWriter for a run of streamed answers: each
 // line also has StreamLogColumns (stream.go).
 func NewStreamLogWriter(w io.Writer) *LogWriter {
-	lw := &LogWriter{w: bufio.NewWriterSize(w, 64<<10), buf: make([]byte, 0, 200), stream: true}
-	_, lw.err = lw.w.WriteString(LogHeader + "," + StreamLogColumns + "\n")
-	return lw
+	return &LogWriter{w: bufio.NewWriterSize(w, 64<<10), buf: make([]byte, 0, 200), stream: true}
+}
+
+// head writes the header line once.
+func (lw *LogWriter) head() {
+	if lw.headed || lw.err != nil {
+		return
+	}
+	lw.headed = true
+	h := LogHeader
+	if lw.stream {
+		h += "," + StreamLogColumns
+	}
+	if lw.target {
+		h += "," + LogTargetColumn
+	}
+	_, lw.err = lw.w.WriteString(h + "\n")
 }
 
 // appendMillis appends d in milliseconds with three decimals (microsecond
@@ -72,6 +95,7 @@ func appendMillis(b []byte, d time.Duration) []byte {
 // Write appends one line. It does not allocate. After the first error it
 // keeps returning that error.
 func (lw *LogWriter) Write(r *Record) error {
+	lw.head()
 	if lw.err != nil {
 		return lw.err
 	}
@@ -106,6 +130,10 @@ func (lw *LogWriter) Write(r *Record) error {
 	if lw.stream {
 		b = appendStream(b, r) // stream.go
 	}
+	if lw.target {
+		b = append(b, ',')
+		b = strconv.AppendUint(b, uint64(r.Target), 10)
+	}
 	b = append(b, '\n')
 	lw.buf = b
 	// Flush before a line that would not fit, never in the middle of one:
@@ -131,6 +159,7 @@ func (r *Recorder) FlushLog() error {
 
 // Flush writes buffered lines to the underlying writer.
 func (lw *LogWriter) Flush() error {
+	lw.head()
 	if lw.err != nil {
 		return lw.err
 	}
@@ -157,16 +186,20 @@ type LogEntry struct {
 	FirstByte, FirstToken, LastToken time.Duration
 	Tokens                           int
 	PromptTokens, AskedTokens        int // 0 when not known, or in a log before them
+	// Target is the target column (LogTargetColumn): the index of the
+	// request's target in the run's mix; -1 in a log without it.
+	Target int
 }
 
 // LogReader reads a per-request CSV log, shaped like bufio.Scanner: call
 // Scan until it returns false, then check Err. Errors name the line.
 type LogReader struct {
-	s    *bufio.Scanner
-	name string
-	line int
-	e    LogEntry
-	err  error
+	s      *bufio.Scanner
+	name   string
+	line   int
+	target bool // the header ends with the target column
+	e      LogEntry
+	err    error
 }
 
 // NewLogReader reads the log from r; name is used in error messages.
@@ -220,6 +253,7 @@ func (lr *LogReader) Scan() bool {
 				lr.err = fmt.Errorf("%s:1: not an openload log: header %q", lr.name, text)
 				return false
 			}
+			lr.target = strings.HasSuffix(text, ","+LogTargetColumn)
 			continue
 		}
 		if text == "" {
@@ -241,10 +275,24 @@ func (lr *LogReader) Scan() bool {
 
 func (lr *LogReader) parse(text string) error {
 	f := strings.Split(text, ",")
+	target := -1
+	if lr.target {
+		// The target column came after attempts: a line of a mix's log
+		// has 11, 15 or 17 fields, the last the target. The header said
+		// so; the count rules below then hold for the fields before it.
+		if len(f) != 11 && len(f) != 15 && len(f) != 17 {
+			return fmt.Errorf("%d fields, want 11, 15 or 17 (the last the target)", len(f))
+		}
+		n, err := strconv.ParseUint(f[len(f)-1], 10, 16)
+		if err != nil {
+			return fmt.Errorf("bad target %q", f[len(f)-1])
+		}
+		target, f = int(n), f[:len(f)-1]
+	}
 	if len(f) != 9 && len(f) != 10 && len(f) != 14 && len(f) != 16 {
 		return fmt.Errorf("%d fields, want 9, 10, 14 or 16", len(f))
 	}
-	var e LogEntry
+	e := LogEntry{Target: target}
 	var err error
 	if e.Seq, err = strconv.ParseUint(f[0], 10, 64); err != nil {
 		return fmt.Errorf("bad seq %q", f[0])

@@ -35,6 +35,7 @@ type Recorder struct {
 	retry          retryTally  // retry.go
 	wire           wireTally   // wire.go
 	faults         faultTally  // faults.go
+	targets        partTallies // a request mix's (part.go)
 
 	iv *intervals
 
@@ -149,6 +150,7 @@ func (r *Recorder) Add(rec *Record) error {
 	r.addAttempts(rec)
 	r.addWire(rec)
 	r.addFaults(rec)
+	r.targets.add(r, int(rec.Target), rec) // part.go
 	if rec.Streamed || r.stream != nil || rec.PromptTokens > 0 || rec.AskedTokens > 0 {
 		r.streamStats()
 		r.addStream(rec) // stream.go

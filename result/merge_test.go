@@ -23,7 +23,8 @@ func randomRecords(rng *rand.Rand) []recorder.Record {
 	t := time.Duration(0)
 	for j := range recs {
 		t += time.Duration(rng.ExpFloat64() * float64(3*time.Second) / float64(n+1))
-		r := recorder.Record{Seq: uint64(j), Scheduled: t, Sent: t + time.Duration(rng.IntN(2000))*time.Microsecond, WasSent: true}
+		r := recorder.Record{Seq: uint64(j), Scheduled: t, Sent: t + time.Duration(rng.IntN(2000))*time.Microsecond, WasSent: true,
+			Target: uint16(rng.IntN(len(mixTargets)))}
 		r.Done = r.Sent + time.Duration(rng.ExpFloat64()*float64(20*time.Millisecond))
 		switch x := rng.IntN(20); {
 		case x == 0:
@@ -54,6 +55,10 @@ func randomRecords(rng *rand.Rand) []recorder.Record {
 	return recs
 }
 
+// mixTargets are the targets of the runs' request mix; a name may hold
+// commas and colons.
+var mixTargets = []string{"GET http://t/a", "checkout", "POST http://t:8080/b, c"}
+
 var start = time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
 
 // shardResult records recs into a result; with of > 0, as shard index of of,
@@ -62,6 +67,7 @@ func shardResult(t *testing.T, recs []recorder.Record, index, of int) *result.Re
 	t.Helper()
 	rec := recorder.New(nil)
 	rec.TrackClasses([]string{"X-Class"})
+	rec.TrackTargets(mixTargets)
 	rec.BoundDwell(2 * time.Millisecond)
 	rec.StreamRun()
 	rec.SetWarmup(300 * time.Millisecond)
@@ -132,7 +138,8 @@ func merge(t *testing.T, rs ...*result.Result) *result.Result {
 // shards, merging in any order and any grouping gives the same result,
 // and that result holds what one generator recording every request
 // holds: the same counts, statuses, error kinds, histograms (bucket for
-// bucket), timeline, classes and Server-Timing metrics.
+// bucket), timeline, classes, Server-Timing metrics and targets (their
+// histograms byte for byte).
 func TestMergeProperties(t *testing.T) {
 	for seed := range uint64(5) { // each seed encodes ~100 histograms (zlib, about 1 MB of state each): seconds under -race
 		rng := rand.New(rand.NewPCG(seed, 1))
@@ -239,6 +246,16 @@ func TestMergeProperties(t *testing.T) {
 		if flat.DwellBound == nil || one.DwellBound == nil || *flat.DwellBound != *one.DwellBound {
 			t.Fatalf("seed %d: dwell bound %+v, one generator %+v", seed, flat.DwellBound, one.DwellBound)
 		}
+		if !reflect.DeepEqual(flat.Targets, one.Targets) || len(flat.Targets) != len(mixTargets) {
+			t.Fatalf("seed %d: targets %+v\none generator: %+v", seed, flat.Targets, one.Targets)
+		}
+		var inParts int64
+		for _, p := range flat.Targets {
+			inParts += p.Counts.Scheduled
+		}
+		if inParts != flat.Headline().Scheduled {
+			t.Fatalf("seed %d: the targets hold %d requests, the headline %d", seed, inParts, flat.Headline().Scheduled)
+		}
 		if len(flat.ServerTiming) != len(one.ServerTiming) {
 			t.Fatalf("seed %d: %d Server-Timing metrics, one generator %d", seed, len(flat.ServerTiming), len(one.ServerTiming))
 		}
@@ -264,6 +281,10 @@ func TestMergeRefuses(t *testing.T) {
 	seed.Config.Seed = 8
 	late := shardResult(t, recs, 1, 2)
 	late.Config.StartAt = "2026-12-01T15:00:05Z"
+	otherMix := shardResult(t, recs, 1, 2)
+	otherMix.Targets[0], otherMix.Targets[1] = otherMix.Targets[1], otherMix.Targets[0]
+	noMix := shardResult(t, recs, 1, 2)
+	noMix.Targets = nil
 	for _, c := range []struct {
 		in   []result.MergeInput
 		want string
@@ -273,6 +294,8 @@ func TestMergeRefuses(t *testing.T) {
 		{[]result.MergeInput{{"a.json", a}, {"b.json", seed}}, "b.json: seed 8, but a.json has 7"},
 		{[]result.MergeInput{{"a.json", a}, {"b.json", late}}, "b.json: StartAt 2026-12-01T15:00:05Z, but a.json has none"},
 		{[]result.MergeInput{{"a.json", a}, {"b.json", b}, {"b2.json", b}}, "b2.json: shard 1/2 again (b.json has it too)"},
+		{[]result.MergeInput{{"a.json", a}, {"b.json", otherMix}}, `b.json: targets ["checkout" "GET http://t/a" "POST http://t:8080/b, c"], but a.json has ["GET http://t/a" "checkout" "POST http://t:8080/b, c"]`},
+		{[]result.MergeInput{{"a.json", a}, {"b.json", noMix}}, `b.json: targets [], but a.json has ["GET http://t/a"`},
 	} {
 		_, err := result.Merge(c.in...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

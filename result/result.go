@@ -81,6 +81,10 @@ type Result struct {
 	// figures (warmup.go); nil without one.
 	Warmup *Warmup `json:"warmup,omitempty"`
 
+	// Targets holds the figures of each target of a request mix, in the
+	// mix's order (part.go); nil in a run of one URL.
+	Targets []Part `json:"targets,omitempty"`
+
 	// Scenarios holds each scenario's own result when the run was
 	// several (union.go); the fields above are then their whole.
 	Scenarios []Scenario `json:"scenarios,omitempty"`

@@ -54,6 +54,7 @@ func Union(parts []Scenario) (*Result, error) {
 		m.name = "scenario " + p.Name
 		in := *p.Result
 		in.Config = sum.Config
+		in.Targets = nil // a target belongs to its scenario: in its own result
 		run := OwnShardRun(p.Result)
 		run.Source = p.Name
 		in.Shards = []ShardRun{run}

@@ -28,14 +28,26 @@ import (
 // class.VALUE.share (the share of requests whose class header had VALUE;
 // VALUE a share). OP is one of <= < >= >.
 //
+// An objective may be scoped to a part of the run, written
+//
+//	NAME:METRIC[.STAT] OP VALUE
+//
+// NAME is a target of a request mix (result.Part; later also a scenario),
+// and the objective judges that part's figures: response, service,
+// send_delay, errors or client_errors, the figures a part has. The name
+// is what precedes the last colon before the metric, so it may hold
+// colons ("GET http://h:8080/x:response.p99<=300ms"). CheckScopes refuses
+// a name the run has no part of.
+//
 // A figure with no samples is no data, never a pass (Evaluate): a TTFT
 // objective on a run that streamed nothing, a response time when nothing
 // was answered.
 //
 // Examples: response.p99<=200ms, server.queue.max<150ms, errors<=0.5%,
-// class.model.share>=0.4.
+// class.model.share>=0.4, checkout:response.p99<=300ms.
 type Objective struct {
 	Expr      string
+	Scope     string // the part judged (a target's name); "" for the whole run
 	Metric    string // response, service, send_delay, server.NAME, errors, client_errors, class.VALUE
 	Stat      string // p99, max, mean …; "rate" for errors, "share" for classes
 	Op        string
@@ -76,7 +88,7 @@ func ParseObjective(expr string) (Objective, error) {
 	if strings.ContainsAny(rhs, "<>=") {
 		return o, fmt.Errorf("objective %q: more than one comparison", expr)
 	}
-	if err := o.parseMetric(lhs); err != nil {
+	if err := o.parseScoped(lhs); err != nil {
 		return o, fmt.Errorf("objective %q: %v", expr, err)
 	}
 	var err error
@@ -89,6 +101,53 @@ func ParseObjective(expr string) (Objective, error) {
 		return o, fmt.Errorf("objective %q: %v", expr, err)
 	}
 	return o, nil
+}
+
+// partMetrics are the metrics of a part (result.Part), which a scoped
+// objective may judge.
+var partMetrics = []string{"response", "service", "send_delay", "errors", "client_errors"}
+
+// parseScoped parses lhs, scoped (NAME:METRIC) when what follows its last
+// colon is a metric; else lhs is a metric of the whole run, which may hold
+// a colon of its own (class.a:b.share).
+func (o *Objective) parseScoped(lhs string) error {
+	i := strings.LastIndexByte(lhs, ':')
+	if i < 0 {
+		return o.parseMetric(lhs)
+	}
+	scoped := *o
+	if scoped.parseMetric(strings.TrimSpace(lhs[i+1:])) != nil {
+		return o.parseMetric(lhs)
+	}
+	scoped.Scope = strings.TrimSpace(lhs[:i])
+	switch {
+	case scoped.Scope == "":
+		return fmt.Errorf("no name before the colon; write NAME:%s", strings.TrimSpace(lhs[i+1:]))
+	case !slices.Contains(partMetrics, scoped.Metric):
+		return fmt.Errorf("%s is not a figure of a part: a scoped objective judges %s", scoped.Metric, strings.Join(partMetrics, ", "))
+	}
+	*o = scoped
+	return nil
+}
+
+// CheckScopes refuses the first objective whose scope names no part in
+// names (the run's targets), in one line naming the objective and the
+// names known, so that a misspelt name is said before anything is sent.
+func CheckScopes(objs []Objective, names []string) error {
+	for _, o := range objs {
+		if o.Scope == "" || slices.Contains(names, o.Scope) {
+			continue
+		}
+		if len(names) == 0 {
+			return fmt.Errorf("objective %q: no target named %q: the run has no request mix", o.Expr, o.Scope)
+		}
+		known := make([]string, len(names))
+		for i, n := range names {
+			known[i] = strconv.Quote(n)
+		}
+		return fmt.Errorf("objective %q: no target named %q (targets: %s)", o.Expr, o.Scope, strings.Join(known, ", "))
+	}
+	return nil
 }
 
 func (o *Objective) parseMetric(lhs string) error {
@@ -214,6 +273,13 @@ func noData(format string, args ...any) error {
 // is a *NoDataError saying why, never a 0: a percentile of nothing is not
 // fast, and a share of nothing is not small.
 func (o Objective) Measure(res *result.Result) (float64, error) {
+	if o.Scope != "" {
+		part, err := partOf(res, o.Scope)
+		if err != nil {
+			return 0, err
+		}
+		res = part
+	}
 	c := res.Headline() // without a --warmup's requests
 	switch {
 	case o.Metric == "errors":
@@ -290,6 +356,22 @@ func (o Objective) Measure(res *result.Result) (float64, error) {
 	}
 	v, _ := p.Get(o.Stat)
 	return v, nil
+}
+
+// partOf is the part of res named name as a result of its own, for
+// Measure to read as it reads a run's: its counts (the headline's
+// requests only: a part holds no warm-up), statuses, error kinds and
+// latencies. No such part is no data.
+func partOf(res *result.Result, name string) (*result.Result, error) {
+	p := res.Part(name)
+	if p == nil {
+		if len(res.Targets) == 0 {
+			return nil, noData("the run has no request mix, so no target %q", name)
+		}
+		return nil, noData("the run has no target %q", name)
+	}
+	return &result.Result{Config: res.Config, Counts: p.Counts.Counts(), Response: p.Response, Service: p.Service, SendDelay: p.SendDelay,
+		Status: p.Status, ErrorKinds: p.ErrorKinds, Interrupted: res.Interrupted}, nil
 }
 
 // streamFigure reads a stream figure (TTFT either way, ITL, TPOT) of res.
@@ -393,6 +475,9 @@ func Evaluate(res *result.Result, objs []Objective) []SLOResult {
 	for _, o := range objs {
 		r := SLOResult{Objective: o}
 		name := o.Metric + "." + o.Stat
+		if o.Scope != "" {
+			name = o.Scope + ":" + name
+		}
 		v, err := o.Measure(res)
 		switch {
 		case err != nil:

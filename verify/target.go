@@ -66,12 +66,13 @@ func DefaultClientErrorsObjective() Objective {
 }
 
 // WithDefault returns objs with the default objectives appended, each
-// unless one of objs is on its metric: the user's own replaces it. It is
+// unless one of objs is on its metric for the whole run: the user's own
+// replaces it (one on a target's errors judges that target only). It is
 // the one rule for every run, merge, sweep point and repeat (Judge).
 func WithDefault(objs []Objective) []Objective {
 	out := append([]Objective(nil), objs...)
 	for _, d := range []Objective{DefaultObjective(), DefaultClientErrorsObjective()} {
-		if !slices.ContainsFunc(objs, func(o Objective) bool { return o.Metric == d.Metric }) {
+		if !slices.ContainsFunc(objs, func(o Objective) bool { return o.Metric == d.Metric && o.Scope == "" }) {
 			out = append(out, d)
 		}
 	}

@@ -80,7 +80,11 @@ func Run(res *result.Result, opt Options) []Finding {
 		opt.DipMin = 10
 	}
 	var out []Finding
-	out = append(out, accounting(res), scheduleCount(res))
+	out = append(out, accounting(res))
+	if f, ok := partAccounting(res); ok { // part.go
+		out = append(out, f)
+	}
+	out = append(out, scheduleCount(res))
 	if f, ok := shards(res, opt); ok { // shard.go
 		out = append(out, f)
 	}

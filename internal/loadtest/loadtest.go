@@ -297,10 +297,13 @@ func (o *Options) resultConfig(sched string) result.Config {
 	return c
 }
 
-// newRecorder returns the run's recorder: its log, classes, dwell bound
-// and interval log.
+// newRecorder returns the run's recorder: its log, classes, targets,
+// dwell bound and interval log.
 func (o Options) newRecorder() *recorder.Recorder {
 	rec := recorder.New(o.Log)
+	if len(o.Targets) > 0 {
+		rec.TrackTargets(o.TargetNames())
+	}
 	rec.TrackClasses(o.ClassHeaders)
 	_, auto := o.autoHeaders()
 	rec.TrackClassesSeen(auto)
@@ -318,6 +321,28 @@ func (o Options) newRecorder() *recorder.Recorder {
 		rec.SetIntervalLog(o.IntervalLog)
 	}
 	return rec
+}
+
+// TargetNames are the names of the mix's targets by index, as the
+// result and scoped objectives (verify.CheckScopes) call them: a
+// target's Name, else "METHOD URL".
+func (o *Options) TargetNames() []string {
+	names := make([]string, len(o.Targets))
+	for i, t := range o.Targets {
+		names[i] = t.Name
+		if names[i] == "" {
+			m := t.Method
+			if m == "" {
+				m = http.MethodGet
+			}
+			u := ""
+			if t.URL != nil {
+				u = t.URL.String()
+			}
+			names[i] = m + " " + u
+		}
+	}
+	return names
 }
 
 // finish fills the measured parts of res after the engine has run, and

@@ -136,7 +136,8 @@ func neverSent(res *result.Result) string {
 
 // Compare writes two results side by side on one metric (A and B are the
 // files as named on the command line), with the difference B − A, the
-// ratio B ÷ A and a one-line summary at p99.
+// ratio B ÷ A and a one-line summary at p99; when both sent the same
+// targets, each target's p99 side by side (part.go).
 func Compare(w io.Writer, metric string, nameA string, a *result.Result, pa result.Percentiles, nameB string, b *result.Result, pb result.Percentiles) error {
 	fmt.Fprintf(w, "openload diff · %s (ms)\n", MetricTitle(metric))
 	fmt.Fprintf(w, "A        %s · %s · %d values%s\n", nameA, a.Config.Schedule, pa.Count, neverSent(a))
@@ -145,7 +146,7 @@ func Compare(w io.Writer, metric string, nameA string, a *result.Result, pa resu
 		return err
 	}
 	fmt.Fprintf(w, "\nverdict  %s\n", compareVerdict(metric, pa, pb))
-	return nil
+	return compareParts(w, metric, a, b) // part.go
 }
 
 func compareVerdict(metric string, a, b result.Percentiles) string {

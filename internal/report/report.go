@@ -237,6 +237,13 @@ func Text(w io.Writer, res *result.Result) error {
 			return err
 		}
 	}
+	if len(res.Targets) > 0 {
+		fmt.Fprintln(w, "\nby target")
+		if err := PartTable(w, "target", res.Headline().Scheduled, res.Targets); err != nil { // part.go
+			return err
+		}
+		fmt.Fprintln(w, PartErrorsNote)
+	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "counts   %s\n", countsLine(res.Counts, res.ExpectedKnown()))
 	if wu := res.Warmup; wu != nil {

@@ -1,0 +1,119 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/openload/openload/result"
+	"github.com/openload/openload/verify"
+)
+
+// Parts of a run (result.Part): a request mix's targets now, scenarios
+// later; one table for any, in the class table's style.
+
+// maxPartStatuses is how many statuses and error kinds a part's row
+// names, the most frequent first; the JSON result holds them all.
+const maxPartStatuses = 3
+
+// PartTable writes one row per part (what names the kind: "target"):
+// its count and share of the n headline requests, completed, errors
+// (errors, timeouts and unfinished, as the errors objective counts
+// them), response p50 and p99, service p99, send-delay p99, and its
+// statuses and error kinds in brief.
+func PartTable(w io.Writer, what string, n int64, parts []result.Part) error {
+	t := newTable(w, leftFirst(10), what, "count", "share", "completed", "errors", "resp p50", "resp p99", "service p99", "send delay p99", "answers")
+	for _, p := range parts {
+		c := p.Counts
+		share := "—"
+		if n > 0 {
+			share = fmt.Sprintf("%.1f %%", 100*float64(c.Scheduled)/float64(n))
+		}
+		row := []string{p.Name, fmt.Sprint(c.Scheduled), share, fmt.Sprint(c.Completed), fmt.Sprint(c.Errors + c.Timeouts + c.Unfinished),
+			partMs(p.Response, "p50"), partMs(p.Response, "p99"), partMs(p.Service, "p99"), partMs(p.SendDelay, "p99"), partAnswers(p)}
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// partMs is percentile stat of p, "—" without samples: a part that got
+// no request has no latency, not a fast one.
+func partMs(p result.Percentiles, stat string) string {
+	if p.Count == 0 {
+		return "—"
+	}
+	v, _ := p.Get(stat)
+	return ms(v)
+}
+
+// partAnswers names a part's statuses and error kinds, the most frequent
+// first, at most maxPartStatuses: "200 ×590 · 503 ×10 · refused ×2 …".
+func partAnswers(p result.Part) string {
+	all := map[string]int64{}
+	for k, v := range p.Status {
+		all[k] = v
+	}
+	for k, v := range p.ErrorKinds {
+		all[k] += v
+	}
+	keys := verify.SortedByCount(all)
+	var out []string
+	for _, k := range keys[:min(len(keys), maxPartStatuses)] {
+		out = append(out, fmt.Sprintf("%s ×%d", k, all[k]))
+	}
+	s := strings.Join(out, " · ")
+	if len(keys) > maxPartStatuses {
+		s += " …"
+	}
+	return s
+}
+
+// PartErrorsNote says what a part table's errors column counts.
+const PartErrorsNote = "errors = errors + timeouts + unfinished, as the errors objective counts them; a warm-up's requests are in no target"
+
+// partMetric is a part's figure of a run metric, and whether parts have it.
+func partMetric(p result.Part, metric string) (result.Percentiles, bool) {
+	switch metric {
+	case "response":
+		return p.Response, true
+	case "service":
+		return p.Service, true
+	case "send_delay":
+		return p.SendDelay, true
+	}
+	return result.Percentiles{}, false
+}
+
+// compareParts writes, under a diff of two results on metric, the p99 of
+// each target side by side, when both runs sent the same targets; a line
+// saying why not when only their targets differ; nothing when neither
+// had a mix or parts lack the metric.
+func compareParts(w io.Writer, metric string, a, b *result.Result) error {
+	if len(a.Targets) == 0 && len(b.Targets) == 0 {
+		return nil
+	}
+	if _, ok := partMetric(result.Part{}, metric); !ok {
+		return nil
+	}
+	if !slices.Equal(result.PartNames(a.Targets), result.PartNames(b.Targets)) {
+		fmt.Fprintf(w, "targets  A and B sent different targets (%d and %d): no comparison by target\n", len(a.Targets), len(b.Targets))
+		return nil
+	}
+	fmt.Fprintf(w, "\nby target · %s p99 (ms)\n", MetricTitle(metric))
+	t := newTable(w, leftFirst(7), "target", "A count", "B count", "A", "B", "B − A", "B ÷ A")
+	for i, pa := range a.Targets {
+		x, _ := partMetric(pa, metric)
+		y, _ := partMetric(b.Targets[i], metric)
+		diff, r := "—", "—"
+		if x.Count > 0 && y.Count > 0 {
+			diff, r = signedMs(y.P99-x.P99), ratio(y.P99, x.P99)
+		}
+		if err := t.Append([]string{pa.Name, fmt.Sprint(x.Count), fmt.Sprint(y.Count), partMs(x, "p99"), partMs(y, "p99"), diff, r}); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
