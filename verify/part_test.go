@@ -161,7 +161,7 @@ func TestCheckScopes(t *testing.T) {
 		t.Errorf("known names refused: %v", err)
 	}
 	err := CheckScopes(objs, names)
-	want := `objective "fats:response.p99<=1s": no target named "fats" (targets: "fast", "GET http://h/a, b")`
+	want := `objective "fats:response.p99<=1s": no target or scenario named "fats" (known: "fast", "GET http://h/a, b")`
 	if err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
 	}

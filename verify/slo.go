@@ -139,13 +139,13 @@ func CheckScopes(objs []Objective, names []string) error {
 			continue
 		}
 		if len(names) == 0 {
-			return fmt.Errorf("objective %q: no target named %q: the run has no request mix", o.Expr, o.Scope)
+			return fmt.Errorf("objective %q: no target or scenario named %q: the run has no request mix and no scenarios", o.Expr, o.Scope)
 		}
 		known := make([]string, len(names))
 		for i, n := range names {
 			known[i] = strconv.Quote(n)
 		}
-		return fmt.Errorf("objective %q: no target named %q (targets: %s)", o.Expr, o.Scope, strings.Join(known, ", "))
+		return fmt.Errorf("objective %q: no target or scenario named %q (known: %s)", o.Expr, o.Scope, strings.Join(known, ", "))
 	}
 	return nil
 }
@@ -363,6 +363,11 @@ func (o Objective) Measure(res *result.Result) (float64, error) {
 // requests only: a part holds no warm-up), statuses, error kinds and
 // latencies. No such part is no data.
 func partOf(res *result.Result, name string) (*result.Result, error) {
+	for _, sc := range res.Scenarios { // a scenario's own result, whole
+		if sc.Name == name {
+			return sc.Result, nil
+		}
+	}
 	p := res.Part(name)
 	if p == nil {
 		if len(res.Targets) == 0 {

@@ -241,6 +241,9 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 	if err := o.targets.validate(fs, o); err != nil { // targetsflags.go
 		return err
 	}
+	if err := verify.CheckScopes(o.objectives, r.TargetNames()); err != nil {
+		return fmt.Errorf("--slo: %v", err)
+	}
 	if r.Protocol, err = o.proto.protocol(fs, r.URL); err != nil {
 		return err
 	}

@@ -177,7 +177,7 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 	if top.hlog != "" {
 		return usageError(stderr, "--hlog with --scenarios: an interval log is one schedule's; give --log, which writes one log per scenario")
 	}
-	base := withoutFlag(args, "scenarios")
+	base := withoutFlag(withoutFlag(args, "scenarios"), "slo") // objectives are judged on the whole, scoped or not
 	scs := make([]loadtest.Scenario, len(names))
 	opts := make([]*loadOptions, len(names))
 	for i, name := range names {
@@ -289,7 +289,8 @@ func withoutFlag(a []string, name string) []string {
 
 // checkScopes refuses an objective scoped to a name that is no scenario.
 func checkScopes(objs []verify.Objective, names []string) error {
-	_ = objs
-	_ = names
+	if err := verify.CheckScopes(objs, names); err != nil {
+		return fmt.Errorf("--slo: %v", err)
+	}
 	return nil
 }

@@ -45,6 +45,7 @@ func TestScenarios(t *testing.T) {
 	yaml := fmt.Sprintf(`scenarios:
   - name: browse
     rate: 100
+    slo: ["response.p99<=10s"]
     url: %[1]s/browse
   - name: search
     rate: 20
@@ -57,7 +58,7 @@ func TestScenarios(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "r.json")
-	stdout, _ := runOK(t, "--scenarios", file, "-d", "2s", "-o", out)
+	stdout, _ := runOK(t, "--scenarios", file, "-d", "2s", "--slo", "search:errors<=0%", "-o", out)
 	res := readResult(t, out)
 	if len(res.Scenarios) != 2 {
 		t.Fatalf("%d scenarios", len(res.Scenarios))
@@ -80,7 +81,7 @@ func TestScenarios(t *testing.T) {
 	if sent != res.Counts.Sent {
 		t.Errorf("the whole's timeline sums %d sends of %d", sent, res.Counts.Sent)
 	}
-	wantLines(t, stdout, "by scenario", "PASS  schedule          scheduled ", "= the sum of 2 scenarios, each against its own schedule: browse: scheduled 200 = rate × duration · search: poisson draw scheduled")
+	wantLines(t, stdout, "by scenario", "PASS  browse:response.p99 <= 10000.000 ms: measured", "PASS  search:errors.rate <= 0 %", "PASS  schedule          scheduled ", "= the sum of 2 scenarios, each against its own schedule: browse: scheduled 200 = rate × duration · search: poisson draw scheduled")
 	for _, sc := range res.Scenarios {
 		if !strings.Contains(sc.Result.Config.Target, "/"+sc.Name) {
 			t.Errorf("scenario %s went to %s", sc.Name, sc.Result.Config.Target)
