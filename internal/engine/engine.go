@@ -165,6 +165,8 @@ type Config struct {
 	// Stream reads every response body as an event stream (stream.go);
 	// without it only text/event-stream responses are.
 	Stream bool
+
+	onRecord func(*recorder.Record) // tests: sees each record before the recorder does
 }
 
 // Stats describes the run beyond what the recorder holds.
@@ -382,6 +384,9 @@ func (g *generator) record(rec *recorder.Recorder, stats *Stats) *recording {
 			r.Target = uint16(g.pick.index(r.Seq))
 		}
 		g.cfg.bodyTokens(r)
+		if g.cfg.onRecord != nil {
+			g.cfg.onRecord(r)
+		}
 		if err := rec.Add(r); err != nil && stats.LogErr == nil {
 			stats.LogErr = err
 		}
