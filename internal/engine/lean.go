@@ -26,7 +26,8 @@ import (
 // the futex wake-ups they cause, are a large share of the generator's CPU.
 //
 // On the lean path each worker owns one connection. It writes the run's
-// request, serialised once per run (h1.Request), on it and reads the
+// request (request seq's target in a mix), serialised once per run
+// (h1.Request, its templates filled per request), on it and reads the
 // response from the connection's bufio.Reader in its own goroutine: a
 // simple response head (a Content-Length or a chunked body) with
 // h1.ParseHead, which allocates nothing, and its class headers and
