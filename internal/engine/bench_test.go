@@ -37,6 +37,35 @@ func BenchmarkWorkerDo(b *testing.B) {
 			benchDo(b, cfg, "", 0) // rawServer's answers carry no class and no timings
 		})
 	}
+	// The same request path with a mix: three GETs in turn (mix3), and
+	// one GET whose path and a header are templated (templated), which
+	// rawServer answers as it answers the single URL.
+	for _, cl := range []client{openClients[0], openClients[1]} {
+		for _, m := range benchMixes {
+			b.Run(cl.test+"-"+m.name, func(b *testing.B) {
+				cfg := Config{Lean: cl.lean, Timeout: 5 * time.Second, Targets: m.targets(b, srv.URL)}
+				benchDo(b, cfg.mixed(), "", 0)
+			})
+		}
+	}
+}
+
+// benchMixes are the request mixes of the benchmarks, each of GETs that
+// rawServer answers: the cost of the mix against the single URL.
+var benchMixes = []struct {
+	name    string
+	targets func(tb testing.TB, base string) []Target
+}{
+	{"mix3", func(tb testing.TB, base string) []Target {
+		var ts []Target
+		for _, p := range []string{"/a", "/b?x=1", "/c/d"} {
+			ts = append(ts, Target{Method: http.MethodGet, URL: mustURL(tb, base+p), Header: http.Header{"X-Tag": {p}}})
+		}
+		return ts
+	}},
+	{"templated", func(tb testing.TB, base string) []Target {
+		return []Target{{Method: http.MethodGet, URL: mustURL(tb, base), Path: decT("/item/"), Headers: map[string]Template{"X-Id": decT("id-")}}}
+	}},
 }
 
 // benchDo times one worker's do over b.N requests on one connection of
@@ -45,7 +74,7 @@ func BenchmarkWorkerDo(b *testing.B) {
 // the first class header.
 func benchDo(b *testing.B, cfg Config, class string, timings int) {
 	cfg.Connections = 1
-	g := &generator{cfg: cfg, drain: context.Background(), start: time.Now()}
+	g := &generator{cfg: cfg, drain: context.Background(), start: time.Now(), pick: newPicker(&cfg)}
 	defer g.connect()()
 	w := g.newWorker()
 	b.ReportAllocs()
@@ -92,6 +121,15 @@ func BenchmarkOpenRun(b *testing.B) {
 			}
 			benchRun(b, cfg, cl, recorder.New(nil))
 		})
+	}
+	for _, cl := range openClients {
+		for _, m := range benchMixes {
+			b.Run(cl.test+"-"+m.name, func(b *testing.B) {
+				cfg := Config{Connections: 4, Timeout: 5 * time.Second, Drain: 5 * time.Second, Lean: cl.lean, Epoll: cl.epoll,
+					Targets: m.targets(b, srv.URL)}
+				benchRun(b, cfg, cl, recorder.New(nil))
+			})
+		}
 	}
 }
 

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"github.com/openload/openload/internal/h1"
 	"github.com/openload/openload/recorder"
 )
 
@@ -24,18 +23,7 @@ func (cfg *Config) BodyIndex(seq uint64) int {
 	if !cfg.BodySample {
 		return int(seq % n)
 	}
-	z := cfg.BodySeed + (seq+1)*0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return int((z ^ (z >> 31)) % n)
-}
-
-// wireFor returns the serialised request of request seq.
-func (t *leanTransport) wireFor(cfg *Config, seq uint64) *h1.Request {
-	if len(t.wires) == 0 {
-		return &t.wire
-	}
-	return &t.wires[cfg.BodyIndex(seq)]
+	return int(splitMix(cfg.BodySeed, seq) % n)
 }
 
 // BodyTokens is what openload counted of one request body (Config.BodyTokens).

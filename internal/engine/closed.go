@@ -94,6 +94,7 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 		return Stats{}, fmt.Errorf("engine: closed: %w", err)
 	}
 	cfg.Connections = cl.Users
+	cfg = cfg.mixed()                   // targets.go
 	if err := cfg.check(); err != nil { // config.go
 		return Stats{}, err
 	}

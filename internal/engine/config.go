@@ -23,8 +23,10 @@ const MaxConnections = 100_000
 // A nil URL is not refused here, so that a configuration can be checked
 // before its target is known (the CLI does, before it starts its built-in
 // stub); Run and RunClosed refuse it. With a URL, the protocol must suit
-// its scheme.
+// its scheme. With Targets, URL, Method, Header and Body are the first
+// target's (Config.Targets).
 func (cfg Config) Validate() error {
+	cfg = cfg.mixed() // targets.go
 	switch {
 	case cfg.Connections <= 0 || cfg.Connections > MaxConnections:
 		return field.Errorf("Connections", cfg.Connections, "{Connections} must be between 1 and %d, got %d", MaxConnections, cfg.Connections)
@@ -48,6 +50,9 @@ func (cfg Config) Validate() error {
 		return field.Errorf("MaxBody", cfg.MaxBody, "{MaxBody} must be ≥ 0 bytes (0: no cap), got %d", cfg.MaxBody)
 	case len(cfg.BodyTokens) > 0 && len(cfg.BodyTokens) != len(cfg.Bodies):
 		return field.Errorf("BodyTokens", len(cfg.BodyTokens), "{BodyTokens} holds %d counts for %d bodies: one each", len(cfg.BodyTokens), len(cfg.Bodies))
+	}
+	if err := cfg.validateTargets(); err != nil { // targets.go
+		return err
 	}
 	if err := cfg.validateResend(); err != nil {
 		return err

@@ -165,6 +165,8 @@ type Config struct {
 	// Stream reads every response body as an event stream (stream.go);
 	// without it only text/event-stream responses are.
 	Stream bool
+
+	onRecord func(*recorder.Record) // tests: sees each record before the recorder does
 }
 
 // Stats describes the run beyond what the recorder holds.
@@ -226,6 +228,7 @@ type item struct {
 // outcome. Cancelling ctx stops scheduling (the arrivals not yet due are
 // never scheduled); in-flight requests then get cfg.Drain to finish.
 func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Recorder) (Stats, error) {
+	cfg = cfg.mixed()                   // targets.go
 	if err := cfg.check(); err != nil { // config.go
 		return Stats{}, err
 	}
@@ -269,7 +272,7 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 func begin(ctx context.Context, cfg Config, rec *recorder.Recorder, stats *Stats, due chan item, predial int) *generator {
 	cfg.StampHeader = http.CanonicalHeaderKey(cfg.StampHeader)
 	drain, cancel := context.WithCancelCause(context.Background())
-	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel}
+	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel, pick: newPicker(&cfg)}
 	g.disconnect = g.connect()
 	stats.Predial = g.predial(predial)
 	// The open model's dispatcher sleeps precisely to offset 0; a closed
@@ -373,8 +376,17 @@ type recording struct {
 // to rec (sink.go) until asked to stop, and then the last ones.
 func (g *generator) record(rec *recorder.Recorder, stats *Stats) *recording {
 	rd := &recording{stop: make(chan struct{}), done: make(chan struct{})}
+	mix := len(g.cfg.Targets) > 0
 	add := func(r *recorder.Record) {
+		if mix {
+			// A pure function of seq: the record of every outcome, a
+			// request never sent included, names the target it was for.
+			r.Target = uint16(g.pick.index(r.Seq))
+		}
 		g.cfg.bodyTokens(r)
+		if g.cfg.onRecord != nil {
+			g.cfg.onRecord(r)
+		}
 		if err := rec.Add(r); err != nil && stats.LogErr == nil {
 			stats.LogErr = err
 		}
@@ -436,7 +448,8 @@ type generator struct {
 	warm   chan *leanConn // connections opened before the start (predial.go)
 	start  time.Time
 	due    chan item
-	sink   sink // records on their way to the recorder (sink.go)
+	sink   sink   // records on their way to the recorder (sink.go)
+	pick   picker // which of the run's requests each one sends (targets.go)
 	drain  context.Context
 	// set up by begin
 	drainCancel context.CancelCauseFunc
@@ -550,8 +563,7 @@ type worker struct {
 	stampBuf  []byte      // digits of the last stamp (stamp.go)
 	stampVals []string    // unused header value slots (stamp.go)
 
-	tmpl    *http.Request // what each request copies (fastreq.go)
-	tmplErr error
+	tmpls []netTemplate // what each request copies, one per target (fastreq.go)
 }
 
 func (g *generator) newWorker() *worker {
@@ -715,7 +727,7 @@ func (w *worker) doLean(it item) recorder.Record {
 		w.conn = g.takeWarm() // predial.go
 	}
 	var h heads
-	a, tx, hand, err := g.lean.roundTrip(&w.conn, g.lean.wireFor(&g.cfg, it.seq), deadline, stamp, g.since, w.hr, &h)
+	a, tx, hand, err := g.lean.roundTrip(&w.conn, g.lean.variant(&g.pick, it.seq), it.seq, deadline, stamp, g.since, w.hr, &h)
 	switch {
 	case a.resp != nil:
 		err = g.response(a.resp, &r, w.shard)

@@ -80,6 +80,7 @@ type slot struct {
 	keep    bool // the connection may serve another exchange after this one
 	fd      int
 	it      item
+	v       *variant      // the request's (lean.go), once sent
 	attempt time.Duration // the request's first attempt
 	sent    time.Duration // when the connection was in hand
 	tx      sends         // the attempts written (wire.go)
@@ -176,7 +177,7 @@ const maxPending = 1 << 14
 // context cancelled.
 func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<- struct{}) *epollLoop {
 	t := g.lean
-	if !g.cfg.Epoll || t == nil || !t.quick || g.retry != nil {
+	if !g.cfg.Epoll || t == nil || t.head || g.retry != nil {
 		return nil
 	}
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
@@ -580,7 +581,8 @@ func (l *epollLoop) send(i int32, sent time.Duration) {
 		stamp = l.w.stampDigits(s.it.off)
 	}
 	s.state = slotBusy
-	s.wb = l.t.wireFor(&l.g.cfg, s.it.seq).Append(s.wb[:0], stamp)
+	s.v = l.t.variant(&l.g.pick, s.it.seq)
+	s.wb = s.v.wire.AppendSeq(s.wb[:0], s.it.seq, stamp)
 	s.woff = 0
 	s.head, s.n, s.status, s.keep, s.hup = false, 0, 0, false, false
 	if s.buf == nil {
@@ -711,7 +713,7 @@ func (l *epollLoop) complete(i int32) {
 	l.inUse--
 	// A server may answer before it read the whole request; as net/http
 	// does, the connection then ends with the exchange.
-	keep := s.keep && !s.hup && s.woff == len(s.wb) && !l.t.once && !l.t.aborted.Load()
+	keep := s.keep && !s.hup && s.woff == len(s.wb) && !s.v.once && !l.t.aborted.Load()
 	s.clear()
 	if keep {
 		s.reused = true
@@ -748,7 +750,7 @@ func (l *epollLoop) early(i int32, err error) {
 	if wrote {
 		s.tx.noAnswer(true)
 	}
-	if s.reused && !s.retried && l.t.resend.allows(wrote) && l.g.since() < s.attempt+l.g.cfg.Timeout && !l.t.aborted.Load() {
+	if s.reused && !s.retried && s.v.resend.allows(wrote) && l.g.since() < s.attempt+l.g.cfg.Timeout && !l.t.aborted.Load() {
 		s.tx.resend(wrote)
 		l.closeConn(i)
 		s.clear()
@@ -831,7 +833,7 @@ func (l *epollLoop) lend(i int32) {
 	}
 	fresh := s.woff == 0 // nothing written yet: the goroutine's write is the attempt's first
 	got := append([]byte(nil), s.buf[:s.n]...)
-	it, attempt, sent, tx := s.it, s.attempt, s.sent, s.tx
+	it, v, attempt, sent, tx := s.it, s.v, s.attempt, s.sent, s.tx
 	s.clear() // the goroutine holds what it needs of the exchange
 	g, t := l.g, l.t
 	l.out++
@@ -866,7 +868,7 @@ func (l *epollLoop) lend(i int32) {
 				}()
 			}
 			var keep *leanConn
-			resp, err := t.readResponse(c, &keep)
+			resp, err := t.readResponse(c, &keep, v)
 			if err == nil {
 				err = g.response(resp, &r, l.lentSh) // closes the body: c is kept or closed
 			} else {

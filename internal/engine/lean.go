@@ -26,7 +26,8 @@ import (
 // the futex wake-ups they cause, are a large share of the generator's CPU.
 //
 // On the lean path each worker owns one connection. It writes the run's
-// request, serialised once per run (h1.Request), on it and reads the
+// request (request seq's target in a mix), serialised once per run
+// (h1.Request, its templates filled per request), on it and reads the
 // response from the connection's bufio.Reader in its own goroutine: a
 // simple response head (a Content-Length or a chunked body) with
 // h1.ParseHead, which allocates nothing, and its class headers and
@@ -49,22 +50,17 @@ import (
 // (Config.Resend: by default, when none of its bytes were written or its
 // method is idempotent), and counted (wire.go).
 
-// leanTransport sends a run's one request, plus the stamp header when the
-// run has one.
+// leanTransport sends a run's requests (its variants: one, one per body
+// of Config.Bodies, or one per target of Config.Targets), plus the stamp
+// header when the run has one.
 type leanTransport struct {
-	addr   string
-	wire   h1.Request      // the request as written, serialised once
-	wires  []h1.Request    // one per Config.Bodies, when set (body.go)
-	req    *http.Request   // what http.ReadResponse is told was sent (its method)
-	once   bool            // the request says Connection: close: one request per connection
-	resend resendRule      // what may be re-sent (Config.Resend, wire.go)
-	drain  context.Context // done when the drain expired: dials in progress give up
-	// quick: simple heads are read by h1.ParseHead (heads.go); not
-	// when the run sends HEAD, whose answer has a length but no body.
-	quick   bool
-	maxBody int64  // Config.MaxBody
-	stream  bool   // Config.Stream: every body goes through response (stream.go)
-	dialer  dialer // dial.go
+	addr    string
+	vars    []variant       // at least one; request seq sends vars[picker.index(seq)]
+	head    bool            // some variant is HEAD: the event loop does not apply
+	drain   context.Context // done when the drain expired: dials in progress give up
+	maxBody int64           // Config.MaxBody
+	stream  bool            // Config.Stream: every body goes through response (stream.go)
+	dialer  dialer          // dial.go
 
 	aborted atomic.Bool // the drain expired: no new exchange
 	mu      sync.Mutex
@@ -91,11 +87,49 @@ type leanConn struct {
 
 var errAborted = errors.New("drain expired")
 
-// newLeanTransport serialises the run's request. It returns nil when the
+// variant is one of the requests a run sends, with what depends on its
+// method: its target's in a mix (targets.go), its body's with Bodies.
+type variant struct {
+	wire   h1.Request    // serialised once; templates fill its holes per request
+	req    *http.Request // what http.ReadResponse is told was sent (its method)
+	once   bool          // it says Connection: close: one exchange per connection
+	resend resendRule    // what may be re-sent (Config.Resend, wire.go)
+	// quick: simple heads are read by h1.ParseHead (heads.go); not
+	// for HEAD, whose answer has a length but no body.
+	quick bool
+}
+
+func newVariant(cfg *Config, t Target) variant {
+	ts := h1.Templates{Target: t.Path, Body: t.BodyT}
+	if len(t.Headers) > 0 {
+		ts.Headers = make(map[string]h1.Template, len(t.Headers))
+		for k, tm := range t.Headers {
+			ts.Headers[k] = tm
+		}
+	}
+	w := h1.NewTemplated(t.Method, t.URL, t.Header, t.Body, cfg.StampHeader, ts)
+	return variant{
+		wire:   w,
+		req:    &http.Request{Method: t.Method, URL: t.URL},
+		once:   w.Close(),
+		resend: newResendRule(cfg.Resend, t.Method),
+		quick:  t.Method != http.MethodHead,
+	}
+}
+
+// variant is request seq's variant, by p (targets.go).
+func (t *leanTransport) variant(p *picker, seq uint64) *variant {
+	if len(t.vars) == 1 {
+		return &t.vars[0]
+	}
+	return &t.vars[p.index(seq)]
+}
+
+// newLeanTransport serialises the run's requests. It returns nil when the
 // configuration needs net/http (https, or a URL it cannot serialise). drain
 // is done when the run's drain expired.
 func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
-	u := cfg.URL
+	u := cfg.URL // the first target's in a mix, whose targets share its scheme, host and port
 	if u == nil || u.Scheme != "http" || u.User != nil {
 		return nil
 	}
@@ -103,20 +137,30 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 	if u.Port() == "" {
 		addr = net.JoinHostPort(u.Hostname(), "80")
 	}
-	wire := h1.NewRequest(cfg.Method, u, cfg.Header, cfg.Body, cfg.StampHeader)
-	var wires []h1.Request
-	for _, b := range cfg.Bodies {
-		wires = append(wires, h1.NewRequest(cfg.Method, u, cfg.Header, b, cfg.StampHeader))
+	var vars []variant
+	switch {
+	case len(cfg.Targets) > 0:
+		for _, t := range cfg.Targets {
+			vars = append(vars, newVariant(&cfg, t))
+		}
+	case len(cfg.Bodies) > 0:
+		for _, b := range cfg.Bodies {
+			t := cfg.target(0)
+			t.Body = b
+			vars = append(vars, newVariant(&cfg, t))
+		}
+	default:
+		vars = []variant{newVariant(&cfg, cfg.target(0))}
+	}
+	head := false
+	for _, v := range vars {
+		head = head || !v.quick
 	}
 	return &leanTransport{
-		wires:   wires,
 		addr:    addr,
-		wire:    wire,
-		req:     &http.Request{Method: cfg.Method, URL: u},
-		once:    wire.Close(),
-		resend:  newResendRule(cfg.Resend, cfg.Method),
+		vars:    vars,
+		head:    head,
 		drain:   drain,
-		quick:   cfg.Method != http.MethodHead,
 		maxBody: cfg.MaxBody,
 		stream:  cfg.Stream,
 		dialer:  cfg.dialer(),
@@ -124,7 +168,7 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 	}
 }
 
-// roundTrip sends the run's request on *cp, dialling a connection first
+// roundTrip sends request seq, of variant v, on *cp, dialling a connection first
 // when *cp is nil, with stamp (digits, or nil) as the stamp header's value,
 // and reads the response head; the whole exchange must end by deadline.
 // hr reads a plain head into *h (heads.go). tx counts the attempts written
@@ -134,7 +178,7 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 // end and closed, and closes it otherwise. A simple head read by
 // h1.ParseHead comes back without resp (see leanAnswer); when its body
 // failed, its status comes with the error.
-func (t *leanTransport) roundTrip(cp **leanConn, wire *h1.Request, deadline time.Time, stamp []byte, since func() time.Duration, hr *headReader, h *heads) (a leanAnswer, tx sends, hand time.Duration, err error) {
+func (t *leanTransport) roundTrip(cp **leanConn, v *variant, seq uint64, deadline time.Time, stamp []byte, since func() time.Duration, hr *headReader, h *heads) (a leanAnswer, tx sends, hand time.Duration, err error) {
 	tx, hand = newSends(), -1
 	for try := 0; ; try++ {
 		c := *cp
@@ -155,7 +199,7 @@ func (t *leanTransport) roundTrip(cp **leanConn, wire *h1.Request, deadline time
 		hand = since()
 		c.used = true
 		var early, wrote bool
-		a, early, wrote, err = t.exchange(c, cp, wire, deadline, stamp, hr, h)
+		a, early, wrote, err = t.exchange(c, cp, v, seq, deadline, stamp, hr, h)
 		if wrote {
 			tx.wrote(hand)
 		}
@@ -170,7 +214,7 @@ func (t *leanTransport) roundTrip(cp **leanConn, wire *h1.Request, deadline time
 		}
 		// Re-send once what failed on a kept-alive connection before any
 		// byte of its answer, if the run's rule allows (wire.go).
-		if !reused || !early || try > 0 || !t.resend.allows(wrote) || !time.Now().Before(deadline) || t.aborted.Load() {
+		if !reused || !early || try > 0 || !v.resend.allows(wrote) || !time.Now().Before(deadline) || t.aborted.Load() {
 			return leanAnswer{status: a.status}, tx, hand, err
 		}
 		tx.resend(wrote)
@@ -250,7 +294,7 @@ type leanAnswer struct {
 // early is true when the exchange failed before any byte of the response
 // arrived, wrote when at least one byte of the request was written; on an
 // error the caller closes c.
-func (t *leanTransport) exchange(c *leanConn, cp **leanConn, wire *h1.Request, deadline time.Time, stamp []byte, hr *headReader, h *heads) (a leanAnswer, early, wrote bool, err error) {
+func (t *leanTransport) exchange(c *leanConn, cp **leanConn, v *variant, seq uint64, deadline time.Time, stamp []byte, hr *headReader, h *heads) (a leanAnswer, early, wrote bool, err error) {
 	if err := c.SetDeadline(deadline); err != nil {
 		return a, true, false, err
 	}
@@ -259,7 +303,7 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, wire *h1.Request, d
 	if t.aborted.Load() {
 		return a, false, false, errAborted
 	}
-	c.wb = wire.Append(c.wb[:0], stamp)
+	c.wb = v.wire.AppendSeq(c.wb[:0], seq, stamp)
 	n, err := c.Write(c.wb)
 	wrote = n > 0
 	if err != nil {
@@ -268,7 +312,7 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, wire *h1.Request, d
 	if _, err := c.br.Peek(1); err != nil {
 		return a, true, wrote, err
 	}
-	if t.quick {
+	if v.quick {
 		buf, _ := c.br.Peek(c.br.Buffered())
 		hd, st := hr.head(buf, h)
 		if st == h1.HeadSimple && hd.Chunked {
@@ -278,7 +322,7 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, wire *h1.Request, d
 			c.br.Discard(hd.N) // buffered: cannot fail
 			c.chunked.R = c.br
 			c.chunked.D.Reset()
-			c.body = leanBody{rc: &c.chunked, c: c, cp: cp, t: t, keep: hd.Keep && !t.once}
+			c.body = leanBody{rc: &c.chunked, c: c, cp: cp, t: t, keep: hd.Keep && !v.once}
 			return a, false, wrote, nil
 		}
 		if st == h1.HeadSimple && !t.stream && hd.Length <= 1<<30 && (t.maxBody <= 0 || hd.Length <= t.maxBody) {
@@ -290,7 +334,7 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, wire *h1.Request, d
 				}
 				return a, false, wrote, err // the status came, the body did not
 			}
-			if hd.Keep && !t.once && c.br.Buffered() == 0 {
+			if hd.Keep && !v.once && c.br.Buffered() == 0 {
 				*cp = c
 			} else {
 				t.close(c)
@@ -298,7 +342,7 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, wire *h1.Request, d
 			return a, false, wrote, nil
 		}
 	}
-	if a.resp, err = t.readResponse(c, cp); err != nil {
+	if a.resp, err = t.readResponse(c, cp, v); err != nil {
 		return leanAnswer{}, false, wrote, err
 	}
 	a.status = a.resp.StatusCode
@@ -311,16 +355,16 @@ type chunkedBody struct{ h1.ChunkedReader }
 
 func (*chunkedBody) Close() error { return nil }
 
-// readResponse reads a response head from c with http.ReadResponse. Its
-// body gives c back to *cp when read to the end and closed, and closes c
-// otherwise.
-func (t *leanTransport) readResponse(c *leanConn, cp **leanConn) (*http.Response, error) {
-	resp, err := h1.ReadResponse(c.br, t.req)
+// readResponse reads the response head to a request of v from c with
+// http.ReadResponse. Its body gives c back to *cp when read to the end and
+// closed, and closes c otherwise.
+func (t *leanTransport) readResponse(c *leanConn, cp **leanConn, v *variant) (*http.Response, error) {
+	resp, err := h1.ReadResponse(c.br, v.req)
 	if err != nil {
 		// A head cut short by the connection's end is a reset.
 		return nil, truncated(err, c.rerr)
 	}
-	resp.Body = &leanBody{rc: resp.Body, c: c, cp: cp, t: t, keep: !resp.Close && !t.once}
+	resp.Body = &leanBody{rc: resp.Body, c: c, cp: cp, t: t, keep: !resp.Close && !v.once}
 	return resp, nil
 }
 

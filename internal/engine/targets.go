@@ -1,8 +1,17 @@
 package engine
 
 import (
+	"fmt"
+	"math"
+	"net"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
+
+	"github.com/openload/openload/field"
 )
 
 // A request mix (Config.Targets): several targets in one run, as
@@ -35,4 +44,243 @@ type Target struct {
 // room (it runs on the hot path). internal/mix's templates are one.
 type Template interface {
 	Append(dst []byte, seq uint64) []byte
+}
+
+// TargetIndex returns the index into cfg.Targets of request seq's
+// target: seq mod n in turn without TargetWeights (vegeta's default),
+// else a draw that depends only on TargetSeed and seq: u uniform in
+// [0, W) from SplitMix64 (as BodyIndex draws), W the weights' sum, and
+// the first target whose cumulative weight exceeds u, so target i is
+// drawn with probability wᵢ/W and a target of weight 0 never. 0 without
+// Targets. The clients use a picker, the same function with the
+// cumulative weights summed once.
+func (cfg *Config) TargetIndex(seq uint64) int {
+	n := len(cfg.Targets)
+	if n == 0 {
+		return 0
+	}
+	if len(cfg.TargetWeights) == 0 {
+		return int(seq % uint64(n))
+	}
+	var total float64
+	for _, w := range cfg.TargetWeights {
+		total += w
+	}
+	u, acc, last := unit(splitMix(cfg.TargetSeed, seq))*total, 0.0, 0
+	for i, w := range cfg.TargetWeights {
+		acc += w
+		if u < acc {
+			return i
+		}
+		if w > 0 {
+			last = i
+		}
+	}
+	return last // u rounded up to W
+}
+
+// splitMix is SplitMix64's output for seed and seq, whose outputs are
+// equidistributed: the draws of BodyIndex and TargetIndex.
+func splitMix(seed, seq uint64) uint64 {
+	z := seed + (seq+1)*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// unit maps z to [0, 1) with its top 53 bits.
+func unit(z uint64) float64 { return float64(z>>11) * 0x1p-53 }
+
+// picker is which of a run's requests request seq sends, on every
+// client: its target (TargetIndex) in a mix, its body (BodyIndex) with
+// Bodies, else the one request. Made once per run, so that a weighted
+// draw is a binary search, not a sum over every weight.
+type picker struct {
+	n      uint64
+	bodies bool      // the variants are Bodies
+	sample bool      // Bodies drawn (BodySample)
+	seed   uint64    // BodySeed or TargetSeed
+	cum    []float64 // the targets' cumulative weights, when drawn
+	last   int       // the last target of weight > 0
+}
+
+func newPicker(cfg *Config) picker {
+	if len(cfg.Targets) == 0 {
+		return picker{n: uint64(len(cfg.Bodies)), bodies: true, sample: cfg.BodySample, seed: cfg.BodySeed}
+	}
+	p := picker{n: uint64(len(cfg.Targets)), seed: cfg.TargetSeed}
+	if len(cfg.TargetWeights) > 0 {
+		p.cum = make([]float64, len(cfg.TargetWeights))
+		acc := 0.0
+		for i, w := range cfg.TargetWeights {
+			acc += w // in TargetIndex's order: the same sums, bit for bit
+			p.cum[i] = acc
+			if w > 0 {
+				p.last = i
+			}
+		}
+	}
+	return p
+}
+
+// index is the variant of request seq: TargetIndex or BodyIndex.
+func (p *picker) index(seq uint64) int {
+	switch {
+	case p.n <= 1:
+		return 0
+	case p.bodies && p.sample:
+		return int(splitMix(p.seed, seq) % p.n)
+	case p.cum == nil:
+		return int(seq % p.n)
+	}
+	u := unit(splitMix(p.seed, seq)) * p.cum[len(p.cum)-1]
+	lo, hi := 0, len(p.cum) // the first i with u < cum[i]
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if u < p.cum[m] {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	if lo == len(p.cum) {
+		return p.last
+	}
+	return lo
+}
+
+// target is the i-th request a run sends: Targets[i] in a mix, else the
+// run's one URL, method, header and body.
+func (cfg *Config) target(i int) Target {
+	if len(cfg.Targets) > 0 {
+		return cfg.Targets[i]
+	}
+	return Target{Method: cfg.Method, URL: cfg.URL, Header: cfg.Header, Body: cfg.Body}
+}
+
+// mixed returns cfg with URL, Method, Header and Body the first target's
+// when it has Targets, for the code that reads them (the client's choice,
+// the protocol's checks, the report), and every target's empty method
+// GET, as net/http takes it.
+func (cfg Config) mixed() Config {
+	if len(cfg.Targets) == 0 {
+		return cfg
+	}
+	ts := slices.Clone(cfg.Targets)
+	for i := range ts {
+		if ts[i].Method == "" {
+			ts[i].Method = http.MethodGet
+		}
+	}
+	cfg.Targets = ts
+	cfg.URL, cfg.Method, cfg.Header, cfg.Body = ts[0].URL, ts[0].Method, ts[0].Header, ts[0].Body
+	return cfg
+}
+
+// validateTargets checks the mix: at most MaxTargets, not with Bodies,
+// weights that can be drawn from, and targets that one connection pool
+// can send (one scheme://host:port, as a pool's connections go to one
+// address), each with a valid method and headers, and templates whose
+// first request makes a valid request target and header values.
+func (cfg Config) validateTargets() error {
+	if len(cfg.Targets) == 0 {
+		if len(cfg.TargetWeights) > 0 {
+			return field.Errorf("TargetWeights", cfg.TargetWeights, "{TargetWeights} given without {Targets}")
+		}
+		return nil
+	}
+	switch n := len(cfg.Targets); {
+	case n > MaxTargets:
+		return field.Errorf("Targets", n, "{Targets} holds %d targets, at most %d", n, MaxTargets)
+	case len(cfg.Bodies) > 0:
+		return field.Errorf("Bodies", len(cfg.Bodies), "{Bodies} cannot go with {Targets}: each target has its body")
+	case len(cfg.TargetWeights) > 0 && len(cfg.TargetWeights) != n:
+		return field.Errorf("TargetWeights", cfg.TargetWeights, "{TargetWeights} holds %d weights for %d targets: one each", len(cfg.TargetWeights), n)
+	}
+	total := 0.0
+	for i, w := range cfg.TargetWeights {
+		if math.IsNaN(w) || math.IsInf(w, 0) || w < 0 {
+			return field.Errorf("TargetWeights", w, "{TargetWeights}: the weight of %s must be a finite number ≥ 0, got %v", cfg.targetName(i), w)
+		}
+		total += w
+	}
+	if len(cfg.TargetWeights) > 0 && (total <= 0 || math.IsInf(total, 0)) {
+		return field.Errorf("TargetWeights", total, "{TargetWeights} must sum to a finite number > 0, got %v", total)
+	}
+	var origin string
+	for i, t := range cfg.Targets {
+		name := cfg.targetName(i)
+		if t.URL == nil || t.URL.Host == "" || (t.URL.Scheme != "http" && t.URL.Scheme != "https") {
+			return field.Errorf("Targets", name, "{Targets}: %s needs an http or https URL with a host, got %v", name, t.URL)
+		}
+		if o := originOf(t.URL); i == 0 {
+			origin = o
+		} else if o != origin {
+			return field.Errorf("Targets", name, "{Targets}: %s goes to %s, and the run's targets share one scheme://host:port, %s's: one pool of connections sends them", name, o, cfg.targetName(0))
+		}
+		if t.URL.User.String() != cfg.Targets[0].URL.User.String() {
+			return field.Errorf("Targets", name, "{Targets}: %s has other credentials in its URL than %s: the run's targets share them", name, cfg.targetName(0))
+		}
+		if t.Method != "" && !httpguts.ValidHeaderFieldName(t.Method) {
+			return field.Errorf("Targets", name, "{Targets}: %s's method %q is not a valid HTTP method", name, t.Method)
+		}
+		if err := t.validateHeaders(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateHeaders checks t's header names and templates.
+func (t Target) validateHeaders(name string) error {
+	for k := range t.Header {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return field.Errorf("Targets", name, "{Targets}: %s's header %q is not a valid header name", name, k)
+		}
+	}
+	if t.Path != nil {
+		// The request target must be origin-form: a path and a query,
+		// as the request line and HTTP/2's :path carry them.
+		if p := string(t.Path.Append(nil, 0)); !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.ContainsFunc(p, notTargetByte) {
+			return field.Errorf("Targets", name, "{Targets}: %s's path template writes %q for request 0, not a path (and query) starting with one /", name, p)
+		}
+	}
+	for k, tm := range t.Headers {
+		switch {
+		case !httpguts.ValidHeaderFieldName(k):
+			return field.Errorf("Targets", name, "{Targets}: %s's templated header %q is not a valid header name", name, k)
+		case k != http.CanonicalHeaderKey(k):
+			return field.Errorf("Targets", name, "{Targets}: %s's templated header %q is not in canonical form (%s)", name, k, http.CanonicalHeaderKey(k))
+		case tm == nil:
+			return field.Errorf("Targets", name, "{Targets}: %s's templated header %s has no template", name, k)
+		case k == "Host" || k == "Content-Length" || k == "Transfer-Encoding" || k == "Connection":
+			// The connection's and the framing's: one host per run, the
+			// body's length written by the engine.
+			return field.Errorf("Targets", name, "{Targets}: %s's header %s cannot be templated: the engine writes it", name, k)
+		}
+		if v := tm.Append(nil, 0); !httpguts.ValidHeaderFieldValue(string(v)) {
+			return field.Errorf("Targets", name, "{Targets}: %s's template of %s writes %q for request 0, not a valid header value", name, k, v)
+		}
+	}
+	return nil
+}
+
+// notTargetByte reports whether r may not be in a request target.
+func notTargetByte(r rune) bool { return r <= ' ' || r == 0x7f }
+
+// targetName names target i in an error: its Name, else its place.
+func (cfg Config) targetName(i int) string {
+	if n := cfg.Targets[i].Name; n != "" {
+		return fmt.Sprintf("target %d (%s)", i, n)
+	}
+	return fmt.Sprintf("target %d", i)
+}
+
+// originOf is u's scheme://host:port, the port made explicit.
+func originOf(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
