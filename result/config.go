@@ -87,6 +87,10 @@ type Request struct {
 	// Prompts describes bodies openload made: generated prompts or a
 	// dataset read, and the tokenizer that counted them.
 	Prompts string `json:"prompts,omitempty"`
+	// Targets describes a request mix: how many targets, from where,
+	// taken how (in turn, or drawn by weight and seed), and the values
+	// file of its {{csv.…}} placeholders.
+	Targets string `json:"targets,omitempty"`
 }
 
 // ModeClosed marks a closed-loop run in Config.Mode.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -95,6 +96,17 @@ func (t *targetsOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		return err
 	}
 	r.Targets, r.TargetWeights, r.TargetSeed = targets, weights, r.Schedule.Seed
+	what := fmt.Sprintf("%d targets from %s, in turn", len(targets), t.file)
+	switch {
+	case t.file == "":
+		what = "values per request in the URL, headers or body"
+	case weights != nil:
+		what = fmt.Sprintf("%d targets from %s, drawn by weight (%s) with seed %d", len(targets), t.file, weightText(weights), r.Schedule.Seed)
+	}
+	if vals != nil {
+		what += fmt.Sprintf(", {{csv.…}} from %s (%d rows)", t.values, vals.Rows())
+	}
+	note(r).Targets = what
 	first := targets[0]
 	r.URL, r.Method, r.Header, r.Body = first.URL, first.Method, first.Header, first.Body
 	return nil
@@ -122,4 +134,13 @@ func templatedHeader(h http.Header) bool {
 		}
 	}
 	return false
+}
+
+// weightText is "1:2:1".
+func weightText(ws []float64) string {
+	parts := make([]string, len(ws))
+	for i, w := range ws {
+		parts[i] = strconv.FormatFloat(w, 'g', -1, 64)
+	}
+	return strings.Join(parts, ":")
 }

@@ -136,6 +136,21 @@ func buildOne(t *Target, i int, vals *Values, seed uint64) (engine.Target, strin
 	if e.URL, err = url.Parse(raw); err != nil {
 		return e, "", fmt.Errorf("bad URL %q: %v", raw, urlErr(err))
 	}
+	// Credentials in the URL are sent as net/http sends them, whose
+	// requests vegeta makes (Request.SetBasicAuth from URL.User in
+	// net/http's send): an Authorization: Basic header, unless the
+	// target sets its own. They are no part of the origin, so targets
+	// with and without them share the run's connections, as the
+	// examples of vegeta's README mix them.
+	if u := e.URL.User; u != nil {
+		if !hasAuthorization(t.Header) {
+			pass, _ := u.Password()
+			req := http.Request{Header: http.Header{}}
+			req.SetBasicAuth(u.Username(), pass)
+			e.Header["Authorization"] = req.Header["Authorization"]
+		}
+		e.URL.User = nil
+	}
 
 	// Headers by canonical name, sorted, so that each one's seed does not
 	// depend on map order.
@@ -284,4 +299,14 @@ func checkHeader(tv *Template, vals *Values, name string) error {
 		}
 	}
 	return nil
+}
+
+// hasAuthorization reports whether h sets Authorization, in any case.
+func hasAuthorization(h http.Header) bool {
+	for k := range h {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
 }

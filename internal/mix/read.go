@@ -524,7 +524,7 @@ func nameTargets(ts []Target) error {
 		if ts[i].Name != "" {
 			continue
 		}
-		name := ts[i].Method + " " + ts[i].URL
+		name := ts[i].Method + " " + redacted(ts[i].URL)
 		repeats[name]++
 		if n := repeats[name]; n > 1 {
 			name += " #" + strconv.Itoa(n)
@@ -536,4 +536,18 @@ func nameTargets(ts []Target) error {
 		line[name] = ts[i].Line
 	}
 	return nil
+}
+
+// redacted is raw with a password in it replaced by xxxxx, so that a
+// target's default name, which reports and results print, holds no
+// secret.
+func redacted(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, ok := u.User.Password(); !ok {
+		return raw
+	}
+	return u.Redacted()
 }

@@ -142,6 +142,9 @@ func RequestLine(q *result.Request) string {
 	if q.Prompts != "" {
 		parts = append(parts, q.Prompts)
 	}
+	if q.Targets != "" {
+		parts = append(parts, q.Targets)
+	}
 	if len(parts) == 0 {
 		return ""
 	}

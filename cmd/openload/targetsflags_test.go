@@ -1,0 +1,164 @@
+package main
+
+import (
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// mixServer counts what it reads: requests by method and path, and the
+// distinct requests (method, URI, X-Id, body).
+type mixServer struct {
+	mu       sync.Mutex
+	by       map[string]int64
+	distinct map[string]bool
+}
+
+func (m *mixServer) start(t *testing.T) *httptest.Server {
+	m.by, m.distinct = map[string]int64{}, map[string]bool{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		m.mu.Lock()
+		m.by[r.Method+" "+r.URL.Path]++
+		m.distinct[r.Method+" "+r.URL.RequestURI()+" "+r.Header.Get("X-Id")+" "+string(b)] = true
+		m.mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func (m *mixServer) counts() (map[string]int64, int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := map[string]int64{}
+	for k, v := range m.by {
+		out[k] = v
+	}
+	return out, len(m.distinct)
+}
+
+// writeTargets writes a vegeta targets file for srv: three targets, a
+// body read from @file, a header.
+func writeTargets(t *testing.T, dir, url, directives string) string {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "body.json"), []byte(`{"cart": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := strings.Split(directives+"\n\n", "\n")
+	text := d[0] + "\nGET " + url + "/browse\n\n" +
+		d[1] + "\nPOST " + url + "/checkout\nContent-Type: application/json\n@" + filepath.Join(dir, "body.json") + "\n\n" +
+		d[2] + "\nGET " + url + "/search?q=shoes\nX-Account-ID: 99\n"
+	p := filepath.Join(dir, "targets.txt")
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestTargetsInTurn: three targets in turn at 300/s for 1 s: the server
+// reads exactly 100 of each, and openload's per-target counts are its.
+func TestTargetsInTurn(t *testing.T) {
+	var m mixServer
+	srv := m.start(t)
+	dir := t.TempDir()
+	file := writeTargets(t, dir, srv.URL, "")
+	out := filepath.Join(dir, "r.json")
+	stdout, _ := runOK(t, "--targets", file, "-rate", "300", "-d", "1s", "--slo", "POST "+srv.URL+"/checkout:response.p99<=10s", "-o", out)
+	got, _ := m.counts()
+	res := readResult(t, out)
+	if len(res.Targets) != 3 {
+		t.Fatalf("%d targets in the result", len(res.Targets))
+	}
+	for _, p := range res.Targets {
+		method, u, _ := strings.Cut(p.Name, " ")
+		path := strings.TrimPrefix(strings.SplitN(u, "?", 2)[0], srv.URL)
+		if p.Counts.Sent != 100 || got[method+" "+path] != p.Counts.Sent || p.Status["200"] != 100 {
+			t.Errorf("%s: openload sent %d (%v), the server read %d; want 100", p.Name, p.Counts.Sent, p.Status, got[method+" "+path])
+		}
+	}
+	wantLines(t, stdout, "by target", "request: 3 targets from "+file+", in turn", "PASS  target accounting", "PASS  POST "+srv.URL+"/checkout:response.p99 <= 10000.000 ms")
+}
+
+// TestTargetsWeighted: weights 1:2:1 with a seed land within the
+// binomial spread, and {{seq}}, {{rand}} and {{csv.…}} make every
+// templated request distinct at the server.
+func TestTargetsWeighted(t *testing.T) {
+	var m mixServer
+	srv := m.start(t)
+	dir := t.TempDir()
+	file := writeTargets(t, dir, srv.URL, "# openload: name=browse weight=1\n# openload: name=checkout weight=2\n# openload: name=search weight=1")
+	text, _ := os.ReadFile(file)
+	text = []byte(strings.Replace(string(text), "/search?q=shoes\nX-Account-ID: 99", "/search?q={{csv.q}}&page={{rand 1 20}}\nX-Id: {{seq}}", 1))
+	if err := os.WriteFile(file, text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vals := filepath.Join(dir, "q.csv")
+	if err := os.WriteFile(vals, []byte("q\nshoes\nhats\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "r.json")
+	runOK(t, "--targets", file, "--values", vals, "--seed", "11", "-rate", "400", "-d", "1s", "-q", "-o", out)
+	got, distinct := m.counts()
+	res := readResult(t, out)
+	n := float64(res.Counts.Sent)
+	for i, p := range res.Targets {
+		share := []float64{0.25, 0.5, 0.25}[i]
+		// The count of a target drawn with probability p from n draws is
+		// binomial: mean np, standard deviation √(np(1−p)), 8.7–10 here;
+		// 5 of them is a bound no seed should cross by chance.
+		if sd := math.Sqrt(n * share * (1 - share)); math.Abs(float64(p.Counts.Sent)-n*share) > 5*sd {
+			t.Errorf("%s: %d of %v, want %v ± %.0f", p.Name, p.Counts.Sent, n, n*share, 5*sd)
+		}
+	}
+	if got["GET /search"] != res.Targets[2].Counts.Sent || got["POST /checkout"] != res.Targets[1].Counts.Sent {
+		t.Errorf("the server read %v, openload's targets %+v", got, res.Targets)
+	}
+	// browse and checkout are the same request each time; every search
+	// is distinct.
+	if want := int(got["GET /search"]) + 2; distinct != want {
+		t.Errorf("%d distinct requests, want %d", distinct, want)
+	}
+}
+
+func TestTargetsErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.txt", "GET http://127.0.0.1:1/a\n")
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--targets", write("empty.txt", "")}, "empty.txt"},
+		{[]string{"--targets", write("noscheme.txt", "GET 127.0.0.1:1/a\n")}, "noscheme.txt:1:"},
+		{[]string{"--targets", write("nobody.txt", "POST http://127.0.0.1:1/a\n@" + filepath.Join(dir, "missing.json") + "\n")}, "missing.json"},
+		{[]string{"--targets", write("hosts.txt", "GET http://127.0.0.1:1/a\n\nGET http://127.0.0.2:1/b\n")}, "hosts.txt:3:"},
+		{[]string{"--targets", filepath.Join(dir, "none.txt")}, "no such file"},
+		{[]string{"--targets", good, "http://127.0.0.1:1/"}, "drop the URL"},
+		{[]string{"--targets", good, "--body", "x"}, "drop --body"},
+		{[]string{"--targets", good, "--targets-format", "yaml"}, `--targets-format "yaml"`},
+		{[]string{"--targets", write("undef.txt", "GET http://127.0.0.1:1/a?u={{user}}\n")}, "undef.txt:1:"},
+		{[]string{"--targets", write("csv.txt", "GET http://127.0.0.1:1/a?u={{csv.user}}\n")}, "csv.txt:1:"},
+		{[]string{"--targets", good, "--slo", "nope:response.p99<=1s"}, `no target or scenario named "nope"`},
+		{[]string{"--values", good, "http://127.0.0.1:1/"}, "--values"},
+		{[]string{"--targets-format", "http", "http://127.0.0.1:1/"}, "--targets-format applies to a --targets file"},
+	}
+	for _, c := range cases {
+		code, _, stderr := runCLI(append([]string{"-rate", "10", "-d", "1s"}, c.args...)...)
+		first, _, _ := strings.Cut(stderr, "\n")
+		if code != exitUsage || !strings.Contains(first, c.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", c.args, code, first, c.want)
+		}
+	}
+}
