@@ -55,7 +55,7 @@ func scenarioChecks(res *result.Result) (Finding, bool) {
 		}
 	}
 	if len(bad) == 0 {
-		f.Message = fmt.Sprintf("each of %d scenarios passed its own %d checks", len(res.Scenarios), n/len(res.Scenarios))
+		f.Message = fmt.Sprintf("each of %d scenarios passed all its own checks (%d in all)", len(res.Scenarios), n)
 		return f, true
 	}
 	f.Message = strings.Join(bad, " · ")

@@ -192,8 +192,8 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 		if err := parseFlags(fs, a); err != nil {
 			return usageError(stderr, "--scenarios %q: scenario %q: %v", path, name, err)
 		}
-		if fs.NArg() != 1 {
-			return usageError(stderr, "--scenarios %q: scenario %q has no url: give it one, or a URL on the command line for all", path, name)
+		if fs.NArg() != 1 && o.targets.file == "" {
+			return usageError(stderr, "--scenarios %q: scenario %q has no url: give it one (or targets), or a URL on the command line for all", path, name)
 		}
 		if err := o.validate(fs); err != nil {
 			return usageError(stderr, "--scenarios %q: scenario %q: %v", path, name, err)

@@ -81,11 +81,14 @@ func (t *targetsOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 				}
 			}
 		}
-	case r.URL != nil && (templated(r.URL.String()) || templated(string(r.Body)) || templatedHeader(r.Header)):
+	case r.URL != nil && (templated(fs.Arg(0)) || templated(string(r.Body)) || templatedHeader(r.Header)):
+		// The URL as typed: url.URL.String would escape the braces of a
+		// path.
 		if len(r.Bodies) > 0 {
 			return errors.New("{{…}} values with a .jsonl --body-file or generated prompts: put the values in a --targets file")
 		}
-		ts = []mix.Target{{Name: r.Method + " " + r.URL.String(), Method: r.Method, URL: r.URL.String(), Header: r.Header, Body: r.Body, File: "the command line", Line: 1}}
+		raw := fs.Arg(0)
+		ts = []mix.Target{{Name: r.Method + " " + raw, Method: r.Method, URL: raw, Header: r.Header, Body: r.Body, File: "the command line", Line: 1}}
 	case t.values != "":
 		return errors.New("--values fills {{csv.COLUMN}} values: none is in the URL, the headers, the body or a --targets file")
 	default:

@@ -162,3 +162,19 @@ func TestTargetsErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestValuesOnTheCommandLine: {{…}} in a plain run's URL path, a header
+// and the body make every request distinct at the server.
+func TestValuesOnTheCommandLine(t *testing.T) {
+	var m mixServer
+	srv := m.start(t)
+	runOK(t, "-rate", "50", "-d", "1s", "-q", "-H", "X-Id: {{rand 1 1000000000}}", "--body", `{"order": {{seq}}}`, srv.URL+"/item/{{seq}}")
+	got, distinct := m.counts()
+	var n int64
+	for _, c := range got {
+		n += c
+	}
+	if n != 50 || distinct != 50 || len(got) != 50 {
+		t.Errorf("the server read %d requests on %d paths, %d distinct; want 50 each", n, len(got), distinct)
+	}
+}
