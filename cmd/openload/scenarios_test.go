@@ -82,6 +82,10 @@ func TestScenarios(t *testing.T) {
 		t.Errorf("the whole's timeline sums %d sends of %d", sent, res.Counts.Sent)
 	}
 	wantLines(t, stdout, "by scenario", "PASS  browse:response.p99 <= 10000.000 ms: measured", "PASS  search:errors.rate <= 0 %", "PASS  schedule          scheduled ", "= the sum of 2 scenarios, each against its own schedule: browse: scheduled 200 = rate × duration · search: poisson draw scheduled")
+	// diff compares the scenarios one by one.
+	if code, diff, _ := runCLI("diff", out, out); code != exitOK || !strings.Contains(diff, "by scenario · response time p99 (ms)") || !strings.Contains(diff, "│ search   │") {
+		t.Errorf("diff: exit %d\n%s", code, diff)
+	}
 	for _, sc := range res.Scenarios {
 		if !strings.Contains(sc.Result.Config.Target, "/"+sc.Name) {
 			t.Errorf("scenario %s went to %s", sc.Name, sc.Result.Config.Target)
@@ -117,5 +121,11 @@ func TestScenarioErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(first, c.want) {
 			t.Errorf("%s: exit %d, %q; want exit 2 and %q", filepath.Base(c.file), code, first, c.want)
 		}
+	}
+	// An objective naming no scenario.
+	one := write("one.yaml", "scenarios:\n  - name: a\n    rate: 1\n    url: http://127.0.0.1:1/\n")
+	code, _, stderr := runCLI("--scenarios", one, "-d", "1s", "--slo", "b:response.p99<=1s")
+	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.Contains(first, `no target or scenario named "b" (known: "a")`) {
+		t.Errorf("--slo b:…: exit %d, %q", code, first)
 	}
 }

@@ -88,30 +88,52 @@ func partMetric(p result.Part, metric string) (result.Percentiles, bool) {
 }
 
 // compareParts writes, under a diff of two results on metric, the p99 of
-// each target side by side, when both runs sent the same targets; a line
-// saying why not when only their targets differ; nothing when neither
-// had a mix or parts lack the metric.
+// each target side by side, and of each scenario, when both runs had the
+// same ones; a line saying why not when only their names differ; nothing
+// when neither had a mix or scenarios, or parts lack the metric.
 func compareParts(w io.Writer, metric string, a, b *result.Result) error {
-	if len(a.Targets) == 0 && len(b.Targets) == 0 {
-		return nil
-	}
 	if _, ok := partMetric(result.Part{}, metric); !ok {
 		return nil
 	}
-	if !slices.Equal(result.PartNames(a.Targets), result.PartNames(b.Targets)) {
-		fmt.Fprintf(w, "targets  A and B sent different targets (%d and %d): no comparison by target\n", len(a.Targets), len(b.Targets))
+	if err := compareBy(w, "target", metric, a.Targets, b.Targets); err != nil {
+		return err
+	}
+	return compareBy(w, "scenario", metric, scenarioParts(a), scenarioParts(b))
+}
+
+// scenarioParts are a run of scenarios' figures as parts, one a
+// scenario, for the tables parts share.
+func scenarioParts(res *result.Result) []result.Part {
+	out := make([]result.Part, len(res.Scenarios))
+	for i, sc := range res.Scenarios {
+		r := sc.Result
+		c := r.Headline()
+		out[i] = result.Part{Name: sc.Name, Response: r.Response, Service: r.Service, SendDelay: r.SendDelay, Status: r.Status, ErrorKinds: r.ErrorKinds,
+			Counts: result.PartCounts{Scheduled: c.Scheduled, Sent: c.Sent, Completed: c.Completed, Errors: c.Errors, Timeouts: c.Timeouts, Unfinished: c.Unfinished}}
+	}
+	return out
+}
+
+// compareBy writes the p99 of metric of each of pa and pb side by side
+// (what: "target" or "scenario").
+func compareBy(w io.Writer, what, metric string, pa, pb []result.Part) error {
+	if len(pa) == 0 && len(pb) == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "\nby target · %s p99 (ms)\n", MetricTitle(metric))
-	t := newTable(w, leftFirst(7), "target", "A count", "B count", "A", "B", "B − A", "B ÷ A")
-	for i, pa := range a.Targets {
-		x, _ := partMetric(pa, metric)
-		y, _ := partMetric(b.Targets[i], metric)
+	if !slices.Equal(result.PartNames(pa), result.PartNames(pb)) {
+		fmt.Fprintf(w, "%-8s A and B had different %ss (%d and %d): no comparison by %s\n", what+"s", what, len(pa), len(pb), what)
+		return nil
+	}
+	fmt.Fprintf(w, "\nby %s · %s p99 (ms)\n", what, MetricTitle(metric))
+	t := newTable(w, leftFirst(7), what, "A count", "B count", "A", "B", "B − A", "B ÷ A")
+	for i := range pa {
+		x, _ := partMetric(pa[i], metric)
+		y, _ := partMetric(pb[i], metric)
 		diff, r := "—", "—"
 		if x.Count > 0 && y.Count > 0 {
 			diff, r = signedMs(y.P99-x.P99), ratio(y.P99, x.P99)
 		}
-		if err := t.Append([]string{pa.Name, fmt.Sprint(x.Count), fmt.Sprint(y.Count), partMs(x, "p99"), partMs(y, "p99"), diff, r}); err != nil {
+		if err := t.Append([]string{pa[i].Name, fmt.Sprint(x.Count), fmt.Sprint(y.Count), partMs(x, "p99"), partMs(y, "p99"), diff, r}); err != nil {
 			return err
 		}
 	}

@@ -86,7 +86,7 @@ func TestTargetsGolden(t *testing.T) {
 	if err := report.Compare(&out, "response", "a.json", a, pa, "b.json", b, pb); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.String(), "A and B sent different targets (3 and 2)") || strings.Contains(out.String(), "by target ·") {
+	if !strings.Contains(out.String(), "A and B had different targets (3 and 2)") || strings.Contains(out.String(), "by target ·") {
 		t.Errorf("different targets:\n%s", out.String())
 	}
 }
