@@ -142,7 +142,7 @@ func TestTargetsErrors(t *testing.T) {
 	}{
 		{[]string{"--targets", write("empty.txt", "")}, "empty.txt"},
 		{[]string{"--targets", write("noscheme.txt", "GET 127.0.0.1:1/a\n")}, "noscheme.txt:1:"},
-		{[]string{"--targets", write("nobody.txt", "POST http://127.0.0.1:1/a\n@" + filepath.Join(dir, "missing.json") + "\n")}, "missing.json"},
+		{[]string{"--targets", write("nobody.txt", "POST http://127.0.0.1:1/a\n@"+filepath.Join(dir, "missing.json")+"\n")}, "missing.json"},
 		{[]string{"--targets", write("hosts.txt", "GET http://127.0.0.1:1/a\n\nGET http://127.0.0.2:1/b\n")}, "hosts.txt:3:"},
 		{[]string{"--targets", filepath.Join(dir, "none.txt")}, "no such file"},
 		{[]string{"--targets", good, "http://127.0.0.1:1/"}, "drop the URL"},
