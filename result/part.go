@@ -59,6 +59,11 @@ func (c PartCounts) Counts() Counts {
 	return Counts{Scheduled: c.Scheduled, Sent: c.Sent, Completed: c.Completed, Errors: c.Errors, Timeouts: c.Timeouts, Unfinished: c.Unfinished}
 }
 
+// PartCountsOf is a run's counts as a part's.
+func PartCountsOf(c Counts) PartCounts {
+	return PartCounts{Scheduled: c.Scheduled, Sent: c.Sent, Completed: c.Completed, Errors: c.Errors, Timeouts: c.Timeouts, Unfinished: c.Unfinished}
+}
+
 func (c PartCounts) merge(o PartCounts) PartCounts {
 	c.Scheduled += o.Scheduled
 	c.Sent += o.Sent

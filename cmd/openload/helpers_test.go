@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -65,4 +66,14 @@ func readLog(t *testing.T, path string) ([]recorder.LogEntry, error) {
 		es = append(es, lr.Entry())
 	}
 	return es, lr.Err()
+}
+
+// writeFile writes text to dir/name and returns its path.
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -95,13 +95,7 @@ func TestScenarios(t *testing.T) {
 
 func TestScenarioErrors(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeFile(t, dir, name, text) }
 	cases := []struct{ file, want string }{
 		{write("empty.yaml", ""), "the file is empty"},
 		{write("none.yaml", "scenarios: []\n"), "no scenario in it"},

@@ -128,13 +128,7 @@ func TestTargetsWeighted(t *testing.T) {
 
 func TestTargetsErrors(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, text string) string { return writeFile(t, dir, name, text) }
 	good := write("good.txt", "GET http://127.0.0.1:1/a\n")
 	cases := []struct {
 		args []string

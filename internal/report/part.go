@@ -107,9 +107,8 @@ func scenarioParts(res *result.Result) []result.Part {
 	out := make([]result.Part, len(res.Scenarios))
 	for i, sc := range res.Scenarios {
 		r := sc.Result
-		c := r.Headline()
 		out[i] = result.Part{Name: sc.Name, Response: r.Response, Service: r.Service, SendDelay: r.SendDelay, Status: r.Status, ErrorKinds: r.ErrorKinds,
-			Counts: result.PartCounts{Scheduled: c.Scheduled, Sent: c.Sent, Completed: c.Completed, Errors: c.Errors, Timeouts: c.Timeouts, Unfinished: c.Unfinished}}
+			Counts: result.PartCountsOf(r.Headline())}
 	}
 	return out
 }
