@@ -37,6 +37,7 @@ type Server struct {
 	Config Config
 
 	handler http.Handler
+	metrics http.Handler // GET /metrics (metrics.go)
 	stall   stallPlan
 	dl      deadlineGate
 	lim     *limiter      // nil when the limiter is off
@@ -113,6 +114,7 @@ func NewUnstartedServer(cfg Config) (*Server, error) {
 		totalHist:  newHist(),
 	}
 	s.handler = http.HandlerFunc(s.serveHTTP)
+	s.metrics = newMetricsHandler(s)
 	return s, nil
 }
 
@@ -208,6 +210,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		st := s.Stats()
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(st)
+		return
+	}
+	if r.Method == http.MethodGet && r.URL.Path == "/metrics" {
+		s.metrics.ServeHTTP(w, r)
 		return
 	}
 	if s.serveOpenAI(w, r) {
