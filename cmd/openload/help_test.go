@@ -77,6 +77,7 @@ func TestHelpGolden(t *testing.T) {
 type commands struct {
 	lo          loadOptions
 	cfg         stub.Config
+	stubMetrics string // openload stub --metrics-addr
 	help, child bool
 	do          diffOptions
 	ro          reportOptions
@@ -97,7 +98,7 @@ func newCommands() *commands {
 	c := &commands{cfg: stub.DefaultConfig()}
 	c.sets = map[string]commandFlags{
 		"openload":               {loadFlags(&c.lo), loadGroups},
-		"openload stub":          {stubFlags(&c.cfg, &c.help, &c.child), stubGroups},
+		"openload stub":          {stubFlags(&c.cfg, &c.help, &c.child, &c.stubMetrics), stubGroups},
 		"openload diff":          {diffFlags(&c.do), diffGroups},
 		"openload report":        {reportFlags(&c.ro), reportGroups},
 		"openload model poisson": {modelFlags(&c.in, &c.help), modelGroups},

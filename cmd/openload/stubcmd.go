@@ -4,8 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
+	"net"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -29,7 +34,7 @@ var stubGroups = []string{groupStubModel, groupStubTokens, groupStubGate, groupS
 // stubFlags registers the flags of `openload stub` on cfg, filed in the
 // help's groups: the stub's package registers one flag per Config field
 // and knows nothing of the help.
-func stubFlags(cfg *stub.Config, help, child *bool) *pflag.FlagSet {
+func stubFlags(cfg *stub.Config, help, child *bool, metricsAddr *string) *pflag.FlagSet {
 	fs := newFlagSet("openload stub")
 	cfg.AddFlags(fs)
 	setGroup(fs, groupStubModel, "workers", "latency")
@@ -49,6 +54,12 @@ func stubFlags(cfg *stub.Config, help, child *bool) *pflag.FlagSet {
 		fs.MarkHidden("until-stdin-closes")
 	})
 	setGroup(fs, groupStubListen, "listen", "h2c")
+	inGroup(fs, groupStubListen, func() {
+		// A listener of the CLI's, not a field of stub.Config: the
+		// package serves /metrics on its own listener and hands out the
+		// handler; this only gives a scraper a port apart from the model's.
+		fs.StringVar(metricsAddr, "metrics-addr", "", "also serve /metrics on this `host:port` (e.g. :9464); it is always at the stub's own /metrics")
+	})
 	helpFlag(fs, help)
 	return fs
 }
@@ -87,6 +98,10 @@ What it serves:
   GET /stats       server-side truth as JSON: answers per source and reason, queue and model
                    occupancy, stalls, deadline drops, limiter counts per shard, and percentiles
                    of queue wait and total time
+  GET /metrics     the same figures in Prometheus' text format, read at each scrape
+                   (stub_requests_total{source,reason}, stub_queue_length, stub_in_model,
+                   stub_limiter_requests_total, stub_tokens_total, …); --metrics-addr serves it
+                   on a port of its own too
   POST /v1/chat/completions, POST /v1/completions, GET /v1/models
                    OpenAI-compatible token model: "stream": true answers text/event-stream, one
                    chunk per token after --prefill (+ --prefill-per-token per prompt token, by
@@ -116,7 +131,8 @@ What it serves:
 func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	cfg := stub.DefaultConfig()
 	var help, child bool
-	fs := stubFlags(&cfg, &help, &child)
+	var metricsAddr string
+	fs := stubFlags(&cfg, &help, &child, &metricsAddr)
 	if err := parseFlags(fs, args); err != nil {
 		return usageErrorIn(stderr, "stub", "%v", err)
 	}
@@ -130,10 +146,24 @@ func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := cfg.Validate(); err != nil {
 		return usageErrorIn(stderr, "stub", "%v", flagError(stubFields, err))
 	}
+	if fs.Changed("metrics-addr") {
+		if err := checkListenAddr(metricsAddr); err != nil {
+			return usageErrorIn(stderr, "stub", "--metrics-addr %v", err)
+		}
+	}
 	s, err := stub.NewServer(cfg)
 	if err != nil {
 		fmt.Fprintf(stderr, "openload: stub: %s\n", stubMessage(err))
 		return exitRuntime
+	}
+	var metrics *metricsServer
+	if metricsAddr != "" {
+		if metrics, err = serveMetrics(metricsAddr, s.MetricsHandler()); err != nil {
+			s.Close()
+			fmt.Fprintf(stderr, "openload: stub: --metrics-addr %s: %v\n", metricsAddr, err)
+			return exitRuntime
+		}
+		defer metrics.close()
 	}
 	fmt.Fprintf(stdout, "%s%s (%s); stats at %s/stats; Ctrl-C stops\n", listeningPrefix, s.URL, describeStub(s.Config), s.URL)
 	c := s.Config
@@ -143,6 +173,9 @@ func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "openload stub: OpenAI-compatible at %s/v1 (chat/completions, completions, models): %d sequences at once, first token after %v + %v a prompt token, then one every %v + %v per other sequence\n",
 		s.URL, slots, c.Prefill, c.PrefillPerToken, c.ITL, c.ITLPerSeq)
+	if metrics != nil {
+		fmt.Fprintf(stdout, "openload stub: metrics at %s/metrics and %s/metrics\n", metrics.url, s.URL)
+	}
 	var parentGone chan struct{}
 	if child {
 		parentGone = make(chan struct{})
@@ -155,6 +188,8 @@ func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case <-ctx.Done():
 	case <-parentGone:
 	}
+	// The model listener first: a last scrape on the metrics listener
+	// still reads the final counts while the stub drains.
 	s.Close()
 	fmt.Fprintln(stdout, "openload stub: stopped")
 	return exitOK
@@ -166,4 +201,55 @@ func runStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // already says.
 func stubMessage(err error) string {
 	return strings.TrimPrefix(flagError(stubFields, err).Error(), "stub: ")
+}
+
+// checkListenAddr checks a listen address given on the command line:
+// host:port with a numeric port (0 picks a free one); the host may be
+// empty (every interface).
+func checkListenAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("must be host:port (e.g. :9464 or 127.0.0.1:9464), got %q", addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("port must be a number in 0..65535, got %q", port)
+	}
+	return nil
+}
+
+// metricsServer serves a /metrics handler on a listener of its own.
+type metricsServer struct {
+	url  string
+	srv  *http.Server
+	done chan struct{}
+}
+
+func serveMetrics(addr string, h http.Handler) (*metricsServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	m := &metricsServer{
+		url:  "http://" + ln.Addr().String(),
+		srv:  &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)},
+		done: make(chan struct{}),
+	}
+	go func() {
+		defer close(m.done)
+		_ = m.srv.Serve(ln) // http.ErrServerClosed on close
+	}()
+	return m, nil
+}
+
+// close stops the listener, letting a scrape under way finish (a scrape
+// is one Stats call: it does not wait on the model).
+func (m *metricsServer) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := m.srv.Shutdown(ctx); err != nil {
+		_ = m.srv.Close()
+	}
+	<-m.done
 }
