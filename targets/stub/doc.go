@@ -16,7 +16,7 @@
 //
 // # The model
 //
-// Every request except GET /stats (and the OpenAI-compatible paths, see
+// Every request except GET /stats, GET /metrics (and the OpenAI-compatible paths, see
 // Streamed answers) is a model request (its body is read, up to
 // 1 MiB, and discarded). The model runs Workers calls at once; each call
 // takes Latency. Requests that find every worker busy wait in an explicit
@@ -100,7 +100,7 @@
 //
 // StallFor > 0 injects global pauses, like a garbage-collector pause. The
 // stall clock starts at the first model request the server receives (GET
-// /stats does not start it); stall k covers [StallAt + k·StallEvery,
+// /stats and GET /metrics do not start it); stall k covers [StallAt + k·StallEvery,
 // StallAt + k·StallEvery + StallFor), with only k = 0 when StallEvery is 0.
 // During a stall nothing completes: a model call that ends inside it keeps
 // its worker until the stall ends, and fallbacks and 429s are held until
@@ -321,4 +321,30 @@
 // shard and in total, and p50/p90/p99/max of queue wait and total time from
 // HdrHistograms (1µs..1h, 3 significant digits). See Stats for the
 // accounting identity every request satisfies.
+//
+// # Prometheus metrics
+//
+// GET /metrics serves the same figures in Prometheus' text format
+// (MetricsHandler serves it on a listener of your own, Collector adds it
+// to a registry of your own). The collector calls Stats at each scrape:
+// nothing is added to a request's path, no series has a per-request label,
+// and a scrape at rest agrees with /stats. Counters end in _total:
+// stub_requests_received_total (Total); stub_requests_total{source,reason}
+// (answers written, by X-Stub-Source and X-Stub-Reason, deadline drops as
+// source and reason "deadline"), so that received = sum of
+// stub_requests_total + stub_requests_canceled_total +
+// stub_requests_closed_total + stub_requests_in_flight;
+// stub_deadline_dropped_total{reason}; stub_limiter_requests_total
+// {limiter_shard,decision} (limiter_shard, since openload's own metrics
+// use shard for the generator's); stub_tokens_total, stub_streams_total,
+// stub_streams_completed_total; stub_fence_… for the fence. Gauges are the
+// state now: stub_queue_length, stub_in_model, stub_requests_in_flight,
+// stub_sequences_active, stub_estimator_…, stub_limiter_… configuration.
+// Durations are in seconds.
+//
+// The latencies are not histograms: the HdrHistograms have no classic
+// buckets and no sum, so stub_queue_wait_seconds, stub_total_time_seconds
+// and stub_token_lateness_seconds are gauges with stat="p50", "p90",
+// "p99" or "max", since the start. Like a summary's quantiles they do not
+// add across stubs. docs/REFERENCE.md lists every name.
 package stub
