@@ -29,6 +29,7 @@ type manifests struct {
 	services    []*corev1.Service
 	pods        []*corev1.Pod
 	claims      []*corev1.PersistentVolumeClaim
+	podMonitors []*podMonitor
 }
 
 // documents splits a multi-document YAML file on its "---" lines.
@@ -76,6 +77,10 @@ func (m *manifests) decode(doc []byte) error {
 	case "v1 Pod":
 		var o corev1.Pod
 		m.pods = append(m.pods, &o)
+		return strict(&o)
+	case "monitoring.coreos.com/v1 PodMonitor":
+		var o podMonitor
+		m.podMonitors = append(m.podMonitors, &o)
 		return strict(&o)
 	case "v1 PersistentVolumeClaim":
 		var o corev1.PersistentVolumeClaim
