@@ -475,7 +475,7 @@ type generator struct {
 	maxInFlight atomic.Int64
 	lastDone    atomic.Int64
 	limitWaited atomic.Int64 // the dispatcher's or the loop's; read by Observe
-	retry       *retrier // nil without retries (retry.go)
+	retry       *retrier     // nil without retries (retry.go)
 }
 
 func (g *generator) since() time.Duration { return time.Since(g.start) }
