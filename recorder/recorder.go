@@ -316,3 +316,19 @@ func (t *classTable) seen() bool {
 	}
 	return false
 }
+
+// EachClass calls f with each class header's values and their counts, in
+// the order they were first seen, for the tables the result holds (an
+// automatic header's only once a response carried it). It does not
+// allocate.
+func (r *Recorder) EachClass(f func(header, value string, n int64)) {
+	for i := range r.classes {
+		t := &r.classes[i]
+		if t.auto && !t.seen() {
+			continue
+		}
+		for _, v := range t.order {
+			f(t.header, v, t.values[v].count)
+		}
+	}
+}

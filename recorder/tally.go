@@ -44,3 +44,28 @@ func (t *kindTally) addTo(m map[string]int64) {
 		}
 	}
 }
+
+// EachStatus calls f with each status code of the completed responses
+// and its count, in the order of the codes, and then with code 0 for
+// those outside [100, 600) (the result's "other"); codes never seen are
+// not called. It does not allocate: live metrics read it once a second.
+func (r *Recorder) EachStatus(f func(code int, n int64)) {
+	for code, n := range r.status.codes {
+		if n > 0 {
+			f(code, n)
+		}
+	}
+	if r.status.other > 0 {
+		f(0, r.status.other)
+	}
+}
+
+// EachErrorKind calls f with each error kind seen (KindNone left out) and
+// its count, as ErrorKinds has them, without allocating.
+func (r *Recorder) EachErrorKind(f func(k ErrorKind, n int64)) {
+	for k := KindNone + 1; k < numKinds; k++ {
+		if n := r.kinds[k]; n > 0 {
+			f(k, n)
+		}
+	}
+}

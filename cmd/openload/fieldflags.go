@@ -35,7 +35,7 @@ var fieldFlags = [...]map[string]string{
 		"URL": "", "Method": "method", "Header": "header", "Body": "body",
 		"Connections": "connections", "Timeout": "timeout", "DialTimeout": "dial-timeout", "Drain": "drain",
 		"ClassHeaders": "class-header", "ServerTiming": "server-timing", "StampHeader": "stamp-header",
-		"Progress": "", "Transport": "", "Protocol": "", "MaxStreams": "max-streams", "TLS": "",
+		"Progress": "", "Observe": "", "Transport": "", "Protocol": "", "MaxStreams": "max-streams", "TLS": "",
 		"Lean": "", "Epoll": "",
 		"Retry.On": "retry-on", "Retry.Retries": "retries", "Retry.Backoff": "retry-backoff", "Retry.Jitter": "retry-jitter",
 		"Retry.Seed": "seed", "Retry.Budget": "retry-budget", "Retry.MinPerSec": "retry-min-per-sec", "Retry.Window": "retry-budget-window",

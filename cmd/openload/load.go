@@ -63,6 +63,7 @@ type loadOptions struct {
 	scenarios  string         // --scenarios FILE (scenarios.go)
 	targets    targetsOptions // targetsflags.go
 	stages     stagesOptions  // stagesflags.go
+	metrics    metricsOptions // metricsflags.go
 }
 
 // loadFlags registers the flags of a load run, group by group as the help
@@ -105,6 +106,7 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 		fs.StringArrayVar(&r.ClassHeaders, "class-header", nil, "group responses by this response `header`'s value (repeatable, up to 4); "+autoClassHeaders()+" needs no flag: its table appears when responses carry it")
 		fs.BoolVar(&r.ServerTiming, "server-timing", false, "report each Server-Timing metric next to service time; needs no flag when responses carry it; =false: never read it")
 		o.auto.flags(fs)
+		o.metrics.flags(fs) // metricsflags.go
 		fs.StringArrayVar(&r.Redact, "redact", nil, "also redact this request `header`'s value in the result (Authorization, Cookie and Proxy-Authorization always are)")
 	})
 	inGroup(fs, groupChecks, func() {
@@ -174,6 +176,9 @@ func parseHeader(h http.Header, s string) error {
 func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 	r := &o.run
 	if err := o.replay.validate(fs, o); err != nil {
+		return err
+	}
+	if err := o.metrics.validate(fs); err != nil { // metricsflags.go
 		return err
 	}
 	if err := o.shard.validate(fs, o); err != nil {
@@ -344,6 +349,15 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.output == "-" {
 		out = stderr
 	}
+	// Bound before the built-in stub starts and anything is sent; served
+	// until the result is written and the grace has passed (deferred).
+	lm, err := o.metrics.start(&o, stderr) // metricsflags.go
+	if err != nil {
+		fmt.Fprintf(stderr, "openload: %v\n", err)
+		return exitUsage
+	}
+	defer lm.stop()
+	r.Observe = lm.observe(nil)
 	clearProgress := func() {}
 	if !o.quiet && !r.Closed && isTerminal(out) {
 		r.Progress, clearProgress = progressPrinter(out, r.Schedule.Duration)

@@ -18,6 +18,12 @@ import (
 // is the worst run's, by runLoad's precedence.
 func runRepeats(ctx context.Context, o *loadOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
 	r := &o.run
+	lm, err := o.metrics.start(o, stderr) // metricsflags.go: each run a point
+	if err != nil {
+		fmt.Fprintf(stderr, "openload: %v\n", err)
+		return exitUsage
+	}
+	defer lm.stop()
 	tgt, err := runTarget(fs, r, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "openload: built-in stub: %s\n", stubMessage(err))
@@ -37,7 +43,7 @@ func runRepeats(ctx context.Context, o *loadOptions, fs *pflag.FlagSet, stdout, 
 		if !o.quiet {
 			fmt.Fprintf(stderr, "openload: run %d of %d: %s · response p99 %.3f ms · %s\n", n, o.stages.repeats, p.Result.Config.Schedule, p.Result.Response.P99, report.RunVerdict(p.Result))
 		}
-	}}
+	}, Run: lm.points()}
 	points, err := sweep.Repeat(ctx, base, o.stages.repeats)
 	f := sweep.RepeatsFile(points)
 	if !o.quiet {

@@ -174,6 +174,9 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 	if err := checkOutputs(output("--output", top.output), output("--log", top.logFile), output("--hlog", top.hlog)); err != nil {
 		return usageError(stderr, "%v", err)
 	}
+	if err := top.metrics.validate(topFS); err != nil { // one server for every scenario
+		return usageError(stderr, "%v", err)
+	}
 	if top.hlog != "" {
 		return usageError(stderr, "--hlog with --scenarios: an interval log is one schedule's; give --log, which writes one log per scenario")
 	}
@@ -202,6 +205,9 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 			fmt.Fprintf(stderr, "openload: scenario %q: %v\n", name, err)
 			return exitRuntime
 		}
+		if o.metrics != top.metrics {
+			return usageError(stderr, "--scenarios %q: scenario %q: --metrics-* apply to the whole run: give them on the command line", path, name)
+		}
 		r := &o.run
 		r.AutoHeaders = o.auto.headers(fs)
 		if top.logFile != "" {
@@ -214,6 +220,16 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 			r.Log = newLog(r, f)
 		}
 		scs[i], opts[i] = loadtest.Scenario{Name: name, Options: *r}, o
+	}
+	// One server, a series of each scenario's: each is a run of its own.
+	lm, err := top.metrics.start(top, stderr) // metricsflags.go
+	if err != nil {
+		fmt.Fprintf(stderr, "openload: %v\n", err)
+		return exitUsage
+	}
+	defer lm.stop()
+	for i := range scs {
+		scs[i].Options.Observe = lm.observe(map[string]string{"scenario": scs[i].Name})
 	}
 	if !top.quiet {
 		for i, sc := range scs {

@@ -271,6 +271,12 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return usageErrorIn(stderr, "sweep", "%v", err)
 	}
 	r := &o.run
+	lm, err := o.metrics.start(&o, stderr) // metricsflags.go: each run a point
+	if err != nil {
+		fmt.Fprintf(stderr, "openload: %v\n", err)
+		return exitUsage
+	}
+	defer lm.stop()
 
 	tgt, err := runTarget(fs, r, stderr)
 	if err != nil {
@@ -286,7 +292,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitRuntime
 	}
 
-	base := sweep.Options{Base: *r, Pause: so.pause, Objectives: o.objectives, Knee: so.knee}
+	base := sweep.Options{Base: *r, Pause: so.pause, Objectives: o.objectives, Knee: so.knee, Run: lm.points()}
 	n := 0
 	base.OnPoint = func(p sweep.Point) {
 		n++

@@ -98,6 +98,11 @@ type Config struct {
 	// run with a snapshot, on the recorder's goroutine: it must return
 	// quickly.
 	Progress func(Progress)
+	// Observe, if set, is called on the recorder's goroutine about once a
+	// second during a run (open or closed) and once more after the last
+	// record was added (Live.Final): the only moments it may read the
+	// recorder. It must return quickly; it adds nothing per request.
+	Observe func(Live)
 	// Transport, if set, replaces the default HTTP/1.1 keep-alive transport.
 	Transport http.RoundTripper
 	// Protocol is HTTP1 (also when empty), HTTP2 (TLS, ALPN; https URL)
@@ -257,7 +262,7 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 	}
 	g.windDown(ctx, dispatchDone, &wg)
 	stats.Dispatched = g.dispatched.Load()
-	stats.LimitWaited = g.limitWaited
+	stats.LimitWaited = g.limitWaited.Load()
 	g.finish(ctx, &stats)
 	return stats, nil
 }
@@ -404,6 +409,9 @@ func (g *generator) record(rec *recorder.Recorder, stats *Stats) *recording {
 			select {
 			case <-rd.stop:
 				g.sink.collect(add)
+				if g.cfg.Observe != nil {
+					g.cfg.Observe(g.live(rec, true))
+				}
 				return
 			case <-collect.C:
 				g.sink.collect(add)
@@ -414,6 +422,9 @@ func (g *generator) record(rec *recorder.Recorder, stats *Stats) *recording {
 				}
 				if g.cfg.Progress != nil {
 					g.cfg.Progress(g.progress(rec))
+				}
+				if g.cfg.Observe != nil {
+					g.cfg.Observe(g.live(rec, false))
 				}
 			}
 		}
@@ -463,8 +474,8 @@ type generator struct {
 	mark        progressMark // the recorder goroutine's last progress snapshot
 	maxInFlight atomic.Int64
 	lastDone    atomic.Int64
-	limitWaited int64    // dispatcher only
-	retry       *retrier // nil without retries (retry.go)
+	limitWaited atomic.Int64 // the dispatcher's or the loop's; read by Observe
+	retry       *retrier     // nil without retries (retry.go)
 }
 
 func (g *generator) since() time.Duration { return time.Since(g.start) }
@@ -490,7 +501,7 @@ func (g *generator) dispatch(ctx context.Context, s schedule.Schedule, stats *St
 			continue
 		}
 		if g.busy.Load()+int64(len(g.due)) >= int64(g.cfg.Connections) {
-			g.limitWaited++
+			g.limitWaited.Add(1)
 		}
 		it := item{seq: seq, off: off}
 		// Counted before a worker can see it: the progress line never

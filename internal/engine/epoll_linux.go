@@ -284,7 +284,7 @@ func (l *epollLoop) take(ctx context.Context, now time.Duration) time.Duration {
 	}
 	for l.scheduling && l.off <= now && l.pending.len() < maxPending {
 		if l.inUse+l.pending.len() >= g.cfg.Connections {
-			g.limitWaited++
+			g.limitWaited.Add(1)
 		}
 		l.pending.push(item{seq: l.seq, off: l.off})
 		g.dispatched.Add(1)

@@ -71,3 +71,37 @@ func (g *generator) progress(rec *recorder.Recorder) Progress {
 	g.mark = progressMark{at: p.Elapsed, sent: p.Sent, due: p.Due}
 	return p
 }
+
+// Live is what Config.Observe is handed: the recorder, which it may read
+// during the call only, and the engine's own counters of the requests
+// that have no record yet.
+type Live struct {
+	Rec *recorder.Recorder
+	// InFlight is the requests being sent or waited on now; Waiting those
+	// taken from the schedule whose sending has not begun (queued for a
+	// connection or a worker); both 0 in the final call.
+	InFlight, Waiting int64
+	// LimitWaited is the requests so far that found every connection busy
+	// when due (Stats.LimitWaited at the end).
+	LimitWaited int64
+	// Final is set in the call made after the last record was added.
+	Final bool
+}
+
+// live takes Config.Observe's snapshot; it runs on the recorder's
+// goroutine. In the final call every worker has ended, so nothing is in
+// flight; a request never sent (abandoned at the drain's end) has its
+// record, and waits no longer.
+func (g *generator) live(rec *recorder.Recorder, final bool) Live {
+	l := Live{Rec: rec, LimitWaited: g.limitWaited.Load(), Final: final}
+	if final {
+		return l
+	}
+	l.InFlight = g.busy.Load()
+	// Started before dispatched, as in progress: a request is taken from
+	// the schedule before its sending begins, so this order never shows a
+	// negative queue; a closed loop takes nothing from a queue.
+	started := g.started.Load()
+	l.Waiting = max(g.dispatched.Load()-started, 0)
+	return l
+}

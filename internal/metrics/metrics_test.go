@@ -1,0 +1,293 @@
+package metrics_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+
+	"sync/atomic"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"go.uber.org/goleak"
+
+	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/metrics"
+	"github.com/openload/openload/result"
+	"github.com/openload/openload/schedule"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// scrape gathers e as Prometheus would, parsed from the text format.
+func scrape(t *testing.T, e *metrics.Exporter) map[string]*dto.MetricFamily {
+	t.Helper()
+	w := httptest.NewRecorder()
+	e.Handler().ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(w.Body)
+	if err != nil {
+		t.Fatalf("parsing the exposition: %v\n%s", err, w.Body)
+	}
+	return fams
+}
+
+// value is the sample of family name whose labels include want, and
+// whether there is one.
+func value(fams map[string]*dto.MetricFamily, name string, want map[string]string) (float64, bool) {
+	f := fams[name]
+	if f == nil {
+		return 0, false
+	}
+next:
+	for _, m := range f.Metric {
+		got := map[string]string{}
+		for _, l := range m.Label {
+			got[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if got[k] != v {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue(), true
+		case m.Gauge != nil:
+			return m.Gauge.GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount()), true
+		}
+	}
+	return 0, false
+}
+
+// mixedServer answers 200, every tenth request 503 and closes every
+// tenth other under its request, so that a run has statuses and an error
+// kind; each answer carries a class header.
+func mixedServer(t *testing.T) *httptest.Server {
+	var n atomic.Int64
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		i := n.Add(1)
+		switch i % 10 {
+		case 3:
+			w.Header().Set("X-Class", "b")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case 7:
+			c, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				c.Close()
+			}
+		default:
+			w.Header().Set("X-Class", "a")
+			fmt.Fprint(w, "ok")
+		}
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestFinalEqualsResult: after a run, what a scrape reports equals the
+// result's counts, statuses, error kinds, wire counts, class counts and
+// histogram counts exactly, and the run is marked finished; the hook's
+// final call came once, last.
+func TestFinalEqualsResult(t *testing.T) {
+	s := mixedServer(t)
+	u, _ := url.Parse(s.URL)
+	e := metrics.New(map[string]string{"run": "test"})
+	src := e.Source(map[string]string{"scenario": "one"})
+	var calls, finals, afterFinal int
+	res, _, err := loadtest.Run(context.Background(), loadtest.Options{
+		Config: engine.Config{URL: u, Connections: 4, Timeout: 5 * time.Second, Drain: 5 * time.Second,
+			ClassHeaders: []string{"X-Class"}, Lean: true, Resend: engine.ResendNever,
+			Observe: func(l engine.Live) {
+				calls++
+				if finals > 0 {
+					afterFinal++
+				}
+				if l.Final {
+					finals++
+				}
+				src.Observe(l)
+			}},
+		Schedule: schedule.Spec{Kind: schedule.Constant, Rate: 200, Duration: 1500 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if finals != 1 || afterFinal != 0 {
+		t.Fatalf("Observe: %d calls, %d final, %d after the final one; want one final call, the last", calls, finals, afterFinal)
+	}
+	fams := scrape(t, e)
+	lab := map[string]string{"run": "test", "scenario": "one"}
+	c := res.Counts
+	want := map[string]int64{
+		"openload_requests_scheduled_total":    c.Scheduled,
+		"openload_requests_sent_total":         c.Sent,
+		"openload_requests_completed_total":    c.Completed,
+		"openload_requests_failed_total":       c.Errors,
+		"openload_requests_timed_out_total":    c.Timeouts,
+		"openload_requests_unfinished_total":   c.Unfinished,
+		"openload_attempts_total":              res.Wire.Attempts,
+		"openload_resends_total":               res.Wire.Resends,
+		"openload_requests_limit_waited_total": res.Limit.Waited,
+		"openload_requests_in_flight":          0,
+		"openload_requests_waiting":            0,
+		"openload_run_finished":                1,
+	}
+	for name, n := range want {
+		if got, ok := value(fams, name, lab); !ok || got != float64(n) {
+			t.Errorf("%s = %v (present %v), the result has %d", name, got, ok, n)
+		}
+	}
+	if c.Scheduled != 300 || res.Status["503"] == 0 || res.ErrorKinds["reset"] == 0 {
+		t.Fatalf("the run lacks what it was to have: counts %+v, status %v, errors %v", c, res.Status, res.ErrorKinds)
+	}
+	sum := int64(0)
+	for code, n := range res.Status {
+		sum += n
+		if got, _ := value(fams, "openload_responses_total", map[string]string{"code": code}); got != float64(n) {
+			t.Errorf("responses_total{code=%q} = %v, the result has %d", code, got, n)
+		}
+	}
+	if got := len(fams["openload_responses_total"].GetMetric()); got != len(res.Status) || sum != c.Completed {
+		t.Errorf("%d status series for the result's %d codes (summing to %d of %d completed)", got, len(res.Status), sum, c.Completed)
+	}
+	for kind, n := range res.ErrorKinds {
+		if got, _ := value(fams, "openload_request_errors_total", map[string]string{"kind": kind}); got != float64(n) {
+			t.Errorf("request_errors_total{kind=%q} = %v, the result has %d", kind, got, n)
+		}
+	}
+	if got := len(fams["openload_request_errors_total"].GetMetric()); got != len(res.ErrorKinds) {
+		t.Errorf("%d error kind series for the result's %d", got, len(res.ErrorKinds))
+	}
+	for _, ct := range res.Classes {
+		for _, v := range ct.Values {
+			if got, _ := value(fams, "openload_class_responses_total", map[string]string{"header": ct.Header, "value": v.Value}); got != float64(v.Count) {
+				t.Errorf("class_responses_total{%s=%s} = %v, the result has %d", ct.Header, v.Value, got, v.Count)
+			}
+		}
+	}
+	for name, enc := range map[string]string{
+		"openload_response_time_seconds": res.Histograms.Response,
+		"openload_service_time_seconds":  res.Histograms.Service,
+		"openload_send_delay_seconds":    res.Histograms.SendDelay,
+	} {
+		h, err := result.DecodeHistogram(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := value(fams, name, lab); got != float64(h.TotalCount()) {
+			t.Errorf("%s_count = %v, the result's histogram holds %d", name, got, h.TotalCount())
+		}
+	}
+	if _, ok := fams["openload_ttft_seconds"]; ok {
+		t.Error("a run that did not stream exports TTFT")
+	}
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total"} {
+		if _, ok := value(fams, name, map[string]string{"run": "test"}); !ok {
+			t.Errorf("%s with the run label is missing", name)
+		}
+	}
+}
+
+// TestStreamFigures: a run of streamed answers exports TTFT from the
+// schedule and from the send, ITL and output tokens, equal to the
+// result's.
+func TestStreamFigures(t *testing.T) {
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range 3 {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":\"t%d\"}}]}\n\n", i)
+			w.(http.Flusher).Flush()
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	defer s.Close()
+	u, _ := url.Parse(s.URL)
+	e := metrics.New(map[string]string{"run": "s"})
+	src := e.Source(nil)
+	res, _, err := loadtest.Run(context.Background(), loadtest.Options{
+		Config:   engine.Config{URL: u, Connections: 2, Timeout: 5 * time.Second, Drain: 5 * time.Second, Stream: true, Observe: src.Observe},
+		Schedule: schedule.Spec{Kind: schedule.Constant, Rate: 50, Duration: time.Second},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Stream == nil || res.Stream.OutputTokens == 0 {
+		t.Fatalf("no stream figures in the result: %+v", res.Stream)
+	}
+	fams := scrape(t, e)
+	if got, _ := value(fams, "openload_output_tokens_total", nil); got != float64(res.Stream.OutputTokens) {
+		t.Errorf("output_tokens_total = %v, the result has %d", got, res.Stream.OutputTokens)
+	}
+	for from, enc := range map[string]string{"schedule": res.Histograms.TTFTResponse, "send": res.Histograms.TTFTService} {
+		h, err := result.DecodeHistogram(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, ok := value(fams, "openload_ttft_seconds", map[string]string{"from": from}); !ok || got != float64(h.TotalCount()) || got == 0 {
+			t.Errorf("ttft_seconds{from=%q}_count = %v, the result's histogram holds %d", from, got, h.TotalCount())
+		}
+	}
+	// Three content events a stream: two gaps each.
+	if got, _ := value(fams, "openload_itl_seconds", nil); got != float64(2*res.Counts.Completed) {
+		t.Errorf("itl_seconds_count = %v, want 2 gaps × %d streams", got, res.Counts.Completed)
+	}
+}
+
+// TestNothingBeforeFirstSnapshot: a source exports nothing until its run
+// observed, and a second source's series sit beside the first's.
+func TestNothingBeforeFirstSnapshot(t *testing.T) {
+	e := metrics.New(map[string]string{"run": "r"})
+	e.Source(map[string]string{"point": "1"})
+	if _, ok := scrape(t, e)["openload_requests_completed_total"]; ok {
+		t.Fatal("a source with no snapshot exported counts")
+	}
+}
+
+// TestCheckAddr: what --metrics-addr takes and refuses.
+func TestCheckAddr(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:9464": true, ":9464": true, "localhost:0": true, "[::1]:9464": true,
+		"9464": false, "127.0.0.1:": false, "127.0.0.1:99999": false, "127.0.0.1:http": false, "a b:1": false,
+	} {
+		if err := metrics.CheckAddr(addr); (err == nil) != ok {
+			t.Errorf("CheckAddr(%q) = %v, want ok %v", addr, err, ok)
+		}
+	}
+}
+
+// TestServe: the server answers on /metrics, refuses a port in use, and
+// is gone after Close.
+func TestServe(t *testing.T) {
+	e := metrics.New(map[string]string{"run": "r"})
+	srv, err := metrics.Serve("127.0.0.1:0", e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := metrics.Serve(srv.Addr(), e); err == nil {
+		t.Error("a second server bound the same port")
+	}
+	resp, err := http.Get("http://" + srv.Addr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/metrics: %s", resp.Status)
+	}
+	if err := srv.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get("http://" + srv.Addr() + "/metrics"); err == nil {
+		t.Error("still serving after Close")
+	}
+	http.DefaultClient.CloseIdleConnections()
+}

@@ -1,0 +1,142 @@
+package metrics
+
+import (
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/recorder"
+)
+
+// LatencyBounds are the upper bounds, in seconds, of the classic buckets of
+// every time histogram (+Inf is implied): 1-2.5-5 steps from 50 µs to
+// 10 s, then 30 s (the default timeout) and 60 s. They cover a loopback
+// answer's send delay and service time at the bottom and a timed-out
+// request at the top, at 20 buckets a series. histogram_quantile
+// interpolates linearly inside the bucket that holds the quantile, so its
+// answer is only known to lie within that bucket: between 10 and 25 ms,
+// say, for a p99 of 12 ms. The result file's HdrHistograms keep three
+// significant digits; these buckets are for dashboards and alerts.
+var LatencyBounds = []float64{
+	50e-6, 100e-6, 250e-6, 500e-6,
+	1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 500e-3,
+	1, 2.5, 5, 10, 30, 60,
+}
+
+// boundsUs are LatencyBounds in the histograms' unit, µs.
+var boundsUs = func() []int64 {
+	b := make([]int64, len(LatencyBounds))
+	for i, s := range LatencyBounds {
+		b[i] = int64(s*1e6 + 0.5)
+	}
+	return b
+}()
+
+// Snapshot is what a run's recorder and engine held at one Observe: the
+// figures a scrape reports until the next one replaces it whole.
+type Snapshot struct {
+	// The outcome counts of the requests with a record (Recorder.Counts),
+	// warm-up included, as the result's counts.
+	Scheduled, Sent, Completed, Failed, TimedOut, Unfinished int64
+	Kinds                                                    []KindCount   // the result's error_kinds
+	Statuses                                                 []StatusCount // the result's status
+	Attempts, Resends                                        int64         // the result's wire
+	InFlight, Waiting, LimitWaited                           int64         // engine.Live
+	Response, Service, SendDelay                             Histogram
+	Stream                                                   *StreamSnapshot // nil unless the run streams
+	Classes                                                  []ClassCount
+	Final                                                    bool
+}
+
+// KindCount is one error kind's count.
+type KindCount struct {
+	Kind string
+	N    int64
+}
+
+// StatusCount is one status code's count; Code 0 stands for the codes
+// outside [100, 600) ("other").
+type StatusCount struct {
+	Code int
+	N    int64
+}
+
+// ClassCount is one class header value's count.
+type ClassCount struct {
+	Header, Value string
+	N             int64
+}
+
+// StreamSnapshot holds the stream figures of a run of streamed answers.
+type StreamSnapshot struct {
+	TTFTSchedule, TTFTSend, ITL Histogram
+	Requests, OutputTokens      int64
+}
+
+// Histogram is an HdrHistogram turned into classic buckets:
+// Cumulative[i] counts the values at or below LatencyBounds[i].
+type Histogram struct {
+	Count      uint64
+	Sum        float64 // seconds
+	Cumulative []uint64
+}
+
+// Take reads l's recorder into a snapshot. It runs on the recorder's
+// goroutine, once a second: its cost is a walk over each histogram's
+// recorded range and a few small slices, none per request.
+func Take(l engine.Live) *Snapshot {
+	r := l.Rec
+	c := r.Counts()
+	w := r.Wire()
+	s := &Snapshot{
+		Scheduled: c.Scheduled, Sent: c.Sent, Completed: c.Completed,
+		Failed: c.Errors, TimedOut: c.Timeouts, Unfinished: c.Unfinished,
+		Attempts: w.Attempts, Resends: w.Resends,
+		InFlight: l.InFlight, Waiting: l.Waiting, LimitWaited: l.LimitWaited,
+		Response:  buckets(r.Response),
+		Service:   buckets(r.Service),
+		SendDelay: buckets(r.SendDelay),
+		Final:     l.Final,
+	}
+	r.EachErrorKind(func(k recorder.ErrorKind, n int64) { s.Kinds = append(s.Kinds, KindCount{k.String(), n}) })
+	r.EachStatus(func(code int, n int64) { s.Statuses = append(s.Statuses, StatusCount{code, n}) })
+	r.EachClass(func(h, v string, n int64) { s.Classes = append(s.Classes, ClassCount{h, v, n}) })
+	if st := r.Stream(); st != nil {
+		s.Stream = &StreamSnapshot{
+			TTFTSchedule: buckets(st.TTFTResponse), TTFTSend: buckets(st.TTFTService), ITL: buckets(st.ITL),
+			Requests: st.Requests, OutputTokens: st.OutputTokens,
+		}
+	}
+	return s
+}
+
+// buckets counts h's values (µs) into LatencyBounds. A value is counted
+// under a bound when its whole HdrHistogram bin lies at or below it, so a
+// bucket never claims a value above its bound; below 2.048 ms the bins
+// are 1 µs wide and the counts exact, above they are within 0.1 % of
+// the bound (three significant digits). The sum adds each bin's middle
+// value, as HdrHistogram's mean does.
+func buckets(h *hdrhistogram.Histogram) Histogram {
+	out := Histogram{Count: uint64(h.TotalCount()), Cumulative: make([]uint64, len(boundsUs))}
+	if out.Count == 0 {
+		return out
+	}
+	i := 0
+	var below uint64 // values in bins wholly at or below boundsUs[i-1]
+	var sum float64
+	for _, bar := range h.Distribution() {
+		if bar.Count == 0 {
+			continue
+		}
+		for i < len(boundsUs) && bar.To > boundsUs[i] {
+			out.Cumulative[i] = below
+			i++
+		}
+		below += uint64(bar.Count)
+		sum += float64(bar.Count) * float64(bar.From+bar.To) / 2
+	}
+	for ; i < len(boundsUs); i++ {
+		out.Cumulative[i] = below
+	}
+	out.Sum = sum / 1e6
+	return out
+}
