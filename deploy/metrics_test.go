@@ -163,7 +163,7 @@ func TestScrapeConfig(t *testing.T) {
 var (
 	openloadMetrics = []string{
 		"openload_requests_scheduled_total", "openload_requests_sent_total", "openload_requests_completed_total",
-		"openload_errors_total", "openload_responses_total", "openload_requests_in_flight",
+		"openload_request_errors_total", "openload_responses_total", "openload_requests_in_flight",
 		"openload_response_time_seconds_bucket", "openload_service_time_seconds_bucket", "openload_send_delay_seconds_bucket",
 		"openload_ttft_seconds_bucket", "openload_itl_seconds_bucket",
 	}

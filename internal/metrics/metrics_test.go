@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"regexp"
 
 	"sync/atomic"
 	"testing"
@@ -290,4 +292,56 @@ func TestServe(t *testing.T) {
 		t.Error("still serving after Close")
 	}
 	http.DefaultClient.CloseIdleConnections()
+}
+
+// TestDashboardNames: every openload_ series deploy/grafana's dashboard
+// queries is one this exporter writes (a histogram's _bucket, _sum and
+// _count included), after a streamed run and one with errors, which
+// between them have every series.
+func TestDashboardNames(t *testing.T) {
+	dash, err := os.ReadFile("../../deploy/grafana/openload.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n\ndata: [DONE]\n\n")
+	}))
+	defer s.Close()
+	u, _ := url.Parse(s.URL)
+	e := metrics.New(map[string]string{"run": "d"})
+	src := e.Source(nil)
+	if _, _, err := loadtest.Run(context.Background(), loadtest.Options{
+		Config:   engine.Config{URL: u, Connections: 2, Timeout: 5 * time.Second, Drain: 5 * time.Second, Stream: true, Observe: src.Observe},
+		Schedule: schedule.Spec{Kind: schedule.Constant, Rate: 20, Duration: 500 * time.Millisecond},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// And a run of refused connections (a port nothing listens on), for
+	// the series of error kinds.
+	m, _ := url.Parse("http://127.0.0.1:1/")
+	mixed := e.Source(map[string]string{"scenario": "mixed"})
+	if _, _, err := loadtest.Run(context.Background(), loadtest.Options{
+		Config:   engine.Config{URL: m, Connections: 2, Timeout: 5 * time.Second, Drain: 5 * time.Second, Observe: mixed.Observe},
+		Schedule: schedule.Spec{Kind: schedule.Constant, Rate: 40, Duration: 500 * time.Millisecond},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	fams := scrape(t, e)
+	names := map[string]bool{}
+	for name, f := range fams {
+		names[name] = true
+		if f.GetType() == dto.MetricType_HISTOGRAM {
+			names[name+"_bucket"], names[name+"_sum"], names[name+"_count"] = true, true, true
+		}
+	}
+	used := regexp.MustCompile(`\bopenload_[a-z_]+\b`).FindAllString(string(dash), -1)
+	if len(used) == 0 {
+		t.Fatal("the dashboard queries no openload_ series")
+	}
+	for _, n := range used {
+		if !names[n] {
+			t.Errorf("the dashboard queries %s, which the exporter does not write", n)
+		}
+	}
 }
