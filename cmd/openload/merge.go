@@ -60,7 +60,7 @@ func mergeFlags(o *mergeOptions) *pflag.FlagSet {
 		fs.StringArrayVar(&o.slos, "slo", nil, "`objective` checked on the whole, e.g. 'response.p99<=200ms' (repeatable), as a run checks it")
 		fs.DurationVar(&o.verify.SendDelayP99, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99, or a shard's late start, exceeds this")
 		fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
-		fs.BoolVar(&o.partial, "partial", false, "merge the shards given even if some are missing (the result says which; its checks warn)")
+		fs.BoolVar(&o.partial, "partial", false, "merge the shards given even if some are missing or were interrupted, which are left out (the result says which; its checks warn)")
 	})
 	helpFlag(fs, &o.help)
 	return fs
@@ -101,6 +101,13 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		}
 		in[i] = result.MergeInput{Name: name, Result: res}
 	}
+	in, left, err := withoutInterrupted(in, o.partial)
+	if err != nil {
+		return fileError(stderr, "merge", err)
+	}
+	for _, l := range left {
+		fmt.Fprintf(stderr, "openload: merge: %s: left out (--partial)\n", l)
+	}
 	res, err := result.Merge(in...)
 	if err != nil {
 		return fileError(stderr, "merge", flagError(loadFields, err))
@@ -129,6 +136,35 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return verdict
+}
+
+// withoutInterrupted sets apart the shards whose own run was
+// interrupted (a pod killed, a ^C): their counts stop where the stop
+// came, so the whole would be neither the schedule nor a clean share of
+// it. Without partial the first is refused, named; with it they are left
+// out, each said in left, and the merge is of the others (missing
+// shards, which the result and its checks say).
+func withoutInterrupted(in []result.MergeInput, partial bool) (kept []result.MergeInput, left []string, err error) {
+	for _, x := range in {
+		r := x.Result
+		if !r.Interrupted {
+			kept = append(kept, x)
+			continue
+		}
+		who := x.Name
+		if sc := r.Config.Shard; sc != nil && len(sc.Indexes) == 1 {
+			who = fmt.Sprintf("shard %d/%d (%s)", sc.Indexes[0], sc.Of, x.Name)
+		}
+		msg := fmt.Sprintf("%s was interrupted at %.1f s of its %s: not part of the whole", who, r.Elapsed, r.Config.Duration)
+		if !partial {
+			return nil, nil, fmt.Errorf("%s (--partial merges the other shards)", msg)
+		}
+		left = append(left, msg)
+	}
+	if len(kept) == 0 {
+		return nil, nil, fmt.Errorf("every shard given was interrupted: %s", strings.Join(left, "; "))
+	}
+	return kept, left, nil
 }
 
 // missingShards names the shards a merge lacks: "shard 2/4", "shards 1, 3 of 4".

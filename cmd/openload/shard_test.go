@@ -239,3 +239,39 @@ func TestParseStartAt(t *testing.T) {
 		}
 	}
 }
+
+// TestMergeInterruptedShard: a shard whose own run was interrupted (its
+// pod killed) is named and refused, not merged into a run that exits
+// 130; with --partial it is left out, said, and the others merge.
+func TestMergeInterruptedShard(t *testing.T) {
+	_, url := newCountingTarget(t)
+	dir := t.TempDir()
+	var files []string
+	for i := range 2 {
+		f := filepath.Join(dir, fmt.Sprintf("shard-%d.json", i))
+		runOK(t, "-r", "20", "-d", "1s", "-q", "--shard", fmt.Sprintf("%d/2", i), "-o", f, url)
+		files = append(files, f)
+	}
+	// Shard 1 as a killed pod leaves it: interrupted part way.
+	cut := readResult(t, files[1])
+	cut.Interrupted, cut.Elapsed = true, 0.4
+	f, err := os.Create(files[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := result.Write(f, cut); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	code, _, stderr := runCLI(append([]string{"merge"}, files...)...)
+	want := "openload: merge: shard 1/2 (" + files[1] + ") was interrupted at 0.4 s of its 1s: not part of the whole (--partial merges the other shards)\n"
+	if code != exitUsage || stderr != want {
+		t.Errorf("merge: exit %d, stderr %q; want exit 2, %q", code, stderr, want)
+	}
+	code, stdout, stderr := runCLI(append([]string{"merge", "--partial"}, files...)...)
+	if code == exitInterrupted || !strings.Contains(stderr, "shard 1/2 ("+files[1]+") was interrupted at 0.4 s of its 1s: not part of the whole: left out (--partial)") ||
+		!strings.Contains(stdout, "shard 0") {
+		t.Errorf("merge --partial: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
