@@ -279,6 +279,7 @@ func begin(ctx context.Context, cfg Config, rec *recorder.Recorder, stats *Stats
 	drain, cancel := context.WithCancelCause(context.Background())
 	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel, pick: newPicker(&cfg)}
 	g.disconnect = g.connect()
+	waitUntil(ctx, cfg.StartAt, predialLead) // startat.go
 	stats.Predial = g.predial(predial)
 	// The open model's dispatcher sleeps precisely to offset 0; a closed
 	// loop's users would start at once, so its wait goes all the way.

@@ -29,8 +29,13 @@ import (
 // report show it. A server that closes a pre-dialled connection before
 // its first request is handled as for any idle keep-alive connection: the
 // client sees the close and dials anew (closedWhileIdle, the event loop's
-// idle watch). A request that fails on a pre-dialled connection is not
-// re-sent, as on any fresh one (wire.go).
+// idle watch, and its check of each one it adopts). A request that fails
+// on a pre-dialled connection is not re-sent, as on any fresh one
+// (wire.go). With a shared start (Config.StartAt) minutes ahead, the dials
+// wait until just before it (predialLead): a server's timeout for a new
+// connection that sends nothing (Go's ReadHeaderTimeout, the stub's 10 s)
+// would otherwise close them during the wait, and the first requests
+// written on them would fail as resets.
 
 // Predial is what the run opened before its clock started.
 type Predial struct {
@@ -41,6 +46,10 @@ type Predial struct {
 }
 
 const (
+	// predialLead is how long before a shared start (Config.StartAt)
+	// the connections are opened: the dials' budget and a margin, so
+	// that they are fresh at the start (waitUntil).
+	predialLead = predialBudget + 500*time.Millisecond
 	// predialParallel bounds the dials in flight, so that a run of
 	// thousands of connections does not overflow the server's accept
 	// queue at once.

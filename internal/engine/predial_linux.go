@@ -9,6 +9,10 @@ import "golang.org/x/sys/unix"
 // like any idle connection's close, and dropped.
 func (l *epollLoop) adoptWarm() {
 	for c := l.g.takeWarm(); c != nil; c = l.g.takeWarm() {
+		if c.closedWhileIdle() { // the server closed it while the run waited to start
+			l.t.close(c)
+			continue
+		}
 		fd, err := dupFD(c.Conn)
 		l.t.close(c)
 		if err != nil || len(l.free) == 0 {

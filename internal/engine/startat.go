@@ -39,3 +39,23 @@ func startClock(ctx context.Context, at time.Time, lead time.Duration) (start ti
 	}
 	return start, time.Since(start)
 }
+
+// waitUntil waits until d before at (at set; ctx cancelled ends it), so
+// that what is done before a shared start is done just before it: the
+// connections opened before the start are opened then, not when the
+// command began, minutes ahead, and a server's timeout for an idle new
+// connection (Go's ReadHeaderTimeout, nginx's client_header_timeout)
+// has not closed them when the first requests go out.
+func waitUntil(ctx context.Context, at time.Time, d time.Duration) {
+	if at.IsZero() {
+		return
+	}
+	if wait := time.Until(at) - d; wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+}
