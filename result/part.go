@@ -64,14 +64,9 @@ func PartCountsOf(c Counts) PartCounts {
 	return PartCounts{Scheduled: c.Scheduled, Sent: c.Sent, Completed: c.Completed, Errors: c.Errors, Timeouts: c.Timeouts, Unfinished: c.Unfinished}
 }
 
+// merge sums the counts, as a run's (Counts.merge).
 func (c PartCounts) merge(o PartCounts) PartCounts {
-	c.Scheduled += o.Scheduled
-	c.Sent += o.Sent
-	c.Completed += o.Completed
-	c.Errors += o.Errors
-	c.Timeouts += o.Timeouts
-	c.Unfinished += o.Unfinished
-	return c
+	return PartCountsOf(c.Counts().merge(o.Counts()))
 }
 
 // PartNames are the names of parts, in their order.
