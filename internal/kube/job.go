@@ -103,7 +103,7 @@ func (j Job) Validate() error {
 		req, _ := Bytes(j.Memory)
 		lim, _ := Bytes(j.MemoryLimit)
 		if lim < req {
-			return fmt.Errorf("MemoryLimit %s is below Memory %s", j.MemoryLimit, j.Memory)
+			return fmt.Errorf("MemoryLimit %s is below the memory requested, %s", j.MemoryLimit, j.Memory)
 		}
 	}
 	return nil
@@ -162,18 +162,18 @@ func (j Job) YAML() []byte {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
 	w("# One schedule sent by %d generators: an Indexed Job whose pod k runs", j.Shards)
-	w("# shard k of %d (--shard-from-env reads k from %s, which the", j.Shards, IndexEnv)
-	w("# Job sets in every pod), all starting at one instant (--start-at), so")
-	w("# that their arrivals interleave as one generator's would. Each shard")
-	w("# writes its JSON result to stdout: `kubectl logs` collects it, and")
-	w("# 'openload merge' adds the results (deploy/README.md).")
+	w("# shard k of %d (--shard-from-env reads k from %s, which", j.Shards, IndexEnv)
+	w("# the Job sets in every pod), all starting at one instant (--start-at),")
+	w("# so that their arrivals interleave as one generator's would. Each")
+	w("# shard writes its JSON result to stdout, where `kubectl logs` finds")
+	w("# it; 'openload merge' adds the results (deploy/README.md).")
 	w("#")
-	w("# Rendered by `openload k8s manifest`, which `openload k8s run` also")
-	w("# creates: change the flags, not this text (N is in three places).")
+	w("# Rendered by `openload k8s manifest`, the Job `openload k8s run`")
+	w("# creates: change its flags, not this text (N is in three places).")
 	if j.StartAt == StartPlaceholder {
-		w("# Replace %s on apply by a time far enough ahead for every pod to be", StartPlaceholder)
-		w("# running by then; a pod that starts late is not shifted: its first")
-		w("# arrivals' send delay shows how late.")
+		w("# Replace %s on apply by a time far enough ahead for every", StartPlaceholder)
+		w("# pod to be running by then; a pod that starts late is not shifted:")
+		w("# its first arrivals' send delay shows how late.")
 	}
 	w("apiVersion: batch/v1")
 	w("kind: Job")
