@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -328,6 +329,10 @@ func TestK8sRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The deploy module's test decodes this Job strictly as a batch/v1
+	// Job (deploy/manifest_test.go): the start made fixed.
+	golden.CheckFile(t, filepath.Join("..", "..", "deploy", "testdata", "job-run.yaml"),
+		regexp.MustCompile(`value: "[0-9T:Z-]+"`).ReplaceAllString(string(b), `value: "2026-12-01T15:00:00Z"`))
 	var job struct {
 		Spec struct {
 			ActiveDeadlineSeconds int `yaml:"activeDeadlineSeconds"`
