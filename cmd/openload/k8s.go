@@ -36,12 +36,12 @@ cluster KUBECONFIG names.
 manifest prints the same Job as YAML for kubectl apply, START_AT_TIME in place of the start
 unless --start-at is given: deploy/kubernetes/job.yaml is its output (deploy/README.md).
 
-Each pod requests --cpu and --memory. openload used 0.0125 CPU-s per 1,000 requests on the
-project's machine (docs/BENCHMARKS.md): a shard of 1,000/s needs about 13m, and 250m leaves it
-room for bursts, TLS and the collector; a pod short of CPU sends late, and its send delay says so
-(deploy/README.md). The flags that read local files (--body-file, --targets,
---values, --dataset, --arrivals, --scenarios) and --log, --hlog do not apply: the pods cannot read
-or write your files.
+Each pod requests --cpu and --memory. On the project's 2-core machine a shard used about 120m
+of CPU at 1,000 requests/s, 250m at 5,000/s and 370m at 20,000/s (deploy/README.md); a pod short
+of CPU sends late, and its send delay says so.
+
+The flags that read local files (--body-file, --targets, --values, --dataset, --arrivals,
+--scenarios) and --log and --hlog do not apply: the pods cannot read or write your files.
 
 Examples:
   # 4 pods share 4000 requests/s for 60 s; the merged result to merged.json

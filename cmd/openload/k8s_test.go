@@ -421,7 +421,7 @@ func TestK8sRunUnschedulable(t *testing.T) {
 		t.Errorf("exit %d, want %d", code, exitRuntime)
 	}
 	wantLines(t, stderr, "openload: k8s run: shard 1/4: pod openload-test-1-abcde: 0/1 nodes are available: 1 Insufficient cpu. preemption",
-		": lower --cpu (2 a pod now; a shard of 50/s uses about 1m at 0.0125 CPU-s per 1,000 requests, docs/BENCHMARKS.md) or --shards (4 now)")
+		": lower --cpu (2 a pod now; a shard of 50/s used about 62m on the project's machine, deploy/README.md) or --shards (4 now)")
 	t.Logf("stderr:\n%s", stderr)
 	if f.called("delete", "job", "openload-test") != 1 || f.called("logs") != 0 {
 		t.Errorf("calls: %q", f.calls())

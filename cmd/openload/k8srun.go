@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os/exec"
 	"strings"
 	"time"
@@ -14,10 +15,27 @@ import (
 	"github.com/openload/openload/result"
 )
 
+// shardCPU are the cores openload used at a few rates (requests per
+// second) on the project's 2-core machine, its whole run included
+// (10 s runs against bench/target, -c 64, the result's generator CPU;
+// deploy/README.md): a run's fixed costs dominate at low rates.
+var shardCPU = [][2]float64{{0, 0.06}, {250, 0.07}, {1000, 0.12}, {5000, 0.25}, {20000, 0.37}, {36745, 0.46}}
+
 // cpuSecondsPer1000 is openload's CPU per 1,000 requests at half its
-// ceiling on the project's 2-core machine (docs/BENCHMARKS.md, run 17):
-// what the unschedulable message's estimate of a shard's need rests on.
+// ceiling (docs/BENCHMARKS.md, run 17): the slope past shardCPU's end.
 const cpuSecondsPer1000 = 0.0125
+
+// cpuNeed is the cores a shard sending rate per second used, read off
+// shardCPU (linear between its points).
+func cpuNeed(rate float64) float64 {
+	for i := 1; i < len(shardCPU); i++ {
+		if a, b := shardCPU[i-1], shardCPU[i]; rate <= b[0] {
+			return a[1] + (rate-a[0])/(b[0]-a[0])*(b[1]-a[1])
+		}
+	}
+	last := shardCPU[len(shardCPU)-1]
+	return last[1] + (rate-last[0])*cpuSecondsPer1000/1000
+}
 
 // kubectlTimeout bounds one kubectl call: a cluster that does not answer
 // in this long is said so rather than waited for.
@@ -266,9 +284,8 @@ func unschedulable(pods []shardPod) (int, string) {
 func (k *k8sOptions) fitHint(msg string, perShard float64) string {
 	switch {
 	case strings.Contains(msg, "Insufficient cpu"):
-		need := perShard * cpuSecondsPer1000 / 1000 // CPU-s per s: cores
-		return fmt.Sprintf(": lower --cpu (%s a pod now; a shard of %.0f/s uses about %.0fm at %.4f CPU-s per 1,000 requests, docs/BENCHMARKS.md) or --shards (%d now)",
-			k.cpu, perShard, need*1000, cpuSecondsPer1000, k.shards)
+		return fmt.Sprintf(": lower --cpu (%s a pod now; a shard of %.0f/s used about %.0fm on the project's machine, deploy/README.md) or --shards (%d now)",
+			k.cpu, perShard, math.Ceil(cpuNeed(perShard)*1000), k.shards)
 	case strings.Contains(msg, "Insufficient memory"):
 		return fmt.Sprintf(": lower --memory (%s a pod now) or --shards (%d now)", k.memory, k.shards)
 	}
