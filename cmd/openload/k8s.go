@@ -322,23 +322,9 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 		p.job.Deadline = p.end + k.grace
 	}
 	if err := p.job.Validate(); err != nil {
-		return nil, jobFlagError(err)
+		return nil, flagError(jobFields, err)
 	}
 	return p, nil
-}
-
-// jobFlagError names the flag of a kube.Job field in err.
-func jobFlagError(err error) error {
-	msg := err.Error()
-	for field, flag := range map[string]string{
-		"Name": "name", "Namespace": "namespace", "Image": "image", "Shards": "shards",
-		"CPU": "cpu", "MemoryLimit": "memory-limit", "Memory": "memory", "PullPolicy": "image-pull-policy",
-	} {
-		if rest, ok := strings.CutPrefix(msg, field+" "); ok {
-			return errors.New("--" + flag + " " + rest)
-		}
-	}
-	return err
 }
 
 // randomSuffix is five characters of a pod's alphabet, as Kubernetes

@@ -11,12 +11,13 @@ package kube
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openload/openload/field"
 )
 
 // The names Kubernetes gives an Indexed Job's pods, and those of the Job
@@ -72,38 +73,38 @@ var (
 // (JOB-INDEX, at most 63) for the index.
 const maxNameLen = 52
 
-// Validate checks what the cluster would refuse, in the Job's own words;
-// errors name the field.
+// Validate checks what the cluster would refuse, in the Job's own words:
+// a *field.Error naming the field.
 func (j Job) Validate() error {
 	switch {
 	case len(j.Name) > maxNameLen || !dnsLabel.MatchString(j.Name):
-		return fmt.Errorf("Name %q: want a DNS label (lower-case letters, digits, '-') of at most %d characters", j.Name, maxNameLen)
+		return field.Errorf("Name", j.Name, "{Name} %q: want a DNS label (lower-case letters, digits, '-') of at most %d characters", j.Name, maxNameLen)
 	case j.Namespace != "" && (len(j.Namespace) > 63 || !dnsLabel.MatchString(j.Namespace)):
-		return fmt.Errorf("Namespace %q: want a DNS label (lower-case letters, digits, '-')", j.Namespace)
+		return field.Errorf("Namespace", j.Namespace, "{Namespace} %q: want a DNS label (lower-case letters, digits, '-')", j.Namespace)
 	case strings.TrimSpace(j.Image) == "" || strings.ContainsAny(j.Image, " \t\n"):
-		return fmt.Errorf("Image %q: want an image reference such as openload:dev", j.Image)
+		return field.Errorf("Image", j.Image, "{Image} %q: want an image reference such as openload:dev", j.Image)
 	case j.Shards < 1 || j.Shards > MaxShards:
-		return fmt.Errorf("Shards %d: want 1 to %d", j.Shards, MaxShards)
+		return field.Errorf("Shards", j.Shards, "{Shards} %d: want 1 to %d", j.Shards, MaxShards)
 	case !cpuQty.MatchString(j.CPU):
-		return fmt.Errorf("CPU %q: want cores (1, 0.5) or millicores (500m)", j.CPU)
+		return field.Errorf("CPU", j.CPU, "{CPU} %q: want cores (1, 0.5) or millicores (500m)", j.CPU)
 	case !memQty.MatchString(j.Memory):
-		return fmt.Errorf("Memory %q: want bytes with a unit, such as 256Mi or 1Gi", j.Memory)
+		return field.Errorf("Memory", j.Memory, "{Memory} %q: want bytes with a unit, such as 256Mi or 1Gi", j.Memory)
 	case j.MemoryLimit != "" && !memQty.MatchString(j.MemoryLimit):
-		return fmt.Errorf("MemoryLimit %q: want bytes with a unit, such as 1Gi", j.MemoryLimit)
+		return field.Errorf("MemoryLimit", j.MemoryLimit, "{MemoryLimit} %q: want bytes with a unit, such as 1Gi", j.MemoryLimit)
 	case j.StartAt == "":
-		return errors.New("StartAt is empty: give a time, or StartPlaceholder")
+		return field.Errorf("StartAt", j.StartAt, "{StartAt} is empty: give a time, or StartPlaceholder")
 	case j.MetricsPort < 0 || j.MetricsPort > 65535:
-		return fmt.Errorf("MetricsPort %d: want 0 (none) or a port", j.MetricsPort)
+		return field.Errorf("MetricsPort", j.MetricsPort, "{MetricsPort} %d: want 0 (none) or a port", j.MetricsPort)
 	case j.Deadline < 0:
-		return fmt.Errorf("Deadline %v: want ≥ 0", j.Deadline)
+		return field.Errorf("Deadline", j.Deadline, "{Deadline} %v: want ≥ 0", j.Deadline)
 	case j.PullPolicy != "" && j.PullPolicy != "Always" && j.PullPolicy != "IfNotPresent" && j.PullPolicy != "Never":
-		return fmt.Errorf("PullPolicy %q: want Always, IfNotPresent or Never", j.PullPolicy)
+		return field.Errorf("PullPolicy", j.PullPolicy, "{PullPolicy} %q: want Always, IfNotPresent or Never", j.PullPolicy)
 	}
 	if j.MemoryLimit != "" {
 		req, _ := Bytes(j.Memory)
 		lim, _ := Bytes(j.MemoryLimit)
 		if lim < req {
-			return fmt.Errorf("MemoryLimit %s is below the memory requested, %s", j.MemoryLimit, j.Memory)
+			return field.Errorf("MemoryLimit", j.MemoryLimit, "{MemoryLimit} %s is below {Memory}, %s", j.MemoryLimit, j.Memory)
 		}
 	}
 	return nil
