@@ -76,7 +76,11 @@ func main() {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sig
-		fmt.Fprintf(os.Stderr, "\nopenload: %v: stopping; in-flight requests get %v (a second signal exits at once)\n", s, engine.InterruptDrain)
+		if len(os.Args) > 1 && os.Args[1] == "k8s" { // k8s.go: no requests here, a Job there
+			fmt.Fprintf(os.Stderr, "\nopenload: %v: stopping; the Job is deleted unless --keep (a second signal exits at once, leaving it)\n", s)
+		} else {
+			fmt.Fprintf(os.Stderr, "\nopenload: %v: stopping; in-flight requests get %v (a second signal exits at once)\n", s, engine.InterruptDrain)
+		}
 		cancel()
 		<-sig
 		fmt.Fprintln(os.Stderr, "openload: second signal: exiting now; the log holds complete lines, the result was not written")
