@@ -273,15 +273,15 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 		start = fs.Lookup("start-at").Value.String()
 		check = time.Time{} // as given
 	}
-	shardArgs := []string{fmt.Sprintf("--shard=0/%d", k.shards)}
+	asShard := []string{fmt.Sprintf("--shard=0/%d", k.shards)}
 	if !check.IsZero() {
-		shardArgs = append(shardArgs, "--start-at="+check.UTC().Format(time.RFC3339))
+		asShard = append(asShard, "--start-at="+check.UTC().Format(time.RFC3339))
 	} else {
-		shardArgs = append(shardArgs, "--start-at="+start)
+		asShard = append(asShard, "--start-at="+start)
 	}
 	var lo loadOptions
 	lfs := loadFlags(&lo)
-	if err := parseFlags(lfs, append(append(shardArgs, pass...), url)); err != nil {
+	if err := parseFlags(lfs, append(append(asShard, pass...), url)); err != nil {
 		return nil, err // cannot happen: the same flags parsed above
 	}
 	if err := lo.validate(lfs); err != nil {
@@ -316,7 +316,7 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 	p.job = kube.Job{
 		Name: name, Namespace: k.namespace, Image: k.image, PullPolicy: k.pullPolicy,
 		Shards: k.shards, CPU: k.cpu, Memory: k.memory, MemoryLimit: k.memoryLimit,
-		StartAt: start, Args: append(pass, url), MetricsPort: port,
+		StartAt: start, Args: append(append(shardArgs(k.shards), pass...), url), MetricsPort: port,
 	}
 	if sub == "run" {
 		p.job.Deadline = p.end + k.grace
@@ -325,6 +325,20 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 		return nil, flagError(jobFields, err)
 	}
 	return p, nil
+}
+
+// shardArgs are the arguments every shard runs before the run's own:
+// its shard from the Job's index, the shared start from the Job's
+// START_AT, and its result as JSON on stdout, where `kubectl logs`
+// finds it (no volume to share, no permissions to get right).
+// deploy/overlays/shared-volume replaces the fourth, --output=-.
+func shardArgs(n int) []string {
+	return []string{
+		fmt.Sprintf("--shard-from-env=%s/%d", kube.IndexEnv, n),
+		"--start-at=$(" + kube.StartEnv + ")",
+		"--quiet",
+		"--output=-",
+	}
 }
 
 // randomSuffix is five characters of a pod's alphabet, as Kubernetes

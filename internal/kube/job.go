@@ -47,7 +47,8 @@ const (
 const MaxShards = 1000
 
 // Job is what varies between runs of the Indexed Job. Every shard runs
-// the image's openload with ShardArgs and then Args.
+// the image's openload with Args, the same in every pod: each pod's
+// index is in IndexEnv, the shared start in StartEnv.
 type Job struct {
 	Name        string        // metadata.name: a DNS label
 	Namespace   string        // metadata.namespace; "" leaves it to kubectl
@@ -56,9 +57,9 @@ type Job struct {
 	CPU         string        // each pod's CPU request, e.g. 500m (no limit: a throttled generator sends late)
 	Memory      string        // each pod's memory request, e.g. 256Mi
 	MemoryLimit string        // each pod's memory limit; "" none
-	StartAt     string        // START_AT's value: an RFC 3339 time, or StartPlaceholder
-	Args        []string      // the run's own flags and its URL, after ShardArgs
-	MetricsPort int           // the port of the run's --metrics-addr, declared and annotated for Prometheus; 0 none
+	StartAt     string        // StartEnv's value: an RFC 3339 time, or StartPlaceholder
+	Args        []string      // the container's arguments: the shard's (its index from IndexEnv, its start from StartEnv), the run's, its URL
+	MetricsPort int           // the port the run serves its metrics on, declared and annotated for Prometheus; 0 none
 	Deadline    time.Duration // activeDeadlineSeconds: the cluster stops the Job past it; 0 never
 	PullPolicy  string        // imagePullPolicy; "" the cluster's default
 }
@@ -133,19 +134,6 @@ func Bytes(q string) (float64, error) {
 	return n * mult, err
 }
 
-// ShardArgs are the arguments every shard runs before the run's own:
-// its shard from the Job's index, the shared start from StartEnv, and
-// its result as JSON on stdout, where `kubectl logs` finds it (no volume
-// to share, no permissions to get right).
-func (j Job) ShardArgs() []string {
-	return []string{
-		fmt.Sprintf("--shard-from-env=%s/%d", IndexEnv, j.Shards),
-		"--start-at=$(" + StartEnv + ")",
-		"--quiet",
-		"--output=-",
-	}
-}
-
 // q quotes s as a YAML double-quoted scalar: JSON's quoting, which YAML's
 // double-quoted style reads the same, unicode left as it is.
 func q(s string) string {
@@ -163,11 +151,11 @@ func (j Job) YAML() []byte {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
 	w("# One schedule sent by %d generators: an Indexed Job whose pod k runs", j.Shards)
-	w("# shard k of %d (--shard-from-env reads k from %s, which", j.Shards, IndexEnv)
-	w("# the Job sets in every pod), all starting at one instant (--start-at),")
-	w("# so that their arrivals interleave as one generator's would. Each")
-	w("# shard writes its JSON result to stdout, where `kubectl logs` finds")
-	w("# it; 'openload merge' adds the results (deploy/README.md).")
+	w("# shard k of %d (k read from %s, which the Job sets in", j.Shards, IndexEnv)
+	w("# every pod), all starting at one instant (%s), so that their", StartEnv)
+	w("# arrivals interleave as one generator's would. Each shard writes its")
+	w("# JSON result to stdout, where `kubectl logs` finds it; 'openload")
+	w("# merge' adds the results (deploy/README.md).")
 	w("#")
 	w("# Rendered by `openload k8s manifest`, the Job `openload k8s run`")
 	w("# creates: change its flags, not this text (N is in three places).")
@@ -189,9 +177,9 @@ func (j Job) YAML() []byte {
 	w("  completionMode: Indexed")
 	w("  completions: %d", j.Shards)
 	w("  parallelism: %d # every shard at once", j.Shards)
-	w("  # A retried shard would start after --start-at, late: fail its index")
-	w("  # instead, let the other shards finish, and let merge name what is")
-	w("  # missing.")
+	w("  # A retried shard would start after the shared start, late: fail its")
+	w("  # index instead, let the other shards finish, and let merge name what")
+	w("  # is missing.")
 	w("  backoffLimitPerIndex: 0")
 	w("  maxFailedIndexes: %d", j.Shards)
 	if j.Deadline > 0 {
@@ -241,9 +229,6 @@ func (j Job) YAML() []byte {
 	w("            - name: %s", StartEnv)
 	w("              value: %s", q(j.StartAt))
 	w("          args:")
-	for _, a := range j.ShardArgs() {
-		w("            - %s", q(a))
-	}
 	for _, a := range j.Args {
 		w("            - %s", q(a))
 	}
