@@ -243,7 +243,10 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 
 	var wg sync.WaitGroup
 	dispatchDone := make(chan struct{})
-	if l := newEpollLoop(g, s, &stats, dispatchDone); l != nil {
+	if l := newH2Loop(g, s, &stats, dispatchDone); l != nil { // h2loop_linux.go
+		stats.Client = ClientEpoll
+		l.start(ctx, &wg)
+	} else if l := newEpollLoop(g, s, &stats, dispatchDone); l != nil {
 		stats.Client = ClientEpoll
 		l.start(ctx, &wg)
 	} else {
