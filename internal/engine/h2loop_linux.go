@@ -137,6 +137,14 @@ type h2Slot struct {
 	er          eventReader
 }
 
+// clear forgets what slot s's last attempt wrote and read: the next
+// record is built from its own attempt only.
+func (s *h2Slot) clear() {
+	s.written, s.ended, s.peerEnd, s.answered, s.final, s.streaming = false, false, false, false, false, false
+	s.status, s.ctype, s.nbody, s.recvUnacked, s.blocked = 0, "", 0, 0, false
+	s.rec = recorder.Record{}
+}
+
 // h2 connection states.
 const (
 	connFree = iota
@@ -784,9 +792,7 @@ func (l *h2Loop) open(i int32, c *h2lc) {
 	c.ring[(id>>1)&mask] = i
 	c.active++
 	s.state, s.c, s.id = h2Open, c, id
-	s.written, s.ended, s.peerEnd, s.answered, s.final, s.streaming = false, false, false, false, false, false
-	s.status, s.ctype, s.nbody, s.recvUnacked, s.blocked = 0, "", 0, 0, false
-	s.rec = recorder.Record{}
+	s.clear()
 	s.body = s.req.requestBody(&s.bodyBuf, s.it.seq)
 	s.boff = 0
 	s.sendWin = c.peerWin
@@ -1412,7 +1418,8 @@ func (l *h2Loop) unprocessed(i int32, err error) {
 		return
 	}
 	s.tx.resend(false)
-	s.state, s.hand, s.written = h2Wait, -1, false
+	s.state, s.hand = h2Wait, -1
+	s.clear()
 	l.waiting = append(l.waiting, i)
 }
 
@@ -1469,8 +1476,8 @@ func (l *h2Loop) finish(i int32, err error) {
 			}
 		}
 	}
-	s.state, s.c, s.hand, s.written, s.streaming = h2Free, nil, -1, false, false
-	s.rec = recorder.Record{}
+	s.state, s.c, s.hand = h2Free, nil, -1
+	s.clear()
 	l.free = append(l.free, i)
 }
 
