@@ -22,7 +22,9 @@
 // the kernel for a short scheduler slice, so that it runs soon after it
 // wakes on cores the server under test shares. The words stay the same:
 // the connections are the in-flight limit, and waiting for one is send
-// delay.
+// delay. HTTP/2 (h2c and TLS) has an event loop of its own on the same
+// terms (h2loop_linux.go): streams over a few connections, frames by
+// x/net/http2's Framer and hpack.
 //
 // A request's sent time is taken when it has a connection in hand, just
 // before it is written (with net/http: when the transport hands it one,
@@ -120,7 +122,9 @@ type Config struct {
 	Lean bool
 	// Epoll drives the lean client with one event loop instead of a
 	// goroutine per connection, where that applies: Linux, open runs,
-	// no HEAD, no retries (epoll_linux.go).
+	// no HEAD, no retries (epoll_linux.go); and HTTP/2 on an event loop
+	// of its own instead of x/net/http2's transport: Linux, open runs,
+	// no retries, no redirects followed (h2loop_linux.go).
 	Epoll bool
 	// Retry is the retry policy (package retry; retry.go sends the
 	// retries); the zero value retries nothing.
