@@ -154,7 +154,8 @@ type epollLoop struct {
 	lentSh       *shard // records of lent exchanges
 	out          int    // goroutines (dials, lent exchanges) that have not reported
 
-	waited atomic.Int64 // ns spent waiting in epoll_wait, for the run's self-monitoring
+	waited   atomic.Int64 // ns spent waiting in epoll_wait, for the run's self-monitoring
+	rawSleep bool         // sleep in a raw epoll_wait (see blockingEpollWait)
 
 	mu      sync.Mutex
 	closed  bool   // efd is closed: no more wake-ups
@@ -197,7 +198,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 	}
 	l := &epollLoop{g: g, t: t, w: g.newWorker(), stats: stats, dispatched: dispatched, s: s,
 		ep: ep, tfd: tfd, efd: efd, slots: make([]slot, g.cfg.Connections), armed: -1, nextCheck: never,
-		events: make([]unix.EpollEvent, 256), discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard()}
+		events: make([]unix.EpollEvent, 256), discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard(), rawSleep: rawSleepOK()}
 	l.ts.sh = l.w.shard
 	for i := range l.slots {
 		l.slots[i].fd = -1
@@ -436,7 +437,7 @@ func (l *epollLoop) wait(timeout int) (int, error) {
 		return n, nil
 	}
 	before := l.g.since()
-	n, err := unix.EpollWait(l.ep, l.events, timeout)
+	n, err := blockingEpollWait(l.ep, l.events, timeout, l.rawSleep)
 	l.waited.Add(int64(l.g.since() - before))
 	return n, err
 }
@@ -982,6 +983,42 @@ func rawIO(trap uintptr, fd int, p []byte) (int, error) {
 	}
 	return int(r), nil
 }
+
+// Sleeping without a system call's bookkeeping.
+//
+// A goroutine that blocks in a system call made the usual way keeps its
+// processor (P) in the system call, and the runtime's monitor thread
+// (sysmon) takes it back whenever other goroutines want to run: at every
+// tick of the recorder goroutine, for instance. Each take-back also
+// resets sysmon's own sleep to 20 µs, and it then wakes some sixty times
+// before it sleeps 10 ms again. At 1,000 requests a second that was
+// about 1,600 of sysmon's wake-ups a second, more than the loop's own, and
+// a third of openload's context switches and CPU (docs/BENCHMARKS.md,
+// "No idle cost"). So where there is a processor to spare (GOMAXPROCS ≥
+// 2), the loop sleeps in epoll_wait(2) as a raw system call, as if it
+// were running: the runtime leaves its processor alone, and the other
+// goroutines run on the others. What the runtime needs of a running
+// goroutine it still gets: to preempt it, or to stop the world for the
+// garbage collector, it signals the thread, epoll_wait returns EINTR, and
+// the loop reaches a preemption point at its next call; sysmon does so
+// every 10 ms of sleep.
+
+// blockingEpollWait is epoll_wait(2) on ep for up to msec ms (-1: until
+// an event), raw when raw is set (see above).
+func blockingEpollWait(ep int, events []unix.EpollEvent, msec int, raw bool) (int, error) {
+	if !raw {
+		return unix.EpollWait(ep, events, msec)
+	}
+	r, _, e := syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(unsafe.SliceData(events))), uintptr(len(events)), uintptr(msec), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// rawSleepOK reports whether a loop may sleep raw: there is a processor
+// besides its own.
+func rawSleepOK() bool { return runtime.GOMAXPROCS(0) >= 2 && os.Getenv("OPENLOAD_NO_RAW_SLEEP") == "" }
 
 // rawEpollWait is epoll_wait(2) on ep with a zero timeout, made as
 // epoll_pwait(2) without a signal mask, which every Linux architecture has

@@ -275,7 +275,8 @@ type h2Loop struct {
 	dirtyList []*h2lc
 	ringSize  int
 
-	waited atomic.Int64
+	waited   atomic.Int64
+	rawSleep bool // sleep in a raw epoll_wait (blockingEpollWait, epoll_linux.go)
 
 	mu      sync.Mutex
 	closed  bool
@@ -318,7 +319,7 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 	l := &h2Loop{g: g, w: g.newWorker(), stats: stats, dispatched: dispatched, reqs: newH2Reqs(cfg),
 		tls: cfg.Protocol == HTTP2, tlsConf: tlsConfig(*cfg), addr: addr, s: s,
 		ep: ep, tfd: tfd, efd: efd, slots: make([]h2Slot, cfg.Connections), armed: -1, nextCheck: never,
-		events: make([]unix.EpollEvent, 256), dialFor: -1, metrics: interner{max: recorder.MaxTimingMetrics}}
+		events: make([]unix.EpollEvent, 256), dialFor: -1, metrics: interner{max: recorder.MaxTimingMetrics}, rawSleep: rawSleepOK()}
 	l.ts.sh = l.w.shard
 	if cfg.StampHeader != "" {
 		l.stampName = lowerASCII(cfg.StampHeader)
@@ -477,7 +478,7 @@ func (l *h2Loop) wait(timeout int) (int, error) {
 		return n, nil
 	}
 	before := l.g.since()
-	n, err := unix.EpollWait(l.ep, l.events, timeout)
+	n, err := blockingEpollWait(l.ep, l.events, timeout, l.rawSleep)
 	l.waited.Add(int64(l.g.since() - before))
 	return n, err
 }
