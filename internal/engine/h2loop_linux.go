@@ -197,7 +197,6 @@ type h2lc struct {
 	curID    uint32 // its stream
 	curEnd   bool   // that HEADERS frame had END_STREAM
 	curTrail bool   // the block is trailers
-	curBad   bool   // the block's slot is gone: decode, drop
 
 	blockedN int // streams waiting for a window
 }
@@ -1354,7 +1353,7 @@ func (l *h2Loop) goAway(c *h2lc, last uint32, code http2.ErrCode) {
 	for _, j := range c.ring {
 		if j >= 0 && l.slots[j].id > c.lastID {
 			l.detach(j)
-			l.unprocessed(j, http2.GoAwayError{LastStreamID: last, ErrCode: code})
+			l.unprocessed(j, goAwayError{last: last, code: code})
 		}
 	}
 	if c.active == 0 {
@@ -1504,7 +1503,7 @@ func (l *h2Loop) connDown(c *h2lc, err error) {
 	}
 	c.state = connFree // no more frames to it
 	if c.goAway && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)) {
-		err = http2.GoAwayError{LastStreamID: c.lastID, ErrCode: c.goErr}
+		err = goAwayError{last: c.lastID, code: c.goErr}
 	}
 	for _, j := range c.ring {
 		if j < 0 || l.slots[j].c != c {
@@ -1663,6 +1662,20 @@ func (t *loopTLS) Write(p []byte) (int, error) {
 	*t.out = append(*t.out, p...)
 	return len(p), nil
 }
+
+// goAwayError ends a request the server's GOAWAY stopped: above its last
+// stream and sent again too often, or cut when the connection closed after
+// it. A reset, as x/net/http2's error for it is (Kind).
+type goAwayError struct {
+	last uint32
+	code http2.ErrCode
+}
+
+func (e goAwayError) Error() string {
+	return fmt.Sprintf("http2: the server sent GOAWAY (last stream %d, %v)", e.last, e.code)
+}
+
+func (goAwayError) Unwrap() error { return syscall.ECONNRESET }
 
 type wouldBlock struct{}
 
