@@ -134,9 +134,9 @@ run() {
     openload-nethttp)
       /usr/bin/time -v -o "$TIMEF" "$W/openload" -q --net-http -r "$rate" -d "${dur}s" -c 64 --drain 2s -o "$RES.json" "$URL/" || true ;;
     openload-h2c)
-      /usr/bin/time -v -o "$TIMEF" "$W/openload" -q --h2c -r "$rate" -d "${dur}s" -c 64 --drain 2s -o "$RES.json" "$URL/" || true ;;
+      /usr/bin/time -v -o "$TIMEF" "$W/openload" -q --h2c -r "$rate" -d "${dur}s" -c 128 --max-streams 32 --drain 2s -o "$RES.json" "$URL/" || true ;;
     openload-h2c-nethttp)
-      /usr/bin/time -v -o "$TIMEF" "$W/openload" -q --h2c --net-http -r "$rate" -d "${dur}s" -c 64 --drain 2s -o "$RES.json" "$URL/" || true ;;
+      /usr/bin/time -v -o "$TIMEF" "$W/openload" -q --h2c --net-http -r "$rate" -d "${dur}s" -c 128 --max-streams 32 --drain 2s -o "$RES.json" "$URL/" || true ;;
     bombardier)
       /usr/bin/time -v -o "$TIMEF" bombardier -c 64 -r "$rate" -d "${dur}s" -p r -o json "$URL/" >"$RES.json" 2>/dev/null || true ;;
     fortio)
@@ -292,6 +292,15 @@ STALL_VE="$(ms "$(jq .latencies['"50th"'] "$ST-vegeta.json")/1000000") | $(ms "$
 STALL_WRK="$(ms "$(wrkms "$ST-wrk.txt" 50%)") | $(ms "$(wrkms "$ST-wrk.txt" 99%)") | $(ms "$(wrkms "$ST-wrk.txt" Max)")"
 STALL_WRK_N=$(awk '/requests in/ {print $1}' "$ST-wrk.txt")
 
+# --- goals ----------------------------------------------------------------------
+# ratio A B: A ÷ B to two decimals ("n/a" when B is 0: a tool held no rate)
+ratio() {
+  if [ "$(echo "$2 == 0" | bc -l)" = 1 ]; then echo n/a; return; fi
+  printf '%.2f' "$(echo "$1 / $2" | bc -l)"
+}
+per1k() { printf '%.4f' "$(echo "$1 / ($2 * $DUR / 1000)" | bc -l)"; }
+met() { if [ "$(echo "$1" | bc -l)" = 1 ]; then echo met; else echo "not met"; fi; }
+
 # --- CPU at fractions of the ceiling, and at 1,000/s -----------------------------
 declare -A FRAC FRAC_SD
 echo "CPU per 1,000 requests at 10/25/50/75 % of the ceiling" >&2
@@ -304,9 +313,9 @@ for pct in 10 25 50 75; do
   done
 done
 echo "1,000/s for ${DUR}s: openload (and with the loop's sleep as before, OPENLOAD_NO_RAW_SLEEP), bombardier" >&2
-run openload 1000; IDLE_OL=$(cpu_s "$TIMEF"); IDLE_OL_SD=$P99
-OPENLOAD_NO_RAW_SLEEP=1 run openload 1000; IDLE_OLB=$(cpu_s "$TIMEF"); IDLE_OLB_SD=$P99
-run bombardier 1000; IDLE_BO=$(cpu_s "$TIMEF")
+run openload 1000; IDLE_OL=$(printf '%.2f' "$(cpu_s "$TIMEF")"); IDLE_OL_SD=$P99
+OPENLOAD_NO_RAW_SLEEP=1 run openload 1000; IDLE_OLB=$(printf '%.2f' "$(cpu_s "$TIMEF")"); IDLE_OLB_SD=$P99
+run bombardier 1000; IDLE_BO=$(printf '%.2f' "$(cpu_s "$TIMEF")")
 
 # --- HTTP/2 with prior knowledge (h2c) ------------------------------------------
 echo "h2load ceiling (h2c, closed loop, -c 4 -m 32 -t 1, ${DUR}s)" >&2
@@ -334,14 +343,6 @@ G6=$(ratio "$H2MAX" "$H2CEIL")
 G7=$(echo "${H2ROW["openload-h2c 30000"]}" | awk -F' [|] ' '{print $3}')
 G8=$(ratio "${FRAC["openload 10"]}" "${FRAC["bombardier 10"]}")
 
-# --- goals ----------------------------------------------------------------------
-# ratio A B: A ÷ B to two decimals ("n/a" when B is 0: a tool held no rate)
-ratio() {
-  if [ "$(echo "$2 == 0" | bc -l)" = 1 ]; then echo n/a; return; fi
-  printf '%.2f' "$(echo "$1 / $2" | bc -l)"
-}
-per1k() { printf '%.4f' "$(echo "$1 / ($2 * $DUR / 1000)" | bc -l)"; }
-met() { if [ "$(echo "$1" | bc -l)" = 1 ]; then echo met; else echo "not met"; fi; }
 OL_CPU1K=$(per1k "${HALF_CPU[openload]}" "$HALF")
 FO_CPU1K=$(per1k "${HALF_CPU[fortio]}" "$HALF")
 VE_CPU1K=$(per1k "${HALF_CPU[vegeta]}" "$HALF")
@@ -476,9 +477,13 @@ ${IDLE_OLB} CPU-s (p99 ${IDLE_OLB_SD} ms); bombardier ${IDLE_BO} CPU-s.
 ## HTTP/2 with prior knowledge (h2c)
 
 The same target speaks h2c on the same port. h2load's closed loop (\`-c 4
--m 32 -t 1\`) served ${H2CEIL}/s (${H2LOAD_CPU} CPU-s per 1,000, ${H2LOAD_RSS} MB). openload
-\`--h2c -c 64\` on its event loop, and with \`--net-http\` (x/net/http2's
-transport), ${DUR} s each; HTTP/1.1 at 10,000/s for the ratio:
+-m 32 -t 1\`: 4 connections of 32 streams) served ${H2CEIL}/s (${H2LOAD_CPU} CPU-s per 1,000,
+${H2LOAD_RSS} MB). openload \`--h2c -c 128 --max-streams 32\`, the same 4
+connections of 32 streams, on its event loop and with \`--net-http\`
+(x/net/http2's transport), ${DUR} s each; HTTP/1.1 (\`-c 64\`) at 10,000/s
+for the ratio. With one connection (\`-c 64\`, the target's limit being 250
+streams) Go's server reads and answers every stream of it in one
+goroutine, and that connection, not openload, sets the pace.
 
 | client | rate | CPU-s per 1,000 | send delay p99 (ms) | GC cycles | RSS (MB) | arrival lag p99 (ms) | served within 1 % |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |
@@ -559,7 +564,7 @@ fortio load -quiet -qps RATE -uniform -t ${DUR}s -c 64 -json result.json $URL/
 echo "GET $URL/" | vegeta attack -rate RATE -duration ${DUR}s -output results.bin
 bombardier -c 64 -r RATE -d ${DUR}s -p r -o json $URL/
 h2load -c 4 -m 32 -t 1 -D ${DUR} $URL/                                  (the h2c ceiling)
-openload -q --h2c [--net-http] -r RATE -d ${DUR}s -c 64 --drain 2s -o result.json $URL/
+openload -q --h2c [--net-http] -r RATE -d ${DUR}s -c 128 --max-streams 32 --drain 2s -o result.json $URL/
 bench/target reset $URL; (the run); bench/target lag $URL RATE      (arrival lag, every run)
 bench/target serve -addr 127.0.0.1:$SPORT -stall-every 5s -stall-for 1s   (the stalling target)
 \`\`\`
