@@ -994,7 +994,7 @@ func rawIO(trap uintptr, fd int, p []byte) (int, error) {
 // before it sleeps 10 ms again. At 1,000 requests a second that was
 // about 1,600 of sysmon's wake-ups a second, more than the loop's own, and
 // a third of openload's context switches and CPU (docs/BENCHMARKS.md,
-// "No idle cost"). So where there is a processor to spare (GOMAXPROCS ≥
+// "Issue 35"). So where there is a processor to spare (GOMAXPROCS ≥
 // 2), the loop sleeps in epoll_wait(2) as a raw system call, as if it
 // were running: the runtime leaves its processor alone, and the other
 // goroutines run on the others. What the runtime needs of a running
@@ -1017,7 +1017,8 @@ func blockingEpollWait(ep int, events []unix.EpollEvent, msec int, raw bool) (in
 }
 
 // rawSleepOK reports whether a loop may sleep raw: there is a processor
-// besides its own.
+// besides its own, and OPENLOAD_NO_RAW_SLEEP is not set (it restores the
+// ordinary sleep, to measure the difference).
 func rawSleepOK() bool { return runtime.GOMAXPROCS(0) >= 2 && os.Getenv("OPENLOAD_NO_RAW_SLEEP") == "" }
 
 // rawEpollWait is epoll_wait(2) on ep with a zero timeout, made as
