@@ -372,7 +372,7 @@ func (l *epollLoop) run(ctx context.Context) {
 				timeout = int(min((wake-now+time.Millisecond-1)/time.Millisecond, 3600_000))
 			}
 		}
-		n, err := l.wait(timeout)
+		n, err := l.wait(timeout, l.rawSleep && wake-now <= rawSleepMax)
 		if err == unix.EINTR {
 			continue
 		}
@@ -429,7 +429,7 @@ func (l *epollLoop) event(ev unix.EpollEvent) {
 }
 
 // wait waits for events and returns how many are in l.events.
-func (l *epollLoop) wait(timeout int) (int, error) {
+func (l *epollLoop) wait(timeout int, raw bool) (int, error) {
 	if testEpollWait != nil {
 		return testEpollWait(l.ep, l.events, timeout)
 	}
@@ -437,7 +437,7 @@ func (l *epollLoop) wait(timeout int) (int, error) {
 		return n, nil
 	}
 	before := l.g.since()
-	n, err := blockingEpollWait(l.ep, l.events, timeout, l.rawSleep)
+	n, err := blockingEpollWait(l.ep, l.events, timeout, raw)
 	l.waited.Add(int64(l.g.since() - before))
 	return n, err
 }
@@ -1001,7 +1001,13 @@ func rawIO(trap uintptr, fd int, p []byte) (int, error) {
 // goroutine it still gets: to preempt it, or to stop the world for the
 // garbage collector, it signals the thread, epoll_wait returns EINTR, and
 // the loop reaches a preemption point at its next call; sysmon does so
-// every 10 ms of sleep.
+// every 10 ms of sleep. A sleep longer than rawSleepMax (or without an
+// end: nothing is due, the loop waits for answers) is made the ordinary
+// way: its P is taken back once, where a raw one would be preempted every
+// 10 ms, and at a few requests a second that cost more than it saved.
+
+// rawSleepMax is the longest sleep a loop makes raw.
+const rawSleepMax = 10 * time.Millisecond
 
 // blockingEpollWait is epoll_wait(2) on ep for up to msec ms (-1: until
 // an event), raw when raw is set (see above).

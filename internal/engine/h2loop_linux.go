@@ -458,7 +458,7 @@ func (l *h2Loop) run(ctx context.Context) {
 				timeout = int(min((wake-now+time.Millisecond-1)/time.Millisecond, 3600_000))
 			}
 		}
-		n, err := l.wait(timeout)
+		n, err := l.wait(timeout, l.rawSleep && wake-now <= rawSleepMax)
 		if err == unix.EINTR {
 			continue
 		}
@@ -472,12 +472,12 @@ func (l *h2Loop) run(ctx context.Context) {
 	}
 }
 
-func (l *h2Loop) wait(timeout int) (int, error) {
+func (l *h2Loop) wait(timeout int, raw bool) (int, error) {
 	if n, err := rawEpollWait(l.ep, l.events); err == nil && n > 0 {
 		return n, nil
 	}
 	before := l.g.since()
-	n, err := blockingEpollWait(l.ep, l.events, timeout, l.rawSleep)
+	n, err := blockingEpollWait(l.ep, l.events, timeout, raw)
 	l.waited.Add(int64(l.g.since() - before))
 	return n, err
 }
