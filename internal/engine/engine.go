@@ -310,6 +310,7 @@ func begin(ctx context.Context, cfg Config, rec *recorder.Recorder, stats *Stats
 
 // release closes the run's connections and its drain context.
 func (g *generator) release() {
+	closeH2Warm(g) // not adopted: the loop did not start
 	g.disconnect()
 	g.drainCancel(nil)
 }
@@ -465,6 +466,7 @@ type generator struct {
 	client *http.Client   // nil on the lean path
 	lean   *leanTransport // the lean HTTP/1.1 path, or nil (lean.go)
 	warm   chan *leanConn // connections opened before the start (predial.go)
+	h2warm []h2news       // the HTTP/2 loop's, opened before the start (h2loop_linux.go)
 	start  time.Time
 	due    chan item
 	sink   sink   // records on their way to the recorder (sink.go)

@@ -236,3 +236,28 @@ func TestValidateProtocol(t *testing.T) {
 		}
 	}
 }
+
+// TestH2Predial: on the event loop, the connections the first streams
+// take are opened before the clock starts, ⌈16 ÷ 4⌉ = 4 here, and the
+// run uses them and no others.
+func TestH2Predial(t *testing.T) {
+	if h2ClientName(true) != ClientEpoll {
+		t.Skip("no HTTP/2 event loop here")
+	}
+	ps := newProtoServer(time.Millisecond)
+	srv := httptest.NewUnstartedServer(ps)
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	defer srv.Close()
+	rec, stats := runAgainst(t, srv.URL, Config{Protocol: H2C, Connections: 16, MaxStreams: 4, Epoll: true}, schedule.NewConstant(400, 250*time.Millisecond))
+	checkIdentity(t, rec, 100)
+	if p := stats.Predial; p.Wanted != 4 || p.Opened != 4 || p.Err != nil {
+		t.Errorf("predial %+v: want 4 of 4 opened", p)
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if len(ps.maxConc) > 4 {
+		t.Errorf("%d connections, want the 4 opened before the start", len(ps.maxConc))
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"runtime"
 	"sync"
@@ -288,7 +289,7 @@ type h2Loop struct {
 // transport of the caller's, no redirects followed, no retries.
 func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<- struct{}) *h2Loop {
 	cfg := &g.cfg
-	if !cfg.Epoll || (cfg.Protocol != H2C && cfg.Protocol != HTTP2) || cfg.Transport != nil || cfg.FollowRedirects || g.retry != nil || cfg.URL == nil || cfg.URL.User != nil {
+	if !h2LoopApplies(cfg) || g.retry != nil {
 		return nil
 	}
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
@@ -306,15 +307,7 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 		unix.Close(tfd)
 		return nil
 	}
-	u := cfg.URL
-	addr := u.Host
-	if u.Port() == "" {
-		port := "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-		addr = net.JoinHostPort(u.Hostname(), port)
-	}
+	addr := h2Addr(cfg.URL)
 	l := &h2Loop{g: g, w: g.newWorker(), stats: stats, dispatched: dispatched, reqs: newH2Reqs(cfg),
 		tls: cfg.Protocol == HTTP2, tlsConf: tlsConfig(*cfg), addr: addr, s: s,
 		ep: ep, tfd: tfd, efd: efd, slots: make([]h2Slot, cfg.Connections), armed: -1, nextCheck: never,
@@ -344,6 +337,14 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 			return nil
 		}
 	}
+	// The connections opened before the start (predialH2).
+	for _, n := range g.h2warm {
+		if c := l.newConn(); l.openConn(c, n) != nil {
+			unix.Close(n.fd)
+			l.freeConn(c)
+		}
+	}
+	g.h2warm = nil
 	l.off, l.scheduling = s.Next()
 	l.seq = seqOf(s, 0)
 	if !l.scheduling {
@@ -581,26 +582,31 @@ func (l *h2Loop) startDial(i int32) {
 	}()
 }
 
-// dial opens a connection (TCP for h2c, TLS with ALPN h2) and returns a
-// duplicate of its descriptor; the runtime's poller forgets the original.
+// dial opens a connection for the loop (h2Dial).
 func (l *h2Loop) dial(deadline time.Time) (int, *tls.Conn, *loopTLS, error) {
-	g := l.g
-	nc, err := g.cfg.dialer().dialBy(g.drain, "tcp", l.addr, deadline)
+	return h2Dial(&l.g.cfg, l.g.drain, l.addr, l.tlsConf, deadline)
+}
+
+// h2Dial opens a connection of a run of cfg to addr (TCP for h2c, TLS
+// with ALPN h2 and tlsConf) and returns a duplicate of its descriptor; the
+// runtime's poller forgets the original.
+func h2Dial(cfg *Config, drain context.Context, addr string, tlsConf *tls.Config, deadline time.Time) (int, *tls.Conn, *loopTLS, error) {
+	nc, err := cfg.dialer().dialBy(drain, "tcp", addr, deadline)
 	if err != nil {
 		return -1, nil, nil, err
 	}
 	defer nc.Close()
-	if !l.tls {
+	if cfg.Protocol != HTTP2 {
 		fd, err := dupFD(nc)
 		return fd, nil, nil, err
 	}
 	conf := &tls.Config{}
-	if l.tlsConf != nil {
-		conf = l.tlsConf.Clone()
+	if tlsConf != nil {
+		conf = tlsConf.Clone()
 	}
 	conf.NextProtos = []string{http2.NextProtoTLS}
 	if conf.ServerName == "" {
-		host, _, err := net.SplitHostPort(l.addr)
+		host, _, err := net.SplitHostPort(addr)
 		if err != nil {
 			return -1, nil, nil, err
 		}
@@ -608,13 +614,13 @@ func (l *h2Loop) dial(deadline time.Time) (int, *tls.Conn, *loopTLS, error) {
 	}
 	tio := &loopTLS{Conn: nc, direct: true}
 	tc := tls.Client(tio, conf)
-	ctx, cancel := context.WithDeadline(g.drain, deadline)
+	ctx, cancel := context.WithDeadline(drain, deadline)
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return -1, nil, nil, err
 	}
 	if got := tc.ConnectionState().NegotiatedProtocol; got != http2.NextProtoTLS {
-		return -1, nil, nil, fmt.Errorf("engine: %s did not negotiate HTTP/2 with ALPN (got %q)", l.addr, got)
+		return -1, nil, nil, fmt.Errorf("engine: %s did not negotiate HTTP/2 with ALPN (got %q)", addr, got)
 	}
 	fd, err := dupFD(nc)
 	if err != nil {
@@ -622,6 +628,67 @@ func (l *h2Loop) dial(deadline time.Time) (int, *tls.Conn, *loopTLS, error) {
 	}
 	tio.direct = false
 	return fd, tc, tio, nil
+}
+
+// h2Addr is the host:port of u.
+func h2Addr(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// h2LoopApplies reports whether an open run of cfg goes on the HTTP/2
+// event loop (newH2Loop).
+func h2LoopApplies(cfg *Config) bool {
+	return cfg.Epoll && (cfg.Protocol == H2C || cfg.Protocol == HTTP2) && cfg.Transport == nil && !cfg.FollowRedirects &&
+		!cfg.Retry.Enabled() && cfg.URL != nil && cfg.URL.User == nil
+}
+
+// predialH2 opens, before the clock starts (predial.go), the connections
+// the first requests of an open run on the HTTP/2 loop would open:
+// ⌈want ÷ the streams a connection takes before its server's SETTINGS
+// (MaxStreams, else 100)⌉, one at a time, within predialBudget, stopping at
+// the first failure. The loop adopts them (newH2Loop). It reports false
+// when the run does not go on the loop.
+func (g *generator) predialH2(want int) (Predial, bool) {
+	if g.due == nil || !h2LoopApplies(&g.cfg) {
+		return Predial{}, false
+	}
+	if want <= 0 {
+		return Predial{}, true
+	}
+	per := h2InitStreams
+	if m := g.cfg.MaxStreams; m > 0 {
+		per = m
+	}
+	p := Predial{Wanted: (want + per - 1) / per}
+	begun := time.Now()
+	deadline := begun.Add(min(predialBudget, g.cfg.Timeout))
+	addr, conf := h2Addr(g.cfg.URL), tlsConfig(g.cfg)
+	for range p.Wanted {
+		fd, tc, tio, err := h2Dial(&g.cfg, g.drain, addr, conf, deadline)
+		if err != nil {
+			p.Err = err
+			break
+		}
+		g.h2warm = append(g.h2warm, h2news{fd: fd, tc: tc, tio: tio})
+	}
+	p.Opened, p.Took = len(g.h2warm), time.Since(begun)
+	return p, true
+}
+
+// closeH2Warm closes the connections opened before the start that no
+// loop adopted.
+func closeH2Warm(g *generator) {
+	for _, n := range g.h2warm {
+		unix.Close(n.fd)
+	}
+	g.h2warm = nil
 }
 
 // openConn makes a dialled connection one of the loop's and writes the

@@ -16,3 +16,10 @@ type h2Loop struct{}
 func newH2Loop(*generator, schedule.Schedule, *Stats, chan<- struct{}) *h2Loop { return nil }
 
 func (*h2Loop) start(context.Context, *sync.WaitGroup) {}
+
+// h2news is a connection of the loop, which there is not here.
+type h2news struct{}
+
+func (g *generator) predialH2(int) (Predial, bool) { return Predial{}, false }
+
+func closeH2Warm(*generator) {}
