@@ -219,10 +219,11 @@ func TestH2Differential(t *testing.T) {
 					return Config{URL: mustURL(t, base+"/echo?n=3"), Method: http.MethodPost, Bodies: [][]byte{[]byte("abc"), []byte("def")}}
 				}, check: allOK},
 				{name: "large request bodies", cfg: func(base string) Config {
-					return Config{URL: mustURL(t, base+"/echo?n="+strconv.Itoa(len(big))), Method: http.MethodPost, Body: big, Connections: 8}
+					return Config{URL: mustURL(t, base+"/echo?n="+strconv.Itoa(len(big))), Method: http.MethodPost, Body: big, Connections: 8, Drain: 30 * time.Second}
 				}, s: func() schedule.Schedule { return schedule.NewConstant(40, 500*time.Millisecond) }, check: allOK},
 				{name: "large answers", cfg: func(base string) Config {
-					return Config{URL: mustURL(t, base+"/big?n="+strconv.Itoa(9<<20)), Connections: 4}
+					// x/net's TLS under -race takes seconds for these.
+					return Config{URL: mustURL(t, base+"/big?n="+strconv.Itoa(9<<20)), Connections: 4, Drain: 30 * time.Second}
 				}, s: func() schedule.Schedule { return schedule.NewConstant(20, 500*time.Millisecond) }, check: allOK},
 				{name: "event streams", cfg: func(base string) Config {
 					return Config{URL: mustURL(t, base+"/sse")}
