@@ -51,7 +51,7 @@ func outcomeOf(rec *recorder.Recorder) h2Outcome {
 
 // diffHandler is the Go server's side of the cases: /status/N answers N;
 // /echo checks the body's length against ?n=; /big?n= writes n bytes;
-// /sse streams five tokens; /hold answers after 50 ms; /abort resets the stream after its head.
+// /sse streams five tokens; /hold answers after 300 ms; /abort resets the stream after its head.
 func diffHandler(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(r.URL.Path, "/status/"):
@@ -85,7 +85,7 @@ func diffHandler(w http.ResponseWriter, r *http.Request) {
 		}
 		io.WriteString(w, `data: {"choices":[],"usage":{"completion_tokens":5}}`+"\n\ndata: [DONE]\n\n")
 	case r.URL.Path == "/hold":
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond)
 		io.WriteString(w, "late")
 	case r.URL.Path == "/abort":
 		w.WriteHeader(http.StatusOK)
@@ -199,9 +199,8 @@ func TestH2Differential(t *testing.T) {
 				s      func() schedule.Schedule
 				check  func(t *testing.T, o h2Outcome)
 				// racy: which requests were written before their
-				// timeout depends on the dial's time (a TLS handshake
-				// under -race): wire.attempts is checked against the
-				// server only.
+				// timeout may depend on the dial's time: wire.attempts
+				// is checked against the server only.
 				racy bool
 			}{
 				{name: "statuses", cfg: func(base string) Config {
@@ -241,7 +240,8 @@ func TestH2Differential(t *testing.T) {
 					}
 				}},
 				{name: "timeouts", cfg: func(base string) Config {
-					return Config{URL: mustURL(t, base+"/hold"), Timeout: 10 * time.Millisecond, Connections: 64}
+					// Long enough for a TLS handshake under -race.
+					return Config{URL: mustURL(t, base+"/hold"), Timeout: 100 * time.Millisecond, Connections: 64}
 				}, racy: true, check: func(t *testing.T, o h2Outcome) {
 					if o.Timeouts != 100 {
 						t.Errorf("%d timeouts, want 100", o.Timeouts)
