@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/run.sh — openload side by side with wrk, fortio and vegeta on this
-# machine, against a minimal loopback target (bench/target), and
-# docs/BENCHMARKS.md written from the run.
+# bench/run.sh — openload side by side with wrk, fortio, vegeta, bombardier
+# and (HTTP/2) h2load on this machine, against a minimal loopback target
+# (bench/target), and docs/BENCHMARKS.md written from the run.
 #
 #   bash bench/run.sh            # 11–15 minutes with the defaults (≤ 25)
 #   DUR=5 STEPS=4 bash bench/run.sh   # quicker, coarser
@@ -30,6 +30,13 @@
 #             loses to the machine (bench/target pauses)
 #   stall     each tool at 1,000/s against a target that stalls 1 s every
 #             5 s: what p50/p99/max it reports
+#   fractions CPU-s per 1,000 requests of openload, bombardier and fortio
+#             at 10, 25, 50 and 75 % of the ceiling, and at 1,000/s
+#   h2c       h2load's closed-loop ceiling over HTTP/2 with prior knowledge
+#             (-c 4 -m 32 -t 1); openload --h2c on its event loop and with
+#             --net-http (x/net/http2) at 10k, 20k and 30k/s: CPU per
+#             1,000, send delay p99, GC cycles, RSS, arrival lag; its max
+#             rate on schedule by bisection
 # It is not part of go test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,7 +56,9 @@ export PATH="$PATH:$(go env GOPATH)/bin"
 need_apt() { command -v apt-get >/dev/null && { apt-get update -qq >/dev/null 2>&1 || true; apt-get install -y -qq "$@" >/dev/null; }; }
 command -v vegeta >/dev/null || go install github.com/tsenart/vegeta/v12@v12.13.0
 command -v fortio >/dev/null || go install fortio.org/fortio@v1.66.5
+command -v bombardier >/dev/null || go install github.com/codesenberg/bombardier@v1.2.6
 command -v wrk >/dev/null || need_apt wrk
+command -v h2load >/dev/null || need_apt nghttp2-client
 [ -x /usr/bin/time ] || need_apt time
 
 W=$(mktemp -d)
@@ -124,6 +133,12 @@ run() {
       /usr/bin/time -v -o "$TIMEF" "$W/openload" -q --no-epoll -r "$rate" -d "${dur}s" -c 64 --drain 2s -o "$RES.json" "$URL/" || true ;;
     openload-nethttp)
       /usr/bin/time -v -o "$TIMEF" "$W/openload" -q --net-http -r "$rate" -d "${dur}s" -c 64 --drain 2s -o "$RES.json" "$URL/" || true ;;
+    openload-h2c)
+      /usr/bin/time -v -o "$TIMEF" "$W/openload" -q --h2c -r "$rate" -d "${dur}s" -c 128 --max-streams 32 --drain 2s -o "$RES.json" "$URL/" || true ;;
+    openload-h2c-nethttp)
+      /usr/bin/time -v -o "$TIMEF" "$W/openload" -q --h2c --net-http -r "$rate" -d "${dur}s" -c 128 --max-streams 32 --drain 2s -o "$RES.json" "$URL/" || true ;;
+    bombardier)
+      /usr/bin/time -v -o "$TIMEF" bombardier -c 64 -r "$rate" -d "${dur}s" -p r -o json "$URL/" >"$RES.json" 2>/dev/null || true ;;
     fortio)
       /usr/bin/time -v -o "$TIMEF" fortio load -quiet -qps "$rate" -uniform -t "${dur}s" -c 64 -json "$RES.json" "$URL/" >/dev/null 2>&1 || true ;;
     vegeta)
@@ -208,7 +223,7 @@ from_half() {
 }
 
 declare -A LAGMAX HALF_LAG
-for tool in openload openload-lean openload-nethttp fortio vegeta; do
+for tool in openload openload-lean openload-nethttp fortio vegeta bombardier; do
   echo "$tool: bisection" >&2
   if [ "$tool" = vegeta ]; then
     # vegeta holds a few thousand a second at most here, and a run it
@@ -285,6 +300,49 @@ ratio() {
 }
 per1k() { printf '%.4f' "$(echo "$1 / ($2 * $DUR / 1000)" | bc -l)"; }
 met() { if [ "$(echo "$1" | bc -l)" = 1 ]; then echo met; else echo "not met"; fi; }
+
+# --- CPU at fractions of the ceiling, and at 1,000/s -----------------------------
+declare -A FRAC FRAC_SD
+echo "CPU per 1,000 requests at 10/25/50/75 % of the ceiling" >&2
+for pct in 10 25 50 75; do
+  r=$((CEIL * pct / 100))
+  for tool in openload bombardier fortio; do
+    run "$tool" "$r"
+    FRAC["$tool $pct"]=$(printf '%.4f' "$(echo "$(cpu_s "$TIMEF") / ($r * $DUR / 1000)" | bc -l)")
+    [ "$tool" = openload ] && FRAC_SD[$pct]=$P99
+  done
+done
+echo "1,000/s for ${DUR}s: openload (and with the loop's sleep as before, OPENLOAD_NO_RAW_SLEEP), bombardier" >&2
+run openload 1000; IDLE_OL=$(printf '%.2f' "$(cpu_s "$TIMEF")"); IDLE_OL_SD=$P99
+OPENLOAD_NO_RAW_SLEEP=1 run openload 1000; IDLE_OLB=$(printf '%.2f' "$(cpu_s "$TIMEF")"); IDLE_OLB_SD=$P99
+run bombardier 1000; IDLE_BO=$(printf '%.2f' "$(cpu_s "$TIMEF")")
+
+# --- HTTP/2 with prior knowledge (h2c) ------------------------------------------
+echo "h2load ceiling (h2c, closed loop, -c 4 -m 32 -t 1, ${DUR}s)" >&2
+n0=$(served)
+/usr/bin/time -v -o "$W/time-h2load" h2load -c 4 -m 32 -t 1 -D "$DUR" "$URL/" >"$W/h2load.txt" 2>&1 || true
+H2CEIL=$(( ($(served) - n0) / DUR ))
+H2LOAD_CPU=$(per1k "$(cpu_s "$W/time-h2load")" "$H2CEIL")
+H2LOAD_RSS=$(rss_mb "$W/time-h2load")
+echo "  h2c ceiling $H2CEIL req/s" >&2
+declare -A H2ROW H2CPU
+for rate in 10000 20000 30000; do
+  for tool in openload-h2c openload-h2c-nethttp openload; do
+    [ "$tool" = openload ] && [ "$rate" != 10000 ] && continue
+    run "$tool" "$rate"
+    H2CPU["$tool $rate"]=$(per1k "$(cpu_s "$TIMEF")" "$rate")
+    H2ROW["$tool $rate"]="${H2CPU["$tool $rate"]} | ${P99} | $("$TGT" json "$RES.json" generator.gc_cycles) | $(rss_mb "$TIMEF") | ${LAG99} | $( [ "$ONSCHED" = 1 ] && echo yes || echo no)"
+  done
+done
+echo "openload --h2c: bisection" >&2
+H2HI=$((H2CEIL * 105 / 100))
+bisect openload-h2c ONSCHED 0 "$H2HI" $((H2CEIL * 9 / 10))
+H2MAX=$BEST
+G5=$(ratio "${H2CPU["openload-h2c 10000"]}" "${H2CPU["openload 10000"]}")
+G6=$(ratio "$H2MAX" "$H2CEIL")
+G7=$(echo "${H2ROW["openload-h2c 30000"]}" | awk -F' [|] ' '{print $3}')
+G8=$(ratio "${FRAC["openload 10"]}" "${FRAC["bombardier 10"]}")
+
 OL_CPU1K=$(per1k "${HALF_CPU[openload]}" "$HALF")
 FO_CPU1K=$(per1k "${HALF_CPU[fortio]}" "$HALF")
 VE_CPU1K=$(per1k "${HALF_CPU[vegeta]}" "$HALF")
@@ -305,7 +363,7 @@ KEPT=
 cat >"$OUT" <<EOF
 # Benchmarks
 
-openload side by side with wrk, fortio and vegeta, measured by
+openload side by side with wrk, fortio, vegeta, bombardier and h2load, measured by
 \`bash bench/run.sh\` on $(date -u +%Y-%m-%d) ($(nproc) cores, $(uname -m),
 $(go version | cut -d' ' -f3); the target and the tool share the cores; no
 pinning). The run took $((ELAPSED / 60)) min $((ELAPSED % 60)) s
@@ -338,6 +396,7 @@ rate × ${DUR} s during the run (and, for openload, its own send delay p99
 | openload --net-http (-c 64) | ${MAX[openload-nethttp]} | $(ratio "${MAX[openload-nethttp]}" "$CEIL") | $(per1k "${HALF_CPU[openload-nethttp]}" "$HALF") | ${HALF_RSS[openload-nethttp]} | ${RUN_BUSY["openload-nethttp $HALF $DUR"]} % |
 | fortio 1.66.5 (-c 64 -uniform) | ${MAX[fortio]} | $(ratio "${MAX[fortio]}" "$CEIL") | ${FO_CPU1K} | ${HALF_RSS[fortio]} | ${RUN_BUSY["fortio $HALF $DUR"]} % |
 | vegeta 12.13.0 (default workers) | ${MAX[vegeta]} | $(ratio "${MAX[vegeta]}" "$CEIL") | ${VE_CPU1K} | ${HALF_RSS[vegeta]} | ${RUN_BUSY["vegeta $HALF $DUR"]} % |
+| bombardier 1.2.6 (-c 64 -r) | ${MAX[bombardier]} | $(ratio "${MAX[bombardier]}" "$CEIL") | $(per1k "${HALF_CPU[bombardier]}" "$HALF") | ${HALF_RSS[bombardier]} | ${RUN_BUSY["bombardier $HALF $DUR"]} % |
 
 Machine busy: the share of both cores' time that every process and the
 kernel used during the run (\`/proc/stat\`; the tool, the target, softirq,
@@ -384,6 +443,7 @@ vegeta do not report how late they sent; this measures it for them.
 | openload --net-http (-c 64) | ${HALF_LAG[openload-nethttp]} | not bisected | |
 | fortio 1.66.5 (-c 64 -uniform) | ${HALF_LAG[fortio]} | ${LAGMAX[fortio]} | $(ratio "${LAGMAX[fortio]}" "$CEIL") |
 | vegeta 12.13.0 (default workers) | ${HALF_LAG[vegeta]} | not bisected | |
+| bombardier 1.2.6 (-c 64 -r) | ${HALF_LAG[bombardier]} | not bisected | |
 
 In the same run at ${HALF}/s openload reported its own send delay p99 as
 ${SD_P99} ms: the arrival lag adds what happens after the send.
@@ -396,6 +456,57 @@ ${SD_P99} ms: the arrival lag adds what happens after the send.
 | fortio (-qps 1000 -c 64) | ${STALL_FO} | timed from the actual send |
 | vegeta (-rate 1000) | ${STALL_VE} | timed from the actual send |
 | wrk (closed loop, -c64) | ${STALL_WRK} | ${STALL_WRK_N} requests: closed loop, nothing is sent during a stall |
+
+## CPU per 1,000 requests at fractions of the ceiling
+
+Each tool paced at a share of wrk's ceiling (${CEIL}/s) for ${DUR} s, -c 64:
+user + system CPU seconds per 1,000 requests (openload's send delay p99 in
+brackets).
+
+| tool | 10 % | 25 % | 50 % | 75 % |
+| --- | ---: | ---: | ---: | ---: |
+| openload | ${FRAC["openload 10"]} (${FRAC_SD[10]} ms) | ${FRAC["openload 25"]} (${FRAC_SD[25]} ms) | ${FRAC["openload 50"]} (${FRAC_SD[50]} ms) | ${FRAC["openload 75"]} (${FRAC_SD[75]} ms) |
+| bombardier 1.2.6 | ${FRAC["bombardier 10"]} | ${FRAC["bombardier 25"]} | ${FRAC["bombardier 50"]} | ${FRAC["bombardier 75"]} |
+| fortio 1.66.5 | ${FRAC["fortio 10"]} | ${FRAC["fortio 25"]} | ${FRAC["fortio 50"]} | ${FRAC["fortio 75"]} |
+
+At 1,000/s for ${DUR} s: openload ${IDLE_OL} CPU-s (send delay p99
+${IDLE_OL_SD} ms); with the loop's sleep as it was before issue 35
+(\`OPENLOAD_NO_RAW_SLEEP=1\`: epoll_wait as an ordinary system call)
+${IDLE_OLB} CPU-s (p99 ${IDLE_OLB_SD} ms); bombardier ${IDLE_BO} CPU-s.
+
+## HTTP/2 with prior knowledge (h2c)
+
+The same target speaks h2c on the same port. h2load's closed loop (\`-c 4
+-m 32 -t 1\`: 4 connections of 32 streams) served ${H2CEIL}/s (${H2LOAD_CPU} CPU-s per 1,000,
+${H2LOAD_RSS} MB). openload \`--h2c -c 128 --max-streams 32\`, the same 4
+connections of 32 streams, on its event loop and with \`--net-http\`
+(x/net/http2's transport), ${DUR} s each; HTTP/1.1 (\`-c 64\`) at 10,000/s
+for the ratio. With one connection (\`-c 64\`, the target's limit being 250
+streams) Go's server reads and answers every stream of it in one
+goroutine, and that connection, not openload, sets the pace.
+
+| client | rate | CPU-s per 1,000 | send delay p99 (ms) | GC cycles | RSS (MB) | arrival lag p99 (ms) | served within 1 % |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |
+| openload --h2c (event loop) | 10,000 | ${H2ROW["openload-h2c 10000"]} |
+| openload --h2c (event loop) | 20,000 | ${H2ROW["openload-h2c 20000"]} |
+| openload --h2c (event loop) | 30,000 | ${H2ROW["openload-h2c 30000"]} |
+| openload --h2c --net-http | 10,000 | ${H2ROW["openload-h2c-nethttp 10000"]} |
+| openload --h2c --net-http | 20,000 | ${H2ROW["openload-h2c-nethttp 20000"]} |
+| openload --h2c --net-http | 30,000 | ${H2ROW["openload-h2c-nethttp 30000"]} |
+| openload (HTTP/1.1) | 10,000 | ${H2ROW["openload 10000"]} |
+
+openload --h2c's max rate on schedule (served within 1 %, send delay p99
+≤ 5 ms), by bisection: ${H2MAX}/s, ${G6} × h2load's ceiling.
+
+## Goals (issue 35), this run
+
+| goal | measured | ratio | |
+| --- | --- | ---: | --- |
+| h2c CPU per 1,000 ≤ 1.3 × HTTP/1.1's at 10k/s | ${H2CPU["openload-h2c 10000"]} vs ${H2CPU["openload 10000"]} | ${G5} | $(met "$G5 <= 1.3") |
+| h2c on schedule up to ≥ 0.9 × h2load's ceiling | ${H2MAX} vs ${H2CEIL} | ${G6} | $(met "$G6 >= 0.9") |
+| h2c: 0 GC cycles in a ${DUR} s run at 30k/s | ${G7} | | $(met "${G7:-1} == 0") |
+| CPU per 1,000 at 10 % of the ceiling ≤ bombardier's | ${FRAC["openload 10"]} vs ${FRAC["bombardier 10"]} | ${G8} | $(met "$G8 <= 1.0") |
+| send delay p99 ≤ 0.5 ms at 10 % of the ceiling | ${FRAC_SD[10]} ms | | $(met "${FRAC_SD[10]} <= 0.5") |
 
 ## Goals (issue 6), this run
 
@@ -451,6 +562,9 @@ openload -q --no-epoll -r RATE -d ${DUR}s -c 64 --drain 2s -o result.json $URL/ 
 openload -q --net-http -r RATE -d ${DUR}s -c 64 --drain 2s -o result.json $URL/   (the --net-http row)
 fortio load -quiet -qps RATE -uniform -t ${DUR}s -c 64 -json result.json $URL/
 echo "GET $URL/" | vegeta attack -rate RATE -duration ${DUR}s -output results.bin
+bombardier -c 64 -r RATE -d ${DUR}s -p r -o json $URL/
+h2load -c 4 -m 32 -t 1 -D ${DUR} $URL/                                  (the h2c ceiling)
+openload -q --h2c [--net-http] -r RATE -d ${DUR}s -c 128 --max-streams 32 --drain 2s -o result.json $URL/
 bench/target reset $URL; (the run); bench/target lag $URL RATE      (arrival lag, every run)
 bench/target serve -addr 127.0.0.1:$SPORT -stall-every 5s -stall-for 1s   (the stalling target)
 \`\`\`

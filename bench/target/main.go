@@ -117,7 +117,12 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	return http.Serve(ln, s)
+	// HTTP/1.1, and HTTP/2 with prior knowledge (h2c) on the same port,
+	// for the HTTP/2 rows.
+	srv := &http.Server{Handler: s, Protocols: new(http.Protocols)}
+	srv.Protocols.SetHTTP1(true)
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	return srv.Serve(ln)
 }
 
 func count(args []string) error {

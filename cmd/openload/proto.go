@@ -25,7 +25,7 @@ func (p *protoOptions) flags(fs *pflag.FlagSet, c *engine.Config) {
 	fs.BoolVar(&p.h2c, "h2c", false, "HTTP/2 without TLS, with prior knowledge (http URL; the built-in stub serves it too)")
 	fs.IntVar(&c.MaxStreams, "max-streams", 0, "HTTP/2: streams in flight per connection before another connection is opened (0 = the server's limit)")
 	fs.DurationVar(&c.DialTimeout, "dial-timeout", 0, "how long establishing a connection may take; 0: --timeout")
-	fs.BoolVar(&p.netHTTP, "net-http", false, "send plain-http HTTP/1.1 with net/http's transport instead of openload's lean path (the default: request serialised once, responses read in the worker; https, HTTP/2 and --follow-redirects always use net/http)")
+	fs.BoolVar(&p.netHTTP, "net-http", false, "send with net/http's transport (HTTP/2: x/net/http2's) instead of openload's own clients (the default: plain-http HTTP/1.1 serialised once, read by the event loop or the workers; HTTP/2 on the event loop on Linux; https HTTP/1.1 and --follow-redirects always use net/http)")
 	fs.BoolVar(&p.noEpoll, "no-epoll", false, "drive the lean client with a goroutine per connection instead of one epoll event loop (the default on Linux for open runs without retries or HEAD)")
 	fs.BoolVar(&p.fastHTTP1, "fast-http1", false, "deprecated: the lean path is the default")
 	_ = fs.MarkDeprecated("fast-http1", "the lean HTTP/1.1 path is the default now (--net-http turns it off)")
@@ -52,9 +52,7 @@ func (p *protoOptions) protocol(fs *pflag.FlagSet, u *url.URL) (string, error) {
 	case p.netHTTP && p.noEpoll:
 		return "", errors.New("--net-http and --no-epoll are exclusive: --no-epoll applies to the lean client, --net-http turns it off")
 	case p.noEpoll && (p.http2 || p.h2c):
-		return "", errors.New("--no-epoll applies to the HTTP/1.1 lean client: HTTP/2 always uses net/http and x/net/http2; drop --no-epoll")
-	case p.netHTTP && (p.http2 || p.h2c):
-		return "", errors.New("--net-http chooses the HTTP/1.1 client: HTTP/2 always uses net/http and x/net/http2; drop --net-http")
+		return "", errors.New("--no-epoll applies to the HTTP/1.1 lean client: HTTP/2 runs on the event loop or, with --net-http, on x/net/http2's transport")
 	case p.http2 && u == nil:
 		return "", errors.New("--http2 needs an https URL: the built-in stub has no TLS (use --h2c for HTTP/2 with it)")
 	case p.http2:

@@ -22,7 +22,9 @@
 // the kernel for a short scheduler slice, so that it runs soon after it
 // wakes on cores the server under test shares. The words stay the same:
 // the connections are the in-flight limit, and waiting for one is send
-// delay.
+// delay. HTTP/2 (h2c and TLS) has an event loop of its own on the same
+// terms (h2loop_linux.go): streams over a few connections, frames by
+// x/net/http2's Framer and hpack.
 //
 // A request's sent time is taken when it has a connection in hand, just
 // before it is written (with net/http: when the transport hands it one,
@@ -120,7 +122,9 @@ type Config struct {
 	Lean bool
 	// Epoll drives the lean client with one event loop instead of a
 	// goroutine per connection, where that applies: Linux, open runs,
-	// no HEAD, no retries (epoll_linux.go).
+	// no HEAD, no retries (epoll_linux.go); and HTTP/2 on an event loop
+	// of its own instead of x/net/http2's transport: Linux, open runs,
+	// no retries, no redirects followed (h2loop_linux.go).
 	Epoll bool
 	// Retry is the retry policy (package retry; retry.go sends the
 	// retries); the zero value retries nothing.
@@ -243,7 +247,10 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 
 	var wg sync.WaitGroup
 	dispatchDone := make(chan struct{})
-	if l := newEpollLoop(g, s, &stats, dispatchDone); l != nil {
+	if l := newH2Loop(g, s, &stats, dispatchDone); l != nil { // h2loop_linux.go
+		stats.Client = ClientEpoll
+		l.start(ctx, &wg)
+	} else if l := newEpollLoop(g, s, &stats, dispatchDone); l != nil {
 		stats.Client = ClientEpoll
 		l.start(ctx, &wg)
 	} else {
@@ -303,6 +310,7 @@ func begin(ctx context.Context, cfg Config, rec *recorder.Recorder, stats *Stats
 
 // release closes the run's connections and its drain context.
 func (g *generator) release() {
+	closeH2Warm(g) // not adopted: the loop did not start
 	g.disconnect()
 	g.drainCancel(nil)
 }
@@ -458,6 +466,7 @@ type generator struct {
 	client *http.Client   // nil on the lean path
 	lean   *leanTransport // the lean HTTP/1.1 path, or nil (lean.go)
 	warm   chan *leanConn // connections opened before the start (predial.go)
+	h2warm []h2news       // the HTTP/2 loop's, opened before the start (h2loop_linux.go)
 	start  time.Time
 	due    chan item
 	sink   sink   // records on their way to the recorder (sink.go)

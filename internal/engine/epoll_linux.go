@@ -154,7 +154,8 @@ type epollLoop struct {
 	lentSh       *shard // records of lent exchanges
 	out          int    // goroutines (dials, lent exchanges) that have not reported
 
-	waited atomic.Int64 // ns spent waiting in epoll_wait, for the run's self-monitoring
+	waited   atomic.Int64 // ns spent waiting in epoll_wait, for the run's self-monitoring
+	rawSleep bool         // sleep in a raw epoll_wait (see blockingEpollWait)
 
 	mu      sync.Mutex
 	closed  bool   // efd is closed: no more wake-ups
@@ -197,7 +198,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 	}
 	l := &epollLoop{g: g, t: t, w: g.newWorker(), stats: stats, dispatched: dispatched, s: s,
 		ep: ep, tfd: tfd, efd: efd, slots: make([]slot, g.cfg.Connections), armed: -1, nextCheck: never,
-		events: make([]unix.EpollEvent, 256), discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard()}
+		events: make([]unix.EpollEvent, 256), discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard(), rawSleep: rawSleepOK()}
 	l.ts.sh = l.w.shard
 	for i := range l.slots {
 		l.slots[i].fd = -1
@@ -371,7 +372,7 @@ func (l *epollLoop) run(ctx context.Context) {
 				timeout = int(min((wake-now+time.Millisecond-1)/time.Millisecond, 3600_000))
 			}
 		}
-		n, err := l.wait(timeout)
+		n, err := l.wait(timeout, l.rawSleep && wake-now <= rawSleepMax)
 		if err == unix.EINTR {
 			continue
 		}
@@ -428,7 +429,7 @@ func (l *epollLoop) event(ev unix.EpollEvent) {
 }
 
 // wait waits for events and returns how many are in l.events.
-func (l *epollLoop) wait(timeout int) (int, error) {
+func (l *epollLoop) wait(timeout int, raw bool) (int, error) {
 	if testEpollWait != nil {
 		return testEpollWait(l.ep, l.events, timeout)
 	}
@@ -436,7 +437,7 @@ func (l *epollLoop) wait(timeout int) (int, error) {
 		return n, nil
 	}
 	before := l.g.since()
-	n, err := unix.EpollWait(l.ep, l.events, timeout)
+	n, err := blockingEpollWait(l.ep, l.events, timeout, raw)
 	l.waited.Add(int64(l.g.since() - before))
 	return n, err
 }
@@ -982,6 +983,49 @@ func rawIO(trap uintptr, fd int, p []byte) (int, error) {
 	}
 	return int(r), nil
 }
+
+// Sleeping without a system call's bookkeeping.
+//
+// A goroutine that blocks in a system call made the usual way keeps its
+// processor (P) in the system call, and the runtime's monitor thread
+// (sysmon) takes it back whenever other goroutines want to run: at every
+// tick of the recorder goroutine, for instance. Each take-back also
+// resets sysmon's own sleep to 20 µs, and it then wakes some sixty times
+// before it sleeps 10 ms again. At 1,000 requests a second that was
+// about 1,600 of sysmon's wake-ups a second, more than the loop's own, and
+// a third of openload's context switches and CPU (docs/BENCHMARKS.md,
+// "Issue 35"). So where there is a processor to spare (GOMAXPROCS ≥
+// 2), the loop sleeps in epoll_wait(2) as a raw system call, as if it
+// were running: the runtime leaves its processor alone, and the other
+// goroutines run on the others. What the runtime needs of a running
+// goroutine it still gets: to preempt it, or to stop the world for the
+// garbage collector, it signals the thread, epoll_wait returns EINTR, and
+// the loop reaches a preemption point at its next call; sysmon does so
+// every 10 ms of sleep. A sleep longer than rawSleepMax (or without an
+// end: nothing is due, the loop waits for answers) is made the ordinary
+// way: its P is taken back once, where a raw one would be preempted every
+// 10 ms, and at a few requests a second that cost more than it saved.
+
+// rawSleepMax is the longest sleep a loop makes raw.
+const rawSleepMax = 10 * time.Millisecond
+
+// blockingEpollWait is epoll_wait(2) on ep for up to msec ms (-1: until
+// an event), raw when raw is set (see above).
+func blockingEpollWait(ep int, events []unix.EpollEvent, msec int, raw bool) (int, error) {
+	if !raw {
+		return unix.EpollWait(ep, events, msec)
+	}
+	r, _, e := syscall.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(unsafe.SliceData(events))), uintptr(len(events)), uintptr(msec), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// rawSleepOK reports whether a loop may sleep raw: there is a processor
+// besides its own, and OPENLOAD_NO_RAW_SLEEP is not set (it restores the
+// ordinary sleep, to measure the difference).
+func rawSleepOK() bool { return runtime.GOMAXPROCS(0) >= 2 && os.Getenv("OPENLOAD_NO_RAW_SLEEP") == "" }
 
 // rawEpollWait is epoll_wait(2) on ep with a zero timeout, made as
 // epoll_pwait(2) without a signal mask, which every Linux architecture has

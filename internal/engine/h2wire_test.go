@@ -71,77 +71,79 @@ var h2Protocols = []struct {
 // against x/net/http2's Server, plain and in its failure cases, and
 // asks wire.attempts to equal the streams the server processed.
 func TestH2WireCounts(t *testing.T) {
-	for _, p := range h2Protocols {
-		t.Run(p.name, func(t *testing.T) {
-			for _, tc := range []struct {
-				name  string
-				opts  h2JudgeOpts
-				cfg   Config
-				burst bool // bursts of 20 every 50 ms, not a constant 400/s
-				// what must have happened for the case to test anything
-				check func(t *testing.T, j *h2Judge, rec *recorder.Recorder)
-			}{
-				{"answered", h2JudgeOpts{}, Config{}, false, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
-					if c := rec.Counts(); c.Completed != c.Scheduled {
-						t.Errorf("counts %+v: want all completed", c)
-					}
-				}},
-				{"reset", h2JudgeOpts{abortEvery: 4}, Config{}, false, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
-					if c := rec.Counts(); c.Errors != c.Scheduled/4 || rec.ErrorKinds()["reset"] != c.Errors {
-						t.Errorf("counts %+v, kinds %v: want a quarter reset", c, rec.ErrorKinds())
-					}
-				}},
-				// Every request times out, its HEADERS long written.
-				{"timeout", h2JudgeOpts{hold: 150 * time.Millisecond}, Config{Timeout: 50 * time.Millisecond, Connections: 64}, false, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
-					if c := rec.Counts(); c.Timeouts != c.Scheduled {
-						t.Errorf("counts %+v: want all timed out", c)
-					}
-				}},
-				// Two streams a connection, bursts of 20 for 16 workers,
-				// and the server's SETTINGS late: a new connection takes
-				// streams before they arrive, and x/net's Server refuses
-				// those past the second (REFUSED_STREAM, until its
-				// SETTINGS are acknowledged).
-				{"refused", h2JudgeOpts{maxStreams: 2, hold: 5 * time.Millisecond, settingsDelay: 10 * time.Millisecond}, Config{}, true, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
-					if j.refused.Load() == 0 {
-						t.Errorf("no stream was refused")
-					}
-					if c := rec.Counts(); c.Completed != c.Scheduled {
-						t.Errorf("counts %+v: want all completed (a refused stream is re-sent)", c)
-					}
-				}},
-				// Bursts put streams on the wire while a GOAWAY is on its way:
-				// x/net's Server discards them, the client sends them again.
-				{"goaway", h2JudgeOpts{goAwayAfter: 40, hold: time.Millisecond}, Config{MaxStreams: 4}, true, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
-					if j.goAways.Load() < 5 {
-						t.Errorf("%d connections shut down, want at least 5", j.goAways.Load())
-					}
-					if c := rec.Counts(); c.Completed != c.Scheduled {
-						t.Errorf("counts %+v: want all completed (a stream past GOAWAY is re-sent)", c)
-					}
-				}},
-			} {
-				t.Run(tc.name, func(t *testing.T) {
-					tc.opts.tls = p.tls
-					j := newH2Judge(t, tc.opts)
-					cfg := tc.cfg
-					cfg.Protocol, cfg.TLS = p.proto, j.TLS
-					var s schedule.Schedule = schedule.NewConstant(400, time.Second)
-					if tc.burst {
-						s = &bursts{n: 20, every: 50 * time.Millisecond, total: 400}
-					}
-					rec, _ := h2Run(t, j.URL, cfg, s)
-					checkIdentity(t, rec, 400)
-					if w, read := rec.Wire().Attempts, j.read.Load(); w != read {
-						t.Errorf("wire.attempts %d, the server processed %d streams (refused %d)", w, read, j.refused.Load())
-					}
-					tc.check(t, j, rec)
-					t.Logf("server read %d streams and processed %d (refused %d; GOAWAYs %d); counts %+v",
-						j.streams.Load(), j.read.Load(), j.refused.Load(), j.goAways.Load(), rec.Counts())
-				})
-			}
-		})
-	}
+	forH2Clients(t, func(t *testing.T, epoll bool) {
+		for _, p := range h2Protocols {
+			t.Run(p.name, func(t *testing.T) {
+				for _, tc := range []struct {
+					name  string
+					opts  h2JudgeOpts
+					cfg   Config
+					burst bool // bursts of 20 every 50 ms, not a constant 400/s
+					// what must have happened for the case to test anything
+					check func(t *testing.T, j *h2Judge, rec *recorder.Recorder)
+				}{
+					{"answered", h2JudgeOpts{}, Config{}, false, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
+						if c := rec.Counts(); c.Completed != c.Scheduled {
+							t.Errorf("counts %+v: want all completed", c)
+						}
+					}},
+					{"reset", h2JudgeOpts{abortEvery: 4}, Config{}, false, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
+						if c := rec.Counts(); c.Errors != c.Scheduled/4 || rec.ErrorKinds()["reset"] != c.Errors {
+							t.Errorf("counts %+v, kinds %v: want a quarter reset", c, rec.ErrorKinds())
+						}
+					}},
+					// Every request times out, its HEADERS long written.
+					{"timeout", h2JudgeOpts{hold: 150 * time.Millisecond}, Config{Timeout: 50 * time.Millisecond, Connections: 64}, false, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
+						if c := rec.Counts(); c.Timeouts != c.Scheduled {
+							t.Errorf("counts %+v: want all timed out", c)
+						}
+					}},
+					// Two streams a connection, bursts of 20 for 16 workers,
+					// and the server's SETTINGS late: a new connection takes
+					// streams before they arrive, and x/net's Server refuses
+					// those past the second (REFUSED_STREAM, until its
+					// SETTINGS are acknowledged).
+					{"refused", h2JudgeOpts{maxStreams: 2, hold: 5 * time.Millisecond, settingsDelay: 10 * time.Millisecond}, Config{}, true, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
+						if j.refused.Load() == 0 {
+							t.Errorf("no stream was refused")
+						}
+						if c := rec.Counts(); c.Completed != c.Scheduled {
+							t.Errorf("counts %+v: want all completed (a refused stream is re-sent)", c)
+						}
+					}},
+					// Bursts put streams on the wire while a GOAWAY is on its way:
+					// x/net's Server discards them, the client sends them again.
+					{"goaway", h2JudgeOpts{goAwayAfter: 40, hold: time.Millisecond}, Config{MaxStreams: 4}, true, func(t *testing.T, j *h2Judge, rec *recorder.Recorder) {
+						if j.goAways.Load() < 5 {
+							t.Errorf("%d connections shut down, want at least 5", j.goAways.Load())
+						}
+						if c := rec.Counts(); c.Completed != c.Scheduled {
+							t.Errorf("counts %+v: want all completed (a stream past GOAWAY is re-sent)", c)
+						}
+					}},
+				} {
+					t.Run(tc.name, func(t *testing.T) {
+						tc.opts.tls = p.tls
+						j := newH2Judge(t, tc.opts)
+						cfg := tc.cfg
+						cfg.Protocol, cfg.TLS, cfg.Epoll = p.proto, j.TLS, epoll
+						var s schedule.Schedule = schedule.NewConstant(400, time.Second)
+						if tc.burst {
+							s = &bursts{n: 20, every: 50 * time.Millisecond, total: 400}
+						}
+						rec, _ := h2Run(t, j.URL, cfg, s)
+						checkIdentity(t, rec, 400)
+						if w, read := rec.Wire().Attempts, j.read.Load(); w != read {
+							t.Errorf("wire.attempts %d, the server processed %d streams (refused %d)", w, read, j.refused.Load())
+						}
+						tc.check(t, j, rec)
+						t.Logf("server read %d streams and processed %d (refused %d; GOAWAYs %d); counts %+v",
+							j.streams.Load(), j.read.Load(), j.refused.Load(), j.goAways.Load(), rec.Counts())
+					})
+				}
+			})
+		}
+	})
 }
 
 // TestH2WireCountsRawServer runs openload against rawH2, which refuses,
@@ -150,26 +152,28 @@ func TestH2WireCounts(t *testing.T) {
 // while x/net waits to send a twice refused stream again: their refused
 // attempts must not count either.
 func TestH2WireCountsRawServer(t *testing.T) {
-	for _, p := range h2Protocols {
-		t.Run(p.name, func(t *testing.T) {
-			s := newRawH2(t, p.tls, 3, 5, 25)
-			cfg := Config{Protocol: p.proto, TLS: s.TLS, Timeout: 300 * time.Millisecond, MaxStreams: 4}
-			rec, _ := h2Run(t, s.URL, cfg, schedule.NewConstant(400, time.Second))
-			c := checkIdentity(t, rec, 400)
-			read, refused, above := s.read.Load(), s.refused.Load(), s.above.Load()
-			if w := rec.Wire().Attempts; w != read {
-				t.Errorf("wire.attempts %d, the server processed %d streams (refused %d, %d past GOAWAY)", w, read, refused, above)
-			}
-			if refused == 0 || above == 0 || read == s.answered.Load() {
-				t.Errorf("refused %d, past GOAWAY %d, reset %d: the server did not do all it should", refused, above, read-s.answered.Load())
-			}
-			if c.Completed != s.answered.Load() {
-				t.Errorf("%d completed, the server answered %d", c.Completed, s.answered.Load())
-			}
-			t.Logf("server processed %d (answered %d), refused %d, %d past GOAWAY; counts %+v, kinds %v",
-				read, s.answered.Load(), refused, above, c, rec.ErrorKinds())
-		})
-	}
+	forH2Clients(t, func(t *testing.T, epoll bool) {
+		for _, p := range h2Protocols {
+			t.Run(p.name, func(t *testing.T) {
+				s := newRawH2(t, p.tls, 3, 5, 25)
+				cfg := Config{Protocol: p.proto, TLS: s.TLS, Timeout: 300 * time.Millisecond, MaxStreams: 4, Epoll: epoll}
+				rec, _ := h2Run(t, s.URL, cfg, schedule.NewConstant(400, time.Second))
+				c := checkIdentity(t, rec, 400)
+				read, refused, above := s.read.Load(), s.refused.Load(), s.above.Load()
+				if w := rec.Wire().Attempts; w != read {
+					t.Errorf("wire.attempts %d, the server processed %d streams (refused %d, %d past GOAWAY)", w, read, refused, above)
+				}
+				if refused == 0 || above == 0 || read == s.answered.Load() {
+					t.Errorf("refused %d, past GOAWAY %d, reset %d: the server did not do all it should", refused, above, read-s.answered.Load())
+				}
+				if c.Completed != s.answered.Load() {
+					t.Errorf("%d completed, the server answered %d", c.Completed, s.answered.Load())
+				}
+				t.Logf("server processed %d (answered %d), refused %d, %d past GOAWAY; counts %+v, kinds %v",
+					read, s.answered.Load(), refused, above, c, rec.ErrorKinds())
+			})
+		}
+	})
 }
 
 // bursts is a schedule of total requests, n at once every every, from 0.

@@ -70,9 +70,13 @@ func predialCount(conns int, requests float64) int {
 }
 
 // predial opens up to want connections of the lean client, before the
-// clock starts, and keeps them for the workers (takeWarm). It does
-// nothing on other clients.
+// clock starts, and keeps them for the workers (takeWarm); on the HTTP/2
+// event loop, the few connections its first streams take (predialH2). It
+// does nothing on other clients.
 func (g *generator) predial(want int) Predial {
+	if p, ok := g.predialH2(want); ok { // h2loop_linux.go
+		return p
+	}
 	p := Predial{Wanted: want}
 	if g.lean == nil || want <= 0 {
 		p.Wanted = 0
