@@ -55,13 +55,17 @@ TIMINGS=$OUT/timings.txt
 
 now() { date +%s.%N; }
 
-# stage NAME CMD...: run CMD, print and record how long it took.
+# stage NAME CMD...: run CMD, print and record how long it took. CMD runs
+# in a subshell of its own, in the background and waited for, so that
+# set -e holds inside it (in "CMD || ..." bash would ignore it) and its
+# first failing command ends the stage.
 stage() {
 	local name=$1 t0 t1 rc=0
 	shift
 	echo "== $name"
 	t0=$(now)
-	"$@" || rc=$?
+	("$@") &
+	wait $! || rc=$?
 	t1=$(now)
 	printf '%-36s %7.1f s%s\n' "$name" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" \
 		"$([ $rc = 0 ] || echo "  FAILED (exit $rc)")" | tee -a "$TIMINGS"
@@ -76,7 +80,7 @@ die() {
 
 # ---------------------------------------------------------------- install
 
-PACKAGES=(etcd-server containerd runc containernetworking-plugins iptables conntrack
+PACKAGES=(etcd-server containerd runc containernetworking-plugins iptables nftables conntrack
 	iproute2 openssl jq curl ca-certificates)
 
 do_install() {
@@ -200,6 +204,7 @@ record_before() {
 	ls /run/netns 2>/dev/null >"$BEFORE/netns" || true
 	iptables-save >"$BEFORE/iptables" 2>/dev/null || true
 	ip6tables-save >"$BEFORE/ip6tables" 2>/dev/null || true
+	nft list tables >"$BEFORE/nft" 2>/dev/null || true
 	ip -o link show | awk -F': ' '{ print $2 }' | sed 's/@.*//' >"$BEFORE/links"
 	touch "$BEFORE/done"
 }
@@ -558,6 +563,199 @@ do_up() {
 	stage "up: coredns" do_dns
 }
 
+# ---------------------------------------------------------------- test
+
+OPENLOAD=${OPENLOAD:-$OUT/bin/openload}
+URL=http://openload-stub:8080/predict
+RATE=${OPENLOAD_E2E_RATE:-2000}
+DURATION=${OPENLOAD_E2E_DURATION:-20}
+SHARDS=4
+CONNS=${OPENLOAD_E2E_CONNECTIONS:-256} # each shard's -c
+SHARD_CPU=${OPENLOAD_E2E_SHARD_CPU:-200m} # 4 shards + the stub's 1 CPU + CoreDNS fit in 2
+FAILED=()
+
+check() { # check NAME CMD...: a stage whose failure is recorded, not fatal
+	stage "check: $1" "${@:2}" || FAILED+=("$1")
+}
+
+stub_stats() { kc get --raw "/api/v1/namespaces/$NS/services/openload-stub:http/proxy/stats"; }
+
+# The network namespace of the stub's pod, for ss and nstat inside it.
+stub_pid() {
+	local id
+	id=$(kc get pod -l app.kubernetes.io/name=openload-stub -o jsonpath='{.items[0].status.containerStatuses[0].containerID}')
+	ctr_ tasks ls | awk -v id="${id#containerd://}" '$1 == id { print $2 }'
+}
+
+# counters NAME: the host's conntrack and TCP counters and the stub's, to
+# $OUT/NAME.counters, for the resets: what the kernel dropped or reset.
+counters() {
+	local f=$OUT/$1.counters pid
+	pid=$(stub_pid)
+	{
+		echo "# conntrack -S"
+		conntrack -S 2>/dev/null | tr -s ' \t' '\n\n' | grep = |
+			awk -F= '{ s[$1] += $2 } END { for (k in s) print "conntrack." k, s[k] }' | sort || true
+		echo "# nstat -az (host: every process on the machine, not the cluster's alone)"
+		nstat -saz 2>/dev/null | awk 'NR > 1 && $1 !~ /^#/ { print "host." $1, $2 }' || true
+		if [ -n "$pid" ]; then
+			echo "# nstat -az (stub pod)"
+			nsenter -t "$pid" -n nstat -saz 2>/dev/null | awk 'NR > 1 && $1 !~ /^#/ { print "stub." $1, $2 }' || true
+			echo "# ss -lnt (stub pod)"
+			nsenter -t "$pid" -n ss -lnt 2>/dev/null | sed 's/^/# /' || true
+		fi
+	} >"$f"
+}
+
+# counters_delta A B: what changed between two snapshots, the TCP and
+# conntrack counters that say why a connection was reset.
+counters_delta() {
+	join <(grep -v '^#' "$OUT/$1.counters" | sort) <(grep -v '^#' "$OUT/$2.counters" | sort) |
+		awk '$3 != $2 { printf "%s %d\n", $1, $3 - $2 }' |
+		grep -Ei 'conntrack\.(insert_failed|drop|early_drop|invalid|error)|Reset|Abort|Overflow|ListenDrop|AttemptFail|EstabReset|OutRsts|InErrs|Retrans|SynRetrans|TW' || true
+}
+
+check_manifests() {
+	local f rc=0
+	for f in job stub results; do
+		kc apply --dry-run=server --validate=strict -f "$REPO/deploy/kubernetes/$f.yaml" >"$OUT/dry-run-$f.txt" 2>&1 || rc=1
+		sed 's/^/   /' "$OUT/dry-run-$f.txt"
+	done
+	return $rc
+}
+
+check_stub() {
+	kc apply -f "$REPO/deploy/kubernetes/stub.yaml" >/dev/null
+	kc rollout status deployment/openload-stub --timeout=120s >/dev/null
+	stub_stats | jq -e .total >/dev/null
+}
+
+# k8s_run OUTNAME ARGS...: `openload k8s run` of this repository, its
+# output in $OUT/OUTNAME.txt and its exit code in $OUT/OUTNAME.rc.
+k8s_run() {
+	local name=$1 rc=0
+	shift
+	"$OPENLOAD" k8s run --kubectl "$KUBECTL" --namespace "$NS" --image openload:dev \
+		--cpu "$SHARD_CPU" --memory 128Mi "$@" >"$OUT/$name.txt" 2>&1 || rc=$?
+	echo $rc >"$OUT/$name.rc"
+	return $rc
+}
+
+check_run() {
+	local before after rc=0 m=$OUT/merged.json
+	before=$(stub_stats | jq .total)
+	counters before
+	k8s_run run-4 --shards $SHARDS --keep -o "$m" -r "$RATE" -d "${DURATION}s" -c "$CONNS" "$URL" || rc=$?
+	sleep 1
+	after=$(stub_stats | jq .total)
+	counters after
+	sed 's/^/   /' "$OUT/run-4.txt"
+	[ $rc = 0 ] || { log "openload k8s run exited $rc"; return 1; }
+	local job succeeded scheduled expected attempts sent unanswered read
+	job=$(kc get jobs --sort-by=.metadata.creationTimestamp -o name | tail -1)
+	succeeded=$(kc get "$job" -o jsonpath='{.status.succeeded}')
+	scheduled=$(jq .counts.scheduled "$m")
+	expected=$((RATE * DURATION))
+	attempts=$(jq '.wire.attempts // .counts.sent' "$m")
+	unanswered=$(jq '(.wire.unanswered_closed // 0) + (.wire.unanswered_silent // 0)' "$m")
+	sent=$(jq .counts.sent "$m")
+	log "$job: $succeeded of $SHARDS succeeded"
+	log "merged: scheduled $scheduled (schedule: $RATE/s × ${DURATION}s = $expected), sent $sent, attempts $attempts (re-sends $(jq '.wire.resends // 0' "$m"))"
+	log "stub /stats total: $before → $after: $((after - before)) requests read"
+	log "merged error kinds: $(jq -c .error_kinds "$m"), status $(jq -c .status "$m")"
+	log "counters that moved during the run:"
+	counters_delta before after | sed 's/^/     /'
+	rc=0
+	[ "$succeeded" = $SHARDS ] || { log "FAIL: the Job completed $succeeded of $SHARDS"; rc=1; }
+	[ "$scheduled" = $expected ] || { log "FAIL: scheduled $scheduled, not the schedule's $expected"; rc=1; }
+	# Every attempt written was read, unless the server closed its
+	# connection first (wire.unanswered_closed, a reset) or never answered
+	# (unanswered_silent): then attempts − those ≤ read ≤ attempts.
+	read=$((after - before))
+	if [ "$unanswered" = 0 ]; then
+		[ "$read" = "$attempts" ] || { log "FAIL: the stub read $read, openload counts $attempts attempts"; rc=1; }
+	else
+		log "$unanswered attempts got no answer: the stub may not have read them"
+		[ "$read" -le "$attempts" ] && [ "$read" -ge $((attempts - unanswered)) ] ||
+			{ log "FAIL: the stub read $read, outside openload's $((attempts - unanswered))…$attempts"; rc=1; }
+	fi
+	kc delete "$job" --wait=false >/dev/null 2>&1 || true
+	return $rc
+}
+
+# check_deleted NAME [--partial]: shard 2's pod deleted while the run is
+# on. The run must name the pod and the shard and never exit 130; without
+# --partial it refuses the merge (exit 3), with it the merged result holds
+# the other three shards and says which is missing.
+check_deleted() {
+	local name=$1 partial=${2:-} rc=0 pod start now i
+	local args=(--shards $SHARDS --keep ${partial:+"$partial"} -r "$RATE" -d "${DURATION}s" -c "$CONNS" -o "$OUT/$name.json" "$URL")
+	rm -f "$OUT/$name.json"
+	k8s_run "$name" "${args[@]}" &
+	local runner=$!
+	# shard 2's pod of this run: running, then 40% into its schedule
+	for i in $(seq 240); do
+		pod=$(kc get pods -l batch.kubernetes.io/job-completion-index=2 --field-selector=status.phase=Running \
+			--sort-by=.metadata.creationTimestamp -o name 2>/dev/null | tail -1) || true
+		[ -n "$pod" ] && ! grep -qx "$pod" "$OUT/deleted-pods" 2>/dev/null && break
+		pod=
+		sleep 0.5
+	done
+	[ -n "$pod" ] || { log "FAIL: shard 2's pod never ran"; wait $runner || true; return 1; }
+	echo "$pod" >>"$OUT/deleted-pods"
+	start=$(kc get "$pod" -o json | jq -r '[.spec.containers[0].env[]? | select(.name == "START_AT") | .value][0]')
+	start=$(date -d "$start" +%s)
+	now=$(date +%s)
+	i=$((start - now + DURATION * 2 / 5))
+	[ $i -le 0 ] || sleep $i
+	log "deleting $pod at $(date -u +%T), $((DURATION * 2 / 5)) s into the run's ${DURATION} s"
+	kc delete "$pod" --wait=false >/dev/null
+	wait $runner || true
+	rc=$(cat "$OUT/$name.rc")
+	if [ -n "$partial" ]; then
+		sed 's/^/   /' "$OUT/$name.txt" | grep -v -e '│' -e '┌' -e '└' -e '├' || true
+	else
+		sed 's/^/   /' "$OUT/$name.txt"
+	fi
+	log "exit code $rc"
+	local ok=0 podname=${pod#pod/} job
+	[ "$rc" != 130 ] || { log "FAIL: exit 130"; ok=1; }
+	grep -q "$podname" "$OUT/$name.txt" || { log "FAIL: the output does not name $podname"; ok=1; }
+	grep -q 'shard 2/4' "$OUT/$name.txt" || { log "FAIL: the output does not name shard 2/4"; ok=1; }
+	if [ -z "$partial" ]; then
+		[ "$rc" != 0 ] || { log "FAIL: exit 0 without shard 2"; ok=1; }
+	else
+		local sch want=$((RATE * DURATION * 3 / 4))
+		sch=$(jq .counts.scheduled "$OUT/$name.json" 2>/dev/null) || sch=none
+		log "--partial: merged scheduled $sch (three shards of four: $want)"
+		[ "$sch" = "$want" ] || { log "FAIL: --partial merged $sch scheduled, not $want"; ok=1; }
+	fi
+	job=$(kc get "$pod" -o jsonpath='{.metadata.labels.batch\.kubernetes\.io/job-name}' 2>/dev/null) || true
+	[ -z "$job" ] || kc delete job "$job" --wait=false >/dev/null 2>&1 || true
+	kc delete jobs -l app.kubernetes.io/name=openload --wait=false >/dev/null 2>&1 || true
+	return $ok
+}
+
+do_test() {
+	FAILED=()
+	rm -f "$OUT/deleted-pods"
+	kc get ns "$NS" >/dev/null 2>&1 || kc create ns "$NS" >/dev/null
+	# The restricted Pod Security level, as the README says the manifests meet
+	kc label --overwrite ns "$NS" pod-security.kubernetes.io/enforce=restricted >/dev/null
+	kc wait --for=create serviceaccount/default --timeout=30s >/dev/null
+	check "manifests (dry-run=server)" check_manifests
+	check "stub up" check_stub
+	check "4 shards: Job, counts, stub" check_run
+	check "a deleted shard pod" check_deleted run-deleted
+	check "a deleted shard pod, --partial" check_deleted run-partial --partial
+	if [ ${#FAILED[@]} = 0 ]; then
+		echo "e2e: all checks passed"
+	else
+		echo "e2e: FAILED: ${FAILED[*]}"
+		return 1
+	fi
+}
+
 # ---------------------------------------------------------------- down
 
 # Every step below is safe to run again and on a cluster half up: down
@@ -641,13 +839,29 @@ down_mounts() {
 
 down_network() {
 	local l
-	ip link show "$BRIDGE" >/dev/null 2>&1 && ip link delete "$BRIDGE"
-	# veths the bridge had whose pod namespace went first
-	for l in $(ip -o link show type veth 2>/dev/null | awk -F': ' '{ print $2 }' | sed 's/@.*//'); do
-		grep -qx "$l" "$BEFORE/links" 2>/dev/null || ip link delete "$l" 2>/dev/null || true
+	# veths still on the bridge (their pod's namespace was deleted first
+	# or not at all), then the bridge
+	for l in $(ip -o link show master "$BRIDGE" 2>/dev/null | awk -F': ' '{ print $2 }' | sed 's/@.*//'); do
+		ip link delete "$l" 2>/dev/null || true
 	done
+	if ip link show "$BRIDGE" >/dev/null 2>&1; then ip link delete "$BRIDGE" || true; fi
 	down_iptables iptables
 	down_iptables ip6tables
+	down_nft
+}
+
+# The nftables tables that iptables-nft made for the rules above (ip nat,
+# ip6 filter...), and kube-proxy's own, if they were not there before and
+# hold no rule now.
+down_nft() {
+	local fam name
+	command -v nft >/dev/null && [ -e "$BEFORE/nft" ] || return 0
+	nft list tables 2>/dev/null | while read -r _ fam name; do
+		grep -qx "table $fam $name" "$BEFORE/nft" && continue
+		# a rule's line ends with its handle; tables' and chains' lines open a brace
+		nft -a list table "$fam" "$name" 2>/dev/null | grep '# handle' | grep -qv '{' && continue
+		nft delete table "$fam" "$name" 2>/dev/null || true
+	done
 }
 
 # down_iptables iptables|ip6tables: remove the rules and chains that are
@@ -696,7 +910,7 @@ down_sysctls() {
 	[ -s "$BEFORE/sysctl" ] || return 0
 	while IFS=$'\t' read -r k v; do
 		cur=$(sysctl -n "$k" 2>/dev/null) || continue
-		[ "$cur" = "$v" ] || { sysctl -qw "$k=$v" && log "sysctl $k: $cur → $v"; }
+		[ "$cur" = "$v" ] || { sysctl -qw "$k=$v" && log "sysctl $k: $cur → $v" || true; }
 	done <"$BEFORE/sysctl"
 }
 
@@ -721,10 +935,19 @@ down_check() {
 	ip link show "$BRIDGE" >/dev/null 2>&1 && { log "still there: $BRIDGE"; bad=1; }
 	ls -d /sys/fs/cgroup/*/"$NODE" 2>/dev/null | grep -q . && { log "still there: cgroups /$NODE"; bad=1; }
 	grep -qE " ($STATE|$RUNDIR)/" /proc/self/mountinfo && { log "still mounted under $STATE or $RUNDIR"; bad=1; }
-	if [ -e "$BEFORE/iptables" ]; then
-		diff <(grep -v '^#' "$BEFORE/iptables" | sed 's/\[[0-9:]*\]//') \
-			<(iptables-save | grep -v '^#' | sed 's/\[[0-9:]*\]//') >"$OUT/iptables.diff" &&
-			log "iptables: as before" || log "iptables: differs from before up ($OUT/iptables.diff)"
+	local t
+	for t in iptables ip6tables; do
+		[ -e "$BEFORE/$t" ] || continue
+		if diff <(grep -v '^#' "$BEFORE/$t" | sed 's/\[[0-9:]*\]//') \
+			<($t-save 2>/dev/null | grep -v '^#' | sed 's/\[[0-9:]*\]//') >"$OUT/$t.diff"; then
+			log "$t: as before up"
+		else
+			log "$t: differs from before up ($OUT/$t.diff)"
+		fi
+	done
+	if [ -e "$BEFORE/nft" ] && command -v nft >/dev/null; then
+		diff "$BEFORE/nft" <(nft list tables 2>/dev/null) >"$OUT/nft.diff" &&
+			log "nftables tables: as before up" || log "nftables tables: differ from before up ($OUT/nft.diff)"
 	fi
 	return $bad
 }
@@ -754,14 +977,36 @@ do_down() {
 
 # ---------------------------------------------------------------- main
 
+do_all() {
+	local t0
+	t0=$(now)
+	if [ "${OPENLOAD_E2E_KEEP:-}" != 1 ]; then
+		trap 'stage down do_down || true; summary "$t0"' EXIT
+	else
+		trap 'summary "$t0"; echo "e2e: the cluster is up: $0 down removes it"' EXIT
+	fi
+	stage install do_install
+	do_build
+	do_up
+	do_test
+}
+
+summary() {
+	echo "== timings (also in $TIMINGS)"
+	cat "$TIMINGS"
+	printf '%-36s %7.1f s\n' total "$(awk -v a="$1" -v b="$(now)" 'BEGIN { print b - a }')"
+}
+
 main() {
 	[ "$(id -u)" = 0 ] || die "needs root (it starts a kubelet, containerd, kube-proxy)"
 	mkdir -p "$OUT" "$LOG"
 	local cmd=${1:-all}
 	case $cmd in
+	all) : >"$TIMINGS"; do_all ;;
 	install) stage install do_install ;;
 	build) do_build ;;
 	up) do_up ;;
+	test) do_test ;;
 	down) stage down do_down ;;
 	env) echo "export KUBECONFIG=$KUBECONFIG" ;;
 	*) die "unknown command: $cmd (all, install, build, up, test, down, env)" ;;
