@@ -978,12 +978,11 @@ do_down() {
 # ---------------------------------------------------------------- main
 
 do_all() {
-	local t0
-	t0=$(now)
+	T0=$(now)
 	if [ "${OPENLOAD_E2E_KEEP:-}" != 1 ]; then
-		trap 'stage down do_down || true; summary "$t0"' EXIT
+		trap 'rc=$?; stage down do_down || rc=1; summary; exit $rc' EXIT
 	else
-		trap 'summary "$t0"; echo "e2e: the cluster is up: $0 down removes it"' EXIT
+		trap 'rc=$?; summary; echo "e2e: the cluster is up: $0 down removes it"; exit $rc' EXIT
 	fi
 	stage install do_install
 	do_build
@@ -994,7 +993,7 @@ do_all() {
 summary() {
 	echo "== timings (also in $TIMINGS)"
 	cat "$TIMINGS"
-	printf '%-36s %7.1f s\n' total "$(awk -v a="$1" -v b="$(now)" 'BEGIN { print b - a }')"
+	printf '%-36s %7.1f s\n' total "$(awk -v a="$T0" -v b="$(now)" 'BEGIN { print b - a }')" | tee -a "$TIMINGS"
 }
 
 main() {
