@@ -8,12 +8,15 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -98,17 +101,26 @@ func load(t *testing.T) *manifests {
 	}
 	m := &manifests{}
 	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue // kustomize's, not the cluster's (TestKustomize)
+		}
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, doc := range documents(b) {
-			if err := m.decode(doc); err != nil {
-				t.Fatalf("%s, document %d: %v", f, i+1, err)
-			}
-		}
+		m.decodeAll(t, f, b)
 	}
 	return m
+}
+
+// decodeAll decodes every document of b, from name, strictly.
+func (m *manifests) decodeAll(t *testing.T, name string, b []byte) {
+	t.Helper()
+	for i, doc := range documents(b) {
+		if err := m.decode(doc); err != nil {
+			t.Fatalf("%s, document %d: %v", name, i+1, err)
+		}
+	}
 }
 
 var shardArg = regexp.MustCompile(`^--shard-from-env=JOB_COMPLETION_INDEX/(\d+)$`)
@@ -154,14 +166,21 @@ func checkJob(j *batchv1.Job) error {
 	if !slices.Contains(c.Args, "--start-at=$(START_AT)") || env["START_AT"].Value == "" {
 		return fmt.Errorf("job %s: want --start-at=$(START_AT) with START_AT set in env", j.Name)
 	}
-	idx := env["SHARD_INDEX"].ValueFrom
-	if idx == nil || idx.FieldRef == nil || idx.FieldRef.FieldPath != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
-		return fmt.Errorf("job %s: SHARD_INDEX must come from the completion-index annotation", j.Name)
+	// The result goes to stdout, for kubectl logs, or to a file named by
+	// the shard's index.
+	out := argValue(c.Args, "output")
+	switch {
+	case out == "-":
+	case strings.Contains(out, "$(SHARD_INDEX)"):
+		idx := env["SHARD_INDEX"].ValueFrom
+		if idx == nil || idx.FieldRef == nil || idx.FieldRef.FieldPath != "metadata.annotations['batch.kubernetes.io/job-completion-index']" {
+			return fmt.Errorf("job %s: SHARD_INDEX must come from the completion-index annotation", j.Name)
+		}
+	default:
+		return fmt.Errorf("job %s: --output %q: want - (stdout, for kubectl logs) or a file named by $(SHARD_INDEX)", j.Name, out)
 	}
-	if !slices.ContainsFunc(c.Args, func(a string) bool {
-		return strings.HasPrefix(a, "--output=") && strings.Contains(a, "$(SHARD_INDEX)")
-	}) {
-		return fmt.Errorf("job %s: --output must name each shard's file by $(SHARD_INDEX)", j.Name)
+	if !slices.Contains(c.Args, "--quiet") {
+		return fmt.Errorf("job %s: want --quiet: the log holds the result, not the report", j.Name)
 	}
 	return nil
 }
@@ -204,14 +223,26 @@ func checkPod(name string, p corev1.PodSpec) error {
 
 func TestManifests(t *testing.T) {
 	m := load(t)
+	j := checkSet(t, "kubernetes/*.yaml", m)
+	t.Logf("job %s: completionMode %s, completions = parallelism = %d, args %q", j.Name, *j.Spec.CompletionMode, *j.Spec.Completions, j.Spec.Template.Spec.Containers[0].Args)
+	if got := argValue(j.Spec.Template.Spec.Containers[0].Args, "output"); got != "-" {
+		t.Errorf("job.yaml writes its result to %q: want - (stdout), for kubectl logs without a shared volume", got)
+	}
+}
+
+// checkSet checks one set of manifests, as applied together: one Job,
+// one Deployment (the stub) and its Service, which the Job aims at;
+// every pod spec (checkPod); every claim a pod mounts defined. It
+// returns the Job.
+func checkSet(t *testing.T, name string, m *manifests) *batchv1.Job {
+	t.Helper()
 	if len(m.jobs) != 1 || len(m.deployments) != 1 || len(m.services) != 1 {
-		t.Fatalf("want one Job, one Deployment and one Service: %d, %d, %d", len(m.jobs), len(m.deployments), len(m.services))
+		t.Fatalf("%s: want one Job, one Deployment and one Service: %d, %d, %d", name, len(m.jobs), len(m.deployments), len(m.services))
 	}
 	j := m.jobs[0]
 	if err := checkJob(j); err != nil {
-		t.Error(err)
+		t.Errorf("%s: %v", name, err)
 	}
-	t.Logf("job %s: completionMode %s, completions = parallelism = %d, args %q", j.Name, *j.Spec.CompletionMode, *j.Spec.Completions, j.Spec.Template.Spec.Containers[0].Args)
 	pods := map[string]corev1.PodSpec{"job " + j.Name: j.Spec.Template.Spec}
 	for _, d := range m.deployments {
 		pods["deployment "+d.Name] = d.Spec.Template.Spec
@@ -219,36 +250,140 @@ func TestManifests(t *testing.T) {
 	for _, p := range m.pods {
 		pods["pod "+p.Name] = p.Spec
 	}
-	for name, p := range pods {
-		if err := checkPod(name, p); err != nil {
-			t.Error(err)
+	for pn, p := range pods {
+		if err := checkPod(pn, p); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
-	t.Logf("%d pod specs: requests set, non-root, no privilege escalation, capabilities dropped, no host namespaces or paths", len(pods))
+	t.Logf("%s: %d pod specs: requests set, non-root, no privilege escalation, capabilities dropped, no host namespaces or paths", name, len(pods))
 
 	// The stub's Service selects the Deployment and is what the Job aims at.
 	d, svc := m.deployments[0], m.services[0]
 	for k, v := range svc.Spec.Selector {
 		if d.Spec.Template.Labels[k] != v {
-			t.Errorf("service %s selects %s=%s, which deployment %s's pods lack", svc.Name, k, v, d.Name)
+			t.Errorf("%s: service %s selects %s=%s, which deployment %s's pods lack", name, svc.Name, k, v, d.Name)
 		}
 	}
 	url := j.Spec.Template.Spec.Containers[0].Args[len(j.Spec.Template.Spec.Containers[0].Args)-1]
 	want := fmt.Sprintf("http://%s:%d/", svc.Name, svc.Spec.Ports[0].Port)
 	if !strings.HasPrefix(url, want) {
-		t.Errorf("the job aims at %s, not the stub's service %s", url, want)
+		t.Errorf("%s: the job aims at %s, not the stub's service %s", name, url, want)
 	}
 	// Every volume claim the pods mount is defined here.
 	claims := map[string]bool{}
 	for _, c := range m.claims {
 		claims[c.Name] = true
 	}
-	for name, p := range pods {
+	for pn, p := range pods {
 		for _, v := range p.Volumes {
 			if v.PersistentVolumeClaim != nil && !claims[v.PersistentVolumeClaim.ClaimName] {
-				t.Errorf("%s mounts claim %s, which no manifest defines", name, v.PersistentVolumeClaim.ClaimName)
+				t.Errorf("%s: %s mounts claim %s, which no manifest defines", name, pn, v.PersistentVolumeClaim.ClaimName)
 			}
 		}
+	}
+	return j
+}
+
+// kustomize is `kubectl kustomize dir`, decoded strictly; the test is
+// skipped without kubectl (kustomize is built into it).
+func kustomize(t *testing.T, dir string) *manifests {
+	t.Helper()
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skipf("kubectl not found, which has kustomize built in: %v", err)
+	}
+	out, err := exec.Command(kubectl, "kustomize", dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, out)
+	}
+	m := &manifests{}
+	m.decodeAll(t, "kubectl kustomize "+dir, out)
+	return m
+}
+
+// cpuOf is the CPU a pod spec's first container requests.
+func cpuOf(p corev1.PodSpec) string {
+	return p.Containers[0].Resources.Requests.Cpu().String()
+}
+
+// TestKustomize: the base and each overlay render (kubectl kustomize)
+// into manifests that pass the same checks; the small overlay asks a
+// quarter core per shard and for the stub, changing nothing else; the
+// shared-volume overlay writes each shard's file to a claim it defines,
+// with the fsGroup that makes the volume writable by the image's user.
+func TestKustomize(t *testing.T) {
+	base := kustomize(t, "kubernetes")
+	j := checkSet(t, "base", base)
+	plain := load(t).jobs[0]
+	if !reflect.DeepEqual(j.Spec, plain.Spec) {
+		t.Errorf("the base's Job differs from job.yaml's")
+	}
+
+	small := kustomize(t, "overlays/small")
+	sj := checkSet(t, "overlays/small", small)
+	if got := cpuOf(sj.Spec.Template.Spec); got != "250m" {
+		t.Errorf("overlays/small: a shard requests cpu %s, want 250m", got)
+	}
+	if got := cpuOf(small.deployments[0].Spec.Template.Spec); got != "250m" {
+		t.Errorf("overlays/small: the stub requests cpu %s, want 250m", got)
+	}
+	sj.Spec.Template.Spec.Containers[0].Resources.Requests = j.Spec.Template.Spec.Containers[0].Resources.Requests
+	if !reflect.DeepEqual(sj.Spec, j.Spec) {
+		t.Errorf("overlays/small changes more of the Job than its CPU request")
+	}
+
+	shared := kustomize(t, "overlays/shared-volume")
+	vj := checkSet(t, "overlays/shared-volume", shared)
+	c := vj.Spec.Template.Spec.Containers[0]
+	if got := argValue(c.Args, "output"); got != "/results/shard-$(SHARD_INDEX).json" {
+		t.Errorf("overlays/shared-volume: --output %q", got)
+	}
+	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].MountPath != "/results" || len(shared.claims) != 1 || len(shared.pods) != 1 {
+		t.Errorf("overlays/shared-volume: mounts %+v, claims %d, pods %d", c.VolumeMounts, len(shared.claims), len(shared.pods))
+	}
+	if sc := vj.Spec.Template.Spec.SecurityContext; sc.FSGroup == nil || *sc.FSGroup != *sc.RunAsUser {
+		t.Errorf("overlays/shared-volume: fsGroup %v, want the user %v: the volume must be writable by it", sc.FSGroup, *sc.RunAsUser)
+	}
+	if m := shared.claims[0].Spec.AccessModes; !slices.Contains(m, corev1.ReadWriteMany) {
+		t.Errorf("overlays/shared-volume: claim access modes %v: pods on several nodes need ReadWriteMany", m)
+	}
+}
+
+// TestRunnerJob: the Job `openload k8s run` creates (written by the
+// main module's TestK8sRun as testdata/job-run.yaml, its start made
+// fixed) decodes strictly as a batch/v1 Job and passes the Job's checks;
+// its pods have a deadline, the start in START_AT, and the run's flags
+// exactly as typed, quotes included.
+func TestRunnerJob(t *testing.T) {
+	b, err := os.ReadFile("testdata/job-run.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &manifests{}
+	m.decodeAll(t, "testdata/job-run.yaml", b)
+	if len(m.jobs) != 1 {
+		t.Fatalf("want one Job, got %d", len(m.jobs))
+	}
+	j := m.jobs[0]
+	if err := checkJob(j); err != nil {
+		t.Error(err)
+	}
+	if err := checkPod("job "+j.Name, j.Spec.Template.Spec); err != nil {
+		t.Error(err)
+	}
+	if d := j.Spec.ActiveDeadlineSeconds; d == nil || *d <= 0 {
+		t.Errorf("activeDeadlineSeconds %v: a run's Job must end even if its runner is gone", d)
+	}
+	c := j.Spec.Template.Spec.Containers[0]
+	if _, err := time.Parse(time.RFC3339, c.Env[0].Value); c.Env[0].Name != "START_AT" || err != nil {
+		t.Errorf("env %+v: want START_AT an RFC 3339 time", c.Env)
+	}
+	if !slices.Contains(c.Args, `--header=X-Run: it's "one"`) {
+		t.Errorf("args %q lack the header as typed", c.Args)
+	}
+	if aff := j.Spec.Template.Spec.Affinity; aff == nil || aff.PodAntiAffinity == nil ||
+		aff.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].PodAffinityTerm.LabelSelector.MatchLabels["batch.kubernetes.io/job-name"] != j.Name {
+		t.Errorf("the shards are not spread over the nodes by their Job's name")
 	}
 }
 
@@ -275,6 +410,10 @@ func TestChecksRefuse(t *testing.T) {
 			c.Args = slices.DeleteFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--start-at") })
 		}},
 		{"retries", func(j *batchv1.Job) { b := int32(2); j.Spec.BackoffLimitPerIndex = &b }},
+		{"one file for every shard", func(j *batchv1.Job) {
+			c := &j.Spec.Template.Spec.Containers[0]
+			c.Args[slices.Index(c.Args, "--output=-")] = "--output=/results/shard.json"
+		}},
 	} {
 		j := load(t).jobs[0]
 		c.mutate(j)

@@ -21,6 +21,7 @@ const (
 	modelFields                    // model.PoissonInput, by 'openload model poisson'
 	replayFields                   // schedule.ReplayOptions, by the load command
 	stubFields                     // stub.Config, by 'openload stub' (stub.Config.AddFlags: stub.FlagNames)
+	jobFields                      // kube.Job, by 'openload k8s run' and 'manifest'
 )
 
 // fieldFlags is the table: scope → Go field → flag (without its dashes).
@@ -64,6 +65,11 @@ var fieldFlags = [...]map[string]string{
 	// The stub's binding, made where stub.Config.AddFlags defines each
 	// flag: one table, so it cannot drift from the flags.
 	stubFields: stub.FlagNames(),
+	jobFields: {
+		"Name": "name", "Namespace": "namespace", "Image": "image", "PullPolicy": "image-pull-policy", "Shards": "shards",
+		"CPU": "cpu", "Memory": "memory", "MemoryLimit": "memory-limit", "StartAt": "start-at", "MetricsPort": "metrics-addr",
+		"Args": "", "Deadline": "",
+	},
 }
 
 // fieldValueFlags names, by scope, the fields that one of several flags

@@ -14,6 +14,7 @@ import (
 
 	"github.com/openload/openload/field"
 	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/kube"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/model"
@@ -55,6 +56,9 @@ func TestFieldFlags(t *testing.T) {
 	var in model.PoissonInput
 	var help bool
 	modelFS := modelFlags(&in, &help)
+	var kl loadOptions
+	var ko k8sOptions
+	k8sFS := k8sFlags(&kl, &ko)
 	stubFS := pflag.NewFlagSet("stub", pflag.ContinueOnError)
 	new(stub.Config).AddFlags(stubFS)
 	for _, c := range []struct {
@@ -67,6 +71,7 @@ func TestFieldFlags(t *testing.T) {
 		{modelFields, model.PoissonInput{}, modelFS},
 		{replayFields, schedule.ReplayOptions{}, load},
 		{stubFields, stub.Config{}, stubFS},
+		{jobFields, kube.Job{}, k8sFS},
 	} {
 		typ := reflect.TypeOf(c.typ)
 		table := fieldFlags[c.scope]
@@ -100,7 +105,7 @@ func TestFieldFlags(t *testing.T) {
 			t.Errorf("stub: --%s names no field of stub.Config in the table", f.Name)
 		}
 	})
-	if len(fieldFlags) != int(stubFields)+1 {
+	if len(fieldFlags) != int(jobFields)+1 {
 		t.Errorf("%d scopes in the table", len(fieldFlags))
 	}
 }

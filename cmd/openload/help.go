@@ -154,8 +154,8 @@ earlier ones have returned, and latency is measured from the schedule
 
 Usage:
   openload [flags] [URL]         run a load test; no URL: against a built-in stub model server
-  openload COMMAND [flags] ...   stub, diff, report, merge, model, sweep; 'openload COMMAND
-                                 --help' for each
+  openload COMMAND [flags] ...   stub, diff, report, merge, model, sweep, k8s; 'openload
+                                 COMMAND --help' for each
 
 Examples:
   # 160 requests/s for 10 s against the built-in stub: no URL, nothing to set up
@@ -179,6 +179,8 @@ Commands:
   model    predict a sharded rate limiter's 429s under Poisson arrivals, no traffic sent
   sweep    one run per offered rate, and where latency turns; or a search for the highest
            rate that meets --slo objectives ('openload sweep --help')
+  k8s      the shards as a Kubernetes Indexed Job, from start to merged result ('openload k8s
+           run'), or the Job's YAML ('openload k8s manifest')
   help     this text ('openload help COMMAND' is 'openload COMMAND --help')
 
 Long flags take one or two dashes: -rate 160 and --rate 160 are the same.

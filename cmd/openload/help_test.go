@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/spf13/pflag"
@@ -27,6 +28,7 @@ var helpCommands = []struct {
 	{"help-model.golden", []string{"model", "poisson", "--help"}},
 	{"help-merge.golden", []string{"merge", "--help"}},
 	{"help-sweep.golden", []string{"sweep", "--help"}},
+	{"help-k8s.golden", []string{"k8s", "--help"}},
 }
 
 // TestHelpGolden: every help is as its golden file has it, exits 0, fits
@@ -62,6 +64,7 @@ func TestHelpGolden(t *testing.T) {
 		"diff --help":                   {{"diff", "-help"}, {"help", "diff"}},
 		"sweep --help":                  {{"sweep", "-h"}, {"help", "sweep"}, {"sweep", "-help"}},
 		"model poisson --rate 1 --help": {{"help", "model", "poisson"}},
+		"k8s --help":                    {{"k8s", "-h"}, {"help", "k8s"}, {"k8s", "run", "--help"}, {"k8s", "manifest", "-h"}},
 	}
 	for want, alts := range same {
 		_, w, _ := runCLI(strings.Fields(want)...)
@@ -85,6 +88,8 @@ type commands struct {
 	in          model.PoissonInput
 	swl         loadOptions             // the load run's flags of a sweep
 	so          sweepOptions            // the sweep's own
+	kl          loadOptions             // the load run's flags of 'k8s run'
+	ko          k8sOptions              // the cluster's
 	sets        map[string]commandFlags // by command line: "openload", "openload stub", …
 }
 
@@ -104,6 +109,7 @@ func newCommands() *commands {
 		"openload model poisson": {modelFlags(&c.in, &c.help), modelGroups},
 		"openload merge":         {mergeFlags(&c.mo), mergeGroups},
 		"openload sweep":         {sweepFlags(&c.swl, &c.so), sweepGroups},
+		"openload k8s":           {k8sFlags(&c.kl, &c.ko), k8sGroups},
 	}
 	return c
 }
@@ -263,6 +269,17 @@ func checkExample(args []string) error {
 				return fmt.Errorf("model %q", args[1:])
 			}
 			cmd, args = "model poisson", args[2:]
+		case "k8s":
+			if len(args) < 2 || (args[1] != "run" && args[1] != "manifest") {
+				return fmt.Errorf("k8s %q", args[1:])
+			}
+			c := newCommands()
+			fs := c.sets["openload k8s"].fs
+			if err := parseFlags(fs, args[2:]); err != nil {
+				return err
+			}
+			_, err := c.ko.plan(fs, args[2:], args[1], time.Now())
+			return err
 		}
 	}
 	c := newCommands()

@@ -19,10 +19,15 @@ import (
 )
 
 // TestMain lets the test binary act as the openload command for the
-// subprocess tests: with OPENLOAD_AS_MAIN=1 it runs main() instead; and
+// subprocess tests: with OPENLOAD_AS_MAIN=1 it runs main() instead; as
+// a fake kubectl with OPENLOAD_FAKE_KUBECTL (k8s_test.go); and
 // as `openload stub`, the built-in stub's child process (stubchild.go),
 // whose executable under go test is the test binary.
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(fakeKubectlEnv); dir != "" { // k8s_test.go
+		fakeKubectl(dir)
+		return
+	}
 	if os.Getenv("OPENLOAD_AS_MAIN") == "1" || (len(os.Args) > 1 && os.Args[1] == "stub") {
 		main()
 		return

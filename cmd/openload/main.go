@@ -12,6 +12,7 @@
 //	openload merge SHARD.json... [-o ALL.json]   add the results of the shards of one schedule (--shard)
 //	openload model poisson [flags]   predict a sharded rate limiter's 429s under Poisson arrivals
 //	openload sweep [flags] [URL]   one run per offered rate, or a capacity search (sweep.go)
+//	openload k8s run|manifest [flags] URL   the shards as a Kubernetes Indexed Job, merged (k8s.go)
 //
 // Exit codes: 0 the run is valid (checks passed, maybe with warnings);
 // 1 a check failed, the measurement is not valid; 2 bad input, nothing was
@@ -75,7 +76,11 @@ func main() {
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		s := <-sig
-		fmt.Fprintf(os.Stderr, "\nopenload: %v: stopping; in-flight requests get %v (a second signal exits at once)\n", s, engine.InterruptDrain)
+		if len(os.Args) > 1 && os.Args[1] == "k8s" { // k8s.go: no requests here, a Job there
+			fmt.Fprintf(os.Stderr, "\nopenload: %v: stopping; the Job is deleted unless --keep (a second signal exits at once, leaving it)\n", s)
+		} else {
+			fmt.Fprintf(os.Stderr, "\nopenload: %v: stopping; in-flight requests get %v (a second signal exits at once)\n", s, engine.InterruptDrain)
+		}
 		cancel()
 		<-sig
 		fmt.Fprintln(os.Stderr, "openload: second signal: exiting now; the log holds complete lines, the result was not written")
@@ -105,6 +110,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return runModel(args[1:], stdout, stderr)
 		case "sweep":
 			return runSweep(ctx, args[1:], stdout, stderr)
+		case "k8s":
+			return runK8s(ctx, args[1:], stdout, stderr) // k8s.go
 		case "help":
 			switch {
 			case len(args) == 1 || args[1] == "help" || strings.HasPrefix(args[1], "-"):

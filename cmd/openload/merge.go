@@ -101,19 +101,39 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		}
 		in[i] = result.MergeInput{Name: name, Result: res}
 	}
+	return mergeInputs(in, o, objs, "merge", exitUsage, stdout, stderr)
+}
+
+// mergeInputs is the merge of 'openload merge' and of 'openload k8s
+// run' (k8s.go), one code for both: it sets apart the interrupted shards
+// (withoutInterrupted), adds the others, refuses a missing shard unless
+// o.partial, checks the whole again, prints the report and the verdict,
+// writes o.output, and returns the exit code, a run's. A refusal is one
+// line, "openload: CMD: …", and returns refused (merge: exitUsage, the
+// files given are the input; k8s run: exitRuntime, the run's shards
+// could not all be had).
+func mergeInputs(in []result.MergeInput, o mergeOptions, objs []verify.Objective, cmd string, refused int, stdout, stderr io.Writer) int {
+	names := make([]string, len(in))
+	for i, x := range in {
+		names[i] = x.Name
+	}
+	refuse := func(err error) int {
+		fmt.Fprintf(stderr, "openload: %s: %v\n", cmd, err)
+		return refused
+	}
 	in, left, err := withoutInterrupted(in, o.partial)
 	if err != nil {
-		return fileError(stderr, "merge", err)
+		return refuse(err)
 	}
 	for _, l := range left {
-		fmt.Fprintf(stderr, "openload: merge: %s: left out (--partial)\n", l)
+		fmt.Fprintf(stderr, "openload: %s: %s: left out (--partial)\n", cmd, l)
 	}
 	res, err := result.Merge(in...)
 	if err != nil {
-		return fileError(stderr, "merge", flagError(loadFields, err))
+		return refuse(flagError(loadFields, err))
 	}
 	if sc := res.Config.Shard; !sc.Complete() && !o.partial {
-		return fileError(stderr, "merge", fmt.Errorf("%s missing: got %s (--partial merges them anyway)", missingShards(sc), strings.Join(fs.Args(), ", ")))
+		return refuse(fmt.Errorf("%s missing: got %s (--partial merges them anyway)", missingShards(sc), strings.Join(names, ", ")))
 	}
 	findings := verify.Run(res, o.verify)
 	res.Checks = verify.ToChecks(findings)
@@ -125,13 +145,13 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	}
 	if !o.quiet {
 		if err := report.Text(out, res); err != nil {
-			fmt.Fprintf(stderr, "openload: merge: report: %v\n", err)
+			fmt.Fprintf(stderr, "openload: %s: report: %v\n", cmd, err)
 		}
 	}
-	writeVerdict(out, stderr, res, verdict, o.quiet, "merge: ")
+	writeVerdict(out, stderr, res, verdict, o.quiet, cmd+": ")
 	if o.output != "" {
 		if err := writeOutput("--output", o.output, stdout, quietNotice(stderr, o.quiet), func(w io.Writer) error { return result.Write(w, res) }); err != nil {
-			fmt.Fprintf(stderr, "openload: merge: %v\n", err)
+			fmt.Fprintf(stderr, "openload: %s: %v\n", cmd, err)
 			return exitRuntime
 		}
 	}

@@ -12,7 +12,7 @@ import (
 )
 
 // commandNames are openload's commands, in the order its help lists them.
-var commandNames = []string{"stub", "diff", "report", "merge", "model", "sweep", "help"}
+var commandNames = []string{"stub", "diff", "report", "merge", "model", "sweep", "k8s", "help"}
 
 // isCommand reports whether word is one of commandNames.
 func isCommand(word string) bool { return slices.Contains(commandNames, word) }

@@ -17,7 +17,14 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // next to it, and with -update it rewrites the golden file.
 func Check(t testing.TB, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
+	CheckFile(t, filepath.Join("testdata", name), got)
+}
+
+// CheckFile is Check for a golden file at path, outside testdata: a
+// file of the repository that a command's output must equal, such as a
+// manifest the command renders.
+func CheckFile(t testing.TB, path, got string) {
+	t.Helper()
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)

@@ -1,0 +1,574 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/openload/openload/internal/golden"
+	"github.com/openload/openload/internal/kube"
+)
+
+// The fake kubectl: the test binary itself, run as --kubectl through a
+// small script that sets OPENLOAD_FAKE_KUBECTL to a directory holding a
+// scenario (scenario.json). It appends each call's arguments to calls
+// (one line, tab-separated), keeps what create reads as created.yaml,
+// and answers from the scenario: the Job's and the pods' JSON in turn
+// (the last one repeated), each pod's log.
+
+const fakeKubectlEnv = "OPENLOAD_FAKE_KUBECTL"
+
+// fakeScenario is what the fake kubectl plays back.
+type fakeScenario struct {
+	Job    []string          // `get job NAME -o json`, one answer per call, the last repeated
+	Pods   []string          // `get pods -l … -o json`, likewise
+	Logs   map[string]string // `logs POD`, by pod name; a pod not here: an error
+	Create string            // create's error on stderr, exit 1; "" it succeeds
+}
+
+// fakeKubectl is main() for the fake: it runs in the test binary (see
+// TestMain) and exits.
+func fakeKubectl(dir string) {
+	args := os.Args[1:]
+	fail := func(msg string) {
+		fmt.Fprintln(os.Stderr, msg)
+		os.Exit(1)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "calls"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		fail(err.Error())
+	}
+	fmt.Fprintln(f, strings.Join(args, "\t"))
+	f.Close()
+	b, err := os.ReadFile(filepath.Join(dir, "scenario.json"))
+	if err != nil {
+		fail(err.Error())
+	}
+	var sc fakeScenario
+	if err := json.Unmarshal(b, &sc); err != nil {
+		fail(err.Error())
+	}
+	if len(args) > 1 && args[0] == "--namespace" {
+		args = args[2:]
+	}
+	next := func(key string, answers []string) string {
+		path := filepath.Join(dir, "count-"+key)
+		b, _ := os.ReadFile(path)
+		n, _ := strconv.Atoi(string(b))
+		os.WriteFile(path, []byte(strconv.Itoa(n+1)), 0o644)
+		if len(answers) == 0 {
+			fail("Error from server (NotFound): " + key + " not found")
+		}
+		return answers[min(n, len(answers)-1)]
+	}
+	switch {
+	case len(args) >= 3 && args[0] == "create" && args[1] == "-f" && args[2] == "-":
+		var in bytes.Buffer
+		in.ReadFrom(os.Stdin)
+		os.WriteFile(filepath.Join(dir, "created.yaml"), in.Bytes(), 0o644)
+		if sc.Create != "" {
+			fail(sc.Create)
+		}
+		fmt.Println("job.batch/created")
+	case len(args) >= 2 && args[0] == "get" && args[1] == "job":
+		fmt.Print(next("job", sc.Job))
+	case len(args) >= 2 && args[0] == "get" && args[1] == "pods":
+		fmt.Print(next("pods", sc.Pods))
+	case len(args) >= 2 && args[0] == "logs":
+		l, ok := sc.Logs[args[1]]
+		if !ok {
+			fail(fmt.Sprintf("Error from server (NotFound): pods %q not found", args[1]))
+		}
+		fmt.Print(l)
+	case len(args) >= 1 && args[0] == "delete":
+		fmt.Println("job.batch \"x\" deleted")
+	default:
+		fail("fake kubectl: unexpected call " + strings.Join(args, " "))
+	}
+	os.Exit(0)
+}
+
+// fake is a fake kubectl for one test: its command and its directory.
+type fake struct {
+	t       *testing.T
+	dir     string
+	command string
+}
+
+func newFake(t *testing.T, sc fakeScenario) *fake {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := json.Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "scenario.json", string(b))
+	script := fmt.Sprintf("#!/bin/sh\n%s=%s exec %s \"$@\"\n", fakeKubectlEnv, shellQuote(dir), shellQuote(os.Args[0]))
+	cmd := writeFile(t, dir, "kubectl", script)
+	if err := os.Chmod(cmd, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &fake{t: t, dir: dir, command: cmd}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// calls are the fake's calls so far, each as its arguments.
+func (f *fake) calls() [][]string {
+	b, _ := os.ReadFile(filepath.Join(f.dir, "calls"))
+	var out [][]string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if l != "" {
+			out = append(out, strings.Split(l, "\t"))
+		}
+	}
+	return out
+}
+
+// called counts the calls whose arguments start with prefix.
+func (f *fake) called(prefix ...string) int {
+	n := 0
+	for _, c := range f.calls() {
+		if len(c) >= len(prefix) && slices.Equal(c[:len(prefix)], prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// jobJSON is `kubectl get job -o json` of a Job with the conditions
+// given True ("Complete", "Failed") and its failed indexes.
+func jobJSON(failedIndexes string, active, succeeded, failed int, conditions ...string) string {
+	var conds []map[string]string
+	for _, c := range conditions {
+		reason := map[string]string{"Complete": "", "Failed": "FailedIndexes", "SuccessCriteriaMet": "CompletionsReached", "FailureTarget": "FailedIndexes"}[c]
+		conds = append(conds, map[string]string{"type": c, "status": "True", "reason": reason, "message": ""})
+	}
+	status := map[string]any{"active": active, "succeeded": succeeded, "failed": failed, "conditions": conds}
+	if failedIndexes != "" {
+		status["failedIndexes"] = failedIndexes
+	}
+	b, _ := json.Marshal(map[string]any{"apiVersion": "batch/v1", "kind": "Job", "metadata": map[string]any{"name": "openload-test"}, "status": status})
+	return string(b)
+}
+
+// fakePod is one pod of podsJSON.
+type fakePod struct {
+	index         int
+	phase         string // Pending, Running, Succeeded, Failed
+	exit          int
+	reason        string // the terminated container's
+	waiting       string // the waiting container's reason
+	unschedulable string // PodScheduled False's message
+}
+
+func (p fakePod) name() string { return fmt.Sprintf("openload-test-%d-abcde", p.index) }
+
+func podsJSON(pods ...fakePod) string {
+	var items []any
+	for _, p := range pods {
+		var conds []any
+		var state map[string]any
+		switch {
+		case p.unschedulable != "":
+			conds = append(conds, map[string]string{"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": p.unschedulable})
+		case p.phase == "Pending":
+			state = map[string]any{"waiting": map[string]string{"reason": cmp(p.waiting, "ContainerCreating")}}
+		case p.phase == "Running":
+			state = map[string]any{"running": map[string]string{"startedAt": "2026-12-01T15:00:00Z"}}
+		default:
+			state = map[string]any{"terminated": map[string]any{"exitCode": p.exit, "reason": cmp(p.reason, map[bool]string{true: "Completed", false: "Error"}[p.exit == 0])}}
+		}
+		st := map[string]any{"phase": p.phase, "conditions": conds}
+		if state != nil {
+			st["containerStatuses"] = []any{map[string]any{"name": "openload", "state": state}}
+		}
+		items = append(items, map[string]any{
+			"kind": "Pod",
+			"metadata": map[string]any{
+				"name":        p.name(),
+				"labels":      map[string]string{kube.LabelJobName: "openload-test", kube.AnnotationIndex: strconv.Itoa(p.index)},
+				"annotations": map[string]string{kube.AnnotationIndex: strconv.Itoa(p.index)},
+			},
+			"status": st,
+		})
+	}
+	b, _ := json.Marshal(map[string]any{"apiVersion": "v1", "kind": "List", "items": items})
+	return string(b)
+}
+
+func cmp(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// allPods is every index of n in one state.
+func allPods(n int, p fakePod) []fakePod {
+	out := make([]fakePod, n)
+	for i := range out {
+		out[i] = p
+		out[i].index = i
+	}
+	return out
+}
+
+// shardLogs runs the n shards of one small schedule, as the pods would,
+// and returns what each wrote to stdout with -q -o -: the result a pod's
+// log holds, once for the whole test binary.
+var shardLogs = sync.OnceValues(func() ([]string, error) {
+	const n = 4
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	at := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
+	logs := make([]string, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			code, stdout, stderr := runCLI("-r", "200", "-d", "1s", "-c", "8", "--send-delay-budget", "1s",
+				"--shard", fmt.Sprintf("%d/%d", i, n), "--start-at", at, "-q", "-o", "-", srv.URL+"/predict")
+			if code != exitOK {
+				errs[i] = fmt.Errorf("shard %d: exit %d: %s", i, code, stderr)
+			}
+			logs[i] = stdout
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return logs, nil
+})
+
+// podLogs are the shards' logs by pod name, stderr's lines around each
+// result and inside it, as kubectl logs interleaves them.
+func podLogs(t *testing.T) map[string]string {
+	t.Helper()
+	logs, err := shardLogs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for i, l := range logs {
+		lines := strings.SplitAfter(l, "\n")
+		mid := len(lines) / 2
+		l = strings.Join(lines[:mid], "") + "openload: a line from stderr, in the middle\n" + strings.Join(lines[mid:], "")
+		out[fakePod{index: i}.name()] = "openload: shard starting\n" + l + "openload: serving metrics for 30s more\n"
+	}
+	return out
+}
+
+// interrupted is a shard's log whose result says its run was
+// interrupted (its pod deleted), as openload writes it on SIGTERM.
+func interrupted(t *testing.T, log string) string {
+	t.Helper()
+	i := strings.Index(log, "\n{\n")
+	if i < 0 {
+		t.Fatal("no result in the log")
+	}
+	return log[:i] + "\n{\n  \"interrupted\": true," + log[i+2:]
+}
+
+// k8sArgs are a cluster run's arguments against the fake, fast: short
+// lead and poll.
+func k8sArgs(f *fake, extra ...string) []string {
+	return append([]string{"k8s", "run", "--shards", "4", "--name", "openload-test", "--kubectl", f.command,
+		"--lead", "1s", "--poll", "20ms", "--grace", "5s", "-r", "200", "-d", "1s", "-c", "8", "--send-delay-budget", "1s"},
+		append(extra, "http://openload-stub:8080/predict")...)
+}
+
+// TestK8sRun: a Job whose pods start, run and succeed: the runner
+// creates it, follows it, takes every shard's result from its log
+// (stderr's lines around and inside it), merges, writes -o, deletes the
+// Job, and exits as the merge does.
+func TestK8sRun(t *testing.T) {
+	f := newFake(t, fakeScenario{
+		Job: []string{jobJSON("", 0, 0, 0), jobJSON("", 4, 0, 0), jobJSON("", 4, 0, 0), jobJSON("", 0, 4, 0, "SuccessCriteriaMet", "Complete")},
+		Pods: []string{podsJSON(allPods(4, fakePod{phase: "Pending"})...), podsJSON(allPods(4, fakePod{phase: "Running"})...),
+			podsJSON(allPods(4, fakePod{phase: "Running"})...), podsJSON(allPods(4, fakePod{phase: "Succeeded"})...)},
+		Logs: podLogs(t),
+	})
+	out := filepath.Join(t.TempDir(), "merged.json")
+	code, stdout, stderr := runCLI(k8sArgs(f, "-o", out, "-H", "X-Run: it's \"one\"")...)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	t.Logf("stderr:\n%s", stderr)
+	wantLines(t, stdout, "scheduled 200 = all 4 shards", "shards   all 4 shards of constant 200/s for 1s")
+	wantLines(t, stderr, "openload: k8s run: job openload-test: 4 pods share constant 200/s for 1s, starting at ",
+		"job openload-test complete: 4 of 4 shards succeeded", "deleted job openload-test and its pods", "wrote "+out)
+	if res := readResult(t, out); res.Counts.Scheduled != 200 || res.Config.Shard == nil || !res.Config.Shard.Complete() {
+		t.Errorf("merged result: scheduled %d, shard %+v", res.Counts.Scheduled, res.Config.Shard)
+	}
+	if f.called("create", "-f", "-") != 1 || f.called("logs") != 4 || f.called("delete", "job", "openload-test") != 1 {
+		t.Errorf("calls: %q", f.calls())
+	}
+	// The Job created is the one 'k8s manifest' prints, with this run's
+	// start, and its pods get the run's flags as typed, after the shard's.
+	b, err := os.ReadFile(filepath.Join(f.dir, "created.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The deploy module's test decodes this Job strictly as a batch/v1
+	// Job (deploy/manifest_test.go): the start made fixed.
+	golden.CheckFile(t, filepath.Join("..", "..", "deploy", "testdata", "job-run.yaml"),
+		regexp.MustCompile(`value: "[0-9T:Z-]+"`).ReplaceAllString(string(b), `value: "2026-12-01T15:00:00Z"`))
+	var job struct {
+		Spec struct {
+			ActiveDeadlineSeconds int `yaml:"activeDeadlineSeconds"`
+			Template              struct {
+				Spec struct {
+					Containers []struct {
+						Args []string
+						Env  []struct{ Name, Value string }
+					}
+				}
+			}
+		}
+	}
+	if err := yaml.Unmarshal(b, &job); err != nil {
+		t.Fatal(err)
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	want := []string{"--shard-from-env=JOB_COMPLETION_INDEX/4", "--start-at=$(START_AT)", "--quiet", "--output=-",
+		"--rate=200", "--duration=1s", "--connections=8", "--send-delay-budget=1s", "--header=X-Run: it's \"one\"", "http://openload-stub:8080/predict"}
+	if !slices.Equal(c.Args, want) {
+		t.Errorf("args %q\nwant %q", c.Args, want)
+	}
+	if at, err := time.Parse(time.RFC3339, c.Env[0].Value); c.Env[0].Name != "START_AT" || err != nil || time.Until(at) > 2*time.Second {
+		t.Errorf("env %+v", c.Env)
+	}
+	// lead 1s + duration 1s + drain 10s + grace 5s
+	if job.Spec.ActiveDeadlineSeconds != 17 {
+		t.Errorf("activeDeadlineSeconds %d, want 17", job.Spec.ActiveDeadlineSeconds)
+	}
+}
+
+// TestK8sRunFailedShards: one pod killed (exit 137, no result), one
+// deleted mid-run, one interrupted (its result says so): each is named by
+// shard and pod, the merge is refused (exit 3, never 130), and with
+// --partial the others are merged.
+func TestK8sRunFailedShards(t *testing.T) {
+	logs := podLogs(t)
+	logs[fakePod{index: 1}.name()] = "openload: shard starting\n" // killed before it wrote anything
+	logs[fakePod{index: 3}.name()] = interrupted(t, logs[fakePod{index: 3}.name()])
+	running := allPods(4, fakePod{phase: "Running"})
+	ended := []fakePod{{index: 0, phase: "Succeeded"}, {index: 1, phase: "Failed", exit: 137, reason: "OOMKilled"}, {index: 3, phase: "Failed", exit: 130}}
+	sc := fakeScenario{
+		Job:  []string{jobJSON("", 4, 0, 0), jobJSON("", 4, 0, 0), jobJSON("1-3", 0, 1, 3, "FailureTarget", "Failed")},
+		Pods: []string{podsJSON(running...), podsJSON(running...), podsJSON(ended...)},
+		Logs: logs,
+	}
+	f := newFake(t, sc)
+	code, stdout, stderr := runCLI(k8sArgs(f)...)
+	t.Logf("stderr:\n%s", stderr)
+	if code != exitRuntime {
+		t.Errorf("exit %d, want %d\nstdout:\n%s", code, exitRuntime, stdout)
+	}
+	wantLines(t, stderr,
+		"job openload-test failed (FailedIndexes): failed indexes [1 2 3]",
+		`shard 1/4 (pod openload-test-1-abcde): Failed, exit 137 (OOMKilled): no result in its log (it ends "openload: shard starting")`,
+		"shard 2/4 (pod openload-test-2-abcde): deleted: no result",
+		"openload: k8s run: shard 3/4 (pod openload-test-3-abcde) was interrupted at ",
+		"(--partial merges the other shards)")
+	if f.called("delete", "job", "openload-test") != 1 {
+		t.Errorf("the Job was not deleted: %q", f.calls())
+	}
+
+	// With --partial, the shards that left a whole result are merged,
+	// the interrupted one left out, said; the exit is the merge's.
+	logs = podLogs(t)
+	logs[fakePod{index: 3}.name()] = interrupted(t, logs[fakePod{index: 3}.name()])
+	ended = []fakePod{{index: 0, phase: "Succeeded"}, {index: 1, phase: "Succeeded"}, {index: 2, phase: "Succeeded"}, {index: 3, phase: "Failed", exit: 130}}
+	f = newFake(t, fakeScenario{Job: []string{jobJSON("3", 0, 3, 1, "FailureTarget", "Failed")}, Pods: []string{podsJSON(ended...)}, Logs: logs})
+	code, stdout, stderr = runCLI(k8sArgs(f, "--partial")...)
+	t.Logf("--partial: exit %d, stderr:\n%s", code, stderr)
+	if code == exitInterrupted || code == exitRuntime || code == exitUsage {
+		t.Errorf("--partial: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	wantLines(t, stderr, "shard 3/4 (pod openload-test-3-abcde) was interrupted at", "left out (--partial)")
+	wantLines(t, stdout, "3 of 4 shards")
+}
+
+// TestK8sRunUnschedulable: a pod the scheduler cannot place for want of
+// CPU stops the run at once, with what to lower, and the Job deleted.
+func TestK8sRunUnschedulable(t *testing.T) {
+	pods := allPods(4, fakePod{phase: "Pending"})
+	pods[1].unschedulable = "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+	f := newFake(t, fakeScenario{Job: []string{jobJSON("", 4, 0, 0)}, Pods: []string{podsJSON(pods...)}})
+	code, _, stderr := runCLI(k8sArgs(f, "--cpu", "2")...)
+	if code != exitRuntime {
+		t.Errorf("exit %d, want %d", code, exitRuntime)
+	}
+	wantLines(t, stderr, "openload: k8s run: shard 1/4: pod openload-test-1-abcde: 0/1 nodes are available: 1 Insufficient cpu. preemption",
+		": lower --cpu (2 a pod now; a shard of 50/s used about 62m on the project's machine, deploy/README.md) or --shards (4 now)")
+	t.Logf("stderr:\n%s", stderr)
+	if f.called("delete", "job", "openload-test") != 1 || f.called("logs") != 0 {
+		t.Errorf("calls: %q", f.calls())
+	}
+}
+
+// TestK8sRunInterrupt: ^C (the run's context cancelled) deletes the Job
+// and exits 130; with --keep the Job stays.
+func TestK8sRunInterrupt(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		f := newFake(t, fakeScenario{Job: []string{jobJSON("", 4, 0, 0)}, Pods: []string{podsJSON(allPods(4, fakePod{phase: "Running"})...)}})
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			for f.called("get", "pods") < 3 {
+				time.Sleep(10 * time.Millisecond)
+			}
+			cancel()
+		}()
+		args := k8sArgs(f)
+		if keep {
+			args = append([]string{args[0], args[1], "--keep"}, args[2:]...)
+		}
+		var stdout, stderr bytes.Buffer
+		code := run(ctx, args, &stdout, &stderr)
+		cancel()
+		if code != exitInterrupted {
+			t.Errorf("keep %v: exit %d, want %d: %s", keep, code, exitInterrupted, stderr.String())
+		}
+		wantLines(t, stderr.String(), "interrupted: the shards' results are not collected")
+		deleted := f.called("delete", "job", "openload-test")
+		if keep {
+			wantLines(t, stderr.String(), "job openload-test kept (--keep): kubectl logs -l batch.kubernetes.io/job-name=openload-test")
+		}
+		if (deleted == 1) == keep {
+			t.Errorf("keep %v: %d deletes: %q", keep, deleted, f.calls())
+		}
+	}
+}
+
+// TestK8sRunLateAndTimeout: pods still pending at the start are named
+// (they start late); a Job that never ends is given up past lead +
+// duration + drain + grace, its pods' states said, and deleted.
+func TestK8sRunLateAndTimeout(t *testing.T) {
+	pods := allPods(4, fakePod{phase: "Running"})
+	pods[2] = fakePod{index: 2, phase: "Pending", waiting: "ErrImagePull"}
+	f := newFake(t, fakeScenario{Job: []string{jobJSON("", 3, 0, 0)}, Pods: []string{podsJSON(pods...)}})
+	start := time.Now()
+	code, _, stderr := runCLI(k8sArgs(f, "--grace", "0s", "--drain", "0s")...)
+	if code != exitRuntime {
+		t.Errorf("exit %d, want %d", code, exitRuntime)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("gave up after %v", d)
+	}
+	t.Logf("stderr:\n%s", stderr)
+	wantLines(t, stderr,
+		"at the start, 1 of 4 shards were not running: shard 2/4 (pod openload-test-2-abcde): Pending (ErrImagePull): they start late",
+		"job openload-test has not ended 0s after its last shard should have (--grace): shard 0/4 (pod openload-test-0-abcde): Running;",
+		"deleted job openload-test")
+}
+
+// TestK8sUsage: the command line is checked as a run's before anything
+// is created: a bad flag is one line and exit 2, and kubectl is not run.
+func TestK8sUsage(t *testing.T) {
+	f := newFake(t, fakeScenario{})
+	url := "http://openload-stub:8080/predict"
+	var b strings.Builder
+	for _, args := range [][]string{
+		{"k8s"},
+		{"k8s", "go"},
+		{"k8s", "--shards", "4", "run"},
+		{"k8s", "run", "-r", "10", url},
+		{"k8s", "run", "--shards", "0", "-r", "10", url},
+		{"k8s", "run", "--shards", "4", "-r", "10"},
+		{"k8s", "run", "--shards", "4", "-r", "abc", url},
+		{"k8s", "run", "--shards", "4", "-d", "1s", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--slo", "latency.p99<=1ms", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--body-file", "b.json", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--shard", "1/4", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--start-at", "2030-01-01T00:00:00Z", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--cpu", "two", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--memory", "2Gi", "--memory-limit", "1Gi", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--name", "Bad_Name", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--lead", "0s", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--closed", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "ftp://x/", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "ftp://x/"},
+		{"k8s", "manifest", "--shards", "4", "-r", "10", "--keep", url},
+		{"k8s", "manifest", "--shards", "4", "-r", "10", "-o", "x.yaml", url},
+	} {
+		shown := strings.Join(args, " ")
+		if len(args) > 1 && args[1] == "run" {
+			args = append(args, "--kubectl", f.command)
+		}
+		code, stdout, stderr := runCLI(args...)
+		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 2 {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
+		}
+		fmt.Fprintf(&b, "$ openload %s\n%s", shown, stderr)
+	}
+	if len(f.calls()) != 0 {
+		t.Errorf("kubectl was run: %q", f.calls())
+	}
+	golden.Check(t, "k8s-usage-errors.golden", b.String())
+
+	code, _, stderr := runCLI("k8s", "run", "--shards", "2", "--kubectl", filepath.Join(t.TempDir(), "nokubectl"), "-r", "10", url)
+	if code != exitRuntime || !strings.Contains(stderr, "nokubectl") {
+		t.Errorf("no kubectl: exit %d: %s", code, stderr)
+	}
+}
+
+// TestK8sPassThrough: the run's flags reach the pods as typed, each as
+// --NAME=VALUE, whatever spelling was used; the cluster's and the
+// runner's own do not.
+func TestK8sPassThrough(t *testing.T) {
+	for _, c := range []struct{ in, want []string }{
+		{[]string{"-rate", "10", "-qc4", "--shards=2", "URL"}, []string{"--rate=10", "--connections=4"}},
+		{[]string{"-r10", "-H", "-rate", "--slo", "response.p99<=1s", "-o", "m.json", "URL"}, []string{"--rate=10", "--header=-rate", "--slo=response.p99<=1s"}},
+		{[]string{"-c=4", "-q=false", "--yes", "--cpu", "1", "URL", "--http2"}, []string{"--connections=4", "--yes", "--http2"}},
+		{[]string{"-r", "10", "--", "-URL"}, []string{"--rate=10"}},
+	} {
+		var o loadOptions
+		var k k8sOptions
+		fs := k8sFlags(&o, &k)
+		if err := parseFlags(fs, c.in); err != nil {
+			t.Fatal(err)
+		}
+		got, err := passThrough(fs, c.in)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%q: %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+}
+
+// TestK8sManifestGolden: deploy/kubernetes/job.yaml is what 'openload
+// k8s manifest' prints for the documented defaults (go test -update
+// rewrites it), so the runner's Job and the static one are one; the
+// deploy module's test decodes it strictly as a batch/v1 Job.
+func TestK8sManifestGolden(t *testing.T) {
+	stdout, _ := runOK(t, strings.Fields(manifestDefaults)...)
+	golden.CheckFile(t, filepath.Join("..", "..", "deploy", "kubernetes", "job.yaml"), stdout)
+	var doc map[string]any
+	if err := yaml.Unmarshal([]byte(stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// manifestDefaults is the command line of deploy/kubernetes/job.yaml;
+// deploy/README.md gives it.
+const manifestDefaults = "k8s manifest --shards 4 -r 4000 -d 60s -c 512 --metrics-addr=:9464 --metrics-grace=30s http://openload-stub:8080/predict"

@@ -1,0 +1,103 @@
+package kube
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestParseIndexes(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []int
+		bad  bool
+	}{
+		{"", nil, false},
+		{"2", []int{2}, false},
+		{"1,3-5,7", []int{1, 3, 4, 5, 7}, false},
+		{"3-5,4", []int{3, 4, 5}, false},
+		{"x", nil, true},
+		{"5-3", nil, true},
+		{"-1", nil, true},
+	} {
+		got, err := ParseIndexes(c.in)
+		if (err != nil) != c.bad || !slices.Equal(got, c.want) {
+			t.Errorf("%q: %v, %v", c.in, got, err)
+		}
+	}
+}
+
+// TestResultJSON: the result is found among stderr's lines, before,
+// after and inside it; a log without one, or with its start only, says so.
+func TestResultJSON(t *testing.T) {
+	log := "openload: starting\n{\n  \"a\": 1,\nopenload: a warning\n  \"b\": {\n    \"c\": 2\n  }\n}\nopenload: done\n"
+	got, err := ResultJSON([]byte(log))
+	if err != nil || string(got) != "{\n  \"a\": 1,\n  \"b\": {\n    \"c\": 2\n  }\n}\n" {
+		t.Errorf("%q, %v", got, err)
+	}
+	if _, err := ResultJSON([]byte("openload: --output \"/x\": permission denied\n")); !errors.Is(err, ErrNoResult) {
+		t.Errorf("no result: %v", err)
+	}
+	if _, err := ResultJSON([]byte("{\n  \"a\": 1,\n")); !errors.Is(err, ErrTruncated) {
+		t.Errorf("truncated: %v", err)
+	}
+}
+
+func TestParse(t *testing.T) {
+	st, err := ParseJob([]byte(`{"kind":"Job","status":{"failed":1,"succeeded":3,"failedIndexes":"2","conditions":[{"type":"FailureTarget","status":"True"},{"type":"Failed","status":"True","reason":"FailedIndexes","message":"Job has failed indexes"}]}}`))
+	if err != nil || !st.Failed || st.Complete || !st.Ended() || st.Reason != "FailedIndexes" || !slices.Equal(st.FailedIndexes, []int{2}) {
+		t.Errorf("%+v, %v", st, err)
+	}
+	if _, err := ParseJob([]byte(`{"kind":"Pod"}`)); err == nil {
+		t.Error("a Pod read as a Job")
+	}
+	pods, err := ParsePods([]byte(`{"kind":"List","items":[
+	 {"metadata":{"name":"p0","annotations":{"batch.kubernetes.io/job-completion-index":"0"}},"status":{"phase":"Pending","conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable","message":"0/1 nodes are available: 1 Insufficient cpu."}]}},
+	 {"metadata":{"name":"p1","labels":{"batch.kubernetes.io/job-completion-index":"1"},"deletionTimestamp":"2026-12-01T15:00:00Z"},"status":{"phase":"Failed","containerStatuses":[{"name":"openload","state":{"terminated":{"exitCode":137,"reason":"OOMKilled"}}}]}},
+	 {"metadata":{"name":"p2"},"status":{"phase":"Pending","containerStatuses":[{"name":"openload","state":{"waiting":{"reason":"ErrImagePull","message":"not found"}}}]}}]}`))
+	if err != nil || len(pods) != 3 {
+		t.Fatalf("%+v, %v", pods, err)
+	}
+	for i, want := range []string{
+		"Pending (0/1 nodes are available: 1 Insufficient cpu.)",
+		"Failed, exit 137 (OOMKilled), being deleted",
+		"Pending (ErrImagePull: not found)",
+	} {
+		if got := pods[i].State(); got != want {
+			t.Errorf("pod %d: %q, want %q", i, got, want)
+		}
+	}
+	if pods[0].Index != 0 || pods[1].Index != 1 || pods[2].Index != -1 || pods[0].Running() || !pods[1].Running() {
+		t.Errorf("%+v", pods)
+	}
+}
+
+// TestValidate: what the cluster would refuse is refused here, by field.
+func TestValidate(t *testing.T) {
+	ok := Job{Name: "openload", Image: "openload:dev", Shards: 4, CPU: "500m", Memory: "256Mi", MemoryLimit: "1Gi", StartAt: StartPlaceholder}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for field, mutate := range map[string]func(*Job){
+		"Name":        func(j *Job) { j.Name = "Open_Load" },
+		"Namespace":   func(j *Job) { j.Namespace = "a b" },
+		"Image":       func(j *Job) { j.Image = "" },
+		"Shards":      func(j *Job) { j.Shards = 0 },
+		"CPU":         func(j *Job) { j.CPU = "1.5cores" },
+		"Memory":      func(j *Job) { j.Memory = "256MB" },
+		"MemoryLimit": func(j *Job) { j.MemoryLimit = "128Mi" },
+		"PullPolicy":  func(j *Job) { j.PullPolicy = "Sometimes" },
+	} {
+		j := ok
+		mutate(&j)
+		if err := j.Validate(); err == nil || !strings.HasPrefix(err.Error(), field+" ") {
+			t.Errorf("%s: %v", field, err)
+		}
+	}
+	for q, want := range map[string]int64{"500m": 500, "1": 1000, "0.25": 250, "2.5": 2500} {
+		if got, err := MilliCPU(q); err != nil || got != want {
+			t.Errorf("MilliCPU(%q) = %d, %v", q, got, err)
+		}
+	}
+}
