@@ -659,7 +659,7 @@ check_run() {
 	sed 's/^/   /' "$OUT/run-4.txt"
 	[ $rc = 0 ] || { log "openload k8s run exited $rc"; return 1; }
 	local job succeeded scheduled expected attempts sent unanswered read
-	job=$(kc get jobs --sort-by=.metadata.creationTimestamp -o name | tail -1)
+	job=job/$(sed -n 's/.*k8s run: job \([a-z0-9-]*\).*/\1/p' "$OUT/run-4.txt" | head -1)
 	succeeded=$(kc get "$job" -o jsonpath='{.status.succeeded}')
 	scheduled=$(jq .counts.scheduled "$m")
 	expected=$((RATE * DURATION))
@@ -700,16 +700,17 @@ check_deleted() {
 	rm -f "$OUT/$name.json"
 	k8s_run "$name" "${args[@]}" &
 	local runner=$!
-	# shard 2's pod of this run: running, then 40% into its schedule
+	# this run's Job (the runner names it first), its shard 2's pod
+	# running, then 40% into its schedule
+	local job=
 	for i in $(seq 240); do
-		pod=$(kc get pods -l batch.kubernetes.io/job-completion-index=2 --field-selector=status.phase=Running \
-			--sort-by=.metadata.creationTimestamp -o name 2>/dev/null | tail -1) || true
-		[ -n "$pod" ] && ! grep -qx "$pod" "$OUT/deleted-pods" 2>/dev/null && break
-		pod=
+		[ -n "$job" ] || job=$(sed -n 's/.*k8s run: job \([a-z0-9-]*\).*/\1/p' "$OUT/$name.txt" 2>/dev/null | head -1)
+		[ -z "$job" ] || pod=$(kc get pods -l "batch.kubernetes.io/job-name=$job,batch.kubernetes.io/job-completion-index=2" \
+			--field-selector=status.phase=Running -o name 2>/dev/null | head -1) || true
+		[ -n "$pod" ] && break
 		sleep 0.5
 	done
-	[ -n "$pod" ] || { log "FAIL: shard 2's pod never ran"; wait $runner || true; return 1; }
-	echo "$pod" >>"$OUT/deleted-pods"
+	[ -n "$pod" ] || { log "FAIL: shard 2's pod of job ${job:-?} never ran"; wait $runner || true; return 1; }
 	start=$(kc get "$pod" -o json | jq -r '[.spec.containers[0].env[]? | select(.name == "START_AT") | .value][0]')
 	start=$(date -d "$start" +%s)
 	now=$(date +%s)
@@ -725,7 +726,7 @@ check_deleted() {
 		sed 's/^/   /' "$OUT/$name.txt"
 	fi
 	log "exit code $rc"
-	local ok=0 podname=${pod#pod/} job
+	local ok=0 podname=${pod#pod/}
 	[ "$rc" != 130 ] || { log "FAIL: exit 130"; ok=1; }
 	grep -q "$podname" "$OUT/$name.txt" || { log "FAIL: the output does not name $podname"; ok=1; }
 	grep -q 'shard 2/4' "$OUT/$name.txt" || { log "FAIL: the output does not name shard 2/4"; ok=1; }
@@ -737,15 +738,12 @@ check_deleted() {
 		log "--partial: merged scheduled $sch (three shards of four: $want)"
 		[ "$sch" = "$want" ] || { log "FAIL: --partial merged $sch scheduled, not $want"; ok=1; }
 	fi
-	job=$(kc get "$pod" -o jsonpath='{.metadata.labels.batch\.kubernetes\.io/job-name}' 2>/dev/null) || true
-	[ -z "$job" ] || kc delete job "$job" --wait=false >/dev/null 2>&1 || true
-	kc delete jobs -l app.kubernetes.io/name=openload --wait=false >/dev/null 2>&1 || true
+	kc delete job "$job" --wait=false >/dev/null 2>&1 || true
 	return $ok
 }
 
 do_test() {
 	FAILED=()
-	rm -f "$OUT/deleted-pods"
 	kc get ns "$NS" >/dev/null 2>&1 || kc create ns "$NS" >/dev/null
 	# The restricted Pod Security level, as the README says the manifests meet
 	kc label --overwrite ns "$NS" pod-security.kubernetes.io/enforce=restricted >/dev/null
