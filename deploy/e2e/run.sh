@@ -695,11 +695,14 @@ check_run() {
 # --partial it refuses the merge (exit 3), with it the merged result holds
 # the other three shards and says which is missing.
 check_deleted() {
-	local name=$1 partial=${2:-} rc=0 pod start now i
-	local args=(--shards $SHARDS --keep ${partial:+"$partial"} -r "$RATE" -d "${DURATION}s" -c "$CONNS" -o "$OUT/$name.json" "$URL")
+	local name=$1 partial=${2:-} rc=0 pod= start now i runner
 	rm -f "$OUT/$name.json"
-	k8s_run "$name" "${args[@]}" &
-	local runner=$!
+	"$OPENLOAD" k8s run --kubectl "$KUBECTL" --namespace "$NS" --image openload:dev --cpu "$SHARD_CPU" --memory 128Mi \
+		--shards $SHARDS --keep ${partial:+"$partial"} -r "$RATE" -d "${DURATION}s" -c "$CONNS" -o "$OUT/$name.json" "$URL" \
+		>"$OUT/$name.txt" 2>&1 &
+	runner=$!
+	# the runner ends with this check, whichever way it ends
+	trap 'kill $runner 2>/dev/null || true' EXIT
 	# this run's Job (the runner names it first), its shard 2's pod
 	# running, then 40% into its schedule
 	local job=
@@ -710,7 +713,7 @@ check_deleted() {
 		[ -n "$pod" ] && break
 		sleep 0.5
 	done
-	[ -n "$pod" ] || { log "FAIL: shard 2's pod of job ${job:-?} never ran"; wait $runner || true; return 1; }
+	[ -n "$pod" ] || { log "FAIL: shard 2's pod of job ${job:-?} never ran"; return 1; }
 	start=$(kc get "$pod" -o json | jq -r '[.spec.containers[0].env[]? | select(.name == "START_AT") | .value][0]')
 	start=$(date -d "$start" +%s)
 	now=$(date +%s)
@@ -718,8 +721,9 @@ check_deleted() {
 	[ $i -le 0 ] || sleep $i
 	log "deleting $pod at $(date -u +%T), $((DURATION * 2 / 5)) s into the run's ${DURATION} s"
 	kc delete "$pod" --wait=false >/dev/null
-	wait $runner || true
-	rc=$(cat "$OUT/$name.rc")
+	rc=0
+	wait $runner || rc=$?
+	trap - EXIT
 	if [ -n "$partial" ]; then
 		sed 's/^/   /' "$OUT/$name.txt" | grep -v -e '│' -e '┌' -e '└' -e '├' || true
 	else
