@@ -156,8 +156,14 @@ func (s *Server) Start() error {
 		return &listenError{field.Errorf("Listen", s.Config.Listen, "stub: {Listen} %s: %v", s.Config.Listen, err), err}
 	}
 	s.srv = &http.Server{
-		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
+		Handler: s.handler,
+		// nginx's defaults (client_header_timeout 60s, keepalive_timeout
+		// 75s): a connection a generator opens ahead and leaves unused
+		// waits as long as at the server rehearsed for. At 10 s a
+		// shard's spare connections were closed 8.5 s into its run, and
+		// a request written as the FIN came got a reset (deploy/e2e).
+		ReadHeaderTimeout: 60 * time.Second,
+		IdleTimeout:       75 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0), // library code never prints
 	}
 	if s.Config.H2C {
