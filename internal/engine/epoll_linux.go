@@ -125,17 +125,9 @@ type news struct {
 // and cost more CPU and send delay (see docs/MEASUREMENTS.md, “One event
 // loop”).
 type epollLoop struct {
-	g          *generator
-	t          *leanTransport
-	w          *worker // the loop's shard and stamp digits
-	stats      *Stats
-	dispatched chan<- struct{} // closed when the schedule is spent or ctx cancelled
-
-	s          schedule.Schedule
-	off        time.Duration // the next arrival's offset, while scheduling
-	seq        uint64
-	scheduling bool
-	pending    queue // due, waiting for a connection
+	loopArrivals
+	t *leanTransport
+	w *worker // the loop's shard and stamp digits
 
 	ep    int // epoll descriptor
 	tfd   int // timerfd: the next arrival
@@ -196,7 +188,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 		unix.Close(tfd)
 		return nil
 	}
-	l := &epollLoop{g: g, t: t, w: g.newWorker(), stats: stats, dispatched: dispatched, s: s,
+	l := &epollLoop{loopArrivals: loopArrivals{g: g, stats: stats, dispatched: dispatched, s: s}, t: t, w: g.newWorker(),
 		ep: ep, tfd: tfd, efd: efd, slots: make([]slot, g.cfg.Connections), armed: -1, nextCheck: never,
 		events: make([]unix.EpollEvent, 256), discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard(), rawSleep: rawSleepOK()}
 	l.ts.sh = l.w.shard
@@ -268,39 +260,6 @@ func shortSlice() time.Duration {
 	return loopSlice
 }
 
-func (l *epollLoop) endSchedule(interrupted bool) {
-	l.scheduling = false
-	l.stats.Interrupted = interrupted
-	l.stats.ScheduleEnd = l.g.since()
-	close(l.dispatched)
-}
-
-// take moves the arrivals due at now from the schedule to the queue. It
-// returns the next arrival's offset, or never when the loop should not
-// wake for it.
-func (l *epollLoop) take(ctx context.Context, now time.Duration) time.Duration {
-	g := l.g
-	if l.scheduling && ctx.Err() != nil {
-		l.endSchedule(true)
-	}
-	for l.scheduling && l.off <= now && l.pending.len() < maxPending {
-		if l.inUse+l.pending.len() >= g.cfg.Connections {
-			g.limitWaited.Add(1)
-		}
-		l.pending.push(item{seq: l.seq, off: l.off})
-		g.dispatched.Add(1)
-		var ok bool
-		if l.off, ok = l.s.Next(); !ok {
-			l.endSchedule(false)
-		}
-		l.seq = seqOf(l.s, l.seq+1)
-	}
-	if !l.scheduling || l.pending.len() >= maxPending {
-		return never
-	}
-	return l.off
-}
-
 // abandonPending records the arrivals still waiting as never sent: the
 // drain expired.
 func (l *epollLoop) abandonPending() {
@@ -346,7 +305,7 @@ func (l *epollLoop) run(ctx context.Context) {
 			aborted = true
 			l.abort()
 		}
-		next := l.take(ctx, now)
+		next := l.take(ctx, now, l.inUse)
 		if aborted {
 			l.abandonPending()
 		}

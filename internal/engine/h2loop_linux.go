@@ -236,20 +236,12 @@ type h2news struct {
 }
 
 type h2Loop struct {
-	g          *generator
-	w          *worker
-	stats      *Stats
-	dispatched chan<- struct{}
-	reqs       []h2Req
-	tls        bool
-	tlsConf    *tls.Config
-	addr       string
-
-	s          schedule.Schedule
-	off        time.Duration
-	seq        uint64
-	scheduling bool
-	pending    queue
+	loopArrivals
+	w       *worker
+	reqs    []h2Req
+	tls     bool
+	tlsConf *tls.Config
+	addr    string
 
 	ep, tfd, efd int
 	slots        []h2Slot
@@ -308,8 +300,8 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 		return nil
 	}
 	addr := h2Addr(cfg.URL)
-	l := &h2Loop{g: g, w: g.newWorker(), stats: stats, dispatched: dispatched, reqs: newH2Reqs(cfg),
-		tls: cfg.Protocol == HTTP2, tlsConf: tlsConfig(*cfg), addr: addr, s: s,
+	l := &h2Loop{loopArrivals: loopArrivals{g: g, stats: stats, dispatched: dispatched, s: s}, w: g.newWorker(), reqs: newH2Reqs(cfg),
+		tls: cfg.Protocol == HTTP2, tlsConf: tlsConfig(*cfg), addr: addr,
 		ep: ep, tfd: tfd, efd: efd, slots: make([]h2Slot, cfg.Connections), armed: -1, nextCheck: never,
 		events: make([]unix.EpollEvent, 256), dialFor: -1, metrics: interner{max: recorder.MaxTimingMetrics}, rawSleep: rawSleepOK()}
 	l.ts.sh = l.w.shard
@@ -374,37 +366,6 @@ func (l *h2Loop) start(ctx context.Context, wg *sync.WaitGroup) {
 	}()
 }
 
-func (l *h2Loop) endSchedule(interrupted bool) {
-	l.scheduling = false
-	l.stats.Interrupted = interrupted
-	l.stats.ScheduleEnd = l.g.since()
-	close(l.dispatched)
-}
-
-// take is epollLoop.take: the arrivals due at now go to the queue.
-func (l *h2Loop) take(ctx context.Context, now time.Duration) time.Duration {
-	g := l.g
-	if l.scheduling && ctx.Err() != nil {
-		l.endSchedule(true)
-	}
-	for l.scheduling && l.off <= now && l.pending.len() < maxPending {
-		if l.inUse+l.pending.len() >= g.cfg.Connections {
-			g.limitWaited.Add(1)
-		}
-		l.pending.push(item{seq: l.seq, off: l.off})
-		g.dispatched.Add(1)
-		var ok bool
-		if l.off, ok = l.s.Next(); !ok {
-			l.endSchedule(false)
-		}
-		l.seq = seqOf(l.s, l.seq+1)
-	}
-	if !l.scheduling || l.pending.len() >= maxPending {
-		return never
-	}
-	return l.off
-}
-
 func (l *h2Loop) wake() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -433,7 +394,7 @@ func (l *h2Loop) run(ctx context.Context) {
 		if !l.aborted && g.drain.Err() != nil {
 			l.abort()
 		}
-		next := l.take(ctx, now)
+		next := l.take(ctx, now, l.inUse)
 		if l.aborted {
 			for l.pending.len() > 0 {
 				g.abandon(l.pending.pop(), l.w.shard)
