@@ -198,6 +198,7 @@ type LogReader struct {
 	name   string
 	line   int
 	target bool // the header ends with the target column
+	cols   int  // the header's columns: every line has as many fields
 	e      LogEntry
 	err    error
 }
@@ -254,6 +255,7 @@ func (lr *LogReader) Scan() bool {
 				return false
 			}
 			lr.target = strings.HasSuffix(text, ","+LogTargetColumn)
+			lr.cols = strings.Count(text, ",") + 1
 			continue
 		}
 		if text == "" {
@@ -291,6 +293,17 @@ func (lr *LogReader) parse(text string) error {
 	}
 	if len(f) != 9 && len(f) != 10 && len(f) != 14 && len(f) != 16 {
 		return fmt.Errorf("%d fields, want 9, 10, 14 or 16", len(f))
+	}
+	n := len(f)
+	if lr.target {
+		n++
+	}
+	if n > lr.cols {
+		// A line is read by its own count (older logs' lines have fewer
+		// columns), but not past the header: it would take columns the
+		// header does not name (stream columns under a plain header),
+		// and the log written again from it would drop them.
+		return fmt.Errorf("%d fields, the header names %d", n, lr.cols)
 	}
 	e := LogEntry{Target: target}
 	var err error
