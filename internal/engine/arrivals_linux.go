@@ -2,15 +2,18 @@ package engine
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/openload/openload/schedule"
+	"golang.org/x/sys/unix"
 )
 
 // loopArrivals is what both event loops, HTTP/1.1's (epollLoop) and
-// HTTP/2's (h2Loop), keep of the schedule: the next arrival, the arrivals
-// due and waiting for a connection or a stream, and how the schedule
-// ended. One home, so that both take arrivals and count the limit alike.
+// HTTP/2's (h2Loop), keep of the schedule and of their sleep: the next
+// arrival, the arrivals due and waiting for a connection or a stream, how
+// the schedule ended, and the epoll and timerfd they wait on. One home,
+// so that both take arrivals, count the limit and sleep alike.
 type loopArrivals struct {
 	g          *generator
 	stats      *Stats
@@ -21,6 +24,18 @@ type loopArrivals struct {
 	seq        uint64
 	scheduling bool
 	pending    queue // due, waiting for a connection or a stream
+
+	ep       int               // epoll descriptor
+	tfd      int               // timerfd: the next arrival or deadline
+	armed    time.Duration     // when the timerfd fires, or -1
+	events   []unix.EpollEvent // what the last wait returned
+	waited   atomic.Int64      // ns spent waiting in epoll_wait, for the run's self-monitoring
+	rawSleep bool              // sleep in a raw epoll_wait (see blockingEpollWait)
+}
+
+func newLoopArrivals(g *generator, stats *Stats, dispatched chan<- struct{}, s schedule.Schedule, ep, tfd int) loopArrivals {
+	return loopArrivals{g: g, stats: stats, dispatched: dispatched, s: s,
+		ep: ep, tfd: tfd, armed: -1, events: make([]unix.EpollEvent, 256), rawSleep: rawSleepOK()}
 }
 
 func (a *loopArrivals) endSchedule(interrupted bool) {
@@ -55,4 +70,33 @@ func (a *loopArrivals) take(ctx context.Context, now time.Duration, inUse int) t
 		return never
 	}
 	return a.off
+}
+
+// sleep waits until the next arrival (next, never none; not sooner than
+// minSleep from now, so that arrivals close together go out in one
+// wake), the next deadline (check) or an event, and returns how many
+// events are in a.events.
+func (a *loopArrivals) sleep(now, next, check time.Duration) (int, error) {
+	wake := check
+	if next != never {
+		wake = min(wake, max(next, now+minSleep))
+	}
+	timeout := -1
+	if wake != never && (a.armed < 0 || wake < a.armed) {
+		if err := setTimerfd(a.tfd, wake-now); err == nil {
+			a.armed = wake
+		} else {
+			timeout = int(min((wake-now+time.Millisecond-1)/time.Millisecond, 3600_000))
+		}
+	}
+	if testEpollWait != nil {
+		return testEpollWait(a.ep, a.events, timeout)
+	}
+	if n, err := rawEpollWait(a.ep, a.events); err == nil && n > 0 {
+		return n, nil
+	}
+	before := a.g.since()
+	n, err := blockingEpollWait(a.ep, a.events, timeout, a.rawSleep && wake-now <= rawSleepMax)
+	a.waited.Add(int64(a.g.since() - before))
+	return n, err
 }

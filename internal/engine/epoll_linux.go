@@ -11,7 +11,6 @@ import (
 	"os"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -129,25 +128,18 @@ type epollLoop struct {
 	t *leanTransport
 	w *worker // the loop's shard and stamp digits
 
-	ep    int // epoll descriptor
-	tfd   int // timerfd: the next arrival
 	efd   int // eventfd: news
 	slots []slot
 	idle  []int32 // slots with an idle connection, most recently used last
 	free  []int32 // slots without a connection
 	inUse int     // slots dialling, busy or lent
 
-	armed        time.Duration // when the timerfd fires, or -1
-	nextCheck    time.Duration // earliest deadline of a busy slot, or never
-	events       []unix.EpollEvent
+	nextCheck    time.Duration  // earliest deadline of a busy slot, or never
 	discard      *h1.DiscardBuf // where body bytes are read to be dropped
 	ts           tokenSink      // content events of streams, not yet handed over
 	spareStreams []*loopStream
 	lentSh       *shard // records of lent exchanges
 	out          int    // goroutines (dials, lent exchanges) that have not reported
-
-	waited   atomic.Int64 // ns spent waiting in epoll_wait, for the run's self-monitoring
-	rawSleep bool         // sleep in a raw epoll_wait (see blockingEpollWait)
 
 	mu      sync.Mutex
 	closed  bool   // efd is closed: no more wake-ups
@@ -188,9 +180,9 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 		unix.Close(tfd)
 		return nil
 	}
-	l := &epollLoop{loopArrivals: loopArrivals{g: g, stats: stats, dispatched: dispatched, s: s}, t: t, w: g.newWorker(),
-		ep: ep, tfd: tfd, efd: efd, slots: make([]slot, g.cfg.Connections), armed: -1, nextCheck: never,
-		events: make([]unix.EpollEvent, 256), discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard(), rawSleep: rawSleepOK()}
+	l := &epollLoop{loopArrivals: newLoopArrivals(g, stats, dispatched, s, ep, tfd), t: t, w: g.newWorker(),
+		efd: efd, slots: make([]slot, g.cfg.Connections), nextCheck: never,
+		discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard()}
 	l.ts.sh = l.w.shard
 	for i := range l.slots {
 		l.slots[i].fd = -1
@@ -319,19 +311,7 @@ func (l *epollLoop) run(ctx context.Context) {
 			return
 		}
 		// Sleep until the next arrival, the next deadline or an event.
-		wake := l.nextCheck
-		if next != never {
-			wake = min(wake, max(next, now+minSleep))
-		}
-		timeout := -1
-		if wake != never && (l.armed < 0 || wake < l.armed) {
-			if err := setTimerfd(l.tfd, wake-now); err == nil {
-				l.armed = wake
-			} else {
-				timeout = int(min((wake-now+time.Millisecond-1)/time.Millisecond, 3600_000))
-			}
-		}
-		n, err := l.wait(timeout, l.rawSleep && wake-now <= rawSleepMax)
+		n, err := l.sleep(now, next, l.nextCheck)
 		if err == unix.EINTR {
 			continue
 		}
@@ -385,20 +365,6 @@ func (l *epollLoop) event(ev unix.EpollEvent) {
 			l.read(i)
 		}
 	}
-}
-
-// wait waits for events and returns how many are in l.events.
-func (l *epollLoop) wait(timeout int, raw bool) (int, error) {
-	if testEpollWait != nil {
-		return testEpollWait(l.ep, l.events, timeout)
-	}
-	if n, err := rawEpollWait(l.ep, l.events); err == nil && n > 0 {
-		return n, nil
-	}
-	before := l.g.since()
-	n, err := blockingEpollWait(l.ep, l.events, timeout, raw)
-	l.waited.Add(int64(l.g.since() - before))
-	return n, err
 }
 
 // news takes the inbox's news: dialled connections and lent slots given back.

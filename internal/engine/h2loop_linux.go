@@ -15,7 +15,6 @@ import (
 	"os"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -243,22 +242,20 @@ type h2Loop struct {
 	tlsConf *tls.Config
 	addr    string
 
-	ep, tfd, efd int
-	slots        []h2Slot
-	free         []int32
-	waiting      []int32 // slots to give a stream, oldest first
-	inUse        int
-	conns        []*h2lc // open connections, oldest first
-	ctab         []*h2lc // every connection by idx
-	cfree        []int32
-	dialing      *h2lc
-	dialFor      int32 // the slot the dial is for, or -1
-	out          int   // dials not reported
-	aborted      bool
+	efd     int
+	slots   []h2Slot
+	free    []int32
+	waiting []int32 // slots to give a stream, oldest first
+	inUse   int
+	conns   []*h2lc // open connections, oldest first
+	ctab    []*h2lc // every connection by idx
+	cfree   []int32
+	dialing *h2lc
+	dialFor int32 // the slot the dial is for, or -1
+	out     int   // dials not reported
+	aborted bool
 
-	armed     time.Duration
 	nextCheck time.Duration
-	events    []unix.EpollEvent
 	ts        tokenSink
 	sc        h2Scratch
 	stampName string
@@ -266,9 +263,6 @@ type h2Loop struct {
 	metrics   interner
 	dirtyList []*h2lc
 	ringSize  int
-
-	waited   atomic.Int64
-	rawSleep bool // sleep in a raw epoll_wait (blockingEpollWait, epoll_linux.go)
 
 	mu      sync.Mutex
 	closed  bool
@@ -300,10 +294,10 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 		return nil
 	}
 	addr := h2Addr(cfg.URL)
-	l := &h2Loop{loopArrivals: loopArrivals{g: g, stats: stats, dispatched: dispatched, s: s}, w: g.newWorker(), reqs: newH2Reqs(cfg),
+	l := &h2Loop{loopArrivals: newLoopArrivals(g, stats, dispatched, s, ep, tfd), w: g.newWorker(), reqs: newH2Reqs(cfg),
 		tls: cfg.Protocol == HTTP2, tlsConf: tlsConfig(*cfg), addr: addr,
-		ep: ep, tfd: tfd, efd: efd, slots: make([]h2Slot, cfg.Connections), armed: -1, nextCheck: never,
-		events: make([]unix.EpollEvent, 256), dialFor: -1, metrics: interner{max: recorder.MaxTimingMetrics}, rawSleep: rawSleepOK()}
+		efd: efd, slots: make([]h2Slot, cfg.Connections), nextCheck: never,
+		dialFor: -1, metrics: interner{max: recorder.MaxTimingMetrics}}
 	l.ts.sh = l.w.shard
 	if cfg.StampHeader != "" {
 		l.stampName = lowerASCII(cfg.StampHeader)
@@ -408,19 +402,7 @@ func (l *h2Loop) run(ctx context.Context) {
 		if !l.scheduling && l.pending.len() == 0 && l.inUse == 0 && l.out == 0 {
 			return
 		}
-		wake := l.nextCheck
-		if next != never {
-			wake = min(wake, max(next, now+minSleep))
-		}
-		timeout := -1
-		if wake != never && (l.armed < 0 || wake < l.armed) {
-			if err := setTimerfd(l.tfd, wake-now); err == nil {
-				l.armed = wake
-			} else {
-				timeout = int(min((wake-now+time.Millisecond-1)/time.Millisecond, 3600_000))
-			}
-		}
-		n, err := l.wait(timeout, l.rawSleep && wake-now <= rawSleepMax)
+		n, err := l.sleep(now, next, l.nextCheck)
 		if err == unix.EINTR {
 			continue
 		}
@@ -432,16 +414,6 @@ func (l *h2Loop) run(ctx context.Context) {
 			l.event(ev)
 		}
 	}
-}
-
-func (l *h2Loop) wait(timeout int, raw bool) (int, error) {
-	if n, err := rawEpollWait(l.ep, l.events); err == nil && n > 0 {
-		return n, nil
-	}
-	before := l.g.since()
-	n, err := blockingEpollWait(l.ep, l.events, timeout, raw)
-	l.waited.Add(int64(l.g.since() - before))
-	return n, err
 }
 
 func (l *h2Loop) event(ev unix.EpollEvent) {
