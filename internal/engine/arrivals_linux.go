@@ -27,6 +27,8 @@ type loopArrivals struct {
 
 	ep       int               // epoll descriptor
 	tfd      int               // timerfd: the next arrival or deadline
+	quiet    int               // epoll of tfd and the loop's eventfd alone, or -1: the beat (epoll_linux.go)
+	beat     bool              // the next sleep may be on quiet
 	armed    time.Duration     // when the timerfd fires, or -1
 	events   []unix.EpollEvent // what the last wait returned
 	waited   atomic.Int64      // ns spent waiting in epoll_wait, for the run's self-monitoring
@@ -35,7 +37,7 @@ type loopArrivals struct {
 
 func newLoopArrivals(g *generator, stats *Stats, dispatched chan<- struct{}, s schedule.Schedule, ep, tfd int) loopArrivals {
 	return loopArrivals{g: g, stats: stats, dispatched: dispatched, s: s,
-		ep: ep, tfd: tfd, armed: -1, events: make([]unix.EpollEvent, 256), rawSleep: rawSleepOK()}
+		ep: ep, tfd: tfd, quiet: -1, armed: -1, events: make([]unix.EpollEvent, 256), rawSleep: rawSleepOK()}
 }
 
 func (a *loopArrivals) endSchedule(interrupted bool) {
@@ -75,7 +77,9 @@ func (a *loopArrivals) take(ctx context.Context, now time.Duration, inUse int) t
 // sleep waits until the next arrival (next, never none; not sooner than
 // minSleep from now, so that arrivals close together go out in one
 // wake), the next deadline (check) or an event, and returns how many
-// events are in a.events.
+// events are in a.events. On the beat (a.beat, and the wake no further
+// than rawSleepMax) the sockets' events do not end the sleep: it waits
+// on a.quiet, then takes every event that came meanwhile at once.
 func (a *loopArrivals) sleep(now, next, check time.Duration) (int, error) {
 	wake := check
 	if next != never {
@@ -95,8 +99,15 @@ func (a *loopArrivals) sleep(now, next, check time.Duration) (int, error) {
 	if n, err := rawEpollWait(a.ep, a.events); err == nil && n > 0 {
 		return n, nil
 	}
+	ep := a.ep
+	if a.beat && a.quiet >= 0 && wake-now <= rawSleepMax {
+		ep = a.quiet
+	}
 	before := a.g.since()
-	n, err := blockingEpollWait(a.ep, a.events, timeout, a.rawSleep && wake-now <= rawSleepMax)
+	n, err := blockingEpollWait(ep, a.events, timeout, a.rawSleep && wake-now <= rawSleepMax)
 	a.waited.Add(int64(a.g.since() - before))
+	if ep == a.quiet && err == nil {
+		return rawEpollWait(a.ep, a.events)
+	}
 	return n, err
 }

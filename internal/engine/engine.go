@@ -759,16 +759,16 @@ func (w *worker) doLean(it item) recorder.Record {
 			err = g.body(a.body, a.format, &r, w.shard) // chunked
 		}
 	}
-	g.leanOutcome(&r, attempt, hand, &tx, err)
+	g.leanOutcome(&r, g.since(), attempt, hand, &tx, err)
 	return r
 }
 
 // leanOutcome completes r, an exchange of the lean client attempted at
-// offset attempt that ended now with err: its done offset, its sent
+// offset attempt that ended at done with err: its done offset, its sent
 // offsets and attempts (tx; hand: when the last connection was in hand, -1
 // when none could be had) and its outcome.
-func (g *generator) leanOutcome(r *recorder.Record, attempt, hand time.Duration, tx *sends, err error) {
-	r.Done = g.since()
+func (g *generator) leanOutcome(r *recorder.Record, done, attempt, hand time.Duration, tx *sends, err error) {
+	r.Done = done
 	tx.apply(r, attempt, hand)
 	switch {
 	case err == nil:

@@ -92,7 +92,8 @@ type slot struct {
 	hup     bool   // the server closed its side: the connection ends with the exchange
 	buf     []byte // response bytes not consumed yet (buf[:n])
 	n       int
-	st      *loopStream // an event stream the loop reads (epollstream_linux.go), or nil
+	rx      time.Duration // when the bytes of the last read arrived, by the kernel's stamp, or -1
+	st      *loopStream   // an event stream the loop reads (epollstream_linux.go), or nil
 }
 
 // clear forgets what slot s's exchange read and wrote, once the exchange
@@ -141,6 +142,15 @@ type epollLoop struct {
 	lentSh       *shard // records of lent exchanges
 	out          int    // goroutines (dials, lent exchanges) that have not reported
 
+	// The beat (beat_linux.go).
+	stamps  bool  // every connection has SO_TIMESTAMPNS: its reads say when their bytes arrived
+	plain   bool  // no exchange was lent or read as a stream so far
+	writing int   // slots whose request waits for room to write
+	wallOff int64 // the wall clock at offset 0, in Unix ns, as of this wake; 0: not read yet
+	msg     unix.Msghdr
+	iov     unix.Iovec
+	oob     [64]byte // recvmsg's control messages: the stamp
+
 	mu      sync.Mutex
 	closed  bool   // efd is closed: no more wake-ups
 	inbox   []news // what goroutines told the loop
@@ -182,7 +192,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 	}
 	l := &epollLoop{loopArrivals: newLoopArrivals(g, stats, dispatched, s, ep, tfd), t: t, w: g.newWorker(),
 		efd: efd, slots: make([]slot, g.cfg.Connections), nextCheck: never,
-		discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard()}
+		discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard(), plain: !t.stream}
 	l.ts.sh = l.w.shard
 	for i := range l.slots {
 		l.slots[i].fd = -1
@@ -194,6 +204,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 			return nil
 		}
 	}
+	l.startBeat()
 	l.adoptWarm() // predial_linux.go
 	l.off, l.scheduling = s.Next()
 	l.seq = seqOf(s, 0)
@@ -311,6 +322,8 @@ func (l *epollLoop) run(ctx context.Context) {
 			return
 		}
 		// Sleep until the next arrival, the next deadline or an event.
+		l.beat = l.stamps && l.plain && l.writing == 0 && l.pending.len() == 0
+		l.wallOff = 0
 		n, err := l.sleep(now, next, l.nextCheck)
 		if err == unix.EINTR {
 			continue
@@ -412,6 +425,9 @@ func (l *epollLoop) news() {
 func (l *epollLoop) register(i int32, fd int) error {
 	s := &l.slots[i]
 	s.fd = fd
+	if l.stamps && unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) != nil {
+		l.stamps = false
+	}
 	err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: i, Pad: int32(fd)})
 	if err != nil {
 		s.fd = -1
@@ -510,7 +526,7 @@ func (l *epollLoop) send(i int32, sent time.Duration) {
 	s.v = l.t.variant(&l.g.pick, s.it.seq)
 	s.wb = s.v.wire.AppendSeq(s.wb[:0], s.it.seq, stamp)
 	s.woff = 0
-	s.head, s.n, s.status, s.keep, s.hup = false, 0, 0, false, false
+	s.head, s.n, s.status, s.keep, s.hup, s.rx = false, 0, 0, false, false, -1
 	if s.buf == nil {
 		s.buf = make([]byte, slotBuf)
 	}
@@ -539,6 +555,7 @@ func (l *epollLoop) write(i int32) {
 		case unix.EAGAIN:
 			if !s.out {
 				s.out = true
+				l.writing++
 				_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, s.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLOUT, Fd: i, Pad: int32(s.fd)})
 			}
 			return
@@ -549,6 +566,7 @@ func (l *epollLoop) write(i int32) {
 	if s.out {
 		// The whole request is out: back to reading only.
 		s.out = false
+		l.writing--
 		_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, s.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: i, Pad: int32(s.fd)})
 	}
 }
@@ -565,7 +583,7 @@ func (l *epollLoop) read(i int32) {
 	if s.head {
 		buf = l.discard[:] // the body: fewer reads for large ones
 	}
-	m, err := rawIO(syscall.SYS_READ, s.fd, buf)
+	m, err := l.recv(i, buf)
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
@@ -634,7 +652,7 @@ func (l *epollLoop) complete(i int32) {
 	r := recorder.Record{Seq: s.it.seq, Scheduled: s.it.off, Status: s.status}
 	s.heads.apply(&r)
 	l.endStream(&r, i) // a stream's head and points, when it was one
-	l.g.leanOutcome(&r, s.attempt, s.sent, &s.tx, nil)
+	l.g.leanOutcome(&r, l.arrived(s), s.attempt, s.sent, &s.tx, nil)
 	l.g.done(&r, l.w.shard)
 	l.inUse--
 	// A server may answer before it read the whole request; as net/http
@@ -706,7 +724,7 @@ func (l *epollLoop) fail(i int32, sent time.Duration, err error) {
 		s.heads.apply(&r) // the head came, the body did not
 	}
 	l.endStream(&r, i) // a stream cut before its end keeps its tokens
-	l.g.leanOutcome(&r, s.attempt, sent, &s.tx, err)
+	l.g.leanOutcome(&r, l.g.since(), s.attempt, sent, &s.tx, err)
 	l.g.done(&r, l.w.shard)
 	l.inUse--
 	l.closeConn(i)
@@ -721,7 +739,15 @@ func (l *epollLoop) closeConn(i int32) {
 		unix.Close(s.fd) // closing removes it from the epoll set
 		s.fd = -1
 	}
-	s.out = false
+	l.unwatchOut(s)
+}
+
+// unwatchOut forgets that slot s waits for room to write.
+func (l *epollLoop) unwatchOut(s *slot) {
+	if s.out {
+		s.out = false
+		l.writing--
+	}
 }
 
 // expire fails the busy exchanges whose deadline passed and finds the next
@@ -751,7 +777,9 @@ func (l *epollLoop) lend(i int32) {
 	s := &l.slots[i]
 	_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_DEL, s.fd, nil)
 	fd := s.fd
-	s.fd, s.out = -1, false
+	s.fd = -1
+	l.unwatchOut(s)
+	l.plain = false // off the beat: lent exchanges are stamped by the clock
 	s.state = slotLent
 	var rest []byte
 	if s.woff < len(s.wb) {
@@ -824,7 +852,7 @@ func (l *epollLoop) lend(i int32) {
 			}
 			return err
 		}()
-		g.leanOutcome(&r, attempt, sent, &tx, err)
+		g.leanOutcome(&r, g.since(), attempt, sent, &tx, err)
 		g.done(&r, l.lentSh)
 		l.tell(news{slot: i, fd: back, lent: true})
 	}()
@@ -883,8 +911,10 @@ func (l *epollLoop) close() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
-	for _, fd := range []int{l.tfd, l.efd, l.ep} {
-		unix.Close(fd)
+	for _, fd := range []int{l.tfd, l.efd, l.ep, l.quiet} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 	}
 	h1.PutDiscardBuf(l.discard)
 }

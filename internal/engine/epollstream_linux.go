@@ -47,8 +47,9 @@ func (l *epollLoop) streamHead(i int32, h h1.Head) bool {
 	st := l.newLoopStream(f)
 	st.rec.Status = h.Status
 	s.heads.apply(&st.rec)
-	st.rec.Streamed, st.rec.GotFirstByte, st.rec.FirstByte = true, true, l.g.since()
+	st.rec.Streamed, st.rec.GotFirstByte, st.rec.FirstByte = true, true, l.arrived(s)
 	s.st, s.status, s.keep = st, h.Status, h.Keep
+	l.plain = false // off the beat: the stream's events are stamped by the clock
 	body := s.buf[h.N:s.n]
 	s.n = 0
 	l.feed(i, body, st.rec.FirstByte)

@@ -1453,7 +1453,7 @@ func (l *h2Loop) finish(i int32, err error) {
 		l.ts.flush()
 	}
 	tx := s.tx
-	l.g.leanOutcome(&r, s.attempt, hand, &tx, err)
+	l.g.leanOutcome(&r, l.g.since(), s.attempt, hand, &tx, err)
 	if counted && !s.answered && r.Status == 0 {
 		switch {
 		case r.Outcome == recorder.Failed && r.Kind == recorder.KindReset:
