@@ -56,6 +56,8 @@ func (l *epollLoop) startBeat() {
 		}
 	}
 	l.quiet, l.stamps = q, true
+	l.msg.Iov, l.msg.Control = &l.iov, &l.oob[0]
+	l.msg.SetIovlen(1)
 }
 
 // recv reads slot i's connection into p, as rawIO does, with recvmsg(2)
@@ -67,10 +69,7 @@ func (l *epollLoop) recv(i int32, p []byte) (int, error) {
 	}
 	l.iov.Base = unsafe.SliceData(p)
 	l.iov.SetLen(len(p))
-	l.msg.Iov = &l.iov
-	l.msg.SetIovlen(1)
-	l.msg.Control = &l.oob[0]
-	l.msg.SetControllen(len(l.oob))
+	l.msg.SetControllen(len(l.oob)) // the kernel sets it to what it wrote
 	r, _, e := syscall.RawSyscall(unix.SYS_RECVMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&l.msg)), 0)
 	if e != 0 {
 		return 0, e
