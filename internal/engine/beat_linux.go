@@ -38,10 +38,31 @@ import (
 // the beat), in stream runs, and for sleeps longer than rawSleepMax.
 // Failed exchanges take done from the clock, at most one beat late.
 // OPENLOAD_NO_BEAT=1 keeps it off, to measure the difference.
+//
+// The HTTP/2 loop (h2loop_linux.go) keeps the same beat. One read there
+// may end several streams of a connection, each then dated by the read's
+// stamp, the newest segment's: late by at most one beat for those that
+// ended earlier in it, never later than the clock's reading would be. It
+// also wakes for each event while a stream or a dial is waited for, or a
+// body waits for a window.
 
-// startBeat gives the loop its quiet epoll set and turns stamps on, or
-// leaves the loop off the beat when either cannot be had.
-func (l *epollLoop) startBeat() {
+// stamper is what a loop keeps to read the kernel's stamps and to sleep
+// on the beat: one home for both event loops (epollLoop, h2Loop).
+type stamper struct {
+	gen     *generator // whose clock the stamps are read against
+	stamps  bool       // every connection has SO_TIMESTAMPNS: its reads say when their bytes arrived
+	plain   bool       // no exchange was lent or read as a stream so far
+	wallOff int64      // the wall clock at offset 0, in Unix ns, as of this wake; 0: not read yet
+	msg     unix.Msghdr
+	iov     unix.Iovec
+	oob     [64]byte // recvmsg's control messages: the stamp
+}
+
+// startBeat gives the loop its quiet epoll set (a's timerfd and the
+// loop's eventfd efd) and turns stamps on, or leaves the loop off the beat
+// when either cannot be had.
+func (st *stamper) startBeat(a *loopArrivals, efd int) {
+	st.gen = a.g
 	if os.Getenv("OPENLOAD_NO_BEAT") != "" {
 		return
 	}
@@ -49,35 +70,57 @@ func (l *epollLoop) startBeat() {
 	if err != nil {
 		return
 	}
-	for _, fd := range []int{l.tfd, l.efd} {
+	for _, fd := range []int{a.tfd, efd} {
 		if unix.EpollCtl(q, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: -1, Pad: int32(fd)}) != nil {
 			unix.Close(q)
 			return
 		}
 	}
-	l.quiet, l.stamps = q, true
-	l.msg.Iov, l.msg.Control = &l.iov, &l.oob[0]
-	l.msg.SetIovlen(1)
+	a.quiet, st.stamps = q, true
+	st.msg.Iov, st.msg.Control = &st.iov, &st.oob[0]
+	st.msg.SetIovlen(1)
 }
 
-// recv reads slot i's connection into p, as rawIO does, with recvmsg(2)
-// when the loop stamps: it notes the stamp in the slot (slot.rx).
-func (l *epollLoop) recv(i int32, p []byte) (int, error) {
-	s := &l.slots[i]
-	if !l.stamps {
-		return rawIO(syscall.SYS_READ, s.fd, p)
+// stampConn asks the kernel to stamp what connection fd receives; the
+// loop leaves the beat if it will not.
+func (st *stamper) stampConn(fd int) {
+	if st.stamps && unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) != nil {
+		st.stamps = false
 	}
-	l.iov.Base = unsafe.SliceData(p)
-	l.iov.SetLen(len(p))
-	l.msg.SetControllen(len(l.oob)) // the kernel sets it to what it wrote
-	r, _, e := syscall.RawSyscall(unix.SYS_RECVMSG, uintptr(s.fd), uintptr(unsafe.Pointer(&l.msg)), 0)
+}
+
+// stampFromConnect is the HTTP/2 dials' net.Dialer Control: the server
+// speaks first there (its SETTINGS; over TLS its session tickets), and a
+// read of bytes that came before SO_TIMESTAMPNS was set has no stamp, which
+// would take the loop off the beat (stamp).
+func stampFromConnect(_, _ string, rc syscall.RawConn) error {
+	if os.Getenv("OPENLOAD_NO_BEAT") != "" {
+		return nil
+	}
+	return rc.Control(func(fd uintptr) {
+		// Refused, the loop's stampConn is refused too and says so.
+		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+	})
+}
+
+// recv reads fd into p, as rawIO does, with recvmsg(2) when the loop
+// stamps; rx is when the bytes read arrived, or -1.
+func (st *stamper) recv(fd int, p []byte) (n int, rx time.Duration, err error) {
+	if !st.stamps {
+		n, err = rawIO(syscall.SYS_READ, fd, p)
+		return n, -1, err
+	}
+	st.iov.Base = unsafe.SliceData(p)
+	st.iov.SetLen(len(p))
+	st.msg.SetControllen(len(st.oob)) // the kernel sets it to what it wrote
+	r, _, e := syscall.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&st.msg)), 0)
 	if e != 0 {
-		return 0, e
+		return 0, -1, e
 	}
-	if r > 0 {
-		s.rx = l.stamp(l.oob[:l.msg.Controllen])
+	if r == 0 {
+		return 0, -1, nil
 	}
-	return int(r), nil
+	return int(r), st.stamp(st.oob[:st.msg.Controllen]), nil
 }
 
 // stamp returns the run's offset of the SCM_TIMESTAMPNS stamp in the
@@ -86,7 +129,7 @@ func (l *epollLoop) recv(i int32, p []byte) (int, error) {
 // TestEpollServerCloses):
 // the exchange's done is then read from the clock, and the loop, which
 // can no longer tell when responses came, leaves the beat.
-func (l *epollLoop) stamp(b []byte) time.Duration {
+func (st *stamper) stamp(b []byte) time.Duration {
 	var ts unix.Timespec
 	ok := len(b) >= unix.SizeofCmsghdr // else ParseOneSocketControlMessage panics
 	if ok {
@@ -97,24 +140,24 @@ func (l *epollLoop) stamp(b []byte) time.Duration {
 		}
 	}
 	if !ok {
-		l.stamps = false
+		st.stamps = false
 		return -1
 	}
-	if l.wallOff == 0 {
+	if st.wallOff == 0 {
 		t := time.Now() // the wall clock and the run's offset, read together
-		l.wallOff = t.UnixNano() - int64(t.Sub(l.g.start))
+		st.wallOff = t.UnixNano() - int64(t.Sub(st.gen.start))
 	}
-	return time.Duration(ts.Nano() - l.wallOff)
+	return time.Duration(ts.Nano() - st.wallOff)
 }
 
-// arrived returns slot s's done: when its response's last bytes arrived,
-// or the clock's now when the stamp is missing or out of bounds (it
-// cannot be before the request was in hand, nor after now: the wall
-// clock was set meanwhile).
-func (l *epollLoop) arrived(s *slot) time.Duration {
-	now := l.g.since()
-	if s.rx >= s.sent && s.rx <= now && !testClockDone {
-		return s.rx
+// arrived returns the done of an exchange sent at sent whose last bytes
+// came in a read stamped rx: rx, or the clock's now when the stamp is
+// missing or out of bounds (it cannot be before the request was in hand,
+// nor after now: the wall clock was set meanwhile).
+func (st *stamper) arrived(rx, sent time.Duration) time.Duration {
+	now := st.gen.since()
+	if rx >= sent && rx <= now && !testClockDone {
+		return rx
 	}
 	return now
 }

@@ -11,38 +11,58 @@ import (
 	"github.com/openload/openload/schedule"
 )
 
-// On its beat the loop reads a response only when it wakes for the next
+// On its beat a loop reads a response only when it wakes for the next
 // arrival, up to one spacing after the response came; done must still be
 // when it came (the kernel's stamp). The server answers at once, so with
 // the stamps the median service time is a fraction of a millisecond; read
 // from the clock it is close to the spacing, 8 ms. Half the spacing
 // between the two leaves room for a loaded machine either way. The
 // second run, with done read from the clock, shows that the loop did read
-// late: without it the first would prove nothing. Not parallel: it sets
-// testClockDone.
+// late: without it the first would prove nothing. Both loops: HTTP/1.1's
+// and HTTP/2's (h2c and over TLS). Not parallel: it sets testClockDone.
 func TestBeatDoneFromStamps(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	answer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})
+	srv := httptest.NewUnstartedServer(answer)
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetHTTP1(true)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
 	defer srv.Close()
+	tlsSrv := httptest.NewUnstartedServer(answer)
+	tlsSrv.EnableHTTP2 = true
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
 	const spacing = 8 * time.Millisecond // under rawSleepMax: on the beat
-	median := func() time.Duration {
-		rec, stats := runAgainst(t, srv.URL, Config{Lean: true, Epoll: true, Connections: 4},
-			schedule.NewConstant(float64(time.Second/spacing), 400*time.Millisecond))
-		if stats.Client != ClientEpoll {
-			t.Fatalf("client %q, want the event loop", stats.Client)
-		}
-		if c := checkIdentity(t, rec, 50); c.Completed != 50 {
-			t.Fatalf("counts %+v: want 50 completed", c)
-		}
-		m := time.Duration(rec.Service.ValueAtQuantile(50)) * time.Microsecond
-		t.Logf("median service time %v (done from the clock: %v)", m, testClockDone)
-		return m
-	}
-	if m := median(); m >= spacing/2 {
-		t.Errorf("median service time %v with the kernel's stamps, want under %v: done is when the loop read", m, spacing/2)
-	}
-	testClockDone = true
-	defer func() { testClockDone = false }()
-	if m := median(); m < spacing/2 {
-		t.Errorf("median service time %v read from the clock, want %v or more: the loop did not read on its beat", m, spacing/2)
+	for _, tc := range []struct {
+		name string
+		url  string
+		cfg  Config
+	}{
+		{"http1", srv.URL, Config{Lean: true, Epoll: true, Connections: 4}},
+		{"h2c", srv.URL, Config{Protocol: H2C, Epoll: true, Connections: 4}},
+		{"h2-tls", tlsSrv.URL, Config{Protocol: HTTP2, TLS: tlsTrusting(tlsSrv), Epoll: true, Connections: 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			median := func() time.Duration {
+				rec, stats := runAgainst(t, tc.url, tc.cfg, schedule.NewConstant(float64(time.Second/spacing), 400*time.Millisecond))
+				if stats.Client != ClientEpoll {
+					t.Fatalf("client %q, want the event loop", stats.Client)
+				}
+				if c := checkIdentity(t, rec, 50); c.Completed != 50 {
+					t.Fatalf("counts %+v: want 50 completed", c)
+				}
+				m := time.Duration(rec.Service.ValueAtQuantile(50)) * time.Microsecond
+				t.Logf("median service time %v (done from the clock: %v)", m, testClockDone)
+				return m
+			}
+			if m := median(); m >= spacing/2 {
+				t.Errorf("median service time %v with the kernel's stamps, want under %v: done is when the loop read", m, spacing/2)
+			}
+			testClockDone = true
+			defer func() { testClockDone = false }()
+			if m := median(); m < spacing/2 {
+				t.Errorf("median service time %v read from the clock, want %v or more: the loop did not read on its beat", m, spacing/2)
+			}
+		})
 	}
 }

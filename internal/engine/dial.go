@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"syscall"
 	"time"
 )
 
@@ -20,6 +21,7 @@ const dialKeepAlive = 30 * time.Second
 // where there is one, comes after and counts in the request's Timeout.
 type dialer struct {
 	timeout time.Duration
+	control func(network, addr string, c syscall.RawConn) error // net.Dialer's, or nil
 }
 
 // dialer is the dialer of a run of cfg.
@@ -42,7 +44,7 @@ func (d dialer) DialContext(ctx context.Context, network, addr string) (net.Conn
 // *dialTimeoutError.
 func (d dialer) dialBy(ctx context.Context, network, addr string, deadline time.Time) (net.Conn, error) {
 	start := time.Now()
-	nd := net.Dialer{Timeout: d.timeout, Deadline: deadline, KeepAlive: dialKeepAlive}
+	nd := net.Dialer{Timeout: d.timeout, Deadline: deadline, KeepAlive: dialKeepAlive, Control: d.control}
 	nc, err := nd.DialContext(ctx, network, addr)
 	if err == nil {
 		return nc, nil

@@ -142,14 +142,8 @@ type epollLoop struct {
 	lentSh       *shard // records of lent exchanges
 	out          int    // goroutines (dials, lent exchanges) that have not reported
 
-	// The beat (beat_linux.go).
-	stamps  bool  // every connection has SO_TIMESTAMPNS: its reads say when their bytes arrived
-	plain   bool  // no exchange was lent or read as a stream so far
-	writing int   // slots whose request waits for room to write
-	wallOff int64 // the wall clock at offset 0, in Unix ns, as of this wake; 0: not read yet
-	msg     unix.Msghdr
-	iov     unix.Iovec
-	oob     [64]byte // recvmsg's control messages: the stamp
+	stamper     // the beat (beat_linux.go)
+	writing int // slots whose request waits for room to write
 
 	mu      sync.Mutex
 	closed  bool   // efd is closed: no more wake-ups
@@ -192,7 +186,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 	}
 	l := &epollLoop{loopArrivals: newLoopArrivals(g, stats, dispatched, s, ep, tfd), t: t, w: g.newWorker(),
 		efd: efd, slots: make([]slot, g.cfg.Connections), nextCheck: never,
-		discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard(), plain: !t.stream}
+		discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard(), stamper: stamper{plain: !t.stream}}
 	l.ts.sh = l.w.shard
 	for i := range l.slots {
 		l.slots[i].fd = -1
@@ -204,7 +198,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 			return nil
 		}
 	}
-	l.startBeat()
+	l.startBeat(&l.loopArrivals, efd)
 	l.adoptWarm() // predial_linux.go
 	l.off, l.scheduling = s.Next()
 	l.seq = seqOf(s, 0)
@@ -425,9 +419,7 @@ func (l *epollLoop) news() {
 func (l *epollLoop) register(i int32, fd int) error {
 	s := &l.slots[i]
 	s.fd = fd
-	if l.stamps && unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) != nil {
-		l.stamps = false
-	}
+	l.stampConn(fd)
 	err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: i, Pad: int32(fd)})
 	if err != nil {
 		s.fd = -1
@@ -583,7 +575,10 @@ func (l *epollLoop) read(i int32) {
 	if s.head {
 		buf = l.discard[:] // the body: fewer reads for large ones
 	}
-	m, err := l.recv(i, buf)
+	m, rx, err := l.recv(s.fd, buf)
+	if m > 0 {
+		s.rx = rx
+	}
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
@@ -652,7 +647,7 @@ func (l *epollLoop) complete(i int32) {
 	r := recorder.Record{Seq: s.it.seq, Scheduled: s.it.off, Status: s.status}
 	s.heads.apply(&r)
 	l.endStream(&r, i) // a stream's head and points, when it was one
-	l.g.leanOutcome(&r, l.arrived(s), s.attempt, s.sent, &s.tx, nil)
+	l.g.leanOutcome(&r, l.arrived(s.rx, s.sent), s.attempt, s.sent, &s.tx, nil)
 	l.g.done(&r, l.w.shard)
 	l.inUse--
 	// A server may answer before it read the whole request; as net/http

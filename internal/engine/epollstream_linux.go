@@ -47,7 +47,7 @@ func (l *epollLoop) streamHead(i int32, h h1.Head) bool {
 	st := l.newLoopStream(f)
 	st.rec.Status = h.Status
 	s.heads.apply(&st.rec)
-	st.rec.Streamed, st.rec.GotFirstByte, st.rec.FirstByte = true, true, l.arrived(s)
+	st.rec.Streamed, st.rec.GotFirstByte, st.rec.FirstByte = true, true, l.arrived(s.rx, s.sent)
 	s.st, s.status, s.keep = st, h.Status, h.Keep
 	l.plain = false // off the beat: the stream's events are stamped by the clock
 	body := s.buf[h.N:s.n]

@@ -125,7 +125,8 @@ func (p *h2Pool) GetClientConn(req *http.Request, addr string) (*http2.ClientCon
 	return cc, nil
 }
 
-// reserve reserves a stream on the first open connection with room, or
+// reserve reserves a stream on the open connection with the fewest
+// streams that has room, as the event loop chooses (h2loop_linux.go), or
 // returns nil. Connections that closed are dropped.
 func (p *h2Pool) reserve() *http2.ClientConn {
 	p.mu.Lock()
@@ -134,14 +135,21 @@ func (p *h2Pool) reserve() *http2.ClientConn {
 		st := cc.State()
 		return st.Closed || st.Closing
 	})
+	type loaded struct {
+		cc *http2.ClientConn
+		n  int // streams active or reserved
+	}
+	room := make([]loaded, 0, len(p.conns))
 	for _, cc := range p.conns {
-		if p.max > 0 {
-			if st := cc.State(); st.StreamsActive+st.StreamsReserved >= p.max {
-				continue
-			}
+		st := cc.State()
+		if n := st.StreamsActive + st.StreamsReserved; p.max <= 0 || n < p.max {
+			room = append(room, loaded{cc, n})
 		}
-		if cc.ReserveNewRequest() {
-			return cc
+	}
+	slices.SortStableFunc(room, func(a, b loaded) int { return a.n - b.n })
+	for _, c := range room {
+		if c.cc.ReserveNewRequest() { // false: the server's limit or a GOAWAY
+			return c.cc
 		}
 	}
 	return nil

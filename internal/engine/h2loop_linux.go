@@ -36,7 +36,10 @@ import (
 // Streams and connections. Config.Connections is still the in-flight
 // limit: at most that many requests have a stream (or wait for a dial) at
 // once; the rest wait in the queue, and that wait is send delay. A
-// request takes a stream on the first open connection with room: fewer
+// request takes a stream on the open connection with the fewest streams
+// that has room, as h2load spreads its streams: a server reads each
+// connection's frames in order (Go's in one goroutine), so one connection
+// carrying every stream would set the pace first. Room is fewer
 // streams than min(Config.MaxStreams, the server's
 // SETTINGS_MAX_CONCURRENT_STREAMS; 100 until its SETTINGS came, as
 // x/net/http2 assumes). When every connection is full one more is dialled,
@@ -50,8 +53,9 @@ import (
 // Times. A request's attempt starts when it got a stream (or a dial was
 // started for it); its sent time is when the write(2) that put its HEADERS
 // frame on the socket returned (frames are batched per connection and
-// written once per turn of the loop); done is when its last frame was
-// read.
+// written once per turn of the loop); done is when its last frame's bytes
+// arrived, by the kernel's stamp on the read that brought them (the beat,
+// beat_linux.go), or when it was read.
 //
 // Flow control. The loop advertises a stream window of h2StreamWindow and
 // a connection window of h2ConnWindow, and gives back what it read (DATA
@@ -176,6 +180,7 @@ type h2lc struct {
 	rbuf []byte // frames read, rbuf[roff:rn] not taken yet
 	roff int
 	rn   int
+	rx   time.Duration // when the bytes of the last read arrived, by the kernel's stamp, or -1
 
 	ring     []int32 // stream slot by id>>1 & (len-1), or -1
 	nextID   uint32
@@ -236,6 +241,7 @@ type h2news struct {
 
 type h2Loop struct {
 	loopArrivals
+	stamper // the beat (beat_linux.go)
 	w       *worker
 	reqs    []h2Req
 	tls     bool
@@ -297,7 +303,7 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 	l := &h2Loop{loopArrivals: newLoopArrivals(g, stats, dispatched, s, ep, tfd), w: g.newWorker(), reqs: newH2Reqs(cfg),
 		tls: cfg.Protocol == HTTP2, tlsConf: tlsConfig(*cfg), addr: addr,
 		efd: efd, slots: make([]h2Slot, cfg.Connections), nextCheck: never,
-		dialFor: -1, metrics: interner{max: recorder.MaxTimingMetrics}}
+		dialFor: -1, metrics: interner{max: recorder.MaxTimingMetrics}, stamper: stamper{plain: !cfg.Stream}}
 	l.ts.sh = l.w.shard
 	if cfg.StampHeader != "" {
 		l.stampName = lowerASCII(cfg.StampHeader)
@@ -323,6 +329,7 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 			return nil
 		}
 	}
+	l.startBeat(&l.loopArrivals, efd)
 	// The connections opened before the start (predialH2).
 	for _, n := range g.h2warm {
 		if c := l.newConn(); l.openConn(c, n) != nil {
@@ -402,6 +409,8 @@ func (l *h2Loop) run(ctx context.Context) {
 		if !l.scheduling && l.pending.len() == 0 && l.inUse == 0 && l.out == 0 {
 			return
 		}
+		l.beat = l.onBeat()
+		l.wallOff = 0
 		n, err := l.sleep(now, next, l.nextCheck)
 		if err == unix.EINTR {
 			continue
@@ -414,6 +423,20 @@ func (l *h2Loop) run(ctx context.Context) {
 			l.event(ev)
 		}
 	}
+}
+
+// onBeat says whether the loop may sleep on the beat (beat_linux.go):
+// nothing waits for a stream, for room to write or for a window.
+func (l *h2Loop) onBeat() bool {
+	if !l.stamps || !l.plain || l.pending.len() > 0 || len(l.waiting) > 0 {
+		return false
+	}
+	for _, c := range l.conns {
+		if c.outEv || c.blockedN > 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *h2Loop) event(ev unix.EpollEvent) {
@@ -524,7 +547,9 @@ func (l *h2Loop) dial(deadline time.Time) (int, *tls.Conn, *loopTLS, error) {
 // with ALPN h2 and tlsConf) and returns a duplicate of its descriptor; the
 // runtime's poller forgets the original.
 func h2Dial(cfg *Config, drain context.Context, addr string, tlsConf *tls.Config, deadline time.Time) (int, *tls.Conn, *loopTLS, error) {
-	nc, err := cfg.dialer().dialBy(drain, "tcp", addr, deadline)
+	d := cfg.dialer()
+	d.control = stampFromConnect // beat_linux.go
+	nc, err := d.dialBy(drain, "tcp", addr, deadline)
 	if err != nil {
 		return -1, nil, nil, err
 	}
@@ -628,6 +653,8 @@ func closeH2Warm(g *generator) {
 // client's preface.
 func (l *h2Loop) openConn(c *h2lc, n h2news) error {
 	c.fd = n.fd
+	l.stampConn(n.fd)
+	c.rx = -1
 	if err := unix.EpollCtl(l.ep, unix.EPOLL_CTL_ADD, n.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: c.idx, Pad: int32(n.fd)}); err != nil {
 		c.fd = -1
 		return err
@@ -761,14 +788,16 @@ func (l *h2Loop) assign() {
 	}
 }
 
-// roomy is the first open connection with room for a stream, or nil.
+// roomy is the open connection with room for a stream that has the fewest,
+// or nil.
 func (l *h2Loop) roomy() *h2lc {
+	var best *h2lc
 	for _, c := range l.conns {
-		if !c.goAway && !c.exhaust && c.active < c.limit && c.active < int(c.peerMax) {
-			return c
+		if !c.goAway && !c.exhaust && c.active < c.limit && c.active < int(c.peerMax) && (best == nil || c.active < best.active) {
+			best = c
 		}
 	}
-	return nil
+	return best
 }
 
 // open starts slot i's request on a new stream of c.
@@ -950,12 +979,12 @@ func (l *h2Loop) readConn(c *h2lc) {
 	}
 	for c.state == connOpen {
 		room := len(c.rbuf) - c.rn
-		m, err := rawIO(syscall.SYS_READ, c.fd, c.rbuf[c.rn:])
+		m, rx, err := l.recv(c.fd, c.rbuf[c.rn:])
 		if err == nil && m == 0 {
 			err = io.EOF
 		}
 		if m > 0 {
-			c.rn += m
+			c.rn, c.rx = c.rn+m, rx
 			l.frames(c)
 			if c.state != connOpen {
 				return
@@ -994,12 +1023,12 @@ func (l *h2Loop) readConnTLS(c *h2lc) {
 		if !t.eof {
 			t.room()
 			room := cap(t.in) - len(t.in)
-			m, err := rawIO(syscall.SYS_READ, c.fd, t.in[len(t.in):cap(t.in)])
+			m, rx, err := l.recv(c.fd, t.in[len(t.in):cap(t.in)])
 			switch {
 			case err == nil && m == 0:
 				t.eof = true
 			case err == nil:
-				t.in = t.in[:len(t.in)+m]
+				t.in, c.rx = t.in[:len(t.in)+m], rx
 				drained = m < room
 			case err != unix.EAGAIN && err != unix.EINTR:
 				l.connDown(c, os.NewSyscallError("read", err))
@@ -1197,6 +1226,7 @@ func (l *h2Loop) headBlock(i int32, trailers, end bool) {
 		s.final = true
 		if f := streamFormat(l.g.cfg.Stream, s.ctype); f != nil {
 			s.streaming = true
+			l.plain = false // off the beat: the stream's events are stamped by the clock
 			s.er.reset(f)
 			s.rec.Streamed, s.rec.GotFirstByte, s.rec.FirstByte = true, true, now
 		}
@@ -1427,6 +1457,7 @@ func (l *h2Loop) unprocessed(i int32, err error) {
 // frees its slot.
 func (l *h2Loop) finish(i int32, err error) {
 	s := &l.slots[i]
+	c := s.c // detached below
 	counted := s.counted()
 	hand := time.Duration(-1)
 	if counted {
@@ -1452,8 +1483,12 @@ func (l *h2Loop) finish(i int32, err error) {
 		s.er.count(&r)
 		l.ts.flush()
 	}
+	done := l.g.since()
+	if err == nil && s.written && !s.streaming && c != nil {
+		done = l.arrived(c.rx, s.sent) // the read that ended the stream
+	}
 	tx := s.tx
-	l.g.leanOutcome(&r, l.g.since(), s.attempt, hand, &tx, err)
+	l.g.leanOutcome(&r, done, s.attempt, hand, &tx, err)
 	if counted && !s.answered && r.Status == 0 {
 		switch {
 		case r.Outcome == recorder.Failed && r.Kind == recorder.KindReset:
@@ -1601,8 +1636,10 @@ func (l *h2Loop) close() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
-	for _, fd := range []int{l.tfd, l.efd, l.ep} {
-		unix.Close(fd)
+	for _, fd := range []int{l.tfd, l.efd, l.ep, l.quiet} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 	}
 }
 
