@@ -35,9 +35,10 @@
 #             and 75 % of the ceiling, and at 1,000/s
 #   h2c       h2load's closed-loop ceiling over HTTP/2 with prior knowledge
 #             (-c 4 -m 32 -t 1); openload --h2c on its event loop and with
-#             --net-http (x/net/http2) at 10k, 20k and 30k/s: CPU per
-#             1,000, send delay p99, GC cycles, RSS, arrival lag; its max
-#             rate on schedule by bisection
+#             --net-http (x/net/http2) at 10k, 20k and 30k/s, the loop
+#             also off its beat: CPU per 1,000, send delay p99, GC cycles,
+#             RSS, arrival lag; its max rate on schedule by bisection; and
+#             h2load's ceiling at 32, 64, 128 and 256 streams in flight
 # It is not part of go test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -331,12 +332,22 @@ H2LOAD_RSS=$(rss_mb "$W/time-h2load")
 echo "  h2c ceiling $H2CEIL req/s" >&2
 declare -A H2ROW H2CPU
 for rate in 10000 20000 30000; do
-  for tool in openload-h2c openload-h2c-nethttp openload; do
+  for tool in openload-h2c h2c-offbeat openload-h2c-nethttp openload; do
     [ "$tool" = openload ] && [ "$rate" != 10000 ] && continue
-    run "$tool" "$rate"
+    # h2c-offbeat: the HTTP/2 loop woken by every response, as before its beat
+    if [ "$tool" = h2c-offbeat ]; then OPENLOAD_NO_BEAT=1 run openload-h2c "$rate"; else run "$tool" "$rate"; fi
     H2CPU["$tool $rate"]=$(per1k "$(cpu_s "$TIMEF")" "$rate")
     H2ROW["$tool $rate"]="${H2CPU["$tool $rate"]} | ${P99} | $("$TGT" json "$RES.json" generator.gc_cycles) | $(rss_mb "$TIMEF") | ${LAG99} | $( [ "$ONSCHED" = 1 ] && echo yes || echo no)"
   done
+done
+# The target's closed-loop throughput by streams in flight (4 connections):
+# an open loop under the same cap holds fewer in flight on average, and the
+# server serves fewer at once more slowly.
+declare -A H2BYM
+for m in 8 16 32 64; do
+  n0=$(served)
+  h2load -c 4 -m "$m" -t 1 -D "$DUR" "$URL/" >/dev/null 2>&1 || true
+  H2BYM[$m]=$(( ($(served) - n0) / DUR ))
 done
 echo "openload --h2c: bisection" >&2
 H2HI=$((H2CEIL * 105 / 100))
@@ -499,6 +510,9 @@ goroutine, and that connection, not openload, sets the pace.
 | openload --h2c (event loop) | 10,000 | ${H2ROW["openload-h2c 10000"]} |
 | openload --h2c (event loop) | 20,000 | ${H2ROW["openload-h2c 20000"]} |
 | openload --h2c (event loop) | 30,000 | ${H2ROW["openload-h2c 30000"]} |
+| openload --h2c off its beat (\`OPENLOAD_NO_BEAT=1\`) | 10,000 | ${H2ROW["h2c-offbeat 10000"]} |
+| openload --h2c off its beat | 20,000 | ${H2ROW["h2c-offbeat 20000"]} |
+| openload --h2c off its beat | 30,000 | ${H2ROW["h2c-offbeat 30000"]} |
 | openload --h2c --net-http | 10,000 | ${H2ROW["openload-h2c-nethttp 10000"]} |
 | openload --h2c --net-http | 20,000 | ${H2ROW["openload-h2c-nethttp 20000"]} |
 | openload --h2c --net-http | 30,000 | ${H2ROW["openload-h2c-nethttp 30000"]} |
@@ -506,6 +520,18 @@ goroutine, and that connection, not openload, sets the pace.
 
 openload --h2c's max rate on schedule (served within 1 %, send delay p99
 ≤ 5 ms), by bisection: ${H2MAX}/s, ${G6} × h2load's ceiling.
+
+The target's throughput grows with the streams it has in flight (h2load,
+4 connections, ${DUR} s each):
+
+| streams in flight | 32 | 64 | 128 | 256 |
+| --- | ---: | ---: | ---: | ---: |
+| served per second | ${H2BYM[8]} | ${H2BYM[16]} | ${H2BYM[32]} | ${H2BYM[64]} |
+
+A closed loop keeps all 128 in flight all the time. An open loop under
+the same cap of 128 holds fewer on average (Little's law: rate × service
+time), so the server works at a lower throughput, and the cap is reached
+whenever its service time swings up: that wait is send delay.
 
 ## Goals (issue 35), this run
 
