@@ -261,3 +261,34 @@ func TestH2Predial(t *testing.T) {
 		t.Errorf("%d connections, want the 4 opened before the start", len(ps.maxConc))
 	}
 }
+
+// TestH2SpreadsStreams: on the event loop a request takes a stream on the
+// open connection with the fewest, so a burst of 8 over the 2 connections
+// opened before the start (⌈16 ÷ 8⌉, for 16 requests) is 4 and 4, not 8 on
+// the first (which has room for all 8). The server holds each for 50 ms,
+// so a burst's 8 are in flight together and done before the next.
+func TestH2SpreadsStreams(t *testing.T) {
+	if h2ClientName(true) != ClientEpoll {
+		t.Skip("no HTTP/2 event loop here")
+	}
+	ps := newProtoServer(50 * time.Millisecond)
+	srv := httptest.NewUnstartedServer(ps)
+	srv.Config.Protocols = new(http.Protocols)
+	srv.Config.Protocols.SetUnencryptedHTTP2(true)
+	srv.Start()
+	defer srv.Close()
+	rec, _ := runAgainst(t, srv.URL, Config{Protocol: H2C, Connections: 16, MaxStreams: 8, Epoll: true}, &bursts{n: 8, every: 200 * time.Millisecond, total: 16})
+	if c := checkIdentity(t, rec, 16); c.Completed != 16 {
+		t.Fatalf("counts %+v: want 16 completed", c)
+	}
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if len(ps.maxConc) != 2 {
+		t.Fatalf("%d connections, want the 2 opened before the start", len(ps.maxConc))
+	}
+	for addr, n := range ps.maxConc {
+		if n != 4 {
+			t.Errorf("connection %s carried %d streams at once, want 4 of a burst's 8", addr, n)
+		}
+	}
+}
