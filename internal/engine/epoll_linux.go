@@ -188,6 +188,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 		efd: efd, slots: make([]slot, g.cfg.Connections), nextCheck: never,
 		discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard(), stamper: stamper{plain: !t.stream}}
 	l.ts.sh = l.w.shard
+	l.bounded = true // batchArrivals
 	for i := range l.slots {
 		l.slots[i].fd = -1
 		l.free = append(l.free, int32(len(l.slots)-1-i)) // slot 0 first
