@@ -83,14 +83,13 @@ func (a *loopArrivals) take(ctx context.Context, now time.Duration, inUse int) t
 // minSleep and sends the arrivals due meanwhile together; but at high
 // rates minSleep holds many (21 at 70,000/s), and a burst that size is
 // what the server sees: against bench/target at 70,000/s its service
-// time p50 was 0.17 ms after batches of minSleep and 0.08 ms after
-// batches of 50 µs, which held the connections half as long, and at
-// 75,000/s send delay p99 went from 17–32 ms to 4–7 ms with batches of 8
-// (docs/BENCHMARKS.md). So that loop's shortest sleep is the time of
+// time doubled after such batches, holding the connections longer, and
+// the in-flight limit was reached sooner (docs/MEASUREMENTS.md,
+// “batchArrivals”). So that loop's shortest sleep is the time of
 // batchArrivals arrivals at the schedule's recent pace, between
 // batchSleepMin and minSleep: unchanged up to about 26,000/s. The HTTP/2
 // loop keeps minSleep: its batch goes out in one write per connection,
-// and shorter ones cost it 60 % more CPU at 51,000/s for no gain.
+// and shorter batches cost it more CPU for no better send delay.
 const (
 	batchArrivals = 8
 	batchSleepMin = 50 * time.Microsecond
