@@ -69,7 +69,9 @@ func (a *loopArrivals) take(ctx context.Context, now time.Duration, inUse int) t
 		if a.off, ok = a.s.Next(); !ok {
 			a.endSchedule(false)
 		}
-		a.gap += (max(a.off-prev, 0) - a.gap) / 8
+		if a.bounded {
+			a.gap += (max(a.off-prev, 0) - a.gap) / 8
+		}
 		a.seq = seqOf(a.s, a.seq+1)
 	}
 	if !a.scheduling || a.pending.len() >= maxPending {

@@ -63,7 +63,7 @@ type stamper struct {
 // when either cannot be had.
 func (st *stamper) startBeat(a *loopArrivals, efd int) {
 	st.gen = a.g
-	if os.Getenv("OPENLOAD_NO_BEAT") != "" {
+	if noBeat() {
 		return
 	}
 	q, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
@@ -81,6 +81,9 @@ func (st *stamper) startBeat(a *loopArrivals, efd int) {
 	st.msg.SetIovlen(1)
 }
 
+// noBeat says whether OPENLOAD_NO_BEAT=1 keeps the loops off the beat.
+func noBeat() bool { return os.Getenv("OPENLOAD_NO_BEAT") != "" }
+
 // stampConn asks the kernel to stamp what connection fd receives; the
 // loop leaves the beat if it will not.
 func (st *stamper) stampConn(fd int) {
@@ -94,7 +97,7 @@ func (st *stamper) stampConn(fd int) {
 // read of bytes that came before SO_TIMESTAMPNS was set has no stamp, which
 // would take the loop off the beat (stamp).
 func stampFromConnect(_, _ string, rc syscall.RawConn) error {
-	if os.Getenv("OPENLOAD_NO_BEAT") != "" {
+	if noBeat() {
 		return nil
 	}
 	return rc.Control(func(fd uintptr) {

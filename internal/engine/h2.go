@@ -135,21 +135,25 @@ func (p *h2Pool) reserve() *http2.ClientConn {
 		st := cc.State()
 		return st.Closed || st.Closing
 	})
-	type loaded struct {
-		cc *http2.ClientConn
-		n  int // streams active or reserved
-	}
-	room := make([]loaded, 0, len(p.conns))
-	for _, cc := range p.conns {
+	room := func(cc *http2.ClientConn) (int, bool) {
 		st := cc.State()
-		if n := st.StreamsActive + st.StreamsReserved; p.max <= 0 || n < p.max {
-			room = append(room, loaded{cc, n})
+		n := st.StreamsActive + st.StreamsReserved
+		return n, p.max <= 0 || n < p.max
+	}
+	var best *http2.ClientConn
+	bestN := 0
+	for _, cc := range p.conns {
+		if n, ok := room(cc); ok && (best == nil || n < bestN) {
+			best, bestN = cc, n
 		}
 	}
-	slices.SortStableFunc(room, func(a, b loaded) int { return a.n - b.n })
-	for _, c := range room {
-		if c.cc.ReserveNewRequest() { // false: the server's limit or a GOAWAY
-			return c.cc
+	if best != nil && best.ReserveNewRequest() {
+		return best
+	}
+	// The fewest refused (the server's limit or a GOAWAY): any other.
+	for _, cc := range p.conns {
+		if _, ok := room(cc); ok && cc != best && cc.ReserveNewRequest() {
+			return cc
 		}
 	}
 	return nil

@@ -1483,9 +1483,11 @@ func (l *h2Loop) finish(i int32, err error) {
 		s.er.count(&r)
 		l.ts.flush()
 	}
-	done := l.g.since()
+	var done time.Duration
 	if err == nil && s.written && !s.streaming && c != nil {
 		done = l.arrived(c.rx, s.sent) // the read that ended the stream
+	} else {
+		done = l.g.since()
 	}
 	tx := s.tx
 	l.g.leanOutcome(&r, done, s.attempt, hand, &tx, err)
