@@ -98,6 +98,9 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 	if err := cfg.check(); err != nil { // config.go
 		return Stats{}, err
 	}
+	if err := cfg.validateResend(true); err != nil {
+		return Stats{}, fmt.Errorf("engine: %w", err)
+	}
 	var stats Stats
 	predial := cl.Users
 	if cl.Rate > 0 {

@@ -54,7 +54,7 @@ func (cfg Config) Validate() error {
 	if err := cfg.validateTargets(); err != nil { // targets.go
 		return err
 	}
-	if err := cfg.validateResend(); err != nil {
+	if err := cfg.validateResend(false); err != nil {
 		return err
 	}
 	for _, h := range cfg.ClassHeaders {
@@ -69,11 +69,13 @@ func (cfg Config) Validate() error {
 }
 
 // validateResend checks Resend, and that a policy other than the
-// default goes to openload's own client: net/http's transport re-sends by
-// its own rule and cannot be told not to (wire.go), so a run through it
-// would not do what was asked. Which client a run takes is connect's
-// choice (engine.go); without a URL, only what the fields say is known.
-func (cfg Config) validateResend() error {
+// default goes to one of openload's own clients, HTTP/1.1's or the HTTP/2
+// event loop: net/http's transport re-sends by its own rule and cannot be
+// told not to (wire.go), so a run through it would not do what was asked.
+// Which client a run takes is connect's and newH2Loop's choice
+// (engine.go, h2loop_linux.go); without a URL, only what the fields say is
+// known. A closed run (closed) sends HTTP/2 through net/http.
+func (cfg Config) validateResend(closed bool) error {
 	switch cfg.Resend {
 	case "", ResendIdempotent:
 		return nil
@@ -81,24 +83,31 @@ func (cfg Config) validateResend() error {
 	default:
 		return field.Errorf("Resend", cfg.Resend, "{Resend} %q is unknown (known: %s, %s, %s)", cfg.Resend, ResendIdempotent, ResendUnwritten, ResendNever)
 	}
+	h2 := cfg.Protocol == HTTP2 || cfg.Protocol == H2C
 	var why string
 	switch {
 	case cfg.Transport != nil:
 		why = "a transport of the caller's"
-	case cfg.Protocol == HTTP2 || cfg.Protocol == H2C:
-		why = "HTTP/2"
 	case cfg.FollowRedirects:
 		why = "following redirects"
-	case cfg.URL != nil && cfg.URL.Scheme != "http":
-		why = "a URL of scheme " + cfg.URL.Scheme
 	case cfg.URL != nil && cfg.URL.User != nil:
 		why = "a URL with credentials"
+	case h2 && closed:
+		why = "HTTP/2 in a closed run"
+	case h2 && cfg.Retry.Enabled():
+		why = "HTTP/2 with retries"
+	case h2 && !h2LoopFields(&cfg):
+		why = "HTTP/2 off the event loop"
+	case h2:
+		return nil
+	case cfg.URL != nil && cfg.URL.Scheme != "http":
+		why = "a URL of scheme " + cfg.URL.Scheme
 	case !cfg.Lean:
 		why = "the lean client is off"
 	default:
 		return nil
 	}
-	return field.Errorf("Resend", cfg.Resend, "{Resend} %s applies to openload's own HTTP/1.1 client only, and this run goes through net/http's transport (%s), which re-sends by its own rule (GET, HEAD, OPTIONS, TRACE, and anything not written yet) and cannot be told not to", cfg.Resend, why)
+	return field.Errorf("Resend", cfg.Resend, "{Resend} %s applies to openload's own clients only (HTTP/1.1 over http, HTTP/2 on the event loop), and this run goes through net/http's transport (%s), which re-sends by its own rule (GET, HEAD, OPTIONS, TRACE, anything not written yet, and HTTP/2 streams the server did not process) and cannot be told not to", cfg.Resend, why)
 }
 
 // validateProtocol checks Protocol, and against the URL's scheme when

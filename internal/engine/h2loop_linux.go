@@ -72,7 +72,9 @@ import (
 // request: resends_unwritten), and the request is sent again on a new
 // stream, on another connection after a GOAWAY, at most h2MaxResends
 // times, as x/net/http2 re-sends them; so is a stream whose HEADERS had
-// not left openload when its connection failed. Any other stream whose
+// not left openload when its connection failed. Config.Resend narrows
+// that (newH2ResendRule): unwritten sends again only the latter, never
+// neither, and what is not sent again fails. Any other stream whose
 // HEADERS were written counts, whatever became of it: answered, reset
 // (RST_STREAM with another code: an error of kind reset), cut by the
 // connection's end (reset), timed out or abandoned at the drain's end
@@ -244,6 +246,7 @@ type h2Loop struct {
 	stamper // the beat (beat_linux.go)
 	w       *worker
 	reqs    []h2Req
+	resend  resendRule // what goes again of what the server did not process (unprocessed)
 	tls     bool
 	tlsConf *tls.Config
 	addr    string
@@ -303,7 +306,8 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 	l := &h2Loop{loopArrivals: newLoopArrivals(g, stats, dispatched, s, ep, tfd), w: g.newWorker(), reqs: newH2Reqs(cfg),
 		tls: cfg.Protocol == HTTP2, tlsConf: tlsConfig(*cfg), addr: addr,
 		efd: efd, slots: make([]h2Slot, cfg.Connections), nextCheck: never,
-		dialFor: -1, metrics: interner{max: recorder.MaxTimingMetrics}, stamper: stamper{plain: !cfg.Stream}}
+		dialFor: -1, metrics: interner{max: recorder.MaxTimingMetrics}, stamper: stamper{plain: !cfg.Stream},
+		resend: newH2ResendRule(cfg.Resend)}
 	l.ts.sh = l.w.shard
 	if cfg.StampHeader != "" {
 		l.stampName = lowerASCII(cfg.StampHeader)
@@ -603,8 +607,14 @@ func h2Addr(u *url.URL) string {
 // h2LoopApplies reports whether an open run of cfg goes on the HTTP/2
 // event loop (newH2Loop).
 func h2LoopApplies(cfg *Config) bool {
+	return h2LoopFields(cfg) && cfg.URL != nil && cfg.URL.User == nil
+}
+
+// h2LoopFields reports whether cfg's fields other than its URL let an
+// open run go on the HTTP/2 event loop.
+func h2LoopFields(cfg *Config) bool {
 	return cfg.Epoll && (cfg.Protocol == H2C || cfg.Protocol == HTTP2) && cfg.Transport == nil && !cfg.FollowRedirects &&
-		!cfg.Retry.Enabled() && cfg.URL != nil && cfg.URL.User == nil
+		!cfg.Retry.Enabled()
 }
 
 // predialH2 opens, before the clock starts (predial.go), the connections
@@ -1356,7 +1366,7 @@ func (l *h2Loop) rstStream(c *h2lc, id uint32, code http2.ErrCode) {
 	s := &l.slots[i]
 	l.detach(i)
 	if code == http2.ErrCodeRefusedStream {
-		l.unprocessed(i, http2.StreamError{StreamID: id, Code: code})
+		l.unprocessed(i, http2.StreamError{StreamID: id, Code: code}, true)
 		return
 	}
 	s.peerEnd = true
@@ -1383,7 +1393,7 @@ func (l *h2Loop) goAway(c *h2lc, last uint32, code http2.ErrCode) {
 	for _, j := range c.ring {
 		if j >= 0 && l.slots[j].id > c.lastID {
 			l.detach(j)
-			l.unprocessed(j, goAwayError{last: last, code: code})
+			l.unprocessed(j, goAwayError{last: last, code: code}, true)
 		}
 	}
 	if c.active == 0 {
@@ -1436,12 +1446,15 @@ func (l *h2Loop) resetStream(i int32, code http2.ErrCode) {
 // still go), and the server did not say it left it unprocessed.
 func (s *h2Slot) counted() bool { return s.state == h2Open }
 
-// unprocessed sends slot i's request again: its stream (detached) was not
-// processed by the server, or its HEADERS never left.
-func (l *h2Loop) unprocessed(i int32, err error) {
+// unprocessed sends slot i's request again, as l.resend allows: its
+// stream (detached) was not processed by the server (wrote: it refused it,
+// or it was past a GOAWAY's last), or its HEADERS never left. Not sent
+// again, the request fails with err, and the attempt does not count
+// either way: the server did not process it.
+func (l *h2Loop) unprocessed(i int32, err error, wrote bool) {
 	s := &l.slots[i]
 	s.resends++
-	if s.resends > h2MaxResends || l.aborted || l.g.since() >= s.attempt+l.g.cfg.Timeout {
+	if !l.resend.allows(wrote) || s.resends > h2MaxResends || l.aborted || l.g.since() >= s.attempt+l.g.cfg.Timeout {
 		s.hand = -1 // not an attempt
 		s.state = h2Wait
 		l.finish(i, err)
@@ -1549,7 +1562,7 @@ func (l *h2Loop) connDown(c *h2lc, err error) {
 		s := &l.slots[j]
 		if !s.written {
 			l.detach(j)
-			l.unprocessed(j, err)
+			l.unprocessed(j, err, false)
 			continue
 		}
 		s.peerEnd = true

@@ -20,6 +20,9 @@ func (*h2Loop) start(context.Context, *sync.WaitGroup) {}
 // h2news is a connection of the loop, which there is not here.
 type h2news struct{}
 
+// h2LoopFields reports that no run goes on the HTTP/2 event loop here.
+func h2LoopFields(*Config) bool { return false }
+
 func (g *generator) predialH2(int) (Predial, bool) { return Predial{}, false }
 
 func closeH2Warm(*generator) {}

@@ -194,3 +194,36 @@ func (b *bursts) Next() (time.Duration, bool) {
 func (b *bursts) Expected() float64 { return float64(b.total) }
 func (b *bursts) Exact() bool       { return true }
 func (b *bursts) Name() string      { return "bursts" }
+
+// TestH2ResendPolicy: on the HTTP/2 event loop, Config.Resend says what
+// goes again of what the server did not process. By default (the test
+// above) its refusals and the streams past its GOAWAY are sent again and
+// answered; with never or unwritten none is, and each is its request's
+// outcome, an error of kind reset, while wire.attempts still counts only
+// the streams the server processed.
+func TestH2ResendPolicy(t *testing.T) {
+	if !h2LoopFields(&Config{Epoll: true, Protocol: H2C}) {
+		t.Skip("no HTTP/2 event loop here")
+	}
+	for _, policy := range []string{ResendNever, ResendUnwritten} {
+		t.Run(policy, func(t *testing.T) {
+			s := newRawH2(t, false, 3, 0, 25)
+			cfg := Config{Protocol: H2C, MaxStreams: 4, Epoll: true, Resend: policy}
+			rec, _ := h2Run(t, s.URL, cfg, schedule.NewConstant(400, time.Second))
+			c := checkIdentity(t, rec, 400)
+			read, refused, above := s.read.Load(), s.refused.Load(), s.above.Load()
+			w := rec.Wire()
+			if w.Attempts != read || w.ResendsWritten != 0 || (policy == ResendNever && w.Resends != 0) {
+				t.Errorf("wire %+v; the server processed %d streams, refused %d, left %d past GOAWAY", w, read, refused, above)
+			}
+			if refused == 0 || above == 0 {
+				t.Errorf("refused %d, past GOAWAY %d: the server did not do all it should", refused, above)
+			}
+			if k := rec.ErrorKinds()["reset"]; c.Completed != s.answered.Load() || k != refused+above || c.Errors != k {
+				t.Errorf("counts %+v, kinds %v: want %d completed and %d resets (refused %d, past GOAWAY %d)",
+					c, rec.ErrorKinds(), s.answered.Load(), refused+above, refused, above)
+			}
+			t.Logf("server processed %d, refused %d, %d past GOAWAY; counts %+v, wire %+v", read, refused, above, c, w)
+		})
+	}
+}

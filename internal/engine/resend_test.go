@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"net"
 	"sync/atomic"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/openload/openload/field"
 	"github.com/openload/openload/internal/rawtcp"
+	"github.com/openload/openload/internal/retry"
+	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
 
@@ -156,7 +159,12 @@ func TestResendValidate(t *testing.T) {
 		{"unknown", func(c *Config) { c.Resend = "sometimes" }, false},
 		{"never, net/http", func(c *Config) { c.Resend, c.Lean = ResendNever, false }, false},
 		{"unwritten, https", func(c *Config) { c.Resend, c.URL = ResendUnwritten, mustURL(t, "https://127.0.0.1:1/") }, false},
-		{"never, h2c", func(c *Config) { c.Resend, c.Protocol = ResendNever, H2C }, false},
+		{"never, h2c, net/http", func(c *Config) { c.Resend, c.Protocol = ResendNever, H2C }, false},
+		{"never, h2c on the loop", func(c *Config) { c.Resend, c.Protocol, c.Epoll = ResendNever, H2C, true }, h2LoopFields(&Config{Epoll: true, Protocol: H2C})},
+		{"unwritten, h2 with retries", func(c *Config) {
+			c.Resend, c.Protocol, c.Epoll, c.URL = ResendUnwritten, HTTP2, true, mustURL(t, "https://127.0.0.1:1/")
+			c.Retry = retry.Policy{On: on429(t), Retries: 1}
+		}, false},
 		{"never, redirects", func(c *Config) { c.Resend, c.FollowRedirects = ResendNever, true }, false},
 	} {
 		cfg := base
@@ -171,6 +179,13 @@ func TestResendValidate(t *testing.T) {
 		case !c.ok && fe.Field != "Resend":
 			t.Errorf("%s: the error names %s, want Resend: %v", c.name, fe.Field, err)
 		}
+	}
+	// A closed run sends HTTP/2 through net/http, loop or not.
+	cfg := base
+	cfg.Resend, cfg.Protocol, cfg.Epoll = ResendNever, H2C, true
+	var fe *field.Error
+	if _, err := RunClosed(context.Background(), cfg, Closed{Users: 1, Duration: time.Second}, recorder.New(nil)); !errors.As(err, &fe) || fe.Field != "Resend" {
+		t.Errorf("closed, never, h2c: %v, want a *field.Error naming Resend", err)
 	}
 }
 

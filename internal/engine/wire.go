@@ -95,6 +95,23 @@ func newResendRule(policy, method string) resendRule {
 	return resendRule{unwritten: true, written: idempotent(method)}
 }
 
+// newH2ResendRule is the rule of policy for HTTP/2 on the event loop,
+// where what may go again is what the server did not process (RFC 9113
+// §8.7): a stream whose HEADERS never left (unwritten), and one written
+// that the server refused or left past a GOAWAY's last stream (written),
+// which any method may, as x/net/http2 re-sends them. ResendUnwritten
+// keeps the first, ResendNever neither: the server's refusals are then
+// the requests' outcomes (errors of kind reset).
+func newH2ResendRule(policy string) resendRule {
+	switch policy {
+	case ResendNever:
+		return resendRule{}
+	case ResendUnwritten:
+		return resendRule{unwritten: true}
+	}
+	return resendRule{unwritten: true, written: true}
+}
+
 // allows reports whether an attempt that wrote (at least one byte) or not
 // may be re-sent.
 func (r resendRule) allows(wrote bool) bool {
