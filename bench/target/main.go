@@ -8,6 +8,7 @@
 //	target json FILE PATH       print a value of a JSON file (PATH a.b.0.c)
 //	target seconds FILE         openload result: the worst per-second |sent − scheduled| ÷ scheduled over the full seconds
 //	target pauses [-d 5s]       how much time a thread spinning on each core loses to the machine (pauses.go)
+//	target wakes [-every 500µs] what one sleep and wake on a timerfd costs in CPU (wakes_linux.go)
 //
 // serve answers every request but /count and /arrivals with 200 "ok",
 // and counts when each arrives (arrivals.go). With -stall-every,
@@ -34,7 +35,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: target serve|count|reset|lag|json|seconds|pauses ...")
+		fmt.Fprintln(os.Stderr, "usage: target serve|count|reset|lag|json|seconds|pauses|wakes ...")
 		os.Exit(2)
 	}
 	var err error
@@ -53,6 +54,8 @@ func main() {
 		err = seconds(os.Args[2:])
 	case "pauses":
 		err = pauses(os.Args[2:])
+	case "wakes":
+		err = wakes(os.Args[2:])
 	default:
 		err = fmt.Errorf("unknown command %q", os.Args[1])
 	}
