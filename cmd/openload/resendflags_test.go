@@ -20,6 +20,7 @@ func TestResendFlagErrors(t *testing.T) {
 		{"-r", "10", "--resend", "never", "--net-http", u},
 		{"-r", "10", "--resend", "unwritten", "https://127.0.0.1:1/"},
 		{"-r", "10", "--resend", "never", "--h2c", "--net-http", u},
+		{"--closed", "-c", "2", "-d", "1s", "--resend", "never", "--h2c", u},
 	} {
 		code, _, stderr := runCLI(args...)
 		if code != exitUsage || !strings.Contains(stderr, "--resend") || strings.Contains(stderr, "Resend") {

@@ -24,8 +24,8 @@ import (
 // found the answer already in and read it at once (with two busy loops
 // beside the test, 4 runs of 5 failed, with three 10 of 10, medians from
 // the clock down to 10 µs; with hold, 15 of 15 passed, 2.17–2.40 ms from
-// the stamps and 6.86–8.00 ms from the clock). Both loops: HTTP/1.1's and HTTP/2's (h2c and over TLS). Not
-// parallel: it sets testClockDone.
+// the stamps and 6.86–8.00 ms from the clock). Both loops: HTTP/1.1's
+// and HTTP/2's (h2c and over TLS). Not parallel: it sets testClockDone.
 func TestBeatDoneFromStamps(t *testing.T) {
 	const hold = 2 * time.Millisecond
 	answer := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { time.Sleep(hold) })

@@ -98,7 +98,7 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 	if err := cfg.check(); err != nil { // config.go
 		return Stats{}, err
 	}
-	if err := cfg.validateResend(true); err != nil {
+	if err := cfg.validateResend(true); err != nil { // ValidateClosed's part beyond Validate
 		return Stats{}, fmt.Errorf("engine: %w", err)
 	}
 	var stats Stats

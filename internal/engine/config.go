@@ -68,6 +68,15 @@ func (cfg Config) Validate() error {
 	return field.In("Retry", cfg.Retry.Validate())
 }
 
+// ValidateClosed is Validate for a closed run (RunClosed), which sends
+// HTTP/2 through net/http whatever Epoll says.
+func (cfg Config) ValidateClosed() error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	return cfg.mixed().validateResend(true) // targets.go
+}
+
 // validateResend checks Resend, and that a policy other than the
 // default goes to one of openload's own clients, HTTP/1.1's or the HTTP/2
 // event loop: net/http's transport re-sends by its own rule and cannot be

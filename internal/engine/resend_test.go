@@ -184,6 +184,9 @@ func TestResendValidate(t *testing.T) {
 	cfg := base
 	cfg.Resend, cfg.Protocol, cfg.Epoll = ResendNever, H2C, true
 	var fe *field.Error
+	if err := cfg.ValidateClosed(); !errors.As(err, &fe) || fe.Field != "Resend" {
+		t.Errorf("ValidateClosed, never, h2c: %v, want a *field.Error naming Resend", err)
+	}
 	if _, err := RunClosed(context.Background(), cfg, Closed{Users: 1, Duration: time.Second}, recorder.New(nil)); !errors.As(err, &fe) || fe.Field != "Resend" {
 		t.Errorf("closed, never, h2c: %v, want a *field.Error naming Resend", err)
 	}

@@ -143,7 +143,11 @@ func (o *Options) Validate() error {
 	if err := field.In("Shard", o.Shard.Validate()); err != nil {
 		return err
 	}
-	if err := o.Config.Validate(); err != nil {
+	validate := o.Config.Validate
+	if o.Closed {
+		validate = o.Config.ValidateClosed
+	}
+	if err := validate(); err != nil {
 		return err
 	}
 	if o.Closed {
