@@ -94,12 +94,9 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 		return Stats{}, fmt.Errorf("engine: closed: %w", err)
 	}
 	cfg.Connections = cl.Users
-	cfg = cfg.mixed()                   // targets.go
-	if err := cfg.check(); err != nil { // config.go
+	cfg = cfg.mixed()                       // targets.go
+	if err := cfg.check(true); err != nil { // config.go
 		return Stats{}, err
-	}
-	if err := cfg.validateResend(true); err != nil { // ValidateClosed's part beyond Validate
-		return Stats{}, fmt.Errorf("engine: %w", err)
 	}
 	var stats Stats
 	predial := cl.Users

@@ -142,10 +142,15 @@ func (cfg Config) validateProtocol() error {
 	return nil
 }
 
-// check is what Run and RunClosed ask of cfg: Validate, and a URL to
-// send to. The error says where it comes from.
-func (cfg Config) check() error {
-	if err := cfg.Validate(); err != nil {
+// check is what Run and RunClosed (closed) ask of cfg: Validate or
+// ValidateClosed, and a URL to send to. The error says where it comes
+// from.
+func (cfg Config) check(closed bool) error {
+	validate := cfg.Validate
+	if closed {
+		validate = cfg.ValidateClosed
+	}
+	if err := validate(); err != nil {
 		return fmt.Errorf("engine: %w", err)
 	}
 	if cfg.URL == nil {

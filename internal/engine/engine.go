@@ -237,8 +237,8 @@ type item struct {
 // outcome. Cancelling ctx stops scheduling (the arrivals not yet due are
 // never scheduled); in-flight requests then get cfg.Drain to finish.
 func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Recorder) (Stats, error) {
-	cfg = cfg.mixed()                   // targets.go
-	if err := cfg.check(); err != nil { // config.go
+	cfg = cfg.mixed()                        // targets.go
+	if err := cfg.check(false); err != nil { // config.go
 		return Stats{}, err
 	}
 	var stats Stats
