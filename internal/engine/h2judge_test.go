@@ -240,6 +240,12 @@ func (j *h2Judge) close() {
 // other stream gets 200 "ok" at once. read counts the processed streams
 // (answered or reset), refused and above those it read and did not
 // process.
+//
+// With stallAt, its first connection grants windows of 1 GiB, and at its
+// stallAt-th HEADERS (read: processed, never answered) it reads nothing
+// more and, stallFor later, resets the connection: what the client wrote
+// after those HEADERS waits in its socket, and HEADERS it still held it
+// never sent.
 type rawH2 struct {
 	URL string
 	TLS *tls.Config // the client's; nil for h2c
@@ -247,6 +253,9 @@ type rawH2 struct {
 	read, refused, above, answered atomic.Int64
 
 	refuseEvery, resetEvery, goAwayAfter int
+	stallAt                              int
+	stallFor                             time.Duration
+	accepted                             atomic.Int64
 
 	ln    net.Listener
 	wg    sync.WaitGroup
@@ -256,12 +265,23 @@ type rawH2 struct {
 
 func newRawH2(t testing.TB, useTLS bool, refuseEvery, resetEvery, goAwayAfter int) *rawH2 {
 	t.Helper()
+	return startRawH2(t, useTLS, &rawH2{refuseEvery: refuseEvery, resetEvery: resetEvery, goAwayAfter: goAwayAfter})
+}
+
+// newStallingH2 is a rawH2 whose first connection stalls at its stallAt-th
+// HEADERS and is reset stallFor later.
+func newStallingH2(t testing.TB, useTLS bool, stallAt int, stallFor time.Duration) *rawH2 {
+	t.Helper()
+	return startRawH2(t, useTLS, &rawH2{stallAt: stallAt, stallFor: stallFor})
+}
+
+func startRawH2(t testing.TB, useTLS bool, s *rawH2) *rawH2 {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &rawH2{ln: ln, refuseEvery: refuseEvery, resetEvery: resetEvery, goAwayAfter: goAwayAfter,
-		conns: map[net.Conn]bool{}, URL: "http://" + ln.Addr().String()}
+	s.ln, s.conns, s.URL = ln, map[net.Conn]bool{}, "http://"+ln.Addr().String()
 	var srvTLS *tls.Config
 	if useTLS {
 		srvTLS, s.TLS = h2TLS(t)
@@ -325,7 +345,14 @@ func (s *rawH2) serve(c net.Conn) {
 	}
 	fr := http2.NewFramer(bw, br)
 	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
-	fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 1000})
+	stall := s.stallAt > 0 && s.accepted.Add(1) == 1
+	if stall {
+		fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 1000},
+			http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 30})
+		fr.WriteWindowUpdate(0, 1<<30)
+	} else {
+		fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 1000})
+	}
 	bw.Flush()
 	var n int       // HEADERS read on this connection
 	var prev uint32 // the stream of the previous HEADERS
@@ -347,6 +374,15 @@ func (s *rawH2) serve(c net.Conn) {
 		case *http2.MetaHeadersFrame:
 			id := f.StreamID
 			n++
+			if stall && n == s.stallAt {
+				s.read.Add(1)
+				time.Sleep(s.stallFor)
+				if tc, ok := c.(*tls.Conn); ok {
+					c = tc.NetConn()
+				}
+				_ = c.(*net.TCPConn).SetLinger(0) // Close sends RST
+				return
+			}
 			switch {
 			case gone:
 				s.above.Add(1)

@@ -51,9 +51,10 @@ import (
 // streams and is closed when its last stream ends.
 //
 // Times. A request's attempt starts when it got a stream (or a dial was
-// started for it); its sent time is when the write(2) that put its HEADERS
-// frame on the socket returned (frames are batched per connection and
-// written once per turn of the loop); done is when its last frame's bytes
+// started for it); its sent time is when the write(2) that put the last
+// byte of its HEADERS on the socket returned, not of the body framed after
+// them (frames are batched per connection and written once per turn of
+// the loop; over TLS, the record carrying that byte: seal); done is when its last frame's bytes
 // arrived, by the kernel's stamp on the read that brought them (the beat,
 // beat_linux.go), or when it was read.
 //
@@ -208,10 +209,14 @@ type h2lc struct {
 	blockedN int // streams waiting for a window
 }
 
+// h2mark is where a stream's HEADERS (and CONTINUATIONs) are in what the
+// Framer wrote: [start, end) of out for h2c; of plain for TLS until
+// sealed, when end becomes the end in out of the record that carries
+// their last byte (seal).
 type h2mark struct {
-	slot int32
-	id   uint32
-	end  int
+	slot       int32
+	id         uint32
+	start, end int
 }
 
 // h2sink is a byte slice the Framer appends frames to.
@@ -410,6 +415,12 @@ func (l *h2Loop) run(ctx context.Context) {
 		}
 		l.assign()
 		l.flushAll()
+		if len(l.waiting) > 0 && l.dialing == nil && !l.aborted {
+			// A write failed a connection (connDown) after assign: what
+			// it sends again gets a stream or a dial now, not at the next
+			// arrival or deadline.
+			continue
+		}
 		if !l.scheduling && l.pending.len() == 0 && l.inUse == 0 && l.out == 0 {
 			return
 		}
@@ -841,6 +852,7 @@ func (l *h2Loop) open(i int32, c *h2lc) {
 	}
 	c.hbuf.Reset()
 	s.req.encode(c.enc, &l.sc, s.it.seq, s.body, l.stampName, stamp)
+	start := len(*c.frw.b)
 	block := c.hbuf.Bytes()
 	end := len(s.body) == 0
 	maxF := int(c.peerMaxF)
@@ -854,7 +866,7 @@ func (l *h2Loop) open(i int32, c *h2lc) {
 	}
 	s.ended = end
 	s.hand = l.g.since()
-	c.marks = append(c.marks, h2mark{slot: i, id: id})
+	c.marks = append(c.marks, h2mark{slot: i, id: id, start: start, end: len(*c.frw.b)})
 	if !end {
 		l.sendBody(i)
 	}
@@ -916,14 +928,10 @@ func (l *h2Loop) flushAll() {
 // out are written, at the time the write returned.
 func (l *h2Loop) flush(c *h2lc) {
 	if c.tlsc != nil && len(c.plain) > 0 {
-		if _, err := c.tlsc.Write(c.plain); err != nil {
+		if err := l.seal(c); err != nil {
 			l.connDown(c, err)
 			return
 		}
-		c.plain = c.plain[:0]
-	}
-	for k := c.sealed; k < len(c.marks); k++ {
-		c.marks[k].end = len(c.out)
 	}
 	c.sealed = len(c.marks)
 	for c.woff < len(c.out) {
@@ -951,6 +959,34 @@ func (l *h2Loop) flush(c *h2lc) {
 		c.outEv = false
 		_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: c.idx, Pad: int32(c.fd)})
 	}
+}
+
+// seal encrypts c.plain into c.out. HEADERS are written when the record
+// carrying their last byte is (the server can read none of a record
+// before all of it), so plain is cut after HEADERS that other bytes (a
+// body) follow; HEADERS that follow one another are sealed together.
+func (l *h2Loop) seal(c *h2lc) error {
+	from, k0 := 0, c.sealed
+	for k := c.sealed; k < len(c.marks); k++ {
+		end := c.marks[k].end
+		if k+1 < len(c.marks) && c.marks[k+1].start == end {
+			continue
+		}
+		if _, err := c.tlsc.Write(c.plain[from:end]); err != nil {
+			return err
+		}
+		for j := k0; j <= k; j++ {
+			c.marks[j].end = len(c.out)
+		}
+		from, k0 = end, k+1
+	}
+	if from < len(c.plain) {
+		if _, err := c.tlsc.Write(c.plain[from:]); err != nil {
+			return err
+		}
+	}
+	c.plain = c.plain[:0]
+	return nil
 }
 
 // written marks the streams whose HEADERS are in c.out[:woff].

@@ -227,3 +227,74 @@ func TestH2ResendPolicy(t *testing.T) {
 		})
 	}
 }
+
+// offsets is a schedule of one request at each of d.
+type offsets struct {
+	d []time.Duration
+	i int
+}
+
+func (o *offsets) Next() (time.Duration, bool) {
+	if o.i >= len(o.d) {
+		return 0, false
+	}
+	o.i++
+	return o.d[o.i-1], true
+}
+
+func (o *offsets) Expected() float64 { return float64(len(o.d)) }
+func (o *offsets) Exact() bool       { return true }
+func (o *offsets) Name() string      { return "offsets" }
+
+// TestH2ResendUnwritten: what tells unwritten from never, and when HEADERS
+// count as written. The server answers its first connection's first
+// stream, reads the second's HEADERS and then nothing: that request's
+// 16 MiB body, framed with its HEADERS in one write, fills the socket
+// (loopback holds a few MiB: the sender's buffer grows to tcp_wmem's
+// 4 MiB, the unread receiver's stays small), so the HEADERS of the three
+// requests after it wait behind the body in openload's buffer when the
+// server resets the connection. Those three never left: unwritten sends
+// them again on a new connection, where they are answered; never fails
+// them. The second request's HEADERS did leave, though its body did not:
+// it is an attempt under either policy, never sent again, and
+// wire.attempts equals the streams the server read.
+func TestH2ResendUnwritten(t *testing.T) {
+	if !h2LoopFields(&Config{Epoll: true, Protocol: H2C}) {
+		t.Skip("no HTTP/2 event loop here")
+	}
+	body := bytes.Repeat([]byte("x"), 16<<20)
+	for _, p := range h2Protocols {
+		for _, policy := range []string{ResendUnwritten, ResendNever} {
+			t.Run(p.name+"/"+policy, func(t *testing.T) {
+				// The first request's body is read well within 200 ms; the
+				// three after the second come 20–60 ms after it, the reset
+				// 300 ms after it: margins a busy machine keeps in order.
+				s := newStallingH2(t, p.tls, 2, 300*time.Millisecond)
+				ms := time.Millisecond
+				cfg := Config{Protocol: p.proto, TLS: s.TLS, Epoll: true, Resend: policy, Method: http.MethodPost, Body: body, Timeout: 5 * time.Second}
+				rec, ents := h2Run(t, s.URL, cfg, &offsets{d: []time.Duration{0, 200 * ms, 220 * ms, 240 * ms, 260 * ms}})
+				c := checkIdentity(t, rec, 5)
+				for _, e := range ents {
+					// What goes again goes at once, not at the loop's next
+					// deadline check, the first request's: Timeout in.
+					if e.Done >= cfg.Timeout {
+						t.Errorf("request %d ended at %v, after the first deadline check (%v)", e.Seq, e.Done, cfg.Timeout)
+					}
+				}
+				w := rec.Wire()
+				if read := s.read.Load(); w.Attempts != read {
+					t.Errorf("wire.attempts %d, the server read %d streams", w.Attempts, read)
+				}
+				want := struct{ completed, unwritten int64 }{4, 3}
+				if policy == ResendNever {
+					want.completed, want.unwritten = 1, 0
+				}
+				if c.Completed != want.completed || c.Completed != s.answered.Load() || w.ResendsUnwritten != want.unwritten || w.ResendsWritten != 0 {
+					t.Errorf("counts %+v, wire %+v, the server answered %d: want %d completed, %d sent again unwritten",
+						c, w, s.answered.Load(), want.completed, want.unwritten)
+				}
+				t.Logf("server read %d, answered %d; counts %+v, kinds %v, wire %+v", s.read.Load(), s.answered.Load(), c, rec.ErrorKinds(), w)
+			})
+		}
+	}
+}
