@@ -73,3 +73,45 @@ func TestBeatDoneFromStamps(t *testing.T) {
 		})
 	}
 }
+
+// One read may end several streams of an HTTP/2 connection: each is dated
+// by that read's stamp. The server answers streams in pairs, both answers
+// in one write 2 ms after the pair came; the loop, on its beat (8 ms
+// between pairs), reads them later in one read. Both of a pair must have
+// the same done, the stamp; from the clock they differ by the time the
+// loop took to finish the first (TestBeatPairsDateAlike shows it would
+// fail so: with testClockDone set, pairs came apart), and the first
+// stream's done must not be the second's read either: done − sent stays
+// near the hold, as in TestBeatDoneFromStamps.
+func TestBeatPairsDateAlike(t *testing.T) {
+	if !h2LoopFields(&Config{Epoll: true, Protocol: H2C}) {
+		t.Skip("no HTTP/2 event loop here")
+	}
+	const hold, spacing, pairs = 2 * time.Millisecond, 8 * time.Millisecond, 25
+	run := func() (apart int, median time.Duration) {
+		s := newPairingH2(t, hold)
+		cfg := Config{Protocol: H2C, Epoll: true, Connections: 4}
+		rec, ents := h2Run(t, s.URL, cfg, &bursts{n: 2, total: 2 * pairs, every: spacing})
+		if c := checkIdentity(t, rec, 2*pairs); c.Completed != 2*pairs || s.answered.Load() != 2*pairs {
+			t.Fatalf("counts %+v, the server answered %d: want %d completed", c, s.answered.Load(), 2*pairs)
+		}
+		done := map[uint64]time.Duration{}
+		for _, e := range ents {
+			if d, ok := done[e.Seq^1]; ok && d != e.Done {
+				apart++
+			}
+			done[e.Seq] = e.Done
+		}
+		median = time.Duration(rec.Service.ValueAtQuantile(50)) * time.Microsecond
+		t.Logf("%d pairs of %d with two dones, median service time %v (done from the clock: %v)", apart, pairs, median, testClockDone)
+		return apart, median
+	}
+	if apart, m := run(); apart > 0 || m >= spacing/2 {
+		t.Errorf("%d pairs answered in one write had two dones, median service time %v: want none, and under %v", apart, m, spacing/2)
+	}
+	testClockDone = true
+	defer func() { testClockDone = false }()
+	if apart, m := run(); apart < pairs/2 || m < spacing/2 {
+		t.Errorf("done from the clock: %d pairs with two dones, median service time %v: want %d or more, and %v or more; the test proves nothing", apart, m, pairs/2, spacing/2)
+	}
+}

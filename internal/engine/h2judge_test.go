@@ -246,6 +246,9 @@ func (j *h2Judge) close() {
 // more and, stallFor later, resets the connection: what the client wrote
 // after those HEADERS waits in its socket, and HEADERS it still held it
 // never sent.
+//
+// With pairHold, it answers streams two at a time: pairHold after it read
+// the second's HEADERS, both answers in one write.
 type rawH2 struct {
 	URL string
 	TLS *tls.Config // the client's; nil for h2c
@@ -255,6 +258,7 @@ type rawH2 struct {
 	refuseEvery, resetEvery, goAwayAfter int
 	stallAt                              int
 	stallFor                             time.Duration
+	pairHold                             time.Duration
 	accepted                             atomic.Int64
 
 	ln    net.Listener
@@ -266,6 +270,13 @@ type rawH2 struct {
 func newRawH2(t testing.TB, useTLS bool, refuseEvery, resetEvery, goAwayAfter int) *rawH2 {
 	t.Helper()
 	return startRawH2(t, useTLS, &rawH2{refuseEvery: refuseEvery, resetEvery: resetEvery, goAwayAfter: goAwayAfter})
+}
+
+// newPairingH2 is a rawH2 that answers streams in pairs, in one write,
+// hold after the second came.
+func newPairingH2(t testing.TB, hold time.Duration) *rawH2 {
+	t.Helper()
+	return startRawH2(t, false, &rawH2{pairHold: hold})
 }
 
 // newStallingH2 is a rawH2 whose first connection stalls at its stallAt-th
@@ -357,6 +368,7 @@ func (s *rawH2) serve(c net.Conn) {
 	var n int       // HEADERS read on this connection
 	var prev uint32 // the stream of the previous HEADERS
 	gone := false   // GOAWAY sent
+	var held []uint32
 	for {
 		f, err := fr.ReadFrame()
 		if err != nil {
@@ -384,6 +396,17 @@ func (s *rawH2) serve(c net.Conn) {
 				return
 			}
 			switch {
+			case s.pairHold > 0:
+				s.read.Add(1)
+				if held = append(held, id); len(held) == 2 {
+					time.Sleep(s.pairHold)
+					for _, id := range held {
+						s.answered.Add(1)
+						fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: okStatus, EndHeaders: true})
+						fr.WriteData(id, true, []byte("ok"))
+					}
+					held = held[:0]
+				}
 			case gone:
 				s.above.Add(1)
 			case n == s.goAwayAfter:
