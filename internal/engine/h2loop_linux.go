@@ -72,7 +72,8 @@ import (
 // processed. Its attempt does not count (the server never saw the
 // request: resends_unwritten), and the request is sent again on a new
 // stream, on another connection after a GOAWAY, at most h2MaxResends
-// times, as x/net/http2 re-sends them; so is a stream whose HEADERS had
+// times, as x/net/http2 re-sends them: the first re-send at once, the
+// k-th after 2^(k-2) s (h2Backoff); so is a stream whose HEADERS had
 // not left openload when its connection failed. Config.Resend narrows
 // that (newH2ResendRule): unwritten sends again only the latter, never
 // neither, and what is not sent again fails. Any other stream whose
@@ -118,6 +119,7 @@ type h2Slot struct {
 	attempt time.Duration
 	tx      sends
 	resends int
+	release time.Duration // a re-send held back (h2Backoff) goes at release; 0: none held
 
 	c       *h2lc
 	id      uint32
@@ -1496,10 +1498,26 @@ func (l *h2Loop) unprocessed(i int32, err error, wrote bool) {
 		l.finish(i, err)
 		return
 	}
-	s.tx.resend(false)
 	s.state, s.hand = h2Wait, -1
 	s.clear()
+	if d := h2Backoff(s.resends); d > 0 {
+		s.release = l.g.since() + d // counted a re-send when it goes (expire)
+		l.nextCheck = min(l.nextCheck, s.release)
+		return
+	}
+	s.tx.resend(false)
 	l.waiting = append(l.waiting, i)
+}
+
+// h2Backoff is how long the k-th re-send of a request waits, as
+// x/net/http2's RoundTrip waits: the first goes at once, the k-th after
+// 2^(k-2) s. (x/net adds 10 % of jitter to a float that it then truncates
+// to whole seconds, so none is left; neither is here.)
+func h2Backoff(k int) time.Duration {
+	if k <= 1 {
+		return 0
+	}
+	return time.Second << (k - 2)
 }
 
 // finish records slot i's request, ended with err (nil: completed), and
@@ -1562,7 +1580,7 @@ func (l *h2Loop) finish(i int32, err error) {
 			}
 		}
 	}
-	s.state, s.c, s.hand = h2Free, nil, -1
+	s.state, s.c, s.hand, s.release = h2Free, nil, -1, 0
 	s.clear()
 	l.free = append(l.free, i)
 }
@@ -1630,7 +1648,8 @@ func (l *h2Loop) closeConn(c *h2lc) {
 	l.freeConn(c)
 }
 
-// expire cuts the requests whose deadline passed and finds the next one.
+// expire cuts the requests whose deadline passed, lets go the re-sends
+// held back whose time came, and finds the next of either.
 func (l *h2Loop) expire(now time.Duration) {
 	l.nextCheck = never
 	for i := range l.slots {
@@ -1642,6 +1661,15 @@ func (l *h2Loop) expire(now time.Duration) {
 		if d <= now {
 			l.finish(int32(i), os.ErrDeadlineExceeded)
 			continue
+		}
+		if s.release > 0 {
+			if s.release <= now {
+				s.release = 0
+				s.tx.resend(false)
+				l.waiting = append(l.waiting, int32(i))
+			} else {
+				d = min(d, s.release)
+			}
 		}
 		l.nextCheck = min(l.nextCheck, d)
 	}

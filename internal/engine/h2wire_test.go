@@ -298,3 +298,27 @@ func TestH2ResendUnwritten(t *testing.T) {
 		}
 	}
 }
+
+// TestH2Backoff: a server that refuses every stream gets, from each
+// request, what x/net/http2's RoundTrip sends it: the first re-send at
+// once, the second a second later, the third two seconds after that. With
+// a timeout of 1.5 s that is three refusals a request, on both clients; a
+// loop that re-sent at once would make seven (1 + h2MaxResends) in a few
+// milliseconds. None is an attempt: the server processed nothing; two
+// a request were re-sends (the third, held back, never went).
+func TestH2Backoff(t *testing.T) {
+	forH2Clients(t, func(t *testing.T, epoll bool) {
+		s := newRawH2(t, false, 1, 0, 0)
+		// 0.5 s either side of the second re-send, which comes at 1 s.
+		cfg := Config{Protocol: H2C, Epoll: epoll, Timeout: 1500 * time.Millisecond}
+		const n = 10
+		rec, _ := h2Run(t, s.URL, cfg, schedule.NewConstant(2*n, 500*time.Millisecond))
+		c := checkIdentity(t, rec, n)
+		w := rec.Wire()
+		if got := s.refused.Load(); got != 3*n || c.Timeouts != n || w.Attempts != 0 || s.read.Load() != 0 || w.ResendsUnwritten != 2*n {
+			t.Errorf("refused %d streams, read %d; counts %+v, wire %+v: want %d refused (3 a request), %d timeouts, no attempt, %d re-sends",
+				got, s.read.Load(), c, w, 3*n, n, 2*n)
+		}
+		t.Logf("refused %d; counts %+v, kinds %v, wire %+v", s.refused.Load(), c, rec.ErrorKinds(), w)
+	})
+}
