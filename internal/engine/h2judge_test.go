@@ -17,6 +17,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -259,6 +260,8 @@ type rawH2 struct {
 	stallAt                              int
 	stallFor                             time.Duration
 	pairHold                             time.Duration
+	answerFrame                          int          // the answer's body, in one DATA frame of this size; 0: "ok"
+	clientMaxFrame                       atomic.Int64 // the client's SETTINGS_MAX_FRAME_SIZE, as its SETTINGS left it
 	accepted                             atomic.Int64
 
 	ln    net.Listener
@@ -279,6 +282,13 @@ func newPairingH2(t testing.TB, hold time.Duration) *rawH2 {
 	return startRawH2(t, false, &rawH2{pairHold: hold})
 }
 
+// newBigFrameH2 is a rawH2 whose answers carry size bytes in one DATA
+// frame.
+func newBigFrameH2(t testing.TB, useTLS bool, size int) *rawH2 {
+	t.Helper()
+	return startRawH2(t, useTLS, &rawH2{answerFrame: size})
+}
+
 // newStallingH2 is a rawH2 whose first connection stalls at its stallAt-th
 // HEADERS and is reset stallFor later.
 func newStallingH2(t testing.TB, useTLS bool, stallAt int, stallFor time.Duration) *rawH2 {
@@ -293,6 +303,7 @@ func startRawH2(t testing.TB, useTLS bool, s *rawH2) *rawH2 {
 		t.Fatal(err)
 	}
 	s.ln, s.conns, s.URL = ln, map[net.Conn]bool{}, "http://"+ln.Addr().String()
+	s.clientMaxFrame.Store(1 << 14) // RFC 9113 §6.5.2's default
 	var srvTLS *tls.Config
 	if useTLS {
 		srvTLS, s.TLS = h2TLS(t)
@@ -377,6 +388,9 @@ func (s *rawH2) serve(c net.Conn) {
 		switch f := f.(type) {
 		case *http2.SettingsFrame:
 			if !f.IsAck() {
+				if v, ok := f.Value(http2.SettingMaxFrameSize); ok {
+					s.clientMaxFrame.Store(int64(v))
+				}
 				fr.WriteSettingsAck()
 			}
 		case *http2.PingFrame:
@@ -419,6 +433,15 @@ func (s *rawH2) serve(c net.Conn) {
 			case s.resetEvery > 0 && n%s.resetEvery == 0:
 				s.read.Add(1)
 				fr.WriteRSTStream(id, http2.ErrCodeInternal)
+			case s.answerFrame > 0:
+				s.read.Add(1)
+				s.answered.Add(1)
+				var b bytes.Buffer
+				enc := hpack.NewEncoder(&b)
+				enc.WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
+				enc.WriteField(hpack.HeaderField{Name: "content-length", Value: strconv.Itoa(s.answerFrame)})
+				fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: b.Bytes(), EndHeaders: true})
+				fr.WriteData(id, true, make([]byte, s.answerFrame))
 			default:
 				s.read.Add(1)
 				s.answered.Add(1)

@@ -102,7 +102,7 @@ const (
 	h2MaxResends   = 6       // re-sends of a request the server did not process
 	h2InitStreams  = 100     // streams assumed allowed before the server's SETTINGS
 	h2ReadBuf      = 64 << 10
-	h2MaxReadFrame = 1 << 14 // the SETTINGS_MAX_FRAME_SIZE the loop keeps (the default)
+	h2MaxReadFrame = 1 << 14 // the SETTINGS_MAX_FRAME_SIZE the loop keeps: the default, as x/net/http2's Transport (TestH2FrameSize)
 )
 
 // The states of a stream slot.

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -322,3 +323,35 @@ func TestH2Backoff(t *testing.T) {
 		t.Logf("refused %d; counts %+v, kinds %v, wire %+v", s.refused.Load(), c, rec.ErrorKinds(), w)
 	})
 }
+
+// TestH2FrameSize: both clients keep SETTINGS_MAX_FRAME_SIZE at
+// 16 KiB: x/net/http2's Transport clips its MaxReadFrameSize of 0 to that
+// (config.go, configFromTransport), and the loop does as the client it
+// stands beside, so a server frames its answers alike for both. A
+// frame of 16 KiB is read whole; one byte more is a FRAME_SIZE_ERROR, a
+// protocol error, on both. Both clients, h2c and TLS.
+func TestH2FrameSize(t *testing.T) {
+	forH2Clients(t, func(t *testing.T, epoll bool) {
+		for _, p := range h2Protocols {
+			for _, size := range []int{h2MaxFrame, h2MaxFrame + 1} {
+				t.Run(fmt.Sprintf("%s/%d", p.name, size), func(t *testing.T) {
+					s := newBigFrameH2(t, p.tls, size)
+					cfg := Config{Protocol: p.proto, TLS: s.TLS, Epoll: epoll, Timeout: time.Second}
+					rec, _ := h2Run(t, s.URL, cfg, schedule.NewConstant(100, 200*time.Millisecond))
+					c := checkIdentity(t, rec, 20)
+					completed, errs := int64(20), int64(0)
+					if size > h2MaxFrame {
+						completed, errs = 0, 20
+					}
+					if c.Completed != completed || c.Errors != errs || rec.ErrorKinds()["protocol"] != errs || s.clientMaxFrame.Load() != h2MaxFrame {
+						t.Errorf("counts %+v, kinds %v; the client's SETTINGS_MAX_FRAME_SIZE %d: want %d completed, %d protocol errors, %d",
+							c, rec.ErrorKinds(), s.clientMaxFrame.Load(), completed, errs, h2MaxFrame)
+					}
+				})
+			}
+		}
+	})
+}
+
+// h2MaxFrame is HTTP/2's default SETTINGS_MAX_FRAME_SIZE (RFC 9113 §6.5.2).
+const h2MaxFrame = 1 << 14
