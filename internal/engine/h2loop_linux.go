@@ -1632,6 +1632,9 @@ func (l *h2Loop) closeConn(c *h2lc) {
 		return
 	}
 	if c.fd >= 0 {
+		if c.tlsc != nil {
+			l.closeNotify(c)
+		}
 		unix.Close(c.fd)
 	}
 	for k, d := range l.conns {
@@ -1646,6 +1649,20 @@ func (l *h2Loop) closeConn(c *h2lc) {
 		}
 	}
 	l.freeConn(c)
+}
+
+// closeNotify ends c's TLS with a close_notify alert, as RFC 8446 §6.1
+// asks of a side that stops writing (crypto/tls's Close sends it for
+// x/net's transport): one write of what is left for the socket, the alert
+// last. A socket that takes no more, or is gone, loses it: the connection
+// is closed either way.
+func (l *h2Loop) closeNotify(c *h2lc) {
+	if c.tlsc.CloseWrite() != nil {
+		return
+	}
+	if c.woff < len(c.out) {
+		_, _ = rawIO(syscall.SYS_WRITE, c.fd, c.out[c.woff:])
+	}
 }
 
 // expire cuts the requests whose deadline passed, lets go the re-sends

@@ -3,8 +3,12 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
+	"net"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -272,7 +276,7 @@ func TestH2ResendUnwritten(t *testing.T) {
 				// 300 ms after it: margins a busy machine keeps in order.
 				s := newStallingH2(t, p.tls, 2, 300*time.Millisecond)
 				ms := time.Millisecond
-				cfg := Config{Protocol: p.proto, TLS: s.TLS, Epoll: true, Resend: policy, Method: http.MethodPost, Body: body, Timeout: 5 * time.Second}
+				cfg := Config{Protocol: p.proto, TLS: s.TLS, Epoll: true, Resend: policy, Method: http.MethodPost, Body: body, Timeout: 10 * time.Second}
 				rec, ents := h2Run(t, s.URL, cfg, &offsets{d: []time.Duration{0, 200 * ms, 220 * ms, 240 * ms, 260 * ms}})
 				c := checkIdentity(t, rec, 5)
 				for _, e := range ents {
@@ -355,3 +359,97 @@ func TestH2FrameSize(t *testing.T) {
 
 // h2MaxFrame is HTTP/2's default SETTINGS_MAX_FRAME_SIZE (RFC 9113 §6.5.2).
 const h2MaxFrame = 1 << 14
+
+// recordsConn follows the TLS records a client sends (RFC 5246 §6.2: a
+// type byte, a version, a length), to tell what came last before its end.
+type recordsConn struct {
+	net.Conn
+	hdr  []byte
+	skip int
+	last atomic.Int32 // the type of the last record begun
+	done atomic.Bool  // the client's end was read, or a whole alert
+}
+
+const alertRecord = 21 // an alert record's type (RFC 5246 §6.2.1)
+
+func (c *recordsConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	for b := p[:n]; len(b) > 0; {
+		if c.skip > 0 {
+			k := min(c.skip, len(b))
+			c.skip, b = c.skip-k, b[k:]
+			if c.skip == 0 && c.last.Load() == alertRecord {
+				c.done.Store(true)
+			}
+			continue
+		}
+		k := min(5-len(c.hdr), len(b))
+		c.hdr, b = append(c.hdr, b[:k]...), b[k:]
+		if len(c.hdr) == 5 {
+			c.last.Store(int32(c.hdr[0]))
+			c.skip, c.hdr = int(c.hdr[3])<<8|int(c.hdr[4]), c.hdr[:0]
+		}
+	}
+	if err != nil {
+		c.done.Store(true)
+	}
+	return n, err
+}
+
+type recordsListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []*recordsConn
+}
+
+func (l *recordsListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	rc := &recordsConn{Conn: c}
+	l.mu.Lock()
+	l.conns = append(l.conns, rc)
+	l.mu.Unlock()
+	return rc, nil
+}
+
+// TestH2CloseNotify: a client ends its TLS with close_notify (RFC 8446
+// §6.1: each side must send it before closing its write side). Over TLS
+// 1.2, where an alert's record says so in the clear, the last record of
+// every connection, on both clients, is an alert.
+func TestH2CloseNotify(t *testing.T) {
+	srvTLS, cliTLS := h2TLS(t)
+	srvTLS.MaxVersion, srvTLS.NextProtos = tls.VersionTLS12, []string{"h2"}
+	forH2Clients(t, func(t *testing.T, epoll bool) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rl := &recordsListener{Listener: ln}
+		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})}
+		go srv.Serve(tls.NewListener(rl, srvTLS))
+		defer srv.Close()
+		cfg := Config{Protocol: HTTP2, TLS: cliTLS, Epoll: epoll}
+		rec, _ := h2Run(t, "https://"+ln.Addr().String(), cfg, schedule.NewConstant(100, 200*time.Millisecond))
+		if c := checkIdentity(t, rec, 20); c.Completed != 20 {
+			t.Fatalf("counts %+v, kinds %v: want 20 completed", c, rec.ErrorKinds())
+		}
+		// The server reads each end soon after the run; 5 s is for a
+		// loaded machine.
+		rl.mu.Lock()
+		conns := rl.conns
+		rl.mu.Unlock()
+		for _, c := range conns {
+			for end := time.Now().Add(5 * time.Second); !c.done.Load() && time.Now().Before(end); {
+				time.Sleep(time.Millisecond)
+			}
+			if !c.done.Load() || c.last.Load() != alertRecord {
+				t.Errorf("connection from %v: ended %v, its last record of type %d, want %d (an alert: close_notify)", c.RemoteAddr(), c.done.Load(), c.last.Load(), alertRecord)
+			}
+		}
+		if len(conns) == 0 {
+			t.Error("no connection")
+		}
+	})
+}
