@@ -52,11 +52,11 @@ import (
 //
 // Times. A request's attempt starts when it got a stream (or a dial was
 // started for it); its sent time is when the write(2) that put the last
-// byte of its HEADERS on the socket returned, not of the body framed after
-// them (frames are batched per connection and written once per turn of
-// the loop; over TLS, the record carrying that byte: seal); done is when its last frame's bytes
-// arrived, by the kernel's stamp on the read that brought them (the beat,
-// beat_linux.go), or when it was read.
+// byte of its HEADERS on the socket returned, not of the body framed
+// after them (frames are batched per connection and written once per turn
+// of the loop; over TLS, the record carrying that byte: seal); done is
+// when its last frame's bytes arrived, by the kernel's stamp on the read
+// that brought them (the beat, beat_linux.go), or when it was read.
 //
 // Flow control. The loop advertises a stream window of h2StreamWindow and
 // a connection window of h2ConnWindow, and gives back what it read (DATA
@@ -102,7 +102,7 @@ const (
 	h2MaxResends   = 6       // re-sends of a request the server did not process
 	h2InitStreams  = 100     // streams assumed allowed before the server's SETTINGS
 	h2ReadBuf      = 64 << 10
-	h2MaxReadFrame = 1 << 14 // the SETTINGS_MAX_FRAME_SIZE the loop keeps: the default, as x/net/http2's Transport (TestH2FrameSize)
+	h2MaxReadFrame = 1 << 14 // the SETTINGS_MAX_FRAME_SIZE the loop keeps: the default, as x/net's Transport
 )
 
 // The states of a stream slot.
