@@ -72,8 +72,8 @@ import (
 // processed. Its attempt does not count (the server never saw the
 // request: resends_unwritten), and the request is sent again on a new
 // stream, on another connection after a GOAWAY, at most h2MaxResends
-// times, as x/net/http2 re-sends them: the first re-send at once, the
-// k-th after 2^(k-2) s (h2Backoff); so is a stream whose HEADERS had
+// times, as x/net/http2 re-sends them, a refused one after the k-th
+// refusal 2^(k-2) s later (h2Backoff); so is a stream whose HEADERS had
 // not left openload when its connection failed. Config.Resend narrows
 // that (newH2ResendRule): unwritten sends again only the latter, never
 // neither, and what is not sent again fails. Any other stream whose
@@ -119,6 +119,7 @@ type h2Slot struct {
 	attempt time.Duration
 	tx      sends
 	resends int
+	refused int           // of those unprocessed, the refusals (REFUSED_STREAM)
 	release time.Duration // a re-send held back (h2Backoff) goes at release; 0: none held
 
 	c       *h2lc
@@ -792,7 +793,7 @@ func (l *h2Loop) assign() {
 			s.it = it
 			s.attempt = l.g.since()
 			s.tx = newSends()
-			s.resends = 0
+			s.resends, s.refused = 0, 0
 			s.req = &l.reqs[0]
 			if len(l.reqs) > 1 {
 				s.req = &l.reqs[l.g.pick.index(it.seq)]
@@ -1500,19 +1501,27 @@ func (l *h2Loop) unprocessed(i int32, err error, wrote bool) {
 	}
 	s.state, s.hand = h2Wait, -1
 	s.clear()
-	if d := h2Backoff(s.resends); d > 0 {
-		s.release = l.g.since() + d // counted a re-send when it goes (expire)
-		l.nextCheck = min(l.nextCheck, s.release)
-		return
+	if se := (http2.StreamError{}); errors.As(err, &se) && se.Code == http2.ErrCodeRefusedStream {
+		s.refused++
+		if d := h2Backoff(s.refused); d > 0 {
+			s.release = l.g.since() + d // counted a re-send when it goes (expire)
+			l.nextCheck = min(l.nextCheck, s.release)
+			return
+		}
 	}
 	s.tx.resend(false)
 	l.waiting = append(l.waiting, i)
 }
 
-// h2Backoff is how long the k-th re-send of a request waits, as
-// x/net/http2's RoundTrip waits: the first goes at once, the k-th after
-// 2^(k-2) s. (x/net adds 10 % of jitter to a float that it then truncates
-// to whole seconds, so none is left; neither is here.)
+// h2Backoff is how long a request refused k times (REFUSED_STREAM) waits
+// to go again, as x/net/http2's RoundTrip waits: after the first refusal
+// at once, after the k-th 2^(k-2) s. (x/net adds 10 % of jitter to a
+// float that it then truncates to whole seconds, so none is left; neither
+// is here.) x/net waits so after any failure it retries; the loop only
+// after refusals, the server's word that it is overloaded. A stream past
+// a GOAWAY's last goes again at once: that is a connection's graceful end
+// (nginx's keepalive_requests sends one every N streams), and a request
+// can be past several in a row, one a second apart under x/net's waits.
 func h2Backoff(k int) time.Duration {
 	if k <= 1 {
 		return 0
