@@ -453,3 +453,25 @@ func TestH2CloseNotify(t *testing.T) {
 		}
 	})
 }
+
+// TestH2GoAwayNoBackoff: a stream past a GOAWAY's last goes again at once,
+// however often its request was bounced (h2Backoff waits only after
+// refusals). The server answers one stream a connection and sends GOAWAY
+// at the second, so with four streams a connection most requests are
+// bounced more than once; none may wait the second a back-off would cost,
+// so none times out at 800 ms.
+func TestH2GoAwayNoBackoff(t *testing.T) {
+	if !h2LoopFields(&Config{Epoll: true, Protocol: H2C}) {
+		t.Skip("no HTTP/2 event loop here")
+	}
+	s := newRawH2(t, false, 0, 0, 2)
+	cfg := Config{Protocol: H2C, MaxStreams: 4, Epoll: true, Timeout: 800 * time.Millisecond}
+	rec, _ := h2Run(t, s.URL, cfg, &bursts{n: 20, total: 20, every: time.Second})
+	c := checkIdentity(t, rec, 20)
+	w := rec.Wire()
+	if c.Timeouts != 0 || c.Completed != s.answered.Load() || w.Attempts != s.read.Load() || w.ResendsUnwritten < 20 {
+		t.Errorf("counts %+v, kinds %v, wire %+v; the server answered %d, read %d, left %d past GOAWAY: want no timeout, more than 20 re-sends",
+			c, rec.ErrorKinds(), w, s.answered.Load(), s.read.Load(), s.above.Load())
+	}
+	t.Logf("counts %+v, kinds %v, wire %+v; past GOAWAY %d", c, rec.ErrorKinds(), w, s.above.Load())
+}
