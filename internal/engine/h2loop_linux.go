@@ -72,7 +72,8 @@ import (
 // processed. Its attempt does not count (the server never saw the
 // request: resends_unwritten), and the request is sent again on a new
 // stream, on another connection after a GOAWAY, at most h2MaxResends
-// times, as x/net/http2 re-sends them, a refused one after the k-th
+// times, as x/net/http2 re-sends them (bounces off the GOAWAY of a
+// connection that processed some stream not counted), a refused one after the k-th
 // refusal 2^(k-2) s later (h2Backoff); so is a stream whose HEADERS had
 // not left openload when its connection failed. Config.Resend narrows
 // that (newH2ResendRule): unwritten sends again only the latter, never
@@ -118,7 +119,7 @@ type h2Slot struct {
 	req     *h2Req
 	attempt time.Duration
 	tx      sends
-	resends int
+	resends int           // the re-sends charged against h2MaxResends (unprocessed)
 	refused int           // of those unprocessed, the refusals (REFUSED_STREAM)
 	release time.Duration // a re-send held back (h2Backoff) goes at release; 0: none held
 
@@ -1405,7 +1406,7 @@ func (l *h2Loop) rstStream(c *h2lc, id uint32, code http2.ErrCode) {
 	s := &l.slots[i]
 	l.detach(i)
 	if code == http2.ErrCodeRefusedStream {
-		l.unprocessed(i, http2.StreamError{StreamID: id, Code: code}, true)
+		l.unprocessed(i, http2.StreamError{StreamID: id, Code: code}, true, true)
 		return
 	}
 	s.peerEnd = true
@@ -1432,7 +1433,7 @@ func (l *h2Loop) goAway(c *h2lc, last uint32, code http2.ErrCode) {
 	for _, j := range c.ring {
 		if j >= 0 && l.slots[j].id > c.lastID {
 			l.detach(j)
-			l.unprocessed(j, goAwayError{last: last, code: code}, true)
+			l.unprocessed(j, goAwayError{last: last, code: code}, true, last == 0)
 		}
 	}
 	if c.active == 0 {
@@ -1489,10 +1490,18 @@ func (s *h2Slot) counted() bool { return s.state == h2Open }
 // stream (detached) was not processed by the server (wrote: it refused it,
 // or it was past a GOAWAY's last), or its HEADERS never left. Not sent
 // again, the request fails with err, and the attempt does not count
-// either way: the server did not process it.
-func (l *h2Loop) unprocessed(i int32, err error, wrote bool) {
+// either way: the server did not process it. charge: the bounce counts
+// against h2MaxResends. One past the GOAWAY of a connection that
+// processed a stream (last > 0) does not: that server makes progress, and
+// nginx with keepalive_requests 3 ends every connection after three
+// streams, so on a loaded machine, one dial at a time, a request behind
+// thirty others was bounced ten times and failed (TestNginx). A request
+// bounced so still ends at its timeout.
+func (l *h2Loop) unprocessed(i int32, err error, wrote, charge bool) {
 	s := &l.slots[i]
-	s.resends++
+	if charge {
+		s.resends++
+	}
 	if !l.resend.allows(wrote) || s.resends > h2MaxResends || l.aborted || l.g.since() >= s.attempt+l.g.cfg.Timeout {
 		s.hand = -1 // not an attempt
 		s.state = h2Wait
@@ -1625,7 +1634,7 @@ func (l *h2Loop) connDown(c *h2lc, err error) {
 		s := &l.slots[j]
 		if !s.written {
 			l.detach(j)
-			l.unprocessed(j, err, false)
+			l.unprocessed(j, err, false, true)
 			continue
 		}
 		s.peerEnd = true
