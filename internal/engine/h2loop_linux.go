@@ -1012,11 +1012,6 @@ func (l *h2Loop) written(c *h2lc) {
 		c.marks = c.marks[:n]
 		c.sealed -= k
 	}
-	if c.woff == len(c.out) {
-		for k := range c.marks[:c.sealed] {
-			c.marks[k].end = 0
-		}
-	}
 }
 
 // readConn reads what c has and takes every whole frame. One read(2) a
