@@ -73,11 +73,11 @@ import (
 // request: resends_unwritten), and the request is sent again on a new
 // stream, on another connection after a GOAWAY, at most h2MaxResends
 // times, as x/net/http2 re-sends them (bounces off the GOAWAY of a
-// connection that processed some stream not counted), a refused one after the k-th
-// refusal 2^(k-2) s later (h2Backoff); so is a stream whose HEADERS had
-// not left openload when its connection failed. Config.Resend narrows
-// that (newH2ResendRule): unwritten sends again only the latter, never
-// neither, and what is not sent again fails. Any other stream whose
+// connection that processed some stream not counted), a refused one
+// after the k-th refusal 2^(k-2) s later (h2Backoff); so is a stream
+// whose HEADERS had not left openload when its connection failed.
+// Config.Resend narrows that (newH2ResendRule): unwritten sends again
+// only the latter, never neither, and what is not sent again fails. Any other stream whose
 // HEADERS were written counts, whatever became of it: answered, reset
 // (RST_STREAM with another code: an error of kind reset), cut by the
 // connection's end (reset), timed out or abandoned at the drain's end
@@ -1489,8 +1489,8 @@ func (s *h2Slot) counted() bool { return s.state == h2Open }
 // against h2MaxResends. One past the GOAWAY of a connection that
 // processed a stream (last > 0) does not: that server makes progress, and
 // nginx with keepalive_requests 3 ends every connection after three
-// streams, so on a loaded machine, one dial at a time, a request behind
-// thirty others was bounced ten times and failed (TestNginx). A request
+// streams, so on a loaded machine, one dial at a time and 33 in flight,
+// requests were bounced seven times and failed (TestNginx). A request
 // bounced so still ends at its timeout.
 func (l *h2Loop) unprocessed(i int32, err error, wrote, charge bool) {
 	s := &l.slots[i]
