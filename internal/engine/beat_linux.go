@@ -3,6 +3,8 @@
 package engine
 
 import (
+	"io"
+	"net"
 	"os"
 	"syscall"
 	"time"
@@ -53,6 +55,7 @@ type stamper struct {
 	stamps  bool       // every connection has SO_TIMESTAMPNS: its reads say when their bytes arrived
 	plain   bool       // no exchange was lent or read as a stream so far
 	wallOff int64      // the wall clock at offset 0, in Unix ns, as of this wake; 0: not read yet
+	hold    io.Closer  // keeps the kernel stamping while the loop runs (holdStamps), or nil
 	msg     unix.Msghdr
 	iov     unix.Iovec
 	oob     [64]byte // recvmsg's control messages: the stamp
@@ -77,8 +80,86 @@ func (st *stamper) startBeat(a *loopArrivals, efd int) {
 		}
 	}
 	a.quiet, st.stamps = q, true
+	st.hold = holdStamps()
 	st.msg.Iov, st.msg.Control = &st.iov, &st.oob[0]
 	st.msg.SetIovlen(1)
+}
+
+// stopBeat lets the kernel stop stamping, as far as this loop is concerned.
+func (st *stamper) stopBeat() {
+	if st.hold != nil {
+		st.hold.Close()
+		st.hold = nil
+	}
+}
+
+// holdStamps waits until the kernel stamps what its TCP sockets receive
+// and returns a socket that keeps it so until closed; nil when it cannot
+// tell within 100 ms.
+//
+// The kernel stamps received segments only while a static key is on, and
+// the first socket to ask for stamps has it turned on later, by a work
+// queue (net_enable_timestamp, net/core/dev.c); the last socket to close
+// has it turned off the same way. A TCP read of bytes that came before
+// that has no stamp, and takes the loop off the beat for the run: 2 runs
+// in 56 at 11,570/s (one of them 1.5 ms in), each at 1.5 times the CPU
+// (docs/MEASUREMENTS.md, "holdStamps"). So the loop asks first,
+// on a loopback connection of its own, and sends itself a byte until the
+// read comes stamped, before its first request; and it keeps that socket
+// open while it runs, so that the key stays on while its own connections
+// close and open.
+func holdStamps() io.Closer {
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return nil
+	}
+	defer ln.Close()
+	c, err := net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
+	if err != nil {
+		return nil
+	}
+	if s, err := ln.AcceptTCP(); err == nil {
+		defer s.Close()
+		if rc, err := c.SyscallConn(); err == nil && stampedEcho(rc, s) {
+			return c
+		}
+	}
+	c.Close()
+	return nil
+}
+
+// stampedEcho asks rc's socket for stamps and writes a byte to it from s
+// until the socket reads one with a stamp, for up to 100 ms.
+func stampedEcho(rc syscall.RawConn, s io.Writer) bool {
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) }); err != nil || serr != nil {
+		return false
+	}
+	for range 100 {
+		if _, err := s.Write([]byte{0}); err != nil {
+			return false
+		}
+		var b [1]byte
+		var oob [64]byte
+		stamped := false
+		err := rc.Read(func(fd uintptr) bool {
+			n, oobn, _, _, err := unix.Recvmsg(int(fd), b[:], oob[:], 0)
+			if err == unix.EAGAIN {
+				return false
+			}
+			_, ok := stampOf(oob[:oobn])
+			stamped = err == nil && n == 1 && ok
+			return true
+		})
+		if err != nil {
+			return false
+		}
+		if stamped {
+			return true
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return false
 }
 
 // noBeat says whether OPENLOAD_NO_BEAT=1 keeps the loops off the beat.
@@ -133,15 +214,7 @@ func (st *stamper) recv(fd int, p []byte) (n int, rx time.Duration, err error) {
 // the exchange's done is then read from the clock, and the loop, which
 // can no longer tell when responses came, leaves the beat.
 func (st *stamper) stamp(b []byte) time.Duration {
-	var ts unix.Timespec
-	ok := len(b) >= unix.SizeofCmsghdr // else ParseOneSocketControlMessage panics
-	if ok {
-		h, data, _, err := unix.ParseOneSocketControlMessage(b)
-		ok = err == nil && h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && len(data) >= int(unsafe.Sizeof(ts))
-		if ok {
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(&ts)), unsafe.Sizeof(ts)), data)
-		}
-	}
+	ts, ok := stampOf(b)
 	if !ok {
 		st.stamps = false
 		return -1
@@ -151,6 +224,19 @@ func (st *stamper) stamp(b []byte) time.Duration {
 		st.wallOff = t.UnixNano() - int64(t.Sub(st.gen.start))
 	}
 	return time.Duration(ts.Nano() - st.wallOff)
+}
+
+// stampOf returns the SCM_TIMESTAMPNS stamp in the control messages b.
+func stampOf(b []byte) (ts unix.Timespec, ok bool) {
+	if len(b) < unix.SizeofCmsghdr { // else ParseOneSocketControlMessage panics
+		return ts, false
+	}
+	h, data, _, err := unix.ParseOneSocketControlMessage(b)
+	if err != nil || h.Level != unix.SOL_SOCKET || h.Type != unix.SCM_TIMESTAMPNS || len(data) < int(unsafe.Sizeof(ts)) {
+		return ts, false
+	}
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&ts)), unsafe.Sizeof(ts)), data)
+	return ts, true
 }
 
 // arrived returns the done of an exchange sent at sent whose last bytes

@@ -3,12 +3,14 @@
 package engine
 
 import (
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/openload/openload/schedule"
+	"golang.org/x/sys/unix"
 )
 
 // On its beat a loop reads a response only when it wakes for the next
@@ -113,5 +115,59 @@ func TestBeatPairsDateAlike(t *testing.T) {
 	defer func() { testClockDone = false }()
 	if apart, m := run(); apart < pairs/2 || m < spacing/2 {
 		t.Errorf("done from the clock: %d pairs with two dones, median service time %v: want %d or more, and %v or more; the test proves nothing", apart, m, pairs/2, spacing/2)
+	}
+}
+
+// TestHoldStamps: while holdStamps' socket is open, the kernel stamps:
+// the first byte a new connection reads after asking for stamps comes
+// with one. Without it, the first such connection of a process may read
+// unstamped bytes until the kernel's work queue turns stamping on
+// (holdStamps), which took a loop off its beat in 1 run of 17.
+func TestHoldStamps(t *testing.T) {
+	h := holdStamps()
+	if h == nil {
+		t.Fatal("holdStamps: no stamped read within 100 ms")
+	}
+	defer h.Close()
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for i := range 20 {
+		c, err := net.DialTCP("tcp4", nil, ln.Addr().(*net.TCPAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ln.AcceptTCP()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, err := c.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var serr error
+		if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) }); err != nil || serr != nil {
+			t.Fatal(err, serr)
+		}
+		if _, err := s.Write([]byte{1}); err != nil {
+			t.Fatal(err)
+		}
+		var oob [64]byte
+		var oobn int
+		if err := rc.Read(func(fd uintptr) bool {
+			var b [1]byte
+			_, n, _, _, err := unix.Recvmsg(int(fd), b[:], oob[:], 0)
+			oobn = n
+			return err != unix.EAGAIN
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := stampOf(oob[:oobn]); !ok {
+			t.Errorf("connection %d: its first read has no stamp", i)
+		}
+		c.Close()
+		s.Close()
 	}
 }

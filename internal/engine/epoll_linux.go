@@ -907,6 +907,7 @@ func (l *epollLoop) close() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
+	l.stopBeat()
 	for _, fd := range []int{l.tfd, l.efd, l.ep, l.quiet} {
 		if fd >= 0 {
 			unix.Close(fd)

@@ -1745,6 +1745,7 @@ func (l *h2Loop) close() {
 	l.mu.Lock()
 	l.closed = true
 	l.mu.Unlock()
+	l.stopBeat()
 	for _, fd := range []int{l.tfd, l.efd, l.ep, l.quiet} {
 		if fd >= 0 {
 			unix.Close(fd)
