@@ -171,3 +171,30 @@ func TestHoldStamps(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestTimerfdRearmClears: arming a timerfd that fired and was not read
+// makes it unreadable, as the loops rely on (timerFired).
+func TestTimerfdRearmClears(t *testing.T) {
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	readable := func(msec int) bool {
+		p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(p, msec)
+		return err == nil && n == 1
+	}
+	if err := setTimerfd(fd, time.Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	if !readable(1000) {
+		t.Fatal("the timerfd did not fire within 1 s")
+	}
+	if err := setTimerfd(fd, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if readable(0) {
+		t.Error("armed again, the timerfd is still readable")
+	}
+}

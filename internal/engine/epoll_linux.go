@@ -336,13 +336,13 @@ func (l *epollLoop) run(ctx context.Context) {
 
 func (l *epollLoop) event(ev unix.EpollEvent) {
 	if ev.Fd < 0 {
+		if int(ev.Pad) == l.tfd {
+			l.timerFired()
+			return
+		}
 		var b [8]byte
 		_, _ = unix.Read(int(ev.Pad), b[:])
-		if int(ev.Pad) == l.tfd {
-			l.armed = -1
-		} else {
-			l.news()
-		}
+		l.news()
 		return
 	}
 	i := ev.Fd

@@ -460,13 +460,13 @@ func (l *h2Loop) onBeat() bool {
 
 func (l *h2Loop) event(ev unix.EpollEvent) {
 	if ev.Fd < 0 {
+		if int(ev.Pad) == l.tfd {
+			l.timerFired()
+			return
+		}
 		var b [8]byte
 		_, _ = unix.Read(int(ev.Pad), b[:])
-		if int(ev.Pad) == l.tfd {
-			l.armed = -1
-		} else {
-			l.news()
-		}
+		l.news()
 		return
 	}
 	c := l.ctab[ev.Fd]
