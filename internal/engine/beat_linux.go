@@ -94,8 +94,8 @@ func (st *stamper) stopBeat() {
 }
 
 // holdStamps waits until the kernel stamps what its TCP sockets receive
-// and returns a socket that keeps it so until closed; nil when it cannot
-// tell within 100 ms.
+// and returns a socket that keeps it so until closed; nil when no read
+// came stamped in 100 tries a millisecond apart.
 //
 // The kernel stamps received segments only while a static key is on, and
 // the first socket to ask for stamps has it turned on later, by a work
@@ -120,7 +120,8 @@ func holdStamps() io.Closer {
 	}
 	if s, err := ln.AcceptTCP(); err == nil {
 		defer s.Close()
-		if rc, err := c.SyscallConn(); err == nil && stampedEcho(rc, s) {
+		// A read that never comes ends the wait too; c is not read again.
+		if rc, err := c.SyscallConn(); err == nil && c.SetReadDeadline(time.Now().Add(time.Second)) == nil && stampedEcho(rc, s) {
 			return c
 		}
 	}
