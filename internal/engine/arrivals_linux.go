@@ -111,7 +111,7 @@ func (a *loopArrivals) batchSleep() time.Duration {
 // the batching. Timed from the last wake instead, a batch's oldest
 // arrival waited less than that and the loop woke more often: at
 // 11,570/s for 10 s, 28,357–28,646 context switches against
-// 26,172–26,494, and 4 % more CPU (docs/MEASUREMENTS.md, "batchWake").
+// 26,171–26,494, and 4 % more CPU (docs/MEASUREMENTS.md, "batchWake").
 // Sparser arrivals go out each at its time.
 func (a *loopArrivals) batchWake(next time.Duration) time.Duration {
 	if d := a.batchSleep(); a.gap < d {

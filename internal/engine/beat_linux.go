@@ -130,37 +130,49 @@ func holdStamps() io.Closer {
 }
 
 // stampedEcho asks rc's socket for stamps and writes a byte to it from s
-// until the socket reads one with a stamp, for up to 100 ms.
+// until the socket reads one with a stamp, for up to 100 tries.
 func stampedEcho(rc syscall.RawConn, s io.Writer) bool {
 	var serr error
-	if err := rc.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) }); err != nil || serr != nil {
+	if err := rc.Control(func(fd uintptr) { serr = askStamps(int(fd)) }); err != nil || serr != nil {
 		return false
 	}
 	for range 100 {
-		if _, err := s.Write([]byte{0}); err != nil {
-			return false
-		}
-		var b [1]byte
-		var oob [64]byte
-		stamped := false
-		err := rc.Read(func(fd uintptr) bool {
-			n, oobn, _, _, err := unix.Recvmsg(int(fd), b[:], oob[:], 0)
-			if err == unix.EAGAIN {
-				return false
-			}
-			_, ok := stampOf(oob[:oobn])
-			stamped = err == nil && n == 1 && ok
-			return true
-		})
-		if err != nil {
-			return false
-		}
-		if stamped {
-			return true
+		if stamped, err := stampedRead(rc, s); err != nil || stamped {
+			return stamped
 		}
 		time.Sleep(time.Millisecond)
 	}
 	return false
+}
+
+// stampedRead writes a byte to rc's socket from s, reads it, and says
+// whether the read came with a stamp.
+func stampedRead(rc syscall.RawConn, s io.Writer) (bool, error) {
+	if _, err := s.Write([]byte{0}); err != nil {
+		return false, err
+	}
+	var b [1]byte
+	var oob [64]byte
+	stamped := false
+	var rerr error
+	err := rc.Read(func(fd uintptr) bool {
+		n, oobn, _, _, err := unix.Recvmsg(int(fd), b[:], oob[:], 0)
+		if err == unix.EAGAIN {
+			return false
+		}
+		_, ok := stampOf(oob[:oobn])
+		stamped, rerr = err == nil && n == 1 && ok, err
+		return true
+	})
+	if err != nil {
+		return false, err
+	}
+	return stamped, rerr
+}
+
+// askStamps asks the kernel to stamp what socket fd receives.
+func askStamps(fd int) error {
+	return unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
 }
 
 // noBeat says whether OPENLOAD_NO_BEAT=1 keeps the loops off the beat.
@@ -169,7 +181,7 @@ func noBeat() bool { return os.Getenv("OPENLOAD_NO_BEAT") != "" }
 // stampConn asks the kernel to stamp what connection fd receives; the
 // loop leaves the beat if it will not.
 func (st *stamper) stampConn(fd int) {
-	if st.stamps && unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) != nil {
+	if st.stamps && askStamps(fd) != nil {
 		st.stamps = false
 	}
 }
@@ -184,7 +196,7 @@ func stampFromConnect(_, _ string, rc syscall.RawConn) error {
 	}
 	return rc.Control(func(fd uintptr) {
 		// Refused, the loop's stampConn is refused too and says so.
-		_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1)
+		_ = askStamps(int(fd))
 	})
 }
 
