@@ -32,6 +32,7 @@ type loopArrivals struct {
 	armed    time.Duration     // when the timerfd fires, or -1
 	fired    bool              // the timerfd fired and was not read (timerFired)
 	gap      time.Duration     // the schedule's recent gap between arrivals, averaged (batchSleep, batchWake)
+	held     time.Duration     // a slot's recent time in use, attempt to done, averaged (paced)
 	bounded  bool              // batches are bounded by batchArrivals (the HTTP/1.1 loop)
 	events   []unix.EpollEvent // what the last wait returned
 	waited   atomic.Int64      // ns spent waiting in epoll_wait, for the run's self-monitoring
@@ -94,6 +95,9 @@ func (a *loopArrivals) take(ctx context.Context, now time.Duration, inUse int) t
 const (
 	batchArrivals = 8
 	batchSleepMin = 50 * time.Microsecond
+
+	pacedShare     = 8
+	pacedResponses = 2
 )
 
 // batchSleep is the loop's shortest sleep now.
@@ -119,6 +123,56 @@ func (a *loopArrivals) batchWake(next time.Duration) time.Duration {
 	}
 	return next
 }
+
+// freed notes that a slot was in use for d, from its attempt to its done.
+func (a *loopArrivals) freed(d time.Duration) { a.held += (d - a.held) / 8 }
+
+// paced is when a loop whose arrivals wait for its in-flight limit
+// (inUse slots in use) wakes to take in the responses that free its
+// slots, on the beat; never when it should wake for each response.
+//
+// Woken by each response while arrivals waited, a loop sent and read a
+// few exchanges a wake, and those wakes took CPU from a server on the
+// same cores, which then answered later: a run that reached its limit
+// could stay there (h2c at 36,000/s under a cap of 128: 45,313–182,205
+// wakes in 10 s, send delay p99 8.7–1,753 ms; paced 27,598–28,903 and
+// 2.9–70.5 ms). Paced, it sleeps a 1/pacedShare of a slot's recent time
+// in use (at most batchSleep), so a slot freed is taken that much late
+// at most and the limit's capacity drops by up to about 1/(2·pacedShare)
+// (docs/MEASUREMENTS.md, "paced": 0.9–2.2 % at 5.7 ms). Where the sleep
+// would be shorter than batchSleepMin, or would gather fewer than
+// pacedResponses responses (Little's law: inUse × sleep ÷ time in
+// use), waking for each costs little and the loop does.
+func (a *loopArrivals) paced(now time.Duration, inUse int) time.Duration {
+	d := min(a.batchSleep(), a.held/pacedShare)
+	if d < batchSleepMin || time.Duration(inUse)*d < pacedResponses*a.held {
+		return never
+	}
+	if testPaced != nil {
+		testPaced()
+	}
+	return now + d
+}
+
+// sleepOn sets whether the loop's next sleep is on the beat and returns
+// its deadline: beat says whether the loop's state allows the beat, check
+// is its next deadline, full that the arrivals waiting, if any, wait for
+// the in-flight limit alone. While arrivals wait the loop stays on the
+// beat only when paced, and wakes by then.
+func (a *loopArrivals) sleepOn(beat bool, now, check time.Duration, inUse int, full bool) time.Duration {
+	if beat && a.pending.len() > 0 {
+		p := never
+		if full {
+			p = a.paced(now, inUse)
+		}
+		beat, check = p != never, min(check, p)
+	}
+	a.beat = beat
+	return check
+}
+
+// testPaced, when set by a test, is called for each paced sleep.
+var testPaced func()
 
 // timerFired notes that the timerfd fired. It is not read then: arming
 // it again resets its count of expirations, and so its readiness

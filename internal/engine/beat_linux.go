@@ -34,7 +34,8 @@ import (
 //
 // The loop keeps waking for each event where a late read would cost
 // more than CPU: while an arrival waits for a connection (a response
-// frees one), while a request waits for room to write, once any
+// frees one) unless paced (arrivals_linux.go), while a request waits for
+// room to write, once any
 // exchange was lent to a goroutine or read as an event stream (their
 // times are read from the clock: after the first, the run stays off
 // the beat), in stream runs, and for sleeps longer than rawSleepMax.
@@ -45,8 +46,9 @@ import (
 // may end several streams of a connection, each then dated by the read's
 // stamp, the newest segment's: late by at most one beat for those that
 // ended earlier in it, never later than the clock's reading would be. It
-// also wakes for each event while a stream or a dial is waited for, or a
-// body waits for a window.
+// also wakes for each event while a re-sent stream or a dial is waited
+// for, or a body waits for a window; arrivals that wait for the cap of
+// streams are paced alike.
 
 // stamper is what a loop keeps to read the kernel's stamps and to sleep
 // on the beat: one home for both event loops (epollLoop, h2Loop).

@@ -317,9 +317,10 @@ func (l *epollLoop) run(ctx context.Context) {
 			return
 		}
 		// Sleep until the next arrival, the next deadline or an event.
-		l.beat = l.stamps && l.plain && l.writing == 0 && l.pending.len() == 0
+		// Arrivals still waiting after assign wait for a slot: the limit.
+		check := l.sleepOn(l.stamps && l.plain && l.writing == 0, now, l.nextCheck, l.inUse, true)
 		l.wallOff = 0
-		n, err := l.sleep(now, next, l.nextCheck)
+		n, err := l.sleep(now, next, check)
 		if err == unix.EINTR {
 			continue
 		}
@@ -649,6 +650,7 @@ func (l *epollLoop) complete(i int32) {
 	s.heads.apply(&r)
 	l.endStream(&r, i) // a stream's head and points, when it was one
 	l.g.leanOutcome(&r, l.arrived(s.rx, s.sent), s.attempt, s.sent, &s.tx, nil)
+	l.freed(r.Done - s.attempt)
 	l.g.done(&r, l.w.shard)
 	l.inUse--
 	// A server may answer before it read the whole request; as net/http
@@ -721,6 +723,7 @@ func (l *epollLoop) fail(i int32, sent time.Duration, err error) {
 	}
 	l.endStream(&r, i) // a stream cut before its end keeps its tokens
 	l.g.leanOutcome(&r, l.g.since(), s.attempt, sent, &s.tx, err)
+	l.freed(r.Done - s.attempt)
 	l.g.done(&r, l.w.shard)
 	l.inUse--
 	l.closeConn(i)

@@ -428,9 +428,9 @@ func (l *h2Loop) run(ctx context.Context) {
 		if !l.scheduling && l.pending.len() == 0 && l.inUse == 0 && l.out == 0 {
 			return
 		}
-		l.beat = l.onBeat()
+		check := l.sleepOn(l.onBeat(), now, l.nextCheck, l.inUse, l.inUse >= l.g.cfg.Connections)
 		l.wallOff = 0
-		n, err := l.sleep(now, next, l.nextCheck)
+		n, err := l.sleep(now, next, check)
 		if err == unix.EINTR {
 			continue
 		}
@@ -444,10 +444,11 @@ func (l *h2Loop) run(ctx context.Context) {
 	}
 }
 
-// onBeat says whether the loop may sleep on the beat (beat_linux.go):
-// nothing waits for a stream, for room to write or for a window.
+// onBeat says whether the loop may sleep on the beat (beat_linux.go): no
+// slot waits for a stream (l.waiting), no connection for room to write,
+// no body for a window. Arrivals that wait are sleepOn's to judge.
 func (l *h2Loop) onBeat() bool {
-	if !l.stamps || !l.plain || l.pending.len() > 0 || len(l.waiting) > 0 {
+	if !l.stamps || !l.plain || len(l.waiting) > 0 {
 		return false
 	}
 	for _, c := range l.conns {
@@ -1571,6 +1572,7 @@ func (l *h2Loop) finish(i int32, err error) {
 	}
 	tx := s.tx
 	l.g.leanOutcome(&r, done, s.attempt, hand, &tx, err)
+	l.freed(done - s.attempt)
 	if counted && !s.answered && r.Status == 0 {
 		switch {
 		case r.Outcome == recorder.Failed && r.Kind == recorder.KindReset:
