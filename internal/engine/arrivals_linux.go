@@ -135,8 +135,8 @@ func (a *loopArrivals) freed(d time.Duration) { a.held += (d - a.held) / 8 }
 // few exchanges a wake, and those wakes took CPU from a server on the
 // same cores, which then answered later: a run that reached its limit
 // could stay there (h2c at 36,000/s under a cap of 128: 45,313–182,205
-// wakes in 10 s, send delay p99 8.7–1,753 ms; paced 27,598–28,903 and
-// 2.9–70.5 ms). Paced, it sleeps a 1/pacedShare of a slot's recent time
+// voluntary context switches in 10 s, send delay p99 8.7–1,753 ms;
+// paced, 27,598–28,903 and 2.9–70.5 ms). Paced, it sleeps a 1/pacedShare of a slot's recent time
 // in use (at most batchSleep), so a slot freed is taken that much late
 // at most and the limit's capacity drops by up to about 1/(2·pacedShare)
 // (docs/MEASUREMENTS.md, "paced": 0.9–2.2 % at 5.7 ms). Where the sleep
