@@ -174,6 +174,19 @@ func (a *loopArrivals) sleepOn(beat bool, now, check time.Duration, inUse int, f
 // testPaced, when set by a test, is called for each paced sleep.
 var testPaced func()
 
+// ownEvent takes an event of the loop's own descriptors, fd being its
+// timerfd or its eventfd: it notes the timer (timerFired), or reads the
+// eventfd and says that news came.
+func (a *loopArrivals) ownEvent(fd int) (news bool) {
+	if fd == a.tfd {
+		a.timerFired()
+		return false
+	}
+	var b [8]byte
+	_, _ = unix.Read(fd, b[:])
+	return true
+}
+
 // timerFired notes that the timerfd fired. It is not read then: arming
 // it again resets its count of expirations, and so its readiness
 // (timerfd_setup in fs/timerfd.c; TestTimerfdRearmClears), which saves a

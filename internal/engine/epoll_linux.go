@@ -337,13 +337,9 @@ func (l *epollLoop) run(ctx context.Context) {
 
 func (l *epollLoop) event(ev unix.EpollEvent) {
 	if ev.Fd < 0 {
-		if int(ev.Pad) == l.tfd {
-			l.timerFired()
-			return
+		if l.ownEvent(int(ev.Pad)) {
+			l.news()
 		}
-		var b [8]byte
-		_, _ = unix.Read(int(ev.Pad), b[:])
-		l.news()
 		return
 	}
 	i := ev.Fd

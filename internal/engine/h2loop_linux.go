@@ -461,13 +461,9 @@ func (l *h2Loop) onBeat() bool {
 
 func (l *h2Loop) event(ev unix.EpollEvent) {
 	if ev.Fd < 0 {
-		if int(ev.Pad) == l.tfd {
-			l.timerFired()
-			return
+		if l.ownEvent(int(ev.Pad)) {
+			l.news()
 		}
-		var b [8]byte
-		_, _ = unix.Read(int(ev.Pad), b[:])
-		l.news()
 		return
 	}
 	c := l.ctab[ev.Fd]
