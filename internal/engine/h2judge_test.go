@@ -246,7 +246,8 @@ func (j *h2Judge) close() {
 // stallAt-th HEADERS (read: processed, never answered) it reads nothing
 // more and, stallFor later, resets the connection: what the client wrote
 // after those HEADERS waits in its socket, and HEADERS it still held it
-// never sent.
+// never sent. Its receive buffer is 64 KiB, fixed, so what the client's
+// socket holds is at most its send buffer (sendBufferMax).
 //
 // With pairHold, it answers streams two at a time: pairHold after it read
 // the second's HEADERS, both answers in one write.
@@ -316,6 +317,12 @@ func startRawH2(t testing.TB, useTLS bool, s *rawH2) *rawH2 {
 			c, err := ln.Accept()
 			if err != nil {
 				return
+			}
+			if s.stallAt > 0 {
+				// A receive buffer of its own size, not tcp_rmem's
+				// autotuned one (32 MiB on some machines): what the client
+				// wrote past the stall waits in the client's socket.
+				_ = c.(*net.TCPConn).SetReadBuffer(64 << 10)
 			}
 			if srvTLS != nil {
 				c = tls.Server(c, srvTLS)

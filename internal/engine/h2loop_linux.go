@@ -63,9 +63,10 @@ import (
 // lengths, padding included) with WINDOW_UPDATE once half a window was
 // read. Request bodies are sent as the server's windows allow (its
 // SETTINGS_INITIAL_WINDOW_SIZE, changed by later SETTINGS, and its
-// WINDOW_UPDATEs), in DATA frames of at most its SETTINGS_MAX_FRAME_SIZE;
-// its SETTINGS_HEADER_TABLE_SIZE bounds the encoder's table. SETTINGS and
-// PING are acknowledged.
+// WINDOW_UPDATEs) and as the socket takes them (at most h2QueueBody
+// framed and not written: sendBody), in DATA frames of at most its
+// SETTINGS_MAX_FRAME_SIZE; its SETTINGS_HEADER_TABLE_SIZE bounds the
+// encoder's table. SETTINGS and PING are acknowledged.
 //
 // What the server did not process. RFC 9113 §8.7: a stream reset with
 // REFUSED_STREAM, or above the last-stream-id of a GOAWAY, was not
@@ -105,6 +106,11 @@ const (
 	h2ReadBuf      = 64 << 10
 	h2MaxReadFrame = 1 << 14 // the SETTINGS_MAX_FRAME_SIZE the loop keeps: the default, as x/net's Transport
 )
+
+// h2QueueBody is how much a connection may have framed and not written
+// before no more of a body is framed (sendBody). A variable for a test
+// that needs HEADERS to wait behind a whole body (TestH2ResendUnwritten).
+var h2QueueBody = 256 << 10
 
 // The states of a stream slot.
 const (
@@ -210,8 +216,11 @@ type h2lc struct {
 	curEnd   bool   // that HEADERS frame had END_STREAM
 	curTrail bool   // the block is trailers
 
-	blockedN int // streams waiting for a window
+	blockedN int // streams whose body waits for a window or for queued to drain
 }
+
+// queued is what c has framed and not yet written to its socket.
+func (c *h2lc) queued() int { return len(c.out) - c.woff + len(c.plain) }
 
 // h2mark is where a stream's HEADERS (and CONTINUATIONs) are in what the
 // Framer wrote: [start, end) of out for h2c; of plain for TLS until
@@ -874,17 +883,31 @@ func (l *h2Loop) open(i int32, c *h2lc) {
 	l.dirtyConn(c)
 }
 
-// sendBody frames what the windows allow of slot i's body.
+// sendBody frames what the windows allow of slot i's body, while c has
+// less than h2QueueBody framed and not written; the rest is framed as the
+// socket takes what is queued (flush). Framed whole, as far as a server's
+// windows let it (a test server's grant 1 GiB), a body grew the
+// connection's buffer by its size in one turn of the loop, and the HEADERS
+// of later streams waited behind all of it: under the race detector,
+// four bodies of 8 MiB over TLS kept the loop busy for seconds.
 func (l *h2Loop) sendBody(i int32) {
 	s := &l.slots[i]
 	c := s.c
-	for s.boff < len(s.body) {
+	for from := s.boff; s.boff < len(s.body); {
 		n := min(len(s.body)-s.boff, int(c.peerMaxF))
 		n = int(min(int64(n), c.sendWin, s.sendWin))
-		if n <= 0 {
+		if n <= 0 || c.queued() >= h2QueueBody {
 			if !s.blocked {
 				s.blocked = true
 				c.blockedN++
+			}
+			// What was framed before the window ran out goes now, not
+			// when something else has c written: it sat there until the
+			// stream's timeout (TestH2Differential, large request
+			// bodies, on a busy machine). Only then: a flush calls
+			// unblock, which calls this again.
+			if s.boff > from {
+				l.dirtyConn(c)
 			}
 			return
 		}
@@ -902,20 +925,24 @@ func (l *h2Loop) sendBody(i int32) {
 	l.dirtyConn(c)
 }
 
-// unblock sends more of the bodies waiting for c's windows.
+// unblock sends more of the bodies waiting for c's windows or for its
+// queue to drain.
 func (l *h2Loop) unblock(c *h2lc) {
 	if c.blockedN == 0 {
 		return
 	}
 	for k := range c.ring {
-		if j := c.ring[k]; j >= 0 && l.slots[j].blocked && c.sendWin > 0 {
+		if j := c.ring[k]; j >= 0 && l.slots[j].blocked && c.sendWin > 0 && c.queued() < h2QueueBody {
 			l.sendBody(j)
 		}
 	}
 }
 
 func (l *h2Loop) flushAll() {
-	for _, c := range l.dirtyList {
+	// By index: a flush that frames more of a body (unblock) dirties its
+	// connection again, and it is flushed once more in this turn.
+	for k := 0; k < len(l.dirtyList); k++ {
+		c := l.dirtyList[k]
 		c.dirty = false
 		if c.state == connOpen {
 			l.flush(c)
@@ -926,36 +953,44 @@ func (l *h2Loop) flushAll() {
 }
 
 // flush writes what c has for the socket; the streams whose HEADERS went
-// out are written, at the time the write returned.
+// out are written, at the time the write returned. Once all is out it
+// frames more of the bodies that waited for that (sendBody), and writes
+// them too, until the socket is full or nothing waits.
 func (l *h2Loop) flush(c *h2lc) {
-	if c.tlsc != nil && len(c.plain) > 0 {
-		if err := l.seal(c); err != nil {
-			l.connDown(c, err)
-			return
-		}
-	}
-	c.sealed = len(c.marks)
-	for c.woff < len(c.out) {
-		n, err := rawIO(syscall.SYS_WRITE, c.fd, c.out[c.woff:])
-		if n > 0 {
-			c.woff += n
-		}
-		switch err {
-		case nil, unix.EINTR:
-			continue
-		case unix.EAGAIN:
-			l.written(c)
-			if !c.outEv {
-				c.outEv = true
-				_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLOUT, Fd: c.idx, Pad: int32(c.fd)})
+	for {
+		if c.tlsc != nil && len(c.plain) > 0 {
+			if err := l.seal(c); err != nil {
+				l.connDown(c, err)
+				return
 			}
+		}
+		c.sealed = len(c.marks)
+		for c.woff < len(c.out) {
+			n, err := rawIO(syscall.SYS_WRITE, c.fd, c.out[c.woff:])
+			if n > 0 {
+				c.woff += n
+			}
+			switch err {
+			case nil, unix.EINTR:
+				continue
+			case unix.EAGAIN:
+				l.written(c)
+				if !c.outEv {
+					c.outEv = true
+					_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLOUT, Fd: c.idx, Pad: int32(c.fd)})
+				}
+				return
+			}
+			l.connDown(c, os.NewSyscallError("write", err))
 			return
 		}
-		l.connDown(c, os.NewSyscallError("write", err))
-		return
+		l.written(c)
+		c.out, c.woff = c.out[:0], 0
+		l.unblock(c)
+		if c.queued() == 0 {
+			break
+		}
 	}
-	l.written(c)
-	c.out, c.woff = c.out[:0], 0
 	if c.outEv {
 		c.outEv = false
 		_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP, Fd: c.idx, Pad: int32(c.fd)})

@@ -1,12 +1,17 @@
 package engine
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,6 +19,7 @@ import (
 
 	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
+	"golang.org/x/net/http2"
 )
 
 // Every HTTP/2 attempt counted exactly: wire.attempts equals the streams
@@ -233,6 +239,22 @@ func TestH2ResendPolicy(t *testing.T) {
 	}
 }
 
+// sendBufferMax is the most a TCP socket's send buffer grows to here
+// (tcp_wmem's third field), at least 4 MiB. A body of 16 MiB once fitted
+// in loopback's buffers where tcp_rmem let the unread receiver's grow to
+// 32 MiB, and every HEADERS after it counted as written.
+func sendBufferMax() int {
+	n := 4 << 20
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/tcp_wmem"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 3 {
+			if v, err := strconv.Atoi(f[2]); err == nil {
+				n = max(n, v)
+			}
+		}
+	}
+	return n
+}
+
 // offsets is a schedule of one request at each of d.
 type offsets struct {
 	d []time.Duration
@@ -253,31 +275,40 @@ func (o *offsets) Name() string      { return "offsets" }
 
 // TestH2ResendUnwritten: what tells unwritten from never, and when HEADERS
 // count as written. The server answers its first connection's first
-// stream, reads the second's HEADERS and then nothing: that request's
-// 16 MiB body, framed with its HEADERS in one write, fills the socket
-// (loopback holds a few MiB: the sender's buffer grows to tcp_wmem's
-// 4 MiB, the unread receiver's stays small), so the HEADERS of the three
-// requests after it wait behind the body in openload's buffer when the
-// server resets the connection. Those three never left: unwritten sends
+// stream (a body of one byte), reads the second's HEADERS and then
+// nothing: that request's body, framed whole with its HEADERS
+// (h2QueueBody raised to its size), fills the socket (the server's
+// receive buffer is fixed at 64 KiB; the body is twice what the sender's
+// buffer may grow to, sendBufferMax), so the HEADERS of the three requests
+// after it wait behind the body in openload's buffer when the server
+// resets the connection. (Behind the 256 KiB the loop queues by default,
+// they were written now and then: the kernel took more of the stalled
+// connection's bytes over time.) Those three never left: unwritten sends
 // them again on a new connection, where they are answered; never fails
 // them. The second request's HEADERS did leave, though its body did not:
 // it is an attempt under either policy, never sent again, and
 // wire.attempts equals the streams the server read.
+//
+// The last four are due at one instant, so the loop puts all four on the
+// stalling connection in one turn, however slow it is: spread 20 ms
+// apart, a loop slowed by the race detector (framing 16 MiB bodies took
+// it 400 ms each) took in the last after the reset, on a new connection,
+// where it was answered (completed 2, not 1, once in CI).
 func TestH2ResendUnwritten(t *testing.T) {
 	if !h2LoopFields(&Config{Epoll: true, Protocol: H2C}) {
 		t.Skip("no HTTP/2 event loop here")
 	}
-	body := bytes.Repeat([]byte("x"), 16<<20)
+	body := bytes.Repeat([]byte("x"), 2*sendBufferMax())
+	defer func(q int) { h2QueueBody = q }(h2QueueBody)
+	h2QueueBody = len(body)
 	for _, p := range h2Protocols {
 		for _, policy := range []string{ResendUnwritten, ResendNever} {
 			t.Run(p.name+"/"+policy, func(t *testing.T) {
-				// The first request's body is read well within 200 ms; the
-				// three after the second come 20–60 ms after it, the reset
-				// 300 ms after it: margins a busy machine keeps in order.
 				s := newStallingH2(t, p.tls, 2, 300*time.Millisecond)
 				ms := time.Millisecond
-				cfg := Config{Protocol: p.proto, TLS: s.TLS, Epoll: true, Resend: policy, Method: http.MethodPost, Body: body, Timeout: 10 * time.Second}
-				rec, ents := h2Run(t, s.URL, cfg, &offsets{d: []time.Duration{0, 200 * ms, 220 * ms, 240 * ms, 260 * ms}})
+				cfg := Config{Protocol: p.proto, TLS: s.TLS, Epoll: true, Resend: policy, Method: http.MethodPost, Timeout: 10 * time.Second,
+					Bodies: [][]byte{[]byte("x"), body, body, body, body}}
+				rec, ents := h2Run(t, s.URL, cfg, &offsets{d: []time.Duration{0, 200 * ms, 200 * ms, 200 * ms, 200 * ms}})
 				c := checkIdentity(t, rec, 5)
 				for _, e := range ents {
 					// What goes again goes at once, not at the loop's next
@@ -452,4 +483,159 @@ func TestH2CloseNotify(t *testing.T) {
 			t.Error("no connection")
 		}
 	})
+}
+
+// TestH2BodyQueued: the loop frames a body as the socket takes it
+// (sendBody, h2QueueBody), so a stream opened while an earlier one's long
+// body is being sent has its HEADERS go out after at most what was queued
+// then, not after the rest of that body. The server grants windows of
+// 1 GiB and reads slowly (64 KiB a millisecond: a 16 MiB body takes it
+// 256 ms); the second request comes 50 ms after the first. Framed whole,
+// the first body was all in openload's buffer by then, and the second
+// HEADERS reached the server after all 16 MiB of it; queued, they come
+// after what the server had read by then, what the sockets hold (a few
+// MiB) and at most h2QueueBody more. Both are answered once their body
+// is in, and the server read exactly the bodies sent.
+func TestH2BodyQueued(t *testing.T) {
+	if !h2LoopFields(&Config{Epoll: true, Protocol: H2C}) {
+		t.Skip("no HTTP/2 event loop here")
+	}
+	const size = 16 << 20
+	before, read := -1, 0 // stream 1's body bytes read before stream 3's HEADERS; read since the last pause
+	fs := serveFrames(t, 1<<30, func(fr *http2.Framer, f http2.Frame, body map[uint32]int) {
+		if h, ok := f.(*http2.HeadersFrame); ok && h.StreamID == 3 {
+			before = body[1]
+		}
+		if d, ok := f.(*http2.DataFrame); ok {
+			if read += len(d.Data()); read >= 64<<10 {
+				read = 0
+				time.Sleep(time.Millisecond)
+			}
+		}
+	})
+	body := bytes.Repeat([]byte("x"), size)
+	cfg := Config{Protocol: H2C, Epoll: true, Method: http.MethodPost, Body: body, Timeout: 10 * time.Second}
+	rec, _ := h2Run(t, fs.URL, cfg, &offsets{d: []time.Duration{0, 50 * time.Millisecond}})
+	c := checkIdentity(t, rec, 2)
+	bodies := fs.wait()
+	if c.Completed != 2 || len(bodies) != 2 || bodies[0] != size || bodies[1] != size {
+		t.Fatalf("counts %+v; the server read bodies of %v bytes: want 2 completed, %d bytes each", c, bodies, size)
+	}
+	if before < 0 || before >= size {
+		t.Errorf("the second request's HEADERS came after %d bytes of the first body, of %d: after all of it", before, size)
+	}
+	t.Logf("the second HEADERS came after %d of the first body's %d bytes", before, size)
+}
+
+// TestH2WindowResume: a body the server's windows let through a piece at
+// a time is sent to its end with nothing else going on. The server keeps
+// HTTP/2's default windows of 65,535 bytes and, for every 16 KiB it reads,
+// gives them back, the connection's first and then the stream's, as
+// x/net's server does. The loop frames the next piece when the stream's
+// update comes; it once left that piece unwritten until something else
+// wrote on the connection (a new stream, an update of its own), and a
+// lone request waited for its timeout.
+func TestH2WindowResume(t *testing.T) {
+	if !h2LoopFields(&Config{Epoll: true, Protocol: H2C}) {
+		t.Skip("no HTTP/2 event loop here")
+	}
+	const size = 1 << 20
+	owed := 0
+	fs := serveFrames(t, 0, func(fr *http2.Framer, f http2.Frame, _ map[uint32]int) {
+		if d, ok := f.(*http2.DataFrame); ok && len(d.Data()) > 0 {
+			if owed += len(d.Data()); owed >= 16<<10 {
+				fr.WriteWindowUpdate(0, uint32(owed))
+				fr.WriteWindowUpdate(d.StreamID, uint32(owed))
+				owed = 0
+			}
+		}
+	})
+	cfg := Config{Protocol: H2C, Epoll: true, Method: http.MethodPost, Body: bytes.Repeat([]byte("x"), size), Timeout: 5 * time.Second}
+	rec, _ := h2Run(t, fs.URL, cfg, &offsets{d: []time.Duration{0}})
+	c := checkIdentity(t, rec, 1)
+	if bodies := fs.wait(); c.Completed != 1 || len(bodies) != 1 || bodies[0] != size {
+		t.Errorf("counts %+v, kinds %v; the server read bodies of %v bytes: want 1 completed, %d bytes", c, rec.ErrorKinds(), bodies, size)
+	}
+}
+
+// frameServer is an h2c server of one connection for the tests above: it
+// reads frames with x/net's Framer, acknowledges SETTINGS, calls on with
+// each frame (after counting a DATA frame's bytes in body), and answers a
+// stream 200 "ok" once its request ended, until two streams were
+// answered or the connection ends.
+type frameServer struct {
+	URL    string
+	ln     net.Listener
+	bodies chan []int
+}
+
+// serveFrames starts a frameServer that grants a stream window of win and
+// adds as much to its connection's (none when 0: HTTP/2's default).
+func serveFrames(t *testing.T, win uint32, on func(fr *http2.Framer, f http2.Frame, body map[uint32]int)) *frameServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := &frameServer{URL: "http://" + ln.Addr().String(), ln: ln, bodies: make(chan []int, 1)}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		var ended []int // body bytes of each stream answered, in turn
+		defer func() { fs.bodies <- ended }()
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		br, bw := bufio.NewReaderSize(c, 64<<10), bufio.NewWriter(c)
+		preface := make([]byte, len(http2.ClientPreface))
+		if _, err := io.ReadFull(br, preface); err != nil {
+			return
+		}
+		fr := http2.NewFramer(bw, br)
+		if win > 0 {
+			fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: win})
+			fr.WriteWindowUpdate(0, win)
+		} else {
+			fr.WriteSettings()
+		}
+		bw.Flush()
+		body := map[uint32]int{}
+		for len(ended) < 2 {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			end := false
+			switch f := f.(type) {
+			case *http2.SettingsFrame:
+				if !f.IsAck() {
+					fr.WriteSettingsAck()
+				}
+			case *http2.HeadersFrame:
+				end = f.StreamEnded()
+			case *http2.DataFrame:
+				body[f.StreamID] += len(f.Data())
+				end = f.StreamEnded()
+			}
+			on(fr, f, body)
+			if end {
+				id := f.Header().StreamID
+				ended = append(ended, body[id])
+				fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: okStatus, EndHeaders: true})
+				fr.WriteData(id, true, []byte("ok"))
+			}
+			if err := bw.Flush(); err != nil {
+				return
+			}
+		}
+	}()
+	return fs
+}
+
+// wait closes the listener and returns the body sizes of the streams
+// answered, once the connection ended.
+func (fs *frameServer) wait() []int {
+	fs.ln.Close()
+	return <-fs.bodies
 }
