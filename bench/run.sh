@@ -31,7 +31,8 @@
 #   pauses    before any load: how much time a thread spinning on each core
 #             loses to the machine (bench/target pauses)
 #   wakes     before any load: the CPU of one sleep and wake on a timerfd
-#             (bench/target wakes), the floor under CPU at low rates
+#             (bench/target wakes), the floor under CPU at low rates, and
+#             how late those wakes come, a floor under send delay
 #   stall     each tool at 1,000/s against a target that stalls 1 s every
 #             5 s: what p50/p99/max it reports
 #   fractions CPU-s per 1,000 requests of openload (on and off its beat,
@@ -206,6 +207,7 @@ echo "  $PAUSES" >&2
 echo "the cost of a wake (target wakes, 10,000 × 500 µs)" >&2
 WAKES=$("$TGT" wakes -every 500us -n 10000)
 WAKE_US=$(echo "$WAKES" | awk '{print $1}')
+WAKE_LATE99=$(echo "$WAKES" | sed -n 's/.*p99 \([0-9.]*\) µs.*/\1/p')
 echo "  $WAKES" >&2
 
 # --- ceiling -----------------------------------------------------------------
@@ -288,10 +290,22 @@ for tool in openload openload-lean openload-nethttp fortio vegeta bombardier; do
   HALF_CPU[$tool]=$(cpu_s "$TIMEF"); HALF_RSS[$tool]=$(rss_mb "$TIMEF")
   HALF_LAG[$tool]="$LAG99 / $LAG999"
   [ "$tool" = openload ] && cp "$RES.json" "$W/openload-half.json"
-  half_lag=$ONLAG
-  from_half "$tool" ONSCHED "$ONSCHED"
+  half_sched=$ONSCHED half_lag=$ONLAG
+  bylag=0
+  { [ "$tool" = openload ] || [ "$tool" = fortio ]; } && bylag=1
+  # The run at half the ceiling is each bisection's first step, and is run
+  # once more when it failed, as every later step is (bisect): one run of
+  # openload's there, with a send delay p99 of 12.9 ms where the two after
+  # it had 1.4 and 1.2, once held its bisections below half the ceiling.
+  if [ "$AGAIN" = 1 ] && { [ "$half_sched" != 1 ] || { [ "$bylag" = 1 ] && [ "$half_lag" != 1 ]; }; }; then
+    echo "  $tool at $HALF again" >&2
+    run "$tool" "$HALF"
+    [ "$ONSCHED" = 1 ] && half_sched=1
+    [ "$ONLAG" = 1 ] && half_lag=1
+  fi
+  from_half "$tool" ONSCHED "$half_sched"
   MAX[$tool]=$BEST
-  if [ "$tool" = openload ] || [ "$tool" = fortio ]; then
+  if [ "$bylag" = 1 ]; then
     echo "$tool: bisection by arrival lag" >&2
     from_half "$tool" ONLAG "$half_lag"
     LAGMAX[$tool]=$BEST LAGSHOW[$tool]=$(held "$BEST" "$FLOOR")
@@ -555,7 +569,11 @@ clock, as it did before (docs/DESIGN.md, "The beat").
 
 What a wake costs this machine, apart from any work done awake
 (\`bench/target wakes\`: one thread sleeps 500 µs on a timerfd, 10,000
-times): ${WAKES}. Sending within 0.5 ms of the schedule takes at least
+times, on the idle machine): ${WAKES}. A generator that sleeps until its
+next send sends at best that late; openload's loop wakes 300 µs after the
+oldest arrival it has not sent (docs/DESIGN.md, "The event loop"), so its
+send delay p99 at 10 % is about 0.3 ms plus how late its wakes come, on
+cores it now shares with the target. Sending within 0.5 ms of the schedule takes at least
 2,000 wakes a second, ${WAKE_FLOOR} CPU-s per 1,000 requests at 10 % of
 the ceiling before any request is sent; bombardier, whose requests
 reach the target in bursts (arrival lag p99 ${FRAC_LAG["bombardier 10"]} ms), spends
@@ -624,7 +642,7 @@ own ${H2BYM[128]}/s at 512.
 | the same, openload with room for 512 streams | ${H2WIDE} vs ${H2CEIL} (h2load at 512 streams: ${H2BYM[128]}, ratio ${G6S}) | ${G6W} | $(met "$G6W >= 0.9") |
 | h2c: 0 GC cycles in a ${DUR} s run at 30k/s | ${G7} | | $(met "${G7:-1} == 0") |
 | CPU per 1,000 at 10 % of the ceiling ≤ bombardier's | ${FRAC["openload 10"]} vs ${FRAC["bombardier 10"]} (of which 2,000 wakes a second: ${WAKE_FLOOR}; arrival lag p99 ${FRAC_LAG["openload 10"]} vs ${FRAC_LAG["bombardier 10"]} ms) | ${G8} | $(met "$G8 <= 1.0") |
-| send delay p99 ≤ 0.5 ms at 10 % of the ceiling | ${FRAC_SD[10]} ms | | $(met "${FRAC_SD[10]} <= 0.5") |
+| send delay p99 ≤ 0.5 ms at 10 % of the ceiling | ${FRAC_SD[10]} ms (the idle machine's wakes came late by p99 ${WAKE_LATE99} µs) | | $(met "${FRAC_SD[10]} <= 0.5") |
 
 ## Goals (issue 6), this run
 

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 	"unsafe"
@@ -29,44 +30,56 @@ func wakes(args []string) error {
 	if *every <= 0 || *n <= 0 {
 		return fmt.Errorf("wakes: -every and -n must be positive")
 	}
-	perWake, took, err := measureWakes(*every, *n)
+	w, err := measureWakes(*every, *n)
 	if err != nil {
 		return err
 	}
-	fmt.Printf("%.1f µs of CPU per wake (%d wakes every %v in %v)\n",
-		float64(perWake)/float64(time.Microsecond), *n, *every, took.Round(time.Millisecond))
+	fmt.Printf("%.1f µs of CPU per wake, woken late by p50 %.0f µs, p99 %.0f µs (%d wakes every %v in %v)\n",
+		us(w.cpu), us(w.lateP50), us(w.lateP99), *n, *every, w.took.Round(time.Millisecond))
 	return nil
 }
 
-// measureWakes sleeps n times for every and returns the thread's CPU per
-// wake and the time it all took.
-func measureWakes(every time.Duration, n int) (time.Duration, time.Duration, error) {
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// wakeStats is what measureWakes found: the thread's CPU per wake, how
+// late its wakes came (from just before the timer was armed, so a system
+// call's time over), and the time it all took.
+type wakeStats struct {
+	cpu, lateP50, lateP99, took time.Duration
+}
+
+// measureWakes sleeps n times for every. How late a wake comes is a floor
+// under any generator's send delay on this machine: one that sleeps until
+// its next send sends that late, whatever it does awake.
+func measureWakes(every time.Duration, n int) (wakeStats, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
-		return 0, 0, err
+		return wakeStats{}, err
 	}
 	defer unix.Close(ep)
 	tfd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_CLOEXEC|unix.TFD_NONBLOCK)
 	if err != nil {
-		return 0, 0, err
+		return wakeStats{}, err
 	}
 	defer unix.Close(tfd)
 	if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, tfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(tfd)}); err != nil {
-		return 0, 0, err
+		return wakeStats{}, err
 	}
 	events := make([]unix.EpollEvent, 1)
 	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(int64(every))}
+	late := make([]time.Duration, n)
 	var b [8]byte
 	before, err := threadCPU()
 	if err != nil {
-		return 0, 0, err
+		return wakeStats{}, err
 	}
 	start := time.Now()
-	for range n {
+	for i := range n {
+		armed := time.Now()
 		if err := unix.TimerfdSettime(tfd, 0, &spec, nil); err != nil {
-			return 0, 0, err
+			return wakeStats{}, err
 		}
 		// A raw epoll_wait, as the loop's: the Go runtime does not hand
 		// the thread's P away, which would cost wakes of its own.
@@ -76,14 +89,16 @@ func measureWakes(every time.Duration, n int) (time.Duration, time.Duration, err
 				break
 			}
 		}
+		late[i] = time.Since(armed) - every
 		_, _ = unix.Read(tfd, b[:])
 	}
 	took := time.Since(start)
 	after, err := threadCPU()
 	if err != nil {
-		return 0, 0, err
+		return wakeStats{}, err
 	}
-	return (after - before) / time.Duration(n), took, nil
+	slices.Sort(late)
+	return wakeStats{cpu: (after - before) / time.Duration(n), lateP50: late[n/2], lateP99: late[n*99/100], took: took}, nil
 }
 
 // threadCPU is the calling thread's CPU time so far, user and system.
