@@ -108,8 +108,9 @@ const (
 )
 
 // h2QueueBody is how much a connection may have framed and not written
-// before no more of a body is framed (sendBody). A variable for a test
-// that needs HEADERS to wait behind a whole body (TestH2ResendUnwritten).
+// before no more of a body is framed (sendBody; docs/MEASUREMENTS.md,
+// “h2QueueBody”). A variable for a test that needs HEADERS to wait behind
+// a whole body (TestH2ResendUnwritten).
 var h2QueueBody = 256 << 10
 
 // The states of a stream slot.
