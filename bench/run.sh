@@ -3,8 +3,8 @@
 # and (HTTP/2) h2load on this machine, against a minimal loopback target
 # (bench/target), and docs/BENCHMARKS.md written from the run.
 #
-#   bash bench/run.sh            # 11–15 minutes with the defaults (≤ 25)
-#   DUR=5 STEPS=4 bash bench/run.sh   # quicker, coarser
+#   DUR=10 STEPS=4 LONG=30 bash bench/run.sh   # 26–29 minutes (2026-12-04/05)
+#   DUR=5 STEPS=4 bash bench/run.sh            # quicker, coarser
 #
 # Knobs (environment): DUR seconds per run (10), STEPS bisection steps per
 # tool (5), AGAIN (1: a bisection step that fails is run once more, and
