@@ -30,9 +30,10 @@ import (
 //
 // The last four are due at one instant, so the loop puts all four on the
 // stalling connection in one turn, however slow it is: spread 20 ms
-// apart, a loop slowed by the race detector (framing 16 MiB bodies took
-// it 400 ms each) took in the last after the reset, on a new connection,
-// where it was answered (completed 2, not 1, once in CI).
+// apart, a loop slowed by the race detector (framing bodies of 8 MiB
+// over TLS took it about 400 ms each) took in the last after the reset,
+// on a new connection, where it was answered (completed 2, not 1, once in
+// CI).
 func TestH2ResendUnwritten(t *testing.T) {
 	if !h2LoopFields(&Config{Epoll: true, Protocol: H2C}) {
 		t.Skip("no HTTP/2 event loop here")
