@@ -217,7 +217,8 @@ type h2lc struct {
 	curEnd   bool   // that HEADERS frame had END_STREAM
 	curTrail bool   // the block is trailers
 
-	blockedN int // streams whose body waits for a window or for queued to drain
+	blockedN int  // streams whose body waits for a window or for queued to drain
+	full     bool // a body waits for queued to drain (sendBody), which flush then calls unblock for
 }
 
 // queued is what c has framed and not yet written to its socket.
@@ -897,11 +898,13 @@ func (l *h2Loop) sendBody(i int32) {
 	for from := s.boff; s.boff < len(s.body); {
 		n := min(len(s.body)-s.boff, int(c.peerMaxF))
 		n = int(min(int64(n), c.sendWin, s.sendWin))
-		if n <= 0 || c.queued() >= h2QueueBody {
+		full := c.queued() >= h2QueueBody
+		if n <= 0 || full {
 			if !s.blocked {
 				s.blocked = true
 				c.blockedN++
 			}
+			c.full = c.full || full
 			// What was framed before the window ran out goes now, not
 			// when something else has c written: it sat there until the
 			// stream's timeout (TestH2Differential, large request
@@ -940,10 +943,7 @@ func (l *h2Loop) unblock(c *h2lc) {
 }
 
 func (l *h2Loop) flushAll() {
-	// By index: a flush that frames more of a body (unblock) dirties its
-	// connection again, and it is flushed once more in this turn.
-	for k := 0; k < len(l.dirtyList); k++ {
-		c := l.dirtyList[k]
+	for _, c := range l.dirtyList {
 		c.dirty = false
 		if c.state == connOpen {
 			l.flush(c)
@@ -956,8 +956,20 @@ func (l *h2Loop) flushAll() {
 // flush writes what c has for the socket; the streams whose HEADERS went
 // out are written, at the time the write returned. Once all is out it
 // frames more of the bodies that waited for that (sendBody), and writes
-// them too, until the socket is full or nothing waits.
+// them too, until the socket is full or nothing waits. Meanwhile c counts
+// as dirty, so that what it frames does not put c on l.dirtyList for a
+// second write(2) that the socket, full, would refuse.
 func (l *h2Loop) flush(c *h2lc) {
+	dirty := c.dirty
+	c.dirty = true
+	l.writeOut(c)
+	if c.state == connOpen { // not freed by a failed write (connDown)
+		c.dirty = dirty
+	}
+}
+
+// writeOut is flush's work.
+func (l *h2Loop) writeOut(c *h2lc) {
 	for {
 		if c.tlsc != nil && len(c.plain) > 0 {
 			if err := l.seal(c); err != nil {
@@ -987,6 +999,10 @@ func (l *h2Loop) flush(c *h2lc) {
 		}
 		l.written(c)
 		c.out, c.woff = c.out[:0], 0
+		if !c.full {
+			break
+		}
+		c.full = false
 		l.unblock(c)
 		if c.queued() == 0 {
 			break
