@@ -17,6 +17,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -251,6 +252,12 @@ func (j *h2Judge) close() {
 //
 // With pairHold, it answers streams two at a time: pairHold after it read
 // the second's HEADERS, both answers in one write.
+//
+// With window, its connections grant streams a window of that size and
+// add as much to their own. With atEnd, a stream is answered once its
+// request ended, and its body's size is noted (bodies). onFrame, if set,
+// is called with every HEADERS and DATA frame read, and with the body
+// bytes read so far by stream.
 type rawH2 struct {
 	URL string
 	TLS *tls.Config // the client's; nil for h2c
@@ -264,6 +271,10 @@ type rawH2 struct {
 	answerFrame                          int          // the answer's body, in one DATA frame of this size; 0: "ok"
 	clientMaxFrame                       atomic.Int64 // the client's SETTINGS_MAX_FRAME_SIZE, as its SETTINGS left it
 	accepted                             atomic.Int64
+	window                               uint32
+	atEnd                                bool
+	onFrame                              func(fr *http2.Framer, f http2.Frame, body map[uint32]int)
+	ended                                []int // body bytes of each stream answered at its end, in turn (under mu)
 
 	ln    net.Listener
 	wg    sync.WaitGroup
@@ -288,6 +299,21 @@ func newPairingH2(t testing.TB, hold time.Duration) *rawH2 {
 func newBigFrameH2(t testing.TB, useTLS bool, size int) *rawH2 {
 	t.Helper()
 	return startRawH2(t, useTLS, &rawH2{answerFrame: size})
+}
+
+// newBodyH2 is a rawH2 that answers each stream once its request ended,
+// granting windows of window (0: HTTP/2's default) and calling onFrame
+// with each frame it reads.
+func newBodyH2(t testing.TB, window uint32, onFrame func(fr *http2.Framer, f http2.Frame, body map[uint32]int)) *rawH2 {
+	t.Helper()
+	return startRawH2(t, false, &rawH2{window: window, atEnd: true, onFrame: onFrame})
+}
+
+// bodies is the body size of each stream answered at its end, in turn.
+func (s *rawH2) bodies() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.ended)
 }
 
 // newStallingH2 is a rawH2 whose first connection stalls at its stallAt-th
@@ -379,10 +405,27 @@ func (s *rawH2) serve(c net.Conn) {
 		fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 1000},
 			http2.Setting{ID: http2.SettingInitialWindowSize, Val: 1 << 30})
 		fr.WriteWindowUpdate(0, 1<<30)
+	} else if s.window > 0 {
+		fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 1000},
+			http2.Setting{ID: http2.SettingInitialWindowSize, Val: s.window})
+		fr.WriteWindowUpdate(0, s.window)
 	} else {
 		fr.WriteSettings(http2.Setting{ID: http2.SettingMaxConcurrentStreams, Val: 1000})
 	}
 	bw.Flush()
+	body := map[uint32]int{} // body bytes read, by stream
+	answer := func(id uint32) {
+		s.read.Add(1)
+		s.answered.Add(1)
+		fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: okStatus, EndHeaders: true})
+		fr.WriteData(id, true, []byte("ok"))
+	}
+	atEnd := func(id uint32) {
+		s.mu.Lock()
+		s.ended = append(s.ended, body[id])
+		s.mu.Unlock()
+		answer(id)
+	}
 	var n int       // HEADERS read on this connection
 	var prev uint32 // the stream of the previous HEADERS
 	gone := false   // GOAWAY sent
@@ -404,9 +447,20 @@ func (s *rawH2) serve(c net.Conn) {
 			if !f.IsAck() {
 				fr.WritePing(true, f.Data)
 			}
+		case *http2.DataFrame:
+			body[f.StreamID] += len(f.Data())
+			if s.onFrame != nil {
+				s.onFrame(fr, f, body)
+			}
+			if s.atEnd && f.StreamEnded() {
+				atEnd(f.StreamID)
+			}
 		case *http2.MetaHeadersFrame:
 			id := f.StreamID
 			n++
+			if s.onFrame != nil {
+				s.onFrame(fr, f, body)
+			}
 			if stall && n == s.stallAt {
 				s.read.Add(1)
 				time.Sleep(s.stallFor)
@@ -417,6 +471,10 @@ func (s *rawH2) serve(c net.Conn) {
 				return
 			}
 			switch {
+			case s.atEnd:
+				if f.StreamEnded() {
+					atEnd(id)
+				}
 			case s.pairHold > 0:
 				s.read.Add(1)
 				if held = append(held, id); len(held) == 2 {
@@ -450,10 +508,7 @@ func (s *rawH2) serve(c net.Conn) {
 				fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: b.Bytes(), EndHeaders: true})
 				fr.WriteData(id, true, make([]byte, s.answerFrame))
 			default:
-				s.read.Add(1)
-				s.answered.Add(1)
-				fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: okStatus, EndHeaders: true})
-				fr.WriteData(id, true, []byte("ok"))
+				answer(id)
 			}
 			prev = id
 		}

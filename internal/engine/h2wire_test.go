@@ -1,12 +1,10 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -420,10 +418,12 @@ func TestH2BodyQueued(t *testing.T) {
 		t.Skip("no HTTP/2 event loop here")
 	}
 	const size = 16 << 20
-	before, read := -1, 0 // stream 1's body bytes read before stream 3's HEADERS; read since the last pause
-	fs := serveFrames(t, 1<<30, func(fr *http2.Framer, f http2.Frame, body map[uint32]int) {
-		if h, ok := f.(*http2.HeadersFrame); ok && h.StreamID == 3 {
-			before = body[1]
+	var before atomic.Int64 // stream 1's body bytes read before stream 3's HEADERS
+	before.Store(-1)
+	read := 0 // since the server's last pause
+	srv := newBodyH2(t, 1<<30, func(fr *http2.Framer, f http2.Frame, body map[uint32]int) {
+		if h, ok := f.(*http2.MetaHeadersFrame); ok && h.StreamID == 3 {
+			before.Store(int64(body[1]))
 		}
 		if d, ok := f.(*http2.DataFrame); ok {
 			if read += len(d.Data()); read >= 64<<10 {
@@ -434,16 +434,16 @@ func TestH2BodyQueued(t *testing.T) {
 	})
 	body := bytes.Repeat([]byte("x"), size)
 	cfg := Config{Protocol: H2C, Epoll: true, Method: http.MethodPost, Body: body, Timeout: 10 * time.Second}
-	rec, _ := h2Run(t, fs.URL, cfg, &offsets{d: []time.Duration{0, 50 * time.Millisecond}})
+	rec, _ := h2Run(t, srv.URL, cfg, &offsets{d: []time.Duration{0, 50 * time.Millisecond}})
 	c := checkIdentity(t, rec, 2)
-	bodies := fs.wait()
+	bodies := srv.bodies()
 	if c.Completed != 2 || len(bodies) != 2 || bodies[0] != size || bodies[1] != size {
 		t.Fatalf("counts %+v; the server read bodies of %v bytes: want 2 completed, %d bytes each", c, bodies, size)
 	}
-	if before < 0 || before >= size {
-		t.Errorf("the second request's HEADERS came after %d bytes of the first body, of %d: after all of it", before, size)
+	if b := before.Load(); b < 0 || b >= size {
+		t.Errorf("the second request's HEADERS came after %d bytes of the first body, of %d: after all of it", b, size)
 	}
-	t.Logf("the second HEADERS came after %d of the first body's %d bytes", before, size)
+	t.Logf("the second HEADERS came after %d of the first body's %d bytes", before.Load(), size)
 }
 
 // TestH2WindowResume: a body the server's windows let through a piece at
@@ -460,7 +460,7 @@ func TestH2WindowResume(t *testing.T) {
 	}
 	const size = 1 << 20
 	owed := 0
-	fs := serveFrames(t, 0, func(fr *http2.Framer, f http2.Frame, _ map[uint32]int) {
+	srv := newBodyH2(t, 0, func(fr *http2.Framer, f http2.Frame, _ map[uint32]int) {
 		if d, ok := f.(*http2.DataFrame); ok && len(d.Data()) > 0 {
 			if owed += len(d.Data()); owed >= 16<<10 {
 				fr.WriteWindowUpdate(0, uint32(owed))
@@ -470,91 +470,9 @@ func TestH2WindowResume(t *testing.T) {
 		}
 	})
 	cfg := Config{Protocol: H2C, Epoll: true, Method: http.MethodPost, Body: bytes.Repeat([]byte("x"), size), Timeout: 5 * time.Second}
-	rec, _ := h2Run(t, fs.URL, cfg, &offsets{d: []time.Duration{0}})
+	rec, _ := h2Run(t, srv.URL, cfg, &offsets{d: []time.Duration{0}})
 	c := checkIdentity(t, rec, 1)
-	if bodies := fs.wait(); c.Completed != 1 || len(bodies) != 1 || bodies[0] != size {
+	if bodies := srv.bodies(); c.Completed != 1 || len(bodies) != 1 || bodies[0] != size {
 		t.Errorf("counts %+v, kinds %v; the server read bodies of %v bytes: want 1 completed, %d bytes", c, rec.ErrorKinds(), bodies, size)
 	}
-}
-
-// frameServer is an h2c server of one connection for the tests above: it
-// reads frames with x/net's Framer, acknowledges SETTINGS, calls on with
-// each frame (after counting a DATA frame's bytes in body), and answers a
-// stream 200 "ok" once its request ended, until two streams were
-// answered or the connection ends.
-type frameServer struct {
-	URL    string
-	ln     net.Listener
-	bodies chan []int
-}
-
-// serveFrames starts a frameServer that grants a stream window of win and
-// adds as much to its connection's (none when 0: HTTP/2's default).
-func serveFrames(t *testing.T, win uint32, on func(fr *http2.Framer, f http2.Frame, body map[uint32]int)) *frameServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs := &frameServer{URL: "http://" + ln.Addr().String(), ln: ln, bodies: make(chan []int, 1)}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		var ended []int // body bytes of each stream answered, in turn
-		defer func() { fs.bodies <- ended }()
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		br, bw := bufio.NewReaderSize(c, 64<<10), bufio.NewWriter(c)
-		preface := make([]byte, len(http2.ClientPreface))
-		if _, err := io.ReadFull(br, preface); err != nil {
-			return
-		}
-		fr := http2.NewFramer(bw, br)
-		if win > 0 {
-			fr.WriteSettings(http2.Setting{ID: http2.SettingInitialWindowSize, Val: win})
-			fr.WriteWindowUpdate(0, win)
-		} else {
-			fr.WriteSettings()
-		}
-		bw.Flush()
-		body := map[uint32]int{}
-		for len(ended) < 2 {
-			f, err := fr.ReadFrame()
-			if err != nil {
-				return
-			}
-			end := false
-			switch f := f.(type) {
-			case *http2.SettingsFrame:
-				if !f.IsAck() {
-					fr.WriteSettingsAck()
-				}
-			case *http2.HeadersFrame:
-				end = f.StreamEnded()
-			case *http2.DataFrame:
-				body[f.StreamID] += len(f.Data())
-				end = f.StreamEnded()
-			}
-			on(fr, f, body)
-			if end {
-				id := f.Header().StreamID
-				ended = append(ended, body[id])
-				fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: okStatus, EndHeaders: true})
-				fr.WriteData(id, true, []byte("ok"))
-			}
-			if err := bw.Flush(); err != nil {
-				return
-			}
-		}
-	}()
-	return fs
-}
-
-// wait closes the listener and returns the body sizes of the streams
-// answered, once the connection ended.
-func (fs *frameServer) wait() []int {
-	fs.ln.Close()
-	return <-fs.bodies
 }
