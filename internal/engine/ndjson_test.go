@@ -235,7 +235,12 @@ func TestReadStreamNDJSONAllocsPerEventNone(t *testing.T) {
 
 // checkAllocsPerEventNone: reading format f's answer allocates nothing
 // per event: one of 1,000 events costs what one of 10 does (the pooled
-// reader, the batches' hand-over).
+// reader, the batches' hand-over), give or take 10. AllocsPerRun counts
+// every allocation of the process while it runs, so a goroutine of
+// another test still ending, or a collection that empties the reader's
+// pool, adds a few: .ci/run once read 3 for 1,000 events and 1 for 10,
+// with the bound at 1. One allocation per event would add 990, one per
+// hundred events 10.
 func checkAllocsPerEventNone(t *testing.T, f scripted.Format) {
 	t.Helper()
 	g := &generator{start: time.Now()}
@@ -250,7 +255,7 @@ func checkAllocsPerEventNone(t *testing.T, f scripted.Format) {
 			sh.toks = sh.toks[:0]
 		})
 	}
-	if small, large := allocs(10), allocs(1000); large > small+1 {
+	if small, large := allocs(10), allocs(1000); large > small+10 {
 		t.Errorf("%s: %v allocations for 1,000 events, %v for 10: events allocate", f, large, small)
 	}
 }
