@@ -111,6 +111,10 @@ func (l *epollLoop) feed(i int32, b []byte, now time.Duration) {
 		l.fail(i, s.sent, err)
 		return
 	}
+	// done is when the stream's last byte was read, not the head's
+	// kernel stamp, which reading the stream never moves: complete takes
+	// done from s.rx.
+	s.rx = now
 	l.complete(i)
 }
 
