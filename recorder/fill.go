@@ -66,6 +66,7 @@ func (r *Recorder) Fill(res *result.Result) error {
 	res.Redirects, res.BodyOverCap = r.faults.redirects, r.faults.overCap
 	wire := r.Wire()
 	res.Wire = &wire
+	res.Stamps = r.stampsResult() // stamps.go
 	res.FailedStatus = r.FailedStatus()
 	if len(res.FailedStatus) == 0 {
 		res.FailedStatus = nil

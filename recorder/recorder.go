@@ -42,6 +42,7 @@ type Recorder struct {
 	stream     *StreamStats       // nil until a stream is seen or StreamRun (stream.go)
 	objectives []RequestObjective // per-request objectives for goodput
 	warm       warmupTally        // warmup.go
+	stamps     stampTally         // stamps.go
 }
 
 // Bounds on what a recorder tracks, so that a header with unbounded values
@@ -105,6 +106,7 @@ func (r *Recorder) record(h *hdrhistogram.Histogram, d time.Duration) {
 // to cover the record's seconds. The log write error, if any, is returned;
 // the record is counted either way.
 func (r *Recorder) Add(rec *Record) error {
+	r.addStamps(rec) // stamps.go
 	if rec.Scheduled < r.warm.until {
 		return r.addWarmup(rec)
 	}

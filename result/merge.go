@@ -145,6 +145,7 @@ func (m *merger) add(a, b *Result) *Result {
 		a.Retries.merge(b.Retries),
 		a.Redirects + b.Redirects,
 		a.Wire.merge(b.Wire),
+		a.Stamps.merge(b.Stamps),
 		addCounts(a.FailedStatus, b.FailedStatus),
 		a.BodyOverCap + b.BodyOverCap,
 		nil, // Generator: each shard's own, in Shards

@@ -246,6 +246,9 @@ func TestMergeProperties(t *testing.T) {
 		if flat.DwellBound == nil || one.DwellBound == nil || *flat.DwellBound != *one.DwellBound {
 			t.Fatalf("seed %d: dwell bound %+v, one generator %+v", seed, flat.DwellBound, one.DwellBound)
 		}
+		if flat.Stamps == nil || !reflect.DeepEqual(flat.Stamps, one.Stamps) {
+			t.Fatalf("seed %d: stamps %+v, one generator %+v", seed, flat.Stamps, one.Stamps)
+		}
 		if !reflect.DeepEqual(flat.Targets, one.Targets) || len(flat.Targets) != len(mixTargets) {
 			t.Fatalf("seed %d: targets %+v\none generator: %+v", seed, flat.Targets, one.Targets)
 		}

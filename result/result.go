@@ -47,6 +47,9 @@ type Result struct {
 	// Wire counts the attempts written to connections, re-sends included
 	// (wire.go); nil in results written before it was counted.
 	Wire *Wire `json:"wire,omitempty"`
+	// Stamps is the check that every record's stamps are in order
+	// (stamps.go); nil in results written before it was made.
+	Stamps *Stamps `json:"stamps,omitempty"`
 	// FailedStatus counts the responses whose head came but that failed or
 	// timed out before their end, by the head's status; Status counts
 	// completed responses only.

@@ -85,6 +85,9 @@ func Run(res *result.Result, opt Options) []Finding {
 		out = append(out, f)
 	}
 	out = append(out, scheduleCount(res))
+	if f, ok := stamps(res); ok { // stamps.go
+		out = append(out, f)
+	}
 	if f, ok := shards(res, opt); ok { // shard.go
 		out = append(out, f)
 	}
