@@ -1,8 +1,10 @@
 package recorder
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/openload/openload/result"
 )
@@ -83,5 +85,38 @@ func TestStampsAddAllocs(t *testing.T) {
 	r.Add(&rec)
 	if n := testing.AllocsPerRun(100, func() { r.addStamps(&rec) }); n != 0 {
 		t.Errorf("%v allocations per check", n)
+	}
+}
+
+// BenchmarkStamps is the check alone on a streamed record, every stamp
+// present: its share of BenchmarkAdd is what it costs a run.
+func BenchmarkStamps(b *testing.B) {
+	b.ReportAllocs()
+	r := New(nil)
+	rec := Record{Scheduled: ms(10), Sent: ms(11), WasSent: true, Outcome: Completed, Status: 200,
+		Streamed: true, GotFirstByte: true, FirstByte: ms(12), FirstToken: ms(13), LastToken: ms(50), Events: 3, Done: ms(50)}
+	for b.Loop() {
+		r.addStamps(&rec)
+	}
+}
+
+// TestStampsFastPath: the fast path says "in order" exactly when the
+// full check finds no break, over random records near the slack.
+func TestStampsFastPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	at := func() time.Duration { return time.Duration(rng.IntN(8)) * StampSlack / 2 }
+	r := New(nil)
+	for i := range 20000 {
+		rec := Record{Scheduled: at(), Sent: at(), LastSent: at(), FirstByte: at(), FirstToken: at(), LastToken: at(), Done: at(),
+			WasSent: rng.IntN(4) > 0, GotFirstByte: rng.IntN(2) == 0, Events: rng.IntN(2)}
+		if rng.IntN(3) == 0 {
+			rec.Resends = 1
+		}
+		r.stamps = stampTally{checked: 1}
+		fast := inOrder(&rec)
+		r.addStampsSlow(&rec)
+		if slow := r.stamps.disordered == 0; fast != slow {
+			t.Fatalf("record %d %+v: fast path %v, full check %v", i, rec, fast, slow)
+		}
 	}
 }
