@@ -35,6 +35,9 @@
 #             how late those wakes come, a floor under send delay
 #   stall     each tool at 1,000/s against a target that stalls 1 s every
 #             5 s: what p50/p99/max it reports
+#   streams   every openload client reading streams of a known timing from
+#             its stub (bench/stream.sh): held to the answer; a row off it
+#             fails the benchmark
 #   fractions CPU-s per 1,000 requests of openload (on and off its beat,
 #             OPENLOAD_NO_BEAT=1), bombardier and fortio at 10, 25, 50
 #             and 75 % of the ceiling, and at 1,000/s
@@ -352,6 +355,15 @@ STALL_VE="$(ms "$(jq .latencies['"50th"'] "$ST-vegeta.json")/1000000") | $(ms "$
 STALL_WRK="$(ms "$(wrkms "$ST-wrk.txt" 50%)") | $(ms "$(wrkms "$ST-wrk.txt" 99%)") | $(ms "$(wrkms "$ST-wrk.txt" Max)")"
 STALL_WRK_N=$(awk '/requests in/ {print $1}' "$ST-wrk.txt")
 
+# --- streamed answers, held to a known answer (bench/stream.sh) -----------------
+# Every client reads streams of a known timing; a row off the answer, or a
+# run whose stamp check fails, fails this benchmark (below, after the
+# report is written), so a speed change that breaks a stamp cannot pass
+# as a win.
+echo "streamed answers on every client (bench/stream.sh)" >&2
+STREAM_OK=1
+STREAM_TABLE=$(PORT=$((PORT + 2)) bash bench/stream.sh "$W/openload") || STREAM_OK=0
+
 # --- goals ----------------------------------------------------------------------
 # ratio A B: A ÷ B to two decimals ("n/a" when B is 0: a tool held no rate)
 ratio() {
@@ -549,6 +561,16 @@ ${SD_P99} ms: the arrival lag adds what happens after the send.
 | vegeta (-rate 1000) | ${STALL_VE} | timed from the actual send |
 | wrk (closed loop, -c64) | ${STALL_WRK} | ${STALL_WRK_N} requests: closed loop, nothing is sent during a stall |
 
+### Streamed answers on every client, against a known answer
+
+\`bench/stream.sh\`: openload's stub streams 30 tokens an answer, the first
+200 ms after the request, then one every 20 ms (service time 780 ms, TTFT
+from the send 200 ms, ITL and TPOT 20 ms); each client reads 20 streams a
+second for 5 s. A row marked OFF, or a failed stamp check, fails the
+benchmark.
+
+${STREAM_TABLE}
+
 ## CPU per 1,000 requests at fractions of the ceiling
 
 Each tool paced at a share of wrk's ceiling (${CEIL}/s) for ${DUR} s, -c 64:
@@ -709,3 +731,7 @@ Each run is wrapped in \`/usr/bin/time -v\` for CPU (user + system) and peak RSS
 EOF
 if [ -n "$KEPT" ]; then printf '\n%s\n' "$KEPT" >>"$OUT"; fi
 echo "wrote $OUT in ${ELAPSED}s" >&2
+if [ "$STREAM_OK" != 1 ]; then
+  echo "bench: a client's streamed figures are off the known answer (bench/stream.sh; see $OUT)" >&2
+  exit 1
+fi
