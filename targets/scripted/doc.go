@@ -123,4 +123,31 @@
 // A handler blocked in Prefill or ITL returns as soon as the client goes
 // away or the server closes, so httptest.Server.Close leaves no goroutine
 // behind.
+//
+// # Transport
+//
+// Options past Fingerprint script what a server does around its answer,
+// the same on every format (transport.go), so that a client can be judged
+// on more than streams; none is on in the zero value:
+//
+//   - Plain answers PlainPath (any method) with Plain bytes of
+//     text/plain, with a Content-Length, or in PlainChunks flushed pieces
+//     ITL apart without one (chunked on HTTP/1.1). Every request's body
+//     is read whole and its bytes counted (Stats.BodyBytes), so a large
+//     request body can be checked against what the server read.
+//   - HeadDelay stalls every answer before its first byte; a stream's
+//     Prefill counts after it.
+//   - Informational writes that 1xx status (e.g. 103) at once, before
+//     HeadDelay and the answer's head.
+//   - Pause is added before the token (or plain piece) after the first
+//     PauseAfter: a pause mid-stream.
+//   - CloseAfter closes each connection after that many answers:
+//     "Connection: close" on HTTP/1.1, GOAWAY on HTTP/2 (net/http's
+//     server does both for that header).
+//   - Two more cuts: CutReset resets the connection (SO_LINGER 0; on
+//     HTTP/2 the stream is reset, as CutClose does there), CutHang stops
+//     writing and holds the stream until the client leaves.
+//
+// A request whose client leaves during HeadDelay is counted with status
+// 0: read, never answered.
 package scripted

@@ -147,6 +147,34 @@ type Options struct {
 	// "<version>-native", llama.cpp "b<build>-<commit>"). Empty keeps the
 	// per-format default documented in doc.go.
 	Fingerprint string
+
+	// The transport (transport.go, doc.go "Transport"): none of it is
+	// on in the zero value.
+	//
+	// Plain, when > 0, makes PlainPath answer any method with Plain bytes
+	// of text/plain (a known pattern), after reading and counting the
+	// request body whatever its size (Stats.BodyBytes). Prefill does not
+	// apply to it.
+	Plain int
+	// PlainChunks, when > 1, writes the plain answer in that many
+	// flushed pieces, ITL apart, without a Content-Length (chunked on
+	// HTTP/1.1).
+	PlainChunks int
+	// HeadDelay passes between reading a request and writing anything of
+	// its answer (the head, a stream's Prefill included, comes after
+	// it): a stall before the first byte.
+	HeadDelay time.Duration
+	// Informational, when a 1xx status, is written as soon as the
+	// request is read, before HeadDelay and the answer's own head.
+	Informational int
+	// Pause is added before the token (or plain piece) that follows the
+	// first PauseAfter (PauseAfter > 0): a pause mid-stream.
+	Pause      time.Duration
+	PauseAfter int
+	// CloseAfter, when > 0, makes every CloseAfter-th answer on a
+	// connection its last: "Connection: close" on HTTP/1.1, GOAWAY on
+	// HTTP/2 (Stats.CloseAsked counts them).
+	CloseAfter int
 }
 
 const defaultModel = "scripted-model"
@@ -179,6 +207,11 @@ type Stats struct {
 	Cut int
 	// Gone counts streams that stopped because the client went away.
 	Gone int
+	// BodyBytes counts the request body bytes read, of every request.
+	BodyBytes int64
+	// CloseAsked counts answers that closed their connection
+	// (Options.CloseAfter).
+	CloseAsked int
 }
 
 // Server is an http.Handler that answers one Format's endpoint (plus the
@@ -188,8 +221,10 @@ type Server struct {
 	f Format
 	o Options
 
-	mu sync.Mutex
-	st Stats
+	mu    sync.Mutex
+	st    Stats
+	conns map[string]int // answers per connection (remote address), for Options.CloseAfter
+	log   []Exchange     // Log
 }
 
 // New returns a server for format f. It panics on a Format not in
@@ -238,6 +273,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
 		// Not received whole, so not counted as read.
+		return
+	}
+	lw := &logWriter{ResponseWriter: w, ex: Exchange{Header: r.Header.Clone(), Read: time.Now()}} // transport.go
+	defer s.logged(lw)
+	w = lw
+	if s.transport(w, r, len(body)) {
 		return
 	}
 	h := s.route(r)
@@ -395,13 +436,14 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, prompt int, p pl
 	t := timing{read: read, prompt: prompt, n: p.n}
 	for i := range p.n {
 		if i == cutAt {
-			s.cut(send, start, fl, p.failure)
+			s.cut(w, r, send, start, fl, p.failure)
 			return
 		}
 		gap := s.o.ITL
 		if i == 0 {
 			gap = s.o.Prefill
 		}
+		gap += s.pauseBefore(i) // transport.go
 		if !sleep(ctx, gap) {
 			gone()
 			return
@@ -411,6 +453,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, prompt int, p pl
 			return
 		}
 		now := time.Now()
+		tokenWritten(w) // transport.go
 		if i == 0 {
 			t.first = now
 		}
@@ -418,7 +461,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, prompt int, p pl
 		s.add(func(st *Stats) { st.Tokens++ })
 	}
 	if cutAt == p.n {
-		s.cut(send, start, fl, p.failure)
+		s.cut(w, r, send, start, fl, p.failure)
 		return
 	}
 	if p.final != nil {
@@ -431,7 +474,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, prompt int, p pl
 	s.add(func(st *Stats) { st.Completed++ })
 }
 
-func (s *Server) cut(send func([]byte) bool, start func(), fl http.Flusher, failure []byte) {
+func (s *Server) cut(w http.ResponseWriter, r *http.Request, send func([]byte) bool, start func(), fl http.Flusher, failure []byte) {
 	if s.o.Cut == CutError {
 		// A client gone by now changes nothing: the stream was cut.
 		send(failure)
@@ -446,6 +489,7 @@ func (s *Server) cut(send func([]byte) bool, start func(), fl http.Flusher, fail
 		// does not log this panic.
 		panic(http.ErrAbortHandler)
 	}
+	s.cutTransport(w, r) // CutReset, CutHang: transport.go
 }
 
 // sleep waits d unless ctx ends first; it reports whether d passed.
