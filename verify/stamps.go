@@ -64,3 +64,22 @@ func client(res *result.Result) string {
 	}
 	return c
 }
+
+// Recheck runs the stamps check again on a saved result, whose Stamps
+// section holds all it needs, and puts the finding in place of the saved
+// one (after the others when none was saved): `openload report` shows
+// today's verdict on the stamps of a result, whichever openload wrote it.
+func Recheck(res *result.Result) {
+	f, ok := stamps(res)
+	if !ok {
+		return
+	}
+	c := ToChecks([]Finding{f})[0]
+	for i := range res.Checks {
+		if res.Checks[i].Name == c.Name {
+			res.Checks[i] = c
+			return
+		}
+	}
+	res.Checks = append(res.Checks, c)
+}

@@ -39,3 +39,27 @@ func TestStampsCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestRecheck: report's re-check replaces a saved stamps check with
+// today's verdict, adds one where none was saved, and leaves a result
+// without stamps alone.
+func TestRecheck(t *testing.T) {
+	res := good()
+	res.Stamps = &result.Stamps{Checked: 30, Disordered: 2, Breaks: map[string]int64{"done<last_token": 2}, WorstMs: 5}
+	res.Checks = []result.Check{{Name: "accounting", Severity: "pass"}, {Name: "stamps", Severity: "pass", Message: "saved"}}
+	Recheck(res)
+	if len(res.Checks) != 2 || res.Checks[1].Name != "stamps" || res.Checks[1].Severity != "fail" {
+		t.Errorf("replaced: %+v", res.Checks)
+	}
+	res.Checks = res.Checks[:1]
+	Recheck(res)
+	if len(res.Checks) != 2 || res.Checks[1].Severity != "fail" {
+		t.Errorf("added: %+v", res.Checks)
+	}
+	old := good()
+	old.Checks = []result.Check{{Name: "accounting", Severity: "pass"}}
+	Recheck(old)
+	if len(old.Checks) != 1 {
+		t.Errorf("a result without stamps: %+v", old.Checks)
+	}
+}

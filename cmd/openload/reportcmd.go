@@ -14,6 +14,7 @@ import (
 
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/result"
+	"github.com/openload/openload/verify"
 )
 
 // reportFormat is one --format of `openload report`: how it renders a
@@ -211,6 +212,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	if sf != nil {
 		return reportSweep(sf, name, f, o, fs, stdout, stderr)
 	}
+	verify.Recheck(res) // the stamps, checked again
 	if err := writeFiles(res, name, o.html, o.svg, o.png, o.chart, stderr); err != nil {
 		if ie, ok := err.(inputError); ok {
 			return usageErrorIn(stderr, "report", "%v", ie.error)
