@@ -127,8 +127,8 @@ var contractPaths = []contractPath{
 	{"h1-lean", ClientLean, true, false, "", false, 0},
 	{"h1-net-http", ClientNetHTTP, false, false, "", false, 0},
 	{"h1-net-http-tls", ClientNetHTTP, false, false, "", true, 0},
-	{"h2c-loop", h2ClientName(true), false, true, H2C, false, cLate},
-	{"h2-loop-tls", h2ClientName(true), false, true, HTTP2, true, cLate},
+	{"h2c-loop", h2ClientName(true), false, true, H2C, false, 0},
+	{"h2-loop-tls", h2ClientName(true), false, true, HTTP2, true, 0},
 	{"h2c-x-net", ClientNetHTTP, false, false, H2C, false, 0},
 	{"h2-x-net-tls", ClientNetHTTP, false, false, HTTP2, true, 0},
 }

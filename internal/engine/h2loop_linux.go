@@ -52,7 +52,8 @@ import (
 //
 // Times. A request's attempt starts when it got a stream (or a dial was
 // started for it); its sent time is when the write(2) that put the last
-// byte of its HEADERS on the socket returned, not of the body framed
+// byte of its HEADERS on the socket began (the server may read them
+// before the call returns), not of the body framed
 // after them (frames are batched per connection and written once per turn
 // of the loop; over TLS, the record carrying that byte: seal); done is
 // when its last frame's bytes arrived, by the kernel's stamp on the read
@@ -954,7 +955,7 @@ func (l *h2Loop) flushAll() {
 }
 
 // flush writes what c has for the socket; the streams whose HEADERS went
-// out are written, at the time the write returned. Once all is out it
+// out are written, sent when the write that completed them began. Once all is out it
 // frames more of the bodies that waited for that (sendBody), and writes
 // them too, until the socket is full or nothing waits. Meanwhile c counts
 // as dirty, so that what it frames does not put c on l.dirtyList for a
@@ -979,15 +980,18 @@ func (l *h2Loop) writeOut(c *h2lc) {
 		}
 		c.sealed = len(c.marks)
 		for c.woff < len(c.out) {
+			// sent is when the write that completes a request's HEADERS
+			// began: the server may read them before it returns.
+			at := l.g.since()
 			n, err := rawIO(syscall.SYS_WRITE, c.fd, c.out[c.woff:])
 			if n > 0 {
 				c.woff += n
+				l.written(c, at)
 			}
 			switch err {
 			case nil, unix.EINTR:
 				continue
 			case unix.EAGAIN:
-				l.written(c)
 				if !c.outEv {
 					c.outEv = true
 					_ = unix.EpollCtl(l.ep, unix.EPOLL_CTL_MOD, c.fd, &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLOUT, Fd: c.idx, Pad: int32(c.fd)})
@@ -997,7 +1001,6 @@ func (l *h2Loop) writeOut(c *h2lc) {
 			l.connDown(c, os.NewSyscallError("write", err))
 			return
 		}
-		l.written(c)
 		c.out, c.woff = c.out[:0], 0
 		if !c.full {
 			break
@@ -1042,18 +1045,15 @@ func (l *h2Loop) seal(c *h2lc) error {
 	return nil
 }
 
-// written marks the streams whose HEADERS are in c.out[:woff].
-func (l *h2Loop) written(c *h2lc) {
+// written marks the streams whose HEADERS are in c.out[:woff], sent at
+// at: when the write that completed them began.
+func (l *h2Loop) written(c *h2lc, at time.Duration) {
 	k := 0
-	var now time.Duration = -1
 	for ; k < c.sealed && c.marks[k].end <= c.woff; k++ {
 		m := c.marks[k]
 		s := &l.slots[m.slot]
 		if s.state == h2Open && s.c == c && s.id == m.id {
-			if now < 0 {
-				now = l.g.since()
-			}
-			s.written, s.sent = true, now
+			s.written, s.sent = true, at
 		}
 	}
 	if k > 0 {
