@@ -132,7 +132,7 @@ func (l *epollLoop) endStream(r *recorder.Record, i int32) {
 	p := &st.rec
 	r.Class, r.Timings, r.NTimings = p.Class, p.Timings, p.NTimings
 	r.Streamed, r.GotFirstByte, r.FirstByte = true, true, p.FirstByte
-	r.FirstToken, r.LastToken, r.Events = p.FirstToken, p.LastToken, p.Events
+	r.FirstToken, r.FirstAnswer, r.LastToken, r.Events = p.FirstToken, p.FirstAnswer, p.LastToken, p.Events
 	st.er.count(r)
 	l.flushTokens()
 	st.rec = recorder.Record{}

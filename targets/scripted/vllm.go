@@ -138,19 +138,20 @@ const vllmFailure = `{"error": {"message": "scripted failure during generation",
 
 // vllmText is the text of token event i of n: empty for every
 // Options.EmptyEvery-th answer token but the last (its text held back),
-// and a held text prefixed to the next token's.
+// and the held texts prefixed to the next token's.
 func (s *Server) vllmText(i, n int) string {
 	empty := func(i int) bool {
 		k := s.o.EmptyEvery
 		return k > 0 && i >= s.o.Thinking && i < n-1 && (i+1-s.o.Thinking)%k == 0
 	}
-	switch {
-	case empty(i):
+	if empty(i) {
 		return ""
-	case i > 0 && empty(i-1):
-		return tokenText(i-1) + tokenText(i)
 	}
-	return tokenText(i)
+	from := i
+	for from > 0 && empty(from-1) {
+		from--
+	}
+	return tokensText(from, i+1)
 }
 
 // noEmptyText answers 501 when Options.EmptyEvery asks a format other
