@@ -150,8 +150,18 @@ func TestChunksAllocateNothing(t *testing.T) {
 			t.Errorf("ndjsonChunk(%q) allocates %v times per line", l, n)
 		}
 	}
-	for _, f := range []scripted.Format{scripted.LlamaCppCompletion, scripted.TGIGenerateStream, scripted.TGIChat, scripted.VLLMChat} {
-		for _, s := range answerLines(t, f, scripted.Options{}, 3) {
+	for _, c := range []struct {
+		f scripted.Format
+		o scripted.Options
+	}{
+		{scripted.LlamaCppCompletion, scripted.Options{}}, {scripted.TGIGenerateStream, scripted.Options{}}, {scripted.TGIChat, scripted.Options{}},
+		{scripted.VLLMChat, scripted.Options{}},
+		// Thinking and empty-text tokens take the longer way (generated).
+		{scripted.VLLMChat, scripted.Options{Thinking: 2}}, {scripted.LlamaCppChat, scripted.Options{Thinking: 2}},
+		{scripted.VLLMCompletions, scripted.Options{EmptyEvery: 1}},
+	} {
+		f := c.f
+		for _, s := range answerLines(t, f, c.o, 3) {
 			l := []byte(s)
 			if n := testing.AllocsPerRun(100, func() { sseLine(l) }); n != 0 {
 				t.Errorf("sseChunk(%q) allocates %v times per line", l, n)

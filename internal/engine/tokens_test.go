@@ -129,9 +129,15 @@ func TestTokenFiguresKnownAnswers(t *testing.T) {
 				if st == nil {
 					t.Fatal("no stream figures")
 				}
-				t.Logf("%s: TTFT %s ms · first answer %s ms · ITL mean %s p90 %s ms · TPOT %s ms · %.1f tokens a request",
-					cl.test, ms(st.TTFTService.Mean()), ms(st.TTFAService.Mean()), ms(st.ITL.Mean()), ms(float64(st.ITL.ValueAtQuantile(90))),
-					ms(st.TPOT.Mean()), float64(st.OutputTokens)/reqs)
+				mean := func(h *hdrhistogram.Histogram) string {
+					if h.TotalCount() == 0 {
+						return "no data"
+					}
+					return ms(h.Mean()) + " ms"
+				}
+				t.Logf("%s %s: TTFT %s · first answer %s · ITL mean %s, p90 %s ms · TPOT %s · %.1f tokens a request",
+					c.name, cl.test, mean(st.TTFTService), mean(st.TTFAService), mean(st.ITL), ms(float64(st.ITL.ValueAtQuantile(90))),
+					mean(st.TPOT), float64(st.OutputTokens)/reqs)
 				if c.failedAt > 0 {
 					if n.Errors != reqs || rec.ErrorKinds()[recorder.KindStream.String()] != reqs {
 						t.Errorf("counts %+v, kinds %v: want %d errors of kind stream", n, rec.ErrorKinds(), reqs)
