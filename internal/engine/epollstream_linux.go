@@ -118,7 +118,7 @@ func (l *epollLoop) feed(i int32, b []byte, now time.Duration) {
 	l.complete(i)
 }
 
-// flushTokens hands the loop's batch of content events to the recorder.
+// flushTokens hands the loop's batch of token events to the recorder.
 func (l *epollLoop) flushTokens() { l.ts.flush() }
 
 // endStream puts slot i's stream into r, the exchange's record, and

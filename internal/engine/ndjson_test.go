@@ -376,7 +376,8 @@ func TestStreamFlagReadsPlainNDJSON(t *testing.T) {
 // ndjsonChunk find what encoding/json finds, keys matched as written (no
 // escapes) at any depth: an answer when a content key's value is a
 // non-empty string, a token when an answer, thinking or arguments, or an
-// empty content in an event without a role and a true stop; each count from the first of its keys, in the
+// empty content in an event without a role, a true stop or a
+// finish_reason string; each count from the first of its keys, in the
 // document's order, whose value is a number (its leading digits), TGI's
 // input_length taken at its generated_tokens; NDJSON's done when the
 // first "done" is true, and its counts from the first eval_count and
@@ -439,7 +440,9 @@ func FuzzChunkKeys(f *testing.F) {
 		want.answer = nonEmpty("content", "text")
 		_, role := first("role")
 		stop, _ := first("stop")
-		want.token = want.answer || nonEmpty("reasoning", "reasoning_content", "arguments") || empty("content", "text") && !role && stop != true
+		finish, _ := first("finish_reason")
+		_, finished := finish.(string)
+		want.token = want.answer || nonEmpty("reasoning", "reasoning_content", "arguments") || empty("content", "text") && !role && stop != true && !finished
 		for _, k := range keys {
 			n := count(k.value)
 			switch k.name {

@@ -61,7 +61,9 @@ import (
 // non-empty string, or when its "content" or "text" is the empty string
 // "" and the event is neither a role chunk (a "role" key: vLLM's first
 // chunk, DeltaMessage(role, content="")) nor a last event ("stop": true,
-// llama.cpp /completion's final event). That empty text stands for a
+// llama.cpp /completion's final event; a "finish_reason" string, the
+// OpenAI completions API's and the stub's closing {"text":"",
+// "finish_reason":"length"}). That empty text stands for a
 // token: vLLM's chat_completion_stream_generator (chat_completion/
 // serving.py @006c49d4; the completions generator likewise) writes a
 // chunk for every engine output with a token, delta_text = output.text,
@@ -71,7 +73,11 @@ import (
 // writes one event per token, so an empty token.text is a token too.
 // Counting such an event keeps ITL at the server's pace (skipped, the
 // gap around it is counted as one gap of twice the pace) and the token
-// count right when no usage count comes. A null "content" (llama.cpp
+// count right when no usage count comes. A token whose own chunk is the
+// last (vLLM's chunk for an end-of-sequence token, whose text is empty,
+// carries the finish_reason) is not told from a closing marker and goes
+// uncounted: one token short without a usage count, never one too many.
+// A null "content" (llama.cpp
 // chat's first delta) is no token. A TGI chat chunk whose content is ""
 // carries its role too and is taken for a role chunk: an undercount of
 // that rare token, never a count of a chunk that holds none.
@@ -362,6 +368,7 @@ var (
 	keyArguments        = []byte(`"arguments"`)
 	keyRole             = []byte(`"role"`)
 	keyStop             = []byte(`"stop"`)
+	keyFinishReason     = []byte(`"finish_reason"`)
 	// errorTail is the end of keyError, searched for first: rr is rare in
 	// a chunk, so bytes.Index skips ahead faster than on a leading quote.
 	errorTail = keyError[2:]
@@ -416,7 +423,11 @@ func generated(data []byte) bool {
 	if !emptyString(data, keyContent) && !emptyString(data, keyText) {
 		return false
 	}
-	return afterKey(data, keyRole) == nil && !bytes.HasPrefix(afterKey(data, keyStop), jsonTrue)
+	if afterKey(data, keyRole) != nil || bytes.HasPrefix(afterKey(data, keyStop), jsonTrue) {
+		return false
+	}
+	finish := afterKey(data, keyFinishReason)
+	return len(finish) == 0 || finish[0] != '"'
 }
 
 // countKeys are SSE's count keys, each as the bytes before and after the

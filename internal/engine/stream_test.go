@@ -67,6 +67,10 @@ func TestEventLine(t *testing.T) {
 		// llama.cpp /completion's last event: no token.
 		{`data: {"index":0,"content":"","tokens":[],"stop":true,"tokens_predicted":3}`, false, false, 3},
 		{`data: {"index":0,"content":"","stop" : false}`, true, false, -1},
+		// A closing empty text with its finish_reason (OpenAI's
+		// completions, the stub): no token; a null finish_reason is none.
+		{`data: {"choices":[{"index":0,"text":"","logprobs":null,"finish_reason":"length"}]}`, false, false, -1},
+		{`data: {"choices":[{"index":0,"text":"","finish_reason" : null}]}`, true, false, -1},
 		// Thinking, under either name, and tool-call arguments: tokens.
 		{`data: {"choices":[{"delta":{"reasoning":" hm"}}]}`, true, false, -1},
 		{`data: {"choices":[{"delta":{"reasoning_content":" hm"}}]}`, true, false, -1},

@@ -37,7 +37,7 @@ func StreamLines(w io.Writer, res *result.Result) error {
 	if s.TTFTResponse.Count == 0 && s.OutputTokens == 0 {
 		// The fields each format's events are read for (engine/stream.go),
 		// and the knob that turns streaming on or off.
-		fmt.Fprintln(w, "no response carried a content event (server-sent events: a data: line with a non-empty choices[0].delta.content or choices[0].text, "+
+		fmt.Fprintln(w, "no response carried a token event (server-sent events: a data: line with a non-empty choices[0].delta.content or choices[0].text, "+
 			"llama.cpp's content or TGI's token.text; NDJSON: a line with a non-empty response or message.content): "+
 			"does the request body ask for \"stream\": true? (Ollama's /api/generate and /api/chat stream unless it says \"stream\": false)")
 		return nil
