@@ -18,7 +18,8 @@ import (
 // (docs/REFERENCE.md, "Token figures"), against scripted servers whose
 // timing is known: the first token Prefill after the request is read,
 // then one every ITL. Each case runs on every stream client (the HTTP/1.1
-// event loop, lean, net/http, h2c), 5 requests each.
+// event loop, lean, net/http, h2c over x/net's transport, h2c on the
+// HTTP/2 event loop), 5 requests each.
 //
 //   - A reasoning model, 20 thinking tokens then 20 answer tokens (vLLM
 //     chat's delta.reasoning, llama.cpp chat's reasoning_content,
@@ -53,6 +54,9 @@ import (
 // gap), every other gap 40 ms (the empty-text events skipped), 21 tokens
 // of 30, an error counted as a completion, a first answer at the first
 // token (200 ms) or the last (39 gaps on).
+// tokenClients are the stream clients and the HTTP/2 event loop.
+var tokenClients = append(append([]client(nil), streamClients...), client{"h2c-loop", "", true, true})
+
 func TestTokenFiguresKnownAnswers(t *testing.T) {
 	const (
 		prefill  = 200 * time.Millisecond
@@ -113,11 +117,14 @@ func TestTokenFiguresKnownAnswers(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			forClients(t, streamClients, func(t *testing.T, cl client) {
+			forClients(t, tokenClients, func(t *testing.T, cl client) {
 				o := c.o
 				o.Model, o.Prefill, o.ITL = "m", prefill, itl
 				srv := startStreamServer(t, scripted.New(c.f, o))
 				cfg := streamConfig(cl)
+				if cl.test == "h2c-loop" {
+					cfg.Protocol = H2C // with Epoll: the HTTP/2 event loop (h2loop_linux.go) where it applies
+				}
 				cfg.Header = http.Header{"Content-Type": {"application/json"}} // vLLM refuses any other
 				cfg.Body = c.f.Request("m", "a", c.n)
 				if c.body != nil {
