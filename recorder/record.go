@@ -180,13 +180,15 @@ type Record struct {
 
 	// A streamed answer (stream.go): Streamed when the body was read as
 	// server-sent events; FirstByte when its response head was in hand
-	// (GotFirstByte), FirstToken and LastToken its first and last content
-	// events (valid when Events > 0), Tokens its output tokens (the
-	// server's usage count when sent, else Events).
+	// (GotFirstByte), FirstToken and LastToken its first and last token
+	// events of any kind, thinking included (valid when Events > 0),
+	// FirstAnswer its first answer event (0 when none came), Tokens its
+	// output tokens (the server's usage count when sent, else Events).
 	Streamed     bool
 	GotFirstByte bool
 	FirstByte    time.Duration
 	FirstToken   time.Duration
+	FirstAnswer  time.Duration
 	LastToken    time.Duration
 	Events       int
 	Tokens       int

@@ -13,22 +13,31 @@ import (
 
 // Streamed answers (server-sent events from a model server).
 //
-// A streamed request has two more points than the three timestamps: its
-// first token and its last token (Record.FirstToken, LastToken), with the
+// A streamed request has more points than the three timestamps: its
+// first token and its last token (Record.FirstToken, LastToken), tokens
+// of any kind, a reasoning model's thinking included, as vLLM's benchmark
+// and GuideLLM count them; its first answer token (Record.FirstAnswer),
+// the first text of the answer itself, after the thinking; and the
 // number of output tokens it got (Record.Tokens: the server's usage count
-// when it sent one, else the content events counted). From them, as
+// when it sent one, else the token events counted). From them, as
 // response and service time are derived from done:
 //
-//	TTFT from the schedule = first token − scheduled   what a user waited for the first word
-//	TTFT from the send     = first token − sent        what sending-time tools report
+//	TTFT from the schedule = first token − scheduled    what a user waited for the first token
+//	TTFT from the send     = first token − sent         what sending-time tools report
+//	TTFA from the schedule = first answer − scheduled   what a user waited for the answer to start
+//	TTFA from the send     = first answer − sent        GuideLLM's time to first output token
 //	TPOT                   = (last token − first token) / (tokens − 1)
-//	ITL                    = every gap between two content events of one stream
+//	ITL                    = every gap between two token events of one stream
+//
+// Without thinking, TTFA is TTFT. docs/REFERENCE.md ("Token figures")
+// sets them next to vLLM's benchmark and GuideLLM.
 //
 // ITL is recorded gap by gap from TokenEvent batches (AddTokens), never
 // held per request. TTFT and TPOT come from completed records that got at
-// least one content event; a streamed request that timed out or was
-// abandoned before its first token has its TTFT recorded at its elapsed
-// time, a lower bound, as response time is for censored requests.
+// least one token event, TTFA from those that got an answer event; a
+// streamed request that timed out or was abandoned before its first
+// token (answer token) has its TTFT (TTFA) recorded at its elapsed time,
+// a lower bound, as response time is for censored requests.
 //
 // A stream that failed after some tokens — cut by a reset, or ended by the
 // server's own error event under its 200 (KindStream: vLLM's and the
@@ -43,9 +52,9 @@ import (
 // with a 2xx status, at least one token, and each figure named within its
 // bound.
 
-// TokenEvent is one content event of a stream as the engine hands it over
+// TokenEvent is one token event of a stream as the engine hands it over
 // in batches: At is its offset from the run's start, Gap the time since the
-// stream's previous content event, or negative for a stream's first.
+// stream's previous token event, or negative for a stream's first.
 type TokenEvent struct {
 	At  time.Duration
 	Gap time.Duration
@@ -55,11 +64,14 @@ type TokenEvent struct {
 // Fill writes them as the result's StreamResult.
 type StreamStats struct {
 	TTFTResponse, TTFTService, ITL, TPOT *hdrhistogram.Histogram
-	Requests                             int64 // records that were streams
-	OutputTokens                         int64
-	Events                               int64 // content events, as counted in the timeline
-	Met                                  int64 // requests meeting every per-request objective
-	Clamped                              int64
+	// TTFAResponse and TTFAService are the time to the first answer
+	// token from the schedule and from the send.
+	TTFAResponse, TTFAService *hdrhistogram.Histogram
+	Requests                  int64 // records that were streams
+	OutputTokens              int64
+	Events                    int64 // token events, as counted in the timeline
+	Met                       int64 // requests meeting every per-request objective
+	Clamped                   int64
 	// Prompt and Asked hold per request its prompt tokens and the output
 	// tokens it asked for (Record.PromptTokens, AskedTokens), when known;
 	// PromptSum and AskedSum their sums, Received the output tokens of
@@ -71,7 +83,7 @@ type StreamStats struct {
 // NewStreamStats returns empty stream figures.
 func NewStreamStats() *StreamStats {
 	return &StreamStats{TTFTResponse: result.NewHistogram(), TTFTService: result.NewHistogram(), ITL: result.NewHistogram(), TPOT: result.NewHistogram(),
-		Prompt: result.NewHistogram(), Asked: result.NewHistogram()}
+		TTFAResponse: result.NewHistogram(), TTFAService: result.NewHistogram(), Prompt: result.NewHistogram(), Asked: result.NewHistogram()}
 }
 
 func (s *StreamStats) record(h *hdrhistogram.Histogram, d time.Duration) {
@@ -143,11 +155,17 @@ func (r *Record) TPOT() time.Duration {
 }
 
 // TTFTService is first token − the final attempt's sent.
-func (r *Record) TTFTService() time.Duration {
+func (r *Record) TTFTService() time.Duration { return r.FirstToken - r.finalSent() }
+
+// TTFAService is first answer token − the final attempt's sent.
+func (r *Record) TTFAService() time.Duration { return r.FirstAnswer - r.finalSent() }
+
+// finalSent is the final attempt's sent.
+func (r *Record) finalSent() time.Duration {
 	if r.sentAgain() {
-		return r.FirstToken - r.LastSent
+		return r.LastSent
 	}
-	return r.FirstToken - r.Sent
+	return r.Sent
 }
 
 // meets reports whether rec met every objective in objs.
@@ -206,14 +224,24 @@ func (r *Recorder) addStream(rec *Record) {
 		s.Requests++
 		s.record(s.TTFTResponse, rec.FirstToken-rec.Scheduled)
 		s.record(s.TTFTService, rec.TTFTService())
+		if rec.FirstAnswer > 0 {
+			s.record(s.TTFAResponse, rec.FirstAnswer-rec.Scheduled)
+			s.record(s.TTFAService, rec.TTFAService())
+		}
 		if rec.Tokens >= 2 {
 			s.record(s.TPOT, rec.TPOT())
 		}
-	case rec.Events == 0 && (rec.Outcome == TimedOut || rec.Outcome == Unfinished):
-		// No token before the user gave up: TTFT is at least this.
-		s.record(s.TTFTResponse, rec.Response())
-		if rec.WasSent {
-			s.record(s.TTFTService, rec.Service())
+	case rec.Outcome == TimedOut || rec.Outcome == Unfinished:
+		// No token (answer token) before the user gave up: TTFT (TTFA)
+		// is at least this.
+		if rec.Events == 0 {
+			s.censor(s.TTFTResponse, s.TTFTService, rec)
+		}
+		if rec.FirstAnswer == 0 {
+			s.censor(s.TTFAResponse, s.TTFAService, rec)
+		}
+		if rec.Events > 0 {
+			s.Requests++
 		}
 	case rec.Streamed:
 		s.Requests++
@@ -236,7 +264,16 @@ func (r *Recorder) addStream(rec *Record) {
 	}
 }
 
-// AddTokens records a batch of content events: each gap in the ITL
+// censor records rec's elapsed time, a lower bound, in resp and (when it
+// was sent) its service time in serv.
+func (s *StreamStats) censor(resp, serv *hdrhistogram.Histogram, rec *Record) {
+	s.record(resp, rec.Response())
+	if rec.WasSent {
+		s.record(serv, rec.Service())
+	}
+}
+
+// AddTokens records a batch of token events: each gap in the ITL
 // histogram, each event in the timeline's second. It does not allocate
 // once the timeline covers the events.
 func (r *Recorder) AddTokens(evs []TokenEvent) {
@@ -259,7 +296,7 @@ func (r *Recorder) AddTokens(evs []TokenEvent) {
 func (r *Recorder) fillStream(res *result.Result) error {
 	res.Stream = nil
 	hs := &res.Histograms
-	hs.TTFTResponse, hs.TTFTService, hs.ITL, hs.TPOT = "", "", "", ""
+	hs.TTFTResponse, hs.TTFTService, hs.ITL, hs.TPOT, hs.TTFAResponse, hs.TTFAService = "", "", "", "", "", ""
 	s := r.stream
 	if s == nil {
 		return nil
@@ -270,6 +307,8 @@ func (r *Recorder) fillStream(res *result.Result) error {
 		TTFTService:  result.Summarize(s.TTFTService),
 		ITL:          result.Summarize(s.ITL),
 		TPOT:         result.Summarize(s.TPOT),
+		TTFAResponse: result.Summarize(s.TTFAResponse),
+		TTFAService:  result.Summarize(s.TTFAService),
 		OutputTokens: s.OutputTokens,
 	}
 	if r.objectives != nil {
@@ -291,7 +330,8 @@ func (r *Recorder) fillStream(res *result.Result) error {
 	for _, p := range []struct {
 		dst *string
 		h   *hdrhistogram.Histogram
-	}{{&hs.TTFTResponse, s.TTFTResponse}, {&hs.TTFTService, s.TTFTService}, {&hs.ITL, s.ITL}, {&hs.TPOT, s.TPOT}} {
+	}{{&hs.TTFTResponse, s.TTFTResponse}, {&hs.TTFTService, s.TTFTService}, {&hs.ITL, s.ITL}, {&hs.TPOT, s.TPOT},
+		{&hs.TTFAResponse, s.TTFAResponse}, {&hs.TTFAService, s.TTFAService}} {
 		enc, err := result.EncodeHistogram(p.h)
 		if err != nil {
 			return err

@@ -12,11 +12,12 @@ import (
 )
 
 // streamed returns a completed streamed record: scheduled at sched, sent
-// at sent, first token at first, tokens tokens tpot apart.
+// at sent, first token at first (an answer token: no thinking), tokens
+// tokens tpot apart.
 func streamed(seq uint64, sched, sent, first time.Duration, tokens int, tpot time.Duration) Record {
 	last := first + time.Duration(tokens-1)*tpot
 	return Record{Seq: seq, Scheduled: sched, Sent: sent, WasSent: true, Done: last + msec, Outcome: Completed, Status: 200,
-		Streamed: true, GotFirstByte: true, FirstByte: first - msec, FirstToken: first, LastToken: last, Events: tokens, Tokens: tokens}
+		Streamed: true, GotFirstByte: true, FirstByte: first - msec, FirstToken: first, FirstAnswer: first, LastToken: last, Events: tokens, Tokens: tokens}
 }
 
 func TestStreamFigures(t *testing.T) {
@@ -82,7 +83,7 @@ func TestStreamFigures(t *testing.T) {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if want := []string{"goodput", "itl", "output_tokens", "tokens_per_s", "tpot", "ttft_response", "ttft_service"}; !slices.Equal(keys, want) {
+	if want := []string{"goodput", "itl", "output_tokens", "tokens_per_s", "tpot", "ttfa_response", "ttfa_service", "ttft_response", "ttft_service"}; !slices.Equal(keys, want) {
 		t.Errorf("stream keys %v, want %v", keys, want)
 	}
 	back, err := result.Read(&buf, "r.json")
@@ -96,6 +97,42 @@ func TestStreamFigures(t *testing.T) {
 	}
 }
 
+// A reasoning model's record: TTFT to its first token (thinking), TTFA to
+// its first answer token, TPOT over every token; a request that timed out
+// while thinking counts in TTFA (a lower bound) but not in TTFT, and one
+// that completed without an answer token adds no TTFA.
+func TestStreamFirstAnswer(t *testing.T) {
+	rec := New(nil)
+	think := streamed(0, 0, 10*msec, 200*msec, 40, 20*msec)
+	think.FirstAnswer = 600 * msec
+	noAnswer := streamed(1, 0, 10*msec, 200*msec, 5, 20*msec)
+	noAnswer.FirstAnswer = 0
+	timedOut := Record{Seq: 2, Scheduled: 0, Sent: 10 * msec, WasSent: true, Done: time.Second, Outcome: TimedOut, Kind: KindTimeout,
+		Streamed: true, FirstToken: 200 * msec, LastToken: 300 * msec, Events: 6, Tokens: 6}
+	for _, r := range []*Record{&think, &noAnswer, &timedOut} {
+		if err := rec.Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var res result.Result
+	if err := rec.Fill(&res); err != nil {
+		t.Fatal(err)
+	}
+	st := res.Stream
+	if st.TTFTResponse.Count != 2 || !near(st.TTFTResponse.Max, 200) || !near(st.TTFTService.Max, 190) {
+		t.Errorf("TTFT %+v / %+v: want the 2 completed at 200 (190 from the send)", st.TTFTResponse, st.TTFTService)
+	}
+	if st.TTFAResponse.Count != 2 || !near(st.TTFAResponse.P50, 600) || !near(st.TTFAResponse.Max, 1000) || !near(st.TTFAService.P50, 590) {
+		t.Errorf("TTFA %+v / %+v: want 600 (590 from the send) and the timed-out 1000", st.TTFAResponse, st.TTFAService)
+	}
+	if st.TPOT.Count != 2 || !near(st.TPOT.Max, 20) {
+		t.Errorf("TPOT %+v: want 20 ms over every token", st.TPOT)
+	}
+	if h, err := res.Histogram("ttfa_service"); err != nil || h.TotalCount() != 2 {
+		t.Errorf("ttfa_service histogram: %v", err)
+	}
+}
+
 func TestStreamMerge(t *testing.T) {
 	a, b := New(nil), New(nil)
 	r1, r2 := streamed(0, 0, 0, 50*time.Millisecond, 5, 5*time.Millisecond), streamed(1, 0, 0, 70*time.Millisecond, 7, 5*time.Millisecond)
@@ -104,7 +141,7 @@ func TestStreamMerge(t *testing.T) {
 	b.AddTokens([]TokenEvent{{At: msec, Gap: msec}})
 	m := mergedShards(t, a, b)
 	st := m.Stream
-	if st == nil || st.OutputTokens != 12 || st.TTFTResponse.Count != 2 || st.ITL.Count != 1 || m.Timeline[0].Tokens != 1 {
+	if st == nil || st.OutputTokens != 12 || st.TTFTResponse.Count != 2 || st.TTFAService.Count != 2 || st.ITL.Count != 1 || m.Timeline[0].Tokens != 1 {
 		t.Errorf("merged %+v", st)
 	}
 }

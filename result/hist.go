@@ -97,6 +97,8 @@ type Histograms struct {
 	TTFTService  string `json:"ttft_service,omitempty"`
 	ITL          string `json:"itl,omitempty"`
 	TPOT         string `json:"tpot,omitempty"`
+	TTFAResponse string `json:"ttfa_response,omitempty"`
+	TTFAService  string `json:"ttfa_service,omitempty"`
 }
 
 // Corrected summarises the response times of a closed run paced to a rate
@@ -165,11 +167,12 @@ type namedHistogram struct {
 
 // named lists h's histogram strings by metric name: the one list that
 // Histogram, Read's upgrade of old forms and merge go through.
-func (h *Histograms) named() [10]namedHistogram {
+func (h *Histograms) named() [12]namedHistogram {
 	return [...]namedHistogram{
 		{"response", &h.Response}, {"service", &h.Service}, {"send_delay", &h.SendDelay},
 		{"corrected", &h.Corrected}, {"answered", &h.Answered}, {"unanswered", &h.Unanswered},
 		{"ttft_response", &h.TTFTResponse}, {"ttft_service", &h.TTFTService}, {"itl", &h.ITL}, {"tpot", &h.TPOT},
+		{"ttfa_response", &h.TTFAResponse}, {"ttfa_service", &h.TTFAService},
 	}
 }
 

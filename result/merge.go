@@ -402,7 +402,8 @@ func (r *Result) deriveStream(decode func(string) (*hdrhistogram.Histogram, erro
 	for _, p := range []struct {
 		enc string
 		sum *Percentiles
-	}{{hs.TTFTResponse, &s.TTFTResponse}, {hs.TTFTService, &s.TTFTService}, {hs.ITL, &s.ITL}, {hs.TPOT, &s.TPOT}} {
+	}{{hs.TTFTResponse, &s.TTFTResponse}, {hs.TTFTService, &s.TTFTService}, {hs.ITL, &s.ITL}, {hs.TPOT, &s.TPOT},
+		{hs.TTFAResponse, &s.TTFAResponse}, {hs.TTFAService, &s.TTFAService}} {
 		if h, err := decode(p.enc); err == nil {
 			*p.sum = Summarize(h)
 		}

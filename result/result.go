@@ -98,7 +98,7 @@ var Metrics = []string{"response", "service", "send_delay", "corrected"}
 
 // StreamMetrics are the names of a stream run's histograms (stream.go),
 // which Histogram takes too.
-var StreamMetrics = []string{"ttft_response", "ttft_service", "itl", "tpot"}
+var StreamMetrics = []string{"ttft_response", "ttft_service", "itl", "tpot", "ttfa_response", "ttfa_service"}
 
 // Closed reports whether the result is of a closed-loop run.
 func (r *Result) Closed() bool { return r.Config.Mode == ModeClosed }

@@ -5,13 +5,19 @@ import (
 )
 
 // StreamResult is a result's stream figures: TTFT from the schedule and
-// from the send, ITL and TPOT (ms), the output tokens, their rate over the
-// run, and goodput.
+// from the send, ITL and TPOT (ms), the time to the first answer token
+// from the schedule and from the send, the output tokens, their rate over
+// the run, and goodput.
 type StreamResult struct {
 	TTFTResponse Percentiles `json:"ttft_response"`
 	TTFTService  Percentiles `json:"ttft_service"`
 	ITL          Percentiles `json:"itl"`
 	TPOT         Percentiles `json:"tpot"`
+	// TTFAResponse and TTFAService are the time to the first answer
+	// token, after a reasoning model's thinking (recorder/stream.go);
+	// empty in results written before they were kept.
+	TTFAResponse Percentiles `json:"ttfa_response"`
+	TTFAService  Percentiles `json:"ttfa_service"`
 	OutputTokens int64       `json:"output_tokens"`
 	TokensPerS   float64     `json:"tokens_per_s"`
 	Goodput      *Goodput    `json:"goodput"` // null without --slo-request

@@ -118,7 +118,7 @@ func (l *epollLoop) feed(i int32, b []byte, now time.Duration) {
 	l.complete(i)
 }
 
-// flushTokens hands the loop's batch of content events to the recorder.
+// flushTokens hands the loop's batch of token events to the recorder.
 func (l *epollLoop) flushTokens() { l.ts.flush() }
 
 // endStream puts slot i's stream into r, the exchange's record, and
@@ -132,7 +132,7 @@ func (l *epollLoop) endStream(r *recorder.Record, i int32) {
 	p := &st.rec
 	r.Class, r.Timings, r.NTimings = p.Class, p.Timings, p.NTimings
 	r.Streamed, r.GotFirstByte, r.FirstByte = true, true, p.FirstByte
-	r.FirstToken, r.LastToken, r.Events = p.FirstToken, p.LastToken, p.Events
+	r.FirstToken, r.FirstAnswer, r.LastToken, r.Events = p.FirstToken, p.FirstAnswer, p.LastToken, p.Events
 	st.er.count(r)
 	l.flushTokens()
 	st.rec = recorder.Record{}

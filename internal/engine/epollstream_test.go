@@ -22,8 +22,8 @@ func TestStreamFramingInPieces(t *testing.T) {
 	chunk := func(s string) string { return hex(len(s)) + "\r\n" + s + "\r\n" }
 	// Ollama's stream (the scripted server's, servers_test.go), as
 	// net/http chunks it: chat's thinking line, 2 content lines and the
-	// done line saying eval_count 3; 2 content lines alone; and 1
-	// before the error line.
+	// done line saying eval_count 3 (3 token events: thinking is a
+	// token); 2 content lines alone; and 1 before the error line.
 	const ndHead = "HTTP/1.1 200 OK\r\nContent-Type: application/x-ndjson\r\nTransfer-Encoding: chunked\r\n\r\n"
 	nd := answerLines(t, scripted.OllamaChat, scripted.Options{Thinking: 1}, 3)
 	gen, _ := scriptedAnswer(t, scripted.OllamaGenerate, scripted.Options{Thinking: 1}, 3)
@@ -48,10 +48,12 @@ func TestStreamFramingInPieces(t *testing.T) {
 		{"vLLM's error chunk", []string{head, chunk(ev("a")), chunk(ev("b")), chunk(vllmErrorChunk + "\n\n"), chunk("data: [DONE]\n\n"), "0\r\n\r\n"}, 2, 2, false, "stream", false},
 		{"error chunk and more in one piece", []string{head + chunk(ev("a")+vllmErrorChunk+"\n\n"+ev("late")) + chunk("data: [DONE]\n\n") + "0\r\n\r\n"}, 1, 1, false, "stream", false},
 		{"event: error byte by byte, no final newline", splitBytes(head + chunk(ev("a")+ev("b")) + chunk("event: err") + chunk("or") + "0\r\n\r\n"), 2, 2, false, "stream", false},
+		// Older llama.cpp's error line, then its [DONE].
+		{"llama.cpp's error: line", []string{head, chunk(ev("a")), chunk(`error: {"code":500,"message":"x","type":"server_error"}` + "\n\n"), chunk("data: [DONE]\n\n"), "0\r\n\r\n"}, 1, 1, false, "stream", false},
 		// NDJSON: its counts from the done line, which it must end with.
-		{"ndjson one line a chunk", []string{ndHead, chunk(nd[0]), chunk(nd[1]), chunk(nd[2]), chunk(nd[3]), "0\r\n\r\n"}, 2, 3, true, "", true},
-		{"ndjson byte by byte, done without a final newline", splitBytes(ndHead + chunk(nd[0]+nd[1]+nd[2]) + chunk(strings.TrimSuffix(nd[3], "\n")) + "0\r\n\r\n"), 2, 3, true, "", true},
-		{"ndjson a line across chunks", []string{ndHead + chunk(string(gen[:g1])), chunk(string(gen[g1:g2])), chunk(string(gen[g2:])) + "0\r\n\r\n"}, 2, 3, true, "", true},
+		{"ndjson one line a chunk", []string{ndHead, chunk(nd[0]), chunk(nd[1]), chunk(nd[2]), chunk(nd[3]), "0\r\n\r\n"}, 3, 3, true, "", true},
+		{"ndjson byte by byte, done without a final newline", splitBytes(ndHead + chunk(nd[0]+nd[1]+nd[2]) + chunk(strings.TrimSuffix(nd[3], "\n")) + "0\r\n\r\n"), 3, 3, true, "", true},
+		{"ndjson a line across chunks", []string{ndHead + chunk(string(gen[:g1])), chunk(string(gen[g1:g2])), chunk(string(gen[g2:])) + "0\r\n\r\n"}, 3, 3, true, "", true},
 		{"ndjson cut mid-stream", []string{ndHead, chunk(two[0]), chunk(two[1])}, 2, 2, false, "reset", false},
 		{"ndjson ends without its done line", []string{ndHead, chunk(two[0]), chunk(two[1]), "0\r\n\r\n"}, 2, 2, false, "stream", false},
 		{"ndjson error line", []string{ndHead, chunk(failed[0]), chunk(failed[1]), chunk(two[2]), "0\r\n\r\n"}, 1, 1, false, "stream", false},

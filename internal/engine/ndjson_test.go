@@ -19,7 +19,8 @@ import (
 	"github.com/openload/openload/targets/scripted"
 )
 
-// What each SSE event the servers send says: content, and the output and
+// What each SSE event the servers send says: an answer (every answer
+// event here is a token event, and no other event is), and the output and
 // prompt counts of OpenAI's usage chunk (vLLM, TGI, llama.cpp and Ollama
 // chat), llama.cpp /completion's events and TGI /generate_stream's last
 // event. Each line is the scripted server's (line, from the end when
@@ -31,22 +32,22 @@ func TestSSECounts(t *testing.T) {
 		o              scripted.Options
 		req            string // "" asks n tokens (Format.Request)
 		line           int
-		content        bool
+		answer         bool
 		output, prompt int
 	}{
 		{f: scripted.VLLMChat, line: 0, output: -1, prompt: -1}, // the role chunk
-		{f: scripted.VLLMChat, line: 1, content: true, output: -1, prompt: -1},
+		{f: scripted.VLLMChat, line: 1, answer: true, output: -1, prompt: -1},
 		{f: scripted.VLLMChat, line: -2, output: n, prompt: answerWords},
-		{f: scripted.VLLMCompletions, line: 0, content: true, output: -1, prompt: -1},
+		{f: scripted.VLLMCompletions, line: 0, answer: true, output: -1, prompt: -1},
 		{f: scripted.VLLMCompletions, line: -2, output: n, prompt: answerWords},
-		{f: scripted.TGIChat, line: 0, content: true, output: -1, prompt: -1},
+		{f: scripted.TGIChat, line: 0, answer: true, output: -1, prompt: -1},
 		{f: scripted.TGIChat, line: -2, output: n, prompt: answerWords},
-		{f: scripted.TGIGenerateStream, line: 0, content: true, output: -1, prompt: -1},
+		{f: scripted.TGIGenerateStream, line: 0, answer: true, output: -1, prompt: -1},
 		// TGI's last event: its token, and details' counts; generated_text
 		// is no "text".
-		{f: scripted.TGIGenerateStream, line: -1, content: true, output: n, prompt: answerWords},
-		{f: scripted.TGIGenerateStream, req: `{"inputs":"a b","parameters":{"max_new_tokens":3}}`, line: -1, content: true, output: -1, prompt: -1},
-		{f: scripted.LlamaCppCompletion, line: 1, content: true, output: 2, prompt: answerWords}, // running counts
+		{f: scripted.TGIGenerateStream, line: -1, answer: true, output: n, prompt: answerWords},
+		{f: scripted.TGIGenerateStream, req: `{"inputs":"a b","parameters":{"max_new_tokens":3}}`, line: -1, answer: true, output: -1, prompt: -1},
+		{f: scripted.LlamaCppCompletion, line: 1, answer: true, output: 2, prompt: answerWords}, // running counts
 		// n_predict and max_tokens in generation_settings (-1: none asked)
 		// are no counts.
 		{f: scripted.LlamaCppCompletion, o: scripted.Options{ContextLen: answerWords + 17}, req: `{"prompt":"` + answerPrompt + `","stream":true}`,
@@ -54,7 +55,7 @@ func TestSSECounts(t *testing.T) {
 		{f: scripted.LlamaCppChat, line: 0, output: -1, prompt: -1},  // the role delta, content null
 		{f: scripted.LlamaCppChat, line: -3, output: -1, prompt: -1}, // finish_reason, delta {}
 		{f: scripted.LlamaCppChat, line: -2, output: n, prompt: answerWords},
-		{f: scripted.OllamaOpenAIChat, line: 0, content: true, output: -1, prompt: -1},
+		{f: scripted.OllamaOpenAIChat, line: 0, answer: true, output: -1, prompt: -1},
 		{f: scripted.OllamaOpenAIChat, line: -2, output: n, prompt: answerWords},
 	} {
 		req := []byte(c.req)
@@ -64,8 +65,8 @@ func TestSSECounts(t *testing.T) {
 		body, _ := serveScripted(t, c.f, c.o, req)
 		line := strings.TrimSuffix(at(lines(body), c.line), "\n")
 		got := sseLine([]byte(line))
-		if got.content != c.content || got.output != c.output || got.prompt != c.prompt || got.failed || got.done {
-			t.Errorf("%s: sseChunk(%s) = %+v; want content %v, output %d, prompt %d", c.f, line, got, c.content, c.output, c.prompt)
+		if got.answer != c.answer || got.token != c.answer || got.output != c.output || got.prompt != c.prompt || got.failed || got.done {
+			t.Errorf("%s: sseChunk(%s) = %+v; want answer and token %v, output %d, prompt %d", c.f, line, got, c.answer, c.output, c.prompt)
 		}
 	}
 	for _, c := range []struct {
@@ -77,7 +78,7 @@ func TestSSECounts(t *testing.T) {
 		{`data: {"usage":{"completion_tokens_details":{"reasoning_tokens":5},"prompt_tokens_details":{"cached_tokens":4}}}`, -1, -1},
 		{`data: {"generated_text":"all","details":null}`, -1, -1},
 	} {
-		if got := sseLine([]byte(c.line)); got.content || got.output != c.output || got.prompt != c.prompt || got.failed || got.done {
+		if got := sseLine([]byte(c.line)); got.answer || got.token || got.output != c.output || got.prompt != c.prompt || got.failed || got.done {
 			t.Errorf("sseChunk(%s) = %+v; want output %d, prompt %d", c.line, got, c.output, c.prompt)
 		}
 	}
@@ -104,36 +105,39 @@ func TestNDJSONLine(t *testing.T) {
 	genToken, chatToken, genDone, chatDone, thinking, failed := ollamaLines(t)
 	for _, c := range []struct {
 		line           string
-		content        bool
+		token, answer  bool
 		output, prompt int
 		done, failed   bool
 	}{
-		{genToken, true, -1, -1, false, false},
-		{chatToken, true, -1, -1, false, false},
-		{genDone, false, 3, 26, true, false},
-		{chatDone, false, 3, 26, true, false},
-		{`{"model":"m","created_at":"2026-08-21T10:00:00Z","response":"","done":false}`, false, -1, -1, false, false},
+		{genToken, true, true, -1, -1, false, false},
+		{chatToken, true, true, -1, -1, false, false},
+		{genDone, false, false, 3, 26, true, false},
+		{chatDone, false, false, 3, 26, true, false},
+		// Ollama sends no line without text but its done line; one would
+		// be no token.
+		{`{"model":"m","created_at":"2026-08-21T10:00:00Z","response":"","done":false}`, false, false, -1, -1, false, false},
 		// Only prompt_eval_count: no output count.
-		{`{"response":"","done":true,"prompt_eval_count":26}`, false, -1, 26, true, false},
-		{`{"done":true,"eval_count":3,"prompt_eval_count":26}`, false, 3, 26, true, false},
+		{`{"response":"","done":true,"prompt_eval_count":26}`, false, false, -1, 26, true, false},
+		{`{"done":true,"eval_count":3,"prompt_eval_count":26}`, false, false, 3, 26, true, false},
 		// Counts on a line that is not done are not read (Ollama sends none).
-		{`{"response":"a","done":false,"eval_count":3}`, true, -1, -1, false, false},
+		{`{"response":"a","done":false,"eval_count":3}`, true, true, -1, -1, false, false},
 		// done as a value, or inside a string, is not the key.
-		{`{"response":"done","done":false}`, true, -1, -1, false, false},
-		{`{"response":"\"done\":true","done":false}`, true, -1, -1, false, false},
-		{`{"done" : true}`, false, -1, -1, true, false},
-		// Thinking is no content.
-		{thinking, false, -1, -1, false, false},
+		{`{"response":"done","done":false}`, true, true, -1, -1, false, false},
+		{`{"response":"\"done\":true","done":false}`, true, true, -1, -1, false, false},
+		{`{"done" : true}`, false, false, -1, -1, true, false},
+		// Thinking is a token, no answer.
+		{thinking, true, false, -1, -1, false, false},
 		// Ollama's error line, and the error word where it is none.
-		{failed, false, -1, -1, false, true},
-		{`{"error":""}`, false, -1, -1, false, false},
-		{`{"response":" error","done":false}`, true, -1, -1, false, false},
-		{"", false, -1, -1, false, false},
-		{" \t", false, -1, -1, false, false},
+		{failed, false, false, -1, -1, false, true},
+		{`{"error":""}`, false, false, -1, -1, false, false},
+		{`{"response":" error","done":false}`, true, true, -1, -1, false, false},
+		{"", false, false, -1, -1, false, false},
+		{" \t", false, false, -1, -1, false, false},
 	} {
 		got := ndjsonLine([]byte(strings.TrimSuffix(c.line, "\n")))
-		if got.content != c.content || got.output != c.output || got.prompt != c.prompt || got.done != c.done || got.failed != c.failed {
-			t.Errorf("ndjsonChunk(%s) = %+v; want %+v", c.line, got, chunk{c.content, c.output, c.prompt, c.done, c.failed})
+		want := chunk{c.token, c.answer, c.output, c.prompt, c.done, c.failed}
+		if got != want {
+			t.Errorf("ndjsonChunk(%s) = %+v; want %+v", c.line, got, want)
 		}
 	}
 }
@@ -146,8 +150,18 @@ func TestChunksAllocateNothing(t *testing.T) {
 			t.Errorf("ndjsonChunk(%q) allocates %v times per line", l, n)
 		}
 	}
-	for _, f := range []scripted.Format{scripted.LlamaCppCompletion, scripted.TGIGenerateStream, scripted.TGIChat, scripted.VLLMChat} {
-		for _, s := range answerLines(t, f, scripted.Options{}, 3) {
+	for _, c := range []struct {
+		f scripted.Format
+		o scripted.Options
+	}{
+		{scripted.LlamaCppCompletion, scripted.Options{}}, {scripted.TGIGenerateStream, scripted.Options{}}, {scripted.TGIChat, scripted.Options{}},
+		{scripted.VLLMChat, scripted.Options{}},
+		// Thinking and empty-text tokens take the longer way (generated).
+		{scripted.VLLMChat, scripted.Options{Thinking: 2}}, {scripted.LlamaCppChat, scripted.Options{Thinking: 2}},
+		{scripted.VLLMCompletions, scripted.Options{EmptyEvery: 1}},
+	} {
+		f := c.f
+		for _, s := range answerLines(t, f, c.o, 3) {
 			l := []byte(s)
 			if n := testing.AllocsPerRun(100, func() { sseLine(l) }); n != 0 {
 				t.Errorf("sseChunk(%q) allocates %v times per line", l, n)
@@ -173,17 +187,31 @@ func TestReadStreamServers(t *testing.T) {
 			}
 		})
 	}
-	// A count unlike the events is the server's: Ollama's eval_count
-	// counts the thinking, which is no content.
-	body, format := scriptedAnswer(t, scripted.OllamaChat, scripted.Options{Thinking: 4}, n)
-	var r recorder.Record
-	if err := g.readStream(bytes.NewReader(body), format, &r, &shard{}); err != nil || r.Events != n-4 || r.Tokens != n || r.PromptTokens != answerWords {
-		t.Errorf("thinking: %v: %d events, %d tokens, %d prompt tokens; want %d, %d, %d", err, r.Events, r.Tokens, r.PromptTokens, n-4, n, answerWords)
+	// Thinking is token events, no answer: the first answer event is
+	// the fifth token event (its stamp after the first token's, read in
+	// one piece here, so not before it).
+	for _, f := range []scripted.Format{scripted.OllamaChat, scripted.OllamaGenerate, scripted.VLLMChat, scripted.LlamaCppChat} {
+		body, format := scriptedAnswer(t, f, scripted.Options{Thinking: 4}, n)
+		var r recorder.Record
+		if err := g.readStream(bytes.NewReader(body), format, &r, &shard{}); err != nil || r.Events != n || r.Tokens != n || r.PromptTokens != answerWords ||
+			r.FirstAnswer < r.FirstToken || r.FirstAnswer == 0 {
+			t.Errorf("%s thinking: %v: %d events, %d tokens, %d prompt tokens, first token %v, first answer %v; want %d, %d, %d, an answer",
+				f, err, r.Events, r.Tokens, r.PromptTokens, r.FirstToken, r.FirstAnswer, n, n, answerWords)
+		}
+	}
+	// Every answer token but the last empty (vLLM's held text): each is a
+	// token.
+	for _, f := range []scripted.Format{scripted.VLLMChat, scripted.VLLMCompletions} {
+		body, format := scriptedAnswer(t, f, scripted.Options{EmptyEvery: 1}, n)
+		var r recorder.Record
+		if err := g.readStream(bytes.NewReader(body), format, &r, &shard{}); err != nil || r.Events != n || r.Tokens != n {
+			t.Errorf("%s empty text: %v: %d events, %d tokens; want %d each", f, err, r.Events, r.Tokens, n)
+		}
 	}
 	// No prompt count (vLLM without include_usage) leaves the record's
 	// alone (Config.BodyTokens fills it).
-	body, format = serveScripted(t, scripted.VLLMChat, scripted.Options{}, []byte(`{"stream":true,"max_tokens":2,"messages":[{"role":"user","content":"a b"}]}`))
-	r = recorder.Record{PromptTokens: 9}
+	body, format := serveScripted(t, scripted.VLLMChat, scripted.Options{}, []byte(`{"stream":true,"max_tokens":2,"messages":[{"role":"user","content":"a b"}]}`))
+	r := recorder.Record{PromptTokens: 9}
 	if err := g.readStream(bytes.NewReader(body), format, &r, &shard{}); err != nil || r.Events != 2 || r.Tokens != 2 || r.PromptTokens != 9 {
 		t.Errorf("no usage: %v: %d events, %d tokens, %d prompt tokens; want 2, 2, 9", err, r.Events, r.Tokens, r.PromptTokens)
 	}
@@ -261,8 +289,9 @@ func checkAllocsPerEventNone(t *testing.T, f scripted.Format) {
 }
 
 // Ollama's stream through every client, from the scripted server over a
-// real connection: its content events, its output tokens from eval_count
-// (not the events counted: the thinking differs), and a body that ends
+// real connection: its token events (thinking included), its output
+// tokens from eval_count, its answer's first token after the thinking,
+// and a body that ends
 // without its done line, or at an error line, an error of kind stream
 // with the tokens it got.
 func TestNDJSONStreamsByEveryClient(t *testing.T) {
@@ -287,15 +316,19 @@ func TestNDJSONStreamsByEveryClient(t *testing.T) {
 					if st == nil {
 						t.Fatal("no stream figures for application/x-ndjson answers")
 					}
-					if st.Events != reqs*tokens {
-						t.Errorf("%d events, want %d", st.Events, reqs*tokens)
-					}
 					if end == "done" {
+						if st.Events != reqs*eval || st.TTFAService.TotalCount() != reqs || st.TTFAService.Min() < st.TTFTService.Min() {
+							t.Errorf("%d events, %d TTFA values (min %d µs, TTFT's %d µs); want %d, %d, not below TTFT",
+								st.Events, st.TTFAService.TotalCount(), st.TTFAService.Min(), st.TTFTService.Min(), reqs*eval, reqs)
+						}
 						if c.Completed != reqs || st.OutputTokens != reqs*eval || st.Met != reqs {
 							t.Errorf("counts %+v, output tokens %d, goodput %d: want %d completed, %d tokens (eval_count), all goodput",
 								c, st.OutputTokens, st.Met, reqs, reqs*eval)
 						}
 						return
+					}
+					if st.Events != reqs*tokens {
+						t.Errorf("%d events, want %d", st.Events, reqs*tokens)
 					}
 					if c.Errors != reqs || rec.ErrorKinds()[recorder.KindStream.String()] != reqs {
 						t.Fatalf("counts %+v, kinds %v: want %d errors of kind stream", c, rec.ErrorKinds(), reqs)
@@ -319,7 +352,7 @@ func TestNDJSONStreamsByEveryClient(t *testing.T) {
 // A plain NDJSON body (Content-Length) with Config.Stream is read as
 // NDJSON, not SSE, by every client: its Content-Type says which.
 func TestStreamFlagReadsPlainNDJSON(t *testing.T) {
-	// 2 content events, eval_count 3: the first token is thinking.
+	// 3 token events, eval_count 3: the first token is thinking.
 	body, _ := scriptedAnswer(t, scripted.OllamaGenerate, scripted.Options{Thinking: 1}, 3)
 	forClients(t, openClients, func(t *testing.T, cl client) {
 		srv := startStreamServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -333,16 +366,18 @@ func TestStreamFlagReadsPlainNDJSON(t *testing.T) {
 		if c := checkIdentity(t, rec, 10); c.Completed != 10 {
 			t.Errorf("counts %+v, want 10 completed", c)
 		}
-		if st := rec.Stream(); st == nil || st.Events != 20 || st.OutputTokens != 30 {
-			t.Errorf("stream %+v, want 20 events, 30 output tokens", st)
+		if st := rec.Stream(); st == nil || st.Events != 30 || st.OutputTokens != 30 || st.TTFAService.TotalCount() != 10 {
+			t.Errorf("stream %+v, want 30 events, 30 output tokens, 10 TTFA values", st)
 		}
 	})
 }
 
 // FuzzChunkKeys: on every valid one-line JSON value, sseChunk and
 // ndjsonChunk find what encoding/json finds, keys matched as written (no
-// escapes) at any depth: content when a content key's value is a
-// non-empty string; each count from the first of its keys, in the
+// escapes) at any depth: an answer when a content key's value is a
+// non-empty string, a token when an answer, thinking or arguments, or an
+// empty content in an event without a role, a true stop or a
+// finish_reason string; each count from the first of its keys, in the
 // document's order, whose value is a number (its leading digits), TGI's
 // input_length taken at its generated_tokens; NDJSON's done when the
 // first "done" is true, and its counts from the first eval_count and
@@ -393,8 +428,21 @@ func FuzzChunkKeys(f *testing.F) {
 			}
 			return nil, false
 		}
+		empty := func(names ...string) bool {
+			for _, k := range keys {
+				if v, ok := k.value.(string); ok && v == "" && slices.Contains(names, k.name) {
+					return true
+				}
+			}
+			return false
+		}
 		want := chunk{output: -1, prompt: -1}
-		want.content = nonEmpty("content", "text")
+		want.answer = nonEmpty("content", "text")
+		_, role := first("role")
+		stop, _ := first("stop")
+		finish, _ := first("finish_reason")
+		_, finished := finish.(string)
+		want.token = want.answer || nonEmpty("reasoning", "reasoning_content", "arguments") || empty("content", "text") && !role && stop != true && !finished
 		for _, k := range keys {
 			n := count(k.value)
 			switch k.name {
@@ -416,7 +464,8 @@ func FuzzChunkKeys(f *testing.F) {
 			t.Errorf("sseChunk(%s) = %+v, encoding/json says %+v", s, sc, want)
 		}
 		want = chunk{output: -1, prompt: -1}
-		want.content = nonEmpty("response", "content")
+		want.answer = nonEmpty("response", "content")
+		want.token = want.answer || nonEmpty("thinking")
 		if v, _ := first("done"); v == true {
 			want.done = true
 			v, _ := first("eval_count")

@@ -26,11 +26,11 @@ type shard struct {
 	mu      sync.Mutex
 	recs    []recorder.Record     // put by the owner
 	out     []recorder.Record     // the recorder goroutine's spare
-	toks    []recorder.TokenEvent // content events of streams (stream.go)
+	toks    []recorder.TokenEvent // token events of streams (stream.go)
 	toksOut []recorder.TokenEvent
 }
 
-// putTokens adds a batch of content events.
+// putTokens adds a batch of token events.
 func (s *shard) putTokens(evs []recorder.TokenEvent) {
 	if len(evs) == 0 {
 		return
@@ -50,7 +50,7 @@ func (s *shard) put(r *recorder.Record) {
 type sink struct {
 	mu     sync.Mutex
 	shards []*shard
-	tokens func([]recorder.TokenEvent) // where collect hands content events; set before the run
+	tokens func([]recorder.TokenEvent) // where collect hands token events; set before the run
 }
 
 // newShard returns a shard for one goroutine.

@@ -13,8 +13,8 @@ import (
 
 // Streamed answers: a text/event-stream or application/x-ndjson body (or
 // any body with Config.Stream, as SSE unless its Content-Type names
-// NDJSON) is read event by event as it arrives, and each content
-// event's arrival stamped (recorder/stream.go says what is derived).
+// NDJSON) is read event by event as it arrives, and each token event's
+// arrival stamped (recorder/stream.go says what is derived).
 //
 // Where: every client already ends in generator.response, which reads a
 // body that is not plain — net/http's and HTTP/2's bodies, and those the
@@ -39,13 +39,50 @@ import (
 // "prompt_eval_count", nor "completion_tokens" in
 // "completion_tokens_details".
 //
+// Token events: an event that carries generated tokens of any kind is a
+// token event, as vLLM's benchmark and GuideLLM count them
+// (docs/REFERENCE.md, "Token figures"): TTFT is to the first, and TPOT
+// and ITL run over all of them. Of those, an answer event carries text of
+// the answer itself; the first one's arrival is the record's FirstAnswer,
+// the time to the first answer token. Thinking (a reasoning model's
+// chain of thought, streamed apart from the answer) is generated but no
+// answer.
+//
 // SSE (text/event-stream): each data line is one OpenAI-style chunk
 // (OpenAI, vLLM, TGI, llama.cpp and Ollama's OpenAI-compatible endpoints
 // write each chunk as one data line), or the event of a server's own API
-// (llama.cpp's /completion, TGI's /generate_stream). It is a content event
+// (llama.cpp's /completion, TGI's /generate_stream). It is an answer event
 // when a "content" (chat's choices[0].delta.content, llama.cpp's
 // /completion) or "text" (completions' choices[0].text, TGI's token.text)
-// is a non-empty string. The output token count, when the server sends
+// is a non-empty string. It is a token event when it is an answer event,
+// or when it carries thinking ("reasoning", vLLM's delta field at
+// 022e555d; "reasoning_content", vLLM's older name and llama.cpp's,
+// common_chat_msg_diff_to_json_oaicompat) or tool-call "arguments" as a
+// non-empty string, or when its "content" or "text" is the empty string
+// "" and the event is neither a role chunk (a "role" key: vLLM's first
+// chunk, DeltaMessage(role, content="")) nor a last event ("stop": true,
+// llama.cpp /completion's final event; a "finish_reason" string, the
+// OpenAI completions API's and the stub's closing {"text":"",
+// "finish_reason":"length"}). That empty text stands for a
+// token: vLLM's chat_completion_stream_generator (chat_completion/
+// serving.py @006c49d4; the completions generator likewise) writes a
+// chunk for every engine output with a token, delta_text = output.text,
+// which is "" while the detokenizer holds back an incomplete multi-byte
+// character, and skips a chunk only when text, token ids and every
+// earlier token are all empty (chunked prefill). TGI's /generate_stream
+// writes one event per token, so an empty token.text is a token too.
+// Counting such an event keeps ITL at the server's pace (skipped, the
+// gap around it is counted as one gap of twice the pace) and the token
+// count right when no usage count comes. A token whose own chunk is the
+// last (vLLM's chunk for an end-of-sequence token, whose text is empty,
+// carries the finish_reason) is not told from a closing marker and goes
+// uncounted: one token short without a usage count, never one too many.
+// A null "content" (llama.cpp
+// chat's first delta) is no token. A TGI chat chunk whose content is ""
+// carries its role too and is taken for a role chunk: an undercount of
+// that rare token, never a count of a chunk that holds none.
+//
+// The output token count, when the server sends
 // one, is the last of "completion_tokens" (the usage chunk of
 // stream_options.include_usage, vLLM's continuous usage), llama.cpp
 // /completion's "tokens_predicted" (a running count on every event) and
@@ -56,18 +93,19 @@ import (
 // spares a token chunk every count's search.
 //
 // NDJSON (application/x-ndjson, Ollama's /api/generate and /api/chat):
-// each line is one JSON object, a content event when its "response"
-// (generate) or "content" (chat's message.content) is a non-empty string.
+// each line is one JSON object, an answer event when its "response"
+// (generate) or "content" (chat's message.content) is a non-empty string,
+// a token event when it is one or its "thinking" (Ollama's thinking,
+// GenerateResponse.thinking and Message.thinking) is a non-empty string.
 // Ollama's last line says "done": true and carries its counts: output
-// tokens in "eval_count", prompt tokens in "prompt_eval_count"; they are
-// read on that line only. Thinking text ("thinking") is no content event,
-// as reasoning_content is none in SSE: TTFT is the answer's first token.
+// tokens in "eval_count" (thinking included), prompt tokens in
+// "prompt_eval_count"; they are read on that line only.
 //
-// Without an output count the content events are counted. A prompt count
+// Without an output count the token events are counted. A prompt count
 // the server sent is the record's PromptTokens (else the body's count,
 // Config.BodyTokens, body.go).
 //
-// Every content event's arrival time and the gap since the stream's
+// Every token event's arrival time and the gap since the stream's
 // previous one go to the recorder in batches of tokenBatch
 // (recorder.TokenEvent) through the worker's shard, so ITL is never held
 // per token in memory and the shard's lock is taken once per batch.
@@ -89,7 +127,8 @@ import (
 // failure.
 //
 // A stream's error event is an error of its own kind (recorder.KindStream),
-// as the OpenAI SDKs raise APIError on it: an SSE line "event: error", or a
+// as the OpenAI SDKs raise APIError on it: an SSE line "event: error",
+// older llama.cpp's "error: {…}" line (h1.SSE), or a
 // data line whose JSON object has a top-level "error" member other than
 // null, false, 0, "", {} or [] (vLLM, on a mid-stream exception, writes
 // data: {"error": {"object": "error", "message": …, "code": 400}} and then
@@ -109,7 +148,7 @@ import (
 // one nested deeper ({"choices":[{"error":…}]}) or a string value
 // ("object":"error").
 
-// tokenBatch is how many content events a stream reader hands over at once.
+// tokenBatch is how many token events a stream reader hands over at once.
 const tokenBatch = 64
 
 // errStreamEvent ends a stream whose server sent an error event (Kind:
@@ -148,7 +187,7 @@ func (er *eventReader) reset(f h1.Format) {
 	er.usage, er.prompt, er.done = -1, -1, false
 }
 
-// feed reads p, body bytes that arrived at now: content events are noted
+// feed reads p, body bytes that arrived at now: token events are noted
 // in r and handed to ts. It fails with errStreamEvent at an error event,
 // which ends the stream, and with h1.ErrEventLine at a line over the
 // bound.
@@ -181,7 +220,7 @@ func (er *eventReader) end(now time.Duration, r *recorder.Record, ts *tokenSink)
 }
 
 // count puts the stream's token counts in r: output tokens from the
-// server's count when it sent one, else the content events; prompt
+// server's count when it sent one, else the token events; prompt
 // tokens only when the server sent a count (else Config.BodyTokens
 // fills them, body.go).
 func (er *eventReader) count(r *recorder.Record) {
@@ -209,13 +248,13 @@ func (er *eventReader) event(ev h1.Event, now time.Duration, r *recorder.Record,
 		er.prompt = c.prompt
 	}
 	er.done = er.done || c.done
-	if c.content {
-		ts.add(tokenAt(r, now))
+	if c.token {
+		ts.add(tokenAt(r, now, c.answer))
 	}
 	return false
 }
 
-// tokenSink batches content events on their way to a shard.
+// tokenSink batches token events on their way to a shard.
 type tokenSink struct {
 	evs []recorder.TokenEvent
 	sh  *shard
@@ -245,7 +284,7 @@ var streamReaders = sync.Pool{New: func() any {
 }}
 
 // readStream reads body, a stream of format f, into r (see above), handing
-// its content events to sh.
+// its token events to sh.
 func (g *generator) readStream(body io.Reader, f h1.Format, r *recorder.Record, sh *shard) error {
 	sr := streamReaders.Get().(*streamReader)
 	sr.er.reset(f)
@@ -289,15 +328,20 @@ func (g *generator) readStream(body io.Reader, f h1.Format, r *recorder.Record, 
 	}
 }
 
-// tokenAt notes in r a content event that arrived at now, and returns it
-// for the recorder (its gap since the stream's previous one, or −1 for
-// the first): every client reads a stream's events through it.
-func tokenAt(r *recorder.Record, now time.Duration) recorder.TokenEvent {
+// tokenAt notes in r a token event that arrived at now, an answer event
+// when answer, and returns it for the recorder (its gap since the
+// stream's previous one, or −1 for the first): every client reads a
+// stream's events through it. A stream's tokens arrive after its send,
+// never at the run's start, so FirstAnswer 0 is "none yet".
+func tokenAt(r *recorder.Record, now time.Duration, answer bool) recorder.TokenEvent {
 	gap := time.Duration(-1)
 	if r.Events == 0 {
 		r.FirstToken = now
 	} else {
 		gap = now - r.LastToken
+	}
+	if answer && r.FirstAnswer == 0 {
+		r.FirstAnswer = now
 	}
 	r.LastToken = now
 	r.Events++
@@ -315,6 +359,16 @@ var (
 	keyContent = []byte(`"content"`)
 	keyText    = []byte(`"text"`)
 	keyError   = []byte(`"error"`)
+
+	// What else makes an SSE event a token event (see the top of the
+	// file): thinking under either of its names, tool-call arguments,
+	// and, for an empty text, the keys that say it is none.
+	keyReasoning        = []byte(`"reasoning"`)
+	keyReasoningContent = []byte(`"reasoning_content"`)
+	keyArguments        = []byte(`"arguments"`)
+	keyRole             = []byte(`"role"`)
+	keyStop             = []byte(`"stop"`)
+	keyFinishReason     = []byte(`"finish_reason"`)
 	// errorTail is the end of keyError, searched for first: rr is rare in
 	// a chunk, so bytes.Index skips ahead faster than on a leading quote.
 	errorTail = keyError[2:]
@@ -330,13 +384,15 @@ var (
 	keyResponse        = []byte(`"response"`)
 	keyDone            = []byte(`"done"`)
 	keyEvalCount       = []byte(`"eval_count"`)
+	keyThinking        = []byte(`"thinking"`)
 	keyPromptEvalCount = []byte(`"prompt_eval_count"`)
 	jsonTrue           = []byte("true")
 )
 
 // chunk is what one event's payload says.
 type chunk struct {
-	content        bool // a content event: a token's text arrived
+	token          bool // a token event: generated tokens of any kind arrived
+	answer         bool // an answer event (a token event): text of the answer itself
 	output, prompt int  // the output and prompt token counts it carries, or -1
 	done           bool // NDJSON: "done": true, Ollama's last line
 	failed         bool // an error event (see the top of the file); nothing else is read
@@ -350,9 +406,28 @@ func sseChunk(ev h1.Event) chunk {
 		c.failed = true
 		return c
 	}
-	c.content = nonEmptyString(ev.Data, keyContent) || nonEmptyString(ev.Data, keyText)
+	c.answer = nonEmptyString(ev.Data, keyContent) || nonEmptyString(ev.Data, keyText)
+	c.token = c.answer || generated(ev.Data)
 	c.output, c.prompt = sseCounts(ev.Data)
 	return c
+}
+
+// generated reports whether data, an SSE event with no answer text, still
+// stands for generated tokens (see the top of the file): thinking or
+// tool-call arguments, or an empty text that is not a role chunk's nor a
+// last event's. Only events without answer text pay for it.
+func generated(data []byte) bool {
+	if nonEmptyString(data, keyReasoning) || nonEmptyString(data, keyReasoningContent) || nonEmptyString(data, keyArguments) {
+		return true
+	}
+	if !emptyString(data, keyContent) && !emptyString(data, keyText) {
+		return false
+	}
+	if afterKey(data, keyRole) != nil || bytes.HasPrefix(afterKey(data, keyStop), jsonTrue) {
+		return false
+	}
+	finish := afterKey(data, keyFinishReason)
+	return len(finish) == 0 || finish[0] != '"'
 }
 
 // countKeys are SSE's count keys, each as the bytes before and after the
@@ -411,7 +486,8 @@ func ndjsonChunk(ev h1.Event) chunk {
 		c.failed = true
 		return c
 	}
-	c.content = nonEmptyString(ev.Data, keyResponse) || nonEmptyString(ev.Data, keyContent)
+	c.answer = nonEmptyString(ev.Data, keyResponse) || nonEmptyString(ev.Data, keyContent)
+	c.token = c.answer || nonEmptyString(ev.Data, keyThinking)
 	if bytes.HasPrefix(afterKey(ev.Data, keyDone), jsonTrue) {
 		c.done = true
 		c.output = intAfter(ev.Data, keyEvalCount)
@@ -541,6 +617,20 @@ func nonEmptyString(data, key []byte) bool {
 			return false
 		}
 		if len(v) >= 2 && v[0] == '"' && v[1] != '"' {
+			return true
+		}
+		data = v
+	}
+}
+
+// emptyString reports whether key's value in data is the empty string "".
+func emptyString(data, key []byte) bool {
+	for {
+		v := afterKey(data, key)
+		if v == nil {
+			return false
+		}
+		if len(v) >= 2 && v[0] == '"' && v[1] == '"' {
 			return true
 		}
 		data = v

@@ -26,9 +26,9 @@ import (
 // eventLine reads one line of an event stream as the stream readers do:
 // h1.SSE cuts the line (its line end removed) into an event, sseChunk
 // reads the event's JSON.
-func eventLine(line []byte) (content bool, usage int, failed bool) {
+func eventLine(line []byte) (answer bool, usage int, failed bool) {
 	c := sseLine(line)
-	return c.content, c.output, c.failed
+	return c.answer, c.output, c.failed
 }
 
 func sseLine(line []byte) chunk {
@@ -47,31 +47,49 @@ func ndjsonLine(line []byte) chunk {
 	return ndjsonChunk(ev)
 }
 
+// What an SSE line says: a token event (generated tokens of any kind),
+// an answer event (the answer's own text), a usage count.
 func TestEventLine(t *testing.T) {
 	for _, c := range []struct {
-		line    string
-		content bool
-		usage   int
+		line          string
+		token, answer bool
+		usage         int
 	}{
-		{`data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}`, true, -1},
-		{`data:{"choices":[{"delta":{"content" : "x"}}]}` + "\r", true, -1},
-		{`data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`, false, -1},
-		{`data: {"choices":[{"index":0,"delta":{"content":null}}]}`, false, -1},
-		{`data: {"choices":[{"index":0,"text":" the"}]}`, true, -1},
-		{`data: {"choices":[{"index":0,"text":""}],"usage":null}`, false, -1},
+		{`data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}`, true, true, -1},
+		{`data:{"choices":[{"delta":{"content" : "x"}}]}` + "\r", true, true, -1},
+		// vLLM's role chunk: no token.
+		{`data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}`, false, false, -1},
+		{`data: {"choices":[{"index":0,"delta":{"content":null}}]}`, false, false, -1},
+		{`data: {"choices":[{"index":0,"text":" the"}]}`, true, true, -1},
+		// An empty text stands for a token whose text is held back.
+		{`data: {"choices":[{"index":0,"text":""}],"usage":null}`, true, false, -1},
+		{`data: {"id":"c","choices":[{"index":0,"delta":{"content":""},"logprobs":null,"finish_reason":null}]}`, true, false, -1},
+		// llama.cpp /completion's last event: no token.
+		{`data: {"index":0,"content":"","tokens":[],"stop":true,"tokens_predicted":3}`, false, false, 3},
+		{`data: {"index":0,"content":"","stop" : false}`, true, false, -1},
+		// A closing empty text with its finish_reason (OpenAI's
+		// completions, the stub): no token; a null finish_reason is none.
+		{`data: {"choices":[{"index":0,"text":"","logprobs":null,"finish_reason":"length"}]}`, false, false, -1},
+		{`data: {"choices":[{"index":0,"text":"","finish_reason" : null}]}`, true, false, -1},
+		// Thinking, under either name, and tool-call arguments: tokens.
+		{`data: {"choices":[{"delta":{"reasoning":" hm"}}]}`, true, false, -1},
+		{`data: {"choices":[{"delta":{"reasoning_content":" hm"}}]}`, true, false, -1},
+		{`data: {"choices":[{"delta":{"reasoning":""}}]}`, false, false, -1},
+		{`data: {"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"a"}}]}}]}`, true, false, -1},
 		// An escaped key inside a string is not a key.
-		{`data: {"choices":[{"delta":{"content":"","reasoning_content":"\"content\":\"x\""}}]}`, false, -1},
-		{`data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":42,"total_tokens":49}}`, false, 42},
-		{`data: {"choices":[{"delta":{"content":"a"}}],"usage":{"completion_tokens":3}}`, true, 3},
-		{`data: [DONE]`, false, -1},
-		{`: keep-alive comment`, false, -1},
-		{`event: message`, false, -1},
-		{`{"content":"not an event line"}`, false, -1},
-		{``, false, -1},
+		{`data: {"choices":[{"delta":{"role":"assistant","content":"","reasoning_content":"\"content\":\"x\""}}]}`, true, false, -1},
+		{`data: {"choices":[{"delta":{"role":"assistant","x":"\"reasoning\":\"y\""}}]}`, false, false, -1},
+		{`data: {"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":42,"total_tokens":49}}`, false, false, 42},
+		{`data: {"choices":[{"delta":{"content":"a"}}],"usage":{"completion_tokens":3}}`, true, true, 3},
+		{`data: [DONE]`, false, false, -1},
+		{`: keep-alive comment`, false, false, -1},
+		{`event: message`, false, false, -1},
+		{`{"content":"not an event line"}`, false, false, -1},
+		{``, false, false, -1},
 	} {
-		content, usage, failed := eventLine([]byte(c.line))
-		if content != c.content || usage != c.usage || failed {
-			t.Errorf("eventLine(%q) = %v, %d, %v; want %v, %d, false", c.line, content, usage, failed, c.content, c.usage)
+		got := sseLine([]byte(c.line))
+		if got.token != c.token || got.answer != c.answer || got.output != c.usage || got.failed {
+			t.Errorf("sseChunk(%q) = %+v; want token %v, answer %v, usage %d", c.line, got, c.token, c.answer, c.usage)
 		}
 	}
 }

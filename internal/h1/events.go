@@ -45,6 +45,12 @@ type Format interface {
 // field's value, an "event: error" line an event with Error. Every line
 // of the OpenAI-style streams is one event, so data lines are not joined
 // into multi-line events.
+//
+// An "error:" line is an event with Error too, though the standard
+// ignores a field it does not name: older llama.cpp servers wrote a
+// failure during a stream so (server.cpp's server_sent_event(sink,
+// "error", …): "error: {…}"), under the 200 they had sent, and reading
+// it as no event would count the cut answer as a completed one.
 var SSE Format = sse{}
 
 type sse struct{}
@@ -52,11 +58,15 @@ type sse struct{}
 var (
 	dataField  = []byte("data:")
 	eventField = []byte("event:")
+	errorField = []byte("error:")
 )
 
 func (sse) Event(line []byte) (Event, bool) {
 	if data, ok := bytes.CutPrefix(line, dataField); ok {
 		return Event{Data: data}, true
+	}
+	if bytes.HasPrefix(line, errorField) {
+		return Event{Error: true}, true
 	}
 	v, ok := bytes.CutPrefix(line, eventField)
 	if !ok {

@@ -41,8 +41,11 @@ func show(ev Event) string {
 }
 
 func TestEvents(t *testing.T) {
-	body := "data: {\"a\":1}\n\n: comment\r\nevent: error\r\ndata:{\"b\":2}\r\nevent:  error\nid: 3\nevent: message\ndata: last"
-	want := []string{`data  {"a":1}`, "error", `data {"b":2}`, "data  last"}
+	// "error:" is older llama.cpp's error line; "errors:" and "error" are
+	// not it.
+	body := "data: {\"a\":1}\n\n: comment\r\nevent: error\r\ndata:{\"b\":2}\r\nevent:  error\nid: 3\nevent: message\n" +
+		"error: {\"code\":500}\nerrors: 1\nerror\ndata: last"
+	want := []string{`data  {"a":1}`, "error", `data {"b":2}`, "error", "data  last"}
 	for seed := range uint64(5) {
 		pieces := [][]byte{[]byte(body)}
 		if seed > 0 {

@@ -9,16 +9,21 @@ import (
 )
 
 // StreamRows are a stream run's latency rows: TTFT from the schedule and
-// from the send side by side, as response and service time are, then ITL
-// and TPOT.
+// from the send side by side, as response and service time are, the time
+// to the first answer token likewise (a result written before it was
+// kept has none, and shows none), then ITL and TPOT.
 func StreamRows(s *result.StreamResult) []Row {
-	return []Row{
+	rows := []Row{
 		{"TTFT from schedule", s.TTFTResponse},
 		{"TTFT from send", s.TTFTService},
-		{"ITL", s.ITL},
-		{"TPOT", s.TPOT},
 	}
+	if hasTTFA(s) {
+		rows = append(rows, Row{"TTFA from schedule", s.TTFAResponse}, Row{"TTFA from send", s.TTFAService})
+	}
+	return append(rows, Row{"ITL", s.ITL}, Row{"TPOT", s.TPOT})
 }
+
+func hasTTFA(s *result.StreamResult) bool { return s.TTFAResponse.Count > 0 || s.TTFAService.Count > 0 }
 
 // StreamLines writes the stream figures of res, if it has any: the
 // latency rows, the tokens and their rate, and goodput next to
@@ -32,7 +37,7 @@ func StreamLines(w io.Writer, res *result.Result) error {
 	if s.TTFTResponse.Count == 0 && s.OutputTokens == 0 {
 		// The fields each format's events are read for (engine/stream.go),
 		// and the knob that turns streaming on or off.
-		fmt.Fprintln(w, "no response carried a content event (server-sent events: a data: line with a non-empty choices[0].delta.content or choices[0].text, "+
+		fmt.Fprintln(w, "no response carried a token event (server-sent events: a data: line with a non-empty choices[0].delta.content or choices[0].text, "+
 			"llama.cpp's content or TGI's token.text; NDJSON: a line with a non-empty response or message.content): "+
 			"does the request body ask for \"stream\": true? (Ollama's /api/generate and /api/chat stream unless it says \"stream\": false)")
 		return nil
@@ -40,7 +45,11 @@ func StreamLines(w io.Writer, res *result.Result) error {
 	if err := LatencyTable(w, StreamRows(s)); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, "TTFT from schedule = first token − scheduled (what users waited for the first token) · TTFT from send = first token − sent (what sending-time tools report) · ITL = each gap between tokens · TPOT = (last − first token) ÷ (tokens − 1)")
+	fmt.Fprint(w, "TTFT from schedule = first token − scheduled (what users waited for the first token) · TTFT from send = first token − sent (what sending-time tools report) · ")
+	if hasTTFA(s) {
+		fmt.Fprint(w, "TTFA = first answer token, after a reasoning model's thinking (TTFT's without thinking) · ")
+	}
+	fmt.Fprintln(w, "ITL = each gap between tokens · TPOT = (last − first token) ÷ (tokens − 1) · a token is one of any kind, thinking included (vLLM's benchmark's and GuideLLM's)")
 	perSec := make([]int64, 0, len(res.Timeline))
 	for _, sec := range res.Timeline {
 		perSec = append(perSec, sec.Tokens)

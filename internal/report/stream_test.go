@@ -37,4 +37,19 @@ func TestStreamLines(t *testing.T) {
 			t.Errorf("lacks %q:\n%s", want, b.String())
 		}
 	}
+	// A result without the first answer token's figures (written before
+	// they were kept) shows none; one with them shows both sides.
+	if strings.Contains(b.String(), "TTFA") {
+		t.Errorf("TTFA rows without TTFA data:\n%s", b.String())
+	}
+	b.Reset()
+	res.Stream.TTFAResponse, res.Stream.TTFAService = result.Percentiles{Count: 3, P99: 1300}, result.Percentiles{Count: 3, P99: 450}
+	if err := StreamLines(&b, res); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"TTFA from schedule │ ", "1300.000", "TTFA from send     │ ", "450.000", "TTFA = first answer token"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("lacks %q:\n%s", want, b.String())
+		}
+	}
 }

@@ -115,10 +115,24 @@
 // mid-stream error is not scripted answers CutError with 501.
 //
 // Options.Thinking makes the first tokens of every answer the model's
-// thinking, on the formats that stream it apart from the content
-// (Ollama's native endpoints); they count in the server's output-token
-// count but are no content, so a client counting content events finds
-// fewer than the server reports.
+// thinking, on the formats that stream it apart from the content:
+// Ollama's native endpoints ("thinking"), vLLM chat (delta.reasoning)
+// and llama.cpp chat (delta.reasoning_content). They count in the
+// server's output-token count, as the model generated them: a client
+// that counts only content events finds fewer tokens than the server
+// reports, and one that times only content starts the answer's clock
+// Thinking × ITL late.
+//
+// Options.EmptyEvery makes every k-th answer token of vLLM's formats an
+// event with empty text (content "" or text ""), as vLLM writes a token
+// whose text its detokenizer holds back; the held text leaves with the
+// next token, and the usage count counts every token. The last token is
+// never empty. The other formats answer 501 (llama.cpp writes nothing
+// for such a token; TGI and Ollama were not read for it).
+//
+// Options.LlamaCppErrorLine gives llama.cpp's formats older llama.cpp's
+// failure for Cut CutError: an "error: {…}" SSE line (a field no SSE
+// parser knows), then "data: [DONE]" on chat.
 //
 // A handler blocked in Prefill or ITL returns as soon as the client goes
 // away or the server closes, so httptest.Server.Close leaves no goroutine

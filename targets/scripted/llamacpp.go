@@ -54,7 +54,17 @@ import (
 //     "data: " + dump(-1, ' ', false, replace) + "\n\n"; gen_chatcmplid is
 //     "chatcmpl-" + random_string() (24 of [0-9a-zA-Z]).
 //   - common/chat.cpp common_chat_msg_diff_to_json_oaicompat: a content
-//     delta is {"content": …}.
+//     delta is {"content": …}, a thinking delta (Options.Thinking, chat
+//     only: /completion streams the raw text) {"reasoning_content": …}.
+//   - Older llama.cpp's failure during a stream (Options.LlamaCppErrorLine
+//     with Cut CutError): server.cpp's handle_completions_impl, before
+//     the server-context.cpp split, passed its error callback
+//     server_sent_event(sink, "error", error_data), which writes the
+//     event name, ": ", the JSON and "\n\n", so the SSE line is
+//     "error: {…}", a field no SSE parser knows, then (OpenAI-style
+//     endpoints only) "data: [DONE]\n\n"; error_data is
+//     format_error_response's {"code", "message", "type"} (500,
+//     "server_error" for a failure of no known kind).
 //
 // Not reproduced byte for byte: generation_settings (the server writes
 // some fifty sampling fields from its defaults, which were not verified
@@ -102,6 +112,22 @@ func llamaTimings(t timing) string {
 	)
 }
 
+// llamaErrorLine is older llama.cpp's stream error (see above) for a
+// failure of no known kind.
+const llamaErrorLine = `error: {"code":500,"message":"scripted failure during generation","type":"server_error"}` + "\n\n"
+
+// llamaFailure is the failure Cut CutError writes, nil (501) unless
+// Options.LlamaCppErrorLine; chat ends with [DONE] after it.
+func (s *Server) llamaFailure(chat bool) []byte {
+	switch {
+	case !s.o.LlamaCppErrorLine:
+		return nil
+	case chat:
+		return []byte(llamaErrorLine + "data: [DONE]\n\n")
+	}
+	return []byte(llamaErrorLine)
+}
+
 // llamaNPredict reads the output-token count as params_from_json_cmpl
 // does; -1 stands for the server default.
 func llamaNPredict(fields map[string]json.RawMessage) int {
@@ -119,6 +145,9 @@ func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request, body []
 	}
 	if !boolField(fields, "stream") {
 		s.notScripted(w, r, `only "stream": true is scripted`)
+		return
+	}
+	if s.noEmptyText(w, r) {
 		return
 	}
 	text := promptText(fields["prompt"])
@@ -147,6 +176,7 @@ func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request, body []
 				"truncated", boolean(truncated), "stop_type", q("limit"), "stopping_word", q(""),
 				"tokens_cached", itoa(t.prompt+t.n-1), "timings", llamaTimings(t)) + "\n\n")
 		},
+		failure: s.llamaFailure(false),
 	})
 }
 
@@ -158,6 +188,9 @@ func (s *Server) llamaChat(w http.ResponseWriter, r *http.Request, body []byte) 
 	}
 	if !boolField(fields, "stream") {
 		s.notScripted(w, r, `only "stream": true is scripted`)
+		return
+	}
+	if s.noEmptyText(w, r) {
 		return
 	}
 	var msgs []chatMessage
@@ -188,9 +221,15 @@ func (s *Server) llamaChat(w http.ResponseWriter, r *http.Request, body []byte) 
 			if i == 0 {
 				b.WriteString(chunk(delta(null, object("role", q("assistant"), "content", null))))
 			}
-			b.WriteString(chunk(delta(null, object("content", q(tokenText(i))))))
+			field := "content"
+			if i < s.o.Thinking {
+				field = "reasoning_content"
+			}
+			b.WriteString(chunk(delta(null, object(field, q(tokenText(i))))))
 			return []byte(b.String())
 		},
+		failure: s.llamaFailure(true),
+		thinks:  true,
 		final: func(t timing) []byte {
 			timings := llamaTimings(t)
 			var b strings.Builder

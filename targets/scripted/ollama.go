@@ -160,6 +160,9 @@ const ginJSON = "application/json; charset=utf-8"
 // ollamaAccept decodes the request and applies the handler's refusals; it
 // returns the request and the answer length, or ok false once answered.
 func (s *Server) ollamaAccept(w http.ResponseWriter, r *http.Request, body []byte, chat bool) (req ollamaRequest, prompt, n int, ok bool) {
+	if s.noEmptyText(w, r) {
+		return req, 0, 0, false
+	}
 	if len(body) == 0 {
 		s.reply(w, r, http.StatusBadRequest, ginJSON, ollamaError("missing request body"))
 		return req, 0, 0, false
@@ -382,6 +385,9 @@ func (s *Server) ollamaOpenAIChat(w http.ResponseWriter, r *http.Request, body [
 	}
 	if json.Unmarshal(body, &req) != nil {
 		s.notScripted(w, r, "body does not decode")
+		return
+	}
+	if s.noEmptyText(w, r) {
 		return
 	}
 	if len(req.Messages) == 0 {

@@ -139,14 +139,26 @@ type Options struct {
 	// Thinking makes the first Thinking tokens of every answer the
 	// model's thinking, where the format streams it apart from the
 	// content (Ollama's native endpoints: the "thinking" field, with
-	// empty content); the server's output-token count includes them, as
-	// the model generated them. Formats that do not stream thinking
-	// apart answer 501 when it is set.
+	// empty content; vLLM chat: delta.reasoning; llama.cpp chat:
+	// delta.reasoning_content); the server's output-token count includes
+	// them, as the model generated them. Formats that do not stream
+	// thinking apart answer 501 when it is set.
 	Thinking int
 	// Fingerprint overrides the system fingerprint a format writes (TGI
 	// "<version>-native", llama.cpp "b<build>-<commit>"). Empty keeps the
 	// per-format default documented in doc.go.
 	Fingerprint string
+	// EmptyEvery makes every EmptyEvery-th answer token (the k-th, 2k-th,
+	// … counted from 1, never the last) an event whose text is empty, as
+	// vLLM writes a token whose text its detokenizer holds back (an
+	// incomplete multi-byte character); the held text leaves with the
+	// next token's event, and the usage count still counts the token.
+	// vLLM's formats only; the others answer 501 when it is set.
+	EmptyEvery int
+	// LlamaCppErrorLine gives llama.cpp's formats a failure for Cut
+	// CutError: older llama.cpp's "error: {…}" SSE line (then, on chat,
+	// "data: [DONE]"). Without it CutError answers 501 there.
+	LlamaCppErrorLine bool
 
 	// The transport (transport.go, doc.go "Transport"): none of it is
 	// on in the zero value.

@@ -643,26 +643,29 @@ func TestCutError(t *testing.T) {
 	}
 }
 
-// Thinking: Ollama's native endpoints stream the first tokens as
-// thinking, content empty, and count them in eval_count; the other
-// formats answer 501.
+// Thinking: Ollama's native endpoints, vLLM chat and llama.cpp chat
+// stream the first tokens as thinking, each under its own key, and count
+// them in their output count; the other formats answer 501.
 func TestThinking(t *testing.T) {
 	o := fast
 	o.Thinking = 2
+	thinkKey := map[Format]string{OllamaGenerate: "thinking", OllamaChat: "thinking", VLLMChat: "reasoning", LlamaCppChat: "reasoning_content"}
 	for _, f := range Formats() {
 		h := New(f, o)
 		srv := httptest.NewServer(h)
 		r := post(t, srv, f.Path(), "application/json", streamBody(f, 5))
 		srv.Close()
-		if f != OllamaGenerate && f != OllamaChat {
+		key, ok := thinkKey[f]
+		if !ok {
 			if r.status != http.StatusNotImplemented {
 				t.Errorf("%s: %d %q, want 501", f, r.status, r.body)
 			}
 			continue
 		}
-		thinking, content := strings.Count(r.body, `"thinking":" tok`), strings.Count(r.body, `"response":" tok`)+strings.Count(r.body, `"content":" tok`)
-		if r.status != http.StatusOK || thinking != 2 || content != 3 || !strings.Contains(r.body, `"eval_count":5,`) {
-			t.Errorf("%s: %d thinking, %d content lines in %q; want 2, 3 and eval_count 5", f, thinking, content, r.body)
+		thinking, content := strings.Count(r.body, `"`+key+`":" tok`), strings.Count(r.body, `"response":" tok`)+strings.Count(r.body, `"content":" tok`)
+		count := regexp.MustCompile(`"(eval_count|completion_tokens)":5\b`)
+		if r.status != http.StatusOK || thinking != 2 || content != 3 || !count.MatchString(r.body) {
+			t.Errorf("%s: %d thinking, %d content events in %q; want 2, 3 and an output count of 5", f, thinking, content, r.body)
 		}
 		if st := h.Stats(); st.Tokens != 5 || st.Completed != 1 {
 			t.Errorf("%s: stats %+v", f, st)
@@ -689,6 +692,72 @@ func TestRequest(t *testing.T) {
 		for _, count := range []string{"4", "3"} { // output, prompt
 			if !regexp.MustCompile(`(completion_tokens|tokens_predicted|generated_tokens|eval_count)":` + count + `\b|(prompt_tokens|tokens_evaluated|input_length|prompt_eval_count)":` + count + `\b`).MatchString(r.body) {
 				t.Errorf("%s: no count %s in %q", f, count, r.body)
+			}
+		}
+	}
+}
+
+// EmptyEvery: vLLM writes every k-th answer token but the last with empty
+// text, its text leaving with the next token, and counts it in its usage;
+// the other formats answer 501.
+func TestEmptyEvery(t *testing.T) {
+	o := fast
+	o.EmptyEvery = 3
+	for _, f := range Formats() {
+		h := New(f, o)
+		srv := httptest.NewServer(h)
+		r := post(t, srv, f.Path(), "application/json", streamBody(f, 7))
+		srv.Close()
+		if f != VLLMChat && f != VLLMCompletions {
+			if r.status != http.StatusNotImplemented {
+				t.Errorf("%s: %d %q, want 501", f, r.status, r.body)
+			}
+			continue
+		}
+		key := map[Format]string{VLLMChat: "content", VLLMCompletions: "text"}[f]
+		// Tokens 3 and 6 (from 1) are empty; 4 and 7 carry them. The role
+		// chunk's content "" is vLLM chat's own, not a token's.
+		empty := strings.Count(r.body, `"`+key+`":""`)
+		if f == VLLMChat {
+			empty-- // the role chunk
+		}
+		if r.status != http.StatusOK || empty != 2 || !strings.Contains(r.body, `"`+key+`":" tok3 tok4"`) ||
+			!strings.Contains(r.body, `"`+key+`":" tok6 tok7"`) || !strings.Contains(r.body, `"completion_tokens":7}`) {
+			t.Errorf("%s: %d empty events in %q; want 2, tok3 with tok4, tok6 with tok7, usage 7", f, empty, r.body)
+		}
+		if st := h.Stats(); st.Tokens != 7 || st.Completed != 1 {
+			t.Errorf("%s: stats %+v", f, st)
+		}
+	}
+}
+
+// LlamaCppErrorLine: CutError on llama.cpp's formats writes older
+// llama.cpp's "error: {…}" line after the tokens so far, then [DONE] on
+// chat only; without the option it is not scripted.
+func TestLlamaCppErrorLine(t *testing.T) {
+	for _, line := range []bool{false, true} {
+		o := fast
+		o.Cut, o.CutAfter, o.LlamaCppErrorLine = CutError, 2, line
+		for _, f := range []Format{LlamaCppCompletion, LlamaCppChat} {
+			h := New(f, o)
+			srv := httptest.NewServer(h)
+			r := post(t, srv, f.Path(), "application/json", streamBody(f, 4))
+			srv.Close()
+			if !line {
+				if r.status != http.StatusNotImplemented {
+					t.Errorf("%s without the option: %d %q, want 501", f, r.status, r.body)
+				}
+				continue
+			}
+			tail := llamaErrorLine
+			if f == LlamaCppChat {
+				tail += "data: [DONE]\n\n"
+			}
+			if r.status != http.StatusOK || tokenEvents(r.body) != 2 || !strings.HasSuffix(r.body, "\n\n"+tail) {
+				t.Errorf("%s: %d, %d tokens, body %q; want 200, 2 tokens, ending %q", f, r.status, tokenEvents(r.body), r.body, tail)
+			}
+			if st := h.Stats(); st.Cut != 1 || st.Tokens != 2 {
+				t.Errorf("%s: stats %+v", f, st)
 			}
 		}
 	}

@@ -120,6 +120,9 @@ func (s *Server) tgiGenerateStream(w http.ResponseWriter, r *http.Request, body 
 		s.notScripted(w, r, "body is not a GenerateRequest")
 		return
 	}
+	if s.noEmptyText(w, r) {
+		return
+	}
 	inputs := *req.Inputs
 	prompt := promptTokens(inputs)
 	p := req.Parameters
@@ -169,6 +172,9 @@ func (s *Server) tgiChat(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	if !boolField(fields, "stream") {
 		s.notScripted(w, r, `only "stream": true is scripted`)
+		return
+	}
+	if s.noEmptyText(w, r) {
 		return
 	}
 	var msgs []chatMessage

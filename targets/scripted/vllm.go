@@ -75,6 +75,20 @@ import (
 //     type="InternalServerError", code=500, param=None)).model_dump() for
 //     an exception of no known kind. The completions endpoint's is not
 //     scripted.
+//   - Thinking (Options.Thinking, chat): with a reasoning parser,
+//     chat_completion_stream_generator passes each output to
+//     parser.parse_delta, whose DeltaMessage carries the thinking in
+//     "reasoning" (DeltaMessage, generate/base/protocol.py @022e555d;
+//     older releases named it reasoning_content), the content unset and
+//     so absent under exclude_unset.
+//   - Empty text (Options.EmptyEvery): the generator takes delta_text =
+//     output.text and drops a chunk only when the text, the token ids and
+//     every earlier token are all empty ("Chunked prefill case",
+//     chat_completion/serving.py @006c49d4; completion/serving.py
+//     likewise); a token whose text the incremental detokenizer holds
+//     back (an incomplete UTF-8 character) is written as a chunk with
+//     content "" (chat) or text "" (completions), and the held text
+//     leaves with a later token.
 
 const vllmStreamType = "text/event-stream; charset=utf-8"
 
@@ -122,6 +136,37 @@ func (s *Server) vllmAccept(w http.ResponseWriter, r *http.Request, fields map[s
 // the exception's text.
 const vllmFailure = `{"error": {"message": "scripted failure during generation", "type": "InternalServerError", "param": null, "code": 500}}`
 
+// vllmText is the text of token event i of n: empty for every
+// Options.EmptyEvery-th answer token but the last (its text held back),
+// and the held texts prefixed to the next token's.
+func (s *Server) vllmText(i, n int) string {
+	empty := func(i int) bool {
+		k := s.o.EmptyEvery
+		return k > 0 && i >= s.o.Thinking && i < n-1 && (i+1-s.o.Thinking)%k == 0
+	}
+	if empty(i) {
+		return ""
+	}
+	from := i
+	for from > 0 && empty(from-1) {
+		from--
+	}
+	return tokensText(from, i+1)
+}
+
+// noEmptyText answers 501 when Options.EmptyEvery asks a format other
+// than vLLM's for empty-text events, and reports whether it did: the
+// others are not scripted with them (llama.cpp holds an incomplete
+// character back and writes nothing until it is whole, server-context.cpp
+// process_token's validate_utf8; TGI and Ollama were not read for it).
+func (s *Server) noEmptyText(w http.ResponseWriter, r *http.Request) bool {
+	if s.o.EmptyEvery <= 0 {
+		return false
+	}
+	s.notScripted(w, r, "empty-text events")
+	return true
+}
+
 func vllmUsage(prompt, n int) string {
 	return object("prompt_tokens", itoa(prompt), "total_tokens", itoa(prompt+n), "completion_tokens", itoa(n))
 }
@@ -159,7 +204,10 @@ func (s *Server) vllmChat(w http.ResponseWriter, r *http.Request, body []byte) {
 					`,"prompt_token_ids":null,"prompt_text":null}`
 				b.WriteString("data: " + first + "\n\n")
 			}
-			delta := object("content", q(tokenText(i)))
+			delta := object("content", q(s.vllmText(i, n)))
+			if i < s.o.Thinking {
+				delta = object("reasoning", q(tokenText(i)))
+			}
 			var choice string
 			if i < n-1 {
 				choice = object("index", "0", "delta", delta, "logprobs", null, "finish_reason", null, "token_ids", null)
@@ -171,6 +219,7 @@ func (s *Server) vllmChat(w http.ResponseWriter, r *http.Request, body []byte) {
 			return []byte(b.String())
 		},
 		failure: []byte("data: " + vllmFailure + "\n\ndata: [DONE]\n\n"),
+		thinks:  true,
 		final: func(t timing) []byte {
 			var b strings.Builder
 			if usage {
@@ -206,7 +255,7 @@ func (s *Server) vllmCompletions(w http.ResponseWriter, r *http.Request, body []
 			if i == n-1 {
 				finish = q("length")
 			}
-			choice := object("index", "0", "text", q(tokenText(i)), "logprobs", null, "finish_reason", finish,
+			choice := object("index", "0", "text", q(s.vllmText(i, n)), "logprobs", null, "finish_reason", finish,
 				"stop_reason", null, "prompt_token_ids", null, "token_ids", null)
 			return []byte("data: " + object("id", id, "object", q("text_completion"), "created", created,
 				"model", model, "choices", array(choice)) + "\n\n")
