@@ -10,10 +10,12 @@ import (
 //
 // Every record's stamps are ordered (docs/DESIGN.md, "Three timestamps"):
 //
-//	scheduled ≤ sent ≤ last sent ≤ first byte ≤ first token ≤ last token ≤ done
+//	scheduled ≤ sent ≤ last sent ≤ first byte ≤ first token ≤ first answer
+//	  ≤ last token ≤ done
 //
 // each where the record has it (sent when WasSent, last sent when sent
-// again, first byte when GotFirstByte, the tokens when Events > 0). A
+// again, first byte when GotFirstByte, the tokens when Events > 0, the
+// first answer token when FirstAnswer > 0). A
 // record that breaks the order was timed wrongly by the client that made
 // it: a default client once ended every streamed answer at its head's
 // stamp, before its last token, and every figure built on done was wrong
@@ -36,6 +38,7 @@ const (
 	stLastSent
 	stFirstByte
 	stFirstToken
+	stFirstAnswer
 	stLastToken
 	stDone
 	numStamps
@@ -43,7 +46,7 @@ const (
 
 // stampNames are the stamps' names in results and messages, as the
 // per-request log names its columns.
-var stampNames = [numStamps]string{"scheduled", "sent", "last_sent", "first_byte", "first_token", "last_token", "done"}
+var stampNames = [numStamps]string{"scheduled", "sent", "last_sent", "first_byte", "first_token", "first_answer", "last_token", "done"}
 
 // stampTally counts the records checked and those out of order, by the
 // pair of stamps found out of order: breaks[a][b], stamp b before stamp
@@ -82,6 +85,9 @@ func (r *Recorder) addStampsSlow(rec *Record) {
 	if rec.Events > 0 {
 		at[stFirstToken], has[stFirstToken] = rec.FirstToken, true
 		at[stLastToken], has[stLastToken] = rec.LastToken, true
+	}
+	if rec.FirstAnswer > 0 {
+		at[stFirstAnswer], has[stFirstAnswer] = rec.FirstAnswer, true
 	}
 	at[stDone], has[stDone] = rec.Done, true
 	bad := false
@@ -152,10 +158,22 @@ func inOrder(rec *Record) bool {
 		last = max(last, rec.FirstByte)
 	}
 	if rec.Events > 0 {
-		if rec.FirstToken < last-StampSlack || rec.LastToken < max(last, rec.FirstToken)-StampSlack {
+		if rec.FirstToken < last-StampSlack {
 			return false
 		}
-		last = max(last, rec.FirstToken, rec.LastToken)
+		last = max(last, rec.FirstToken)
+	}
+	if rec.FirstAnswer > 0 {
+		if rec.FirstAnswer < last-StampSlack {
+			return false
+		}
+		last = max(last, rec.FirstAnswer)
+	}
+	if rec.Events > 0 {
+		if rec.LastToken < last-StampSlack {
+			return false
+		}
+		last = max(last, rec.LastToken)
 	}
 	return rec.Done >= last-StampSlack
 }

@@ -35,6 +35,8 @@ func TestStamps(t *testing.T) {
 		{"re-sent in order", Record{Scheduled: ms(10), Sent: ms(11), LastSent: ms(15), Resends: 1, WasSent: true, Done: ms(20), Outcome: Completed}, nil},
 		{"re-sent, last sent after done", Record{Scheduled: ms(10), Sent: ms(11), LastSent: ms(25), Resends: 1, WasSent: true, Done: ms(20), Outcome: Completed}, map[string]int64{"done<last_sent": 1}},
 		// Events == 0: the token stamps are not the record's.
+		{"first answer in order", func() Record { r := stream(12, 13, 50, 50); r.FirstAnswer = ms(30); return r }(), nil},
+		{"first answer after the last token", func() Record { r := stream(12, 13, 50, 60); r.FirstAnswer = ms(55); return r }(), map[string]int64{"last_token<first_answer": 1}},
 		{"no tokens", Record{Scheduled: ms(10), Sent: ms(11), WasSent: true, Done: ms(20), Streamed: true, GotFirstByte: true, FirstByte: ms(12)}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,7 +109,7 @@ func TestStampsFastPath(t *testing.T) {
 	at := func() time.Duration { return time.Duration(rng.IntN(8)) * StampSlack / 2 }
 	r := New(nil)
 	for i := range 20000 {
-		rec := Record{Scheduled: at(), Sent: at(), LastSent: at(), FirstByte: at(), FirstToken: at(), LastToken: at(), Done: at(),
+		rec := Record{Scheduled: at(), Sent: at(), LastSent: at(), FirstByte: at(), FirstToken: at(), FirstAnswer: at(), LastToken: at(), Done: at(),
 			WasSent: rng.IntN(4) > 0, GotFirstByte: rng.IntN(2) == 0, Events: rng.IntN(2)}
 		if rng.IntN(3) == 0 {
 			rec.Resends = 1

@@ -3,7 +3,8 @@ package result
 // Stamps is the check of every record's stamps (recorder/stamps.go): a
 // record is in order when
 //
-//	scheduled ≤ sent ≤ last sent ≤ first byte ≤ first token ≤ last token ≤ done
+//	scheduled ≤ sent ≤ last sent ≤ first byte ≤ first token ≤ first answer
+//	  ≤ last token ≤ done
 //
 // for the stamps it has. Disordered ≤ Checked ≤ Counts.Scheduled (every
 // record is checked, warm-up included; fewer in a merge with a part
