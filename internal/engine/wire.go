@@ -409,6 +409,26 @@ func (t *netTries) wroteHeaders() {
 	}
 }
 
+// h2Attempt tells the re-send loop over openload's HTTP/2 pool (h2Client,
+// h2.go) what became of the attempt under way, which failed: whether the
+// HEADERS of its stream were written, whether the server said it did not
+// process that stream (refused it, or a GOAWAY's last stream is below
+// it), and whether the connection had a GOAWAY that let some stream
+// through (progress). What counts the attempt (endLocked) decides the
+// re-send.
+func (t *netTries) h2Attempt() (written, unprocessed, progress bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.h2 == nil {
+		return false, false, false
+	}
+	progress = t.h2.goAway.Load() > 0
+	if t.stream == 0 {
+		return false, false, progress
+	}
+	return true, t.h2.unprocessed(t.stream), progress
+}
+
 // redirect notes that the client follows a redirect: its next attempt is
 // a new request to the server, not a re-send.
 func (t *netTries) redirect() {
