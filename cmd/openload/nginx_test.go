@@ -397,15 +397,20 @@ var nginxCases = []nginxCase{
 	},
 	{
 		// A GOAWAY every five streams at 2,000/s: requests bounce off
-		// several in a row. x/net's own loop waited 1, 2, 4 s before
-		// its later re-sends and left 10–45 of 1,000 to the drain
-		// (issue 50); every request must complete, none wait a second.
+		// several in a row. x/net's own loop waits 1, 2, 4 s before its
+		// 2nd, 3rd, 4th re-sends, past the 5 s timeout after the 4th:
+		// it left 10–45 of 1,000 to the drain (issue 50), here 4–50 of
+		// 1,000 timed out in 19 of 20 runs. Every request must complete.
+		// (Not the exit code: 200 TLS dials one at a time under the
+		// bounces can delay sends past the send-delay check's budget on
+		// a busy machine, which is about the machine.)
 		name: "keepalive_requests 5, 2000/s", conf: nginxConf{KeepaliveRequests: "5"}, clients: h2Clients,
 		args: []string{"--rate", "2000", "-d", "500ms"}, wire: bound,
 		check: func(r *nginxRow, fail failFunc) {
-			healthy(r, fail)
-			if m := r.res.Response.Max; m >= 1000 {
-				fail("no back-off", "response max %.1f ms: a request waited a back-off of a second", m)
+			c := r.res.Counts
+			if c.Completed != c.Scheduled || r.res.Status["200"] != c.Scheduled {
+				fail("all answered", "completed %d of %d, statuses %v, errors %v, timeouts %d, unfinished %d: want every request answered 200",
+					c.Completed, c.Scheduled, r.res.Status, r.res.ErrorKinds, c.Timeouts, c.Unfinished)
 			}
 		},
 	},
@@ -479,10 +484,10 @@ var nginxCases = []nginxCase{
 		check: refusedAfterStop,
 	},
 	{
-		// kill -9 half-way, nginx started again 100 ms later: the
-		// connections are cut (resets, or attempts closed under), the
-		// gap refused, and the new nginx reads the rest.
-		name: "kill -9 and restart", args: load, stopAfter: 200 * time.Millisecond, kill: 100 * time.Millisecond,
+		// kill -9 at 300 ms of a 1 s run, nginx started again 100 ms
+		// later: the connections are cut (resets, or attempts closed
+		// under), the gap refused, and the new nginx reads the rest.
+		name: "kill -9 and restart", args: []string{"--rate", "400", "-d", "1s"}, stopAfter: 300 * time.Millisecond, kill: 100 * time.Millisecond,
 		clients: plainAndOneH2, wire: bound,
 		check: func(r *nginxRow, fail failFunc) {
 			if r.res.ErrorKinds["refused"]+r.res.ErrorKinds["reset"] == 0 || len(r.lines) <= r.beforeKill {
@@ -654,6 +659,14 @@ func runNginx(t *testing.T, c nginxCase, cl nginxClient, cert, key string) nginx
 	}
 	r.lines = ng.accessLog(t)
 	r.unlogged = unloggedAnswers(entries, r.lines)
+	if c.kill > 0 {
+		// A head openload saw on a request that then failed (a partial
+		// answer, failed_status; the log has no status for it): when
+		// nginx was killed, one it was still sending, so never logged.
+		for s, n := range r.res.FailedStatus {
+			r.unlogged[s] += n
+		}
+	}
 	conns := map[string]bool{}
 	for _, l := range r.lines {
 		r.nginxStatus[l.status]++
@@ -672,9 +685,10 @@ func runNginx(t *testing.T, c nginxCase, cl nginxClient, cert, key string) nginx
 	// but when nginx was killed: it logs a request after sending its
 	// answer, and SIGKILL can land between the two (x/net h2c: 200×150
 	// seen, 200×149 logged, 1 of 10 runs). Those are requests nginx read:
-	// they count as read. At 400/s with answers in well under a
-	// millisecond, the answers sent in that instant are one or two
-	// (HTTP/2 may have a few streams answered at once): at most 3.
+	// they count as read, as do the partial answers of the kill (above:
+	// h2c, 200×1 partial, 1 of 10 runs). At 400/s with answers in well
+	// under a millisecond, the answers sent in that instant are one or
+	// two (HTTP/2 may have a few streams answered at once): at most 3.
 	unlogged := sum(r.unlogged)
 	if unlogged > 0 && (c.kill == 0 || unlogged > 3) {
 		fail("stamps", "openload saw %s answered whose stamp nginx did not log (killed: %v)", histogram(r.unlogged), c.kill > 0)
