@@ -6,9 +6,12 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptrace"
+	"net/url"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -63,7 +66,138 @@ func newH2Transport(cfg Config) (http.RoundTripper, func()) {
 		dialing: make(chan struct{}, 1),
 	}
 	t.ConnPool = p
-	return t, p.closeAll
+	return &h2Client{t: t, p: p}, p.closeAll
+}
+
+// h2Client sends a request over the pool with x/net/http2's ClientConn,
+// and re-sends it itself when the server did not process it, where
+// x/net's Transport would wait first.
+//
+// x/net's Transport.RoundTrip re-sends a stream the server refused
+// (REFUSED_STREAM), one past a GOAWAY's last stream, and one a closing
+// connection could not take, up to 7 times, the first at once and the
+// k-th after 2^(k−2) s (transport_common.go, roundTripViaPool and
+// canRetryError, x/net v0.62.0). Against nginx with keepalive_requests 5
+// (a GOAWAY every five streams) at 2,000/s, a request bounced off two or
+// three GOAWAYs in a row waited 1 to 3 s unwritten, and 10 to 45 of
+// 1,000 were still waiting when the drain ended them unfinished (issue
+// 50). x/net offers no knob for the waits, but ClientConn.RoundTrip is
+// one attempt, so this loop is x/net's with the event loop's rule
+// (h2loop_linux.go, unprocessed): past a GOAWAY's last stream, or not
+// written at all on a connection that is closing, a request goes again
+// at once; only the server's refusal (REFUSED_STREAM, its word that it
+// is overloaded) waits, as x/net waits.
+//
+// What the server processed is what the request's netTries (wire.go)
+// counts from the frames (h2Conn), so the loop and the count cannot
+// disagree. A request without one (none of the engine's) goes through
+// x/net's own loop.
+type h2Client struct {
+	t *http2.Transport
+	p *h2Pool
+}
+
+// h2Resends is how often a request the server did not process is sent
+// again before its last failure is its outcome: x/net's and the event
+// loop's (h2MaxResends) number.
+const h2Resends = 6
+
+// h2RefusedWait is how long a request refused k times waits to go again:
+// at once after the first refusal, 2^(k−2) s after the k-th, as x/net
+// (whose 10 % of jitter it truncates to whole seconds) and the event loop
+// (h2Backoff, Linux only, hence this twin here) wait.
+func h2RefusedWait(k int) time.Duration {
+	if k <= 1 {
+		return 0
+	}
+	return time.Second << (k - 2)
+}
+
+func (c *h2Client) RoundTrip(req *http.Request) (*http.Response, error) {
+	tries, _ := req.Context().Value(triesKey{}).(*netTries)
+	if tries == nil {
+		return c.t.RoundTrip(req)
+	}
+	addr := h2Authority(req.URL)
+	refused := 0
+	for resends := 0; ; resends++ {
+		cc, nc, reused, err := c.p.get(req, addr)
+		if err != nil {
+			return nil, err
+		}
+		if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.GotConn != nil {
+			trace.GotConn(httptrace.GotConnInfo{Conn: nc, Reused: reused})
+		}
+		res, err := cc.RoundTrip(req)
+		if err == nil {
+			return res, nil
+		}
+		if req.Context().Err() != nil || resends == h2Resends {
+			return nil, err
+		}
+		// The attempt's WroteHeaders hook has run: x/net returns an
+		// error only after the stream's goroutine is done, unless the
+		// request's context ended (wire.go, netTries).
+		written, unprocessed, progress := tries.h2Attempt()
+		st := cc.State()
+		if !unprocessed && (written || !st.Closed && !st.Closing) {
+			return nil, err // the server may have acted on it
+		}
+		// A bounce off the GOAWAY of a connection that let a stream
+		// through is not charged, as on the event loop (h2Loop.
+		// unprocessed): that server makes progress, and nginx with
+		// keepalive_requests 5 at 5,000/s bounced requests past 6 and
+		// failed 1,326 of 5,000. The request's timeout still bounds it.
+		if progress {
+			resends--
+		}
+		if se := (http2.StreamError{}); errors.As(err, &se) && se.Code == http2.ErrCodeRefusedStream {
+			refused++
+		}
+		if req, err = rewound(req); err != nil {
+			return nil, err
+		}
+		if d := h2RefusedWait(refused); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-req.Context().Done():
+				t.Stop()
+				return nil, req.Context().Err()
+			}
+		}
+	}
+}
+
+// rewound is req ready to be sent again: its body anew (GetBody), as
+// x/net's shouldRetryRequest does.
+func rewound(req *http.Request) (*http.Request, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return req, nil
+	}
+	if req.GetBody == nil {
+		return nil, errors.New("engine: an HTTP/2 request the server did not process cannot be sent again: its body cannot be read anew")
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	r := *req
+	r.Body = body
+	return &r, nil
+}
+
+// h2Authority is the host:port a URL's requests go to, the port its
+// scheme's when it names none (x/net's authorityAddr).
+func h2Authority(u *url.URL) string {
+	if port := u.Port(); port != "" {
+		return u.Host
+	}
+	port := "443"
+	if u.Scheme == "http" {
+		port = "80"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // h2Pool is an http2.ClientConnPool that caps the streams in flight on
@@ -88,51 +222,66 @@ type h2Pool struct {
 	dialing chan struct{} // a token: one dial at a time
 
 	mu    sync.Mutex
-	conns []*http2.ClientConn
+	conns []*h2PoolConn
+}
+
+// h2PoolConn is one of the pool's connections: x/net's ClientConn and the
+// connection under it (an h2Conn), which GotConn names.
+type h2PoolConn struct {
+	cc *http2.ClientConn
+	nc net.Conn
 }
 
 // GetClientConn returns a connection with a stream reserved for req.
 func (p *h2Pool) GetClientConn(req *http.Request, addr string) (*http2.ClientConn, error) {
-	if cc := p.reserve(); cc != nil {
-		return cc, nil
+	cc, _, _, err := p.get(req, addr)
+	return cc, err
+}
+
+// get returns a connection with a stream reserved for req, the
+// connection under it, and whether it was open before (reused).
+func (p *h2Pool) get(req *http.Request, addr string) (*http2.ClientConn, net.Conn, bool, error) {
+	if pc := p.reserve(); pc != nil {
+		return pc.cc, pc.nc, true, nil
 	}
 	// Dial one connection at a time: a request that waited for another's
 	// dial may find room on it.
 	select {
 	case p.dialing <- struct{}{}:
 	case <-req.Context().Done():
-		return nil, req.Context().Err()
+		return nil, nil, false, req.Context().Err()
 	}
 	defer func() { <-p.dialing }()
-	if cc := p.reserve(); cc != nil {
-		return cc, nil
+	if pc := p.reserve(); pc != nil {
+		return pc.cc, pc.nc, true, nil
 	}
 	nc, err := p.dial(req.Context(), addr)
 	if err != nil {
-		return nil, err
+		return nil, nil, false, err
 	}
-	cc, err := p.t.NewClientConn(newH2Conn(nc))
+	hc := newH2Conn(nc)
+	cc, err := p.t.NewClientConn(hc)
 	if err != nil {
 		nc.Close()
-		return nil, err
+		return nil, nil, false, err
 	}
 	p.mu.Lock()
-	p.conns = append(p.conns, cc)
+	p.conns = append(p.conns, &h2PoolConn{cc: cc, nc: hc})
 	// A fresh connection has room; should the reservation fail all the
 	// same, RoundTrip on it reports why.
 	cc.ReserveNewRequest()
 	p.mu.Unlock()
-	return cc, nil
+	return cc, hc, false, nil
 }
 
 // reserve reserves a stream on the open connection with the fewest
 // streams that has room, as the event loop chooses (h2loop_linux.go), or
 // returns nil. Connections that closed are dropped.
-func (p *h2Pool) reserve() *http2.ClientConn {
+func (p *h2Pool) reserve() *h2PoolConn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.conns = slices.DeleteFunc(p.conns, func(cc *http2.ClientConn) bool {
-		st := cc.State()
+	p.conns = slices.DeleteFunc(p.conns, func(pc *h2PoolConn) bool {
+		st := pc.cc.State()
 		return st.Closed || st.Closing
 	})
 	room := func(cc *http2.ClientConn) (int, bool) {
@@ -140,20 +289,20 @@ func (p *h2Pool) reserve() *http2.ClientConn {
 		n := st.StreamsActive + st.StreamsReserved
 		return n, p.max <= 0 || n < p.max
 	}
-	var best *http2.ClientConn
+	var best *h2PoolConn
 	bestN := 0
-	for _, cc := range p.conns {
-		if n, ok := room(cc); ok && (best == nil || n < bestN) {
-			best, bestN = cc, n
+	for _, pc := range p.conns {
+		if n, ok := room(pc.cc); ok && (best == nil || n < bestN) {
+			best, bestN = pc, n
 		}
 	}
-	if best != nil && best.ReserveNewRequest() {
+	if best != nil && best.cc.ReserveNewRequest() {
 		return best
 	}
 	// The fewest refused (the server's limit or a GOAWAY): any other.
-	for _, cc := range p.conns {
-		if _, ok := room(cc); ok && cc != best && cc.ReserveNewRequest() {
-			return cc
+	for _, pc := range p.conns {
+		if _, ok := room(pc.cc); ok && pc != best && pc.cc.ReserveNewRequest() {
+			return pc
 		}
 	}
 	return nil
@@ -163,7 +312,7 @@ func (p *h2Pool) reserve() *http2.ClientConn {
 func (p *h2Pool) MarkDead(cc *http2.ClientConn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.conns = slices.DeleteFunc(p.conns, func(c *http2.ClientConn) bool { return c == cc })
+	p.conns = slices.DeleteFunc(p.conns, func(pc *h2PoolConn) bool { return pc.cc == cc })
 }
 
 // closeAll closes every connection; the run is over.
@@ -172,8 +321,8 @@ func (p *h2Pool) closeAll() {
 	conns := p.conns
 	p.conns = nil
 	p.mu.Unlock()
-	for _, cc := range conns {
-		cc.Close()
+	for _, pc := range conns {
+		pc.cc.Close()
 	}
 }
 

@@ -212,3 +212,60 @@ func TestUnansweredSilent(t *testing.T) {
 		}
 	})
 }
+
+// TestResendRefused: the server answers a connection's first request,
+// reads its second and closes without answering, having stopped listening
+// first, as nginx stopped mid-run does to a request written as it closed.
+// The GET is re-sent (the default policy; net/http's own rule) and the
+// re-send's dial is refused: the request ends refused, and its written
+// attempt counts as closed under, so that the documented bound
+//
+//	attempts − unanswered_closed − unanswered_silent ≤ read ≤ attempts
+//
+// holds; net/http's transport re-sends inside Do, where no GotConn follows
+// a refused dial (issue 50: nginx read 1–3 fewer than the lower bound).
+func TestResendRefused(t *testing.T) {
+	forClients(t, openClients, func(t *testing.T, cl client) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var read atomic.Int64
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			br := bufio.NewReader(c)
+			for i := 0; rawtcp.ReadRequest(br); i++ {
+				read.Add(1)
+				if i == 1 {
+					ln.Close() // before the close: the re-send is refused
+					return
+				}
+				if _, err := c.Write(rawResponse); err != nil {
+					return
+				}
+			}
+		}()
+		t.Cleanup(func() { ln.Close(); <-served })
+		rec, _ := runAgainst(t, "http://"+ln.Addr().String()+"/", Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 1},
+			schedule.NewConstant(20, 100*time.Millisecond))
+		c := checkIdentity(t, rec, 2)
+		<-served
+		w := rec.Wire()
+		t.Logf("%s: counts %+v, kinds %v, wire %+v, server read %d", cl.test, c, rec.ErrorKinds(), w, read.Load())
+		if read.Load() != 2 || c.Completed != 1 || rec.ErrorKinds()["refused"] != 1 {
+			t.Fatalf("server read %d, counts %+v, kinds %v: want 2 read, 1 completed, 1 refused (the test did not test)", read.Load(), c, rec.ErrorKinds())
+		}
+		if w.Attempts != 2 || w.Closed != 1 || w.Silent != 0 || w.ResendsWritten != 1 {
+			t.Errorf("wire %+v: want 2 attempts, 1 closed under (re-sent, the re-send refused)", w)
+		}
+		if lo := w.Attempts - w.Closed - w.Silent; lo > read.Load() || read.Load() > w.Attempts {
+			t.Errorf("bound: %d ≤ read %d ≤ %d does not hold", lo, read.Load(), w.Attempts)
+		}
+	})
+}

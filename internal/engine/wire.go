@@ -343,19 +343,47 @@ func (t *netTries) endLocked(ok bool) (wrote bool) {
 	return wrote
 }
 
+// getConn is net/http's GetConn hook, called as its transport looks for
+// a connection (Transport.getConn), for the first attempt and for each
+// re-send, before the dial. An attempt under way then failed and is being
+// re-sent, and it is closed here, not at the next GotConn: the re-send's
+// dial may fail (nginx stopped: refused), and then no GotConn comes and
+// the request ends with the dial's error, which says nothing of the
+// written attempt before it (issue 50).
+//
+// x/net/http2 does not call it on a pool of ours (h2.go): there gotConn
+// closes the attempt, and a re-sent stream is one the server did not
+// process, which did not write.
+func (t *netTries) getConn(string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.resendLocked()
+}
+
+// resendLocked closes the attempt under way, if any, as one the transport
+// sends again: it failed before a byte of its answer (net/http re-sends
+// only then: Transport.roundTrip retries on a reused connection only an
+// attempt that wrote nothing, or whose connection ended, EOF or an error,
+// before the first byte of its answer (persistConn.shouldRetryRequest);
+// x/net/http2 a stream the server left unprocessed, which did not write).
+// A written one was closed under, never silent.
+func (t *netTries) resendLocked() {
+	if !t.open {
+		return
+	}
+	wrote := t.endLocked(false)
+	if t.quiet {
+		t.tx.noAnswer(true)
+		// Counted: the request's end must not count it again.
+		t.quiet = false
+	}
+	t.tx.resend(wrote)
+}
+
 func (t *netTries) gotConn(info httptrace.GotConnInfo) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.open {
-		// The transport tries again: the last attempt failed before a
-		// byte of its answer (net/http re-sends only then; x/net/http2 a
-		// stream the server left unprocessed, which did not write).
-		wrote := t.endLocked(false)
-		if t.quiet {
-			t.tx.noAnswer(true)
-		}
-		t.tx.resend(wrote)
-	}
+	t.resendLocked()
 	t.open, t.headers, t.stream, t.hand = true, false, 0, t.since()
 	t.h2 = h2conn(info.Conn)
 	t.conn = counted(info.Conn)
@@ -379,6 +407,26 @@ func (t *netTries) wroteHeaders() {
 	if t.open && t.conn == nil {
 		t.headers = true
 	}
+}
+
+// h2Attempt tells the re-send loop over openload's HTTP/2 pool (h2Client,
+// h2.go) what became of the attempt under way, which failed: whether the
+// HEADERS of its stream were written, whether the server said it did not
+// process that stream (refused it, or a GOAWAY's last stream is below
+// it), and whether the connection had a GOAWAY that let some stream
+// through (progress). What counts the attempt (endLocked) decides the
+// re-send.
+func (t *netTries) h2Attempt() (written, unprocessed, progress bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.h2 == nil {
+		return false, false, false
+	}
+	progress = t.h2.goAway.Load() > 0
+	if t.stream == 0 {
+		return false, false, progress
+	}
+	return true, t.h2.unprocessed(t.stream), progress
 }
 
 // redirect notes that the client follows a redirect: its next attempt is
@@ -410,7 +458,7 @@ type triesKey struct{}
 // from base, that carries its trace hooks.
 func newNetTries(base context.Context, since func() time.Duration) (*netTries, context.Context) {
 	t := &netTries{since: since, tx: newSends(), hand: -1}
-	trace := &httptrace.ClientTrace{GotConn: t.gotConn, WroteHeaders: t.wroteHeaders}
+	trace := &httptrace.ClientTrace{GetConn: t.getConn, GotConn: t.gotConn, WroteHeaders: t.wroteHeaders}
 	return t, httptrace.WithClientTrace(context.WithValue(base, triesKey{}, t), trace)
 }
 
