@@ -98,14 +98,20 @@ type h2Client struct {
 }
 
 // h2Resends is how often a request the server did not process is sent
-// again before its last failure is its outcome: x/net's and the event
-// loop's (h2MaxResends) number.
+// again before its last failure is its outcome, on both HTTP/2 paths
+// (x/net's number).
 const h2Resends = 6
 
-// h2RefusedWait is how long a request refused k times waits to go again:
-// at once after the first refusal, 2^(k−2) s after the k-th, as x/net
-// (whose 10 % of jitter it truncates to whole seconds) and the event loop
-// (h2Backoff, Linux only, hence this twin here) wait.
+// h2RefusedWait is how long a request refused k times (REFUSED_STREAM)
+// waits to go again, on both HTTP/2 paths, as x/net/http2's RoundTrip
+// waits: after the first refusal at once, after the k-th 2^(k−2) s. (x/net
+// adds 10 % of jitter to a float that it then truncates to whole seconds,
+// so none is left; neither is here.) x/net waits so after any failure it
+// retries; openload only after refusals, the server's word that it is
+// overloaded. A stream past a GOAWAY's last goes again at once: that is a
+// connection's graceful end (nginx's keepalive_requests sends one every N
+// streams), and a request can be past several in a row, one a second
+// apart under x/net's waits.
 func h2RefusedWait(k int) time.Duration {
 	if k <= 1 {
 		return 0

@@ -6,15 +6,15 @@ import (
 )
 
 // TestH2GoAwayBounces: a stream past a GOAWAY's last goes again at once,
-// however often its request was bounced (h2Backoff waits only after
-// refusals), and a bounce counts against h2MaxResends only when the
+// however often its request was bounced (h2RefusedWait waits only after
+// refusals), and a bounce counts against h2Resends only when the
 // connection processed no stream. The server of "progress" answers one
 // stream a connection and sends GOAWAY at the second, so with four
 // streams a connection most requests are bounced more than once: all
 // complete, none waits the second a back-off would cost (none times out
 // at 800 ms); charged for every bounce, 2 or 3 of the 20 failed after
 // their seventh. The server of "none" sends GOAWAY with last 0 at once, every
-// time: each request fails after h2MaxResends re-sends, none is an attempt.
+// time: each request fails after h2Resends re-sends, none is an attempt.
 func TestH2GoAwayBounces(t *testing.T) {
 	if !h2LoopFields(&Config{Epoll: true, Protocol: H2C}) {
 		t.Skip("no HTTP/2 event loop here")
@@ -37,9 +37,9 @@ func TestH2GoAwayBounces(t *testing.T) {
 		c := checkIdentity(t, rec, 5)
 		w := rec.Wire()
 		if c.Errors != 5 || rec.ErrorKinds()["reset"] != 5 || w.Attempts != 0 || s.read.Load() != 0 ||
-			w.ResendsUnwritten != 5*h2MaxResends || s.above.Load() != 5*(h2MaxResends+1) {
+			w.ResendsUnwritten != 5*h2Resends || s.above.Load() != 5*(h2Resends+1) {
 			t.Errorf("counts %+v, kinds %v, wire %+v; the server read %d, left %d past GOAWAY: want 5 resets, %d re-sends, %d left, no attempt",
-				c, rec.ErrorKinds(), w, s.read.Load(), s.above.Load(), 5*h2MaxResends, 5*(h2MaxResends+1))
+				c, rec.ErrorKinds(), w, s.read.Load(), s.above.Load(), 5*h2Resends, 5*(h2Resends+1))
 		}
 		t.Logf("counts %+v, kinds %v, wire %+v; past GOAWAY %d", c, rec.ErrorKinds(), w, s.above.Load())
 	})

@@ -73,10 +73,10 @@ import (
 // REFUSED_STREAM, or above the last-stream-id of a GOAWAY, was not
 // processed. Its attempt does not count (the server never saw the
 // request: resends_unwritten), and the request is sent again on a new
-// stream, on another connection after a GOAWAY, at most h2MaxResends
+// stream, on another connection after a GOAWAY, at most h2Resends
 // times, as x/net/http2 re-sends them (bounces off the GOAWAY of a
 // connection that processed some stream not counted), a refused one
-// after the k-th refusal 2^(k-2) s later (h2Backoff); so is a stream
+// after the k-th refusal 2^(k-2) s later (h2RefusedWait); so is a stream
 // whose HEADERS had not left openload when its connection failed.
 // Config.Resend narrows that (newH2ResendRule): unwritten sends again
 // only the latter, never neither, and what is not sent again fails. Any other stream whose
@@ -102,7 +102,6 @@ import (
 const (
 	h2StreamWindow = 4 << 20 // what each stream may receive before a WINDOW_UPDATE
 	h2ConnWindow   = 1 << 30 // what the connection may
-	h2MaxResends   = 6       // re-sends of a request the server did not process
 	h2InitStreams  = 100     // streams assumed allowed before the server's SETTINGS
 	h2ReadBuf      = 64 << 10
 	h2MaxReadFrame = 1 << 14 // the SETTINGS_MAX_FRAME_SIZE the loop keeps: the default, as x/net's Transport
@@ -127,9 +126,9 @@ type h2Slot struct {
 	req     *h2Req
 	attempt time.Duration
 	tx      sends
-	resends int           // the re-sends charged against h2MaxResends (unprocessed)
+	resends int           // the re-sends charged against h2Resends (unprocessed)
 	refused int           // of those unprocessed, the refusals (REFUSED_STREAM)
-	release time.Duration // a re-send held back (h2Backoff) goes at release; 0: none held
+	release time.Duration // a re-send held back (h2RefusedWait) goes at release; 0: none held
 
 	c       *h2lc
 	id      uint32
@@ -1535,7 +1534,7 @@ func (s *h2Slot) counted() bool { return s.state == h2Open }
 // or it was past a GOAWAY's last), or its HEADERS never left. Not sent
 // again, the request fails with err, and the attempt does not count
 // either way: the server did not process it. charge: the bounce counts
-// against h2MaxResends. One past the GOAWAY of a connection that
+// against h2Resends. One past the GOAWAY of a connection that
 // processed a stream (last > 0) does not: that server makes progress, and
 // nginx with keepalive_requests 3 ends every connection after three
 // streams, so on a loaded machine, one dial at a time and 33 in flight,
@@ -1546,7 +1545,7 @@ func (l *h2Loop) unprocessed(i int32, err error, wrote, charge bool) {
 	if charge {
 		s.resends++
 	}
-	if !l.resend.allows(wrote) || s.resends > h2MaxResends || l.aborted || l.g.since() >= s.attempt+l.g.cfg.Timeout {
+	if !l.resend.allows(wrote) || s.resends > h2Resends || l.aborted || l.g.since() >= s.attempt+l.g.cfg.Timeout {
 		s.hand = -1 // not an attempt
 		s.state = h2Wait
 		l.finish(i, err)
@@ -1556,7 +1555,7 @@ func (l *h2Loop) unprocessed(i int32, err error, wrote, charge bool) {
 	s.clear()
 	if se := (http2.StreamError{}); errors.As(err, &se) && se.Code == http2.ErrCodeRefusedStream {
 		s.refused++
-		if d := h2Backoff(s.refused); d > 0 {
+		if d := h2RefusedWait(s.refused); d > 0 {
 			s.release = l.g.since() + d // counted a re-send when it goes (expire)
 			l.nextCheck = min(l.nextCheck, s.release)
 			return
@@ -1564,22 +1563,6 @@ func (l *h2Loop) unprocessed(i int32, err error, wrote, charge bool) {
 	}
 	s.tx.resend(false)
 	l.waiting = append(l.waiting, i)
-}
-
-// h2Backoff is how long a request refused k times (REFUSED_STREAM) waits
-// to go again, as x/net/http2's RoundTrip waits: after the first refusal
-// at once, after the k-th 2^(k-2) s. (x/net adds 10 % of jitter to a
-// float that it then truncates to whole seconds, so none is left; neither
-// is here.) x/net waits so after any failure it retries; the loop only
-// after refusals, the server's word that it is overloaded. A stream past
-// a GOAWAY's last goes again at once: that is a connection's graceful end
-// (nginx's keepalive_requests sends one every N streams), and a request
-// can be past several in a row, one a second apart under x/net's waits.
-func h2Backoff(k int) time.Duration {
-	if k <= 1 {
-		return 0
-	}
-	return time.Second << (k - 2)
 }
 
 // finish records slot i's request, ended with err (nil: completed), and

@@ -256,7 +256,7 @@ func (o *offsets) Name() string      { return "offsets" }
 // request, what x/net/http2's RoundTrip sends it: the first re-send at
 // once, the second a second later, the third two seconds after that. With
 // a timeout of 1.5 s that is three refusals a request, on both clients; a
-// loop that re-sent at once would make seven (1 + h2MaxResends) in a few
+// loop that re-sent at once would make seven (1 + h2Resends) in a few
 // milliseconds. None is an attempt: the server processed nothing; two
 // a request were re-sends (the third, held back, never went).
 func TestH2Backoff(t *testing.T) {
