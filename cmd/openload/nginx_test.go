@@ -983,7 +983,7 @@ func launchNginx(conf nginxConf, addr, listen string) (*nginxServer, error) {
 	}
 	ng := &nginxServer{dir: conf.Dir, addr: addr, done: make(chan error, 1)}
 	ng.cmd = exec.Command(nginxBinary, ng.args("daemon off;")...)
-	ng.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	ownGroup(ng.cmd) // so that a kill reaches its workers too
 	out, err := os.OpenFile(filepath.Join(conf.Dir, "nginx.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
@@ -1022,7 +1022,7 @@ type killed struct {
 // The port is free once the killed listener is closed; should it still be
 // taken, it tries again for a second.
 func (ng *nginxServer) killAndRestart(conf nginxConf, listen string, gap time.Duration) killed {
-	if err := syscall.Kill(-ng.cmd.Process.Pid, syscall.SIGKILL); err != nil {
+	if err := killGroup(ng.cmd); err != nil {
 		return killed{err: err}
 	}
 	<-ng.done
