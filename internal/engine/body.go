@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/openload/openload/internal/splitmix"
 	"github.com/openload/openload/recorder"
 )
 
@@ -23,7 +24,7 @@ func (cfg *Config) BodyIndex(seq uint64) int {
 	if !cfg.BodySample {
 		return int(seq % n)
 	}
-	return int(splitMix(cfg.BodySeed, seq) % n)
+	return int(splitmix.At(cfg.BodySeed, seq) % n)
 }
 
 // BodyTokens is what openload counted of one request body (Config.BodyTokens).

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/openload/openload/field"
+	"github.com/openload/openload/internal/splitmix"
 )
 
 // A request mix (Config.Targets): several targets in one run, as
@@ -66,7 +67,7 @@ func (cfg *Config) TargetIndex(seq uint64) int {
 	for _, w := range cfg.TargetWeights {
 		total += w
 	}
-	u, acc, last := unit(splitMix(cfg.TargetSeed, seq))*total, 0.0, 0
+	u, acc, last := splitmix.Unit(splitmix.At(cfg.TargetSeed, seq))*total, 0.0, 0
 	for i, w := range cfg.TargetWeights {
 		acc += w
 		if u < acc {
@@ -78,18 +79,6 @@ func (cfg *Config) TargetIndex(seq uint64) int {
 	}
 	return last // u rounded up to W
 }
-
-// splitMix is SplitMix64's output for seed and seq, whose outputs are
-// equidistributed: the draws of BodyIndex and TargetIndex.
-func splitMix(seed, seq uint64) uint64 {
-	z := seed + (seq+1)*0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// unit maps z to [0, 1) with its top 53 bits.
-func unit(z uint64) float64 { return float64(z>>11) * 0x1p-53 }
 
 // picker is which of a run's requests request seq sends, on every
 // client: its target (TargetIndex) in a mix, its body (BodyIndex) with
@@ -129,11 +118,11 @@ func (p *picker) index(seq uint64) int {
 	case p.n <= 1:
 		return 0
 	case p.bodies && p.sample:
-		return int(splitMix(p.seed, seq) % p.n)
+		return int(splitmix.At(p.seed, seq) % p.n)
 	case p.cum == nil:
 		return int(seq % p.n)
 	}
-	u := unit(splitMix(p.seed, seq)) * p.cum[len(p.cum)-1]
+	u := splitmix.Unit(splitmix.At(p.seed, seq)) * p.cum[len(p.cum)-1]
 	lo, hi := 0, len(p.cum) // the first i with u < cum[i]
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)

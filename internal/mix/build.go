@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/splitmix"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -98,7 +99,7 @@ const (
 )
 
 func partSeed(seed uint64, target, part int) uint64 {
-	return mix64(seed ^ mix64(uint64(target)<<32|uint64(part)))
+	return splitmix.Mix(seed ^ splitmix.Mix(uint64(target)<<32|uint64(part)))
 }
 
 // buildOne builds target i and returns its origin.

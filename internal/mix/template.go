@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/openload/openload/internal/splitmix"
 )
 
 // A Template is a request part with placeholders, parsed once into
@@ -128,7 +130,7 @@ func ParseTemplate(src string, vals *Values, seed uint64) (*Template, error) {
 			seg.kind = segRand
 			seg.lo = a
 			seg.n = uint64(b) - uint64(a) + 1 // 0 when [A, B] is all of int64
-			seg.key = mix64(seed ^ mix64(rands+1))
+			seg.key = splitmix.Mix(seed ^ splitmix.Mix(rands+1))
 			rands++
 		case strings.HasPrefix(word, "csv."):
 			name := word[len("csv."):]
@@ -190,7 +192,7 @@ func (t *Template) Append(dst []byte, seq uint64) []byte {
 // generation in an interval", 2019), where a rejected draw rehashes, so
 // the result stays a pure function of its arguments and unbiased.
 func draw(key, seq, n uint64) uint64 {
-	h := mix64(key ^ mix64(seq))
+	h := splitmix.Mix(key ^ splitmix.Mix(seq))
 	if n == 0 {
 		return h
 	}
@@ -198,17 +200,9 @@ func draw(key, seq, n uint64) uint64 {
 	if lo < n {
 		threshold := -n % n // 2^64 mod n
 		for lo < threshold {
-			h = mix64(h + 0x9e3779b97f4a7c15)
+			h = splitmix.Mix(h + splitmix.Gamma)
 			hi, lo = bits.Mul64(h, n)
 		}
 	}
 	return hi
-}
-
-// mix64 is SplitMix64's finaliser (Steele, Lea and Flood 2014): a
-// bijection of uint64 whose output bits each depend on every input bit.
-func mix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
 }

@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/field"
+	"github.com/openload/openload/internal/splitmix"
 	"github.com/openload/openload/recorder"
 )
 
@@ -157,16 +158,11 @@ func (p Policy) Wait(seq uint64, i int) time.Duration {
 // unit is a uniform draw in [0, 1) that depends only on its arguments:
 // splitmix64's finaliser over a mix of them.
 func unit(seed, seq, i uint64) float64 {
-	x := seed ^ 0x9e3779b97f4a7c15
+	x := seed ^ splitmix.Gamma
 	for _, v := range [...]uint64{seq, i} {
-		x += v*0xbf58476d1ce4e5b9 + 0x9e3779b97f4a7c15
-		x ^= x >> 30
-		x *= 0xbf58476d1ce4e5b9
-		x ^= x >> 27
-		x *= 0x94d049bb133111eb
-		x ^= x >> 31
+		x = splitmix.Mix(x + v*0xbf58476d1ce4e5b9 + splitmix.Gamma)
 	}
-	return float64(x>>11) / (1 << 53)
+	return splitmix.Unit(x)
 }
 
 // On is the set of answers a run retries on: HTTP statuses and error kinds
