@@ -202,7 +202,7 @@ func (cfg Config) validateTargets() error {
 		if t.URL == nil || t.URL.Host == "" || (t.URL.Scheme != "http" && t.URL.Scheme != "https") {
 			return field.Errorf("Targets", name, "{Targets}: %s needs an http or https URL with a host, got %v", name, t.URL)
 		}
-		if o := originOf(t.URL); i == 0 {
+		if o := Origin(t.URL); i == 0 {
 			origin = o
 		} else if o != origin {
 			return field.Errorf("Targets", name, "{Targets}: %s goes to %s, and the run's targets share one scheme://host:port, %s's: one pool of connections sends them", name, o, cfg.targetName(0))
@@ -265,8 +265,9 @@ func (cfg Config) targetName(i int) string {
 	return fmt.Sprintf("target %d", i)
 }
 
-// originOf is u's scheme://host:port, the port made explicit.
-func originOf(u *url.URL) string {
+// Origin is u's "scheme://host:port", the port made explicit and the host
+// in lower case: what one connection pool serves.
+func Origin(u *url.URL) string {
 	port := u.Port()
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]

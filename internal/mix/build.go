@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -222,20 +221,7 @@ func buildOne(t *Target, i int, vals *Values, seed uint64) (engine.Target, strin
 	} else {
 		e.BodyT = tb
 	}
-	return e, originKey(e.URL), nil
-}
-
-// originKey is "scheme://host:port", the port filled in, the host in
-// lower case: what one connection pool serves.
-func originKey(u *url.URL) string {
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-	}
-	return u.Scheme + "://" + net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+	return e, engine.Origin(e.URL), nil
 }
 
 // inPart places a TemplateError: by line and column in a body, by
