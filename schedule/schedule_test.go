@@ -202,3 +202,23 @@ func BenchmarkPoissonNext(b *testing.B) {
 		s.Next()
 	}
 }
+
+// TestMaxCount: the bound a sweep's early stop takes for a run's count
+// is the count check's own: ⌊Λ⌋ when fixed, Λ + 5·√Λ for Poisson,
+// Λ + 5·√(Λ/k) for gamma, over ∫λ dt for stages.
+func TestMaxCount(t *testing.T) {
+	for _, tc := range []struct {
+		s    Spec
+		want float64
+	}{
+		{Spec{Kind: Constant, Rate: 3, Duration: 1500 * time.Millisecond}, 4},
+		{Spec{Kind: Poisson, Rate: 100, Duration: time.Second}, 150},
+		{Spec{Kind: Gamma, Rate: 100, Duration: time.Second, Burstiness: 0.25}, 200},
+		{Spec{Kind: Gamma, Rate: 100, Duration: time.Second, Burstiness: 4}, 125},
+		{Spec{Kind: Poisson, Rate: 0, Duration: 2 * time.Second, Stages: "2s:100"}, 100 + 5*10},
+	} {
+		if got := tc.s.MaxCount(); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%+v: MaxCount %v, want %v", tc.s, got, tc.want)
+		}
+	}
+}

@@ -176,15 +176,14 @@ func scheduleCount(res *result.Result) Finding {
 		return replayCount(res)
 	}
 	if res.Config.Arrival == schedule.Gamma && res.Config.Burstiness > 0 {
-		// A gamma renewal count has variance about Λ/k (schedule's
-		// stages.go).
-		sd := math.Sqrt(c.Expected / res.Config.Burstiness)
+		// A gamma renewal count has variance about Λ/k.
+		sd := schedule.CountSpread(schedule.Gamma, c.Expected, res.Config.Burstiness)
 		z := 0.0
 		if sd > 0 {
 			z = (float64(c.Scheduled) - c.Expected) / sd
 		}
 		f.Severity = Pass
-		if math.Abs(z) > 5 {
+		if math.Abs(z) > schedule.CountSpreads {
 			f.Severity = Warn
 		}
 		f.Message = fmt.Sprintf("gamma draw (k=%s) scheduled %d, expected ∫λ dt = %s (%+.1f standard deviations of √(Λ/k))", schedule.FormatRate(res.Config.Burstiness), c.Scheduled, fmtCount(c.Expected), tenths(z))
@@ -193,13 +192,13 @@ func scheduleCount(res *result.Result) Finding {
 	if res.Config.Arrival == schedule.Poisson {
 		// A Poisson count has standard deviation √(λD): report how far
 		// this schedule's draw is from its mean.
-		sd := math.Sqrt(c.Expected)
+		sd := schedule.CountSpread(schedule.Poisson, c.Expected, 0)
 		z := 0.0
 		if sd > 0 {
 			z = (float64(c.Scheduled) - c.Expected) / sd
 		}
 		f.Severity = Pass
-		if math.Abs(z) > 5 {
+		if math.Abs(z) > schedule.CountSpreads {
 			f.Severity = Warn
 		}
 		mean := "λ·D"

@@ -43,7 +43,6 @@ import (
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/result"
-	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/verify"
 )
 
@@ -276,12 +275,9 @@ type watch struct {
 }
 
 func newWatch(objs []verify.Objective, o loadtest.Options, cancel context.CancelFunc) *watch {
-	mean := o.Schedule.Rate * o.Schedule.Duration.Seconds()
-	n := math.Floor(mean + 1e-9)
-	if o.Schedule.Kind != schedule.Constant {
-		n = mean + 5*math.Sqrt(mean)
-	}
-	return &watch{objs: objs, n: n, cancel: cancel}
+	// The count check's own bound (schedule.CountSpread): for gamma
+	// arrivals √(Λ/k), wider than a Poisson count's √Λ when k < 1.
+	return &watch{objs: objs, n: o.Schedule.MaxCount(), cancel: cancel}
 }
 
 func (w *watch) see(p engine.Progress) {
