@@ -1,8 +1,18 @@
-// Package recorder keeps what happened to every request of a run: the
-// per-request record with its three timestamps, the HdrHistograms of
-// response time, service time and send delay, the outcome counts, the
-// per-second timeline, the streamed per-request CSV log and the versioned
-// JSON result file.
+// Package recorder keeps what happened to every request of a run, on the
+// hot path: the per-request record with its three timestamps (and a
+// stream's first byte, first token and last token: stream.go) and the
+// check that they are in order (stamps.go), the live HdrHistograms of
+// response time, service time and send delay, the outcome counts and
+// tallies (statuses, error kinds, retries, the attempts written to the
+// wire, the parts of a request mix), the per-second timeline, and the
+// sinks written as the run goes: the per-request CSV log (LogWriter, read
+// back by LogReader) and HdrHistogram's interval log.
+//
+// At the end, Fill writes what it kept into a result.Result. The result
+// itself (its JSON schema, reading, writing, merging shards, the encoded
+// histograms) is package result's: the recorder is one run's live state,
+// the result what outlives the run, and a merge of shards or a saved file
+// never needs a recorder.
 //
 // # Three timestamps, three figures
 //
@@ -53,9 +63,10 @@
 // significant digits. A value above the range is clamped to the top and
 // counted in Clamped, never silently lost.
 //
-// A Recorder is owned by one goroutine; it has no locks. Engines that record
-// from several goroutines either funnel records to one Recorder or give each
-// goroutine its own and Merge them at the end.
+// A Recorder is owned by one goroutine; it has no locks. An engine that
+// records from several goroutines funnels their records to the one that
+// owns it (the engine's shards, collected every 20 ms); shards of a
+// schedule run on several generators are added as results (result.Merge).
 package recorder
 
 import (

@@ -40,6 +40,14 @@
 // Poisson process of rate λ/n (thinning); split by index (arrival j to
 // generator j mod n), a share's gaps are sums of n exponential gaps and it
 // is not Poisson. The union is the original schedule either way.
+//
+// # The rest, each with its maths in its own file
+//
+// Gamma arrivals (gaps of shape Spec.Burstiness: 1 is Poisson, below 1
+// burstier, above smoother) and a rate that ramps through Spec.Stages are
+// drawn by time rescaling (stages.go); a recorded run's arrivals are
+// replayed from its log (replay.go); and one schedule is split over N
+// generators by index (shard.go).
 package schedule
 
 import (

@@ -9,6 +9,12 @@
 // engine owns those. Each part is held to net/http by a fuzz test:
 // FuzzQuickHead and FuzzDiscard against http.ReadResponse, FuzzRequest
 // against http.ReadRequest.
+//
+// It also frames streamed answers for every client, HTTP/2's and
+// net/http's included: a chunked body de-chunked as it arrives (Dechunk,
+// chunked.go) and cut into server-sent events or NDJSON lines (Events,
+// FormatOf; events.go). One push parser per format, fed by whichever
+// client read the bytes, so that no client reads a stream its own way.
 package h1
 
 import (

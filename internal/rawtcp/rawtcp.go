@@ -1,6 +1,8 @@
 // Package rawtcp is a loopback TCP server for tests that need an HTTP peer
 // net/http's server will not be: one that allocates nothing per request,
-// or misbehaves (resets, stalls, malformed answers, silent closes).
+// or misbehaves (resets, stalls, malformed answers, silent closes). For
+// the peer that is not there at all, RefusedAddr holds a loopback port
+// that refuses every connection.
 package rawtcp
 
 import (
