@@ -35,9 +35,12 @@ import (
 // The loop keeps waking for each event where a late read would cost
 // more than CPU: while an arrival waits for a connection (a response
 // frees one) unless paced (arrivals_linux.go), while a request waits
-// for room to write, once any exchange was lent to a goroutine or read
-// as an event stream (their times are read from the clock: after the
-// first, the run stays off the beat), in stream runs, and for sleeps
+// for room to write, once any exchange was lent to a goroutine (its
+// times are read from the clock) or read as an event stream (its head,
+// events and done are dated by the kernel's stamps of the reads that
+// brought them, as every loop-read exchange's are; the loop wakes for
+// each event as the stream's user would): after the first, the run
+// stays off the beat, in stream runs, and for sleeps
 // longer than rawSleepMax.
 // Failed exchanges take done from the clock, at most one beat late.
 // OPENLOAD_NO_BEAT=1 keeps it off, to measure the difference.

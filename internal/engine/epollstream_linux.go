@@ -5,7 +5,6 @@ package engine
 import (
 	"io"
 	"os"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -49,7 +48,7 @@ func (l *epollLoop) streamHead(i int32, h h1.Head) bool {
 	s.heads.apply(&st.rec)
 	st.rec.Streamed, st.rec.GotFirstByte, st.rec.FirstByte = true, true, l.arrived(s.rx, s.sent)
 	s.st, s.status, s.keep = st, h.Status, h.Keep
-	l.plain = false // off the beat: the stream's events are stamped by the clock
+	l.plain = false // off the beat: a stream's reader wakes for each event, as its user would
 	body := s.buf[h.N:s.n]
 	s.n = 0
 	l.feed(i, body, st.rec.FirstByte)
@@ -71,7 +70,7 @@ func (l *epollLoop) newLoopStream(f h1.Format) *loopStream {
 // readStream reads what slot i's stream has.
 func (l *epollLoop) readStream(i int32) {
 	s := &l.slots[i]
-	m, err := rawIO(syscall.SYS_READ, s.fd, l.discard[:])
+	m, rx, err := l.recv(s.fd, l.discard[:])
 	switch {
 	case err == unix.EAGAIN || err == unix.EINTR:
 		return
@@ -82,7 +81,9 @@ func (l *epollLoop) readStream(i int32) {
 		l.fail(i, s.sent, io.ErrUnexpectedEOF) // cut before its end
 		return
 	}
-	l.feed(i, l.discard[:m], l.g.since())
+	// The events are dated as the head and done are: when the read's
+	// bytes arrived (the kernel's stamp), whenever the loop read them.
+	l.feed(i, l.discard[:m], l.arrived(rx, s.sent))
 }
 
 // feed reads b, bytes of slot i's stream that arrived at now, and

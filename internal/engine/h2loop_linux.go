@@ -1290,13 +1290,16 @@ func (l *h2Loop) rawFrame(c *h2lc, fh http2.FrameHeader, p []byte) {
 	if i < 0 {
 		return
 	}
-	l.headBlock(i, c.curTrail, c.curEnd)
+	l.headBlock(c, i, c.curTrail, c.curEnd)
 }
 
-// headBlock takes the end of a header block of slot i's answer.
-func (l *h2Loop) headBlock(i int32, trailers, end bool) {
+// headBlock takes the end of a header block of slot i's answer, on c.
+// A stream's head and events are dated as done is: when the read that
+// brought them arrived (arrived, the kernel's stamp), not when the loop,
+// which may have slept on the beat meanwhile, read them.
+func (l *h2Loop) headBlock(c *h2lc, i int32, trailers, end bool) {
 	s := &l.slots[i]
-	now := l.g.since()
+	now := l.arrived(c.rx, s.sent)
 	s.answered = true
 	if !trailers {
 		switch {
@@ -1319,7 +1322,7 @@ func (l *h2Loop) headBlock(i int32, trailers, end bool) {
 		s.final = true
 		if f := streamFormat(l.g.cfg.Stream, s.ctype); f != nil {
 			s.streaming = true
-			l.plain = false // off the beat: the stream's events are stamped by the clock
+			l.plain = false // off the beat: a stream's reader wakes for each event, as its user would
 			s.er.reset(f)
 			s.rec.Streamed, s.rec.GotFirstByte, s.rec.FirstByte = true, true, now
 		}
@@ -1366,7 +1369,7 @@ func (l *h2Loop) data(c *h2lc, f *http2.DataFrame) {
 		l.finish(i, http2.StreamError{StreamID: s.id, Code: http2.ErrCodeProtocol, Cause: errors.New("DATA before the answer's head")})
 		return
 	}
-	now := l.g.since()
+	now := l.arrived(c.rx, s.sent) // as headBlock dates the head
 	data := f.Data()
 	over := false
 	if limit := l.g.cfg.MaxBody; limit > 0 && s.nbody+int64(len(data)) > limit {
@@ -1596,7 +1599,7 @@ func (l *h2Loop) finish(i int32, err error) {
 		l.ts.flush()
 	}
 	var done time.Duration
-	if err == nil && s.written && !s.streaming && c != nil {
+	if err == nil && s.written && c != nil {
 		done = l.arrived(c.rx, s.sent) // the read that ended the stream
 	} else {
 		done = l.g.since()
