@@ -187,9 +187,15 @@ func baseRun(u *url.URL, d time.Duration) loadtest.Options {
 // TestSweepKnee: against the 80/s stub, the knee is the first rate above
 // 80/s. For D = 2 s at rate r > 80/s the last request waits
 // (r − 80)·D/80 s more: 250 ms at 90/s (p99 ≈ 300 ms, six times the
-// 50 ms below capacity), 750 ms at 110/s. At 70/s nothing queues in
-// theory; a shared machine's pauses can still lift one run's p99, so the
-// test accepts the knee at 70 or 90, never at 50 and never none.
+// 50 ms below capacity), 750 ms at 110/s. Those waits are the queue's,
+// so they are lower bounds on any machine (the model cannot serve
+// faster; a busy machine only adds). Where the knee lands is the
+// machine's too: a pause at 70/s names it there, and a busy machine
+// that lifts the lowest rate's p99 (the knee's base) can move it to
+// 110/s. So the knee is held to the rule of sweep.go applied to the
+// points' own p99s here: the first rate from which every rate breaks
+// (p99 over 2 × the lowest rate's, an objective broken, a stop),
+// never the lowest rate, and none only if 110/s did not break.
 func TestSweepKnee(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 4 × 2 s")
@@ -199,14 +205,34 @@ func TestSweepKnee(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sw.Points) != 4 || sw.Knee < 0 {
+	if len(sw.Points) != 4 {
 		t.Fatalf("%d points, knee %d", len(sw.Points), sw.Knee)
 	}
 	for _, p := range sw.Points {
 		t.Logf("%v/s: completed %.1f/s, response p99 %.1f ms", p.Rate, p.Completed(), p.Result.Response.P99)
 	}
-	if r := sw.Points[sw.Knee].Rate; r != 70 && r != 90 {
-		t.Errorf("knee at %v/s (%s), want 90 (or 70 on a noisy machine)", r, sw.KneeWhy)
+	for i, least := range map[int]float64{2: 250, 3: 750} {
+		if p := sw.Points[i]; p.Stopped == "" && p.Result.Response.P99 < least {
+			t.Errorf("%v/s: response p99 %.1f ms, below the %v ms the queue alone makes", p.Rate, p.Result.Response.P99, least)
+		}
+	}
+	base, want := sw.Points[0].Result.Response.P99, -1
+	for i := len(sw.Points) - 1; i > 0; i-- {
+		p := sw.Points[i]
+		broke := p.Stopped != "" || p.Result.Response.P99 > DefaultKnee*base
+		for _, o := range p.SLOs {
+			broke = broke || !o.Pass
+		}
+		if !broke {
+			break
+		}
+		want = i
+	}
+	if sw.Knee != want || sw.Knee == 0 {
+		t.Errorf("knee %d (%s), want %d: the first rate from which every p99 exceeds %v × %.1f ms", sw.Knee, sw.KneeWhy, want, DefaultKnee, base)
+	}
+	if sw.Knee < 0 {
+		t.Errorf("no knee: 110/s's p99 %.1f ms is not over %v × the lowest rate's %.1f ms", sw.Points[3].Result.Response.P99, DefaultKnee, base)
 	}
 	// Throughput: at most the 80/s the stub serves, plus the first
 	// second's slack before the queue fills; the offered rate below it.
@@ -339,25 +365,33 @@ func median(v []float64) float64 {
 // (believed wait = queue × 50 ms ÷ 4, budget 100 ms) answers the excess
 // over 80/s with the fallback, so the model's share at r > 80/s is about
 // 80/r: at least 90 % up to 89/s. The share objective finds about the same
-// capacity as the latency one: the test accepts 50–99/s (noise lowers it;
-// the queue the gate lets fill, 8 requests, lifts the share of short runs
-// a little above 80/r).
+// capacity as the latency one: at most 99/s (the queue the gate lets
+// fill, 8 requests, lifts the share of short runs a little above 80/r);
+// noise lowers it, so below that the answer is held to its probes
+// (checkSearch).
 func TestSearchShareAgainstGate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs about 8 probes × 2 s")
 	}
 	u := knownStub(t, stub.PolicyAdmission)
-	s, err := RunSearch(context.Background(), SearchOptions{
+	o := SearchOptions{
 		Options: Options{Base: baseRun(u, 2*time.Second), Pause: 200 * time.Millisecond,
 			Objectives: []verify.Objective{obj(t, "class.model.share>=90%")}},
 		From: 20, To: 320, Precision: 0.1, Repeats: 1,
-	})
+	}
+	s, err := RunSearch(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	logProbes(t, s)
-	if s.Verdict != Found || s.Low < 50 || s.Low > 99 {
-		t.Errorf("verdict %s, capacity %v (bracket %v–%v), want found in 50–99: %s", s.Verdict, s.Low, s.Low, s.High, s.Message)
+	// The figure is verify's own (the share of classed answers): the
+	// check holds the search's decisions and bisection to it; the bound
+	// above is the known answer's, which no machine can lift (a slow
+	// model only lowers the share). How far below it the capacity lands
+	// is the machine's, as in TestSearchCapacity.
+	checkSearch(t, s, o, func(pt Point) (float64, bool) { return pt.SLOs[0].Measured, !pt.SLOs[0].NoData })
+	if s.Verdict == Found && s.Low > 99 {
+		t.Errorf("capacity %v (bracket %v–%v), want at most 99: %s", s.Low, s.Low, s.High, s.Message)
 	}
 }
 
