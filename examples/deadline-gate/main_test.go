@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -42,40 +43,33 @@ func TestGatePosition(t *testing.T) {
 	dir := t.TempDir()
 	spec := Spec(time.Second)
 	var last, early Outcome
-	t.Run("runs", func(t *testing.T) {
-		t.Run("last", func(t *testing.T) {
-			t.Parallel()
-			o, err := Run(ctx, "last", Gate{Deadline: StallT, Stall: true}, spec, nil, filepath.Join(dir, "last.csv"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			last = o
-		})
-		t.Run("before-stall", func(t *testing.T) {
-			t.Parallel()
-			o, err := Run(ctx, "before-stall", Gate{Deadline: StallT, Position: stub.PositionBeforeStall, Stall: true}, spec, nil, filepath.Join(dir, "early.csv"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			early = o
-		})
-	})
-	if t.Failed() {
-		t.FailNow()
-	}
-	for _, o := range []Outcome{last, early} {
-		if err := Consistent(o); err != nil {
-			t.Error(err)
+	// What the position shows needs answers that left within T of their
+	// scheduled time: the gate measures dwell from openload's stamp, so
+	// a generator late by T or more for every request (a machine that
+	// stalled it) leaves nothing to check, and nothing to violate before
+	// the stall. With -race beside a CPU hog that happened in 2 of about
+	// 12 runs (169 of 169 dropped, 0 checked). Such a pair of runs is
+	// inconclusive, not failed: it is run again, up to 3 times. What must
+	// hold on every machine is checked on every pair (pairOK).
+	for attempt := 1; ; attempt++ {
+		last, early = gatePair(t, ctx, dir, spec, attempt)
+		if t.Failed() {
+			t.FailNow()
 		}
-		if o.Stats.Stalls < 1 {
-			t.Errorf("%s: %d stalls began, want at least 1", o.Label, o.Stats.Stalls)
+		pairOK(t, last, early)
+		if last.Checked() > 0 && early.Violations() > 0 {
+			break
 		}
+		if attempt == 3 {
+			t.Errorf("gate last: %d answers checked; gate before the stall: %d violations of %d checked, max dwell %.3f ms (stub %.3f); want answers checked, and violations, in one of 3 pairs of runs (send delay p99 %.1f and %.1f ms)",
+				last.Checked(), early.Violations(), early.Checked(), early.Result.DwellBound.Dwell.Max, early.Stats.Deadline.MaxDwellSentMs,
+				last.Result.SendDelay.P99, early.Result.SendDelay.P99)
+			return
+		}
+		t.Logf("pair %d inconclusive: gate last checked %d answers, gate before the stall had %d violations (send delay p99 %.1f and %.1f ms): again",
+			attempt, last.Checked(), early.Violations(), last.Result.SendDelay.P99, early.Result.SendDelay.P99)
 	}
-	if last.Violations() != 0 || !last.StubBoundHeld() || last.Checked() == 0 || last.Dropped == 0 {
-		t.Errorf("gate last: %d violations of %d checked, stub max dwell %.3f ms, %d dropped; want 0 violations, max ≤ 100, drops > 0",
-			last.Violations(), last.Checked(), last.Stats.Deadline.MaxDwellSentMs, last.Dropped)
-	}
-	if early.Violations() == 0 || early.StubBoundHeld() || early.Result.DwellBound.Dwell.Max <= 100 {
+	if early.StubBoundHeld() || early.Result.DwellBound.Dwell.Max <= 100 {
 		t.Errorf("gate before the stall: %d violations of %d checked, max dwell %.3f ms (stub %.3f); want violations > 0 and max > 100",
 			early.Violations(), early.Checked(), early.Result.DwellBound.Dwell.Max, early.Stats.Deadline.MaxDwellSentMs)
 	}
@@ -108,6 +102,48 @@ func TestGatePosition(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "before-stall, stalls 250ms every 1s") || !strings.Contains(b.String(), "violations") {
 		t.Errorf("table:\n%s", b.String())
+	}
+}
+
+// gatePair runs the gate last and the gate before the stall at once.
+func gatePair(t *testing.T, ctx context.Context, dir string, spec schedule.Spec, attempt int) (last, early Outcome) {
+	t.Run("runs", func(t *testing.T) {
+		t.Run("last", func(t *testing.T) {
+			t.Parallel()
+			o, err := Run(ctx, "last", Gate{Deadline: StallT, Stall: true}, spec, nil, filepath.Join(dir, fmt.Sprintf("last%d.csv", attempt)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = o
+		})
+		t.Run("before-stall", func(t *testing.T) {
+			t.Parallel()
+			o, err := Run(ctx, "before-stall", Gate{Deadline: StallT, Position: stub.PositionBeforeStall, Stall: true}, spec, nil, filepath.Join(dir, fmt.Sprintf("early%d.csv", attempt)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			early = o
+		})
+	})
+	return last, early
+}
+
+// pairOK checks what a pair of runs must show on any machine: every
+// request accounted for, a stall, and with the gate last no answer sent
+// past T while the stall made drops.
+func pairOK(t *testing.T, last, early Outcome) {
+	t.Helper()
+	for _, o := range []Outcome{last, early} {
+		if err := Consistent(o); err != nil {
+			t.Error(err)
+		}
+		if o.Stats.Stalls < 1 {
+			t.Errorf("%s: %d stalls began, want at least 1", o.Label, o.Stats.Stalls)
+		}
+	}
+	if last.Violations() != 0 || !last.StubBoundHeld() || last.Dropped == 0 {
+		t.Errorf("gate last: %d violations of %d checked, stub max dwell %.3f ms, %d dropped; want 0 violations, max ≤ 100, drops > 0",
+			last.Violations(), last.Checked(), last.Stats.Deadline.MaxDwellSentMs, last.Dropped)
 	}
 }
 

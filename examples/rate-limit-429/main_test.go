@@ -20,6 +20,14 @@ import (
 // that never binds, every first attempt answered 429 was retried, so
 // 429 answers = retries sent + requests that got 429 twice. It checks no
 // rate: 2 s hold too few windows for that (the full run is the experiment).
+//
+// Seven rows at once are about 950 requests a second: a machine busy
+// with other work (the race detector, other tests) did not answer them
+// all within the example's drain (5 s), and up to 187 of a row's 271 were
+// unfinished. Each request still in flight at the end holds at most one
+// attempt whose answer was not read, and at most one retry not yet sent,
+// so the relations hold within Timeouts + Unfinished, and exactly when
+// every request was answered (as on a machine that is not overloaded).
 func TestRowsPlumbing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 2 s of load")
@@ -31,20 +39,27 @@ func TestRowsPlumbing(t *testing.T) {
 	for _, c := range cells {
 		n, r := c.Result.Counts, c.Result.Retries
 		name := c.Row.Name + ", retry " + c.Row.RetryLabel()
-		if float64(n.Scheduled) != c.Realized*2 || !n.Balanced() || n.Completed != n.Scheduled {
+		open := n.Timeouts + n.Unfinished // requests whose last answer was not read
+		if open > 0 {
+			t.Logf("%s: %d timed out and %d unfinished of %d: the relations below hold within %d", name, n.Timeouts, n.Unfinished, n.Scheduled, open)
+		}
+		if float64(n.Scheduled) != c.Realized*2 || !n.Balanced() || n.Errors != 0 || n.Completed+open != n.Scheduled {
 			t.Errorf("%s: counts %+v, the schedule holds %v", name, n, c.Realized*2)
 		}
-		if got := c.Result.AttemptStatus(429); got != c.Server.Rejected {
-			t.Errorf("%s: client saw %d answers 429, the stub rejected %d", name, got, c.Server.Rejected)
+		if got := c.Result.AttemptStatus(429); got > c.Server.Rejected || c.Server.Rejected > got+open {
+			t.Errorf("%s: client saw %d answers 429, the stub rejected %d (%d requests open at the end)", name, got, c.Server.Rejected, open)
 		}
-		if c.Observed != float64(c.Server.Rejected)/2 {
-			t.Errorf("%s: observed %v/s from %d rejections in 2 s", name, c.Observed, c.Server.Rejected)
+		if o := c.Observed * 2; o > float64(c.Server.Rejected) || o < float64(c.Server.Rejected-open) {
+			t.Errorf("%s: observed %v/s from %d rejections in 2 s (%d requests open at the end)", name, c.Observed, c.Server.Rejected, open)
 		}
 		if (r != nil) != (c.Row.Retries > 0) {
 			t.Fatalf("%s: retry counts %+v", name, r)
 		}
-		if r != nil && (r.RefusedByBudget != 0 || r.AttemptStatus["429"] != r.RetriesSent+r.Exhausted || c.Result.Status["429"] != r.Exhausted) {
-			t.Errorf("%s: retries %+v, final statuses %v", name, r, c.Result.Status)
+		if r == nil {
+			continue
+		}
+		if d := r.AttemptStatus["429"] - r.RetriesSent - r.Exhausted; r.RefusedByBudget != 0 || d < -open || d > open || c.Result.Status["429"] != r.Exhausted {
+			t.Errorf("%s: retries %+v, final statuses %v (%d requests open at the end)", name, r, c.Result.Status, open)
 		}
 	}
 	var b bytes.Buffer

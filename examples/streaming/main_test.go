@@ -71,9 +71,17 @@ func TestShortExperiment(t *testing.T) {
 			t.Errorf("pool: TTFT from the schedule %s %.0f ms, by hand %.0f", c.name, c.got, c.hand)
 		}
 	}
-	// Queue: the wait is after the send, so both TTFTs show it alike.
-	if d := qs.TTFTResponse.P99 - qs.TTFTService.P99; d < 0 || d > 50 {
-		t.Errorf("queue: TTFT p99 %.0f from the schedule, %.0f from the send: want them equal", qs.TTFTResponse.P99, qs.TTFTService.P99)
+	// Queue: the wait is after the send, so both TTFTs show it alike: they
+	// differ by the generator's own lateness, which the run measures as
+	// send delay. Each answer's TTFT from the schedule is its send delay
+	// plus its TTFT from the send, so the p99s differ by no more than the
+	// largest send delay, and never by less than 0 (up to the histograms'
+	// 3 significant digits, 0.1 % each). A wait before the send (a client
+	// that held requests for a connection) fails the next check, TTFT
+	// from the send below the hand value. (This held to 50 ms, which a
+	// busy machine's send delay passed: 215 ms with -race and a CPU hog.)
+	if d, sd, slop := qs.TTFTResponse.P99-qs.TTFTService.P99, queue.SendDelay.Max, 0.002*qs.TTFTResponse.P99; d < -slop || d > sd+slop {
+		t.Errorf("queue: TTFT p99 %.0f from the schedule, %.0f from the send: want them apart by at most the largest send delay, %.1f ms", qs.TTFTResponse.P99, qs.TTFTService.P99, sd)
 	}
 	if qs.TTFTService.P99 < 0.97*hand.P99 {
 		t.Errorf("queue: TTFT from the send p99 %.0f ms, below the hand value %.0f", qs.TTFTService.P99, hand.P99)
@@ -128,7 +136,8 @@ func TestShortSweep(t *testing.T) {
 			t.Fatalf("%g/s: %d completed, want %d, each with %d tokens (stream %+v)", p.Rate, r.Counts.Completed, want, b.Tokens, r.Stream)
 		}
 		s := r.Stream
-		t.Logf("%g/s: ITL p50 %.1f ms, TPOT p50 %.1f ms, TTFT p99 %.1f ms, goodput %.1f/s", p.Rate, s.ITL.P50, s.TPOT.P50, s.TTFTResponse.P99, s.Goodput.PerS)
+		t.Logf("%g/s: ITL p50 %.1f ms, TPOT p50 %.1f ms, TTFT p99 %.1f ms (from the send %.1f ms), send delay p99 %.1f ms, goodput %.1f/s",
+			p.Rate, s.ITL.P50, s.TPOT.P50, s.TTFTResponse.P99, s.TTFTService.P99, r.SendDelay.P99, s.Goodput.PerS)
 	}
 	itl := func(rate float64) float64 { return sw.Points[at[rate]].Result.Stream.ITL.P50 }
 	ttft := func(rate float64) float64 { return sw.Points[at[rate]].Result.Stream.TTFTResponse.P99 }
@@ -149,13 +158,23 @@ func TestShortSweep(t *testing.T) {
 	if v := itl(42); v < 23 || v > 27 {
 		t.Errorf("ITL p50 at 42/s %.1f ms, want the 25 ms of 16 full slots", v)
 	}
-	// TTFT from the schedule: the 30 ms prefill below the knee (no
-	// request waits for a slot; 100 ms covers loopback and a busy
-	// machine), and a growing queue past it: by hand 805 ms at 42/s;
-	// 300 ms is ten times the prefill.
+	// TTFT below the knee is the 30 ms prefill: no request waits for a
+	// slot. It is read from the send: from the schedule it also holds the
+	// generator's own lateness, which the run reports apart as send delay
+	// (206 ms at p99 at 6/s with -race and a CPU hog, against 100 ms
+	// allowed here), and the two may differ by no more than the largest
+	// send delay. 100 ms covers loopback and the stub's and the loop's
+	// timers on a busy machine; a wait for a slot, the defect, is a
+	// backlog that grows by the hold (30 ms + 20 tokens × 10–19 ms) with
+	// each request it holds back. Past the knee the queue grows: by hand
+	// 805 ms at 42/s from the schedule; 300 ms is ten times the prefill.
+	ttftSend := func(rate float64) float64 { return sw.Points[at[rate]].Result.Stream.TTFTService.P99 }
 	for _, r := range []float64{6, 18, 24} {
-		if v := ttft(r); v < 30 || v > 100 {
-			t.Errorf("TTFT p99 at %g/s %.1f ms, want the 30 ms prefill", r, v)
+		if v := ttftSend(r); v < 30 || v > 100 {
+			t.Errorf("TTFT from the send p99 at %g/s %.1f ms, want the 30 ms prefill", r, v)
+		}
+		if d, sd := ttft(r)-ttftSend(r), sw.Points[at[r]].Result.SendDelay.Max; d < -0.002*ttft(r) || d > sd+0.002*ttft(r) {
+			t.Errorf("TTFT p99 at %g/s: %.1f ms from the schedule, %.1f ms from the send, apart by more than the largest send delay %.1f ms", r, ttft(r), ttftSend(r), sd)
 		}
 	}
 	if v := ttft(42); v < 300 {

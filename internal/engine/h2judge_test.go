@@ -251,7 +251,8 @@ func (j *h2Judge) close() {
 // socket holds is at most its send buffer (sendBufferMax).
 //
 // With pairHold, it answers streams two at a time: pairHold after it read
-// the second's HEADERS, both answers in one write.
+// the second's HEADERS, both answers in one write (newPairingH2 logs its
+// writes).
 //
 // With window, its connections grant streams a window of that size and
 // add as much to their own. With atEnd, a stream is answered once its
@@ -274,7 +275,8 @@ type rawH2 struct {
 	window                               uint32
 	atEnd                                bool
 	onFrame                              func(fr *http2.Framer, f http2.Frame, body map[uint32]int)
-	ended                                []int // body bytes of each stream answered at its end, in turn (under mu)
+	ended                                []int     // body bytes of each stream answered at its end, in turn (under mu)
+	writes                               *writeLog // if set, logs the connections' writes (beat_linux_test.go)
 
 	ln    net.Listener
 	wg    sync.WaitGroup
@@ -291,7 +293,7 @@ func newRawH2(t testing.TB, useTLS bool, refuseEvery, resetEvery, goAwayAfter in
 // hold after the second came.
 func newPairingH2(t testing.TB, hold time.Duration) *rawH2 {
 	t.Helper()
-	return startRawH2(t, false, &rawH2{pairHold: hold})
+	return startRawH2(t, false, &rawH2{pairHold: hold, writes: &writeLog{}})
 }
 
 // newBigFrameH2 is a rawH2 whose answers carry size bytes in one DATA
@@ -349,6 +351,9 @@ func startRawH2(t testing.TB, useTLS bool, s *rawH2) *rawH2 {
 				// autotuned one (32 MiB on some machines): what the client
 				// wrote past the stall waits in the client's socket.
 				_ = c.(*net.TCPConn).SetReadBuffer(64 << 10)
+			}
+			if s.writes != nil {
+				c = s.writes.conn(c)
 			}
 			if srvTLS != nil {
 				c = tls.Server(c, srvTLS)

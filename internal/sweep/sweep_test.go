@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -186,9 +187,15 @@ func baseRun(u *url.URL, d time.Duration) loadtest.Options {
 // TestSweepKnee: against the 80/s stub, the knee is the first rate above
 // 80/s. For D = 2 s at rate r > 80/s the last request waits
 // (r − 80)·D/80 s more: 250 ms at 90/s (p99 ≈ 300 ms, six times the
-// 50 ms below capacity), 750 ms at 110/s. At 70/s nothing queues in
-// theory; a shared machine's pauses can still lift one run's p99, so the
-// test accepts the knee at 70 or 90, never at 50 and never none.
+// 50 ms below capacity), 750 ms at 110/s. Those waits are the queue's,
+// so they are lower bounds on any machine (the model cannot serve
+// faster; a busy machine only adds). Where the knee lands is the
+// machine's too: a pause at 70/s names it there, and a busy machine
+// that lifts the lowest rate's p99 (the knee's base) can move it to
+// 110/s. So the knee is held to the rule of sweep.go applied to the
+// points' own p99s here: the first rate from which every rate breaks
+// (p99 over 2 × the lowest rate's, an objective broken, a stop),
+// never the lowest rate, and none only if 110/s did not break.
 func TestSweepKnee(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 4 × 2 s")
@@ -198,14 +205,34 @@ func TestSweepKnee(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sw.Points) != 4 || sw.Knee < 0 {
+	if len(sw.Points) != 4 {
 		t.Fatalf("%d points, knee %d", len(sw.Points), sw.Knee)
 	}
 	for _, p := range sw.Points {
 		t.Logf("%v/s: completed %.1f/s, response p99 %.1f ms", p.Rate, p.Completed(), p.Result.Response.P99)
 	}
-	if r := sw.Points[sw.Knee].Rate; r != 70 && r != 90 {
-		t.Errorf("knee at %v/s (%s), want 90 (or 70 on a noisy machine)", r, sw.KneeWhy)
+	for i, least := range map[int]float64{2: 250, 3: 750} {
+		if p := sw.Points[i]; p.Stopped == "" && p.Result.Response.P99 < least {
+			t.Errorf("%v/s: response p99 %.1f ms, below the %v ms the queue alone makes", p.Rate, p.Result.Response.P99, least)
+		}
+	}
+	base, want := sw.Points[0].Result.Response.P99, -1
+	for i := len(sw.Points) - 1; i > 0; i-- {
+		p := sw.Points[i]
+		broke := p.Stopped != "" || p.Result.Response.P99 > DefaultKnee*base
+		for _, o := range p.SLOs {
+			broke = broke || !o.Pass
+		}
+		if !broke {
+			break
+		}
+		want = i
+	}
+	if sw.Knee != want || sw.Knee == 0 {
+		t.Errorf("knee %d (%s), want %d: the first rate from which every p99 exceeds %v × %.1f ms", sw.Knee, sw.KneeWhy, want, DefaultKnee, base)
+	}
+	if sw.Knee < 0 {
+		t.Errorf("no knee: 110/s's p99 %.1f ms is not over %v × the lowest rate's %.1f ms", sw.Points[3].Result.Response.P99, DefaultKnee, base)
 	}
 	// Throughput: at most the 80/s the stub serves, plus the first
 	// second's slack before the queue fills; the offered rate below it.
@@ -223,53 +250,148 @@ func TestSweepKnee(t *testing.T) {
 // 80/s stub. With runs of D = 2 s, a rate r above 80/s keeps p99 within
 // 150 ms while the backlog's wait (r − 80)·D/80 stays under 100 ms:
 // r ≤ 84/s. So the answer is at most 84/s plus the precision (10 %),
-// under 93/s; noise on a shared machine can only lower it, and the test
-// accepts down to 50/s (the brackets 40–80 and 80–160 both hold 80).
+// under 93/s, on any machine: the stub's 4 workers × 50 ms cannot serve
+// more than 80/s (time.Sleep never returns early), and a busy machine
+// only adds to a response time. How far below it the answer lands is
+// the machine's: with other work on a shared 2-core machine the probe at
+// 40/s has breached (capacity 37.5/s), so the lower side is held to the
+// search's own measurements instead (checkSearch): the answer is the
+// rate its probes measured, each probe's verdict is its own p99 against
+// 150 ms read from the result, not from the search's evaluator, and the
+// bracket is as narrow as asked. A search that misjudges a probe (a
+// wrong figure, unit or sense) or bisects wrong fails it; one that
+// overshoots fails the bound of 93/s.
 func TestSearchCapacity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs about 8 probes × 2 s")
 	}
 	u := knownStub(t, stub.PolicyNone)
-	s, err := RunSearch(context.Background(), SearchOptions{
+	o := SearchOptions{
 		Options: Options{Base: baseRun(u, 2*time.Second), Pause: 200 * time.Millisecond,
 			Objectives: []verify.Objective{obj(t, "response.p99<=150ms")}, EarlyStop: true},
 		From: 20, To: 320, Precision: 0.1, Repeats: 1,
-	})
+	}
+	s, err := RunSearch(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	logProbes(t, s)
-	if s.Verdict != Found || s.Low < 50 || s.Low > 93 || s.High <= s.Low {
-		t.Errorf("verdict %s, capacity %v (bracket %v–%v), want found in 50–93: %s", s.Verdict, s.Low, s.Low, s.High, s.Message)
+	checkSearch(t, s, o, func(pt Point) (float64, bool) { return pt.Result.Response.P99, pt.Result.Response.Count > 0 })
+	if s.Verdict == Found && s.Low > 93 {
+		t.Errorf("capacity %v (bracket %v–%v), want at most 93: the stub serves 80/s: %s", s.Low, s.Low, s.High, s.Message)
 	}
-	if s.Probes[0].Rate != 20 || !s.Probes[0].Pass {
-		t.Errorf("first probe %v/s pass %v", s.Probes[0].Rate, s.Probes[0].Pass)
+}
+
+// checkSearch holds a search's answer to its own probes, measured in the
+// same run. figure reads a repeat's figure of the first objective from
+// its result (and whether it has one); each probe must pass exactly when
+// every repeat ran whole and valid, met openload's default objectives,
+// and the median of its figures meets the bound (one repeat: its
+// figure), with the decision rule of search.go. The answer must then be what bracket and bisection make of
+// those verdicts: a found capacity Low passed, High breached, every
+// probe at or below Low passed and every one at or above High breached,
+// and High − Low is within the precision of Low (or the midpoint rounds
+// onto an end); from-breach means From breached; to-passes that To
+// passed. A busy machine moves the verdicts, never these relations.
+func checkSearch(t *testing.T, s *Search, o SearchOptions, figure func(Point) (float64, bool)) {
+	t.Helper()
+	if len(s.Probes) == 0 {
+		t.Fatalf("verdict %s with no probe: %s", s.Verdict, s.Message)
 	}
+	ob := o.Objectives[0]
+	verdict := map[float64]bool{}
+	for _, p := range s.Probes {
+		whole := len(p.Points) == o.Repeats
+		var figs []float64
+		for _, pt := range p.Points {
+			v, ok := figure(pt)
+			for _, d := range pt.SLOs {
+				ok = ok && (!d.Objective.Default || d.Pass) // openload's own objectives (errors), as verify judged them
+			}
+			if !pt.Valid || pt.Stopped != "" || !ok {
+				whole = false
+				continue
+			}
+			figs = append(figs, v)
+		}
+		want := whole && ob.Meets(median(figs))
+		if p.Pass != want {
+			t.Errorf("probe %v/s: pass %v, but its repeats' %s are %v (ran whole and valid: %v): want pass %v (%s)", p.Rate, p.Pass, ob.Expr, figs, whole, want, p.Why)
+		}
+		verdict[p.Rate] = p.Pass
+	}
+	switch s.Verdict {
+	case Found:
+		if pass, ok := verdict[s.Low]; !ok || !pass {
+			t.Errorf("capacity %v: probed %v, passed %v; want a passing probe", s.Low, ok, pass)
+		}
+		if pass, ok := verdict[s.High]; !ok || pass {
+			t.Errorf("bracket's top %v: probed %v, passed %v; want a breaching probe", s.High, ok, pass)
+		}
+		for r, pass := range verdict {
+			if (r <= s.Low && !pass) || (r >= s.High && pass) {
+				t.Errorf("probe %v/s passed %v, outside the bracket %v–%v that says otherwise", r, pass, s.Low, s.High)
+			}
+		}
+		mid := math.Round((s.Low+s.High)/2*1000) / 1000
+		if s.High-s.Low > o.Precision*s.Low && mid > s.Low && mid < s.High {
+			t.Errorf("bracket %v–%v wider than the precision %v", s.Low, s.High, o.Precision)
+		}
+	case FromBreach:
+		// The machine's, not the search's: a probe at From that breached.
+		t.Logf("the lowest rate breached on this machine: %s", s.Message)
+		if s.Probes[0].Rate != o.From || s.Probes[0].Pass || len(s.Probes) != 1 {
+			t.Errorf("from-breach after %d probes, the first at %v/s passing %v", len(s.Probes), s.Probes[0].Rate, s.Probes[0].Pass)
+		}
+	default:
+		t.Errorf("verdict %s: %s", s.Verdict, s.Message)
+	}
+}
+
+// median is the median of v (the mean of the middle two when even), as
+// search.go's decision rule takes it; NaN when v is empty.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	v = slices.Sorted(slices.Values(v))
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
 }
 
 // TestSearchShareAgainstGate: from the other side, the admission gate
 // (believed wait = queue × 50 ms ÷ 4, budget 100 ms) answers the excess
 // over 80/s with the fallback, so the model's share at r > 80/s is about
 // 80/r: at least 90 % up to 89/s. The share objective finds about the same
-// capacity as the latency one: the test accepts 50–99/s (noise lowers it;
-// the queue the gate lets fill, 8 requests, lifts the share of short runs
-// a little above 80/r).
+// capacity as the latency one: at most 99/s (the queue the gate lets
+// fill, 8 requests, lifts the share of short runs a little above 80/r);
+// noise lowers it, so below that the answer is held to its probes
+// (checkSearch).
 func TestSearchShareAgainstGate(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs about 8 probes × 2 s")
 	}
 	u := knownStub(t, stub.PolicyAdmission)
-	s, err := RunSearch(context.Background(), SearchOptions{
+	o := SearchOptions{
 		Options: Options{Base: baseRun(u, 2*time.Second), Pause: 200 * time.Millisecond,
 			Objectives: []verify.Objective{obj(t, "class.model.share>=90%")}},
 		From: 20, To: 320, Precision: 0.1, Repeats: 1,
-	})
+	}
+	s, err := RunSearch(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	logProbes(t, s)
-	if s.Verdict != Found || s.Low < 50 || s.Low > 99 {
-		t.Errorf("verdict %s, capacity %v (bracket %v–%v), want found in 50–99: %s", s.Verdict, s.Low, s.Low, s.High, s.Message)
+	// The figure is verify's own (the share of classed answers): the
+	// check holds the search's decisions and bisection to it; the bound
+	// above is the known answer's, which no machine can lift (a slow
+	// model only lowers the share). How far below it the capacity lands
+	// is the machine's, as in TestSearchCapacity.
+	checkSearch(t, s, o, func(pt Point) (float64, bool) { return pt.SLOs[0].Measured, !pt.SLOs[0].NoData })
+	if s.Verdict == Found && s.Low > 99 {
+		t.Errorf("capacity %v (bracket %v–%v), want at most 99: %s", s.Low, s.Low, s.High, s.Message)
 	}
 }
 

@@ -2,6 +2,7 @@ package stub
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"sync"
 	"testing"
@@ -83,9 +84,9 @@ func TestOverloadAdmission(t *testing.T) {
 	answered := model + fallback
 	share := float64(model) / float64(answered)
 	t.Logf("sent %d in %v (%.0f/s), model %d fallback %d errors %d, model share %.2f, "+
-		"max model queue wait %.1fms; server: queue_wait %+v, estimator %+v, reasons %+v",
+		"max model queue wait %.1fms, max queue length %d; server: queue_wait %+v, estimator %+v, reasons %+v",
 		sent, issueTime.Round(time.Millisecond), float64(sent)/issueTime.Seconds(), model, fallback, errs, share,
-		maxQueue, st.QueueWait, st.Estimator, st.Reasons)
+		maxQueue, st.MaxQueueLen, st.QueueWait, st.Estimator, st.Reasons)
 
 	if errs != 0 {
 		t.Errorf("%d requests failed", errs)
@@ -102,33 +103,38 @@ func TestOverloadAdmission(t *testing.T) {
 	if limit := int(float64(workers)*runTime.Seconds()/latency.Seconds()) + workers; model > limit {
 		t.Errorf("model answered %d, more than its capacity allows in %v (%d)", model, runTime, limit)
 	}
-	// Statistical: the ideal share is 200/400 = 0.5. The band is wide because
-	// (a) on a slow or busy machine (race detector, 2 cores shared with the
-	// client) real calls take longer than 20ms and the client may not reach
-	// 400/s, which moves the share down or up; (b) the first fraction of a
-	// second runs on the believed estimate and the queue fills. The lower
-	// bound only catches a gate that rejects nearly everything: a loaded
-	// machine has pushed the share far below the ideal (see
-	// docs/MEASUREMENTS.md, “TestOverloadAdmission”). 0.75 means the gate
-	// let far more in than the model can serve within budget.
-	if share < 0.05 || share > 0.75 {
-		t.Errorf("model share %.2f outside [0.05, 0.75] (capacity/offered ≈ 0.5)", share)
+	// Statistical: the ideal share is 200/400 = 0.5. The lower bound only
+	// catches a gate that rejects nearly everything: a loaded machine has
+	// pushed the share far below the ideal (see docs/MEASUREMENTS.md,
+	// “TestOverloadAdmission”). A gate that lets in more than the model
+	// can serve within budget is caught below, by the queue it lets grow,
+	// on any machine; a share bound above would measure how fast the
+	// client could offer its 400/s.
+	if share < 0.05 {
+		t.Errorf("model share %.2f below 0.05 (capacity/offered ≈ 0.5): the gate rejects nearly everything", share)
 	}
 	if st.Reasons.OverBudget == 0 {
 		t.Errorf("no over-budget fallbacks at 2× capacity")
 	}
-	// Every admitted request was estimated to wait at most the budget; its
-	// real wait can exceed that by about one call (the estimate counts only
-	// the requests ahead, not the call in progress) plus slack: the process
-	// being descheduled, and the model slowing down after the estimate was
-	// taken (the rate lags by up to a window). The slack covers what
-	// oversubscribed cores have added (see docs/MEASUREMENTS.md,
-	// “TestOverloadAdmission”); budget+call+slack = 420ms is still far below
-	// the 1s that an ungated queue reaches (queue wait grows to MaxQueueWait
-	// at 2× overload).
-	const slack = 300 * time.Millisecond
-	if bound := ms(budget + latency + slack); maxQueue > bound {
-		t.Errorf("a model answer waited %.1fms in the queue, bound budget+call+slack = %.0fms", maxQueue, bound)
+	// The gate admits a request that finds q waiting only if q ÷ rate ≤
+	// budget, so the queue it lets grow is bounded by a count, whatever
+	// the machine's speed: until MinSamples completions the rate is the
+	// believed workers ÷ latency = 200/s (q ≤ 20); after, it is completions
+	// ÷ the time the window covers, and as no call returns before 20 ms a
+	// window of C holds at most workers·(C/latency + 1) of them, so 20
+	// samples take C ≥ 80 ms and the rate is at most 200 + 4/C ≤ 250/s
+	// (q ≤ 25). A slow machine only lowers the rate, and with it q. So at
+	// most 25 + 1 wait, the admitted one included. An ungated queue (or an
+	// estimate that lets in more than the model serves within budget) at
+	// 2× overload grows by about 200/s until MaxQueueWait (1 s) turns
+	// requests away: a hundred or more. Before this, the bound was on the
+	// largest queue wait a model answer reported (420 ms), which a busy
+	// machine passed by far (1,748 ms): the stub's own delays, not the
+	// gate's. That wait is logged above.
+	minCovered := time.Duration(cfg.MinSamples/workers-1) * latency     // 80 ms
+	fastest := workers/latency.Seconds() + workers/minCovered.Seconds() // 250/s
+	if limit := int(math.Floor(budget.Seconds()*fastest+1e-9)) + 1; st.MaxQueueLen > limit {
+		t.Errorf("the queue reached %d waiting, more than the gate admits (%d: budget × the fastest completion rate %.0f/s, + 1)", st.MaxQueueLen, limit, fastest)
 	}
 }
 
