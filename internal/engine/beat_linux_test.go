@@ -81,7 +81,7 @@ func TestBeatDoneFromStamps(t *testing.T) {
 				if c := checkIdentity(t, rec, 50); c.Completed != 50 || len(got) != 50 {
 					t.Fatalf("counts %+v, %d records: want 50 completed", c, len(got))
 				}
-				n, far := tc.log.outside(t, got, stats.Start)
+				n, far := tc.log.outside(t, got, stats.Start, testClockDone)
 				t.Logf("%d of 50 dones outside the server's writes, the farthest %v (done from the clock: %v; median service time %v)",
 					n, far, testClockDone, time.Duration(rec.Service.ValueAtQuantile(50))*time.Microsecond)
 				return n
@@ -129,7 +129,7 @@ func TestBeatPairsDateAlike(t *testing.T) {
 				apart++
 			}
 		}
-		outside, far := s.writes.outside(t, got, stats.Start)
+		outside, far := s.writes.outside(t, got, stats.Start, testClockDone)
 		t.Logf("%d pairs of %d with two dones, %d dones outside the server's writes, the farthest %v (done from the clock: %v; median service time %v)",
 			apart, pairs, outside, far, testClockDone, time.Duration(rec.Service.ValueAtQuantile(50))*time.Microsecond)
 		return apart, outside

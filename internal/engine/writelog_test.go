@@ -35,8 +35,9 @@ func (l *writeLog) conn(c net.Conn) net.Conn { return loggedConn{c, l} }
 
 // outside counts the records whose done lies outside every logged write
 // (widened by stampSlop either side), logging each with the writes near
-// it, and returns the largest distance of a done from its nearest write.
-func (l *writeLog) outside(t testing.TB, recs map[uint64]recorder.Record, start time.Time) (n int, farthest time.Duration) {
+// it when quiet is false, and returns the largest distance of a done
+// from its nearest write.
+func (l *writeLog) outside(t testing.TB, recs map[uint64]recorder.Record, start time.Time, quiet bool) (n int, farthest time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, r := range recs {
@@ -54,7 +55,7 @@ func (l *writeLog) outside(t testing.TB, recs map[uint64]recorder.Record, start 
 		}
 		if near > stampSlop {
 			n++
-			if !testClockDone {
+			if !quiet {
 				t.Logf("seq %d: scheduled %v, sent %v, done %v: %v from the nearest write", r.Seq, r.Scheduled, r.Sent, r.Done, near)
 				for _, w := range l.writes {
 					if d := w[0].Sub(at); d > -20*time.Millisecond && d < 20*time.Millisecond {
