@@ -134,6 +134,11 @@ func (r *Recorder) stampsResult() *result.Stamps {
 	return s
 }
 
+// InOrder reports whether r's stamps keep the order above, within
+// StampSlack: the rule every run checks, for a test to hold one record
+// to.
+func (r *Record) InOrder() bool { return inOrder(r) }
+
 // inOrder is the check's fast path, taken by every record that is in
 // order: the stamps compared in a line, with none of the bookkeeping of
 // addStamps, which finds what is out of order.
