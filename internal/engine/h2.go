@@ -5,7 +5,6 @@ package engine
 import (
 	"context"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -97,26 +96,50 @@ type h2Client struct {
 	p *h2Pool
 }
 
+// h2Bounces is one request's bounces off HTTP/2 servers that did not
+// process it (RFC 9113 §8.7: refused, or past a GOAWAY's last stream),
+// and the one rule of both HTTP/2 paths, x/net's transport (h2Client) and
+// the loop (h2Loop.unprocessed), for whether and when it goes again.
+type h2Bounces struct {
+	charged int // bounces charged against h2Resends
+	refused int // of the bounces, the refusals (REFUSED_STREAM)
+}
+
 // h2Resends is how often a request the server did not process is sent
-// again before its last failure is its outcome, on both HTTP/2 paths
-// (x/net's number).
+// again before its last failure is its outcome (x/net's number).
 const h2Resends = 6
 
-// h2RefusedWait is how long a request refused k times (REFUSED_STREAM)
-// waits to go again, on both HTTP/2 paths, as x/net/http2's RoundTrip
-// waits: after the first refusal at once, after the k-th 2^(k−2) s. (x/net
-// adds 10 % of jitter to a float that it then truncates to whole seconds,
-// so none is left; neither is here.) x/net waits so after any failure it
-// retries; openload only after refusals, the server's word that it is
-// overloaded. A stream past a GOAWAY's last goes again at once: that is a
-// connection's graceful end (nginx's keepalive_requests sends one every N
-// streams), and a request can be past several in a row, one a second
-// apart under x/net's waits.
-func h2RefusedWait(k int) time.Duration {
-	if k <= 1 {
-		return 0
+// bounce notes a bounce that ended an attempt with err and says whether
+// the request may go again and after how long. charge false: a bounce off
+// the GOAWAY of a connection that let a stream through, not counted
+// against h2Resends: that server makes progress, and nginx with
+// keepalive_requests 3 ends every connection after three streams, so on a
+// loaded machine requests were bounced seven times and failed (TestNginx;
+// with keepalive_requests 5 at 5,000/s, 1,326 of 5,000). The request's
+// timeout still bounds it.
+//
+// The wait: after the first refusal none, after the k-th 2^(k−2) s, as
+// x/net/http2's RoundTrip waits. (x/net adds 10 % of jitter to a float
+// that it then truncates to whole seconds, so none is left; neither is
+// here.) x/net waits so after any failure it retries; openload only after
+// refusals, the server's word that it is overloaded. A stream past a
+// GOAWAY's last goes again at once: that is a connection's graceful end
+// (nginx's keepalive_requests sends one every N streams), and a request
+// can be past several in a row, one a second apart under x/net's waits.
+func (b *h2Bounces) bounce(err error, charge bool) (again bool, wait time.Duration) {
+	if charge {
+		b.charged++
 	}
-	return time.Second << (k - 2)
+	if b.charged > h2Resends {
+		return false, 0
+	}
+	if se := (http2.StreamError{}); errors.As(err, &se) && se.Code == http2.ErrCodeRefusedStream {
+		b.refused++
+		if b.refused > 1 {
+			wait = time.Second << (b.refused - 2)
+		}
+	}
+	return true, wait
 }
 
 func (c *h2Client) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -125,8 +148,8 @@ func (c *h2Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		return c.t.RoundTrip(req)
 	}
 	addr := h2Authority(req.URL)
-	refused := 0
-	for resends := 0; ; resends++ {
+	var bounces h2Bounces
+	for {
 		cc, nc, reused, err := c.p.get(req, addr)
 		if err != nil {
 			return nil, err
@@ -138,7 +161,7 @@ func (c *h2Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		if err == nil {
 			return res, nil
 		}
-		if req.Context().Err() != nil || resends == h2Resends {
+		if req.Context().Err() != nil {
 			return nil, err
 		}
 		// The attempt's WroteHeaders hook has run: x/net returns an
@@ -149,22 +172,15 @@ func (c *h2Client) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !unprocessed && (written || !st.Closed && !st.Closing) {
 			return nil, err // the server may have acted on it
 		}
-		// A bounce off the GOAWAY of a connection that let a stream
-		// through is not charged, as on the event loop (h2Loop.
-		// unprocessed): that server makes progress, and nginx with
-		// keepalive_requests 5 at 5,000/s bounced requests past 6 and
-		// failed 1,326 of 5,000. The request's timeout still bounds it.
-		if progress {
-			resends--
-		}
-		if se := (http2.StreamError{}); errors.As(err, &se) && se.Code == http2.ErrCodeRefusedStream {
-			refused++
+		again, wait := bounces.bounce(err, !progress)
+		if !again {
+			return nil, err
 		}
 		if req, err = rewound(req); err != nil {
 			return nil, err
 		}
-		if d := h2RefusedWait(refused); d > 0 {
-			t := time.NewTimer(d)
+		if wait > 0 {
+			t := time.NewTimer(wait)
 			select {
 			case <-t.C:
 			case <-req.Context().Done():
@@ -496,15 +512,15 @@ func (c *h2Conn) serverFrame() {
 	pay := c.in.payload()
 	switch c.in.typ() {
 	case http2.FrameRSTStream:
-		if len(pay) >= 4 && http2.ErrCode(binary.BigEndian.Uint32(pay)) == http2.ErrCodeRefusedStream {
+		if code, ok := rstCode(pay); ok && code == http2.ErrCodeRefusedStream {
 			c.mu.Lock()
 			c.refused = append(c.refused, c.in.stream())
 			c.mu.Unlock()
 			c.nrefused.Add(1)
 		}
 	case http2.FrameGoAway:
-		if len(pay) >= 8 {
-			last := int64(binary.BigEndian.Uint32(pay) & (1<<31 - 1))
+		if id, ok := goAwayLast(pay); ok {
+			last := int64(id)
 			for {
 				g := c.goAway.Load()
 				if (g >= 0 && g <= last) || c.goAway.CompareAndSwap(g, last) {
@@ -539,65 +555,4 @@ func (c *h2Conn) unprocessed(id uint32) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Contains(c.refused, id)
-}
-
-// frameScan follows the frames of one direction of an HTTP/2 connection
-// (RFC 9113 §4.1: a 9-byte header, length, type, flags and stream, then
-// the payload), fed the bytes as they pass in pieces of any size. It
-// keeps the current frame's header and the first bytes of its payload,
-// enough for RST_STREAM's error code and GOAWAY's last stream and error
-// code, and skips the rest.
-type frameScan struct {
-	preface int     // bytes of the client connection preface still to pass
-	head    [9]byte // the current frame's header, nhead bytes of it so far
-	nhead   int
-	left    int     // bytes of its payload still to pass
-	keep    [8]byte // its payload's first bytes, nkeep of them
-	nkeep   int
-}
-
-// feed takes bytes of p up to the end of the current frame and returns
-// how many it took and whether the frame ended there; its typ, flags,
-// stream and payload stay readable until the next feed.
-func (s *frameScan) feed(p []byte) (int, bool) {
-	n := 0
-	if s.preface > 0 {
-		n = min(s.preface, len(p))
-		s.preface -= n
-		p = p[n:]
-	}
-	if s.nhead < len(s.head) {
-		k := copy(s.head[s.nhead:], p)
-		s.nhead += k
-		n += k
-		p = p[k:]
-		if s.nhead < len(s.head) {
-			return n, false
-		}
-		s.left = int(s.head[0])<<16 | int(s.head[1])<<8 | int(s.head[2])
-		s.nkeep = 0
-	}
-	k := min(s.left, len(p))
-	if s.nkeep < len(s.keep) {
-		s.nkeep += copy(s.keep[s.nkeep:], p[:k])
-	}
-	s.left -= k
-	n += k
-	if s.left > 0 {
-		return n, false
-	}
-	s.nhead = 0
-	return n, true
-}
-
-func (s *frameScan) typ() http2.FrameType { return http2.FrameType(s.head[3]) }
-func (s *frameScan) stream() uint32       { return binary.BigEndian.Uint32(s.head[5:]) & (1<<31 - 1) }
-func (s *frameScan) payload() []byte      { return s.keep[:s.nkeep] }
-
-// endsHeaderBlock reports whether the frame ends a header block: a
-// HEADERS frame or its last CONTINUATION, with END_HEADERS (RFC 9113
-// §4.3).
-func (s *frameScan) endsHeaderBlock() bool {
-	t := s.typ()
-	return (t == http2.FrameHeaders || t == http2.FrameContinuation) && http2.Flags(s.head[4]).Has(http2.FlagHeadersEndHeaders)
 }

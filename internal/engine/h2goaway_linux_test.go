@@ -6,7 +6,7 @@ import (
 )
 
 // TestH2GoAwayBounces: a stream past a GOAWAY's last goes again at once,
-// however often its request was bounced (h2RefusedWait waits only after
+// however often its request was bounced (h2Bounces.bounce waits only after
 // refusals), and a bounce counts against h2Resends only when the
 // connection processed no stream. The server of "progress" answers one
 // stream a connection and sends GOAWAY at the second, so with four

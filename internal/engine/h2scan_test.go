@@ -101,3 +101,35 @@ func FuzzFrameScan(f *testing.F) {
 		}
 	})
 }
+
+// TestHeaderFragment: the loop's own HEADERS parsing strips padding and
+// priority as RFC 9113 §6.2 lays them out, and names the connection error
+// of a frame too short for what its flags say.
+func TestHeaderFragment(t *testing.T) {
+	block := []byte{0x82, 0x86}
+	for _, c := range []struct {
+		name  string
+		flags http2.Flags
+		p     []byte
+		want  []byte
+		code  http2.ErrCode
+	}{
+		{"plain", 0, block, block, 0},
+		{"padded", http2.FlagHeadersPadded, append(append([]byte{3}, block...), 0, 0, 0), block, 0},
+		{"priority", http2.FlagHeadersPriority, append([]byte{0, 0, 0, 1, 16}, block...), block, 0},
+		{"both", http2.FlagHeadersPadded | http2.FlagHeadersPriority, append(append([]byte{1, 0, 0, 0, 1, 16}, block...), 0), block, 0},
+		{"pad longer than the frame", http2.FlagHeadersPadded, []byte{9, 1}, nil, http2.ErrCodeProtocol},
+		{"priority cut short", http2.FlagHeadersPriority, []byte{0, 0, 1}, nil, http2.ErrCodeFrameSize},
+	} {
+		frag, code, ok := headerFragment(c.flags, c.p)
+		if ok != (c.want != nil) || code != c.code || !bytes.Equal(frag, c.want) {
+			t.Errorf("%s: got %x, %v, %v; want %x, %v", c.name, frag, code, ok, c.want, c.code)
+		}
+	}
+	if _, ok := windowIncrement([]byte{0, 0, 1}); ok {
+		t.Error("a 3-byte WINDOW_UPDATE parsed")
+	}
+	if inc, ok := windowIncrement([]byte{0x80, 0, 1, 0}); !ok || inc != 256 {
+		t.Errorf("WINDOW_UPDATE with the reserved bit: %d, %v; want 256", inc, ok)
+	}
+}
