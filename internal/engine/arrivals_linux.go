@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -236,4 +238,93 @@ func (a *loopArrivals) sleep(now, next, check time.Duration) (int, error) {
 		return rawEpollWait(a.ep, a.events)
 	}
 	return n, err
+}
+
+// openLoop opens an event loop's descriptors: its epoll, with its
+// timerfd (the next arrival or deadline, sleep_linux.go) and its eventfd
+// (news, loopInbox) in it, both marked Fd -1 for the loop's event switch.
+func openLoop() (ep, tfd, efd int, err error) {
+	if ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return -1, -1, -1, err
+	}
+	if tfd, err = newTimerfd(); err != nil {
+		unix.Close(ep)
+		return -1, -1, -1, err
+	}
+	if efd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		unix.Close(ep)
+		unix.Close(tfd)
+		return -1, -1, -1, err
+	}
+	for _, fd := range []int{tfd, efd} {
+		if err = unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: -1, Pad: int32(fd)}); err != nil {
+			unix.Close(ep)
+			unix.Close(tfd)
+			unix.Close(efd)
+			return -1, -1, -1, err
+		}
+	}
+	return ep, tfd, efd, nil
+}
+
+// startLoop runs a loop (run) in a goroutine of wg that keeps its thread
+// to the end, with its short scheduler slice (loopSlice); the run's
+// self-monitoring samples how busy the loop is by its time in epoll_wait.
+func (a *loopArrivals) startLoop(wg *sync.WaitGroup, run func()) {
+	a.g.mon.WatchLoop(func() time.Duration { return time.Duration(a.waited.Load()) })
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// The thread, with its scheduler slice, ends with the goroutine.
+		runtime.LockOSThread()
+		a.g.mon.LoopSlice(shortSlice())
+		run()
+	}()
+}
+
+// loopInbox is where goroutines (dials, lent exchanges) leave a loop
+// their news (T) and wake it, by its eventfd.
+type loopInbox[T any] struct {
+	mu      sync.Mutex
+	efd     int  // the loop's eventfd
+	closed  bool // efd is closed: no more wake-ups
+	inbox   []T
+	scratch []T
+}
+
+// wake tells the loop to look at its inbox and the run's contexts.
+func (b *loopInbox[T]) wake() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.wakeLocked()
+}
+
+func (b *loopInbox[T]) wakeLocked() {
+	if !b.closed {
+		one := [8]byte{1}                // a non-zero count in either byte order
+		_, _ = unix.Write(b.efd, one[:]) // EAGAIN: the counter is already set
+	}
+}
+
+// tell leaves n in the inbox and wakes the loop.
+func (b *loopInbox[T]) tell(n T) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.inbox = append(b.inbox, n)
+	b.wakeLocked()
+}
+
+// news takes what the inbox holds; the loop's until its next call.
+func (b *loopInbox[T]) news() []T {
+	b.mu.Lock()
+	b.scratch, b.inbox = b.inbox, b.scratch[:0]
+	b.mu.Unlock()
+	return b.scratch
+}
+
+// shut ends the wake-ups: the loop is closing its eventfd.
+func (b *loopInbox[T]) shut() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
 }

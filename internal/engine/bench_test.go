@@ -40,7 +40,7 @@ func BenchmarkWorkerDo(b *testing.B) {
 	// The same request path with a mix: three GETs in turn (mix3), and
 	// one GET whose path and a header are templated (templated), which
 	// rawServer answers as it answers the single URL.
-	for _, cl := range []client{openClients[0], openClients[1]} {
+	for _, cl := range []clientCase{openClients[0], openClients[1]} {
 		for _, m := range benchMixes {
 			b.Run(cl.test+"-"+m.name, func(b *testing.B) {
 				cfg := Config{Lean: cl.lean, Timeout: 5 * time.Second, Targets: m.targets(b, srv.URL)}
@@ -90,7 +90,7 @@ func benchDo(b *testing.B, cfg Config, class string, timings int) {
 // benchRun times a whole open run of b.N requests with cfg into rec, on
 // a schedule of 1,000,000/s, so that the generator, not the clock, sets
 // the pace. Every request must complete, on cl's client.
-func benchRun(b *testing.B, cfg Config, cl client, rec *recorder.Recorder) {
+func benchRun(b *testing.B, cfg Config, cl clientCase, rec *recorder.Recorder) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	stats, err := Run(context.Background(), cfg, schedule.NewConstant(1e6, time.Duration(b.N)*time.Microsecond), rec)
@@ -135,7 +135,7 @@ func BenchmarkOpenRun(b *testing.B) {
 
 // autoClients are the lean client and the event loop, for the "-auto"
 // runs of BenchmarkOpenRun.
-var autoClients = []client{{"lean-auto", ClientLean, true, false}, {"epoll-auto", epollClient, true, true}}
+var autoClients = []clientCase{{"lean-auto", ClientLean, true, false}, {"epoll-auto", epollClient, true, true}}
 
 // BenchmarkStubHeaders is BenchmarkWorkerDo and BenchmarkOpenRun against
 // a server that answers as the stub does, with X-Stub-Source and

@@ -156,7 +156,7 @@ func TestClosedPacedUsersShareTheRate(t *testing.T) {
 // each request is scheduled when its user was ready, so it is sent at once
 // and there is nothing to skip.
 func TestClosedUnpaced(t *testing.T) {
-	forClients(t, closedClients, func(t *testing.T, cl client) {
+	forClients(t, closedClients, func(t *testing.T, cl clientCase) {
 		var mu sync.Mutex
 		inFlight, maxSeen := 0, 0
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -228,7 +228,7 @@ func TestClosedThink(t *testing.T) {
 // is in flight when the drain expires (unfinished), and the user was busy
 // for every other slot.
 func TestClosedDrainAccountsEveryRequest(t *testing.T) {
-	forClients(t, closedClients, func(t *testing.T, cl client) {
+	forClients(t, closedClients, func(t *testing.T, cl clientCase) {
 		srv := hangingServer(t)
 		rec := recorder.New(nil)
 		runClosed(t, srv.URL, Config{Lean: cl.lean, Epoll: cl.epoll, Timeout: time.Minute, Drain: 100 * time.Millisecond}, Closed{Users: 1, Rate: 100, Duration: 200 * time.Millisecond}, rec)
@@ -240,7 +240,7 @@ func TestClosedDrainAccountsEveryRequest(t *testing.T) {
 }
 
 func TestClosedCancel(t *testing.T) {
-	forClients(t, closedClients, func(t *testing.T, cl client) {
+	forClients(t, closedClients, func(t *testing.T, cl clientCase) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 		defer srv.Close()
 		for _, rate := range []float64{100, 0} {

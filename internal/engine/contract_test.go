@@ -115,6 +115,7 @@ const (
 type contractPath struct {
 	name        string
 	client      string // its Stats.Client
+	path        string // the row of clients (client.go) that must send it
 	lean, epoll bool
 	proto       string // "" (HTTP/1.1), H2C or HTTP2
 	tls         bool
@@ -136,14 +137,45 @@ func (p contractPath) late() (median, one time.Duration) {
 // lean client and the HTTP/1.1 loop speak plain http only (an https URL
 // goes to net/http), so HTTP/1.1 over TLS is net/http's alone.
 var contractPaths = []contractPath{
-	{"h1-loop", epollClient, true, true, "", false, false},
-	{"h1-lean", ClientLean, true, false, "", false, true},
-	{"h1-net-http", ClientNetHTTP, false, false, "", false, true},
-	{"h1-net-http-tls", ClientNetHTTP, false, false, "", true, true},
-	{"h2c-loop", h2ClientName(true), false, true, H2C, false, false},
-	{"h2-loop-tls", h2ClientName(true), false, true, HTTP2, true, false},
-	{"h2c-x-net", ClientNetHTTP, false, false, H2C, false, true},
-	{"h2-x-net-tls", ClientNetHTTP, false, false, HTTP2, true, true},
+	{"h1-loop", epollClient, loopPath(PathH1Loop), true, true, "", false, false},
+	{"h1-lean", ClientLean, PathLean, true, false, "", false, true},
+	{"h1-net-http", ClientNetHTTP, PathNetHTTP, false, false, "", false, true},
+	{"h1-net-http-tls", ClientNetHTTP, PathNetHTTP, false, false, "", true, true},
+	{"h2c-loop", h2ClientName(true), loopPath(PathH2Loop), false, true, H2C, false, false},
+	{"h2-loop-tls", h2ClientName(true), loopPath(PathH2Loop), false, true, HTTP2, true, false},
+	{"h2c-x-net", ClientNetHTTP, PathNetHTTP, false, false, H2C, false, true},
+	{"h2-x-net-tls", ClientNetHTTP, PathNetHTTP, false, false, HTTP2, true, true},
+}
+
+// loopPath is the row of clients that sends what asks for an event loop:
+// the loop on Linux; elsewhere the goroutine path the loop stands in for
+// (the lean client for HTTP/1.1, x/net's transport for HTTP/2).
+func loopPath(loop string) string {
+	switch {
+	case runtime.GOOS == "linux":
+		return loop
+	case loop == PathH1Loop:
+		return PathLean
+	}
+	return PathNetHTTP
+}
+
+// TestContractCoversClients: every row of clients — every implementation
+// of client — is a path of the contract, so that a new client cannot
+// land without the known-answer suite holding it.
+func TestContractCoversClients(t *testing.T) {
+	held := map[string]bool{}
+	for _, p := range contractPaths {
+		held[p.path] = true
+	}
+	for _, row := range clients {
+		if runtime.GOOS != "linux" && (row.path == PathH1Loop || row.path == PathH2Loop) {
+			continue // the loops are Linux's
+		}
+		if !held[row.path] {
+			t.Errorf("client %q has no path in contractPaths: add one, with every case it can run", row.path)
+		}
+	}
 }
 
 func (p contractPath) h2() bool { return p.proto != "" }
@@ -544,8 +576,8 @@ func (c contractCase) check(t reporter, p contractPath, run *contractRun) {
 		t.Errorf("%v", run.err)
 		return
 	}
-	if run.stats.Client != p.client {
-		t.Errorf("client %q, want %q", run.stats.Client, p.client)
+	if run.stats.Client != p.client || run.stats.Path != p.path {
+		t.Errorf("client %q by %q, want %q by %q", run.stats.Client, run.stats.Path, p.client, p.path)
 	}
 	if len(run.recs) != c.reqs {
 		t.Errorf("%d records, want %d", len(run.recs), c.reqs)

@@ -49,8 +49,8 @@ func hungAddr(t *testing.T) string {
 // (no connection), not as a timed-out request.
 func TestDialTimeout(t *testing.T) {
 	const dial, timeout = 100 * time.Millisecond, 5 * time.Second
-	cs := append(openClients, client{"h2c", ClientNetHTTP, false, false})
-	forClients(t, cs, func(t *testing.T, cl client) {
+	cs := append(openClients, clientCase{"h2c", ClientNetHTTP, false, false})
+	forClients(t, cs, func(t *testing.T, cl clientCase) {
 		cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 2, Timeout: timeout, DialTimeout: dial}
 		if cl.test == "h2c" {
 			cfg.Protocol = H2C

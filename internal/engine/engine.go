@@ -202,6 +202,9 @@ type Stats struct {
 	Client string
 	// Predial is what was opened before the clock started (predial.go).
 	Predial Predial
+	// Path is the row of the engine's clients that sent an open run
+	// (PathH2Loop … PathNetHTTP, client.go); "" for a closed loop.
+	Path string
 }
 
 // The clients of Stats.Client.
@@ -247,26 +250,12 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 
 	var wg sync.WaitGroup
 	dispatchDone := make(chan struct{})
-	if l := newH2Loop(g, s, &stats, dispatchDone); l != nil { // h2loop_linux.go
+	path, c := openClient(g, s, &stats, dispatchDone) // client.go
+	stats.Path = path
+	if path == PathH2Loop || path == PathH1Loop {
 		stats.Client = ClientEpoll
-		l.start(ctx, &wg)
-	} else if l := newEpollLoop(g, s, &stats, dispatchDone); l != nil {
-		stats.Client = ClientEpoll
-		l.start(ctx, &wg)
-	} else {
-		for range cfg.Connections {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				g.worker()
-			}()
-		}
-		go func() {
-			defer close(dispatchDone)
-			g.dispatch(ctx, s, &stats)
-			close(g.due)
-		}()
 	}
+	c.start(ctx, &wg)
 	g.windDown(ctx, dispatchDone, &wg)
 	stats.Dispatched = g.dispatched.Load()
 	stats.LimitWaited = g.limitWaited.Load()

@@ -60,7 +60,7 @@ func runAgainst(t *testing.T, rawURL string, cfg Config, s schedule.Schedule) (*
 }
 
 // client is one of the engine's HTTP/1.1 clients, as Config chooses it.
-type client struct {
+type clientCase struct {
 	test        string // the subtest's name
 	name        string // its Stats.Client
 	lean, epoll bool   // Config.Lean, Config.Epoll
@@ -70,14 +70,14 @@ var (
 	// openClients are the clients of an open run: net/http's transport,
 	// the lean client (lean.go) and the lean client driven by one event
 	// loop (epoll_linux.go).
-	openClients = []client{{"net-http", ClientNetHTTP, false, false}, {"lean", ClientLean, true, false}, {"epoll", epollClient, true, true}}
+	openClients = []clientCase{{"net-http", ClientNetHTTP, false, false}, {"lean", ClientLean, true, false}, {"epoll", epollClient, true, true}}
 	// closedClients are those of a closed run, which has no event loop.
 	closedClients = openClients[:2]
 )
 
 // forClients runs test with each of cs: they must keep the same
 // accounting.
-func forClients(t *testing.T, cs []client, test func(t *testing.T, cl client)) {
+func forClients(t *testing.T, cs []clientCase, test func(t *testing.T, cl clientCase)) {
 	for _, cl := range cs {
 		t.Run(cl.test, func(t *testing.T) { test(t, cl) })
 	}
@@ -120,7 +120,7 @@ func checkIdentity(t *testing.T, rec *recorder.Recorder, want int64) result.Coun
 }
 
 func TestOpenModelCompletes(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		var mu sync.Mutex
 		var methods []string
 		var bodies int
@@ -163,7 +163,7 @@ func TestOpenModelCompletes(t *testing.T) {
 }
 
 func TestRefusedConnectionsAccounted(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		addr, release, err := rawtcp.RefusedAddr()
 		if err != nil {
 			t.Fatal(err)
@@ -181,7 +181,7 @@ func TestRefusedConnectionsAccounted(t *testing.T) {
 }
 
 func TestTimeoutsAccounted(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		srv := hangingServer(t)
 		rec, _ := runAgainst(t, srv.URL, Config{Lean: cl.lean, Epoll: cl.epoll, Timeout: 100 * time.Millisecond}, schedule.NewConstant(50, 200*time.Millisecond))
 		c := checkIdentity(t, rec, 10)
@@ -200,7 +200,7 @@ func TestTimeoutsAccounted(t *testing.T) {
 }
 
 func TestUnfinishedAtDrain(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		srv := hangingServer(t)
 		// 2 connections, 20 requests, a server that never answers and a drain of
 		// 100 ms: 2 are in flight when the drain expires, 18 never leave.
@@ -220,7 +220,7 @@ func TestUnfinishedAtDrain(t *testing.T) {
 }
 
 func TestResetClassified(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			hj, ok := w.(http.Hijacker)
 			if !ok {
@@ -249,7 +249,7 @@ func TestResetClassified(t *testing.T) {
 // takes 20 ms, requests due every 5 ms queue inside openload. That wait must
 // show as send delay while service time stays at the server's 20 ms.
 func TestConnectionLimitIsSendDelay(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			time.Sleep(20 * time.Millisecond)
 		}))
@@ -276,7 +276,7 @@ func TestConnectionLimitIsSendDelay(t *testing.T) {
 }
 
 func TestCancelStopsScheduling(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 		defer srv.Close()
 		ctx, cancel := context.WithCancel(context.Background())

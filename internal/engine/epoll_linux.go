@@ -129,7 +129,6 @@ type epollLoop struct {
 	t *leanTransport
 	w *worker // the loop's shard and stamp digits
 
-	efd   int // eventfd: news
 	slots []slot
 	idle  []int32 // slots with an idle connection, most recently used last
 	free  []int32 // slots without a connection
@@ -145,10 +144,7 @@ type epollLoop struct {
 	stamper     // the beat (beat_linux.go)
 	writing int // slots whose request waits for room to write
 
-	mu      sync.Mutex
-	closed  bool   // efd is closed: no more wake-ups
-	inbox   []news // what goroutines told the loop
-	scratch []news
+	loopInbox[news] // what goroutines tell the loop
 }
 
 // never is an offset no run reaches.
@@ -169,35 +165,18 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 	if !g.cfg.Epoll || t == nil || t.head || g.retry != nil {
 		return nil
 	}
-	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	ep, tfd, efd, err := openLoop() // arrivals_linux.go
 	if err != nil {
-		return nil
-	}
-	tfd, err := newTimerfd() // sleep_linux.go
-	if err != nil {
-		unix.Close(ep)
-		return nil
-	}
-	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		unix.Close(ep)
-		unix.Close(tfd)
 		return nil
 	}
 	l := &epollLoop{loopArrivals: newLoopArrivals(g, stats, dispatched, s, ep, tfd), t: t, w: g.newWorker(),
-		efd: efd, slots: make([]slot, g.cfg.Connections), nextCheck: never,
+		loopInbox: loopInbox[news]{efd: efd}, slots: make([]slot, g.cfg.Connections), nextCheck: never,
 		discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard(), stamper: stamper{plain: !t.stream}}
 	l.ts.sh = l.w.shard
 	l.bounded = true // batchArrivals
 	for i := range l.slots {
 		l.slots[i].fd = -1
 		l.free = append(l.free, int32(len(l.slots)-1-i)) // slot 0 first
-	}
-	for _, fd := range []int{tfd, efd} {
-		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: -1, Pad: int32(fd)}); err != nil {
-			l.close()
-			return nil
-		}
 	}
 	l.startBeat(&l.loopArrivals, efd)
 	l.adoptWarm() // predial_linux.go
@@ -212,16 +191,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 // start runs the loop in a goroutine of wg; it returns when every request
 // has its record. The run's self-monitoring samples how busy the loop is.
 func (l *epollLoop) start(ctx context.Context, wg *sync.WaitGroup) {
-	l.g.mon.WatchLoop(func() time.Duration { return time.Duration(l.waited.Load()) })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		// The goroutine keeps its thread to the end, and the thread, with
-		// its scheduler slice, ends with it.
-		runtime.LockOSThread()
-		l.g.mon.LoopSlice(shortSlice())
-		l.run(ctx)
-	}()
+	l.startLoop(wg, func() { l.run(ctx) })
 }
 
 // loopSlice is the scheduler slice the loop's thread asks for.
@@ -264,27 +234,6 @@ func (l *epollLoop) abandonPending() {
 	for l.pending.len() > 0 {
 		l.g.abandon(l.pending.pop(), l.w.shard)
 	}
-}
-
-// wake tells the loop to look at its inbox and the run's contexts.
-func (l *epollLoop) wake() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.wakeLocked()
-}
-
-func (l *epollLoop) wakeLocked() {
-	if !l.closed {
-		one := [8]byte{1}                // a non-zero count in either byte order
-		_, _ = unix.Write(l.efd, one[:]) // EAGAIN: the counter is already set
-	}
-}
-
-func (l *epollLoop) tell(n news) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.inbox = append(l.inbox, n)
-	l.wakeLocked()
 }
 
 // run sends every arrival and reads the responses, until the schedule is
@@ -374,10 +323,7 @@ func (l *epollLoop) event(ev unix.EpollEvent) {
 
 // news takes the inbox's news: dialled connections and lent slots given back.
 func (l *epollLoop) news() {
-	l.mu.Lock()
-	l.scratch, l.inbox = l.inbox, l.scratch[:0]
-	l.mu.Unlock()
-	for _, n := range l.scratch {
+	for _, n := range l.loopInbox.news() {
 		l.out--
 		s := &l.slots[n.slot]
 		if n.lent {
@@ -903,9 +849,7 @@ func (l *epollLoop) close() {
 	for i := range l.slots {
 		l.closeConn(int32(i))
 	}
-	l.mu.Lock()
-	l.closed = true
-	l.mu.Unlock()
+	l.shut()
 	l.stopBeat()
 	for _, fd := range []int{l.tfd, l.efd, l.ep, l.quiet} {
 		if fd >= 0 {

@@ -45,7 +45,7 @@ func TestEpollLargeRequestBody(t *testing.T) {
 	// 4 MiB bodies fill the socket's send buffer: the loop writes each
 	// request in parts, as epoll says there is room.
 	body := bytes.Repeat([]byte("0123456789abcdef"), 1<<18)
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			n, _ := io.Copy(io.Discard, r.Body)
 			if n != int64(len(body)) {
@@ -78,7 +78,7 @@ func TestEpollLentResponses(t *testing.T) {
 		{"bare line feeds", "HTTP/1.1 200 OK\nContent-Length: 2\n\r\nok"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			forClients(t, openClients, func(t *testing.T, cl client) {
+			forClients(t, openClients, func(t *testing.T, cl clientCase) {
 				u := rawAnswers(t, func(nc net.Conn, _ *bufio.Reader, _ <-chan struct{}) bool {
 					_, err := io.WriteString(nc, c.answer)
 					return err == nil
@@ -101,7 +101,7 @@ func stalledChunks(nc net.Conn, _ *bufio.Reader, done <-chan struct{}) bool {
 }
 
 func TestEpollLentTimeout(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		u := rawAnswers(t, stalledChunks)
 		rec, _ := runAgainst(t, u, Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 4, Timeout: 100 * time.Millisecond},
 			schedule.NewConstant(100, 40*time.Millisecond))
@@ -117,7 +117,7 @@ func TestEpollLentTimeout(t *testing.T) {
 }
 
 func TestEpollLentDrain(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		u := rawAnswers(t, stalledChunks)
 		rec, _ := runAgainst(t, u, Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 4, Timeout: time.Minute, Drain: 100 * time.Millisecond},
 			schedule.NewConstant(100, 40*time.Millisecond))
@@ -140,7 +140,7 @@ func TestEpollServerCloses(t *testing.T) {
 		completed    int64  // of 10; the others fail
 		status       int64  // responses whose status came (completed or not)
 		kind         string // of the failures
-		clients      []client
+		clients      []clientCase
 	}{
 		{"before answering", "", 0, 0, "reset", openClients},
 		// A head cut short is a reset, not a malformed response.
@@ -152,7 +152,7 @@ func TestEpollServerCloses(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var first result.Counts
-			forClients(t, c.clients, func(t *testing.T, cl client) {
+			forClients(t, c.clients, func(t *testing.T, cl clientCase) {
 				u := rawAnswers(t, func(nc net.Conn, _ *bufio.Reader, _ <-chan struct{}) bool {
 					io.WriteString(nc, c.answer)
 					return false // close
@@ -226,7 +226,7 @@ func TestEpollAppliesWhereItCan(t *testing.T) {
 // comes (the loop once slept until the drain expired, and the last two
 // requests ended unfinished instead of timed out).
 func TestTimeoutFreesConnectionForWaiting(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		u := rawAnswers(t, func(_ net.Conn, _ *bufio.Reader, done <-chan struct{}) bool {
 			<-done
 			return false
@@ -249,7 +249,7 @@ func TestTimeoutFreesConnectionForWaiting(t *testing.T) {
 // idle, and the request was written to no descriptor: "write: bad file
 // descriptor", an error of kind other.)
 func TestIdleCloseBeforeUse(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		var heads atomic.Int64
 		srv, err := rawtcp.Serve(func(c net.Conn, done <-chan struct{}) {
 			br := bufio.NewReader(c)

@@ -59,7 +59,7 @@ func TestStreamFramingInPieces(t *testing.T) {
 		{"ndjson error line", []string{ndHead, chunk(failed[0]), chunk(failed[1]), chunk(two[2]), "0\r\n\r\n"}, 1, 1, false, "stream", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			forClients(t, openClients, func(t *testing.T, cl client) {
+			forClients(t, openClients, func(t *testing.T, cl clientCase) {
 				var mu sync.Mutex
 				conns := map[string]bool{}
 				u := rawAnswers(t, func(nc net.Conn, _ *bufio.Reader, _ <-chan struct{}) bool {

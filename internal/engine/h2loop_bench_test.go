@@ -144,7 +144,7 @@ func BenchmarkH2OpenRun(b *testing.B) {
 				z := newZeroH2(b, p.tls)
 				cfg := Config{URL: mustURL(b, z.URL), Method: http.MethodGet, Connections: 16, Timeout: 5 * time.Second,
 					Drain: 5 * time.Second, Protocol: p.proto, TLS: z.TLS, Epoll: cl.epoll}
-				benchRun(b, cfg, client{name: h2ClientName(cl.epoll)}, recorder.New(nil))
+				benchRun(b, cfg, clientCase{name: h2ClientName(cl.epoll)}, recorder.New(nil))
 			})
 		}
 	}

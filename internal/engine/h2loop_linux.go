@@ -8,7 +8,6 @@ import (
 	"crypto/tls"
 	"io"
 	"os"
-	"runtime"
 	"sync"
 	"time"
 
@@ -262,7 +261,6 @@ type h2Loop struct {
 	tlsConf *tls.Config
 	addr    string
 
-	efd     int
 	slots   []h2Slot
 	free    []int32
 	waiting []int32 // slots to give a stream, oldest first
@@ -284,10 +282,7 @@ type h2Loop struct {
 	dirtyList []*h2lc
 	ringSize  int
 
-	mu      sync.Mutex
-	closed  bool
-	inbox   []h2news
-	scratch []h2news
+	loopInbox[h2news] // what goroutines tell the loop
 }
 
 // newH2Loop returns the HTTP/2 event loop for g's open run of s, or nil
@@ -298,25 +293,14 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 	if !h2LoopApplies(cfg) || g.retry != nil {
 		return nil
 	}
-	ep, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	ep, tfd, efd, err := openLoop() // arrivals_linux.go
 	if err != nil {
-		return nil
-	}
-	tfd, err := newTimerfd()
-	if err != nil {
-		unix.Close(ep)
-		return nil
-	}
-	efd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		unix.Close(ep)
-		unix.Close(tfd)
 		return nil
 	}
 	addr := h2Addr(cfg.URL)
 	l := &h2Loop{loopArrivals: newLoopArrivals(g, stats, dispatched, s, ep, tfd), w: g.newWorker(), reqs: newH2Reqs(cfg),
 		tls: cfg.Protocol == HTTP2, tlsConf: tlsConfig(*cfg), addr: addr,
-		efd: efd, slots: make([]h2Slot, cfg.Connections), nextCheck: never,
+		loopInbox: loopInbox[h2news]{efd: efd}, slots: make([]h2Slot, cfg.Connections), nextCheck: never,
 		dialFor: -1, metrics: interner{max: recorder.MaxTimingMetrics}, stamper: stamper{plain: !cfg.Stream},
 		resend: newH2ResendRule(cfg.Resend)}
 	l.ts.sh = l.w.shard
@@ -337,12 +321,6 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 	for i := range l.slots {
 		l.slots[i].hand = -1
 		l.free = append(l.free, int32(len(l.slots)-1-i))
-	}
-	for _, fd := range []int{tfd, efd} {
-		if err := unix.EpollCtl(ep, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: -1, Pad: int32(fd)}); err != nil {
-			l.close()
-			return nil
-		}
 	}
 	l.startBeat(&l.loopArrivals, efd)
 	// The connections opened before the start (predialH2).
@@ -372,30 +350,7 @@ func lowerASCII(s string) string {
 }
 
 func (l *h2Loop) start(ctx context.Context, wg *sync.WaitGroup) {
-	l.g.mon.WatchLoop(func() time.Duration { return time.Duration(l.waited.Load()) })
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		runtime.LockOSThread()
-		l.g.mon.LoopSlice(shortSlice())
-		l.run(ctx)
-	}()
-}
-
-func (l *h2Loop) wake() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.closed {
-		one := [8]byte{1}
-		_, _ = unix.Write(l.efd, one[:])
-	}
-}
-
-func (l *h2Loop) tell(n h2news) {
-	l.mu.Lock()
-	l.inbox = append(l.inbox, n)
-	l.mu.Unlock()
-	l.wake()
+	l.startLoop(wg, func() { l.run(ctx) })
 }
 
 func (l *h2Loop) run(ctx context.Context) {
@@ -485,10 +440,7 @@ func (l *h2Loop) event(ev unix.EpollEvent) {
 
 // news takes the dials' results.
 func (l *h2Loop) news() {
-	l.mu.Lock()
-	l.scratch, l.inbox = l.inbox, l.scratch[:0]
-	l.mu.Unlock()
-	for _, n := range l.scratch {
+	for _, n := range l.loopInbox.news() {
 		l.out--
 		c := l.ctab[n.conn]
 		l.dialing = nil
@@ -584,9 +536,7 @@ func (l *h2Loop) close() {
 	for _, c := range append([]*h2lc(nil), l.conns...) {
 		l.closeConn(c)
 	}
-	l.mu.Lock()
-	l.closed = true
-	l.mu.Unlock()
+	l.shut()
 	l.stopBeat()
 	for _, fd := range []int{l.tfd, l.efd, l.ep, l.quiet} {
 		if fd >= 0 {

@@ -159,7 +159,7 @@ func TestClientsReadHeadsAlike(t *testing.T) {
 	}
 	const n = 40
 	var want *result.Result
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		var next atomic.Int64
 		u := rawAnswers(t, func(c net.Conn, _ *bufio.Reader, _ <-chan struct{}) bool {
 			_, err := c.Write(answers[(next.Add(1)-1)%int64(len(answers))])

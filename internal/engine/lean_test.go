@@ -128,7 +128,7 @@ func TestLeanRetriesClosedIdleConnection(t *testing.T) {
 // TestConnectionCloseHeader: a run whose request says Connection: close
 // sends it as given and uses a connection per request, on both paths.
 func TestConnectionCloseHeader(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		var mu sync.Mutex
 		conns := map[string]int{}
 		var closes int

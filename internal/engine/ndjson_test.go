@@ -306,7 +306,7 @@ func TestNDJSONStreamsByEveryClient(t *testing.T) {
 				case "error":
 					o = scripted.Options{Model: "m", Cut: scripted.CutError, CutAfter: tokens}
 				}
-				forClients(t, streamClients, func(t *testing.T, cl client) {
+				forClients(t, streamClients, func(t *testing.T, cl clientCase) {
 					srv := startStreamServer(t, scripted.New(f, o))
 					cfg := streamConfig(cl)
 					cfg.Body = f.Request("m", answerPrompt, eval)
@@ -354,7 +354,7 @@ func TestNDJSONStreamsByEveryClient(t *testing.T) {
 func TestStreamFlagReadsPlainNDJSON(t *testing.T) {
 	// 3 token events, eval_count 3: the first token is thinking.
 	body, _ := scriptedAnswer(t, scripted.OllamaGenerate, scripted.Options{Thinking: 1}, 3)
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		srv := startStreamServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/x-ndjson")
 			w.Header().Set("Content-Length", strconv.Itoa(len(body)))

@@ -63,7 +63,7 @@ func newDyingServer(t *testing.T, after int64) *dyingServer {
 // "partial 200" for every refused request.) One connection, so that the
 // slot that served is the one that dials.
 func TestRecordsOwnExchangeAfterServerDies(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		srv := newDyingServer(t, 60)
 		cfg := Config{URL: mustURL(t, srv.URL), Method: http.MethodGet, Connections: 1, Timeout: 2 * time.Second, Drain: 2 * time.Second,
 			Lean: cl.lean, Epoll: cl.epoll, ClassHeaders: []string{"X-Stub-Source"}, ServerTiming: true}

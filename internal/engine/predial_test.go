@@ -20,7 +20,7 @@ import (
 // one of them: the server saw two connections and no third. net/http
 // opens nothing in advance: one connection.
 func TestPredialBeforeTheFirstArrival(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		var conns atomic.Int64
 		answered := make(chan struct{}, 1)
 		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -74,7 +74,7 @@ func TestPredialBeforeTheFirstArrival(t *testing.T) {
 // pre-dial stops at the first refusal and the requests are refused on
 // their own, counted as before.
 func TestPredialGivesUpAtTheFirstError(t *testing.T) {
-	forClients(t, openClients[1:], func(t *testing.T, cl client) {
+	forClients(t, openClients[1:], func(t *testing.T, cl clientCase) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
@@ -111,7 +111,7 @@ func TestPredialCount(t *testing.T) {
 // (With the epoll client such requests failed as resets: 17 of 2,000 in
 // a run started 14 s ahead against the stub.)
 func TestPredialClosedBeforeTheStart(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 		srv.Config.ReadHeaderTimeout = 300 * time.Millisecond
 		srv.Start()

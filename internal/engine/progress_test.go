@@ -18,7 +18,7 @@ import (
 // Each window is the growth of the running totals since the previous
 // snapshot, and no snapshot shows more sent than due.
 func TestProgressCountsRequestsInFlight(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		t.Parallel()
 		release := make(chan struct{})
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -77,7 +77,7 @@ func TestResendPolicies(t *testing.T) {
 			if policy == "" || policy == ResendIdempotent {
 				clients = openClients
 			}
-			forClients(t, clients, func(t *testing.T, cl client) {
+			forClients(t, clients, func(t *testing.T, cl clientCase) {
 				srv := newDropServer(t, 5)
 				rec, stats := runAgainst(t, srv.URL, Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 4, Resend: policy},
 					schedule.NewConstant(400, n*2500*time.Microsecond))
@@ -196,7 +196,7 @@ func TestResendValidate(t *testing.T) {
 // answers. Every written attempt got no byte of an answer before its
 // timeout, or before the drain's end: silent, never re-sent.
 func TestUnansweredSilent(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		srv := hangingServer(t)
 		rec, _ := runAgainst(t, srv.URL, Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 4, Timeout: 100 * time.Millisecond},
 			schedule.NewConstant(50, 200*time.Millisecond))
@@ -225,7 +225,7 @@ func TestUnansweredSilent(t *testing.T) {
 // holds; net/http's transport re-sends inside Do, where no GotConn follows
 // a refused dial (issue 50: nginx read 1–3 fewer than the lower bound).
 func TestResendRefused(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)

@@ -83,7 +83,7 @@ func on429(t *testing.T) retry.On {
 // schedule to the retry's done, so it is at least the backoff, and
 // response = send delay + retry delay + service with retry delay ≥ backoff.
 func TestRetryKeepsTheOriginalSchedule(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		const n, backoff = 10, 150 * time.Millisecond
 		srv := heldServer(n, http.StatusTooManyRequests, http.StatusOK)
 		defer srv.Close()
@@ -128,7 +128,7 @@ func TestRetryKeepsTheOriginalSchedule(t *testing.T) {
 // earlier attempt kept, and the three figures plus the retry delay adding
 // up.
 func TestRetryRecordTimes(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		const backoff = 100 * time.Millisecond
 		srv := heldServer(1, http.StatusTooManyRequests, http.StatusOK)
 		defer srv.Close()
@@ -172,7 +172,7 @@ func TestRetryRecordTimes(t *testing.T) {
 // requests end with a refusal after their first attempt, and the 2 granted
 // ones are refused their second retry: 10 refusals, 0 exhausted.
 func TestRetryBudgetRefuses(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		const n = 10
 		srv := heldServer(n, http.StatusTooManyRequests, http.StatusTooManyRequests)
 		defer srv.Close()
@@ -197,7 +197,7 @@ func TestRetryBudgetRefuses(t *testing.T) {
 // backoff, a budget that never binds. Each request makes 3 attempts and
 // ends with its last 503, exhausted.
 func TestRetryExhausted(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		const n = 5
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusServiceUnavailable)
@@ -225,7 +225,7 @@ func TestRetryExhausted(t *testing.T) {
 // TestRetryOnRefused: error kinds are retried too. The target refuses
 // every connection; one retry each.
 func TestRetryOnRefused(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		addr, release, err := rawtcp.RefusedAddr()
 		if err != nil {
 			t.Fatal(err)
@@ -250,7 +250,7 @@ func TestRetryOnRefused(t *testing.T) {
 // request waits out a 1 h backoff: each is unfinished, with its one attempt
 // kept, and the run ends at the drain, not after the backoff.
 func TestRetryDrainDuringBackoff(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		const n = 4
 		srv := heldServer(n, http.StatusTooManyRequests, http.StatusOK)
 		defer srv.Close()

@@ -199,9 +199,9 @@ func sseHandler(tokens int, gap time.Duration, usage, cut int) http.HandlerFunc 
 }
 
 // streamClients are the HTTP/1.1 clients plus HTTP/2 without TLS.
-var streamClients = append(append([]client(nil), openClients...), client{"h2c", ClientNetHTTP, false, false})
+var streamClients = append(append([]clientCase(nil), openClients...), clientCase{"h2c", ClientNetHTTP, false, false})
 
-func streamConfig(cl client) Config {
+func streamConfig(cl clientCase) Config {
 	cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Method: http.MethodPost, Body: []byte(`{"stream":true}`)}
 	if cl.test == "h2c" {
 		cfg.Protocol = H2C
@@ -221,7 +221,7 @@ func startStreamServer(t *testing.T, h http.Handler) *httptest.Server {
 
 func TestStreamsMeasuredByEveryClient(t *testing.T) {
 	const reqs, tokens = 20, 8
-	forClients(t, streamClients, func(t *testing.T, cl client) {
+	forClients(t, streamClients, func(t *testing.T, cl clientCase) {
 		srv := startStreamServer(t, sseHandler(tokens, time.Millisecond, -1, 0))
 		rec, _ := runAgainst(t, srv.URL, streamConfig(cl), schedule.NewConstant(100, 200*time.Millisecond))
 		c := checkIdentity(t, rec, reqs)
@@ -272,7 +272,7 @@ func TestStreamUsageCountsTokens(t *testing.T) {
 // A stream cut mid-way is one request ended by a reset, with the tokens it
 // got; its gaps count, its TTFT does not.
 func TestStreamCutIsOneReset(t *testing.T) {
-	forClients(t, streamClients, func(t *testing.T, cl client) {
+	forClients(t, streamClients, func(t *testing.T, cl clientCase) {
 		srv := startStreamServer(t, sseHandler(6, 0, 6, 3))
 		rec, _ := runAgainst(t, srv.URL, streamConfig(cl), schedule.NewConstant(100, 100*time.Millisecond))
 		c := checkIdentity(t, rec, 10)
@@ -290,7 +290,7 @@ func TestStreamCutIsOneReset(t *testing.T) {
 // too, by the clients that would otherwise read it whole themselves.
 func TestStreamFlagReadsPlainBodies(t *testing.T) {
 	body := "data: {\"choices\":[{\"text\":\"a\"}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\ndata: [DONE]\n\n"
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		srv := startStreamServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 			w.Write([]byte(body))
@@ -310,7 +310,7 @@ func TestStreamFlagReadsPlainBodies(t *testing.T) {
 
 func TestBodiesInOrderAndSampled(t *testing.T) {
 	bodies := [][]byte{[]byte(`{"p":"a"}`), []byte(`{"p":"bb"}`), []byte(`{"p":"ccc"}`)}
-	forClients(t, streamClients, func(t *testing.T, cl client) {
+	forClients(t, streamClients, func(t *testing.T, cl clientCase) {
 		var mu sync.Mutex
 		got := map[string]int{}
 		srv := startStreamServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -365,7 +365,7 @@ func TestReadStreamAllocsPerEventNone(t *testing.T) {
 // --max-body caps a stream as it caps any body: read up to the cap,
 // completed, marked over the cap, with the tokens read by then.
 func TestStreamOverMaxBody(t *testing.T) {
-	forClients(t, openClients, func(t *testing.T, cl client) {
+	forClients(t, openClients, func(t *testing.T, cl clientCase) {
 		srv := startStreamServer(t, sseHandler(20, 0, -1, 0))
 		cfg := streamConfig(cl)
 		cfg.MaxBody = 300
@@ -476,7 +476,7 @@ func TestStreamErrorEventIsAnError(t *testing.T) {
 	for name, pieces := range streamErrorBodies(tokens) {
 		for _, whole := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/whole=%v", name, whole), func(t *testing.T) {
-				forClients(t, streamClients, func(t *testing.T, cl client) {
+				forClients(t, streamClients, func(t *testing.T, cl clientCase) {
 					srv := startStreamServer(t, sseWrites(pieces, whole))
 					cfg := streamConfig(cl)
 					cfg.Stream = whole
@@ -516,7 +516,7 @@ func TestStreamErrorEventIsAnError(t *testing.T) {
 // event and a whole stream all read as their own.
 func TestStreamErrorEventThenStreams(t *testing.T) {
 	pieces := streamErrorBodies(2)["vllm data error"]
-	forClients(t, streamClients, func(t *testing.T, cl client) {
+	forClients(t, streamClients, func(t *testing.T, cl clientCase) {
 		var n atomic.Int64
 		srv := startStreamServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if n.Add(1)%2 == 1 {
@@ -550,7 +550,7 @@ func TestStreamErrorWordsAreNotErrors(t *testing.T) {
 		"event: message\ndata: {\"choices\":[{\"delta\":{\"content\":\"y\"}}]}\n\n",
 		"data: [DONE]\n\n",
 	}
-	forClients(t, streamClients, func(t *testing.T, cl client) {
+	forClients(t, streamClients, func(t *testing.T, cl clientCase) {
 		srv := startStreamServer(t, sseWrites(pieces, false))
 		rec, log := runLogged(t, srv.URL, streamConfig(cl), schedule.NewConstant(100, 100*time.Millisecond))
 		c := checkIdentity(t, rec, 10)

@@ -93,7 +93,7 @@ func threeTargets(t testing.TB, base string) []Target {
 	return ts
 }
 
-func mixConfig(cl client) Config {
+func mixConfig(cl clientCase) Config {
 	cfg := Config{Lean: cl.lean, Epoll: cl.epoll, Connections: 4}
 	if cl.test == "h2c" {
 		cfg.Protocol = H2C
@@ -105,7 +105,7 @@ func mixConfig(cl client) Config {
 // its own method, target, headers and body, on every client, and each
 // record names the target its request went to.
 func TestMixInTurn(t *testing.T) {
-	forClients(t, streamClients, func(t *testing.T, cl client) {
+	forClients(t, streamClients, func(t *testing.T, cl clientCase) {
 		srv := newMixServer(t)
 		cfg := mixConfig(cl)
 		cfg.Targets = threeTargets(t, srv.URL)
@@ -141,7 +141,7 @@ func TestMixInTurn(t *testing.T) {
 // which a correct draw misses with probability below 10⁻⁶ for any seed,
 // while drawing in turn (100 each) or ignoring a weight fails it.
 func TestMixWeighted(t *testing.T) {
-	forClients(t, streamClients, func(t *testing.T, cl client) {
+	forClients(t, streamClients, func(t *testing.T, cl clientCase) {
 		srv := newMixServer(t)
 		cfg := mixConfig(cl)
 		cfg.Targets = threeTargets(t, srv.URL)
@@ -183,7 +183,7 @@ func templatedTargets(t testing.TB, base string) []Target {
 // Templates make every request distinct at the server: request seq's
 // path, header and body carry seq, on every client.
 func TestMixTemplated(t *testing.T) {
-	forClients(t, streamClients, func(t *testing.T, cl client) {
+	forClients(t, streamClients, func(t *testing.T, cl clientCase) {
 		srv := newMixServer(t)
 		cfg := mixConfig(cl)
 		cfg.Targets = templatedTargets(t, srv.URL)
@@ -223,7 +223,7 @@ func TestMixTemplated(t *testing.T) {
 // target the whole run would, weighted draw and templates included: the
 // server reads every seq once, each with its target's path.
 func TestMixShardsAgree(t *testing.T) {
-	for _, cl := range []client{openClients[0], openClients[2]} {
+	for _, cl := range []clientCase{openClients[0], openClients[2]} {
 		t.Run(cl.test, func(t *testing.T) {
 			srv := newMixServer(t)
 			cfg := mixConfig(cl)

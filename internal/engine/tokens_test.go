@@ -55,7 +55,7 @@ import (
 // of 30, an error counted as a completion, a first answer at the first
 // token (200 ms) or the last (39 gaps on).
 // tokenClients are the stream clients and the HTTP/2 event loop.
-var tokenClients = append(append([]client(nil), streamClients...), client{"h2c-loop", "", true, true})
+var tokenClients = append(append([]clientCase(nil), streamClients...), clientCase{"h2c-loop", "", true, true})
 
 func TestTokenFiguresKnownAnswers(t *testing.T) {
 	const (
@@ -117,7 +117,7 @@ func TestTokenFiguresKnownAnswers(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			forClients(t, tokenClients, func(t *testing.T, cl client) {
+			forClients(t, tokenClients, func(t *testing.T, cl clientCase) {
 				o := c.o
 				o.Model, o.Prefill, o.ITL = "m", prefill, itl
 				srv := startStreamServer(t, scripted.New(c.f, o))
