@@ -85,7 +85,9 @@ func (st *stamper) startBeat(a *loopArrivals, efd int) {
 		}
 	}
 	a.quiet, st.stamps = q, true
-	st.hold = holdStamps()
+	if st.hold, a.g.warmHold = a.g.warmHold, nil; st.hold == nil {
+		st.hold = holdStamps()
+	}
 	st.msg.Iov, st.msg.Control = &st.iov, &st.oob[0]
 	st.msg.SetIovlen(1)
 }

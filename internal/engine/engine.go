@@ -455,12 +455,15 @@ type generator struct {
 	client *http.Client   // nil on the lean path
 	lean   *leanTransport // the lean HTTP/1.1 path, or nil (lean.go)
 	warm   chan *leanConn // connections opened before the start (predial.go)
-	h2warm []h2news       // the HTTP/2 loop's, opened before the start (h2loop_linux.go)
-	start  time.Time
-	due    chan item
-	sink   sink   // records on their way to the recorder (sink.go)
-	pick   picker // which of the run's requests each one sends (targets.go)
-	drain  context.Context
+	h2warm []h2news       // the HTTP/2 loop's, opened before the start (h2dial_linux.go)
+	// warmHold keeps the kernel stamping from before the HTTP/2 loop's
+	// connections were opened until the loop takes it (holdStamps).
+	warmHold io.Closer
+	start    time.Time
+	due      chan item
+	sink     sink   // records on their way to the recorder (sink.go)
+	pick     picker // which of the run's requests each one sends (targets.go)
+	drain    context.Context
 	// set up by begin
 	drainCancel context.CancelCauseFunc
 	disconnect  func() // closes the connections the run owns
