@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/gonum/stat/distuv"
@@ -122,19 +123,21 @@ func Processes() []Process {
 
 // Lookup is the process named name, and whether Processes has it.
 func Lookup(name string) (Process, bool) {
-	for _, a := range Processes() {
-		if a.Name == name {
-			return a, true
-		}
+	ps := Processes()
+	if i := slices.IndexFunc(ps, func(p Process) bool { return p.Name == name }); i >= 0 {
+		return ps[i], true
 	}
 	return Process{}, false
 }
 
-// Names are the names of Processes, in order.
-func Names() []string {
+// NamesOf are the names of the processes keep holds, in the table's
+// order.
+func NamesOf(keep func(Process) bool) []string {
 	var out []string
-	for _, a := range Processes() {
-		out = append(out, a.Name)
+	for _, p := range Processes() {
+		if keep(p) {
+			out = append(out, p.Name)
+		}
 	}
 	return out
 }
@@ -179,7 +182,7 @@ func (a Process) CountWords(k float64, staged bool) CountWords {
 func (s Spec) validateKind() error {
 	a, ok := Lookup(s.Kind)
 	if !ok {
-		return field.Errorf("Kind", s.Kind, "{Kind} %q: unknown arrival process (known: %s)", s.Kind, strings.Join(Names(), ", "))
+		return field.Errorf("Kind", s.Kind, "{Kind} %q: unknown arrival process (known: %s)", s.Kind, strings.Join(NamesOf(func(Process) bool { return true }), ", "))
 	}
 	for _, p := range a.Params {
 		if err := p.check(s); err != nil {
@@ -189,7 +192,7 @@ func (s Spec) validateKind() error {
 	for _, p := range params() {
 		if v := p.value(s); v != 0 && !a.Takes(p.Field) {
 			// The field's name in braces, so that the CLI names its flag.
-			return field.Errorf(p.Field, v, "{"+p.Field+"} applies to {Kind} %s only, not %s", strings.Join(TakenBy(p.Field), " or "), s.Kind)
+			return field.Errorf(p.Field, v, "{"+p.Field+"} applies to {Kind} %s only, not %s", strings.Join(NamesOf(func(a Process) bool { return a.Takes(p.Field) }), " or "), s.Kind)
 		}
 	}
 	return nil
@@ -198,10 +201,9 @@ func (s Spec) validateKind() error {
 // ParamOf is the Param of the field of Spec named f, and whether a
 // process takes it.
 func ParamOf(f string) (Param, bool) {
-	for _, p := range params() {
-		if p.Field == f {
-			return p, true
-		}
+	ps := params()
+	if i := slices.IndexFunc(ps, func(p Param) bool { return p.Field == f }); i >= 0 {
+		return ps[i], true
 	}
 	return Param{}, false
 }
@@ -216,18 +218,6 @@ func params() []Param {
 				seen[p.Field] = true
 				out = append(out, p)
 			}
-		}
-	}
-	return out
-}
-
-// TakenBy are the names of the processes that take the field of Spec
-// named f.
-func TakenBy(f string) []string {
-	var out []string
-	for _, a := range Processes() {
-		if a.Takes(f) {
-			out = append(out, a.Name)
 		}
 	}
 	return out

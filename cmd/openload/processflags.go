@@ -33,12 +33,7 @@ func arrivalUsage() string {
 // seedUsage is --seed's help: "seed of the poisson and gamma arrival
 // processes", the processes drawn from it.
 func seedUsage() string {
-	var drawn []string
-	for _, p := range schedule.Processes() {
-		if !p.Exact() {
-			drawn = append(drawn, p.Name)
-		}
-	}
+	drawn := schedule.NamesOf(func(p schedule.Process) bool { return !p.Exact() })
 	return "seed of the " + joinWords(drawn, "and") + " arrival processes"
 }
 
@@ -46,7 +41,8 @@ func seedUsage() string {
 // of schedule.Spec named f: "with --arrival gamma: the gaps' shape k …".
 func paramUsage(f string) string {
 	p, _ := schedule.ParamOf(f)
-	return "with --arrival " + joinWords(schedule.TakenBy(f), "or") + ": " + p.Help
+	takers := schedule.NamesOf(func(a schedule.Process) bool { return a.Takes(f) })
+	return "with --arrival " + joinWords(takers, "or") + ": " + p.Help
 }
 
 // specFlag is the flag that sets the field of schedule.Spec named f.
