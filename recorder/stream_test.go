@@ -90,7 +90,7 @@ func TestStreamFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range result.StreamMetrics {
+	for _, m := range result.MetricNames(func(m result.Metric) bool { return m.Histogram && m.Samples == result.OfStreams }) {
 		if h, err := back.Histogram(m); err != nil || h.TotalCount() == 0 {
 			t.Errorf("%s: %v", m, err)
 		}
@@ -340,5 +340,20 @@ func TestPromptAndAskedTokens(t *testing.T) {
 	lr = NewLogReader(strings.NewReader(old), "old.csv")
 	if !lr.Scan() || lr.Entry().Tokens != 8 || lr.Entry().PromptTokens != 0 {
 		t.Errorf("a log of four stream columns: %v %+v", lr.Err(), lr.Entry())
+	}
+}
+
+// TestRequestMetricsInTable: each figure a per-request objective names is
+// a time of result.MetricTable, by its name or as an objective writes it
+// (ttft), so the two grammars name one figure alike.
+func TestRequestMetricsInTable(t *testing.T) {
+	for _, name := range RequestMetrics {
+		found := false
+		for _, m := range result.MetricTable() {
+			found = found || !m.Share && m.Prefix == "" && (m.Name == name || m.Objective == name)
+		}
+		if !found {
+			t.Errorf("request metric %q is no time of result.MetricTable", name)
+		}
 	}
 }

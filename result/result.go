@@ -3,7 +3,6 @@ package result
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -93,13 +92,6 @@ type Result struct {
 	Scenarios []Scenario `json:"scenarios,omitempty"`
 }
 
-// Metrics are the names of a result's histograms, as Histogram takes them.
-var Metrics = []string{"response", "service", "send_delay", "corrected"}
-
-// StreamMetrics are the names of a stream run's histograms (stream.go),
-// which Histogram takes too.
-var StreamMetrics = []string{"ttft_response", "ttft_service", "itl", "tpot", "ttfa_response", "ttfa_service"}
-
 // Closed reports whether the result is of a closed-loop run.
 func (r *Result) Closed() bool { return r.Config.Mode == ModeClosed }
 
@@ -117,11 +109,12 @@ func (r *Result) Check(name string) (Check, bool) {
 // a closed run without a rate, which has no schedule.
 func (r *Result) ExpectedKnown() bool { return !r.Closed() || r.Config.Rate > 0 }
 
-// Histogram decodes one of the result's histograms by metric name:
-// response, service, send_delay or corrected.
+// Histogram decodes one of the result's histograms by metric name, one of
+// HistogramNames: response, service, send_delay, corrected, or a stream
+// figure.
 func (r *Result) Histogram(metric string) (*hdrhistogram.Histogram, error) {
-	if !slices.Contains(Metrics, metric) && !slices.Contains(StreamMetrics, metric) {
-		return nil, fmt.Errorf("unknown metric %q (known: %s)", metric, strings.Join(slices.Concat(Metrics, StreamMetrics), ", "))
+	if m, ok := LookupMetric(metric); !ok || !m.Histogram {
+		return nil, fmt.Errorf("unknown metric %q (known: %s)", metric, strings.Join(HistogramNames(), ", "))
 	}
 	var s string
 	for _, p := range r.Histograms.named() {

@@ -47,14 +47,16 @@
 // burstier, above smoother) and a rate that ramps through Spec.Stages are
 // drawn by time rescaling (stages.go); a recorded run's arrivals are
 // replayed from its log (replay.go); and one schedule is split over N
-// generators by index (shard.go).
+// generators by index (shard.go). The processes New builds are the rows
+// of one table, Processes (process.go): what other packages know of a
+// process (its parameters, whether its count is exact, how far a drawn
+// count strays) they read there, not by its name.
 package schedule
 
 import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"slices"
 	"strings"
 	"time"
 
@@ -76,22 +78,13 @@ type Schedule interface {
 	Name() string
 }
 
-// Arrival names accepted by New.
-const (
-	Constant = "constant"
-	Poisson  = "poisson"
-)
-
-// Kinds lists the arrival process names New accepts.
-var Kinds = []string{Constant, Poisson, Gamma}
-
 // MaxArrivals bounds the number of arrivals a schedule may hold, so that an
 // absurd rate or duration is refused up front instead of running for years.
 const MaxArrivals = 1 << 40
 
 // Spec describes a schedule. It is validated by New.
 type Spec struct {
-	Kind     string        // Constant, Poisson or Gamma
+	Kind     string        // a Process's Name: Constant, Poisson or Gamma (Processes)
 	Rate     float64       // requests per second for the whole run, > 0; with Stages, the start rate, ≥ 0
 	Duration time.Duration // length of the run, > 0; with Stages, their sum
 	Seed     uint64        // source of randomness for Poisson and Gamma
@@ -140,22 +133,9 @@ func (s Spec) Validate() error {
 	if n := s.Rate * s.Duration.Seconds(); n > MaxArrivals {
 		return field.Errorf("Rate", s.Rate, "{Rate} %v × {Duration} %v = %.3g arrivals is more than the %d a schedule can hold", s.Rate, s.Duration, n, int64(MaxArrivals))
 	}
-	if s.Kind == Constant && ConstantCount(s.Rate, s.Duration) < 1 {
+	if s.process().Exact() && ConstantCount(s.Rate, s.Duration) < 1 {
 		return field.Errorf("Rate", s.Rate, "{Rate} %v × {Duration} %v = %.3g: the schedule holds no request",
 			s.Rate, s.Duration, s.Rate*s.Duration.Seconds())
-	}
-	return nil
-}
-
-// validateKind checks the arrival process and its burstiness.
-func (s Spec) validateKind() error {
-	switch {
-	case !slices.Contains(Kinds, s.Kind):
-		return field.Errorf("Kind", s.Kind, "{Kind} %q: unknown arrival process (known: %s)", s.Kind, strings.Join(Kinds, ", "))
-	case s.Kind == Gamma && (math.IsNaN(s.Burstiness) || math.IsInf(s.Burstiness, 0) || s.Burstiness <= 0):
-		return field.Errorf("Burstiness", s.Burstiness, "{Burstiness} must be a finite number > 0 with {Kind} gamma, got %v", s.Burstiness)
-	case s.Kind != Gamma && s.Burstiness != 0:
-		return field.Errorf("Burstiness", s.Burstiness, "{Burstiness} applies to {Kind} gamma only, not %s", s.Kind)
 	}
 	return nil
 }
@@ -176,27 +156,30 @@ func (s Spec) validateStages() error {
 	if d := StagesDuration(st); s.Duration != d {
 		return field.Errorf("Duration", s.Duration, "{Duration} %v is not the sum of the {Stages}, %v", s.Duration, d)
 	}
-	if n := NewProfile(s.Rate, st).Total(); s.Kind == Constant && countOf(n) < 1 {
+	if n, a := NewProfile(s.Rate, st).Total(), s.process(); a.Exact() && countOf(n) < 1 {
 		return field.Errorf("Stages", s.Stages, "{Stages}: ∫λ dt = %.3g, the schedule holds no request", n)
 	}
 	return nil
 }
 
-// New builds the schedule a Spec describes.
+// New builds the schedule a Spec describes: its process's, over its
+// stages if it has any.
 func New(s Spec) (Schedule, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	switch {
-	case s.Stages != "":
-		st, _ := ParseStages(s.Stages) // checked by Validate
-		return NewStages(s.Kind, s.Rate, st, s.Seed, s.Burstiness), nil
-	case s.Kind == Gamma:
-		return NewGamma(s.Rate, s.Duration, s.Seed, s.Burstiness), nil
-	case s.Kind == Poisson:
-		return NewPoisson(s.Rate, s.Duration, s.Seed), nil
+	var st []Stage
+	if s.Stages != "" {
+		st, _ = ParseStages(s.Stages) // checked by Validate
 	}
-	return NewConstant(s.Rate, s.Duration), nil
+	return s.process().build(s, st), nil
+}
+
+// process is the spec's process (the zero Process, exact, when Kind names
+// none: Validate refuses it).
+func (s Spec) process() Process {
+	a, _ := Lookup(s.Kind)
+	return a
 }
 
 // ConstantCount is the number of arrivals of a constant schedule: ⌊λ·D⌋,
@@ -303,34 +286,24 @@ func FormatRate(r float64) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// CountSpreads is how many standard deviations (CountSpread) a drawn
+// CountSpreads is how many standard deviations (Process.Spread) a drawn
 // count may stray from its expected count before the count check warns,
 // and what bounds a run's count from above where it must be known in
 // advance (Spec.MaxCount): at 5, a correct schedule strays that far once
 // in about 1.7 million runs.
 const CountSpreads = 5
 
-// CountSpread is the standard deviation of the number of arrivals a
-// schedule of kind draws around its expected count Λ (Spec.Expected,
-// ∫λ dt): 0 for Constant, whose count is fixed; √Λ for Poisson, a Poisson
-// count; √(Λ/k) for Gamma with shape k = burstiness, a renewal count,
-// whose variance is Λ·CV² for large Λ with a gap's CV² = 1/k.
-func CountSpread(kind string, expected, burstiness float64) float64 {
-	switch kind {
-	case Poisson:
-		return math.Sqrt(expected)
-	case Gamma:
-		return math.Sqrt(expected / burstiness)
-	}
-	return 0
-}
-
 // MaxCount bounds the number of arrivals the spec's schedule draws: ⌊Λ⌋
-// for a constant one, else Λ plus CountSpreads spreads.
+// for an exact process, else Λ plus CountSpreads of its Process.Spread;
+// Λ itself for a Kind that names no process.
 func (s Spec) MaxCount() float64 {
 	e := s.Expected()
-	if s.Kind == Constant {
+	a, ok := Lookup(s.Kind)
+	switch {
+	case !ok:
+		return e
+	case a.Exact():
 		return math.Floor(e + 1e-9)
 	}
-	return e + CountSpreads*CountSpread(s.Kind, e, s.Burstiness)
+	return e + CountSpreads*a.Spread(e, s.Burstiness)
 }

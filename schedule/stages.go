@@ -43,13 +43,8 @@ import (
 	"strings"
 	"time"
 
-	"gonum.org/v1/gonum/stat/distuv"
-
 	"github.com/openload/openload/field"
 )
-
-// Gamma names gamma-distributed gaps (Spec.Burstiness is the shape k).
-const Gamma = "gamma"
 
 // MaxStages bounds the number of stages a schedule takes.
 const MaxStages = 1000
@@ -238,10 +233,9 @@ type StagesSchedule struct {
 // plain gamma schedule is one too, over one stage of constant rate. Its
 // count is random: it has no Count.
 type RandomStagesSchedule struct {
-	kind    string
+	kind    string // the process as Name says it: "poisson", "gamma k=0.5"
 	p       Profile
 	seed    uint64
-	k       float64 // gamma shape (burstiness)
 	staged  bool    // from --stages, named so
 	s       float64 // the current point in intensity time
 	gap     func() float64
@@ -250,16 +244,13 @@ type RandomStagesSchedule struct {
 }
 
 // NewStages returns the schedule of stages from the start rate: kind is
-// Constant (a *StagesSchedule), Poisson or Gamma of shape burstiness (a
-// *RandomStagesSchedule), drawn from a PCG source seeded with seed. The
-// stages are assumed valid (Spec.Validate).
+// an exact process (a *StagesSchedule) or a drawn one, Poisson or Gamma of
+// shape burstiness (a *RandomStagesSchedule) drawn from a PCG source
+// seeded with seed. The kind and stages are assumed valid
+// (Spec.Validate).
 func NewStages(kind string, start float64, stages []Stage, seed uint64, burstiness float64) Schedule {
-	if kind == Constant {
-		return NewConstantStages(start, stages)
-	}
-	s := newRandomStages(kind, NewProfile(start, stages), seed, burstiness)
-	s.staged = true
-	return s
+	a, _ := Lookup(kind)
+	return a.build(Spec{Kind: kind, Rate: start, Duration: StagesDuration(stages), Seed: seed, Burstiness: burstiness}, stages)
 }
 
 // NewConstantStages returns the constant arrivals of stages from the start
@@ -274,21 +265,18 @@ func NewConstantStages(start float64, stages []Stage) *StagesSchedule {
 // burstier, k > 1 smoother (the coefficient of variation of a gap is
 // 1/√k).
 func NewGamma(rate float64, d time.Duration, seed uint64, k float64) *RandomStagesSchedule {
-	return newRandomStages(Gamma, NewProfile(rate, []Stage{{Duration: d, Target: rate}}), seed, k)
+	a, _ := Lookup(Gamma)
+	return newDrawn(a, NewProfile(rate, []Stage{{Duration: d, Target: rate}}), seed, k)
 }
 
-func newRandomStages(kind string, p Profile, seed uint64, k float64) *RandomStagesSchedule {
-	s := &RandomStagesSchedule{kind: kind, p: p, seed: seed, k: k}
-	src := rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)
-	if kind == Gamma {
-		// gonum's gamma variate (Marsaglia–Tsang, and a method for shapes
-		// below 0.2 where Marsaglia–Tsang's boost loses precision); shape
-		// k and rate k give mean 1.
-		g := distuv.Gamma{Alpha: k, Beta: k, Src: src}
-		s.gap = g.Rand
-	} else {
-		s.gap = rand.New(src).ExpFloat64
+// newDrawn returns the draw of the drawn process a over p: its gaps
+// (Process.gaps) from a PCG source seeded with seed.
+func newDrawn(a Process, p Profile, seed uint64, k float64) *RandomStagesSchedule {
+	s := &RandomStagesSchedule{kind: a.Name, p: p, seed: seed}
+	if a.label != nil {
+		s.kind = a.label(k)
 	}
+	s.gap = a.gaps(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15), k)
 	return s
 }
 
@@ -360,12 +348,8 @@ func (s *RandomStagesSchedule) Exact() bool { return false }
 // Name implements Schedule: "poisson stages 30s:100 from 0/s, 30s (seed
 // 1)" or "gamma k=0.5 160/s for 10s (seed 1)".
 func (s *RandomStagesSchedule) Name() string {
-	kind := s.kind
-	if s.kind == Gamma {
-		kind = fmt.Sprintf("gamma k=%s", FormatRate(s.k))
-	}
 	if !s.staged {
-		return fmt.Sprintf("%s %s/s for %s (seed %d)", kind, FormatRate(s.p.start), s.p.Duration(), s.seed)
+		return fmt.Sprintf("%s %s/s for %s (seed %d)", s.kind, FormatRate(s.p.start), s.p.Duration(), s.seed)
 	}
-	return fmt.Sprintf("%s stages %s from %s/s, %s (seed %d)", kind, FormatStages(s.p.stages), FormatRate(s.p.start), s.p.Duration(), s.seed)
+	return fmt.Sprintf("%s stages %s from %s/s, %s (seed %d)", s.kind, FormatStages(s.p.stages), FormatRate(s.p.start), s.p.Duration(), s.seed)
 }

@@ -40,17 +40,38 @@ func resultOf(t *testing.T, n, status int) *result.Result {
 // client_errors and a class share, each with every operator and two
 // bounds, one of which (0 with >=, a large one with <=) any figure at all
 // would meet, so that a figure read as 0 from nothing would pass.
+//
+// The metrics are result.MetricTable's, as an objective writes them: each
+// time by its name and its alias (ttft), a family by one member
+// (server.queue, class.model.share).
 func grammar() []string {
+	var times, shares []string
+	for _, m := range result.MetricTable() {
+		switch {
+		case m.Objective == "":
+		case m.Share && m.Prefix != "":
+			shares = append(shares, m.Prefix+"model.share")
+		case m.Share:
+			shares = append(shares, m.Name)
+		case m.Prefix != "":
+			times = append(times, m.Prefix+"queue")
+		default:
+			times = append(times, m.Name)
+			if m.Objective != m.Name {
+				times = append(times, m.Objective)
+			}
+		}
+	}
 	var exprs []string
 	ops := []string{"<=", "<", ">=", ">"}
-	for _, m := range append(append([]string(nil), latencyMetrics...), "ttft", "server.queue") {
+	for _, m := range times {
 		for _, st := range latencyStats {
 			for _, op := range ops {
 				exprs = append(exprs, fmt.Sprintf("%s.%s%s0ms", m, st, op), fmt.Sprintf("%s.%s%s1h", m, st, op))
 			}
 		}
 	}
-	for _, m := range []string{"errors", "client_errors", "class.model.share"} {
+	for _, m := range shares {
 		for _, op := range ops {
 			exprs = append(exprs, m+op+"0%", m+op+"100%")
 		}

@@ -26,7 +26,8 @@ import (
 // such as 1% or 0.01), client_errors (the share of scheduled requests
 // answered with a 4xx status other than 408 and 429; VALUE a share) or
 // class.VALUE.share (the share of requests whose class header had VALUE;
-// VALUE a share). OP is one of <= < >= >.
+// VALUE a share): the rows of result.MetricTable an objective may name.
+// OP is one of <= < >= >.
 //
 // An objective may be scoped to a part of the run, written
 //
@@ -57,10 +58,6 @@ type Objective struct {
 }
 
 var latencyStats = []string{"p50", "p90", "p95", "p99", "p999", "p9999", "max", "mean"}
-
-// latencyMetrics are the latency figures an objective names with a
-// statistic (server.NAME aside); "ttft" is read as ttft_response.
-var latencyMetrics = []string{"response", "service", "send_delay", "ttft_response", "ttft_service", "itl", "tpot"}
 
 var statAliases = map[string]string{"p99.9": "p999", "p99.99": "p9999", "median": "p50"}
 
@@ -103,10 +100,6 @@ func ParseObjective(expr string) (Objective, error) {
 	return o, nil
 }
 
-// partMetrics are the metrics of a part (result.Part), which a scoped
-// objective may judge.
-var partMetrics = []string{"response", "service", "send_delay", "errors", "client_errors"}
-
 // parseScoped parses lhs, scoped (NAME:METRIC) when what follows its last
 // colon is a metric; else lhs is a metric of the whole run, which may hold
 // a colon of its own (class.a:b.share).
@@ -123,8 +116,8 @@ func (o *Objective) parseScoped(lhs string) error {
 	switch {
 	case scoped.Scope == "":
 		return fmt.Errorf("no name before the colon; write NAME:%s", strings.TrimSpace(lhs[i+1:]))
-	case !slices.Contains(partMetrics, scoped.Metric):
-		return fmt.Errorf("%s is not a figure of a part: a scoped objective judges %s", scoped.Metric, strings.Join(partMetrics, ", "))
+	case !slices.Contains(partMetrics(), scoped.Metric):
+		return fmt.Errorf("%s is not a figure of a part: a scoped objective judges %s", scoped.Metric, strings.Join(partMetrics(), ", "))
 	}
 	*o = scoped
 	return nil
@@ -150,52 +143,87 @@ func CheckScopes(objs []Objective, names []string) error {
 	return nil
 }
 
+// partMetrics are the figures of a part (result.Part), which a scoped
+// objective may judge.
+func partMetrics() []string {
+	return result.MetricNames(func(m result.Metric) bool { return m.Part })
+}
+
+// knownMetrics lists the figures an objective may name, as it writes
+// them (result.MetricTable's Objective).
+func knownMetrics() string {
+	var names []string
+	for _, m := range result.MetricTable() {
+		if m.Objective != "" {
+			names = append(names, m.Objective)
+		}
+	}
+	return "known metrics: " + strings.Join(names, ", ")
+}
+
+// parseMetric reads METRIC[.STAT] by result.MetricTable: a share by its
+// name ("errors", or "errors.rate"), a family by its prefix
+// (parseFamily), a time as NAME.STAT.
 func (o *Objective) parseMetric(lhs string) error {
-	known := "known metrics: response, service, send_delay, ttft, ttft_service, itl, tpot, server.NAME, errors, client_errors, class.VALUE.share"
-	switch {
-	case lhs == "errors" || lhs == "errors.rate":
-		o.Metric, o.Stat, o.Share = "errors", "rate", true
-		return nil
-	case lhs == "client_errors" || lhs == "client_errors.rate":
-		o.Metric, o.Stat, o.Share = "client_errors", "rate", true
-		return nil
-	case strings.HasPrefix(lhs, "class."):
-		rest := strings.TrimPrefix(lhs, "class.")
+	for _, m := range result.MetricTable() {
+		switch {
+		case m.Objective == "":
+		case m.Prefix != "" && strings.HasPrefix(lhs, m.Prefix):
+			return o.parseFamily(m, strings.TrimPrefix(lhs, m.Prefix))
+		case m.Prefix == "" && m.Share && (lhs == m.Name || lhs == m.Name+".rate"):
+			o.Metric, o.Stat, o.Share = m.Name, "rate", true
+			return nil
+		}
+	}
+	metric, stat, _ := cutStat(lhs)
+	m, ok := objectiveTime(metric)
+	if !ok {
+		return fmt.Errorf("unknown metric %q (%s)", metric, knownMetrics())
+	}
+	return o.setTime(m.Name, stat)
+}
+
+// objectiveTime is the time figure an objective writes as name: by its
+// Name, or by its Objective ("ttft" is ttft_response).
+func objectiveTime(name string) (result.Metric, bool) {
+	for _, m := range result.MetricTable() {
+		if m.Objective != "" && !m.Share && m.Prefix == "" && (name == m.Name || name == m.Objective) {
+			return m, true
+		}
+	}
+	return result.Metric{}, false
+}
+
+// parseFamily reads the rest of a family's objective after its prefix:
+// a share's VALUE.share (class.VALUE.share), a time's NAME.STAT
+// (server.NAME.STAT).
+func (o *Objective) parseFamily(m result.Metric, rest string) error {
+	family := strings.TrimSuffix(m.Prefix, ".")
+	if m.Share {
 		v, ok := strings.CutSuffix(rest, ".share")
 		if !ok || v == "" {
-			return fmt.Errorf("write a class objective as class.VALUE.share")
+			return fmt.Errorf("write a %s objective as %s", family, m.Objective)
 		}
-		o.Metric, o.Stat, o.Share = "class."+v, "share", true
+		o.Metric, o.Stat, o.Share = m.Prefix+v, "share", true
 		return nil
 	}
-	metric, stat := lhs, ""
-	if strings.HasPrefix(lhs, "server.") {
-		rest := strings.TrimPrefix(lhs, "server.")
-		name, st, _ := cutStat(rest)
-		if name == "" {
-			return fmt.Errorf("write a server metric as server.NAME.STAT")
-		}
-		metric, stat = "server."+name, st
-	} else {
-		metric, stat, _ = cutStat(lhs)
-		if metric == "ttft" { // from the schedule, as response time is
-			metric = "ttft_response"
-		}
-		if !slices.Contains(latencyMetrics, metric) {
-			return fmt.Errorf("unknown metric %q (%s)", metric, known)
-		}
+	name, stat, _ := cutStat(rest)
+	if name == "" {
+		return fmt.Errorf("write a %s metric as %s.STAT", family, m.Objective)
 	}
+	return o.setTime(m.Prefix+name, stat)
+}
+
+// setTime sets a time objective's metric and statistic, an alias read as
+// its statistic.
+func (o *Objective) setTime(metric, stat string) error {
 	if stat == "" {
 		return fmt.Errorf("%s needs a statistic, e.g. %s.p99 (one of %s)", metric, metric, strings.Join(latencyStats, " "))
 	}
 	if a, ok := statAliases[stat]; ok {
 		stat = a
 	}
-	valid := false
-	for _, s := range latencyStats {
-		valid = valid || s == stat
-	}
-	if !valid {
+	if !slices.Contains(latencyStats, stat) {
 		return fmt.Errorf("unknown statistic %q (one of %s)", stat, strings.Join(latencyStats, " "))
 	}
 	o.Metric, o.Stat = metric, stat
@@ -280,79 +308,114 @@ func (o Objective) Measure(res *result.Result) (float64, error) {
 		}
 		res = part
 	}
+	m, ok := result.LookupMetric(o.Metric)
+	switch {
+	case !ok:
+		return 0, noData("no figure named %q (%s)", o.Metric, knownMetrics())
+	case computed[m.Name] != nil:
+		return computed[m.Name](res, o)
+	case m.Of == nil:
+		return 0, noData("%s is not a figure an objective reads", o.Metric)
+	}
+	return timeFigure(res, o, m)
+}
+
+// computed are the readers of the figures verify counts itself, rather
+// than reading percentiles the result holds (result.Metric.Of): the
+// shares and the Server-Timing family, by their rows' Names.
+// TestMeasuresEveryMetric holds every row an objective may name to a
+// reader, here or the row's Of.
+var computed = map[string]func(*result.Result, Objective) (float64, error){
+	"errors":        errorsShare,
+	"client_errors": clientErrorsShare,
+	"class.VALUE":   classShare,
+	"server.NAME":   serverFigure,
+}
+
+// errorsShare is the share of scheduled requests that did not complete.
+func errorsShare(res *result.Result, _ Objective) (float64, error) {
+	c := res.Headline() // without a --warmup's requests
+	// The requests a stop cut short (an interrupted run, a sweep's early
+	// stop) are unfinished by the stop, not failed by the target: they
+	// count in neither the share nor its base.
+	bad, n := c.Errors+c.Timeouts+c.Unfinished, c.Scheduled
+	if res.Interrupted {
+		bad, n = bad-c.Unfinished, n-c.Unfinished
+	}
+	if n <= 0 {
+		return 0, noData("no request was scheduled")
+	}
+	return float64(bad) / float64(n), nil
+}
+
+// clientErrorsShare is the share of scheduled requests answered with a
+// client error.
+func clientErrorsShare(res *result.Result, _ Objective) (float64, error) {
+	// Statuses are counted over the whole run, warm-up included, and so
+	// is the base of the share.
+	if res.Counts.Scheduled == 0 {
+		return 0, noData("no request was scheduled")
+	}
+	return float64(ClientErrors(res)) / float64(res.Counts.Scheduled), nil
+}
+
+// classShare is the share of classed answers whose class header had the
+// objective's value.
+func classShare(res *result.Result, o Objective) (float64, error) {
+	_, want, _ := strings.Cut(o.Metric, ".") // past the family's prefix
+	if len(res.Classes) == 0 {
+		return 0, noData("no answer carried a class header (%s)", answers(res))
+	}
+	for _, t := range res.Classes {
+		for _, v := range t.Values {
+			if v.Value == want {
+				return v.Share, nil
+			}
+		}
+	}
+	// A class value that never occurred among classed answers has share
+	// 0: that is a measurement.
+	return 0, nil
+}
+
+// serverFigure is the objective's statistic of a Server-Timing metric.
+func serverFigure(res *result.Result, o Objective) (float64, error) {
+	_, name, _ := strings.Cut(o.Metric, ".") // past the family's prefix
+	var names []string
+	for _, m := range res.ServerTiming {
+		if m.Name == name {
+			if m.Percentiles.Count == 0 {
+				return 0, noData("no answer carried Server-Timing metric %q", name)
+			}
+			v, _ := m.Percentiles.Get(o.Stat)
+			return v, nil
+		}
+		names = append(names, m.Name)
+	}
+	if len(names) == 0 {
+		return 0, noData("no answer carried a Server-Timing header (%s)", answers(res))
+	}
+	return 0, noData("no answer carried Server-Timing metric %q (they carry: %s)", name, strings.Join(names, ", "))
+}
+
+// timeFigure is the objective's statistic of a time the result holds,
+// and no data by what the time has samples of (result.Samples).
+func timeFigure(res *result.Result, o Objective, m result.Metric) (float64, error) {
+	p := m.Of(res)
+	if m.Samples == result.OfStreams {
+		return streamFigure(res, o, p)
+	}
+	if p == nil {
+		p = &result.Percentiles{}
+	}
 	c := res.Headline() // without a --warmup's requests
 	switch {
-	case o.Metric == "errors":
-		// The requests a stop cut short (an interrupted run, a sweep's
-		// early stop) are unfinished by the stop, not failed by the
-		// target: they count in neither the share nor its base.
-		bad, n := c.Errors+c.Timeouts+c.Unfinished, c.Scheduled
-		if res.Interrupted {
-			bad, n = bad-c.Unfinished, n-c.Unfinished
-		}
-		if n <= 0 {
-			return 0, noData("no request was scheduled")
-		}
-		return float64(bad) / float64(n), nil
-	case o.Metric == "client_errors":
-		// Statuses are counted over the whole run, warm-up included, and
-		// so is the base of the share.
-		if res.Counts.Scheduled == 0 {
-			return 0, noData("no request was scheduled")
-		}
-		return float64(ClientErrors(res)) / float64(res.Counts.Scheduled), nil
-	case strings.HasPrefix(o.Metric, "class."):
-		want := strings.TrimPrefix(o.Metric, "class.")
-		if len(res.Classes) == 0 {
-			return 0, noData("no answer carried a class header (%s)", answers(res))
-		}
-		for _, t := range res.Classes {
-			for _, v := range t.Values {
-				if v.Value == want {
-					return v.Share, nil
-				}
-			}
-		}
-		// A class value that never occurred among classed answers has
-		// share 0: that is a measurement.
-		return 0, nil
-	case strings.HasPrefix(o.Metric, "server."):
-		name := strings.TrimPrefix(o.Metric, "server.")
-		var names []string
-		for _, m := range res.ServerTiming {
-			if m.Name == name {
-				if m.Percentiles.Count == 0 {
-					return 0, noData("no answer carried Server-Timing metric %q", name)
-				}
-				v, _ := m.Percentiles.Get(o.Stat)
-				return v, nil
-			}
-			names = append(names, m.Name)
-		}
-		if len(names) == 0 {
-			return 0, noData("no answer carried a Server-Timing header (%s)", answers(res))
-		}
-		return 0, noData("no answer carried Server-Timing metric %q (they carry: %s)", name, strings.Join(names, ", "))
-	case isStreamMetric(o.Metric):
-		return streamFigure(res, o)
-	}
-	var p result.Percentiles
-	switch o.Metric {
-	case "response", "service":
+	case m.Samples == result.OfAnswers && c.Completed == 0:
 		// Without an answer there is no response or service time: the
 		// histogram then holds only the time each request took to fail.
-		if c.Completed == 0 {
-			return 0, noData("%s", answers(res))
-		}
-		p = res.Response
-		if o.Metric == "service" {
-			p = res.Service
-		}
-	case "send_delay":
-		p = res.SendDelay
-		if p.Count == 0 {
-			return 0, noData("no request was sent (%d scheduled)", c.Scheduled)
-		}
+		return 0, noData("%s", answers(res))
+	case m.Samples == result.OfSends && p.Count == 0:
+		return 0, noData("no request was sent (%d scheduled)", c.Scheduled)
 	}
 	v, _ := p.Get(o.Stat)
 	return v, nil
@@ -379,9 +442,9 @@ func partOf(res *result.Result, name string) (*result.Result, error) {
 		Status: p.Status, ErrorKinds: p.ErrorKinds, Interrupted: res.Interrupted}, nil
 }
 
-// streamFigure reads a stream figure (TTFT either way, ITL, TPOT) of res.
-func streamFigure(res *result.Result, o Objective) (float64, error) {
-	p := streamPercentiles(res.Stream, o.Metric)
+// streamFigure reads a stream figure (TTFT either way, ITL, TPOT) of res,
+// p (nil when res streamed nothing).
+func streamFigure(res *result.Result, o Objective, p *result.Percentiles) (float64, error) {
 	if p != nil && p.Count > 0 {
 		v, _ := p.Get(o.Stat)
 		return v, nil
@@ -443,34 +506,6 @@ func SortedByCount(m map[string]int64) []string {
 		return m[keys[i]] > m[keys[j]] || m[keys[i]] == m[keys[j]] && keys[i] < keys[j]
 	})
 	return keys
-}
-
-// isStreamMetric reports whether metric is a stream figure (recorder's
-// stream.go): TTFT from the schedule or the send, ITL or TPOT.
-func isStreamMetric(metric string) bool {
-	switch metric {
-	case "ttft_response", "ttft_service", "itl", "tpot":
-		return true
-	}
-	return false
-}
-
-// streamPercentiles returns s's figure named metric, or nil.
-func streamPercentiles(s *result.StreamResult, metric string) *result.Percentiles {
-	if s == nil {
-		return nil
-	}
-	switch metric {
-	case "ttft_response":
-		return &s.TTFTResponse
-	case "ttft_service":
-		return &s.TTFTService
-	case "itl":
-		return &s.ITL
-	case "tpot":
-		return &s.TPOT
-	}
-	return nil
 }
 
 // Evaluate checks the objectives against res. An objective whose figure

@@ -175,51 +175,61 @@ func scheduleCount(res *result.Result) Finding {
 	if res.Config.Arrival == schedule.Replay {
 		return replayCount(res)
 	}
-	if res.Config.Arrival == schedule.Gamma && res.Config.Burstiness > 0 {
-		// A gamma renewal count has variance about Λ/k.
-		sd := schedule.CountSpread(schedule.Gamma, c.Expected, res.Config.Burstiness)
-		z := 0.0
-		if sd > 0 {
-			z = (float64(c.Scheduled) - c.Expected) / sd
-		}
-		f.Severity = Pass
-		if math.Abs(z) > schedule.CountSpreads {
-			f.Severity = Warn
-		}
-		f.Message = fmt.Sprintf("gamma draw (k=%s) scheduled %d, expected ∫λ dt = %s (%+.1f standard deviations of √(Λ/k))", schedule.FormatRate(res.Config.Burstiness), c.Scheduled, fmtCount(c.Expected), tenths(z))
-		return f
+	p, ok := schedule.Lookup(res.Config.Arrival)
+	if !ok {
+		// A result that names no process the table holds (one written
+		// before results named theirs) was of constant arrivals.
+		p, _ = schedule.Lookup(schedule.Constant)
 	}
-	if res.Config.Arrival == schedule.Poisson {
-		// A Poisson count has standard deviation √(λD): report how far
-		// this schedule's draw is from its mean.
-		sd := schedule.CountSpread(schedule.Poisson, c.Expected, 0)
-		z := 0.0
-		if sd > 0 {
-			z = (float64(c.Scheduled) - c.Expected) / sd
+	return processCount(res, p)
+}
+
+// processCount is the count check of a run of process p, read from p's
+// row alone: an exact count must be ⌊Λ⌋ (Λ = Counts.Expected); a drawn
+// one is reported in standard deviations of p.Spread from Λ, and warned
+// of past schedule.CountSpreads of them.
+func processCount(res *result.Result, p schedule.Process) Finding {
+	c, cfg := res.Counts, res.Config
+	if !p.Exact() {
+		sd := p.Spread(c.Expected, cfg.Burstiness)
+		if !math.IsNaN(sd) && !math.IsInf(sd, 0) {
+			return drawnCount(res, p, sd)
 		}
-		f.Severity = Pass
-		if math.Abs(z) > schedule.CountSpreads {
-			f.Severity = Warn
-		}
-		mean := "λ·D"
-		if res.Config.Stages != "" {
-			mean = "∫λ dt over the stages"
-		}
-		f.Message = fmt.Sprintf("poisson draw scheduled %d, expected %s = %s (%+.1f standard deviations)", c.Scheduled, mean, fmtCount(c.Expected), tenths(z))
-		return f
+		// A spread that is no number (gamma without its shape, in a
+		// result openload did not write) measures nothing: the count is
+		// held to ⌊Λ⌋, in constant arrivals' words, as it always was.
+		p, _ = schedule.Lookup(schedule.Constant)
 	}
+	w := p.CountWords(cfg.Burstiness, cfg.Stages != "")
 	want := int64(math.Floor(c.Expected + 1e-9))
-	what := "rate × duration"
-	if res.Config.Stages != "" {
-		what = fmt.Sprintf("⌊∫λ dt⌋ over the stages (%s)", fmtCount(c.Expected))
+	what := w.Mean
+	if cfg.Stages != "" {
+		what = fmt.Sprintf("%s (%s)", w.Mean, fmtCount(c.Expected))
 	}
 	if c.Scheduled != want {
-		f.Severity = Fail
-		f.Message = fmt.Sprintf("scheduled %d ≠ %s = %d", c.Scheduled, what, want)
-		return f
+		return Finding{Check: "schedule", Severity: Fail, Message: fmt.Sprintf("scheduled %d ≠ %s = %d", c.Scheduled, what, want)}
 	}
-	f.Severity = Pass
-	f.Message = fmt.Sprintf("scheduled %d = %s", c.Scheduled, what)
+	return Finding{Check: "schedule", Severity: Pass, Message: fmt.Sprintf("scheduled %d = %s", c.Scheduled, what)}
+}
+
+// drawnCount is the count check of a drawn process p whose count has
+// standard deviation sd.
+func drawnCount(res *result.Result, p schedule.Process, sd float64) Finding {
+	c, cfg := res.Counts, res.Config
+	w := p.CountWords(cfg.Burstiness, cfg.Stages != "")
+	z := 0.0
+	if sd > 0 {
+		z = (float64(c.Scheduled) - c.Expected) / sd
+	}
+	f := Finding{Check: "schedule", Severity: Pass}
+	if math.Abs(z) > schedule.CountSpreads {
+		f.Severity = Warn
+	}
+	of := ""
+	if w.Spread != "" {
+		of = " of " + w.Spread
+	}
+	f.Message = fmt.Sprintf("%s scheduled %d, expected %s = %s (%+.1f standard deviations%s)", w.Draw, c.Scheduled, w.Mean, fmtCount(c.Expected), tenths(z), of)
 	return f
 }
 

@@ -46,7 +46,7 @@ type diffOptions struct {
 func diffFlags(o *diffOptions) *pflag.FlagSet {
 	fs := newFlagSet("openload diff")
 	inGroup(fs, groupFlags, func() {
-		fs.StringVar(&o.metric, "metric", "response", "with two results: the histogram compared: "+strings.Join(allMetrics(), ", "))
+		fs.StringVar(&o.metric, "metric", "response", "with two results: the histogram compared: "+strings.Join(result.HistogramNames(), ", "))
 		fs.StringVar(&o.html, "html", "", "with two results: also write both runs' percentile curves and the table to this `file`, a self-contained HTML page")
 	})
 	helpFlag(fs, &o.help)
@@ -99,8 +99,8 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitOK
 	case 2:
-		if !slices.Contains(allMetrics(), o.metric) {
-			return usageErrorIn(stderr, "diff", "--metric %q is unknown (known: %s)", o.metric, strings.Join(allMetrics(), ", "))
+		if !slices.Contains(result.HistogramNames(), o.metric) {
+			return usageErrorIn(stderr, "diff", "--metric %q is unknown (known: %s)", o.metric, strings.Join(result.HistogramNames(), ", "))
 		}
 		names := [2]string{fs.Arg(0), fs.Arg(1)}
 		var res [2]*result.Result

@@ -13,6 +13,7 @@ import (
 
 	"github.com/openload/openload/internal/golden"
 	"github.com/openload/openload/model"
+	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/targets/stub"
 )
 
@@ -321,4 +322,33 @@ func checkExample(args []string) error {
 		return err
 	}
 	return nil
+}
+
+// TestHelpProcesses: the help of a load run names every arrival process
+// of schedule's table, the drawn ones under --seed, and each parameter
+// under a flag of its own that fieldFlags binds to its field, so a new
+// row shows in the help (and the golden files) with no edit here.
+func TestHelpProcesses(t *testing.T) {
+	var o loadOptions
+	fs := loadFlags(&o)
+	arrival, seed := fs.Lookup("arrival").Usage, fs.Lookup("seed").Usage
+	for _, p := range schedule.Processes() {
+		if !strings.Contains(arrival, p.Name) {
+			t.Errorf("--arrival's help %q does not name %s", arrival, p.Name)
+		}
+		if !p.Exact() && !strings.Contains(seed, p.Name) {
+			t.Errorf("--seed's help %q does not name %s, drawn from it", seed, p.Name)
+		}
+		for _, pa := range p.Params {
+			f := fs.Lookup(specFlag(pa.Field))
+			if f == nil || !strings.Contains(f.Usage, pa.Help) || !strings.Contains(f.Usage, p.Name) {
+				t.Errorf("%s's parameter %s: flag %+v", p.Name, pa.Field, f)
+			}
+		}
+	}
+	for in, want := range map[string]string{"": "", "a": "a", "a b": "a or b", "a b c": "a, b or c"} {
+		if got := joinWords(strings.Fields(in), "or"); got != want {
+			t.Errorf("joinWords(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

@@ -135,7 +135,7 @@ func javaLines(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	var lines strings.Builder
-	for _, m := range result.Metrics {
+	for _, m := range result.MetricNames(func(m result.Metric) bool { return m.Histogram && m.Samples != result.OfStreams }) {
 		if s := raw.Histograms[m]; s != "" {
 			fmt.Fprintf(&lines, "%s %s\n", m, s)
 		}

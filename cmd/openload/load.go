@@ -74,8 +74,8 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 	inGroup(fs, groupLoad, func() {
 		fs.Float64VarP(&r.Schedule.Rate, "rate", "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
 		fs.DurationVarP(&r.Schedule.Duration, "duration", "d", 10*time.Second, "length of the schedule (with --arrivals: the file's span)")
-		fs.StringVar(&r.Schedule.Kind, "arrival", schedule.Constant, "arrival process: constant, poisson or gamma (with --burstiness)")
-		fs.Uint64Var(&r.Schedule.Seed, "seed", 1, "seed of the poisson and gamma arrival processes")
+		fs.StringVar(&r.Schedule.Kind, "arrival", schedule.Constant, arrivalUsage()) // processflags.go
+		fs.Uint64Var(&r.Schedule.Seed, "seed", 1, seedUsage())
 		o.stages.flags(fs, &r.Schedule, &r.Warmup)
 		o.replay.scheduleFlags(fs)
 		o.shard.flags(fs) // shardflags.go

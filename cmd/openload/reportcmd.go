@@ -153,7 +153,7 @@ func reportFlags(o *reportOptions) *pflag.FlagSet {
 	fs := newFlagSet("openload report")
 	inGroup(fs, groupFlags, func() {
 		fs.StringVar(&o.format, "format", "table", "output format: "+strings.Join(reportFormatNames(), ", "))
-		fs.StringVar(&o.metric, "metric", "response", "histogram for --format hgrm: "+strings.Join(allMetrics(), ", "))
+		fs.StringVar(&o.metric, "metric", "response", "histogram for --format hgrm: "+strings.Join(result.HistogramNames(), ", "))
 		fs.StringVar(&o.html, "html", "", "also write the self-contained HTML report (all charts) to this `file`")
 		fs.StringVar(&o.svg, "svg", "", "also write one chart (--chart) as SVG to this `file`")
 		fs.StringVar(&o.png, "png", "", "also write one chart (--chart) as PNG to this `file`")
@@ -188,8 +188,8 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case !ok:
 		return usageErrorIn(stderr, "report", "--format %q is unknown (known: %s)", o.format, strings.Join(reportFormatNames(), ", "))
-	case !slices.Contains(allMetrics(), o.metric):
-		return usageErrorIn(stderr, "report", "--metric %q is unknown (known: %s)", o.metric, strings.Join(allMetrics(), ", "))
+	case !slices.Contains(result.HistogramNames(), o.metric):
+		return usageErrorIn(stderr, "report", "--metric %q is unknown (known: %s)", o.metric, strings.Join(result.HistogramNames(), ", "))
 	case fs.Changed("metric") && !f.usesMetric:
 		return usageErrorIn(stderr, "report", "--metric applies to --format hgrm, not %s", o.format)
 	case fs.NArg() != 1:

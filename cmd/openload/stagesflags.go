@@ -26,8 +26,7 @@ func (s *stagesOptions) flags(fs *pflag.FlagSet, spec *schedule.Spec, warmup *ti
 		"send and account for the requests of the first `duration`, but keep them out of the headline figures and objectives (reported on their own line)")
 	fs.StringVar(&s.stages, "stages", "",
 		"ramp the rate in `STAGES` DURATION:RATE,… (e.g. 30s:100,1m:100,30s:0), each stage linear from the previous rate (--rate, default 0) to its own; replaces --duration")
-	fs.Float64Var(&spec.Burstiness, "burstiness", 0,
-		"with --arrival gamma: the gaps' shape k (> 0): 1 is poisson, below 1 burstier, above smoother; the mean gap stays 1/rate")
+	fs.Float64Var(&spec.Burstiness, "burstiness", 0, paramUsage("Burstiness")) // processflags.go
 }
 
 // validate parses --stages into spec (the duration becomes the stages'

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -124,10 +123,4 @@ func diffTTFT(stdout, stderr io.Writer, name string, res *result.Result) int {
 		return exitRuntime
 	}
 	return exitOK
-}
-
-// allMetrics are the histograms report --metric and diff --metric take:
-// the request metrics, then a stream run's.
-func allMetrics() []string {
-	return append(slices.Clip(result.Metrics), result.StreamMetrics...)
 }

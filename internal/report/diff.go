@@ -139,7 +139,7 @@ func neverSent(res *result.Result) string {
 // ratio B ÷ A and a one-line summary at p99; when both sent the same
 // targets, each target's p99 side by side (part.go).
 func Compare(w io.Writer, metric string, nameA string, a *result.Result, pa result.Percentiles, nameB string, b *result.Result, pb result.Percentiles) error {
-	fmt.Fprintf(w, "openload diff · %s (ms)\n", MetricTitle(metric))
+	fmt.Fprintf(w, "openload diff · %s (ms)\n", result.MetricTitle(metric))
 	fmt.Fprintf(w, "A        %s · %s · %d values%s\n", nameA, a.Config.Schedule, pa.Count, neverSent(a))
 	fmt.Fprintf(w, "B        %s · %s · %d values%s\n\n", nameB, b.Config.Schedule, pb.Count, neverSent(b))
 	if err := DiffTable(w, Side{"A", pa}, Side{"B", pb}); err != nil {
@@ -162,29 +162,5 @@ func compareVerdict(metric string, a, b result.Percentiles) string {
 	if a.P99 > b.P99 {
 		which, other = "A", "B"
 	}
-	return fmt.Sprintf("at p99 %s's %s is %s %s's (%s vs %s ms)%s", which, MetricTitle(metric), ratio(hi, lo), other, ms(hi), ms(lo), counts)
-}
-
-// MetricTitle names a result metric for people: "response time" for
-// response.
-func MetricTitle(metric string) string {
-	switch metric {
-	case "response":
-		return "response time"
-	case "service":
-		return "service time"
-	case "send_delay":
-		return "send delay"
-	case "corrected":
-		return "corrected response time"
-	case "ttft_response":
-		return "TTFT from the schedule"
-	case "ttft_service":
-		return "TTFT from the send"
-	case "itl":
-		return "inter-token latency"
-	case "tpot":
-		return "time per output token"
-	}
-	return metric
+	return fmt.Sprintf("at p99 %s's %s is %s %s's (%s vs %s ms)%s", which, result.MetricTitle(metric), ratio(hi, lo), other, ms(hi), ms(lo), counts)
 }

@@ -74,15 +74,11 @@ func partAnswers(p result.Part) string {
 // PartErrorsNote says what a part table's errors column counts.
 const PartErrorsNote = "errors = errors + timeouts + unfinished, as the errors objective counts them; a warm-up's requests are in no target"
 
-// partMetric is a part's figure of a run metric, and whether parts have it.
+// partMetric is a part's figure of a run metric, and whether parts have
+// it (result.Metric.OfPart).
 func partMetric(p result.Part, metric string) (result.Percentiles, bool) {
-	switch metric {
-	case "response":
-		return p.Response, true
-	case "service":
-		return p.Service, true
-	case "send_delay":
-		return p.SendDelay, true
+	if m, ok := result.LookupMetric(metric); ok && m.OfPart != nil {
+		return *m.OfPart(&p), true
 	}
 	return result.Percentiles{}, false
 }
@@ -123,7 +119,7 @@ func compareBy(w io.Writer, what, metric string, pa, pb []result.Part) error {
 		fmt.Fprintf(w, "%-8s A and B had different %ss (%d and %d): no comparison by %s\n", what+"s", what, len(pa), len(pb), what)
 		return nil
 	}
-	fmt.Fprintf(w, "\nby %s · %s p99 (ms)\n", what, MetricTitle(metric))
+	fmt.Fprintf(w, "\nby %s · %s p99 (ms)\n", what, result.MetricTitle(metric))
 	t := newTable(w, leftFirst(7), what, "A count", "B count", "A", "B", "B − A", "B ÷ A")
 	for i := range pa {
 		x, _ := partMetric(pa[i], metric)

@@ -275,8 +275,9 @@ type watch struct {
 }
 
 func newWatch(objs []verify.Objective, o loadtest.Options, cancel context.CancelFunc) *watch {
-	// The count check's own bound (schedule.CountSpread): for gamma
-	// arrivals √(Λ/k), wider than a Poisson count's √Λ when k < 1.
+	// The count check's own bound, from the process's row
+	// (schedule.Process.Spread): for gamma arrivals √(Λ/k), wider than a
+	// Poisson count's √Λ when k < 1.
 	return &watch{objs: objs, n: o.Schedule.MaxCount(), cancel: cancel}
 }
 
