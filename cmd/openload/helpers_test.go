@@ -35,6 +35,34 @@ func wantLines(t *testing.T, out string, wants ...string) {
 	}
 }
 
+// wantVerdict checks a run whose objective expr is on a time figure this
+// machine's speed decides: whether it is met is not the test's to say,
+// but the verdict must be the objective's own on the figure the result
+// holds (measured, ms, against bound, ms), and the exit code the
+// verdict of all the run's objectives (0 met, 4 breached). It returns
+// whether expr was met, for what the caller expects printed.
+func wantVerdict(t *testing.T, code int, res *result.Result, expr string, measured, bound float64) bool {
+	t.Helper()
+	var o *result.SLO
+	met := true
+	for i := range res.SLOs {
+		met = met && res.SLOs[i].Pass
+		if res.SLOs[i].Expr == expr {
+			o = &res.SLOs[i]
+		}
+	}
+	if o == nil || o.NoData {
+		t.Fatalf("exit %d: objective %q not judged on data: %+v", code, expr, res.SLOs)
+	}
+	if o.Measured != measured || o.Pass != (measured <= bound) {
+		t.Errorf("objective %+v: want %.3f ms judged against %.3f ms", *o, measured, bound)
+	}
+	if want := map[bool]int{true: exitOK, false: exitSLOBreached}[met]; code != want {
+		t.Errorf("exit %d, want %d: objectives %+v", code, want, res.SLOs)
+	}
+	return o.Pass
+}
+
 // readResult reads a result file written by -o, as `openload report`
 // does.
 func readResult(t *testing.T, path string) *result.Result {

@@ -309,7 +309,9 @@ func TestK8sRun(t *testing.T) {
 		Logs: podLogs(t),
 	})
 	out := filepath.Join(t.TempDir(), "merged.json")
+	before := time.Now()
 	code, stdout, stderr := runCLI(k8sArgs(f, "-o", out, "-H", "X-Run: it's \"one\"")...)
+	after := time.Now()
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
@@ -355,8 +357,12 @@ func TestK8sRun(t *testing.T) {
 	if !slices.Equal(c.Args, want) {
 		t.Errorf("args %q\nwant %q", c.Args, want)
 	}
-	if at, err := time.Parse(time.RFC3339, c.Env[0].Value); c.Env[0].Name != "START_AT" || err != nil || time.Until(at) > 2*time.Second {
-		t.Errorf("env %+v", c.Env)
+	// The start is the lead (1 s) after the command ran, rounded up to a
+	// whole second for RFC 3339: between before + lead and after + lead
+	// + 1 s, however long the command took.
+	if at, err := time.Parse(time.RFC3339, c.Env[0].Value); c.Env[0].Name != "START_AT" || err != nil ||
+		at.Before(before.Add(time.Second)) || !at.Before(after.Add(2*time.Second)) {
+		t.Errorf("env %+v: want START_AT from %v + 1 s to %v + 2 s", c.Env, before.UTC(), after.UTC())
 	}
 	// lead 1s + duration 1s + drain 10s + grace 5s
 	if job.Spec.ActiveDeadlineSeconds != 17 {
@@ -464,6 +470,14 @@ func TestK8sRunInterrupt(t *testing.T) {
 // TestK8sRunLateAndTimeout: pods still pending at the start are named
 // (they start late); a Job that never ends is given up past lead +
 // duration + drain + grace, its pods' states said, and deleted.
+//
+// When it gives up is a relation to those inputs, not a bound on the
+// machine: at lead 1 s + duration 1 s + drain 0 s + grace 0 s after the
+// Job was created (so at least 2 s after the command began), and before
+// the 10 s of the default --drain had passed besides: a runner that left
+// out --drain 0s would give up no earlier than 12 s, one that left out
+// --grace 0s says so in its message (5 s, k8sArgs'). The 10 s between is
+// for a busy machine's polls of kubectl, each a process start.
 func TestK8sRunLateAndTimeout(t *testing.T) {
 	pods := allPods(4, fakePod{phase: "Running"})
 	pods[2] = fakePod{index: 2, phase: "Pending", waiting: "ErrImagePull"}
@@ -473,8 +487,8 @@ func TestK8sRunLateAndTimeout(t *testing.T) {
 	if code != exitRuntime {
 		t.Errorf("exit %d, want %d", code, exitRuntime)
 	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("gave up after %v", d)
+	if d, end := time.Since(start), 2*time.Second; d < end || d >= end+10*time.Second {
+		t.Errorf("gave up %v after the command began: want at least lead + duration + drain + grace = %v, and under the %v the default --drain would add", d, end, 10*time.Second)
 	}
 	t.Logf("stderr:\n%s", stderr)
 	wantLines(t, stderr,

@@ -84,14 +84,23 @@ func TestModelServerCommands(t *testing.T) {
 // body without Content-Type: application/json (vLLM's
 // validate_json_request): before openload sent JSON as JSON, every
 // request was refused.
+//
+// The command's objective, ttft.p99<=500ms, is the README's, and whether
+// this machine meets it is the machine's: the test asks that the exit
+// code be the objective's verdict on the TTFT p99 the result holds (0 at
+// or under 500 ms, 4 over it), not that the machine be fast.
 func TestReadmeStreamingCommand(t *testing.T) {
 	h := scripted.New(scripted.VLLMChat, scripted.Options{Model: "stub", Prefill: 5 * time.Millisecond, ITL: time.Millisecond})
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	out := filepath.Join(t.TempDir(), "run.json")
-	stdout, _ := runOK(t, "--stream", "-rate", "20", "-d", "1s", "-c", "256", "--body-file", "../../examples/streaming/prompts.jsonl",
+	code, stdout, stderr := runCLI("--stream", "-rate", "20", "-d", "1s", "-c", "256", "--body-file", "../../examples/streaming/prompts.jsonl",
 		"--slo-request", "ttft<=500ms,tpot<=50ms", "--slo", "ttft.p99<=500ms", "-o", out, srv.URL+"/v1/chat/completions")
 	res := readResult(t, out)
+	if res.Stream == nil {
+		t.Fatalf("exit %d, no stream in the result\n%s\n%s", code, stdout, stderr)
+	}
+	wantVerdict(t, code, res, "ttft.p99<=500ms", res.Stream.TTFTResponse.P99, 500)
 	if res.Status["200"] != 20 || h.Stats().Tokens == 0 || res.Stream.OutputTokens != int64(h.Stats().Tokens) {
 		t.Errorf("status %v, tokens %d of the %d written", res.Status, res.Stream.OutputTokens, h.Stats().Tokens)
 	}
@@ -99,7 +108,7 @@ func TestReadmeStreamingCommand(t *testing.T) {
 		t.Errorf("the report does not say the Content-Type was added:\n%s", stdout)
 	}
 	// What vLLM answers without it.
-	code, stdout, _ := runCLI("-rate", "20", "-d", "500ms", "-H", "Content-Type: text/plain", "--body", `{"model":"stub","messages":[],"stream":true}`, srv.URL+"/v1/chat/completions")
+	code, stdout, _ = runCLI("-rate", "20", "-d", "500ms", "-H", "Content-Type: text/plain", "--body", `{"model":"stub","messages":[],"stream":true}`, srv.URL+"/v1/chat/completions")
 	if code != exitTargetFailed || !strings.Contains(stdout, "10 of 10 answered 400 Bad Request") {
 		t.Errorf("with Content-Type: text/plain: exit %d\n%s", code, stdout)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,13 +26,20 @@ func TestStreamRun(t *testing.T) {
 	defer s.Close()
 	dir := t.TempDir()
 	out, logf := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
-	stdout, _ := runOK(t, "-rate", "40", "-d", "500ms", "--body-file", "../../examples/streaming/prompts.jsonl", "--body-sample", "--seed", "3",
+	// The objectives are on times this machine's speed decides, so the
+	// test holds their verdicts to the figures measured, not to a
+	// verdict: goodput to the log's own requests that meet both request
+	// objectives, the run's objective and exit code to its TTFT p99.
+	code, stdout, stderr := runCLI("-rate", "40", "-d", "500ms", "--body-file", "../../examples/streaming/prompts.jsonl", "--body-sample", "--seed", "3",
 		"--slo-request", "ttft<=5s,tpot<=1s", "--slo", "ttft.p99<=10s", "--log", logf, "-o", out, s.URL+"/v1/chat/completions")
-	wantLines(t, stdout, "TTFT from schedule", "TTFT from send", "ITL", "TPOT", "output tokens", "goodput  ", "met ttft<=5s,tpot<=1s (20 requests, 100.0 % of scheduled)", "PASS  ttft_response.p99")
 	res := readResult(t, out)
-	if res.Stream == nil || res.Stream.Goodput == nil || res.Stream.Goodput.Met != 20 || res.Stream.TTFTResponse.Count != 20 {
-		t.Fatalf("stream %+v", res.Stream)
+	if res.Stream == nil || res.Stream.Goodput == nil || res.Stream.TTFTResponse.Count != 20 {
+		t.Fatalf("exit %d, stream %+v\n%s\n%s", code, res.Stream, stdout, stderr)
 	}
+	verdict := map[bool]string{true: "PASS", false: "FAIL"}[wantVerdict(t, code, res, "ttft.p99<=10s", res.Stream.TTFTResponse.P99, 10000)]
+	met := res.Stream.Goodput.Met
+	wantLines(t, stdout, "TTFT from schedule", "TTFT from send", "ITL", "TPOT", "output tokens", "goodput  ",
+		fmt.Sprintf("met ttft<=5s,tpot<=1s (%d requests, %.1f %% of scheduled)", met, 100*float64(met)/float64(res.Counts.Scheduled)), verdict+"  ttft_response.p99")
 	// Output tokens are each request's max_tokens, as the usage chunks say.
 	lines, err := os.ReadFile("../../examples/streaming/prompts.jsonl")
 	if err != nil {
@@ -43,14 +51,34 @@ func TestStreamRun(t *testing.T) {
 		t.Fatalf("log: %d entries, %v", len(entries), err)
 	}
 	var sum int64
+	// Goodput counts the requests that completed 2xx with tokens, their
+	// TTFT from the schedule within 5 s and their TPOT within 1 s. The
+	// log keeps µs, truncated: a request within 2 µs of a bound may go
+	// either way (surely: every figure ≤ bound − 2 µs; maybe: ≤ bound +
+	// 2 µs).
+	var surely, maybe int64
+	const slack = 2 * time.Microsecond
 	for _, e := range entries {
 		if !e.Streamed || e.FirstToken < 0 || e.LastToken < e.FirstToken || e.Tokens < 16 || e.Tokens > 128 {
 			t.Errorf("log entry %+v", e)
 		}
 		sum += int64(e.Tokens)
+		if e.Error != "" || e.Status < 200 || e.Status > 299 || e.Tokens == 0 {
+			continue
+		}
+		ttft, tpot := e.FirstToken-e.Scheduled, (e.LastToken-e.FirstToken)/time.Duration(max(e.Tokens-1, 1))
+		if ttft <= 5*time.Second-slack && tpot <= time.Second-slack {
+			surely++
+		}
+		if ttft <= 5*time.Second+slack && tpot <= time.Second+slack {
+			maybe++
+		}
 	}
 	if sum != res.Stream.OutputTokens {
 		t.Errorf("log sums %d output tokens, the result %d", sum, res.Stream.OutputTokens)
+	}
+	if met < surely || met > maybe {
+		t.Errorf("goodput met %d, the log's requests meeting ttft<=5s,tpot<=1s: %d (%d within 2 µs of a bound)", met, surely, maybe-surely)
 	}
 	seen := map[int]bool{}
 	for _, p := range prompts {

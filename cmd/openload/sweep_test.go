@@ -90,7 +90,24 @@ func TestSweepCLI(t *testing.T) {
 	svg := filepath.Join(dir, "sweep.svg")
 	stdout, _ := runOK(t, "sweep", "--rates", "20,40", "-d", "500ms", "--pause", "0s", "-o", out, "--svg", svg,
 		"--slo", "response.p99<=1s", s.URL+"/predict")
-	wantLines(t, stdout, "offered/s", "response.p99<=1s", "knee: none up to 40/s")
+	wantLines(t, stdout, "offered/s", "response.p99<=1s")
+	// Where the knee is, against a stub of 200/s, is the machine's: a
+	// pause at 40/s can double its p99. So the line is held to the knee
+	// rule (sweep.go) applied to the points' own figures: 40/s is the
+	// knee when its p99 is over 2 × 20/s's or it broke the objective
+	// (a knee at 20/s, or a line that disagrees with the points, fails).
+	_, f, ok, err := readSweep(out)
+	if !ok || err != nil || len(f.Points) != 2 {
+		t.Fatalf("the sweep file: %v, %v", ok, err)
+	}
+	base, top := f.Points[0].Result, f.Points[1].Result
+	knee := top.Response.P99 > 2*base.Response.P99 || f.Points[1].Stopped != ""
+	for _, o := range top.SLOs {
+		knee = knee || !o.Pass
+	}
+	if want := map[bool]string{true: "\nknee: 40/s (point 2): ", false: "\nknee: none up to 40/s"}[knee]; !strings.Contains(stdout, want) {
+		t.Errorf("response p99 %.3f ms at 20/s, %.3f ms at 40/s, objectives %+v: want %q:\n%s", base.Response.P99, top.Response.P99, top.SLOs, want, stdout)
+	}
 	if n := strings.Count(stdout, "\n│ "); n != 3 { // the header and two points
 		t.Errorf("%d rows, want 3:\n%s", n, stdout)
 	}
@@ -114,7 +131,11 @@ func TestSweepCLI(t *testing.T) {
 	if code != exitSLOBreached || !strings.Contains(stdout, "the lowest rate, 10/s, already breaches") {
 		t.Errorf("from breaches: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr = runCLI("sweep", "--search", "--slo", "response.max<=10s", "--from", "10", "--to", "20", "-d", "300ms", "--pause", "0s", s.URL+"/predict")
+	// (The first is known on any machine: the stub's calls take 20 ms;
+	// so is the second, since no response outlasts the test binary, go
+	// test -timeout, 10 minutes unless set. It was 10 s, a bound on the
+	// machine.)
+	code, stdout, stderr = runCLI("sweep", "--search", "--slo", "response.max<=1h", "--from", "10", "--to", "20", "-d", "300ms", "--pause", "0s", s.URL+"/predict")
 	if code != exitOK || !strings.Contains(stdout, "the highest rate, 20/s, still passes") || strings.Count(stdout, "PASS (pass)") != 2 {
 		t.Errorf("to passes: exit %d\n%s\n%s", code, stdout, stderr)
 	}
