@@ -48,7 +48,7 @@ var fieldFlags = [...]map[string]string{
 		"Schedule.Kind": "arrival", "Schedule.Rate": "rate", "Schedule.Duration": "duration", "Schedule.Seed": "seed",
 		"Schedule.Stages": "stages", "Schedule.Burstiness": "burstiness",
 		"Sched": "arrivals", "Log": "log", "IntervalLog": "hlog",
-		"Verify.SendDelayP99": "send-delay-budget", "Verify.DipRatio": "", "Verify.DipMin": "",
+		"Verify.SendDelayP99": "send-delay-budget", "Verify.DipRatio": "", "Verify.DipMin": "", "Objectives": "slo",
 		"Closed": "closed", "Think": "think", "DwellBound": "dwell-bound", "StubChild": "", "Request": "", "AutoHeaders": "", "Warmup": "warmup",
 		"Shard.Index": "shard", "Shard.Of": "shard", "StartAt": "start-at",
 		"RequestObjectives": "slo-request",

@@ -39,31 +39,30 @@ const maxRequests = 5_000_000
 // validate (headers, body, method, the URL, the protocol flags, the
 // arrivals file, --retry-on), the outputs, and guards.
 type loadOptions struct {
-	run        loadtest.Options
-	method     string
-	headers    []string
-	body       string
-	bodyFile   string
-	output     string
-	logFile    string
-	quiet      bool
-	help       bool
-	slos       []string
-	yes        bool
-	hlog       string
-	objectives []verify.Objective
-	replay     replayOptions  // replay.go
-	proto      protoOptions   // proto.go
-	retry      retryOptions   // retryflags.go
-	auto       autoOptions    // autoheaders.go
-	shard      shardOptions   // shardflags.go
-	stream     streamOptions  // streamflags.go
-	bodies     bodyOptions    // bodyflags.go
-	prompts    promptOptions  // promptflags.go
-	scenarios  string         // --scenarios FILE (scenarios.go)
-	targets    targetsOptions // targetsflags.go
-	stages     stagesOptions  // stagesflags.go
-	metrics    metricsOptions // metricsflags.go
+	run       loadtest.Options
+	method    string
+	headers   []string
+	body      string
+	bodyFile  string
+	output    string
+	logFile   string
+	quiet     bool
+	help      bool
+	slos      []string
+	yes       bool
+	hlog      string
+	replay    replayOptions  // replay.go
+	proto     protoOptions   // proto.go
+	retry     retryOptions   // retryflags.go
+	auto      autoOptions    // autoheaders.go
+	shard     shardOptions   // shardflags.go
+	stream    streamOptions  // streamflags.go
+	bodies    bodyOptions    // bodyflags.go
+	prompts   promptOptions  // promptflags.go
+	scenarios string         // --scenarios FILE (scenarios.go)
+	targets   targetsOptions // targetsflags.go
+	stages    stagesOptions  // stagesflags.go
+	metrics   metricsOptions // metricsflags.go
 }
 
 // loadFlags registers the flags of a load run, group by group as the help
@@ -122,14 +121,6 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 	o.retry.flags(fs, &r.Retry) // retries, model expectations
 	helpFlag(fs, &o.help)
 	return fs
-}
-
-// target is where requests go, and what to say about it.
-type target struct {
-	url     *url.URL
-	builtin string     // description of the built-in stub, if used
-	child   *stubChild // the built-in stub's process, when it runs in one (stubchild.go)
-	close   func()
 }
 
 func parseURL(raw string) (*url.URL, error) {
@@ -215,11 +206,10 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 				r.Schedule.Rate, r.Schedule.Duration, n, maxRequests)
 		}
 	}
-	objs, err := parseObjectives(o.slos)
-	if err != nil {
+	var err error
+	if r.Objectives, err = parseObjectives(o.slos); err != nil {
 		return err
 	}
-	o.objectives = objs
 	if err := o.retry.validate(fs, o); err != nil {
 		return err
 	}
@@ -246,13 +236,14 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 	if err := o.targets.validate(fs, o); err != nil { // targetsflags.go
 		return err
 	}
-	if err := verify.CheckScopes(o.objectives, r.TargetNames()); err != nil {
+	if err := verify.CheckScopes(r.Objectives, r.TargetNames()); err != nil {
 		return fmt.Errorf("--slo: %v", err)
 	}
 	if r.Protocol, err = o.proto.protocol(fs, r.URL); err != nil {
 		return err
 	}
 	r.Lean, r.Epoll = o.proto.lean(), o.proto.epoll()
+	r.AutoHeaders = o.auto.headers(fs)
 	if err := r.Validate(); err != nil {
 		return flagError(loadFields, err)
 	}
@@ -349,50 +340,27 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.output == "-" {
 		out = stderr
 	}
-	// Bound before the built-in stub starts and anything is sent; served
-	// until the result is written and the grace has passed (deferred).
-	lm, err := o.metrics.start(&o, stderr) // metricsflags.go
-	if err != nil {
-		fmt.Fprintf(stderr, "openload: %v\n", err)
-		return exitUsage
-	}
-	defer lm.stop()
-	r.Observe = lm.observe(nil)
-	clearProgress := func() {}
+	setup := o.setup(fs, stderr)
 	if !o.quiet && !r.Closed && isTerminal(out) {
-		r.Progress, clearProgress = progressPrinter(out, r.Schedule.Duration)
+		setup.Options.Progress, setup.Ended = progressPrinter(out, r.Schedule.Duration)
 	}
-
-	tgt, err := runTarget(fs, r, stderr)
+	s, err := loadtest.Start(ctx, setup)
 	if err != nil {
-		fmt.Fprintf(stderr, "openload: built-in stub: %s\n", stubMessage(err))
-		return exitRuntime
+		return startFailed(stderr, "", err)
 	}
-	if tgt.close != nil {
-		defer tgt.close()
-	}
-	if err := o.prepare(ctx); err != nil { // bodyflags.go
-		fmt.Fprintf(stderr, "openload: %v\n", err)
-		return exitRuntime
-	}
-
+	defer s.Close() // once the result is written: metrics are served until then
 	if !o.quiet {
 		var name string
-		if r.Closed {
-			name = loadtest.ClosedName(r.ClosedLoop())
+		if s.Options.Closed {
+			name = loadtest.ClosedName(s.Options.ClosedLoop())
 		} else {
-			name = o.replay.name(r.Schedule)
+			name = o.replay.name(s.Options.Schedule)
 		}
-		name = describeShard(name, r.Shard, r.StartAt) // shardflags.go
-		fmt.Fprintf(stderr, "openload: %s → %s %s\n", name, r.Method, tgt.url)
+		name = describeShard(name, s.Options.Shard, s.Options.StartAt) // shardflags.go
+		fmt.Fprintf(stderr, "openload: %s → %s %s\n", name, s.Options.Method, s.Options.URL)
 	}
-	r.AutoHeaders = o.auto.headers(fs)
-	res, _, err := loadtest.Run(ctx, o.run) // the findings are in res.Checks
-	clearProgress()
-	if tgt.child != nil && res != nil {
-		tgt.close() // the child's CPU time is known once it has exited
-		res.Config.StubCPUSeconds = math.Round(tgt.child.stop(false).Seconds()*1000) / 1000
-	}
+	oc, err := s.Run(ctx) // the findings are in the result's checks
+	res := oc.Result
 	code := exitOK
 	if hlogw != nil {
 		if ferr := hlogw.Flush(); ferr != nil {
@@ -410,8 +378,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		code = exitRuntime
 	}
 
-	outcome := verify.Judge(res, o.objectives)
-	verdict := exitOf(outcome.Class)
+	verdict := exitOf(oc.Class)
 	if !o.quiet {
 		if err := report.Text(out, res); err != nil {
 			fmt.Fprintf(stderr, "openload: report: %v\n", err)
@@ -430,6 +397,32 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	return verdict
+}
+
+// setup is what a run of o describes, for loadtest.Start: the run, its
+// live metrics, the built-in stub it is sent to without a URL, and the
+// preparation of its request.
+func (o *loadOptions) setup(fs *pflag.FlagSet, stderr io.Writer) loadtest.Setup {
+	return loadtest.Setup{Options: o.run, Live: o.metrics.live(o, stderr), StartStub: startStub(fs, stderr), Prepare: o.prepare}
+}
+
+// startFailed says why loadtest.Start failed, in the words of the step
+// that did, and returns the exit code: a --metrics-addr that cannot be
+// bound is the command line's; what prefixes a preparation's error
+// ("sweep: ").
+func startFailed(stderr io.Writer, what string, err error) int {
+	var se *loadtest.StartError
+	switch {
+	case !errors.As(err, &se):
+	case se.Stage == loadtest.StageLive:
+		fmt.Fprintf(stderr, "openload: %v\n", se.Err)
+		return exitUsage
+	case se.Stage == loadtest.StageStub:
+		fmt.Fprintf(stderr, "openload: built-in stub: %s\n", stubMessage(se.Err))
+		return exitRuntime
+	}
+	fmt.Fprintf(stderr, "openload: %s%v\n", what, err)
+	return exitRuntime
 }
 
 func describeStub(c stub.Config) string {
