@@ -336,10 +336,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		hlogw = bufio.NewWriter(f)
 		r.IntervalLog = hlogw
 	}
-	out := stdout // where the report goes
-	if o.output == "-" {
-		out = stderr
-	}
+	out := o.reportTo(stdout, stderr)
 	setup := o.setup(fs, stderr)
 	if !o.quiet && !r.Closed && isTerminal(out) {
 		setup.Options.Progress, setup.Ended = progressPrinter(out, r.Schedule.Duration)
@@ -360,7 +357,6 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "openload: %s → %s %s\n", name, s.Options.Method, s.Options.URL)
 	}
 	oc, err := s.Run(ctx) // the findings are in the result's checks
-	res := oc.Result
 	code := exitOK
 	if hlogw != nil {
 		if ferr := hlogw.Flush(); ferr != nil {
@@ -368,6 +364,25 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			code = exitRuntime
 		}
 	}
+	return o.render(oc, err, code, stdout, stderr)
+}
+
+// reportTo is where the report goes: stdout, unless the result does
+// (-o -).
+func (o *loadOptions) reportTo(stdout, stderr io.Writer) io.Writer {
+	if o.output == "-" {
+		return stderr
+	}
+	return stdout
+}
+
+// render prints a run's outcome (its report and verdict), writes its
+// result, and returns the exit code: code if the run already owes one
+// (an output that failed), else the verdict's. err is the run's: with no
+// result it could not be carried out; with one, a file could not be
+// written.
+func (o *loadOptions) render(oc loadtest.Outcome, err error, code int, stdout, stderr io.Writer) int {
+	res := oc.Result
 	if res == nil {
 		fmt.Fprintf(stderr, "openload: %v\n", err)
 		return exitRuntime
@@ -377,13 +392,13 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "openload: %v\n", err)
 		code = exitRuntime
 	}
-
+	out := o.reportTo(stdout, stderr)
 	verdict := exitOf(oc.Class)
 	if !o.quiet {
 		if err := report.Text(out, res); err != nil {
 			fmt.Fprintf(stderr, "openload: report: %v\n", err)
 		}
-		o.retry.printExpectation(out, &o, res)
+		o.retry.printExpectation(out, o, res)
 	}
 	writeVerdict(out, stderr, res, verdict, o.quiet, "")
 	// The result is written through a temporary file renamed into place,

@@ -14,8 +14,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/openload/openload/internal/loadtest"
-	"github.com/openload/openload/internal/report"
-	"github.com/openload/openload/result"
 	"github.com/openload/openload/verify"
 )
 
@@ -235,35 +233,7 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 		}
 	}
 	oc, err := s.RunScenarios(ctx)
-	res := oc.Result
-	if res == nil {
-		fmt.Fprintf(stderr, "openload: %v\n", err)
-		return exitRuntime
-	}
-	code := exitOK
-	if err != nil {
-		fmt.Fprintf(stderr, "openload: %v\n", err)
-		code = exitRuntime
-	}
-	out := stdout
-	if top.output == "-" {
-		out = stderr
-	}
-	verdict := exitOf(oc.Class)
-	if !top.quiet {
-		if err := report.Text(out, res); err != nil {
-			fmt.Fprintf(stderr, "openload: report: %v\n", err)
-		}
-	}
-	writeVerdict(out, stderr, res, verdict, top.quiet, "")
-	if err := writeOutput("--output", top.output, stdout, quietNotice(stderr, top.quiet), func(w io.Writer) error { return result.Write(w, res) }); err != nil {
-		fmt.Fprintf(stderr, "openload: %v\n", err)
-		code = exitRuntime
-	}
-	if code != exitOK {
-		return code
-	}
-	return verdict
+	return top.render(oc, err, exitOK, stdout, stderr) // load.go
 }
 
 // scenarioPath is the log of scenario name next to path: run.csv →
