@@ -68,59 +68,67 @@ type loadOptions struct {
 // loadFlags registers the flags of a load run, group by group as the help
 // shows them (help.go); sub-options register theirs in their own files.
 func loadFlags(o *loadOptions) *pflag.FlagSet {
+	fs, _ := boundLoadFlags(o)
+	return fs
+}
+
+// boundLoadFlags is loadFlags, with the binding its definitions make of
+// each flag to the fields of loadtest.Options it sets (loadFieldFlags).
+func boundLoadFlags(o *loadOptions) (*pflag.FlagSet, fieldBinding) {
 	fs := newFlagSet("openload")
+	b := fieldBinding{}
 	r := &o.run
 	inGroup(fs, groupLoad, func() {
-		fs.Float64VarP(&r.Schedule.Rate, "rate", "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
-		fs.DurationVarP(&r.Schedule.Duration, "duration", "d", 10*time.Second, "length of the schedule (with --arrivals: the file's span)")
-		fs.StringVar(&r.Schedule.Kind, "arrival", schedule.Constant, "arrival process: constant, poisson or gamma (with --burstiness)")
-		fs.Uint64Var(&r.Schedule.Seed, "seed", 1, "seed of the poisson and gamma arrival processes")
-		o.stages.flags(fs, &r.Schedule, &r.Warmup)
-		o.replay.scheduleFlags(fs)
-		o.shard.flags(fs) // shardflags.go
-		fs.IntVarP(&r.Connections, "connections", "c", 64, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
-		fs.BoolVar(&r.Closed, "closed", false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
-		fs.DurationVar(&r.Think, "think", 0, "with --closed: pause after each response before the user sends again")
-		fs.DurationVar(&r.Drain, "drain", 10*time.Second, "how long to wait for in-flight requests after the last scheduled send")
+		fs.Float64VarP(&r.Schedule.Rate, b.bind("rate", "Schedule.Rate"), "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
+		fs.DurationVarP(&r.Schedule.Duration, b.bind("duration", "Schedule.Duration"), "d", 10*time.Second, "length of the schedule (with --arrivals: the file's span)")
+		fs.StringVar(&r.Schedule.Kind, b.bind("arrival", "Schedule.Kind"), schedule.Constant, "arrival process: constant, poisson or gamma (with --burstiness)")
+		fs.Uint64Var(&r.Schedule.Seed, b.bind("seed", "Schedule.Seed", "Retry.Seed", "BodySeed", "TargetSeed"), 1, "seed of the poisson and gamma arrival processes")
+		o.stages.flags(fs, b, &r.Schedule, &r.Warmup)
+		o.replay.scheduleFlags(fs, b)
+		o.shard.flags(fs, b) // shardflags.go
+		fs.IntVarP(&r.Connections, b.bind("connections", "Connections"), "c", 64, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
+		fs.BoolVar(&r.Closed, b.bind("closed", "Closed"), false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
+		fs.DurationVar(&r.Think, b.bind("think", "Think"), 0, "with --closed: pause after each response before the user sends again")
+		fs.DurationVar(&r.Drain, b.bind("drain", "Drain"), 10*time.Second, "how long to wait for in-flight requests after the last scheduled send")
 		fs.BoolVar(&o.yes, "yes", false, "allow a run of more than 5,000,000 requests (rate × duration)")
 		fs.StringVar(&o.scenarios, "scenarios", "", "run the scenarios of this YAML `file` at once, each a named arrival process with its own flags (rate, arrival, url, targets, …); the other flags apply to all")
 	})
 	inGroup(fs, groupRequest, func() {
-		fs.StringVarP(&o.method, "method", "m", "", "HTTP method (default GET, or POST with a body)")
-		fs.StringArrayVarP(&o.headers, "header", "H", nil, "request `header` 'Name: value' (repeatable)")
-		fs.StringVar(&o.body, "body", "", "request body")
-		fs.StringVar(&o.bodyFile, "body-file", "", "read the request body from this `file`; a .jsonl file holds one JSON request per line, sent in order (or --body-sample)")
-		o.bodies.flags(fs)  // bodyflags.go
-		o.prompts.flags(fs) // promptflags.go
-		o.targets.flags(fs) // targetsflags.go
-		fs.DurationVar(&r.Timeout, "timeout", 30*time.Second, "per-request timeout, from the moment it is sent")
-		o.stream.flags(fs, r) // streamflags.go
+		fs.StringVarP(&o.method, b.bind("method", "Method"), "m", "", "HTTP method (default GET, or POST with a body)")
+		fs.StringArrayVarP(&o.headers, b.bind("header", "Header"), "H", nil, "request `header` 'Name: value' (repeatable)")
+		fs.StringVar(&o.body, b.bind("body", "Body"), "", "request body")
+		fs.StringVar(&o.bodyFile, b.bind("body-file", "Bodies"), "", "read the request body from this `file`; a .jsonl file holds one JSON request per line, sent in order (or --body-sample)")
+		o.bodies.flags(fs)     // bodyflags.go
+		o.prompts.flags(fs)    // promptflags.go
+		o.targets.flags(fs, b) // targetsflags.go
+		fs.DurationVar(&r.Timeout, b.bind("timeout", "Timeout"), 30*time.Second, "per-request timeout, from the moment it is sent")
+		o.stream.flags(fs, b, r) // streamflags.go
 	})
-	o.replay.checkFlags(fs, r) // --stamp-header (request), --dwell-bound (checks)
+	o.replay.checkFlags(fs, b, r) // --stamp-header (request), --dwell-bound (checks)
 	inGroup(fs, groupOutput, func() {
 		fs.StringVarP(&o.output, "output", "o", "", "write the JSON result to this `file` ('-' for stdout; the report then goes to stderr)")
-		fs.StringVar(&o.logFile, "log", "", "stream one CSV line per request to this `file`")
-		fs.StringVar(&o.hlog, "hlog", "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this `file`")
+		fs.StringVar(&o.logFile, b.bind("log", "Log"), "", "stream one CSV line per request to this `file`")
+		fs.StringVar(&o.hlog, b.bind("hlog", "IntervalLog"), "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this `file`")
 		fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
-		fs.StringArrayVar(&r.ClassHeaders, "class-header", nil, "group responses by this response `header`'s value (repeatable, up to 4); "+autoClassHeaders()+" needs no flag: its table appears when responses carry it")
-		fs.BoolVar(&r.ServerTiming, "server-timing", false, "report each Server-Timing metric next to service time; needs no flag when responses carry it; =false: never read it")
+		fs.StringArrayVar(&r.ClassHeaders, b.bind("class-header", "ClassHeaders"), nil, "group responses by this response `header`'s value (repeatable, up to 4); "+autoClassHeaders()+" needs no flag: its table appears when responses carry it")
+		fs.BoolVar(&r.ServerTiming, b.bind("server-timing", "ServerTiming"), false, "report each Server-Timing metric next to service time; needs no flag when responses carry it; =false: never read it")
 		o.auto.flags(fs)
 		o.metrics.flags(fs) // metricsflags.go
-		fs.StringArrayVar(&r.Redact, "redact", nil, "also redact this request `header`'s value in the result (Authorization, Cookie and Proxy-Authorization always are)")
+		fs.StringArrayVar(&r.Redact, b.bind("redact", "Redact"), nil, "also redact this request `header`'s value in the result (Authorization, Cookie and Proxy-Authorization always are)")
 	})
 	inGroup(fs, groupChecks, func() {
-		fs.StringArrayVar(&o.slos, "slo", nil, "`objective` checked at the end, e.g. 'response.p99<=200ms' (repeatable); a breach exits 4; without one on errors, errors<=1% is checked and its breach exits 5")
-		fs.DurationVar(&r.Verify.SendDelayP99, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
-		o.stream.objectiveFlags(fs) // --slo-request, streamflags.go
+		fs.StringArrayVar(&o.slos, b.bind("slo", "Objectives"), nil, "`objective` checked at the end, e.g. 'response.p99<=200ms' (repeatable); a breach exits 4; without one on errors, errors<=1% is checked and its breach exits 5")
+		fs.DurationVar(&r.Verify.SendDelayP99, b.bind("send-delay-budget", "Verify.SendDelayP99"), verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
+		o.stream.objectiveFlags(fs, b) // --slo-request, streamflags.go
 	})
 	inGroup(fs, groupClient, func() {
-		o.proto.flags(fs, &r.Config)
-		faultFlags(fs, &r.Config) // safety.go
-		resendFlag(fs, &r.Config) // resendflags.go
+		o.proto.flags(fs, b, &r.Config)
+		faultFlags(fs, b, &r.Config) // safety.go
+		resendFlag(fs, b, &r.Config) // resendflags.go
 	})
-	o.retry.flags(fs, &r.Retry) // retries, model expectations
+	o.retry.flags(fs, b, &r.Retry) // retries, model expectations
 	helpFlag(fs, &o.help)
-	return fs
+	return fs, b
 }
 
 func parseURL(raw string) (*url.URL, error) {
