@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"encoding/json"
@@ -17,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/prompt"
 	"github.com/openload/openload/result"
 )
 
@@ -67,7 +67,12 @@ func (b *bodyOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		note(r).ContentType = "application/json"
 	}
 	if b.model != "" && b.model != modelAuto {
-		return setModel(r, b.model, "")
+		if !o.prompts.made() { // made, they carry it (promptOptions.spec)
+			if err := setModel(r, prompt.SetModel, b.model); err != nil {
+				return err
+			}
+		}
+		o.noteModel(r, b.model, "")
 	}
 	return nil
 }
@@ -80,32 +85,34 @@ func note(r *loadtest.Options) *result.Request {
 	return r.Request
 }
 
-// prepare completes the request once the target is known (a built-in
-// stub starts after validate) and before anything is sent: generated
-// prompts go to the built-in stub's API, and --model auto asks the
-// target.
-func (o *loadOptions) prepare(ctx context.Context) error {
-	r := &o.run
+// prepare is a run's loadtest.Setup.Prepare: it completes r's request
+// once the target is known (a built-in stub starts after validate) and
+// before anything is sent: generated prompts go to the built-in stub's
+// API, and --model auto asks the target.
+func (o *loadOptions) prepare(ctx context.Context, _ string, r *loadtest.Options) error {
 	if o.prompts.made() && r.BuiltinStub != "" {
 		r.URL.Path = "/v1/chat/completions"
-		if o.prompts.api == "completions" {
+		if o.prompts.grammar == prompt.Completions {
 			r.URL.Path = "/v1/completions"
 		}
 	}
-	return o.bodies.resolve(ctx, r)
-}
-
-// resolve asks the target for the model with --model auto.
-func (b *bodyOptions) resolve(ctx context.Context, r *loadtest.Options) error {
-	if b.model != modelAuto {
-		return nil
+	if o.bodies.model != modelAuto || o.prompts.made() && !o.prompts.grammar.HasModel() {
+		return nil // none to ask, or no field to name it in
 	}
 	models := modelsURL(r.URL)
 	id, err := firstModel(ctx, models, r.Header, r.ClientTLS())
 	if err != nil {
 		return fmt.Errorf("--model auto: GET %s: %v", models, err)
 	}
-	return setModel(r, id, models)
+	set := prompt.SetModel // the user's JSON
+	if o.prompts.made() {
+		set = o.prompts.grammar.WithModel // as their grammar has it
+	}
+	if err := setModel(r, set, id); err != nil {
+		return err
+	}
+	o.noteModel(r, id, models)
+	return nil
 }
 
 // modelsURL is the OpenAI list of models next to u: /v1/models on its
@@ -162,11 +169,10 @@ func firstModel(ctx context.Context, models string, h http.Header, tlsCfg *tls.C
 	return list.Data[0].ID, nil
 }
 
-// setModel sets the "model" member of every body of r to name, and notes
-// it (from: the list it was read from, or "" when given).
-func setModel(r *loadtest.Options, name, from string) error {
+// setModel names the model in every body of r with set.
+func setModel(r *loadtest.Options, set func([]byte, string) ([]byte, error), name string) error {
 	for i, body := range r.Bodies {
-		b, err := withModel(body, name)
+		b, err := set(body, name)
 		if err != nil {
 			return fmt.Errorf("--model: body %d: %v", i+1, err)
 		}
@@ -174,58 +180,23 @@ func setModel(r *loadtest.Options, name, from string) error {
 	}
 	if len(r.Bodies) > 0 {
 		r.Body = r.Bodies[0]
-	} else {
-		b, err := withModel(r.Body, name)
-		if err != nil {
-			return fmt.Errorf("--model: the body: %v", err)
-		}
-		r.Body = b
+		return nil
 	}
-	n := note(r)
-	n.Model, n.ModelFrom = name, from
+	b, err := set(r.Body, name)
+	if err != nil {
+		return fmt.Errorf("--model: the body: %v", err)
+	}
+	r.Body = b
 	return nil
 }
 
-// withModel returns body, a JSON object, with its top-level "model" member
-// set to name: the value replaced where the member is, else the member
-// put first. The rest of the body is kept byte for byte, its members'
-// order too, which a decode and re-encode would not keep.
-func withModel(body []byte, name string) ([]byte, error) {
-	val, err := json.Marshal(name)
-	if err != nil {
-		return nil, err
+// noteModel notes the model the bodies carry (from: the list it was read
+// from, or "" when given): none when openload made them in a grammar
+// without a model field (prompt.API.HasModel: TGI's).
+func (o *loadOptions) noteModel(r *loadtest.Options, name, from string) {
+	if o.prompts.made() && !o.prompts.grammar.HasModel() {
+		return
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		return nil, errors.New("not a JSON object")
-	}
-	open := dec.InputOffset()
-	for dec.More() {
-		key, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		start := dec.InputOffset() // after the key: the colon, then the value
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return nil, err
-		}
-		if key != "model" {
-			continue
-		}
-		end := dec.InputOffset()
-		out := make([]byte, 0, len(body)+len(val))
-		out = append(append(append(out, body[:start]...), ':'), val...)
-		return append(out, body[end:]...), nil
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, err
-	}
-	member := append([]byte(`"model":`), val...)
-	if len(bytes.TrimSpace(body[open:])) > 1 { // members follow
-		member = append(member, ',')
-	}
-	out := make([]byte, 0, len(body)+len(member))
-	out = append(append(append(out, body[:open]...), member...), body[open:]...)
-	return out, nil
+	n := note(r)
+	n.Model, n.ModelFrom = name, from
 }

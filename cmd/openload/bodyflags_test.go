@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,28 +12,6 @@ import (
 	"sync"
 	"testing"
 )
-
-func TestWithModel(t *testing.T) {
-	cases := []struct{ body, want string }{
-		{`{"model":"old","messages":[]}`, `{"model":"m1","messages":[]}`},
-		{`{"messages":[],"model" : "old" ,"stream":true}`, `{"messages":[],"model":"m1" ,"stream":true}`},
-		{`{"messages":[{"model":"inner"}]}`, `{"model":"m1","messages":[{"model":"inner"}]}`},
-		{`{}`, `{"model":"m1"}`},
-		{` { } `, ` {"model":"m1" } `},
-		{`{"prompt":"a \"model\": b"}`, `{"model":"m1","prompt":"a \"model\": b"}`},
-	}
-	for _, c := range cases {
-		got, err := withModel([]byte(c.body), "m1")
-		if err != nil || string(got) != c.want {
-			t.Errorf("withModel(%s) = %s, %v; want %s", c.body, got, err, c.want)
-		}
-	}
-	for _, bad := range []string{`[1]`, `"x"`, `{"a":`, ``} {
-		if got, err := withModel([]byte(bad), "m1"); err == nil {
-			t.Errorf("withModel(%q) = %s, want an error", bad, got)
-		}
-	}
-}
 
 // seen is what a scripted server read: each request's Content-Type and
 // body.
@@ -150,6 +129,56 @@ func TestModelFlag(t *testing.T) {
 	if code != exitRuntime || len(sent) != 0 || strings.Count(stderr, "\n") != 1 ||
 		!strings.Contains(stderr, "openload: --model auto: GET "+bare.URL+"/v1/models: status 404 Not Found") {
 		t.Errorf("--model auto without a list: exit %d, %d requests sent\n%s%s", code, len(sent), stdout, stderr)
+	}
+}
+
+// TestModelPerGrammar: --model names the model of generated prompts as
+// their grammar has it (prompt.Spec.Model): OpenAI's, Ollama's and
+// llama.cpp's bodies carry a "model" member; TGI's native /generate body
+// has no model field, so it gets none, whether the name is given or
+// asked of the target (which is then not asked), and the result names
+// no model the bodies do not carry.
+func TestModelPerGrammar(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		path, model string
+		carried     bool
+	}{
+		{"/v1/chat/completions", "m-7b", true},
+		{"/v1/completions", "auto", true},
+		{"/api/generate", "m-7b", true},
+		{"/completion", "m-7b", true},
+		{"/generate", "m-7b", false},
+		{"/generate_stream", "auto", false},
+	} {
+		var s seen
+		srv := s.server(t, `{"object":"list","data":[{"id":"served-7b"}]}`)
+		out := filepath.Join(dir, strings.ReplaceAll(c.path, "/", "_")+".json")
+		runCLI("-rate", "20", "-d", "200ms", "-q", "--prompt-tokens", "16", "--model", c.model, "-o", out, srv.URL+c.path)
+		_, bodies, models := s.read()
+		if len(bodies) != 4 {
+			t.Fatalf("%s --model %s: the server read %d bodies, want 4", c.path, c.model, len(bodies))
+		}
+		name := c.model
+		if name == "auto" {
+			name = "served-7b"
+		}
+		for _, b := range bodies {
+			var v map[string]any
+			if err := json.Unmarshal([]byte(b), &v); err != nil {
+				t.Fatalf("%s: body %s: %v", c.path, b, err)
+			}
+			if m, ok := v["model"]; ok != c.carried || ok && m != name {
+				t.Errorf("%s --model %s: body's model %v (present %v), want present %v: %s", c.path, c.model, m, ok, c.carried, b)
+			}
+		}
+		if asked := c.model == "auto" && c.carried; (models == 1) != asked || models > 1 {
+			t.Errorf("%s --model %s: /v1/models asked %d times", c.path, c.model, models)
+		}
+		q := readResult(t, out).Config.Request
+		if q == nil || (q.Model == name) != c.carried || !c.carried && q.Model != "" {
+			t.Errorf("%s --model %s: result's request %+v", c.path, c.model, q)
+		}
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/openload/openload/field"
 	"github.com/openload/openload/internal/engine"
@@ -25,34 +26,11 @@ const (
 )
 
 // fieldFlags is the table: scope → Go field → flag (without its dashes).
-// A field that no one flag sets maps to "": what runLoad sets itself (the
-// URL, the built-in stub, the outputs' writers), what is derived from
-// several flags (Lean, Epoll; Protocol is named by fieldValueFlags), and
-// what the command leaves at its default. Validate never refuses those
-// from what the user typed, and an error naming one keeps its Go name.
+// A field that no one flag sets maps to "" (for the load command:
+// loadUnflagged). The load command's part is the binding its flags make
+// where each is defined (loadFieldFlags), as the stub's is.
 var fieldFlags = [...]map[string]string{
-	loadFields: {
-		// engine.Config
-		"URL": "", "Method": "method", "Header": "header", "Body": "body",
-		"Connections": "connections", "Timeout": "timeout", "DialTimeout": "dial-timeout", "Drain": "drain",
-		"ClassHeaders": "class-header", "ServerTiming": "server-timing", "StampHeader": "stamp-header",
-		"Progress": "", "Observe": "", "Transport": "", "Protocol": "", "MaxStreams": "max-streams", "TLS": "",
-		"Lean": "", "Epoll": "",
-		"Retry.On": "retry-on", "Retry.Retries": "retries", "Retry.Backoff": "retry-backoff", "Retry.Jitter": "retry-jitter",
-		"Retry.Seed": "seed", "Retry.Budget": "retry-budget", "Retry.MinPerSec": "retry-min-per-sec", "Retry.Window": "retry-budget-window",
-		"Insecure": "insecure", "FollowRedirects": "follow-redirects", "MaxBody": "max-body", "Resend": "resend",
-		"Bodies": "body-file", "BodySample": "body-sample", "BodySeed": "seed", "BodyTokens": "", "Stream": "stream",
-		"Targets": "targets", "TargetWeights": "targets", "TargetSeed": "seed",
-		// loadtest.Options
-		"BuiltinStub": "", "Redact": "redact",
-		"Schedule.Kind": "arrival", "Schedule.Rate": "rate", "Schedule.Duration": "duration", "Schedule.Seed": "seed",
-		"Schedule.Stages": "stages", "Schedule.Burstiness": "burstiness",
-		"Sched": "arrivals", "Log": "log", "IntervalLog": "hlog",
-		"Verify.SendDelayP99": "send-delay-budget", "Verify.DipRatio": "", "Verify.DipMin": "",
-		"Closed": "closed", "Think": "think", "DwellBound": "dwell-bound", "StubChild": "", "Request": "", "AutoHeaders": "", "Warmup": "warmup",
-		"Shard.Index": "shard", "Shard.Of": "shard", "StartAt": "start-at",
-		"RequestObjectives": "slo-request",
-	},
+	loadFields: loadFieldFlags,
 	expectFields: {
 		"Rate": "rate", "Limit": "expect-limit", "Shards": "expect-shards", "Window": "expect-window",
 		"Routing": "expect-routing", "Retries": "retries",
@@ -71,6 +49,43 @@ var fieldFlags = [...]map[string]string{
 		"Args": "", "Deadline": "",
 	},
 }
+
+// fieldBinding records, as the flags of a command are defined, the fields
+// each sets: a field is bound where its flag is, whether the flag sets it
+// directly or through what validate parses from it (-H → Header).
+type fieldBinding map[string]string
+
+// bind records that flag sets fields and returns flag, for the line that
+// defines it. A field bound to two flags is a mistake of the definitions,
+// found as the package starts (loadFieldFlags).
+func (b fieldBinding) bind(flag string, fields ...string) string {
+	for _, f := range fields {
+		if other, ok := b[f]; ok && other != flag {
+			panic(fmt.Sprintf("field %s bound to --%s and --%s", f, other, flag))
+		}
+		b[f] = flag
+	}
+	return flag
+}
+
+// loadUnflagged are the fields of loadtest.Options no one flag sets: what
+// runLoad sets itself (the URL, the built-in stub, the outputs' writers),
+// what is derived from several flags (Lean, Epoll; Protocol is named by
+// fieldValueFlags), and what the command leaves at its default. Validate
+// never refuses those from what the user typed, and an error naming one
+// keeps its Go name.
+var loadUnflagged = []string{"URL", "Progress", "Observe", "Transport", "Protocol", "TLS", "Lean", "Epoll", "BodyTokens",
+	"BuiltinStub", "StubChild", "Request", "AutoHeaders", "Verify.DipRatio", "Verify.DipMin"}
+
+// loadFieldFlags is the load command's table: the binding its flags'
+// definitions make (boundLoadFlags), and loadUnflagged.
+var loadFieldFlags = func() map[string]string {
+	_, b := boundLoadFlags(new(loadOptions))
+	for _, f := range loadUnflagged {
+		b[f] = ""
+	}
+	return b
+}()
 
 // fieldValueFlags names, by scope, the fields that one of several flags
 // sets, each flag to a value: an error about such a field names the flag

@@ -340,7 +340,7 @@ func TestHelpProcesses(t *testing.T) {
 			t.Errorf("--seed's help %q does not name %s, drawn from it", seed, p.Name)
 		}
 		for _, pa := range p.Params {
-			f := fs.Lookup(specFlag(pa.Field))
+			f := fs.Lookup(fieldFlags[loadFields]["Schedule."+pa.Field])
 			if f == nil || !strings.Contains(f.Usage, pa.Help) || !strings.Contains(f.Usage, p.Name) {
 				t.Errorf("%s's parameter %s: flag %+v", p.Name, pa.Field, f)
 			}

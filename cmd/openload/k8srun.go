@@ -224,7 +224,7 @@ func (k *k8sOptions) run(ctx context.Context, p *k8sPlan, stdout, stderr io.Writ
 	}
 	mo := mergeOptions{output: p.output, quiet: p.quiet, partial: k.partial}
 	mo.verify.SendDelayP99 = r.Verify.SendDelayP99
-	return mergeInputs(in, mo, p.run.objectives, cmd, exitRuntime, stdout, stderr)
+	return mergeInputs(in, mo, p.run.run.Objectives, cmd, exitRuntime, stdout, stderr)
 }
 
 // status asks the cluster for the Job's status and its pods.

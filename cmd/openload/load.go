@@ -39,97 +39,98 @@ const maxRequests = 5_000_000
 // validate (headers, body, method, the URL, the protocol flags, the
 // arrivals file, --retry-on), the outputs, and guards.
 type loadOptions struct {
-	run        loadtest.Options
-	method     string
-	headers    []string
-	body       string
-	bodyFile   string
-	output     string
-	logFile    string
-	quiet      bool
-	help       bool
-	slos       []string
-	yes        bool
-	hlog       string
-	objectives []verify.Objective
-	replay     replayOptions  // replay.go
-	proto      protoOptions   // proto.go
-	retry      retryOptions   // retryflags.go
-	auto       autoOptions    // autoheaders.go
-	shard      shardOptions   // shardflags.go
-	stream     streamOptions  // streamflags.go
-	bodies     bodyOptions    // bodyflags.go
-	prompts    promptOptions  // promptflags.go
-	scenarios  string         // --scenarios FILE (scenarios.go)
-	targets    targetsOptions // targetsflags.go
-	stages     stagesOptions  // stagesflags.go
-	metrics    metricsOptions // metricsflags.go
+	run       loadtest.Options
+	method    string
+	headers   []string
+	body      string
+	bodyFile  string
+	output    string
+	logFile   string
+	quiet     bool
+	help      bool
+	slos      []string
+	yes       bool
+	hlog      string
+	replay    replayOptions  // replay.go
+	proto     protoOptions   // proto.go
+	retry     retryOptions   // retryflags.go
+	auto      autoOptions    // autoheaders.go
+	shard     shardOptions   // shardflags.go
+	stream    streamOptions  // streamflags.go
+	bodies    bodyOptions    // bodyflags.go
+	prompts   promptOptions  // promptflags.go
+	scenarios string         // --scenarios FILE (scenarios.go)
+	targets   targetsOptions // targetsflags.go
+	stages    stagesOptions  // stagesflags.go
+	metrics   metricsOptions // metricsflags.go
 }
 
 // loadFlags registers the flags of a load run, group by group as the help
 // shows them (help.go); sub-options register theirs in their own files.
 func loadFlags(o *loadOptions) *pflag.FlagSet {
+	fs, _ := boundLoadFlags(o)
+	return fs
+}
+
+// boundLoadFlags is loadFlags, with the binding its definitions make of
+// each flag to the fields of loadtest.Options it sets (loadFieldFlags).
+func boundLoadFlags(o *loadOptions) (*pflag.FlagSet, fieldBinding) {
 	fs := newFlagSet("openload")
+	b := fieldBinding{}
 	r := &o.run
 	inGroup(fs, groupLoad, func() {
-		fs.Float64VarP(&r.Schedule.Rate, "rate", "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
-		fs.DurationVarP(&r.Schedule.Duration, "duration", "d", 10*time.Second, "length of the schedule (with --arrivals: the file's span)")
-		fs.StringVar(&r.Schedule.Kind, "arrival", schedule.Constant, arrivalUsage()) // processflags.go
-		fs.Uint64Var(&r.Schedule.Seed, "seed", 1, seedUsage())
-		o.stages.flags(fs, &r.Schedule, &r.Warmup)
-		o.replay.scheduleFlags(fs)
-		o.shard.flags(fs) // shardflags.go
-		fs.IntVarP(&r.Connections, "connections", "c", 64, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
-		fs.BoolVar(&r.Closed, "closed", false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
-		fs.DurationVar(&r.Think, "think", 0, "with --closed: pause after each response before the user sends again")
-		fs.DurationVar(&r.Drain, "drain", 10*time.Second, "how long to wait for in-flight requests after the last scheduled send")
+		fs.Float64VarP(&r.Schedule.Rate, b.bind("rate", "Schedule.Rate"), "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
+		fs.DurationVarP(&r.Schedule.Duration, b.bind("duration", "Schedule.Duration"), "d", 10*time.Second, "length of the schedule (with --arrivals: the file's span)")
+		fs.StringVar(&r.Schedule.Kind, b.bind("arrival", "Schedule.Kind"), schedule.Constant, "") // usage below: arrivalUsage
+		fs.Uint64Var(&r.Schedule.Seed, b.bind("seed", "Schedule.Seed", "Retry.Seed", "BodySeed", "TargetSeed"), 1, seedUsage())
+		o.stages.flags(fs, b, &r.Schedule, &r.Warmup)
+		o.replay.scheduleFlags(fs, b)
+		o.shard.flags(fs, b) // shardflags.go
+		fs.IntVarP(&r.Connections, b.bind("connections", "Connections"), "c", 64, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
+		fs.BoolVar(&r.Closed, b.bind("closed", "Closed"), false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
+		fs.DurationVar(&r.Think, b.bind("think", "Think"), 0, "with --closed: pause after each response before the user sends again")
+		fs.DurationVar(&r.Drain, b.bind("drain", "Drain"), 10*time.Second, "how long to wait for in-flight requests after the last scheduled send")
 		fs.BoolVar(&o.yes, "yes", false, "allow a run of more than 5,000,000 requests (rate × duration)")
 		fs.StringVar(&o.scenarios, "scenarios", "", "run the scenarios of this YAML `file` at once, each a named arrival process with its own flags (rate, arrival, url, targets, …); the other flags apply to all")
 	})
 	inGroup(fs, groupRequest, func() {
-		fs.StringVarP(&o.method, "method", "m", "", "HTTP method (default GET, or POST with a body)")
-		fs.StringArrayVarP(&o.headers, "header", "H", nil, "request `header` 'Name: value' (repeatable)")
-		fs.StringVar(&o.body, "body", "", "request body")
-		fs.StringVar(&o.bodyFile, "body-file", "", "read the request body from this `file`; a .jsonl file holds one JSON request per line, sent in order (or --body-sample)")
-		o.bodies.flags(fs)  // bodyflags.go
-		o.prompts.flags(fs) // promptflags.go
-		o.targets.flags(fs) // targetsflags.go
-		fs.DurationVar(&r.Timeout, "timeout", 30*time.Second, "per-request timeout, from the moment it is sent")
-		o.stream.flags(fs, r) // streamflags.go
+		fs.StringVarP(&o.method, b.bind("method", "Method"), "m", "", "HTTP method (default GET, or POST with a body)")
+		fs.StringArrayVarP(&o.headers, b.bind("header", "Header"), "H", nil, "request `header` 'Name: value' (repeatable)")
+		fs.StringVar(&o.body, b.bind("body", "Body"), "", "request body")
+		fs.StringVar(&o.bodyFile, b.bind("body-file", "Bodies"), "", "read the request body from this `file`; a .jsonl file holds one JSON request per line, sent in order (or --body-sample)")
+		o.bodies.flags(fs)     // bodyflags.go
+		o.prompts.flags(fs)    // promptflags.go
+		o.targets.flags(fs, b) // targetsflags.go
+		fs.DurationVar(&r.Timeout, b.bind("timeout", "Timeout"), 30*time.Second, "per-request timeout, from the moment it is sent")
+		o.stream.flags(fs, b, r) // streamflags.go
 	})
-	o.replay.checkFlags(fs, r) // --stamp-header (request), --dwell-bound (checks)
+	o.replay.checkFlags(fs, b, r) // --stamp-header (request), --dwell-bound (checks)
 	inGroup(fs, groupOutput, func() {
 		fs.StringVarP(&o.output, "output", "o", "", "write the JSON result to this `file` ('-' for stdout; the report then goes to stderr)")
-		fs.StringVar(&o.logFile, "log", "", "stream one CSV line per request to this `file`")
-		fs.StringVar(&o.hlog, "hlog", "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this `file`")
+		fs.StringVar(&o.logFile, b.bind("log", "Log"), "", "stream one CSV line per request to this `file`")
+		fs.StringVar(&o.hlog, b.bind("hlog", "IntervalLog"), "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this `file`")
 		fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
-		fs.StringArrayVar(&r.ClassHeaders, "class-header", nil, "group responses by this response `header`'s value (repeatable, up to 4); "+autoClassHeaders()+" needs no flag: its table appears when responses carry it")
-		fs.BoolVar(&r.ServerTiming, "server-timing", false, "report each Server-Timing metric next to service time; needs no flag when responses carry it; =false: never read it")
+		fs.StringArrayVar(&r.ClassHeaders, b.bind("class-header", "ClassHeaders"), nil, "group responses by this response `header`'s value (repeatable, up to 4); "+autoClassHeaders()+" needs no flag: its table appears when responses carry it")
+		fs.BoolVar(&r.ServerTiming, b.bind("server-timing", "ServerTiming"), false, "report each Server-Timing metric next to service time; needs no flag when responses carry it; =false: never read it")
 		o.auto.flags(fs)
 		o.metrics.flags(fs) // metricsflags.go
-		fs.StringArrayVar(&r.Redact, "redact", nil, "also redact this request `header`'s value in the result (Authorization, Cookie and Proxy-Authorization always are)")
+		fs.StringArrayVar(&r.Redact, b.bind("redact", "Redact"), nil, "also redact this request `header`'s value in the result (Authorization, Cookie and Proxy-Authorization always are)")
 	})
 	inGroup(fs, groupChecks, func() {
-		fs.StringArrayVar(&o.slos, "slo", nil, "`objective` checked at the end, e.g. 'response.p99<=200ms' (repeatable); a breach exits 4; without one on errors, errors<=1% is checked and its breach exits 5")
-		fs.DurationVar(&r.Verify.SendDelayP99, "send-delay-budget", verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
-		o.stream.objectiveFlags(fs) // --slo-request, streamflags.go
+		fs.StringArrayVar(&o.slos, b.bind("slo", "Objectives"), nil, "`objective` checked at the end, e.g. 'response.p99<=200ms' (repeatable); a breach exits 4; without one on errors, errors<=1% is checked and its breach exits 5")
+		fs.DurationVar(&r.Verify.SendDelayP99, b.bind("send-delay-budget", "Verify.SendDelayP99"), verify.DefaultSendDelayP99, "warn when send delay p99 exceeds this")
+		o.stream.objectiveFlags(fs, b) // --slo-request, streamflags.go
 	})
 	inGroup(fs, groupClient, func() {
-		o.proto.flags(fs, &r.Config)
-		faultFlags(fs, &r.Config) // safety.go
-		resendFlag(fs, &r.Config) // resendflags.go
+		o.proto.flags(fs, b, &r.Config)
+		faultFlags(fs, b, &r.Config) // safety.go
+		resendFlag(fs, b, &r.Config) // resendflags.go
 	})
-	o.retry.flags(fs, &r.Retry) // retries, model expectations
+	o.retry.flags(fs, b, &r.Retry) // retries, model expectations
 	helpFlag(fs, &o.help)
-	return fs
-}
-
-// target is where requests go, and what to say about it.
-type target struct {
-	url     *url.URL
-	builtin string     // description of the built-in stub, if used
-	child   *stubChild // the built-in stub's process, when it runs in one (stubchild.go)
-	close   func()
+	// Written once every flag is bound: it names the parameters' flags.
+	fs.Lookup("arrival").Usage = arrivalUsage(b) // processflags.go
+	return fs, b
 }
 
 func parseURL(raw string) (*url.URL, error) {
@@ -215,11 +216,10 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 				r.Schedule.Rate, r.Schedule.Duration, n, maxRequests)
 		}
 	}
-	objs, err := parseObjectives(o.slos)
-	if err != nil {
+	var err error
+	if r.Objectives, err = parseObjectives(o.slos); err != nil {
 		return err
 	}
-	o.objectives = objs
 	if err := o.retry.validate(fs, o); err != nil {
 		return err
 	}
@@ -246,13 +246,14 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 	if err := o.targets.validate(fs, o); err != nil { // targetsflags.go
 		return err
 	}
-	if err := verify.CheckScopes(o.objectives, r.TargetNames()); err != nil {
+	if err := verify.CheckScopes(r.Objectives, r.TargetNames()); err != nil {
 		return fmt.Errorf("--slo: %v", err)
 	}
 	if r.Protocol, err = o.proto.protocol(fs, r.URL); err != nil {
 		return err
 	}
 	r.Lean, r.Epoll = o.proto.lean(), o.proto.epoll()
+	r.AutoHeaders = o.auto.headers(fs)
 	if err := r.Validate(); err != nil {
 		return flagError(loadFields, err)
 	}
@@ -345,54 +346,27 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		hlogw = bufio.NewWriter(f)
 		r.IntervalLog = hlogw
 	}
-	out := stdout // where the report goes
-	if o.output == "-" {
-		out = stderr
-	}
-	// Bound before the built-in stub starts and anything is sent; served
-	// until the result is written and the grace has passed (deferred).
-	lm, err := o.metrics.start(&o, stderr) // metricsflags.go
-	if err != nil {
-		fmt.Fprintf(stderr, "openload: %v\n", err)
-		return exitUsage
-	}
-	defer lm.stop()
-	r.Observe = lm.observe(nil)
-	clearProgress := func() {}
+	out := o.reportTo(stdout, stderr)
+	setup := o.setup(fs, stderr)
 	if !o.quiet && !r.Closed && isTerminal(out) {
-		r.Progress, clearProgress = progressPrinter(out, r.Schedule.Duration)
+		setup.Options.Progress, setup.Ended = progressPrinter(out, r.Schedule.Duration)
 	}
-
-	tgt, err := runTarget(fs, r, stderr)
+	s, err := loadtest.Start(ctx, setup)
 	if err != nil {
-		fmt.Fprintf(stderr, "openload: built-in stub: %s\n", stubMessage(err))
-		return exitRuntime
+		return startFailed(stderr, "", err)
 	}
-	if tgt.close != nil {
-		defer tgt.close()
-	}
-	if err := o.prepare(ctx); err != nil { // bodyflags.go
-		fmt.Fprintf(stderr, "openload: %v\n", err)
-		return exitRuntime
-	}
-
+	defer s.Close() // once the result is written: metrics are served until then
 	if !o.quiet {
 		var name string
-		if r.Closed {
-			name = loadtest.ClosedName(r.ClosedLoop())
+		if s.Options.Closed {
+			name = loadtest.ClosedName(s.Options.ClosedLoop())
 		} else {
-			name = o.replay.name(r.Schedule)
+			name = o.replay.name(s.Options.Schedule)
 		}
-		name = describeShard(name, r.Shard, r.StartAt) // shardflags.go
-		fmt.Fprintf(stderr, "openload: %s → %s %s\n", name, r.Method, tgt.url)
+		name = describeShard(name, s.Options.Shard, s.Options.StartAt) // shardflags.go
+		fmt.Fprintf(stderr, "openload: %s → %s %s\n", name, s.Options.Method, s.Options.URL)
 	}
-	r.AutoHeaders = o.auto.headers(fs)
-	res, _, err := loadtest.Run(ctx, o.run) // the findings are in res.Checks
-	clearProgress()
-	if tgt.child != nil && res != nil {
-		tgt.close() // the child's CPU time is known once it has exited
-		res.Config.StubCPUSeconds = math.Round(tgt.child.stop(false).Seconds()*1000) / 1000
-	}
+	oc, err := s.Run(ctx) // the findings are in the result's checks
 	code := exitOK
 	if hlogw != nil {
 		if ferr := hlogw.Flush(); ferr != nil {
@@ -400,6 +374,25 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			code = exitRuntime
 		}
 	}
+	return o.render(oc, err, code, stdout, stderr)
+}
+
+// reportTo is where the report goes: stdout, unless the result does
+// (-o -).
+func (o *loadOptions) reportTo(stdout, stderr io.Writer) io.Writer {
+	if o.output == "-" {
+		return stderr
+	}
+	return stdout
+}
+
+// render prints a run's outcome (its report and verdict), writes its
+// result, and returns the exit code: code if the run already owes one
+// (an output that failed), else the verdict's. err is the run's: with no
+// result it could not be carried out; with one, a file could not be
+// written.
+func (o *loadOptions) render(oc loadtest.Outcome, err error, code int, stdout, stderr io.Writer) int {
+	res := oc.Result
 	if res == nil {
 		fmt.Fprintf(stderr, "openload: %v\n", err)
 		return exitRuntime
@@ -409,14 +402,13 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "openload: %v\n", err)
 		code = exitRuntime
 	}
-
-	outcome := verify.Judge(res, o.objectives)
-	verdict := exitOf(outcome.Class)
+	out := o.reportTo(stdout, stderr)
+	verdict := exitOf(oc.Class)
 	if !o.quiet {
 		if err := report.Text(out, res); err != nil {
 			fmt.Fprintf(stderr, "openload: report: %v\n", err)
 		}
-		o.retry.printExpectation(out, &o, res)
+		o.retry.printExpectation(out, o, res)
 	}
 	writeVerdict(out, stderr, res, verdict, o.quiet, "")
 	// The result is written through a temporary file renamed into place,
@@ -430,6 +422,32 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	return verdict
+}
+
+// setup is what a run of o describes, for loadtest.Start: the run, its
+// live metrics, the built-in stub it is sent to without a URL, and the
+// preparation of its request.
+func (o *loadOptions) setup(fs *pflag.FlagSet, stderr io.Writer) loadtest.Setup {
+	return loadtest.Setup{Options: o.run, Live: o.metrics.live(o, stderr), StartStub: startStub(fs, stderr), Prepare: o.prepare}
+}
+
+// startFailed says why loadtest.Start failed, in the words of the step
+// that did, and returns the exit code: a --metrics-addr that cannot be
+// bound is the command line's; what prefixes a preparation's error
+// ("sweep: ").
+func startFailed(stderr io.Writer, what string, err error) int {
+	var se *loadtest.StartError
+	switch {
+	case !errors.As(err, &se):
+	case se.Stage == loadtest.StageLive:
+		fmt.Fprintf(stderr, "openload: %v\n", se.Err)
+		return exitUsage
+	case se.Stage == loadtest.StageStub:
+		fmt.Fprintf(stderr, "openload: built-in stub: %s\n", stubMessage(se.Err))
+		return exitRuntime
+	}
+	fmt.Fprintf(stderr, "openload: %s%v\n", what, err)
+	return exitRuntime
 }
 
 func describeStub(c stub.Config) string {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -13,9 +12,6 @@ import (
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/metrics"
-	"github.com/openload/openload/internal/sweep"
-	"github.com/openload/openload/result"
-	"github.com/openload/openload/verify"
 )
 
 // metricsOptions are the flags of live Prometheus metrics (package
@@ -55,8 +51,7 @@ func (m *metricsOptions) validate(fs *pflag.FlagSet) error {
 	return nil
 }
 
-// liveMetrics is a run's metrics server; nil when --metrics-addr is not
-// given, and then every method does nothing.
+// liveMetrics is a run's metrics server (loadtest.Live).
 type liveMetrics struct {
 	exp   *metrics.Exporter
 	srv   *metrics.Server
@@ -67,9 +62,6 @@ type liveMetrics struct {
 // run label (and shard, when sharded) on every series. It is called
 // before anything is sent, so that a port in use costs nothing.
 func (m *metricsOptions) start(o *loadOptions, stderr io.Writer) (*liveMetrics, error) {
-	if m.addr == "" {
-		return nil, nil
-	}
 	id := m.run
 	if id == "" {
 		// Shards given one --start-at share it, and so one run id.
@@ -105,35 +97,29 @@ func unwrapListen(err error) error {
 	}
 }
 
-// observe returns the Observe hook of a run with these labels (scenario;
-// point and rate), nil without metrics.
-func (lm *liveMetrics) observe(labels map[string]string) func(engine.Live) {
-	if lm == nil {
+// live is a run's loadtest.Setup.Live: start, nil without
+// --metrics-addr.
+func (m *metricsOptions) live(o *loadOptions, stderr io.Writer) func() (loadtest.Live, error) {
+	if m.addr == "" {
 		return nil
 	}
+	return func() (loadtest.Live, error) {
+		lm, err := m.start(o, stderr)
+		if err != nil {
+			return nil, err // no *liveMetrics(nil) in the interface
+		}
+		return lm, nil
+	}
+}
+
+// Observe returns the Observe hook of a run with these labels (scenario;
+// point and rate), for loadtest.Session.
+func (lm *liveMetrics) Observe(labels map[string]string) func(engine.Live) {
 	return lm.exp.Source(labels).Observe
 }
 
-// points returns the RunFunc of a sweep, a search or repeats whose each
-// run is a series of its own, labelled with its number (from 1, in the
-// order run) and its rate; nil without metrics (loadtest.Run).
-func (lm *liveMetrics) points() sweep.RunFunc {
-	if lm == nil {
-		return nil
-	}
-	n := 0
-	return func(ctx context.Context, o loadtest.Options) (*result.Result, []verify.Finding, error) {
-		n++
-		o.Observe = lm.observe(map[string]string{"point": strconv.Itoa(n), "rate": strconv.FormatFloat(o.Schedule.Rate, 'g', -1, 64)})
-		return loadtest.Run(ctx, o)
-	}
-}
-
-// stop keeps serving for the grace, then shuts the server down.
-func (lm *liveMetrics) stop() {
-	if lm == nil {
-		return
-	}
+// Stop keeps serving for the grace, then shuts the server down.
+func (lm *liveMetrics) Stop() {
 	time.Sleep(lm.grace)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()

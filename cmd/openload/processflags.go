@@ -9,19 +9,19 @@ import (
 // The help of the flags that choose and shape the arrival process
 // (--arrival, --seed, and a parameter such as --burstiness) is written
 // from schedule's table of processes, so that a new process shows in the
-// help without an edit here. Each parameter's flag is the one
-// fieldFlags binds to its field of schedule.Spec.
+// help without an edit here. Each parameter's flag is the one the load
+// command's definitions bind to its field of schedule.Spec (b).
 
 // arrivalUsage is --arrival's help: "arrival process: constant, poisson
-// or gamma (with --burstiness)".
-func arrivalUsage() string {
+// or gamma (with --burstiness)", once b holds every flag's binding.
+func arrivalUsage(b fieldBinding) string {
 	var names []string
 	for _, p := range schedule.Processes() {
 		n := p.Name
 		if len(p.Params) > 0 {
 			flags := make([]string, len(p.Params))
 			for i, pa := range p.Params {
-				flags[i] = "--" + specFlag(pa.Field)
+				flags[i] = "--" + b["Schedule."+pa.Field]
 			}
 			n += " (with " + strings.Join(flags, ", ") + ")"
 		}
@@ -44,9 +44,6 @@ func paramUsage(f string) string {
 	takers := schedule.NamesOf(func(a schedule.Process) bool { return a.Takes(f) })
 	return "with --arrival " + joinWords(takers, "or") + ": " + p.Help
 }
-
-// specFlag is the flag that sets the field of schedule.Spec named f.
-func specFlag(f string) string { return fieldFlags[loadFields]["Schedule."+f] }
 
 // joinWords lists words as a sentence does: "a", "a or b", "a, b or c".
 func joinWords(words []string, conj string) string {

@@ -27,6 +27,7 @@ type promptOptions struct {
 	turns        string
 	ignoreEOS    bool
 	count        int
+	grammar      prompt.API // of the bodies made (validate)
 }
 
 // maxPrompts bounds the distinct bodies made by default: beyond it,
@@ -73,6 +74,7 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	if err != nil {
 		return err
 	}
+	p.grammar = spec.API
 	var bodies []prompt.Body
 	var what string
 	if p.dataset != "" {
@@ -107,6 +109,9 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 func (p *promptOptions) spec(fs *pflag.FlagSet, o *loadOptions) (prompt.Spec, error) {
 	r := &o.run
 	s := prompt.Spec{Seed: r.Schedule.Seed, Count: p.count}
+	if o.bodies.model != modelAuto { // auto: asked of the target once it is known (loadOptions.prepare)
+		s.Model = o.bodies.model // the grammar decides whether its bodies carry it
+	}
 	var err error
 	switch {
 	case p.api != "":

@@ -20,11 +20,11 @@ type protoOptions struct {
 	fastHTTP1 bool // deprecated: the lean path is the default
 }
 
-func (p *protoOptions) flags(fs *pflag.FlagSet, c *engine.Config) {
+func (p *protoOptions) flags(fs *pflag.FlagSet, b fieldBinding, c *engine.Config) {
 	fs.BoolVar(&p.http2, "http2", false, "HTTP/2 over TLS, negotiated with ALPN (https URL); -c then bounds the streams in flight over all connections")
 	fs.BoolVar(&p.h2c, "h2c", false, "HTTP/2 without TLS, with prior knowledge (http URL; the built-in stub serves it too)")
-	fs.IntVar(&c.MaxStreams, "max-streams", 0, "HTTP/2: streams in flight per connection before another connection is opened (0 = the server's limit)")
-	fs.DurationVar(&c.DialTimeout, "dial-timeout", 0, "how long establishing a connection may take; 0: --timeout")
+	fs.IntVar(&c.MaxStreams, b.bind("max-streams", "MaxStreams"), 0, "HTTP/2: streams in flight per connection before another connection is opened (0 = the server's limit)")
+	fs.DurationVar(&c.DialTimeout, b.bind("dial-timeout", "DialTimeout"), 0, "how long establishing a connection may take; 0: --timeout")
 	fs.BoolVar(&p.netHTTP, "net-http", false, "send with net/http's transport (HTTP/2: x/net/http2's) instead of openload's own clients (the default: plain-http HTTP/1.1 serialised once, read by the event loop or the workers; HTTP/2 on the event loop on Linux; https HTTP/1.1 and --follow-redirects always use net/http)")
 	fs.BoolVar(&p.noEpoll, "no-epoll", false, "drive the lean client with a goroutine per connection instead of one epoll event loop (the default on Linux for open runs without retries or HEAD)")
 	fs.BoolVar(&p.fastHTTP1, "fast-http1", false, "deprecated: the lean path is the default")

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
 	"github.com/openload/openload/verify"
@@ -17,33 +18,18 @@ import (
 // writes every run's full result (report FILE#N reads run N). The exit code
 // is the worst run's, by runLoad's precedence.
 func runRepeats(ctx context.Context, o *loadOptions, fs *pflag.FlagSet, stdout, stderr io.Writer) int {
-	r := &o.run
-	lm, err := o.metrics.start(o, stderr) // metricsflags.go: each run a point
+	s, err := loadtest.Start(ctx, o.setup(fs, stderr))
 	if err != nil {
-		fmt.Fprintf(stderr, "openload: %v\n", err)
-		return exitUsage
+		return startFailed(stderr, "", err)
 	}
-	defer lm.stop()
-	tgt, err := runTarget(fs, r, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "openload: built-in stub: %s\n", stubMessage(err))
-		return exitRuntime
-	}
-	if tgt.close != nil {
-		defer tgt.close()
-	}
-	r.AutoHeaders = o.auto.headers(fs)
-	if err := o.prepare(ctx); err != nil { // bodyflags.go
-		fmt.Fprintf(stderr, "openload: %v\n", err)
-		return exitRuntime
-	}
+	defer s.Close()
 	n := 0
-	base := sweep.Options{Base: *r, Objectives: o.objectives, OnPoint: func(p sweep.Point) {
+	base := sweep.Options{Base: s.Options, OnPoint: func(p sweep.Point) {
 		n++
 		if !o.quiet {
 			fmt.Fprintf(stderr, "openload: run %d of %d: %s · response p99 %.3f ms · %s\n", n, o.stages.repeats, p.Result.Config.Schedule, p.Result.Response.P99, report.RunVerdict(p.Result))
 		}
-	}, Run: lm.points()}
+	}, Run: s.Point} // each run a series of its own in the live metrics
 	points, err := sweep.Repeat(ctx, base, o.stages.repeats)
 	f := sweep.RepeatsFile(points)
 	if !o.quiet {

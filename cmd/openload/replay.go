@@ -30,8 +30,8 @@ type replayOptions struct {
 }
 
 // scheduleFlags registers --arrivals, --arrivals-column and --speed.
-func (r *replayOptions) scheduleFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&r.arrivals, "arrivals", "",
+func (r *replayOptions) scheduleFlags(fs *pflag.FlagSet, b fieldBinding) {
+	fs.StringVar(&r.arrivals, b.bind("arrivals", "Sched"), "",
 		"replay the arrival times in this `file` instead of --rate: offsets, RFC 3339 or Unix ns times, one a line, or a CSV column such as scheduled_ms of a --log; the duration is the file's span (its last arrival)")
 	fs.StringVar(&r.column, "arrivals-column", "",
 		"with --arrivals: the CSV column holding the arrival times (default scheduled_ms, else offset, offset_s, time, timestamp or ts)")
@@ -41,13 +41,13 @@ func (r *replayOptions) scheduleFlags(fs *pflag.FlagSet) {
 
 // checkFlags registers --stamp-header (a request flag) and --dwell-bound
 // (a check), bound to o.
-func (r *replayOptions) checkFlags(fs *pflag.FlagSet, o *loadtest.Options) {
+func (r *replayOptions) checkFlags(fs *pflag.FlagSet, b fieldBinding, o *loadtest.Options) {
 	inGroup(fs, groupRequest, func() {
-		fs.StringVar(&o.StampHeader, "stamp-header", "",
+		fs.StringVar(&o.StampHeader, b.bind("stamp-header", "StampHeader"), "",
 			"send each request's scheduled time (Unix ns, wall clock) in this request header, so a gate can measure dwell from the user's arrival")
 	})
 	inGroup(fs, groupChecks, func() {
-		fs.DurationVar(&o.DwellBound, "dwell-bound", 0,
+		fs.DurationVar(&o.DwellBound, b.bind("dwell-bound", "DwellBound"), 0,
 			"count the answers (2xx but 204) whose Server-Timing dwell exceeds this, and warn when any does (implies --server-timing)")
 	})
 }

@@ -38,21 +38,21 @@ var expectFlagNames = []string{"expect-shards", "expect-window", "expect-routing
 
 // flags registers the retry flags (group Retries), bound to p but for
 // --retry-on, and the --expect-* flags (group Model expectations).
-func (r *retryOptions) flags(fs *pflag.FlagSet, p *retry.Policy) {
+func (r *retryOptions) flags(fs *pflag.FlagSet, b fieldBinding, p *retry.Policy) {
 	inGroup(fs, groupRetries, func() {
-		fs.IntVar(&p.Retries, "retries", 0,
+		fs.IntVar(&p.Retries, b.bind("retries", "Retry.Retries"), 0,
 			"retry a request answered with a --retry-on status or error up to this many times (0: never); a retried request keeps its schedule, so its response time runs to the final answer")
-		fs.StringVar(&r.on, "retry-on", "429,503",
+		fs.StringVar(&r.on, b.bind("retry-on", "Retry.On"), "429,503",
 			"with --retries: statuses and error kinds to retry, comma-separated; kinds: refused, reset, timeout, tls, other")
-		fs.DurationVar(&p.Backoff, "retry-backoff", 100*time.Millisecond,
+		fs.DurationVar(&p.Backoff, b.bind("retry-backoff", "Retry.Backoff"), 100*time.Millisecond,
 			"with --retries: base backoff D; retry i (from 0) waits, after the answer it retries, a time drawn from D·2^i (i capped at 10) per --retry-jitter; the worker waits too, so a backoff counts in --connections")
-		fs.StringVar((*string)(&p.Jitter), "retry-jitter", string(retry.JitterFull),
+		fs.StringVar((*string)(&p.Jitter), b.bind("retry-jitter", "Retry.Jitter"), string(retry.JitterFull),
 			"with --retries: full (uniform in [0, D·2^i)), equal (D·2^i/2 + uniform in [0, D·2^i/2)) or none (D·2^i); the draws are a function of --seed and the request, so runs reproduce")
-		fs.Float64Var(&p.Budget, "retry-budget", 0.1,
+		fs.Float64Var(&p.Budget, b.bind("retry-budget", "Retry.Budget"), 0.1,
 			"with --retries: over every --retry-budget-window, retries ≤ this share of first attempts (in [0, 1]) + --retry-min-per-sec × the window; a retry past it is refused and the request ends with its last answer")
-		fs.Float64Var(&p.MinPerSec, "retry-min-per-sec", 10,
+		fs.Float64Var(&p.MinPerSec, b.bind("retry-min-per-sec", "Retry.MinPerSec"), 10,
 			"with --retries: retries a second allowed on top of --retry-budget (× the window: at least 1)")
-		fs.DurationVar(&p.Window, "retry-budget-window", 10*time.Second,
+		fs.DurationVar(&p.Window, b.bind("retry-budget-window", "Retry.Window"), 10*time.Second,
 			"with --retries: the sliding window of the retry budget")
 	})
 	inGroup(fs, groupExpect, func() {

@@ -11,12 +11,12 @@ import (
 // faultFlags registers the flags that say what to do with a misbehaving or
 // untrusted server: TLS verification, redirects and response body size
 // (internal/engine/faults.go documents the behaviour), bound to c.
-func faultFlags(fs *pflag.FlagSet, c *engine.Config) {
-	fs.BoolVar(&c.Insecure, "insecure", false,
+func faultFlags(fs *pflag.FlagSet, b fieldBinding, c *engine.Config) {
+	fs.BoolVar(&c.Insecure, b.bind("insecure", "Insecure"), false,
 		"do not verify the server's TLS certificate (by default it is verified and an untrusted one is a tls error)")
-	fs.BoolVar(&c.FollowRedirects, "follow-redirects", false,
+	fs.BoolVar(&c.FollowRedirects, b.bind("follow-redirects", "FollowRedirects"), false,
 		"follow redirects, up to 10 per request, and count the final status (by default a 3xx is a completed response, counted under its status)")
-	fs.Int64Var(&c.MaxBody, "max-body", 0,
+	fs.Int64Var(&c.MaxBody, b.bind("max-body", "MaxBody"), 0,
 		"read at most this many bytes of a response body and discard the rest by closing the connection; such a response still counts as completed, and as over the cap (0: no cap; bodies are always discarded with bounded memory)")
 }
 

@@ -14,8 +14,6 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/openload/openload/internal/loadtest"
-	"github.com/openload/openload/internal/report"
-	"github.com/openload/openload/result"
 	"github.com/openload/openload/verify"
 )
 
@@ -201,15 +199,10 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 		if err := o.validate(fs); err != nil {
 			return usageError(stderr, "--scenarios %q: scenario %q: %v", path, name, err)
 		}
-		if err := o.prepare(ctx); err != nil {
-			fmt.Fprintf(stderr, "openload: scenario %q: %v\n", name, err)
-			return exitRuntime
-		}
 		if o.metrics != top.metrics {
 			return usageError(stderr, "--scenarios %q: scenario %q: --metrics-* apply to the whole run: give them on the command line", path, name)
 		}
 		r := &o.run
-		r.AutoHeaders = o.auto.headers(fs)
 		if top.logFile != "" {
 			logPath := scenarioPath(top.logFile, name)
 			f, err := os.Create(logPath)
@@ -222,50 +215,25 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 		scs[i], opts[i] = loadtest.Scenario{Name: name, Options: *r}, o
 	}
 	// One server, a series of each scenario's: each is a run of its own.
-	lm, err := top.metrics.start(top, stderr) // metricsflags.go
+	s, err := loadtest.Start(ctx, loadtest.Setup{
+		Options:   loadtest.Options{Verify: top.run.Verify, Objectives: objs}, // the whole's
+		Scenarios: scs,
+		Live:      top.metrics.live(top, stderr),
+		Prepare: func(ctx context.Context, name string, r *loadtest.Options) error {
+			return opts[slices.Index(names, name)].prepare(ctx, name, r)
+		},
+	})
 	if err != nil {
-		fmt.Fprintf(stderr, "openload: %v\n", err)
-		return exitUsage
+		return startFailed(stderr, "", err)
 	}
-	defer lm.stop()
-	for i := range scs {
-		scs[i].Options.Observe = lm.observe(map[string]string{"scenario": scs[i].Name})
-	}
+	defer s.Close()
 	if !top.quiet {
-		for i, sc := range scs {
+		for i, sc := range s.Scenarios {
 			fmt.Fprintf(stderr, "openload: scenario %s: %s → %s %s\n", sc.Name, opts[i].replay.name(sc.Options.Schedule), sc.Options.Method, sc.Options.URL)
 		}
 	}
-	res, _, err := loadtest.RunScenarios(ctx, scs, top.run.Verify)
-	if res == nil {
-		fmt.Fprintf(stderr, "openload: %v\n", err)
-		return exitRuntime
-	}
-	code := exitOK
-	if err != nil {
-		fmt.Fprintf(stderr, "openload: %v\n", err)
-		code = exitRuntime
-	}
-	out := stdout
-	if top.output == "-" {
-		out = stderr
-	}
-	outcome := verify.Judge(res, objs)
-	verdict := exitOf(outcome.Class)
-	if !top.quiet {
-		if err := report.Text(out, res); err != nil {
-			fmt.Fprintf(stderr, "openload: report: %v\n", err)
-		}
-	}
-	writeVerdict(out, stderr, res, verdict, top.quiet, "")
-	if err := writeOutput("--output", top.output, stdout, quietNotice(stderr, top.quiet), func(w io.Writer) error { return result.Write(w, res) }); err != nil {
-		fmt.Fprintf(stderr, "openload: %v\n", err)
-		code = exitRuntime
-	}
-	if code != exitOK {
-		return code
-	}
-	return verdict
+	oc, err := s.RunScenarios(ctx)
+	return top.render(oc, err, exitOK, stdout, stderr) // load.go
 }
 
 // scenarioPath is the log of scenario name next to path: run.csv →

@@ -28,10 +28,10 @@ type shardOptions struct {
 // that would leave openload waiting for days.
 const maxStartAhead = 24 * time.Hour
 
-func (s *shardOptions) flags(fs *pflag.FlagSet) {
-	fs.StringVar(&s.shard, "shard", "", "send shard `i/N` of the schedule: the arrivals whose index ≡ i (mod N), so that N generators together send it once (merge their results with 'openload merge')")
+func (s *shardOptions) flags(fs *pflag.FlagSet, b fieldBinding) {
+	fs.StringVar(&s.shard, b.bind("shard", "Shard.Index", "Shard.Of"), "", "send shard `i/N` of the schedule: the arrivals whose index ≡ i (mod N), so that N generators together send it once (merge their results with 'openload merge')")
 	fs.StringVar(&s.fromEnv, "shard-from-env", "", "like --shard, the index read from an environment variable: `VAR/N`, e.g. JOB_COMPLETION_INDEX/4 (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID/4")
-	fs.StringVar(&s.startAt, "start-at", "", "wait until this wall-clock `time` (RFC 3339, or Unix seconds), then run the schedule from it; shards given the same time start together, a late one's send delay shows it")
+	fs.StringVar(&s.startAt, b.bind("start-at", "StartAt"), "", "wait until this wall-clock `time` (RFC 3339, or Unix seconds), then run the schedule from it; shards given the same time start together, a late one's send delay shows it")
 }
 
 // validate parses the flags into o.run.Shard and o.run.StartAt.

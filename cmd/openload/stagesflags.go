@@ -19,14 +19,14 @@ type stagesOptions struct {
 
 // flags registers --stages, --burstiness and --warmup, bound to spec and
 // warmup.
-func (s *stagesOptions) flags(fs *pflag.FlagSet, spec *schedule.Spec, warmup *time.Duration) {
+func (s *stagesOptions) flags(fs *pflag.FlagSet, b fieldBinding, spec *schedule.Spec, warmup *time.Duration) {
 	fs.IntVar(&s.repeats, "repeats", 1,
 		"run the schedule this many times and report each headline figure's median and spread (with sweep --search: runs per probe)")
-	fs.DurationVar(warmup, "warmup", 0,
+	fs.DurationVar(warmup, b.bind("warmup", "Warmup"), 0,
 		"send and account for the requests of the first `duration`, but keep them out of the headline figures and objectives (reported on their own line)")
-	fs.StringVar(&s.stages, "stages", "",
+	fs.StringVar(&s.stages, b.bind("stages", "Schedule.Stages"), "",
 		"ramp the rate in `STAGES` DURATION:RATE,… (e.g. 30s:100,1m:100,30s:0), each stage linear from the previous rate (--rate, default 0) to its own; replaces --duration")
-	fs.Float64Var(&spec.Burstiness, "burstiness", 0, paramUsage("Burstiness")) // processflags.go
+	fs.Float64Var(&spec.Burstiness, b.bind("burstiness", "Schedule.Burstiness"), 0, paramUsage("Burstiness")) // processflags.go
 }
 
 // validate parses --stages into spec (the duration becomes the stages'

@@ -27,14 +27,14 @@ type streamOptions struct {
 	sample     bool
 }
 
-func (s *streamOptions) flags(fs *pflag.FlagSet, r *loadtest.Options) {
-	fs.BoolVar(&r.Stream, "stream", false, "read every response as server-sent events (TTFT, ITL, TPOT, tokens); text/event-stream answers are read so without it; the log gains first_byte_ms, first_token_ms, last_token_ms, output_tokens")
-	fs.BoolVar(&s.sample, "body-sample", false, "with a .jsonl --body-file: draw each request's line by --seed instead of taking them in order")
+func (s *streamOptions) flags(fs *pflag.FlagSet, b fieldBinding, r *loadtest.Options) {
+	fs.BoolVar(&r.Stream, b.bind("stream", "Stream"), false, "read every response as server-sent events (TTFT, ITL, TPOT, tokens); text/event-stream answers are read so without it; the log gains first_byte_ms, first_token_ms, last_token_ms, output_tokens")
+	fs.BoolVar(&s.sample, b.bind("body-sample", "BodySample"), false, "with a .jsonl --body-file: draw each request's line by --seed instead of taking them in order")
 }
 
 // objectiveFlags registers --slo-request, among the checks and objectives.
-func (s *streamOptions) objectiveFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&s.sloRequest, "slo-request", "", "per-request `objectives` for goodput, e.g. 'ttft<=500ms,tpot<=50ms' (metrics: "+strings.Join(recorder.RequestMetrics, ", ")+"; ttft from the schedule); implies --stream")
+func (s *streamOptions) objectiveFlags(fs *pflag.FlagSet, b fieldBinding) {
+	fs.StringVar(&s.sloRequest, b.bind("slo-request", "RequestObjectives"), "", "per-request `objectives` for goodput, e.g. 'ttft<=500ms,tpot<=50ms' (metrics: "+strings.Join(recorder.RequestMetrics, ", ")+"; ttft from the schedule); implies --stream")
 }
 
 // maxBodyLines bounds a .jsonl --body-file, which is held in memory.

@@ -193,48 +193,48 @@ func (c *stubChild) stop(kill bool) time.Duration {
 // process.
 var errNoChild = errors.New("no process groups on this platform")
 
-// builtinTarget starts the built-in stub with cfg: in a child process
+// builtinStub starts the built-in stub with cfg: in a child process
 // where it can, in openload's process otherwise, saying why on stderr
 // unless the platform has no process groups.
-func builtinTarget(cfg stub.Config, stderr io.Writer) (target, error) {
+func builtinStub(cfg stub.Config, stderr io.Writer) (loadtest.Stub, error) {
 	c, raw, err := startStubChild(cfg)
 	if err == nil {
 		u, err := url.Parse(raw + "/predict")
 		if err != nil {
 			c.stop(true)
-			return target{}, err
+			return loadtest.Stub{}, err
 		}
-		stop := func() {
-			c.stop(false)
+		stop := func() time.Duration {
+			cpu := c.stop(false)
 			if msg := c.errs.String(); msg != "" {
 				fmt.Fprintf(stderr, "openload: built-in stub said: %s\n", msg)
 			}
+			return cpu
 		}
-		return target{url: u, builtin: describeStub(cfg), child: c, close: sync.OnceFunc(stop)}, nil
+		return loadtest.Stub{URL: u, Description: describeStub(cfg), Child: true, Stop: sync.OnceValue(stop)}, nil
 	}
 	if !errors.Is(err, errNoChild) {
 		fmt.Fprintf(stderr, "openload: built-in stub: not in a child process (%v): it runs in openload's, and its work counts in the generator's figures\n", err)
 	}
 	s, err := stub.NewServer(cfg)
 	if err != nil {
-		return target{}, err
+		return loadtest.Stub{}, err
 	}
 	u, _ := url.Parse(s.URL + "/predict")
-	return target{url: u, builtin: describeStub(s.Config), close: s.Close}, nil
+	stop := func() time.Duration { s.Close(); return 0 }
+	return loadtest.Stub{URL: u, Description: describeStub(s.Config), Stop: sync.OnceValue(stop)}, nil
 }
 
-// runTarget is where a run's requests go: the URL, or the built-in stub
-// started for them, with r completed from it. The built-in stub says what
-// its gate decided, so its class header and Server-Timing are shown
-// unless the user chose otherwise.
-func runTarget(fs *pflag.FlagSet, r *loadtest.Options, stderr io.Writer) (target, error) {
-	tgt := target{url: r.URL}
-	if r.URL == nil {
-		stubCfg := stub.DefaultConfig()
-		stubCfg.H2C = r.Protocol == engine.H2C
-		var err error
-		if tgt, err = builtinTarget(stubCfg, stderr); err != nil {
-			return tgt, err
+// startStub is a run's loadtest.Setup.StartStub: the built-in stub, for
+// a run without a URL. The stub says what its gate decided, so its class
+// header and Server-Timing are shown unless the user chose otherwise.
+func startStub(fs *pflag.FlagSet, stderr io.Writer) func(*loadtest.Options) (loadtest.Stub, error) {
+	return func(r *loadtest.Options) (loadtest.Stub, error) {
+		cfg := stub.DefaultConfig()
+		cfg.H2C = r.Protocol == engine.H2C
+		st, err := builtinStub(cfg, stderr)
+		if err != nil {
+			return st, err
 		}
 		if !fs.Changed("class-header") {
 			r.ClassHeaders = []string{"X-Stub-Source"}
@@ -242,7 +242,6 @@ func runTarget(fs *pflag.FlagSet, r *loadtest.Options, stderr io.Writer) (target
 		if !fs.Changed("server-timing") {
 			r.ServerTiming = true
 		}
+		return st, nil
 	}
-	r.URL, r.BuiltinStub, r.StubChild = tgt.url, tgt.builtin, tgt.child != nil
-	return tgt, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/outfile"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
@@ -240,7 +241,7 @@ func (so *sweepOptions) check(fs *pflag.FlagSet, o *loadOptions) ([]float64, err
 	if err := o.validate(fs); err != nil {
 		return nil, err
 	}
-	if so.search && len(o.objectives) == 0 {
+	if so.search && len(o.run.Objectives) == 0 {
 		return nil, errors.New("--search needs an objective to search for: --slo 'response.p99<=200ms'")
 	}
 	return rates, nil
@@ -270,29 +271,13 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := checkOutputs(sweepOutputs(&o, so)...); err != nil {
 		return usageErrorIn(stderr, "sweep", "%v", err)
 	}
-	r := &o.run
-	lm, err := o.metrics.start(&o, stderr) // metricsflags.go: each run a point
+	s, err := loadtest.Start(ctx, o.setup(fs, stderr))
 	if err != nil {
-		fmt.Fprintf(stderr, "openload: %v\n", err)
-		return exitUsage
+		return startFailed(stderr, "sweep: ", err)
 	}
-	defer lm.stop()
-
-	tgt, err := runTarget(fs, r, stderr)
-	if err != nil {
-		fmt.Fprintf(stderr, "openload: built-in stub: %s\n", stubMessage(err))
-		return exitRuntime
-	}
-	if tgt.close != nil {
-		defer tgt.close()
-	}
-	r.AutoHeaders = o.auto.headers(fs)
-	if err := o.prepare(ctx); err != nil { // bodyflags.go
-		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
-		return exitRuntime
-	}
-
-	base := sweep.Options{Base: *r, Pause: so.pause, Objectives: o.objectives, Knee: so.knee, Run: lm.points()}
+	defer s.Close()
+	r := &s.Options
+	base := sweep.Options{Base: *r, Pause: so.pause, Knee: so.knee, Run: s.Point} // each run a series of its own in the live metrics
 	n := 0
 	base.OnPoint = func(p sweep.Point) {
 		n++
@@ -311,7 +296,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	base.Rates = rates
 	if !o.quiet {
-		fmt.Fprintf(stderr, "openload sweep: %d points, %s each, → %s %s\n", len(rates), r.Schedule.Duration, r.Method, tgt.url)
+		fmt.Fprintf(stderr, "openload sweep: %d points, %s each, → %s %s\n", len(rates), r.Schedule.Duration, r.Method, r.URL)
 	}
 	sw, err := sweep.Run(ctx, base)
 	if sw == nil {
@@ -359,7 +344,7 @@ func runSearch(ctx context.Context, o *loadOptions, so sweepOptions, base sweep.
 	opt := sweep.SearchOptions{Options: base, From: so.from, To: so.to, Precision: prec, Repeats: o.stages.repeats}
 	if !o.quiet {
 		fmt.Fprintf(stderr, "openload sweep --search: %s to %s/s, %s per run, %d run(s) per probe → %s %s\n",
-			fmtG(so.from), fmtG(so.to), o.run.Schedule.Duration, o.stages.repeats, o.run.Method, o.run.URL)
+			fmtG(so.from), fmtG(so.to), base.Base.Schedule.Duration, o.stages.repeats, base.Base.Method, base.Base.URL)
 	}
 	s, err := sweep.RunSearch(ctx, opt)
 	if s == nil {

@@ -241,8 +241,10 @@ func Search(ctx context.Context, d time.Duration, repeats int) (*sweep.Search, e
 	if err != nil {
 		return nil, err
 	}
+	base := Base(u, schedule.Constant, d)
+	base.Objectives = []verify.Objective{slo}
 	return sweep.RunSearch(ctx, sweep.SearchOptions{
-		Options: sweep.Options{Base: Base(u, schedule.Constant, d), Pause: 500 * time.Millisecond, Objectives: []verify.Objective{slo}, EarlyStop: true},
+		Options: sweep.Options{Base: base, Pause: 500 * time.Millisecond, EarlyStop: true},
 		From:    20, To: 320, Precision: 0.02, Repeats: repeats,
 	})
 }

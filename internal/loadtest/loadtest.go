@@ -1,6 +1,7 @@
 // Package loadtest wires one run end to end: schedule → engine → recorder
 // → verify, and returns the result. The CLI and the examples share it; it
-// never prints.
+// never prints. Start (session.go) assembles what a command describes, in
+// one order, and returns each run judged with its objectives.
 package loadtest
 
 import (
@@ -43,6 +44,10 @@ type Options struct {
 	// interval per second, tags response, service and send_delay.
 	IntervalLog io.Writer
 	Verify      verify.Options
+	// Objectives are the user's thresholds, carried with the run and
+	// judged with openload's defaults once it has ended (Judged,
+	// verify.Judge). Run measures and checks only: it leaves them be.
+	Objectives []verify.Objective
 
 	// AutoHeaders are response headers read without being asked, usually
 	// DefaultAutoHeaders(): Server-Timing, unless ServerTiming is set,

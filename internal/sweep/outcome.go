@@ -7,8 +7,9 @@ import (
 )
 
 // The outcome of a sweep and of a search, in verify's classes, so that the
-// CLI maps them to exit codes as it maps a run's. Each point was judged by
-// verify.Judge (RunPoint); these rules say what the points add up to.
+// CLI maps them to exit codes as it maps a run's. Each point was judged as
+// it ran (loadtest.Judged, through RunPoint); these rules say what the
+// points add up to.
 
 // Outcome is what a sweep or a search ends in: its class, the point that
 // decided it (nil when none did) and why, in words; for a target that

@@ -41,10 +41,10 @@ import (
 	"github.com/openload/openload/verify"
 )
 
-// SearchOptions describe a capacity search. Objectives must hold at least
-// one objective of the user's.
+// SearchOptions describe a capacity search. Base.Objectives must hold at
+// least one objective of the user's.
 type SearchOptions struct {
-	Options           // Base, Pause, Objectives, EarlyStop, Run, OnPoint; Rates unused
+	Options           // Base (with its Objectives), Pause, EarlyStop, Run, OnPoint; Rates unused
 	From, To  float64 // the range searched, 0 < From < To
 	Precision float64 // relative width of the final bracket, e.g. 0.02
 	Repeats   int     // runs per probe, ≥ 1
@@ -99,7 +99,7 @@ func (o *SearchOptions) Validate() error {
 		return fmt.Errorf("precision %v: want a share in (0, 1), e.g. 0.02", o.Precision)
 	case o.Repeats < 1:
 		return fmt.Errorf("repeats %d: want ≥ 1", o.Repeats)
-	case !slices.ContainsFunc(o.Objectives, func(v verify.Objective) bool { return !v.Default }):
+	case !slices.ContainsFunc(o.Base.Objectives, func(v verify.Objective) bool { return !v.Default }):
 		return errors.New("a search needs an objective to search for")
 	}
 	return nil
@@ -215,7 +215,7 @@ func runProbe(ctx context.Context, o SearchOptions, r float64) (Probe, error) {
 			break
 		}
 	}
-	decide(&p, verify.WithDefault(o.Objectives))
+	decide(&p, verify.WithDefault(o.Base.Objectives))
 	return p, nil
 }
 
@@ -243,23 +243,14 @@ func decide(p *Probe, objs []verify.Objective) {
 		for i, pt := range p.Points {
 			figs[i] = pt.SLOs[k].Measured
 			if pt.Stopped != "" || pt.SLOs[k].NoData {
-				figs[i] = beyond(o) // no figure: past any bound, never a pass
+				figs[i] = o.Past() // no figure: past any bound, never a pass
 			}
 		}
 		med := stats.Median(figs)
-		pass := o.Meets(med)
-		if !pass && p.Pass {
+		if !o.Meets(med) && p.Pass {
 			p.Pass, p.Why = false, fmt.Sprintf("%s: median %s", o.Expr, format(o, med))
 		}
-		// Nearness to the bound, as a ratio: above 1 past it.
-		near := med / o.Threshold
-		if o.Op == ">=" || o.Op == ">" {
-			near = o.Threshold / med
-		}
-		if math.IsNaN(near) {
-			near = math.Inf(1)
-		}
-		if near > worst || k == 0 {
+		if near := o.Nearness(med); near > worst || k == 0 {
 			worst = near
 			p.Deciding, p.Figures, p.Median = o, figs, med
 		}
@@ -267,22 +258,13 @@ func decide(p *Probe, objs []verify.Objective) {
 	p.Lo, p.Hi = stats.Bootstrap(p.Figures)
 }
 
-// beyond is a figure past any bound of o.
-func beyond(o verify.Objective) float64 {
-	if o.Op == ">=" || o.Op == ">" {
-		return math.Inf(-1)
-	}
-	return math.Inf(1)
-}
-
+// format writes a figure of o, or says that it is past any bound
+// (Past).
 func format(o verify.Objective, v float64) string {
-	switch {
-	case math.IsInf(v, 0):
+	if math.IsInf(v, 0) {
 		return "past (stopped early, or no data)"
-	case o.Share:
-		return fmt.Sprintf("%.3g %%", 100*v)
 	}
-	return fmt.Sprintf("%.3f ms", v)
+	return o.Format(v)
 }
 
 // noData is the first objective that no run of p measured, or nil.

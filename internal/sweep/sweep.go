@@ -50,18 +50,19 @@ import (
 // names the knee.
 const DefaultKnee = 2
 
-// RunFunc runs one point; loadtest.Run unless a test replaces it.
-type RunFunc func(context.Context, loadtest.Options) (*result.Result, []verify.Finding, error)
+// RunFunc runs one point and judges it: loadtest.Judged, or the CLI's
+// session's Point (loadtest.Session), whose runs are live series of
+// their own.
+type RunFunc func(context.Context, loadtest.Options) (loadtest.Outcome, error)
 
 // Options describe a sweep.
 type Options struct {
-	// Base is the run of every point; each point sets its
-	// Schedule.Rate.
-	Base       loadtest.Options
-	Rates      []float64     // offered rates, each > 0
-	Pause      time.Duration // between points, so one's backlog does not leak into the next
-	Objectives []verify.Objective
-	Knee       float64 // 0: DefaultKnee
+	// Base is the run of every point, its objectives with it
+	// (Base.Objectives); each point sets its Schedule.Rate.
+	Base  loadtest.Options
+	Rates []float64     // offered rates, each > 0
+	Pause time.Duration // between points, so one's backlog does not leak into the next
+	Knee  float64       // 0: DefaultKnee
 	// EarlyStop stops a point once a breach is certain (see the package
 	// comment).
 	EarlyStop bool
@@ -75,7 +76,7 @@ type Point struct {
 	Rate     float64
 	Result   *result.Result
 	Findings []verify.Finding
-	SLOs     []verify.SLOResult // the objectives, with openload's defaults (verify.Judge)
+	SLOs     []verify.SLOResult // the objectives, with openload's defaults, as the run was judged (loadtest.Judged)
 	// Valid: no check failed (verify.Fail); the measurement holds.
 	Valid bool
 	// Stopped says why the point stopped early; empty when it ran whole.
@@ -225,15 +226,15 @@ func knee(points []Point, k float64) (int, string) {
 
 func fmtFactor(k float64) string { return fmt.Sprintf("%g", k) }
 
-// RunPoint runs the base options at rate r and evaluates the objectives.
+// RunPoint runs the base options at rate r, judged.
 func RunPoint(ctx context.Context, o Options, r float64) (Point, error) {
 	run := o.Run
 	if run == nil {
-		run = loadtest.Run
+		run = loadtest.Judged
 	}
 	opt := o.Base
 	opt.Schedule.Rate = r
-	objs := verify.WithDefault(o.Objectives)
+	objs := verify.WithDefault(opt.Objectives)
 	var w *watch
 	if o.EarlyStop {
 		var cancel context.CancelFunc
@@ -248,15 +249,14 @@ func RunPoint(ctx context.Context, o Options, r float64) (Point, error) {
 			w.see(p)
 		}
 	}
-	res, findings, err := run(ctx, opt)
-	if res == nil {
+	oc, err := run(ctx, opt)
+	if oc.Result == nil {
 		return Point{Rate: r}, fmt.Errorf("rate %s/s: %w", fmtRate(r), err)
 	}
-	p := Point{Rate: r, Result: res, Findings: findings, Valid: verify.Worst(findings) != verify.Fail}
+	p := Point{Rate: r, Result: oc.Result, Findings: oc.Findings, Valid: verify.Worst(oc.Findings) != verify.Fail, SLOs: oc.Objectives}
 	if w != nil {
 		p.Stopped = w.reason()
 	}
-	p.SLOs = verify.Judge(res, o.Objectives).Objectives
 	return p, nil
 }
 
@@ -297,13 +297,13 @@ func (w *watch) see(p engine.Progress) {
 	}
 }
 
-// breached is why o is certainly breached at snapshot p, or "".
+// breached is why o is certainly breached at snapshot p, or "". It
+// bounds o's figure from below with the counts so far, and verify judges
+// the bound (verify.Objective.BreachedFrom).
 func (w *watch) breached(o verify.Objective, p engine.Progress) string {
-	if o.Op != "<=" && o.Op != "<" {
-		return ""
-	}
 	if o.Metric == "errors" {
-		if float64(p.Failed) > o.Threshold*w.n {
+		// At least this share of the run failed.
+		if o.BreachedFrom(float64(p.Failed) / w.n) {
 			return fmt.Sprintf("%d requests failed by %s, more than %s of the run's %.0f", p.Failed, p.Elapsed.Round(time.Millisecond), o.Expr, w.n)
 		}
 		return ""
@@ -321,15 +321,20 @@ func (w *watch) breached(o verify.Objective, p engine.Progress) string {
 		return ""
 	}
 	bound := time.Duration(o.Threshold * float64(time.Millisecond))
-	// Due at the last snapshot taken by now − bound.
+	// Due at the last snapshot taken by now − bound, which has waited
+	// this long.
 	var due int64
+	var waited time.Duration
 	for _, h := range w.history {
 		if h.Elapsed <= p.Elapsed-bound {
-			due = h.Due
+			due, waited = h.Due, p.Elapsed-h.Elapsed
 		}
 	}
 	late := due - p.Done
-	if float64(late) > (1-q)*w.n && late > 0 {
+	// More than a 1 − q share of the run will have waited more than
+	// waited: the percentile is more than it.
+	atLeast := math.Nextafter(float64(waited)/float64(time.Millisecond), math.Inf(1))
+	if float64(late) > (1-q)*w.n && late > 0 && o.BreachedFrom(atLeast) {
 		return fmt.Sprintf("%d requests were already waiting longer than %s at %s: more than %.3g %% of the run's %.0f, so %s cannot hold (unfinished requests pile up)",
 			late, bound, p.Elapsed.Round(time.Millisecond), 100*(1-q), w.n, o.Expr)
 	}

@@ -177,10 +177,12 @@ func knownStub(t *testing.T, policy stub.Policy) *url.URL {
 	return u
 }
 
-func baseRun(u *url.URL, d time.Duration) loadtest.Options {
+// baseRun is a run of d against u, its objectives objs.
+func baseRun(u *url.URL, d time.Duration, objs ...verify.Objective) loadtest.Options {
 	return loadtest.Options{
-		Config:   engine.Config{URL: u, Connections: 256, Timeout: 20 * time.Second, Drain: 20 * time.Second, ClassHeaders: []string{"X-Stub-Source"}},
-		Schedule: schedule.Spec{Kind: schedule.Constant, Duration: d},
+		Config:     engine.Config{URL: u, Connections: 256, Timeout: 20 * time.Second, Drain: 20 * time.Second, ClassHeaders: []string{"X-Stub-Source"}},
+		Schedule:   schedule.Spec{Kind: schedule.Constant, Duration: d},
+		Objectives: objs,
 	}
 }
 
@@ -267,8 +269,8 @@ func TestSearchCapacity(t *testing.T) {
 	}
 	u := knownStub(t, stub.PolicyNone)
 	o := SearchOptions{
-		Options: Options{Base: baseRun(u, 2*time.Second), Pause: 200 * time.Millisecond,
-			Objectives: []verify.Objective{obj(t, "response.p99<=150ms")}, EarlyStop: true},
+		Options: Options{Base: baseRun(u, 2*time.Second, obj(t, "response.p99<=150ms")), Pause: 200 * time.Millisecond,
+			EarlyStop: true},
 		From: 20, To: 320, Precision: 0.1, Repeats: 1,
 	}
 	s, err := RunSearch(context.Background(), o)
@@ -298,7 +300,7 @@ func checkSearch(t *testing.T, s *Search, o SearchOptions, figure func(Point) (f
 	if len(s.Probes) == 0 {
 		t.Fatalf("verdict %s with no probe: %s", s.Verdict, s.Message)
 	}
-	ob := o.Objectives[0]
+	ob := o.Base.Objectives[0]
 	verdict := map[float64]bool{}
 	for _, p := range s.Probes {
 		whole := len(p.Points) == o.Repeats
@@ -375,9 +377,8 @@ func TestSearchShareAgainstGate(t *testing.T) {
 	}
 	u := knownStub(t, stub.PolicyAdmission)
 	o := SearchOptions{
-		Options: Options{Base: baseRun(u, 2*time.Second), Pause: 200 * time.Millisecond,
-			Objectives: []verify.Objective{obj(t, "class.model.share>=90%")}},
-		From: 20, To: 320, Precision: 0.1, Repeats: 1,
+		Options: Options{Base: baseRun(u, 2*time.Second, obj(t, "class.model.share>=90%")), Pause: 200 * time.Millisecond},
+		From:    20, To: 320, Precision: 0.1, Repeats: 1,
 	}
 	s, err := RunSearch(context.Background(), o)
 	if err != nil {
@@ -401,7 +402,7 @@ func TestSearchOutOfRange(t *testing.T) {
 	u := knownStub(t, stub.PolicyNone)
 	run := func(slo string, from, to float64) *Search {
 		s, err := RunSearch(context.Background(), SearchOptions{
-			Options: Options{Base: baseRun(u, 500*time.Millisecond), Objectives: []verify.Objective{obj(t, slo)}},
+			Options: Options{Base: baseRun(u, 500*time.Millisecond, obj(t, slo))},
 			From:    from, To: to, Precision: 0.1, Repeats: 1,
 		})
 		if err != nil {
