@@ -455,7 +455,7 @@ G1L=$(ratio "${LAGMAX[openload]}" "${LAGMAX[fortio]}")
 G2=$(ratio "$OL_CPU1K" "$FO_CPU1K")
 G4=$(ratio "$RSS_LONG" "$RSS_10")
 echo "microbenchmarks" >&2
-MICRO=$(go test -run '^$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead|OpenRun|StubHeaders' -benchmem ./recorder ./schedule ./internal/h1 ./internal/engine 2>&1 | grep -E '^(Benchmark|ok|PASS|FAIL)' || true)
+MICRO=$(go test -run '^$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead|OpenRun|StubHeaders' -benchmem ./internal/recorder ./schedule ./internal/h1 ./internal/engine 2>&1 | grep -E '^(Benchmark|ok|PASS|FAIL)' || true)
 ELAPSED=$(( $(date +%s) - T0 ))
 
 mkdir -p "$(dirname "$OUT")"
@@ -691,7 +691,7 @@ max rate × fortio's $(ratio "${MAX[openload-lean]}" "${MAX[fortio]}"), CPU per 
 
 ## Microbenchmarks (goal 5)
 
-\`go test -run '^\$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead|OpenRun|StubHeaders' -benchmem ./recorder ./schedule ./internal/h1 ./internal/engine\`:
+\`go test -run '^\$' -bench 'Add|LogWrite|Next|WorkerDo|ShardPut|QuickHead|OpenRun|StubHeaders' -benchmem ./internal/recorder ./schedule ./internal/h1 ./internal/engine\`:
 scheduling the next arrival (schedule), recording one request into the
 histograms and timeline (recorder BenchmarkAdd), handing a record from a
 worker to the recorder goroutine (BenchmarkShardPut), reading a plain

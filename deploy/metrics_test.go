@@ -158,7 +158,7 @@ func TestScrapeConfig(t *testing.T) {
 
 // openloadMetrics are the names of openload's own live metrics that the
 // dashboard queries (internal/metrics, --metrics-addr on a run), and
-// stubMetrics the stub's it queries (targets/stub checks those against
+// stubMetrics the stub's it queries (servers/stub checks those against
 // the stub's collector). A rename there is one edit here.
 var (
 	openloadMetrics = []string{

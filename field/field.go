@@ -10,7 +10,7 @@
 // Validate can return it as is.
 //
 // It is public because the public packages' Validate methods return it
-// (model, schedule and targets/stub name it FieldError), and it imports
+// (model, schedule and servers/stub name it FieldError), and it imports
 // nothing of openload, so that any of them can use it.
 package field
 

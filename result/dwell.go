@@ -4,7 +4,7 @@ import "net/http"
 
 // DwellMetric is the Server-Timing metric the dwell bound reads [--dwell-bound]:
 // the time an answer spent between its arrival and the moment it was
-// written, as the server measured it (targets/stub reports it when its
+// written, as the server measured it (servers/stub reports it when its
 // deadline gate is on). With an arrival stamped by openload
 // (--stamp-header), the arrival is the request's scheduled time.
 const DwellMetric = "dwell"

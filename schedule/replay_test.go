@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/schedule"
 )
 

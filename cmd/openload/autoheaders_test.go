@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // Headings of the tables openload shows unasked.

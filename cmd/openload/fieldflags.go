@@ -6,7 +6,7 @@ import (
 
 	"github.com/openload/openload/field"
 	"github.com/openload/openload/internal/engine"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // The library packages validate their configurations in their own words:
@@ -18,8 +18,8 @@ type fieldScope int
 
 const (
 	loadFields   fieldScope = iota // loadtest.Options (engine.Config's fields promoted), by the load command
-	expectFields                   // model.PoissonInput, by the load command's --expect-* flags
-	modelFields                    // model.PoissonInput, by 'openload model poisson'
+	expectFields                   // limitmath.PoissonInput, by the load command's --expect-* flags
+	modelFields                    // limitmath.PoissonInput, by 'openload model poisson'
 	replayFields                   // schedule.ReplayOptions, by the load command
 	stubFields                     // stub.Config, by 'openload stub' (stub.Config.AddFlags: stub.FlagNames)
 	jobFields                      // kube.Job, by 'openload k8s run' and 'manifest'

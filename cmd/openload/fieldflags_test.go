@@ -17,10 +17,10 @@ import (
 	"github.com/openload/openload/internal/kube"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/retry"
-	"github.com/openload/openload/model"
+	"github.com/openload/openload/limitmath"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 	"github.com/openload/openload/verify"
 )
 
@@ -53,7 +53,7 @@ func fieldPaths(typ reflect.Type, prefix string) []string {
 func TestFieldFlags(t *testing.T) {
 	var lo loadOptions
 	load := loadFlags(&lo)
-	var in model.PoissonInput
+	var in limitmath.PoissonInput
 	var help bool
 	modelFS := modelFlags(&in, &help)
 	var kl loadOptions
@@ -67,8 +67,8 @@ func TestFieldFlags(t *testing.T) {
 		fs    *pflag.FlagSet
 	}{
 		{loadFields, loadtest.Options{}, load},
-		{expectFields, model.PoissonInput{}, load},
-		{modelFields, model.PoissonInput{}, modelFS},
+		{expectFields, limitmath.PoissonInput{}, load},
+		{modelFields, limitmath.PoissonInput{}, modelFS},
 		{replayFields, schedule.ReplayOptions{}, load},
 		{stubFields, stub.Config{}, stubFS},
 		{jobFields, kube.Job{}, k8sFS},
@@ -126,11 +126,11 @@ func TestFlagError(t *testing.T) {
 		err   error
 		want  string
 	}{
-		{expectFields, model.PoissonInput{Rate: 10, Limit: 8e10, Shards: 8, Window: time.Second}.Validate(),
+		{expectFields, limitmath.PoissonInput{Rate: 10, Limit: 8e10, Shards: 8, Window: time.Second}.Validate(),
 			"--expect-limit×window 80000000000 over --expect-shards 8 is more than 1000000000 a shard window: too large to model"},
-		{expectFields, model.PoissonInput{Rate: 1e9, Limit: 100, Shards: 1, Window: time.Second, Retries: 1}.Validate(),
+		{expectFields, limitmath.PoissonInput{Rate: 1e9, Limit: 100, Shards: 1, Window: time.Second, Retries: 1}.Validate(),
 			"--rate×window×(--retries+1) 2000000000 is more than 1000000000 attempts a window: too large to model"},
-		{modelFields, model.PoissonInput{Rate: 10, Limit: 100, Shards: 1, Window: time.Second, Retries: -1}.Validate(),
+		{modelFields, limitmath.PoissonInput{Rate: 10, Limit: 100, Shards: 1, Window: time.Second, Retries: -1}.Validate(),
 			"--retries must be between 0 and 100, got -1"},
 		{loadFields, field.In("Retry", retry.Policy{On: retry.On{Statuses: []int{429}}, Retries: 1, Budget: 0.1, MinPerSec: math.Inf(1), Window: time.Second}.Validate()),
 			"--retry-min-per-sec must be a finite number ≥ 0, got +Inf"},

@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/openload/openload/internal/golden"
-	"github.com/openload/openload/model"
+	"github.com/openload/openload/limitmath"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // helpCommands are the command lines that print a help, by golden file.
@@ -86,7 +86,7 @@ type commands struct {
 	do          diffOptions
 	ro          reportOptions
 	mo          mergeOptions
-	in          model.PoissonInput
+	in          limitmath.PoissonInput
 	swl         loadOptions             // the load run's flags of a sweep
 	so          sweepOptions            // the sweep's own
 	kl          loadOptions             // the load run's flags of 'k8s run'
@@ -300,7 +300,7 @@ func checkExample(args []string) error {
 		}
 		return c.cfg.Validate()
 	case "model poisson":
-		_, err := model.Predict(c.in)
+		_, err := limitmath.Predict(c.in)
 		return err
 	case "diff":
 		if fs.NArg() < 1 || fs.NArg() > 2 {

@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/openload/openload/model"
+	"github.com/openload/openload/limitmath"
 )
 
 // runModel runs 'openload model NAME': an analytic prediction, no traffic.
-// The one model is poisson (package model).
+// The one model is poisson (package limitmath).
 func runModel(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		return usageErrorIn(stderr, "model", "want a model name: poisson")
@@ -46,14 +46,14 @@ Examples:
 var modelGroups = []string{groupFlags, groupEnd}
 
 // modelFlags are the flags of 'openload model poisson'.
-func modelFlags(in *model.PoissonInput, help *bool) *pflag.FlagSet {
+func modelFlags(in *limitmath.PoissonInput, help *bool) *pflag.FlagSet {
 	fs := newFlagSet("openload model poisson")
 	inGroup(fs, groupFlags, func() {
 		fs.Float64Var(&in.Rate, "rate", 0, "offered rate λ, requests per second, Poisson arrivals (required)")
 		fs.Float64Var(&in.Limit, "limit-rps", 0, "limit R, requests per second over all shards (required)")
 		fs.IntVar(&in.Shards, "limit-shards", 1, "n independent limiters, each admitting ⌊R·W/n⌋ a window")
 		fs.DurationVar(&in.Window, "limit-window", time.Second, "W, the fixed window of every shard")
-		fs.StringVar(&in.Routing, "limit-routing", model.RoutingRandom, "which shard sees a request: random or round-robin")
+		fs.StringVar(&in.Routing, "limit-routing", limitmath.RoutingRandom, "which shard sees a request: random or round-robin")
 		fs.IntVar(&in.Retries, "retries", 0, "k, retries of a rejected request (attempts taken as independent)")
 	})
 	helpFlag(fs, help)
@@ -61,7 +61,7 @@ func modelFlags(in *model.PoissonInput, help *bool) *pflag.FlagSet {
 }
 
 func runModelPoisson(args []string, stdout, stderr io.Writer) int {
-	var in model.PoissonInput
+	var in limitmath.PoissonInput
 	var help bool
 	fs := modelFlags(&in, &help)
 	if err := parseFlags(fs, args); err != nil {
@@ -74,7 +74,7 @@ func runModelPoisson(args []string, stdout, stderr io.Writer) int {
 	if fs.NArg() > 0 {
 		return usageErrorIn(stderr, "model poisson", "unexpected argument %q", fs.Arg(0))
 	}
-	p, err := model.Predict(in)
+	p, err := limitmath.Predict(in)
 	if err != nil {
 		return usageErrorIn(stderr, "model poisson", "%v", flagError(modelFields, err))
 	}
@@ -95,7 +95,7 @@ func writeLines(w io.Writer, indent string, lines []string) {
 
 // formulaLines states the formulas behind a prediction, in the words of
 // the model's documentation.
-func formulaLines(in model.PoissonInput) []string {
+func formulaLines(in limitmath.PoissonInput) []string {
 	rate := "λ"
 	if in.Retries > 0 {
 		rate = "λ_eff"
@@ -104,7 +104,7 @@ func formulaLines(in model.PoissonInput) []string {
 	switch {
 	case in.Shards == 1:
 		lines = []string{fmt.Sprintf("formula          the window count N ~ Poisson(μ = %s·W); 429/s = E[(N − L)+] / W", rate)}
-	case in.Routing == model.RoutingRoundRobin:
+	case in.Routing == limitmath.RoutingRoundRobin:
 		lines = []string{
 			fmt.Sprintf("formula          round-robin spreads a window's N_tot ~ Poisson(%s·W) as evenly as it can:", rate),
 			"                 429/s = E[(N_tot − n·L)+] / W, exactly what one limiter of n·L admits",
@@ -126,10 +126,10 @@ func formulaLines(in model.PoissonInput) []string {
 }
 
 // modelCommand is the 'openload model poisson' command line of in.
-func modelCommand(in model.PoissonInput) string {
+func modelCommand(in limitmath.PoissonInput) string {
 	routing := in.Routing
 	if routing == "" {
-		routing = model.RoutingRandom
+		routing = limitmath.RoutingRandom
 	}
 	parts := []string{"openload model poisson",
 		"--rate " + fmt.Sprint(in.Rate), "--limit-rps " + fmt.Sprint(in.Limit),

@@ -7,13 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/targets/scripted"
+	"github.com/openload/openload/servers/scripted"
 )
 
 // serverCommands are docs/REFERENCE.md's commands for each model server
 // ("Real model servers"), flags as written there but for the load
 // (-rate, -d) and the URL's host: each is run against a server that
-// writes the bytes that server's own source writes (targets/scripted,
+// writes the bytes that server's own source writes (servers/scripted,
 // which cites it), so a command the docs give is one that works.
 var serverCommands = []struct {
 	format scripted.Format

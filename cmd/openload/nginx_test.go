@@ -31,7 +31,7 @@ import (
 	"text/template"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/result"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // tokenStub starts the stub's token model, fast enough for a test.

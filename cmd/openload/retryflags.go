@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/openload/openload/internal/retry"
-	"github.com/openload/openload/model"
+	"github.com/openload/openload/limitmath"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
@@ -17,7 +17,7 @@ import (
 // retryOptions are the flags of retries (--retries and the --retry-*
 // flags, bound to the run's retry.Policy but for --retry-on, parsed by
 // validate; package retry documents the policy) and of the limiter
-// expectation printed after a run (--expect-*; package model).
+// expectation printed after a run (--expect-*; package limitmath).
 type retryOptions struct {
 	on string
 
@@ -26,7 +26,7 @@ type retryOptions struct {
 	expectWindow  time.Duration
 	expectRouting string
 
-	expect *model.PoissonInput // set by validateExpect with --expect-limit
+	expect *limitmath.PoissonInput // set by validateExpect with --expect-limit
 }
 
 // retryFlagNames are the flags that mean something only with --retries.
@@ -60,7 +60,7 @@ func (r *retryOptions) flags(fs *pflag.FlagSet, b fieldBinding, p *retry.Policy)
 			"after the run, print the 429s a second observed (every attempt) next to what the Poisson limiter model predicts for this limit R, requests/s over all shards, at --rate (see 'openload model poisson')")
 		fs.IntVar(&r.expectShards, "expect-shards", 1, "with --expect-limit: the limiter's independent shards n")
 		fs.DurationVar(&r.expectWindow, "expect-window", time.Second, "with --expect-limit: the limiter's fixed window W")
-		fs.StringVar(&r.expectRouting, "expect-routing", model.RoutingRandom, "with --expect-limit: how requests reach the shards, random or round-robin")
+		fs.StringVar(&r.expectRouting, "expect-routing", limitmath.RoutingRandom, "with --expect-limit: how requests reach the shards, random or round-robin")
 	})
 }
 
@@ -104,7 +104,7 @@ func (r *retryOptions) validateExpect(fs *pflag.FlagSet, o *loadOptions) error {
 	case o.replay.arrivals != "":
 		return errors.New("--expect-limit predicts for Poisson arrivals at --rate: not for --arrivals")
 	}
-	in := model.PoissonInput{Rate: o.run.Schedule.Rate, Limit: r.expectLimit, Shards: r.expectShards, Window: r.expectWindow,
+	in := limitmath.PoissonInput{Rate: o.run.Schedule.Rate, Limit: r.expectLimit, Shards: r.expectShards, Window: r.expectWindow,
 		Routing: r.expectRouting, Retries: o.run.Retry.Retries}
 	if err := in.Validate(); err != nil {
 		return flagError(expectFields, err)
@@ -132,7 +132,7 @@ func (r *retryOptions) printExpectation(w io.Writer, o *loadOptions, res *result
 	if r.expect == nil {
 		return
 	}
-	p, err := model.Predict(*r.expect)
+	p, err := limitmath.Predict(*r.expect)
 	if err != nil { // validated; cannot happen
 		fmt.Fprintf(w, "\nlimiter  no prediction: %v\n", err)
 		return
@@ -144,28 +144,28 @@ func (r *retryOptions) printExpectation(w io.Writer, o *loadOptions, res *result
 	// A Poisson schedule's own rate differs from --rate by about
 	// √(rate ÷ duration); the limiter saw the schedule's, so the
 	// prediction is also given at it.
-	var own *model.Prediction
+	var own *limitmath.Prediction
 	if spec.Kind == schedule.Poisson && res.Counts.Scheduled > 0 {
 		in := *r.expect
 		in.Rate = float64(res.Counts.Scheduled) / d
-		if q, err := model.Predict(in); err == nil {
+		if q, err := limitmath.Predict(in); err == nil {
 			own = &q
 		}
 	}
 	n429 := res.AttemptStatus(429)
 	fmt.Fprintf(w, "observed 429/s %.3f (%d answers 429, every attempt counted, ÷ %v)\n", float64(n429)/d, n429, spec.Duration)
-	pred := func(f func(model.Prediction) float64) string {
+	pred := func(f func(limitmath.Prediction) float64) string {
 		s := fmt.Sprintf("%.3f at --rate %s/s", f(p), schedule.FormatRate(spec.Rate))
 		if own != nil {
 			s += fmt.Sprintf(" · %.3f at this schedule's own rate, %.3f/s (%d arrivals ÷ %v)", f(*own), own.Input.Rate, res.Counts.Scheduled, spec.Duration)
 		}
 		return s
 	}
-	fmt.Fprintf(w, "         predicted %s\n", pred(func(p model.Prediction) float64 { return p.RejectPerSec }))
+	fmt.Fprintf(w, "         predicted %s\n", pred(func(p limitmath.Prediction) float64 { return p.RejectPerSec }))
 	if res.Retries != nil {
 		att := res.Retries.FirstAttempts + res.Retries.RetriesSent
 		fmt.Fprintf(w, "observed attempts/s %.3f (%d first attempts + %d retries, ÷ %v)\n", float64(att)/d, res.Retries.FirstAttempts, res.Retries.RetriesSent, spec.Duration)
-		fmt.Fprintf(w, "         predicted %s\n", pred(func(p model.Prediction) float64 { return p.EffectiveRate }))
+		fmt.Fprintf(w, "         predicted %s\n", pred(func(p limitmath.Prediction) float64 { return p.EffectiveRate }))
 	}
 	if spec.Kind != schedule.Poisson {
 		fmt.Fprintf(w, "note     the model assumes Poisson arrivals; this run's were %s, which overflow a window less often\n", spec.Kind)

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // TestSecretsNeverWritten: the values of Authorization, Cookie,

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 )
 
 // TestSniff: every kind of file openload writes besides its results is

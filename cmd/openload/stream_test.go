@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // TestStreamRun runs the CLI against the stub's streaming endpoint with

@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/internal/report"
-	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/result"
 )
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // The built-in stub runs as a child process of openload's own binary

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // childrenOf returns the pids of pid's child processes (Linux: /proc).

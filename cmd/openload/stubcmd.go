@@ -14,7 +14,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // The flag groups of `openload stub`, in the order the help gives them.
@@ -64,7 +64,7 @@ func stubFlags(cfg *stub.Config, help, child *bool, metricsAddr *string) *pflag.
 	return fs
 }
 
-// stubUsage heads the help of `openload stub`; targets/stub/doc.go is the
+// stubUsage heads the help of `openload stub`; servers/stub/doc.go is the
 // contract it sums up.
 const stubUsage = `openload stub — a model server behind overload gates, for rehearsing overload
 

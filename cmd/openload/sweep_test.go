@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/rawtcp"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // stagesUsageCases are bad --stages and --burstiness input: one line each,

@@ -33,7 +33,7 @@ import (
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // The fixed load: 1.5× the default model's capacity of 80 req/s.

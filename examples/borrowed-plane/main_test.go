@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // TestBorrowSlowBothModes runs the borrow-slow row briefly (2 s of Poisson

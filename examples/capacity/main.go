@@ -29,7 +29,7 @@ import (
 	"github.com/openload/openload/internal/sweep"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 	"github.com/openload/openload/verify"
 )
 

@@ -27,7 +27,7 @@ import (
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // Scenario is one stall experiment.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // TestGatePosition runs the position demonstration briefly: T = 100 ms,

@@ -24,7 +24,7 @@ import (
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // Row is one gate configuration of the matrix.

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // TestCellAndTable runs one cell of the matrix briefly (2× capacity for

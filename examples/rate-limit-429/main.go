@@ -2,7 +2,7 @@
 // the limit) against the stub's 150 requests/s rate limiter: one shard, six
 // shards with random routing and six with round-robin, with and without one
 // retry, and prints the 429s a second each row observed next to what the
-// analytic model (package model) predicts, with the standard error of the
+// analytic model (package limitmath) predicts, with the standard error of the
 // observation. See README.md in this folder for the derivation and the
 // reading of each row.
 //
@@ -30,10 +30,10 @@ import (
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/retry"
-	"github.com/openload/openload/model"
+	"github.com/openload/openload/limitmath"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // The experiment.
@@ -84,8 +84,8 @@ func (r Row) RetryLabel() string {
 }
 
 // Input is the model's input for the row.
-func (r Row) Input() model.PoissonInput {
-	return model.PoissonInput{Rate: Rate, Limit: Limit, Shards: r.Shards, Window: Window, Routing: string(r.Routing), Retries: r.Retries}
+func (r Row) Input() limitmath.PoissonInput {
+	return limitmath.PoissonInput{Rate: Rate, Limit: Limit, Shards: r.Shards, Window: Window, Routing: string(r.Routing), Retries: r.Retries}
 }
 
 // Cell is the outcome of one row.
@@ -96,8 +96,8 @@ type Cell struct {
 	Server   stub.LimiterStats // the stub's own count of its decisions
 	// Nominal is the prediction at Rate; Pred at the schedule's own rate,
 	// its arrivals ÷ Duration (see Realized), which the comparison uses.
-	Nominal  model.Prediction
-	Pred     model.Prediction
+	Nominal  limitmath.Prediction
+	Pred     limitmath.Prediction
 	Realized float64
 	Observed float64 // 429 answers (every attempt) ÷ Duration
 	SE       float64 // standard error of Observed, from batch means
@@ -147,14 +147,14 @@ func Realized(d time.Duration) float64 {
 
 // RunRow runs one row for d against a fresh in-process stub.
 func RunRow(ctx context.Context, row Row, d time.Duration) (Cell, error) {
-	nominal, err := model.Predict(row.Input())
+	nominal, err := limitmath.Predict(row.Input())
 	if err != nil {
 		return Cell{}, err
 	}
 	realized := Realized(d)
 	in := row.Input()
 	in.Rate = realized
-	pred, err := model.Predict(in)
+	pred, err := limitmath.Predict(in)
 	if err != nil {
 		return Cell{}, err
 	}
@@ -245,10 +245,10 @@ func BatchSE(tl []result.Second, d, b time.Duration) float64 {
 // Poisson(λW/n) counts) or (N_tot − n·L)+ (round-robin, and one shard),
 // independent from window to window, so over d/W windows
 // SE = √(Var(rejections a window) ÷ (d/W)) ÷ W.
-func ModelSE(in model.PoissonInput, L int, d time.Duration) float64 {
+func ModelSE(in limitmath.PoissonInput, L int, d time.Duration) float64 {
 	w := in.Window.Seconds()
 	var v float64
-	if in.Routing == model.RoutingRoundRobin || in.Shards == 1 {
+	if in.Routing == limitmath.RoutingRoundRobin || in.Shards == 1 {
 		v = excessVariance(in.Rate*w, in.Shards*L)
 	} else {
 		v = float64(in.Shards) * excessVariance(in.Rate*w/float64(in.Shards), L)

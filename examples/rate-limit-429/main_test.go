@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/model"
+	"github.com/openload/openload/limitmath"
 	"github.com/openload/openload/result"
 )
 
@@ -96,7 +96,7 @@ func TestModelSE(t *testing.T) {
 	const d = 300 * time.Second
 	for _, row := range Rows[:3] {
 		in := row.Input()
-		pred, err := model.Predict(in)
+		pred, err := limitmath.Predict(in)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -44,12 +44,12 @@ import (
 	"github.com/openload/openload/examples/internal/demo"
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
-	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // Scenario is one saturation experiment.

@@ -13,11 +13,11 @@ import (
 
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
-	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // Batching is experiment 2: a rate sweep against a continuous-batching

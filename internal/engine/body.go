@@ -1,8 +1,8 @@
 package engine
 
 import (
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/internal/splitmix"
-	"github.com/openload/openload/recorder"
 )
 
 // Request bodies from a list (Config.Bodies, the CLI's --body-file): a

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/field"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/schedule"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 )
 
 func runClosed(t *testing.T, rawURL string, cfg Config, cl Closed, rec *recorder.Recorder) Stats {

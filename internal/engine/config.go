@@ -7,7 +7,7 @@ import (
 	"golang.org/x/net/http/httpguts"
 
 	"github.com/openload/openload/field"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 )
 
 // MaxConnections bounds Config.Connections: far more connections than one

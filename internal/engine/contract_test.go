@@ -19,9 +19,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/scripted"
+	"github.com/openload/openload/servers/scripted"
 )
 
 // The clients' contract (issue 50). openload has five client paths — the
@@ -32,7 +32,7 @@ import (
 // noticed. TestClientContract holds every path, on every protocol it
 // speaks, to one table of known answers: for every record, every stamp
 // (scheduled, sent, first byte, first token, last token, done) against
-// what the scripted server (targets/scripted, the one source of server
+// what the scripted server (servers/scripted, the one source of server
 // bytes) is known to have done, their order, the outcome, kind, status
 // and tokens; and the paths against each other.
 //

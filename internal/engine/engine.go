@@ -66,11 +66,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/openload/openload/internal/h1"
+	"github.com/openload/openload/internal/framing"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/internal/retry"
 	"github.com/openload/openload/internal/selfmon"
 	"github.com/openload/openload/internal/servertiming"
-	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
@@ -695,7 +695,7 @@ func (g *generator) response(resp *http.Response, r *recorder.Record, sh *shard)
 // body reads b to the end (or the run's MaxBody), as a stream of format f
 // when f is not nil (stream.go), and closes it. Memory is bounded whatever
 // the body's size (faults.go).
-func (g *generator) body(b io.ReadCloser, f h1.Format, r *recorder.Record, sh *shard) error {
+func (g *generator) body(b io.ReadCloser, f framing.Format, r *recorder.Record, sh *shard) error {
 	var err error
 	if f != nil {
 		err = g.readStream(b, f, r, sh)

@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/openload/openload/internal/rawtcp"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )

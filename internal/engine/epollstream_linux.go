@@ -9,8 +9,9 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/openload/openload/internal/framing"
 	"github.com/openload/openload/internal/h1"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 )
 
 // Event streams on the event loop. A lent response costs its goroutine a
@@ -55,7 +56,7 @@ func (l *epollLoop) streamHead(i int32, h h1.Head) bool {
 	return true
 }
 
-func (l *epollLoop) newLoopStream(f h1.Format) *loopStream {
+func (l *epollLoop) newLoopStream(f framing.Format) *loopStream {
 	var st *loopStream
 	if n := len(l.spareStreams); n > 0 {
 		st = l.spareStreams[n-1]

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/scripted"
+	"github.com/openload/openload/servers/scripted"
 )
 
 // Chunked event streams written in awkward pieces: every client, the

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/net/http2"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 )
 
 // What the engine does with misbehaving servers beyond classifying errors

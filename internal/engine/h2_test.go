@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // protoServer counts the requests it served by HTTP major version and, per

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/net/http2"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 )
 
 // zeroH2 is an HTTP/2 server that allocates nothing per request, so that

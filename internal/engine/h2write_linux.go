@@ -12,8 +12,8 @@ import (
 	"golang.org/x/net/http2/hpack"
 	"golang.org/x/sys/unix"
 
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/internal/servertiming"
-	"github.com/openload/openload/recorder"
 )
 
 // The HTTP/2 loop's write path: a request's stream on the roomiest

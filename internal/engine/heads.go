@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/h1"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/internal/servertiming"
-	"github.com/openload/openload/recorder"
 )
 
 // What a run reads of a response head beyond its status: the values of its

@@ -15,7 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/openload/openload/internal/h1"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openload/openload/internal/framing"
 	"github.com/openload/openload/internal/h1"
 )
 
@@ -286,7 +287,7 @@ type leanAnswer struct {
 	resp   *http.Response
 	status int
 	body   *leanBody
-	format h1.Format
+	format framing.Format
 }
 
 // exchange writes the request on c and reads the response head, or the

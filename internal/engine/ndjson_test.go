@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/internal/h1"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/framing"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/scripted"
+	"github.com/openload/openload/servers/scripted"
 )
 
 // What each SSE event the servers send says: an answer (every answer
@@ -242,7 +242,7 @@ func TestReadStreamNDJSONEnds(t *testing.T) {
 		{"error line, then done", answer(cut(scripted.CutError)) + doneLine, errStreamEvent},
 	} {
 		var r recorder.Record
-		err := g.readStream(strings.NewReader(c.body), h1.NDJSON, &r, &shard{})
+		err := g.readStream(strings.NewReader(c.body), framing.NDJSON, &r, &shard{})
 		if !errors.Is(err, c.want) || r.Events != 2 || r.Tokens != 2 {
 			t.Errorf("%s: %v, %d events, %d tokens; want %v, 2 events, 2 tokens", c.name, err, r.Events, r.Tokens, c.want)
 		}
@@ -398,7 +398,7 @@ func FuzzChunkKeys(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		data := []byte(s)
-		sc, nc := sseChunk(h1.Event{Data: data}), ndjsonChunk(h1.Event{Data: data})
+		sc, nc := sseChunk(framing.Event{Data: data}), ndjsonChunk(framing.Event{Data: data})
 		if strings.ContainsAny(s, "\r\n") || !json.Valid(data) || sc.failed || nc.failed {
 			return // not one line of JSON, or an error event: any answer will do, so long as it came
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/rawtcp"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )

@@ -3,7 +3,7 @@ package engine
 import (
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 )
 
 // Progress is a snapshot of a running open-model run.

@@ -43,8 +43,8 @@ package engine
 import (
 	"time"
 
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/internal/retry"
-	"github.com/openload/openload/recorder"
 )
 
 // retrier is a run's retry state.

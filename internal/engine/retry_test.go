@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/rawtcp"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/internal/retry"
-	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/schedule"
 )
 

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openload/openload/internal/h1"
-	"github.com/openload/openload/targets/scripted"
+	"github.com/openload/openload/internal/framing"
+	"github.com/openload/openload/servers/scripted"
 )
 
 // The bytes real model servers stream come from one home,
-// targets/scripted, which scripts vLLM, TGI, llama.cpp and Ollama from
-// their own source (targets/scripted/doc.go), so that the stream readers
+// servers/scripted, which scripts vLLM, TGI, llama.cpp and Ollama from
+// their own source (servers/scripted/doc.go), so that the stream readers
 // are tested on what they will meet rather than on what we imagine. Its
 // answers are known: token i is " tok<i+1>", one token an event; the
 // output count the server reports is the n asked; the prompt count is
@@ -26,14 +26,14 @@ const (
 
 // serveScripted is the body format f's scripted server, with options o
 // (model "m"), writes for the request body req, and its stream format.
-func serveScripted(tb testing.TB, f scripted.Format, o scripted.Options, req []byte) ([]byte, h1.Format) {
+func serveScripted(tb testing.TB, f scripted.Format, o scripted.Options, req []byte) ([]byte, framing.Format) {
 	tb.Helper()
 	o.Model = "m"
 	r := httptest.NewRequest(http.MethodPost, f.Path(), bytes.NewReader(req))
 	r.Header.Set("Content-Type", "application/json")
 	w := httptest.NewRecorder() // an http.Flusher: the stream is written as on a connection
 	scripted.New(f, o).ServeHTTP(w, r)
-	format := h1.FormatOf(w.Header().Get("Content-Type"))
+	format := framing.FormatOf(w.Header().Get("Content-Type"))
 	if w.Code != http.StatusOK || format == nil {
 		tb.Fatalf("scripted %s: %d %q: %s", f, w.Code, w.Header().Get("Content-Type"), w.Body)
 	}
@@ -41,7 +41,7 @@ func serveScripted(tb testing.TB, f scripted.Format, o scripted.Options, req []b
 }
 
 // scriptedAnswer is format f's answer of n tokens to answerPrompt.
-func scriptedAnswer(tb testing.TB, f scripted.Format, o scripted.Options, n int) ([]byte, h1.Format) {
+func scriptedAnswer(tb testing.TB, f scripted.Format, o scripted.Options, n int) ([]byte, framing.Format) {
 	tb.Helper()
 	return serveScripted(tb, f, o, f.Request("m", answerPrompt, n))
 }

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 )
 
 // Records reach the recorder through shards, one per goroutine that makes

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 )
 
 // TestSinkDeliversEveryRecordOnce: records put by many goroutines while the

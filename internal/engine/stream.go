@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openload/openload/internal/h1"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/framing"
+	"github.com/openload/openload/internal/recorder"
 )
 
 // Streamed answers: a text/event-stream or application/x-ndjson body (or
@@ -23,7 +23,7 @@ import (
 // stream itself (lean.go), and the epoll loop too, one read(2) per token
 // (epollstream_linux.go). All of them feed the same parsers as bytes
 // arrive: internal/h1's Dechunk (chunked framing, where net/http does not
-// undo it) and Events (the lines of the stream's format, h1.FormatOf),
+// undo it) and Events (the lines of the stream's format, framing.FormatOf),
 // through one eventReader. A streamed answer with a Content-Length that
 // the epoll loop or the lean client would read whole themselves goes
 // through response too when Config.Stream is set.
@@ -128,7 +128,7 @@ import (
 //
 // A stream's error event is an error of its own kind (recorder.KindStream),
 // as the OpenAI SDKs raise APIError on it: an SSE line "event: error",
-// older llama.cpp's "error: {…}" line (h1.SSE), or a
+// older llama.cpp's "error: {…}" line (framing.SSE), or a
 // data line whose JSON object has a top-level "error" member other than
 // null, false, 0, "", {} or [] (vLLM, on a mid-stream exception, writes
 // data: {"error": {"object": "error", "message": …, "code": 400}} and then
@@ -159,13 +159,13 @@ var errStreamEvent = errors.New("event stream: the server sent an error event")
 // "done": true line (Kind: recorder.KindStream; see above).
 var errStreamUnfinished = errors.New(`event stream: the NDJSON body ended without a "done": true line`)
 
-// streamFormat is the h1.Format a body of Content-Type ct is read with:
+// streamFormat is the framing.Format a body of Content-Type ct is read with:
 // its own, or SSE for any body when every body is a stream
 // (Config.Stream); nil when the body is not read as a stream.
-func streamFormat[T ~string | ~[]byte](stream bool, ct T) h1.Format {
-	f := h1.FormatOf(ct)
+func streamFormat[T ~string | ~[]byte](stream bool, ct T) framing.Format {
+	f := framing.FormatOf(ct)
 	if f == nil && stream {
-		f = h1.SSE
+		f = framing.SSE
 	}
 	return f
 }
@@ -174,22 +174,22 @@ func streamFormat[T ~string | ~[]byte](stream bool, ct T) h1.Format {
 // reader of every client's streams. A goroutine feeds it what it reads
 // (readStream), the event loop what it de-chunks (epollstream_linux.go).
 type eventReader struct {
-	ev     h1.Events
+	ev     framing.Events
 	ndjson bool // the payloads are Ollama's, and the last line must say done
 	usage  int  // the last output token count, or -1
 	prompt int  // the last prompt token count, or -1
 	done   bool // NDJSON: a line said "done": true
 }
 
-func (er *eventReader) reset(f h1.Format) {
+func (er *eventReader) reset(f framing.Format) {
 	er.ev.Reset(f)
-	er.ndjson = f == h1.NDJSON
+	er.ndjson = f == framing.NDJSON
 	er.usage, er.prompt, er.done = -1, -1, false
 }
 
 // feed reads p, body bytes that arrived at now: token events are noted
 // in r and handed to ts. It fails with errStreamEvent at an error event,
-// which ends the stream, and with h1.ErrEventLine at a line over the
+// which ends the stream, and with framing.ErrEventLine at a line over the
 // bound.
 func (er *eventReader) feed(p []byte, now time.Duration, r *recorder.Record, ts *tokenSink) error {
 	for len(p) > 0 {
@@ -231,7 +231,7 @@ func (er *eventReader) count(r *recorder.Record) {
 }
 
 // event reads one event that arrived at now; it reports an error event.
-func (er *eventReader) event(ev h1.Event, now time.Duration, r *recorder.Record, ts *tokenSink) (failed bool) {
+func (er *eventReader) event(ev framing.Event, now time.Duration, r *recorder.Record, ts *tokenSink) (failed bool) {
 	var c chunk
 	if er.ndjson {
 		c = ndjsonChunk(ev)
@@ -285,7 +285,7 @@ var streamReaders = sync.Pool{New: func() any {
 
 // readStream reads body, a stream of format f, into r (see above), handing
 // its token events to sh.
-func (g *generator) readStream(body io.Reader, f h1.Format, r *recorder.Record, sh *shard) error {
+func (g *generator) readStream(body io.Reader, f framing.Format, r *recorder.Record, sh *shard) error {
 	sr := streamReaders.Get().(*streamReader)
 	sr.er.reset(f)
 	sr.ts.sh = sh
@@ -400,7 +400,7 @@ type chunk struct {
 
 // sseChunk reads one SSE event as an OpenAI-style chunk, or as llama.cpp's
 // or TGI's own event (see the top of the file).
-func sseChunk(ev h1.Event) chunk {
+func sseChunk(ev framing.Event) chunk {
 	c := chunk{output: -1, prompt: -1}
 	if ev.Error || topLevelError(ev.Data) {
 		c.failed = true
@@ -480,7 +480,7 @@ func sseCounts(data []byte) (output, prompt int) {
 // the file): {"error": …} is an error event as in SSE, as Ollama's Go
 // client (api/client.go, stream) returns an error at a line whose "error"
 // is not empty.
-func ndjsonChunk(ev h1.Event) chunk {
+func ndjsonChunk(ev framing.Event) chunk {
 	c := chunk{output: -1, prompt: -1}
 	if topLevelError(ev.Data) {
 		c.failed = true

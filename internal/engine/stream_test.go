@@ -17,14 +17,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/internal/h1"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/framing"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/scripted"
+	"github.com/openload/openload/servers/scripted"
 )
 
 // eventLine reads one line of an event stream as the stream readers do:
-// h1.SSE cuts the line (its line end removed) into an event, sseChunk
+// framing.SSE cuts the line (its line end removed) into an event, sseChunk
 // reads the event's JSON.
 func eventLine(line []byte) (answer bool, usage int, failed bool) {
 	c := sseLine(line)
@@ -32,7 +32,7 @@ func eventLine(line []byte) (answer bool, usage int, failed bool) {
 }
 
 func sseLine(line []byte) chunk {
-	ev, ok := h1.SSE.Event(bytes.TrimSuffix(line, []byte{'\r'}))
+	ev, ok := framing.SSE.Event(bytes.TrimSuffix(line, []byte{'\r'}))
 	if !ok {
 		return chunk{output: -1, prompt: -1}
 	}
@@ -40,7 +40,7 @@ func sseLine(line []byte) chunk {
 }
 
 func ndjsonLine(line []byte) chunk {
-	ev, ok := h1.NDJSON.Event(bytes.TrimSuffix(line, []byte{'\r'}))
+	ev, ok := framing.NDJSON.Event(bytes.TrimSuffix(line, []byte{'\r'}))
 	if !ok {
 		return chunk{output: -1, prompt: -1}
 	}
@@ -387,7 +387,7 @@ func TestReadStreamContinuousUsage(t *testing.T) {
 		"data: {\"choices\":[{\"delta\":{\"content\":\"b c\"}}],\"usage\":{\"completion_tokens\":3}}\n\ndata: [DONE]"
 	g := &generator{start: time.Now()}
 	var r recorder.Record
-	if err := g.readStream(strings.NewReader(b), h1.SSE, &r, &shard{}); err != nil || r.Events != 2 || r.Tokens != 3 {
+	if err := g.readStream(strings.NewReader(b), framing.SSE, &r, &shard{}); err != nil || r.Events != 2 || r.Tokens != 3 {
 		t.Errorf("err %v, %d events, %d tokens; want 2 events, 3 tokens", err, r.Events, r.Tokens)
 	}
 }

@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/scripted"
+	"github.com/openload/openload/servers/scripted"
 )
 
 // BenchmarkStreamEvents measures how many token events openload records a

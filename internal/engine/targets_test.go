@@ -18,7 +18,7 @@ import (
 
 	"github.com/openload/openload/field"
 	"github.com/openload/openload/internal/rawtcp"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/schedule"
 )
 

@@ -8,7 +8,7 @@ import (
 	"net"
 	"strings"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 )
 
 // Why a TLS request failed. Kind says "tls"; tlsCause says which of the

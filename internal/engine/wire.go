@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/h1"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 )
 
 // What goes onto the wire, and what a client may send twice.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 )
 
 // stampSlop widens each server write when a done is held to it: a stamp

@@ -3,6 +3,8 @@ package h1
 import (
 	"bytes"
 	"strings"
+
+	"github.com/openload/openload/internal/ascii"
 )
 
 // Head is what a response head says that a client needs to read its
@@ -111,7 +113,7 @@ func parseHead(head []byte, w *Watch, h *Head) bool {
 			return false
 		}
 		switch {
-		case asciiEqualFold(name, "content-length"):
+		case ascii.EqualFold(name, "content-length"):
 			if h.Length >= 0 || h.Chunked || len(value) == 0 || len(value) > 18 {
 				return false
 			}
@@ -122,19 +124,19 @@ func parseHead(head []byte, w *Watch, h *Head) bool {
 				}
 				h.Length = h.Length*10 + int64(d-'0')
 			}
-		case asciiEqualFold(name, "transfer-encoding"):
+		case ascii.EqualFold(name, "transfer-encoding"):
 			// One coding, chunked, on one line: net/http refuses any
 			// other, and a Content-Length beside it is for
 			// ReadResponse to judge.
-			if h.Chunked || h.Length >= 0 || !asciiEqualFold(value, "chunked") {
+			if h.Chunked || h.Length >= 0 || !ascii.EqualFold(value, "chunked") {
 				return false
 			}
 			h.Chunked = true
-		case asciiEqualFold(name, "connection"):
+		case ascii.EqualFold(name, "connection"):
 			if hasToken(value, "close") {
 				h.Keep = false
 			}
-		case asciiEqualFold(name, "content-type"):
+		case ascii.EqualFold(name, "content-type"):
 			if !typed {
 				h.ContentType, typed = value, true
 			}
@@ -205,7 +207,7 @@ type Watch struct {
 // see keeps value when name is one w watches. It reports false when the
 // head has more Server-Timing lines than w can keep.
 func (w *Watch) see(name, value []byte) bool {
-	if w.ServerTiming && asciiEqualFold(name, "server-timing") {
+	if w.ServerTiming && ascii.EqualFold(name, "server-timing") {
 		if w.NTiming == MaxTimingLines {
 			return false
 		}
@@ -213,7 +215,7 @@ func (w *Watch) see(name, value []byte) bool {
 		w.NTiming++
 	}
 	for i, want := range w.Names[:min(len(w.Names), MaxWatched)] {
-		if w.found&(1<<i) == 0 && asciiEqualFold(name, want) {
+		if w.found&(1<<i) == 0 && ascii.EqualFold(name, want) {
 			w.Values[i] = value
 			w.found |= 1 << i
 		}
@@ -236,24 +238,6 @@ func tokenByte(b byte) bool {
 	return strings.IndexByte("!#$%&'*+-.^_`|~", b) >= 0
 }
 
-// asciiEqualFold reports whether b equals the lower-case ASCII s, ignoring
-// case.
-func asciiEqualFold[T ~string | ~[]byte](b T, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != s[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // hasToken reports whether the comma-separated list v holds token tok
 // (lower-case), ignoring case and surrounding whitespace.
 func hasToken(v []byte, tok string) bool {
@@ -264,7 +248,7 @@ func hasToken(v []byte, tok string) bool {
 		} else {
 			v = nil
 		}
-		if asciiEqualFold(bytes.Trim(item, " \t"), tok) {
+		if ascii.EqualFold(bytes.Trim(item, " \t"), tok) {
 			return true
 		}
 	}

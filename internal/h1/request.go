@@ -10,11 +10,9 @@
 // FuzzQuickHead and FuzzDiscard against http.ReadResponse, FuzzRequest
 // against http.ReadRequest.
 //
-// It also frames streamed answers for every client, HTTP/2's and
-// net/http's included: a chunked body de-chunked as it arrives (Dechunk,
-// chunked.go) and cut into server-sent events or NDJSON lines (Events,
-// FormatOf; events.go). One push parser per format, fed by whichever
-// client read the bytes, so that no client reads a stream its own way.
+// It also de-chunks a chunked body as it arrives (Dechunk, chunked.go),
+// for every client that reads one as a stream; cutting the stream into
+// events is package framing's, HTTP/2's streams included.
 package h1
 
 import (

@@ -10,7 +10,7 @@ import (
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // TestShadowFaultWindow runs 50/s for 4 s against an in-process stub whose

@@ -1,7 +1,7 @@
 package loadtest
 
 import (
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/result"
 )
 

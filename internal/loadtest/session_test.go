@@ -11,7 +11,7 @@ import (
 
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 	"github.com/openload/openload/verify"
 )
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/engine"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/result"
 )
 

@@ -23,7 +23,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 
 	"github.com/openload/openload/internal/engine"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/schedule"
 )
 

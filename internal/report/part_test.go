@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/golden"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/internal/report"
-	"github.com/openload/openload/recorder"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/verify"
 )

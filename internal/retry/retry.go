@@ -39,8 +39,8 @@ import (
 	"time"
 
 	"github.com/openload/openload/field"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/internal/splitmix"
-	"github.com/openload/openload/recorder"
 )
 
 // Jitter names how a backoff is drawn from its base.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/field"
-	"github.com/openload/openload/recorder"
+	"github.com/openload/openload/internal/recorder"
 )
 
 // The backoff waits are a pure function of (seed, request, retry) and lie

@@ -15,7 +15,7 @@ import (
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 	"github.com/openload/openload/verify"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/result"
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // AgainstStub starts a stub with cfg, aims o at its /predict (o's URL is

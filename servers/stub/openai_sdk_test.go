@@ -24,7 +24,7 @@ func TestOpenAISDK(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		missing = "node is not installed"
 	} else if _, err := os.Stat(filepath.Join(sdkDir, "node_modules", "openai")); err != nil {
-		missing = "the openai SDK is not installed (npm ci --prefix targets/stub/" + sdkDir + ")"
+		missing = "the openai SDK is not installed (npm ci --prefix servers/stub/" + sdkDir + ")"
 	}
 	if missing != "" {
 		if os.Getenv("OPENLOAD_INTEROP") != "" {

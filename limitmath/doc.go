@@ -1,4 +1,4 @@
-// Package model predicts what a sharded fixed-window rate limiter does to
+// Package limitmath predicts what a sharded fixed-window rate limiter does to
 // Poisson traffic: how often a shard's window overflows, how many requests
 // it rejects (429) per second, and, when clients retry, how much load the
 // retries add and how many users fail in the end.
@@ -116,4 +116,4 @@
 // either passes at once or fails all k+1 attempts:
 //
 //	failing share = E[(N_tot − n·L)+] / (λ·W),   429s/s = (k+1)·E[(N_tot − n·L)+] / W.
-package model
+package limitmath

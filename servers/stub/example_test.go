@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/openload/openload/targets/stub"
+	"github.com/openload/openload/servers/stub"
 )
 
 // Start a stub on a free loopback port, like httptest.NewServer, and send

@@ -1,22 +1,22 @@
-package model_test
+package limitmath_test
 
 import (
 	"fmt"
 	"time"
 
-	"github.com/openload/openload/model"
+	"github.com/openload/openload/limitmath"
 )
 
 // 100 requests a second against a limit of 120 a second split over 8
 // shards, with random routing and 2 retries: a shard window overflows one
 // time in four, and 6 requests a second are rejected at 83% of the limit.
 func ExamplePredict() {
-	p, err := model.Predict(model.PoissonInput{
+	p, err := limitmath.Predict(limitmath.PoissonInput{
 		Rate:    100,
 		Limit:   120,
 		Shards:  8,
 		Window:  time.Second,
-		Routing: model.RoutingRandom,
+		Routing: limitmath.RoutingRandom,
 		Retries: 2,
 	})
 	if err != nil {
@@ -39,7 +39,7 @@ func ExamplePredict() {
 
 func ExamplePoissonTail() {
 	// A shard allowing 15 requests a window that gets 12.5 on average.
-	pOver, excess := model.PoissonTail(12.5, 15)
+	pOver, excess := limitmath.PoissonTail(12.5, 15)
 	fmt.Printf("P(N > 15) = %.4f, E[(N − 15)+] = %.4f\n", pOver, excess)
 	// Output:
 	// P(N > 15) = 0.1940, E[(N − 15)+] = 0.5275

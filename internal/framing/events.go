@@ -1,8 +1,14 @@
-package h1
+// Package framing cuts streamed answers into events for every client,
+// HTTP/1.1's and HTTP/2's, the event loops' and net/http's: one push
+// parser per format (server-sent events, NDJSON), fed by whichever client
+// read the bytes, so that no client reads a stream its own way.
+package framing
 
 import (
 	"bytes"
 	"errors"
+
+	"github.com/openload/openload/internal/ascii"
 )
 
 // Streamed answers. A model server streams its answer as lines, each an
@@ -199,5 +205,5 @@ func foldEqualTrim[T ~string | ~[]byte](s T, want string) bool {
 	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
 		s = s[:len(s)-1]
 	}
-	return asciiEqualFold(s, want)
+	return ascii.EqualFold(s, want)
 }

@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 
-	"github.com/openload/openload/targets/scripted"
+	"github.com/openload/openload/servers/scripted"
 )
 
 // A streamed Ollama chat answer of three tokens, read line by line, and

@@ -1,4 +1,4 @@
-package h1
+package framing
 
 import (
 	"bufio"
@@ -33,6 +33,18 @@ func events(f Format, pieces [][]byte) ([]string, error) {
 	return out, nil
 }
 
+// cut cuts b into pieces of n bytes (the last may be shorter), as reads
+// of n bytes would bring it: every line boundary falls at each place in
+// a piece for some n.
+func cut(b []byte, n int) [][]byte {
+	n = max(n, 1)
+	var out [][]byte
+	for len(b) > n {
+		out, b = append(out, b[:n]), b[n:]
+	}
+	return append(out, b)
+}
+
 func show(ev Event) string {
 	if ev.Error {
 		return "error"
@@ -49,14 +61,14 @@ func TestEvents(t *testing.T) {
 	for seed := range uint64(5) {
 		pieces := [][]byte{[]byte(body)}
 		if seed > 0 {
-			pieces = split([]byte(body), seed)
+			pieces = cut([]byte(body), int(seed))
 		}
 		if got, err := events(SSE, pieces); err != nil || !slices.Equal(got, want) {
 			t.Errorf("seed %d: %q, %v; want %q", seed, got, err, want)
 		}
 	}
 	long := []byte("data: " + strings.Repeat("x", MaxEventLine))
-	if _, err := events(SSE, split(long, 1)[:1]); err != nil {
+	if _, err := events(SSE, cut(long, 7)[:1]); err != nil {
 		t.Errorf("a short piece of a long line: %v", err)
 	}
 	if _, err := events(SSE, [][]byte{long[:MaxEventLine/2], long[MaxEventLine/2:]}); !errors.Is(err, ErrEventLine) {
@@ -72,7 +84,7 @@ func TestEventsNDJSON(t *testing.T) {
 	for seed := range uint64(5) {
 		pieces := [][]byte{[]byte(body)}
 		if seed > 0 {
-			pieces = split([]byte(body), seed)
+			pieces = cut([]byte(body), int(seed))
 		}
 		if got, err := events(NDJSON, pieces); err != nil || !slices.Equal(got, want) {
 			t.Errorf("seed %d: %q, %v; want %q", seed, got, err, want)
@@ -100,7 +112,7 @@ func TestFormatOf(t *testing.T) {
 
 func TestEventsAllocateNothing(t *testing.T) {
 	body := []byte(strings.Repeat("data: {\"choices\":[{\"delta\":{\"content\":\" tok\"}}]}\n\n", 20))
-	pieces := split(body, 3)
+	pieces := cut(body, 3)
 	e := &Events{Format: SSE}
 	if n := testing.AllocsPerRun(100, func() {
 		for _, p := range pieces {
@@ -134,7 +146,7 @@ func FuzzEvents(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pieces, err := events(format, split(body, seed))
+			pieces, err := events(format, cut(body, int(seed%16)+1))
 			if err != nil || !slices.Equal(whole, pieces) {
 				t.Fatalf("%T %q: at once %q, in pieces %q (%v)", format, body, whole, pieces, err)
 			}

@@ -33,7 +33,7 @@ func measureITL() time.Duration {
 }
 
 // The measurement of docs/BENCHMARKS.md, "The stub holds 1,000 streams":
-// OPENLOAD_MEASURE_STREAMS=1000 go test -run '^TestMeasureStreams$' -v ./targets/stub/
+// OPENLOAD_MEASURE_STREAMS=1000 go test -run '^TestMeasureStreams$' -v ./servers/stub/
 // starts the stub in a child process (this test binary, running
 // TestStreamsChild), opens that many streams at once from this process
 // and reports the child's CPU, peak RSS and goroutines, and each stream's

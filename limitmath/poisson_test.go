@@ -1,4 +1,4 @@
-package model
+package limitmath
 
 import (
 	"container/heap"

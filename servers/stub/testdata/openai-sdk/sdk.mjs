@@ -1,6 +1,6 @@
 // Talks to the stub's OpenAI-compatible endpoints with the official OpenAI
 // SDK, as an application would, and prints one JSON line per check for
-// targets/stub/openai_sdk_test.go to compare with what the stub was told.
+// servers/stub/openai_sdk_test.go to compare with what the stub was told.
 // Usage: node sdk.mjs BASE_URL (e.g. http://127.0.0.1:8080/v1)
 import OpenAI from 'openai';
 
