@@ -276,6 +276,7 @@ func begin(ctx context.Context, cfg Config, rec *recorder.Recorder, stats *Stats
 	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel, pick: newPicker(&cfg)}
 	g.disconnect = g.connect()
 	waitUntil(ctx, cfg.StartAt, predialLead) // startat.go
+	g.holdEarly()                            // beat_linux.go
 	stats.Predial = g.predial(predial)
 	// The open model's dispatcher sleeps precisely to offset 0; a closed
 	// loop's users would start at once, so its wait goes all the way.
@@ -299,7 +300,7 @@ func begin(ctx context.Context, cfg Config, rec *recorder.Recorder, stats *Stats
 
 // release closes the run's connections and its drain context.
 func (g *generator) release() {
-	closeH2Warm(g) // not adopted: the loop did not start
+	closeWarm(g) // not adopted: the loop did not start
 	g.disconnect()
 	g.drainCancel(nil)
 }
@@ -456,8 +457,9 @@ type generator struct {
 	lean   *leanTransport // the lean HTTP/1.1 path, or nil (lean.go)
 	warm   chan *leanConn // connections opened before the start (predial.go)
 	h2warm []h2news       // the HTTP/2 loop's, opened before the start (h2dial_linux.go)
-	// warmHold keeps the kernel stamping from before the HTTP/2 loop's
-	// connections were opened until the loop takes it (holdStamps).
+	// warmHold keeps the kernel stamping from before the clock starts (and
+	// the HTTP/2 loop's connections are opened) until a loop takes it
+	// (holdEarly, holdStamps).
 	warmHold io.Closer
 	start    time.Time
 	due      chan item

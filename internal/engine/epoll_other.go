@@ -24,3 +24,6 @@ const epollClient = ClientLean
 // loopSlice is the scheduler slice the loop's thread asks for: none here,
 // where there is no loop.
 const loopSlice = 0
+
+// holdEarly holds the kernel's stamping for a loop; there is no loop here.
+func (*generator) holdEarly() {}

@@ -152,12 +152,6 @@ func (g *generator) predialH2(want int) (Predial, bool) {
 	begun := time.Now()
 	deadline := begun.Add(min(predialBudget, g.cfg.Timeout))
 	addr, conf := h2Addr(g.cfg.URL), tlsConfig(g.cfg)
-	// The server's SETTINGS arrive as each dial ends: stamped only if the
-	// kernel stamps by then, or the loop's first read of them has no
-	// stamp and takes it off the beat (2 runs in 10 beside a CPU hog).
-	if !noBeat() {
-		g.warmHold = holdStamps()
-	}
 	for range p.Wanted {
 		fd, tc, tio, err := h2Dial(&g.cfg, g.drain, addr, conf, deadline)
 		if err != nil {
@@ -170,9 +164,9 @@ func (g *generator) predialH2(want int) (Predial, bool) {
 	return p, true
 }
 
-// closeH2Warm closes the connections opened before the start that no
-// loop adopted.
-func closeH2Warm(g *generator) {
+// closeWarm closes what was opened before the start that no loop took:
+// the HTTP/2 connections and the hold on stamping (holdEarly).
+func closeWarm(g *generator) {
 	for _, n := range g.h2warm {
 		unix.Close(n.fd)
 	}

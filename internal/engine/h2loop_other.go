@@ -25,4 +25,4 @@ func h2LoopFields(*Config) bool { return false }
 
 func (g *generator) predialH2(int) (Predial, bool) { return Predial{}, false }
 
-func closeH2Warm(*generator) {}
+func closeWarm(*generator) {}
