@@ -113,7 +113,7 @@ func (m *metricsOptions) live(o *loadOptions, stderr io.Writer) func() (loadtest
 }
 
 // Observe returns the Observe hook of a run with these labels (scenario;
-// point and rate), for loadtest.Session.
+// point and rate), for loadtest.Rig.
 func (lm *liveMetrics) Observe(labels map[string]string) func(engine.Live) {
 	return lm.exp.Source(labels).Observe
 }

@@ -51,7 +51,7 @@ import (
 const DefaultKnee = 2
 
 // RunFunc runs one point and judges it: loadtest.Judged, or the CLI's
-// session's Point (loadtest.Session), whose runs are live series of
+// rig's Point (loadtest.Rig), whose runs are live series of
 // their own.
 type RunFunc func(context.Context, loadtest.Options) (loadtest.Outcome, error)
 

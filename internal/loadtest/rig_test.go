@@ -15,7 +15,7 @@ import (
 	"github.com/openload/openload/verify"
 )
 
-// steps records what a session did, in order.
+// steps records what a rig did, in order.
 type steps []string
 
 func (s *steps) add(step string) { *s = append(*s, step) }
@@ -34,7 +34,7 @@ func (l fakeLive) Stop() { l.steps.add("live stop") }
 // back judged with its objectives (openload's defaults with them), the
 // stub of a run of one stops as the run ends, and Close stops the live
 // metrics last.
-func TestSessionOrder(t *testing.T) {
+func TestRigOrder(t *testing.T) {
 	var did steps
 	cfg := stub.DefaultConfig()
 	cfg.Latency, cfg.Policy = time.Millisecond, stub.PolicyNone
@@ -89,7 +89,7 @@ func TestSessionOrder(t *testing.T) {
 
 // TestSessionStartFails: a step that fails says which, and what was
 // started before it is stopped.
-func TestSessionStartFails(t *testing.T) {
+func TestRigStartFails(t *testing.T) {
 	var did steps
 	bad := errors.New("no")
 	_, err := Start(context.Background(), Setup{

@@ -19,10 +19,10 @@ import (
 // assembles it in one order, whatever the command: live metrics first (a
 // listener that cannot bind costs nothing), then the target (the built-in
 // stub when the run has no URL), then the caller's preparation of the
-// request (which may ask the target). The Session it returns runs and
+// request (which may ask the target). The Rig it returns runs and
 // judges: a run, each run of a sweep, a search or repeats, or scenarios
 // at once, each returned as an Outcome whose objectives are judged
-// (verify.Judge). The caller renders the outcome and closes the session
+// (verify.Judge). The caller renders the outcome and closes the rig
 // once its outputs are written.
 
 // Outcome is one judged run: its result (checks and objectives stored in
@@ -52,13 +52,13 @@ func judge(res *result.Result, findings []verify.Finding, objs []verify.Objectiv
 	return Outcome{Result: res, Findings: findings, Outcome: verify.Judge(res, objs)}
 }
 
-// Live serves the live figures of a session's runs (the CLI's Prometheus
+// Live serves the live figures of a rig's runs (the CLI's Prometheus
 // listener, bound from its flags).
 type Live interface {
 	// Observe is the engine's hook for one run, whose series carry
 	// labels (nil for a run of one).
 	Observe(labels map[string]string) func(engine.Live)
-	// Stop ends serving; the session calls it last (Close).
+	// Stop ends serving; the rig calls it last (Close).
 	Stop()
 }
 
@@ -124,9 +124,10 @@ func (e *StartError) Error() string {
 
 func (e *StartError) Unwrap() error { return e.Err }
 
-// Session is a setup assembled by Start: Options and Scenarios are
+// Rig is a run assembled by Start (a test rig: the target, live metrics
+// and the prepared requests, set up once for the runs it makes): Options and Scenarios are
 // completed (the target's URL, the prepared requests).
-type Session struct {
+type Rig struct {
 	Options   Options
 	Scenarios []Scenario
 	live      Live
@@ -137,9 +138,9 @@ type Session struct {
 
 // Start assembles s: live metrics, the target, the requests' preparation,
 // in that order. On an error (a *StartError) what was started is stopped.
-func Start(ctx context.Context, s Setup) (*Session, error) {
-	ss := &Session{Options: s.Options, Scenarios: s.Scenarios, ended: s.Ended}
-	fail := func(stage Stage, scenario string, err error) (*Session, error) {
+func Start(ctx context.Context, s Setup) (*Rig, error) {
+	ss := &Rig{Options: s.Options, Scenarios: s.Scenarios, ended: s.Ended}
+	fail := func(stage Stage, scenario string, err error) (*Rig, error) {
 		ss.Close()
 		return nil, &StartError{Stage: stage, Scenario: scenario, Err: err}
 	}
@@ -186,17 +187,17 @@ func prepare(ctx context.Context, p func(context.Context, string, *Options) erro
 
 // observe is the live hook of a run with labels, nil without live
 // metrics.
-func (s *Session) observe(labels map[string]string) func(engine.Live) {
+func (s *Rig) observe(labels map[string]string) func(engine.Live) {
 	if s.live == nil {
 		return nil
 	}
 	return s.live.Observe(labels)
 }
 
-// Run runs the session's run of one and judges it. A built-in stub in a
+// Run runs the rig's run of one and judges it. A built-in stub in a
 // child process is stopped once the run has ended, so that its CPU time
 // goes in the result (result.Config.StubCPUSeconds).
-func (s *Session) Run(ctx context.Context) (Outcome, error) {
+func (s *Rig) Run(ctx context.Context) (Outcome, error) {
 	o := s.Options
 	o.Observe = s.observe(nil)
 	oc, err := Judged(ctx, o)
@@ -213,16 +214,16 @@ func (s *Session) Run(ctx context.Context) (Outcome, error) {
 // repeat), and judges it; its live series is its own, labelled with its
 // number (from 1, in the order run) and rate. Its signature is
 // sweep.RunFunc's.
-func (s *Session) Point(ctx context.Context, o Options) (Outcome, error) {
+func (s *Rig) Point(ctx context.Context, o Options) (Outcome, error) {
 	s.points++
 	o.Observe = s.observe(map[string]string{"point": strconv.Itoa(s.points), "rate": strconv.FormatFloat(o.Schedule.Rate, 'g', -1, 64)})
 	return Judged(ctx, o)
 }
 
-// RunScenarios runs the session's scenarios at once (the package's
+// RunScenarios runs the rig's scenarios at once (the package's
 // RunScenarios), each a live series of its own, and judges the whole
 // with Options.Objectives.
-func (s *Session) RunScenarios(ctx context.Context) (Outcome, error) {
+func (s *Rig) RunScenarios(ctx context.Context) (Outcome, error) {
 	scs := append([]Scenario(nil), s.Scenarios...)
 	for i := range scs {
 		scs[i].Options.Observe = s.observe(map[string]string{"scenario": scs[i].Name})
@@ -233,7 +234,7 @@ func (s *Session) RunScenarios(ctx context.Context) (Outcome, error) {
 
 // Close stops the built-in stub, then the live metrics: call it once the
 // outputs are written, so that a last scrape sees the end.
-func (s *Session) Close() {
+func (s *Rig) Close() {
 	if s.stub != nil {
 		s.stub.Stop()
 	}
