@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -44,6 +45,14 @@ type loopArrivals struct {
 func newLoopArrivals(g *generator, stats *Stats, dispatched chan<- struct{}, s schedule.Schedule, ep, tfd int) loopArrivals {
 	return loopArrivals{g: g, stats: stats, dispatched: dispatched, s: s,
 		ep: ep, tfd: tfd, quiet: -1, armed: -1, gap: minSleep, events: make([]unix.EpollEvent, 256), rawSleep: rawSleepOK()}
+}
+
+// abandonPending records the arrivals still waiting, in sh, as never
+// sent: the drain expired.
+func (a *loopArrivals) abandonPending(sh *shard) {
+	for a.pending.len() > 0 {
+		a.g.abandon(a.pending.pop(), sh)
+	}
 }
 
 func (a *loopArrivals) endSchedule(interrupted bool) {
@@ -197,6 +206,20 @@ func (a *loopArrivals) timerFired() {
 	a.armed, a.fired = -1, true
 }
 
+// wait is sleep for a loop's turn: the events that ended it, none after
+// a signal (EINTR: the loop takes another turn), or the error that ends
+// the loop (broken) when waiting cannot go on, rather than spin.
+func (a *loopArrivals) wait(now, next, check time.Duration) ([]unix.EpollEvent, error) {
+	n, err := a.sleep(now, next, check)
+	switch {
+	case err == unix.EINTR:
+		return nil, nil
+	case err != nil:
+		return nil, os.NewSyscallError("epoll_wait", err)
+	}
+	return a.events[:n], nil
+}
+
 // sleep waits until the next arrival (next, never none; batchWake), the
 // next deadline (check) or an event, and returns how many
 // events are in a.events. On the beat (a.beat, and the wake no further
@@ -320,6 +343,20 @@ func (b *loopInbox[T]) news() []T {
 	b.scratch, b.inbox = b.inbox, b.scratch[:0]
 	b.mu.Unlock()
 	return b.scratch
+}
+
+// wakeOn wakes the loop when any of ctxs ends (the run's context, the
+// drain); the function it returns stops that.
+func (b *loopInbox[T]) wakeOn(ctxs ...context.Context) (stop func()) {
+	stops := make([]func() bool, len(ctxs))
+	for i, ctx := range ctxs {
+		stops[i] = context.AfterFunc(ctx, b.wake)
+	}
+	return func() {
+		for _, s := range stops {
+			s()
+		}
+	}
 }
 
 // shut ends the wake-ups: the loop is closing its eventfd.

@@ -228,23 +228,12 @@ func shortSlice() time.Duration {
 	return loopSlice
 }
 
-// abandonPending records the arrivals still waiting as never sent: the
-// drain expired.
-func (l *epollLoop) abandonPending() {
-	for l.pending.len() > 0 {
-		l.g.abandon(l.pending.pop(), l.w.shard)
-	}
-}
-
 // run sends every arrival and reads the responses, until the schedule is
 // spent, nothing waits and every exchange is over.
 func (l *epollLoop) run(ctx context.Context) {
 	g := l.g
 	defer l.close()
-	stopCtx := context.AfterFunc(ctx, l.wake)
-	defer stopCtx()
-	stopDrain := context.AfterFunc(g.drain, l.wake)
-	defer stopDrain()
+	defer l.wakeOn(ctx, g.drain)()
 	aborted := false
 	for {
 		now := g.since()
@@ -254,7 +243,7 @@ func (l *epollLoop) run(ctx context.Context) {
 		}
 		next := l.take(ctx, now, l.inUse)
 		if aborted {
-			l.abandonPending()
+			l.abandonPending(l.w.shard)
 		}
 		// Expire before assigning: a slot a timeout frees takes a waiting
 		// arrival now, not at the next event, which may never come.
@@ -269,16 +258,12 @@ func (l *epollLoop) run(ctx context.Context) {
 		// Arrivals still waiting after assign wait for a slot: the limit.
 		check := l.sleepOn(l.stamps && l.plain && l.writing == 0, now, l.nextCheck, l.inUse, true)
 		l.wallOff = 0
-		n, err := l.sleep(now, next, check)
-		if err == unix.EINTR {
-			continue
-		}
+		evs, err := l.wait(now, next, check)
 		if err != nil {
-			// Waiting cannot go on: stop rather than spin (broken).
-			l.broken(os.NewSyscallError("epoll_wait", err))
+			l.broken(err)
 			return
 		}
-		for _, ev := range l.events[:n] {
+		for _, ev := range evs {
 			l.event(ev)
 		}
 	}
@@ -814,7 +799,7 @@ func (l *epollLoop) broken(err error) {
 	l.stats.LoopErr = err
 	l.t.abort()
 	l.failAll(err)
-	l.abandonPending()
+	l.abandonPending(l.w.shard)
 	if l.scheduling {
 		l.endSchedule(false)
 	}

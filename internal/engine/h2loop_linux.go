@@ -356,10 +356,7 @@ func (l *h2Loop) start(ctx context.Context, wg *sync.WaitGroup) {
 func (l *h2Loop) run(ctx context.Context) {
 	g := l.g
 	defer l.close()
-	stopCtx := context.AfterFunc(ctx, l.wake)
-	defer stopCtx()
-	stopDrain := context.AfterFunc(g.drain, l.wake)
-	defer stopDrain()
+	defer l.wakeOn(ctx, g.drain)()
 	for {
 		now := g.since()
 		if !l.aborted && g.drain.Err() != nil {
@@ -367,9 +364,7 @@ func (l *h2Loop) run(ctx context.Context) {
 		}
 		next := l.take(ctx, now, l.inUse)
 		if l.aborted {
-			for l.pending.len() > 0 {
-				g.abandon(l.pending.pop(), l.w.shard)
-			}
+			l.abandonPending(l.w.shard)
 		}
 		if now >= l.nextCheck {
 			l.expire(now)
@@ -387,15 +382,12 @@ func (l *h2Loop) run(ctx context.Context) {
 		}
 		check := l.sleepOn(l.onBeat(), now, l.nextCheck, l.inUse, l.inUse >= l.g.cfg.Connections)
 		l.wallOff = 0
-		n, err := l.sleep(now, next, check)
-		if err == unix.EINTR {
-			continue
-		}
+		evs, err := l.wait(now, next, check)
 		if err != nil {
-			l.broken(os.NewSyscallError("epoll_wait", err))
+			l.broken(err)
 			return
 		}
-		for _, ev := range l.events[:n] {
+		for _, ev := range evs {
 			l.event(ev)
 		}
 	}
@@ -519,9 +511,7 @@ func (l *h2Loop) broken(err error) {
 			l.finish(int32(i), err)
 		}
 	}
-	for l.pending.len() > 0 {
-		l.g.abandon(l.pending.pop(), l.w.shard)
-	}
+	l.abandonPending(l.w.shard)
 	if l.scheduling {
 		l.endSchedule(false)
 	}
