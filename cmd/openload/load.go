@@ -188,6 +188,47 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 	if err := o.stages.validate(fs, o); err != nil {
 		return err
 	}
+	if err := o.validateSchedule(fs); err != nil {
+		return err
+	}
+	var err error
+	if r.Objectives, err = parseObjectives(o.slos); err != nil {
+		return err
+	}
+	if err := o.retry.validate(fs, o); err != nil {
+		return err
+	}
+	if err := checkFaultFlags(fs, &r.Config); err != nil {
+		return err
+	}
+	if err := o.request(); err != nil {
+		return err
+	}
+	if err := o.prompts.validate(fs, o); err != nil { // promptflags.go
+		return err
+	}
+	if err := o.stream.validate(fs, r, o.bodyFile); err != nil { // streamflags.go
+		return err
+	}
+	if err := o.bodies.validate(fs, o); err != nil { // bodyflags.go
+		return err
+	}
+	if err := o.validateTarget(fs); err != nil {
+		return err
+	}
+	r.Lean, r.Epoll = o.proto.lean(), o.proto.epoll()
+	r.AutoHeaders = o.auto.headers(fs)
+	if err := r.Validate(); err != nil {
+		return flagError(loadFields, err)
+	}
+	return o.retry.validateExpect(fs, o)
+}
+
+// validateSchedule checks the schedule's flags as typed: a rate (or
+// stages, or a closed loop, or an arrivals file), the command line's own
+// guards, and, with a rate, the schedule itself and --yes.
+func (o *loadOptions) validateSchedule(fs *pflag.FlagSet) error {
+	r := &o.run
 	staged := r.Schedule.Stages != ""
 	rated := fs.Changed("rate") || staged
 	switch {
@@ -216,28 +257,14 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 				r.Schedule.Rate, r.Schedule.Duration, n, maxRequests)
 		}
 	}
+	return nil
+}
+
+// validateTarget reads the URL and checks what depends on it: the
+// request mix, the objectives' scopes and the protocol.
+func (o *loadOptions) validateTarget(fs *pflag.FlagSet) error {
+	r := &o.run
 	var err error
-	if r.Objectives, err = parseObjectives(o.slos); err != nil {
-		return err
-	}
-	if err := o.retry.validate(fs, o); err != nil {
-		return err
-	}
-	if err := checkFaultFlags(fs, &r.Config); err != nil {
-		return err
-	}
-	if err := o.request(); err != nil {
-		return err
-	}
-	if err := o.prompts.validate(fs, o); err != nil { // promptflags.go
-		return err
-	}
-	if err := o.stream.validate(fs, r, o.bodyFile); err != nil { // streamflags.go
-		return err
-	}
-	if err := o.bodies.validate(fs, o); err != nil { // bodyflags.go
-		return err
-	}
 	if fs.NArg() == 1 {
 		if r.URL, err = parseURL(fs.Arg(0)); err != nil {
 			return err
@@ -252,12 +279,7 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 	if r.Protocol, err = o.proto.protocol(fs, r.URL); err != nil {
 		return err
 	}
-	r.Lean, r.Epoll = o.proto.lean(), o.proto.epoll()
-	r.AutoHeaders = o.auto.headers(fs)
-	if err := r.Validate(); err != nil {
-		return flagError(loadFields, err)
-	}
-	return o.retry.validateExpect(fs, o)
+	return nil
 }
 
 // request parses -H, the body and the method into o.run.

@@ -127,24 +127,7 @@ func (s *sweepOptions) validate(fs *pflag.FlagSet, repeats int) ([]float64, erro
 		}
 	}
 	if s.search {
-		switch {
-		case fs.Changed("rates") || fs.Changed("steps") || fs.Changed("geometric"):
-			return nil, errors.New("--search picks its own rates between --from and --to: --rates, --steps and --geometric do not apply")
-		case !fs.Changed("from") || !fs.Changed("to"):
-			return nil, errors.New("--search needs --from and --to, e.g. --from 10 --to 400")
-		case math.IsNaN(s.from) || s.from <= 0:
-			return nil, fmt.Errorf("--from must be > 0, got %v", s.from)
-		case math.IsNaN(s.to) || s.to <= s.from:
-			return nil, fmt.Errorf("--from %v must be below --to %v", s.from, s.to)
-		case s.to > maxRate:
-			return nil, fmt.Errorf("--to %v is absurd: at most %d per second", s.to, maxRate)
-		case repeats < 1:
-			return nil, fmt.Errorf("--repeats must be ≥ 1, got %d", repeats)
-		}
-		if _, err := parsePrecision(s.precision); err != nil {
-			return nil, err
-		}
-		return nil, nil
+		return nil, s.validateSearch(fs, repeats)
 	}
 	for _, name := range []string{"precision", "repeats"} {
 		if fs.Changed(name) {
@@ -157,12 +140,58 @@ func (s *sweepOptions) validate(fs *pflag.FlagSet, repeats int) ([]float64, erro
 	if s.pause < 0 {
 		return nil, fmt.Errorf("--pause must be ≥ 0, got %v", s.pause)
 	}
-	var rates []float64
+	rates, err := s.sweepRates(fs)
+	if err != nil {
+		return nil, err
+	}
+	if fs.Changed("geometric") && !fs.Changed("steps") {
+		return nil, errors.New("--geometric applies to --steps only")
+	}
+	return rates, nil
+}
+
+// validateSearch checks a search's flags: its range, repeats and
+// precision.
+func (s *sweepOptions) validateSearch(fs *pflag.FlagSet, repeats int) error {
 	switch {
-	case fs.Changed("rates") && (fs.Changed("from") || fs.Changed("to") || fs.Changed("steps")):
+	case fs.Changed("rates") || fs.Changed("steps") || fs.Changed("geometric"):
+		return errors.New("--search picks its own rates between --from and --to: --rates, --steps and --geometric do not apply")
+	case !fs.Changed("from") || !fs.Changed("to"):
+		return errors.New("--search needs --from and --to, e.g. --from 10 --to 400")
+	}
+	if err := s.validateRange(); err != nil {
+		return err
+	}
+	if repeats < 1 {
+		return fmt.Errorf("--repeats must be ≥ 1, got %d", repeats)
+	}
+	_, err := parsePrecision(s.precision)
+	return err
+}
+
+// validateRange checks --from and --to, a search's range or a sweep's
+// steps' ends.
+func (s *sweepOptions) validateRange() error {
+	switch {
+	case math.IsNaN(s.from) || s.from <= 0:
+		return fmt.Errorf("--from must be > 0, got %v", s.from)
+	case math.IsNaN(s.to) || s.to <= s.from:
+		return fmt.Errorf("--from %v must be below --to %v", s.from, s.to)
+	case s.to > maxRate:
+		return fmt.Errorf("--to %v is absurd: at most %d per second", s.to, maxRate)
+	}
+	return nil
+}
+
+// sweepRates are a sweep's rates, given one way: --rates (sorted, each
+// once), or --from, --to and --steps.
+func (s *sweepOptions) sweepRates(fs *pflag.FlagSet) ([]float64, error) {
+	ranged := fs.Changed("from") || fs.Changed("to") || fs.Changed("steps")
+	switch {
+	case fs.Changed("rates") && ranged:
 		return nil, errors.New("--rates and --from/--to/--steps are exclusive: give the rates one way")
 	case fs.Changed("rates"):
-		rates = slices.Clone(s.rates)
+		rates := slices.Clone(s.rates)
 		for _, r := range rates {
 			if math.IsNaN(r) || math.IsInf(r, 0) || r <= 0 {
 				return nil, fmt.Errorf("--rates: %v is not a rate > 0", r)
@@ -172,32 +201,20 @@ func (s *sweepOptions) validate(fs *pflag.FlagSet, repeats int) ([]float64, erro
 			}
 		}
 		slices.Sort(rates)
-		rates = slices.Compact(rates)
-	case fs.Changed("from") || fs.Changed("to") || fs.Changed("steps"):
+		return slices.Compact(rates), nil
+	case ranged:
 		if !fs.Changed("from") || !fs.Changed("to") || !fs.Changed("steps") {
 			return nil, errors.New("--from, --to and --steps go together, e.g. --from 10 --to 200 --steps 10")
 		}
-		switch {
-		case math.IsNaN(s.from) || s.from <= 0:
-			return nil, fmt.Errorf("--from must be > 0, got %v", s.from)
-		case math.IsNaN(s.to) || s.to <= s.from:
-			return nil, fmt.Errorf("--from %v must be below --to %v", s.from, s.to)
-		case s.to > maxRate:
-			return nil, fmt.Errorf("--to %v is absurd: at most %d per second", s.to, maxRate)
-		case s.steps < 2 || s.steps > 1000:
-			return nil, fmt.Errorf("--steps must be 2 to 1000, got %d", s.steps)
-		}
-		var err error
-		if rates, err = sweep.Rates(s.from, s.to, s.steps, s.geometric); err != nil {
+		if err := s.validateRange(); err != nil {
 			return nil, err
 		}
-	default:
-		return nil, errors.New("a sweep needs rates: --rates 20,40,60, or --from 10 --to 200 --steps 10, or --search")
+		if s.steps < 2 || s.steps > 1000 {
+			return nil, fmt.Errorf("--steps must be 2 to 1000, got %d", s.steps)
+		}
+		return sweep.Rates(s.from, s.to, s.steps, s.geometric)
 	}
-	if fs.Changed("geometric") && !fs.Changed("steps") {
-		return nil, errors.New("--geometric applies to --steps only")
-	}
-	return rates, nil
+	return nil, errors.New("a sweep needs rates: --rates 20,40,60, or --from 10 --to 200 --steps 10, or --search")
 }
 
 // sweepRefused are the flags of a load run that a sweep refuses
