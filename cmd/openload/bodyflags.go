@@ -23,7 +23,9 @@ import (
 // bodyOptions are what openload does to the request bodies beyond sending
 // them: a JSON body goes as JSON (Content-Type: application/json, as curl
 // --json sends it, unless -H set one: vLLM answers 400 and TGI 415
-// without it), and --model names the model in every JSON body, or asks
+// without it), and --model names the model in every body whose API has
+// a model field (prompt.API.HasModel; a JSON body of the user's: its
+// "model" member), or asks
 // the target's /v1/models for it (--model auto, as GuideLLM does).
 type bodyOptions struct {
 	model string
@@ -34,7 +36,7 @@ type bodyOptions struct {
 const modelAuto = "auto"
 
 func (b *bodyOptions) flags(fs *pflag.FlagSet) {
-	fs.StringVar(&b.model, "model", "", "set the \"model\" member of every JSON body to `NAME`; 'auto': the first id of the target's GET /v1/models, asked once before the run")
+	fs.StringVar(&b.model, "model", "", "name the model `NAME` in every body whose API has a model field (generated prompts: not TGI's native /generate; your JSON bodies: their \"model\" member); 'auto': the first id of the target's GET /v1/models, asked once before the run")
 }
 
 // jsonBody reports whether the body typed or read is JSON: a --body that

@@ -19,6 +19,7 @@ import (
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
 	"github.com/openload/openload/result"
+	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/verify"
 )
 
@@ -123,7 +124,7 @@ func (s *sweepOptions) validate(fs *pflag.FlagSet, repeats int) ([]float64, erro
 	}
 	for _, name := range []string{"stages", "closed", "arrivals", "log", "hlog", "scenarios"} {
 		if fs.Changed(name) {
-			return nil, fmt.Errorf("--%s does not apply to a sweep: each point is a constant or poisson run at one rate", name)
+			return nil, fmt.Errorf("--%s does not apply to a sweep: each point is one %s run at one rate", name, joinWords(schedule.NamesOf(func(schedule.Process) bool { return true }), "or"))
 		}
 	}
 	if s.search {
