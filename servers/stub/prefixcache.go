@@ -124,6 +124,16 @@ func (c *prefixCache) touch(hashes []uint64) {
 	c.mu.Unlock()
 }
 
+// stats returns the cache's figures; nil when it is off (c nil).
+func (c *prefixCache) stats() *PrefixCacheStats {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &PrefixCacheStats{Queries: c.queries, Hits: c.hits, Tokens: c.lru.Len() * c.block}
+}
+
 // tokens returns the tokens the cache holds now (whole blocks).
 func (c *prefixCache) tokens() int {
 	c.mu.Lock()

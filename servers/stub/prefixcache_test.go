@@ -1,6 +1,7 @@
 package stub
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"math/rand/v2"
@@ -105,9 +106,11 @@ func TestPrefixCacheConversation(t *testing.T) {
 	c := newClient(t)
 	cv := &conversation{seed: 7}
 	prev := 0 // the previous turn's prompt + answer tokens, as the next prompt holds them
+	var queries, hits int64
 	for k := 1; k <= 4; k++ {
 		u := cv.turn(context.Background(), t, c, s.URL, user, out)
 		cached := cachedOf(u)
+		queries, hits = queries+int64(u.PromptTokens), hits+int64(cached)
 		want := 0
 		if k > 1 {
 			prev = u.PromptTokens - user // history: previous prompt + answer
@@ -125,6 +128,12 @@ func TestPrefixCacheConversation(t *testing.T) {
 		if k > 1 && u.PromptTokens-cached > user+block {
 			t.Errorf("turn %d: %d tokens uncached, want at most the new message and one block (%d)", k, u.PromptTokens-cached, user+block)
 		}
+	}
+	// The server's own counts agree with what the answers reported.
+	pc := s.Stats().Tokens.PrefixCache
+	t.Logf("stats: prefix_cache queries=%d hits=%d tokens=%d", pc.Queries, pc.Hits, pc.Tokens)
+	if pc.Queries != queries || pc.Hits != hits {
+		t.Errorf("stats: queries %d, hits %d; the answers reported %d and %d", pc.Queries, pc.Hits, queries, hits)
 	}
 }
 
@@ -245,6 +254,17 @@ func TestPrefixCacheUsageField(t *testing.T) {
 			if want := on && i == 1; has != want {
 				t.Errorf("cache on %v, request %d: prompt_tokens_details present %v, want %v; body %s", on, i+1, has, want, a.body)
 			}
+		}
+		// /stats and /metrics name the cache only when it is on.
+		st, _ := json.Marshal(s.Stats())
+		m := do(context.Background(), c, http.MethodGet, s.URL+"/metrics")
+		for what, b := range map[string][]byte{"/stats": st, "/metrics": m.body} {
+			if has := bytes.Contains(b, []byte("prefix_cache")); has != on {
+				t.Errorf("cache on %v: %s names prefix_cache: %v", on, what, has)
+			}
+		}
+		if on && !bytes.Contains(m.body, []byte("stub_prefix_cache_hits_total 48")) {
+			t.Errorf("/metrics lacks stub_prefix_cache_hits_total 59 (the second request's hit: 60 tokens, 59 at most, 3 blocks):\n%s", m.body)
 		}
 	}
 }

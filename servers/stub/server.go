@@ -778,6 +778,7 @@ func (s *Server) Stats() Stats {
 		StreamsCompleted: s.tok.completed.Load(),
 		OutputTokens:     s.tok.tokens.Load(),
 		Lateness:         s.tok.lateness(),
+		PrefixCache:      s.pc.stats(),
 	}
 
 	s.statsMu.Lock()
