@@ -61,6 +61,8 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"stub", "--batch-slots", "-1"},
 		{"stub", "--itl", "-1ms"},
 		{"stub", "--output-tokens", "0"},
+		{"stub", "--prefix-cache-tokens", "-1"},
+		{"stub", "--prefix-cache-block", "0"},
 		{"--closed", "--arrival", "poisson", "-rate", "10", "http://127.0.0.1:1/"},
 		{"-rate", "10", "--think", "10ms", "http://127.0.0.1:1/"},
 		{"--closed", "--think", "-1s", "http://127.0.0.1:1/"},

@@ -38,7 +38,8 @@ func stubFlags(cfg *stub.Config, help, child *bool, metricsAddr *string) *pflag.
 	fs := newFlagSet("openload stub")
 	cfg.AddFlags(fs)
 	setGroup(fs, groupStubModel, "workers", "latency")
-	setGroup(fs, groupStubTokens, "batch-slots", "prefill", "prefill-per-token", "itl", "itl-per-seq", "output-tokens")
+	setGroup(fs, groupStubTokens, "batch-slots", "prefill", "prefill-per-token", "itl", "itl-per-seq", "output-tokens",
+		"prefix-cache-tokens", "prefix-cache-block")
 	setGroup(fs, groupStubGate, "policy", "queue-cap", "wait-budget", "believed-latency", "estimator", "window", "bucket", "min-samples", "max-queue-wait")
 	setGroup(fs, groupStubFaults, "stall-at", "stall-for", "stall-every", "clock-skew")
 	setGroup(fs, groupStubDead, "deadline", "deadline-status", "arrival-stamp", "deadline-position")

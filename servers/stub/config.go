@@ -90,6 +90,12 @@ type Config struct {
 	ITLPerSeq       time.Duration // [--itl-per-seq] added to the time between tokens per other active sequence, >= 0
 	OutputTokens    int           // [--output-tokens] tokens in an answer when the request sets no max_tokens, > 0
 
+	// Prefix cache of the token model (see the package documentation,
+	// "Prefix caching"): prefill is paid only for the prompt tokens not
+	// already cached.
+	PrefixCacheTokens int // [--prefix-cache-tokens] tokens the cache holds at most (whole blocks); 0 = off, else >= PrefixCacheBlock
+	PrefixCacheBlock  int // [--prefix-cache-block] tokens per cached block, > 0
+
 	// H2C also serves HTTP/2 over plain TCP (prior knowledge),
 	// next to HTTP/1.1 on the same port.
 	H2C bool // [--h2c]
@@ -131,6 +137,8 @@ func DefaultConfig() Config {
 		Prefill:      20 * time.Millisecond,
 		ITL:          10 * time.Millisecond,
 		OutputTokens: 32,
+
+		PrefixCacheBlock: 16,
 	}
 }
 
@@ -244,6 +252,10 @@ func (c *Config) addFlags(fs *pflag.FlagSet) flagBinding {
 		"token model: time between tokens added for each other sequence holding a slot")
 	fs.IntVar(&c.OutputTokens, b.bind("OutputTokens", "output-tokens"), d.OutputTokens,
 		"token model: tokens in an answer whose request sets no max_tokens")
+	fs.IntVar(&c.PrefixCacheTokens, b.bind("PrefixCacheTokens", "prefix-cache-tokens"), d.PrefixCacheTokens,
+		"token model: prefix cache size in tokens, shared by all requests, least recently used blocks evicted; prefill is paid only for uncached prompt tokens (0 = off)")
+	fs.IntVar(&c.PrefixCacheBlock, b.bind("PrefixCacheBlock", "prefix-cache-block"), d.PrefixCacheBlock,
+		"token model: tokens per prefix cache block; only whole leading blocks of a prompt are cached")
 	fs.BoolVar(&c.H2C, b.bind("H2C", "h2c"), d.H2C,
 		"also serve HTTP/2 without TLS (h2c, prior knowledge) on the same port")
 	c.PlaneConfig.addFlags(fs, b)
@@ -359,6 +371,15 @@ func (c Config) Validate() error {
 	}
 	if c.OutputTokens <= 0 || c.OutputTokens > maxOutputTokens {
 		return field.Errorf("OutputTokens", c.OutputTokens, "{OutputTokens} must be in 1..%d, got %d", maxOutputTokens, c.OutputTokens)
+	}
+	if c.PrefixCacheBlock <= 0 {
+		return field.Errorf("PrefixCacheBlock", c.PrefixCacheBlock, "{PrefixCacheBlock} must be > 0, got %d", c.PrefixCacheBlock)
+	}
+	if c.PrefixCacheTokens < 0 {
+		return field.Errorf("PrefixCacheTokens", c.PrefixCacheTokens, "{PrefixCacheTokens} must be >= 0, got %d", c.PrefixCacheTokens)
+	}
+	if c.PrefixCacheTokens > 0 && c.PrefixCacheTokens < c.PrefixCacheBlock {
+		return field.Errorf("PrefixCacheTokens", c.PrefixCacheTokens, "{PrefixCacheTokens} must be 0 (off) or >= {PrefixCacheBlock} (%d), got %d", c.PrefixCacheBlock, c.PrefixCacheTokens)
 	}
 	return c.PlaneConfig.validate()
 }

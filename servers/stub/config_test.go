@@ -63,6 +63,11 @@ func TestValidate(t *testing.T) {
 		{"batch slots negative", func(c *Config) { c.BatchSlots = -1 }, []string{"BatchSlots must be >= 0, got -1"}},
 		{"prefill negative", func(c *Config) { c.Prefill = -time.Millisecond }, []string{"Prefill must be >= 0", "-1ms"}},
 		{"prefill per token negative", func(c *Config) { c.PrefillPerToken = -time.Microsecond }, []string{"PrefillPerToken", "-1µs"}},
+		{"prefix cache tokens negative", func(c *Config) { c.PrefixCacheTokens = -1 }, []string{"PrefixCacheTokens must be >= 0, got -1"}},
+		{"prefix cache block zero", func(c *Config) { c.PrefixCacheBlock = 0 }, []string{"PrefixCacheBlock must be > 0, got 0"}},
+		{"prefix cache block negative", func(c *Config) { c.PrefixCacheBlock = -16 }, []string{"PrefixCacheBlock must be > 0, got -16"}},
+		{"prefix cache below a block", func(c *Config) { c.PrefixCacheTokens = 8 }, []string{"PrefixCacheTokens must be 0 (off) or >= PrefixCacheBlock (16), got 8"}},
+		{"prefix cache one block", func(c *Config) { c.PrefixCacheTokens = 16 }, nil},
 		{"itl negative", func(c *Config) { c.ITL = -time.Millisecond }, []string{"ITL must be >= 0", "-1ms"}},
 		{"itl per seq negative", func(c *Config) { c.ITLPerSeq = -time.Millisecond }, []string{"ITLPerSeq", "-1ms"}},
 		{"output tokens zero", func(c *Config) { c.OutputTokens = 0 }, []string{"OutputTokens must be in 1..65536, got 0"}},
@@ -136,7 +141,8 @@ func TestAddFlags(t *testing.T) {
 		"shadow-share", "fence", "primary-fail", "primary-budget", "borrow-workers", "borrow-latency",
 		"borrow-depth", "borrow-fail", "borrow-budget", "budget-window", "health-every", "health-max-age",
 		"borrow-slow-factor", "plane-faults", "plane-seed",
-		"batch-slots", "prefill", "prefill-per-token", "itl", "itl-per-seq", "output-tokens"}
+		"batch-slots", "prefill", "prefill-per-token", "itl", "itl-per-seq", "output-tokens",
+		"prefix-cache-tokens", "prefix-cache-block"}
 	for _, n := range names {
 		f := fs.Lookup(n)
 		if f == nil {
@@ -164,7 +170,8 @@ func TestAddFlags(t *testing.T) {
 		"--borrow-latency=7ms", "--borrow-depth=9", "--borrow-fail=0.2", "--borrow-budget=4", "--budget-window=2s",
 		"--health-every=50ms", "--health-max-age=150ms", "--borrow-slow-factor=3",
 		"--plane-faults=stale-health@1s+2s,revision@3s", "--plane-seed=9",
-		"--batch-slots=64", "--prefill=30ms", "--prefill-per-token=100us", "--itl=15ms", "--itl-per-seq=200us", "--output-tokens=50"})
+		"--batch-slots=64", "--prefill=30ms", "--prefill-per-token=100us", "--itl=15ms", "--itl-per-seq=200us", "--output-tokens=50",
+		"--prefix-cache-tokens=4096", "--prefix-cache-block=32"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,6 +190,7 @@ func TestAddFlags(t *testing.T) {
 			PlaneFaults: "stale-health@1s+2s,revision@3s", PlaneSeed: 9},
 		BatchSlots: 64, Prefill: 30 * time.Millisecond, PrefillPerToken: 100 * time.Microsecond,
 		ITL: 15 * time.Millisecond, ITLPerSeq: 200 * time.Microsecond, OutputTokens: 50,
+		PrefixCacheTokens: 4096, PrefixCacheBlock: 32,
 	}
 	if cfg != want {
 		t.Errorf("parsed cfg = %+v\nwant %+v", cfg, want)

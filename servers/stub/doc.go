@@ -286,6 +286,19 @@
 // chat.completion or text_completion object with usage, written when the
 // last token is made.
 //
+// With PrefixCacheTokens > 0 the token model keeps a prefix cache as
+// vLLM's automatic prefix caching does (prefixcache.go): blocks of
+// PrefixCacheBlock tokens, hashed in a chain, shared by all requests,
+// least recently used evicted, at most PrefixCacheTokens tokens. The
+// prefill is Prefill + PrefillPerToken × (prompt tokens − cached tokens),
+// the cached tokens being the longest run of whole leading blocks found,
+// at most prompt tokens − 1. A prompt's blocks are cached at its prefill
+// and its answer's (all but the last token) when the last token is made,
+// a chat's tokens being its messages' text contents in order, each tagged
+// with its role (no token is added). usage.prompt_tokens_details
+// {"cached_tokens": N} is written when N > 0, as vLLM does; with the cache
+// off nothing in the answer changes.
+//
 // POST /tokenize answers as vLLM's does: {"model": …, "prompt": "…"} or
 // {"model": …, "messages": [...]} (any model, or none) gets {"count": N,
 // "max_model_len": 131072, "tokens": [...], "token_strs": null}, the

@@ -50,6 +50,15 @@ func boolValue(b bool) float64 {
 	return 0
 }
 
+// prefixCacheSample is one figure of the prefix cache, none when it is
+// off: /metrics with the cache off is what it was.
+func prefixCacheSample(st *Stats, v func(*PrefixCacheStats) int64) []sample {
+	if st.Tokens.PrefixCache == nil {
+		return nil
+	}
+	return num(v(st.Tokens.PrefixCache))
+}
+
 // quantiles are a Percentiles' figures in seconds, by stat label.
 func quantiles(p Percentiles) []sample {
 	return []sample{
@@ -183,6 +192,18 @@ var stubMetrics = []stubMetric{
 		func(st *Stats, c *Config) []sample { return num(st.Tokens.StreamsCompleted) }},
 	{"stub_sequences_active", "Sequences holding a model slot now.", gauge, nil,
 		func(st *Stats, c *Config) []sample { return num(st.Tokens.ActiveSequences) }},
+	{"stub_prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache, as vLLM's vllm:prefix_cache_queries (absent when the cache is off).", counter, nil,
+		func(st *Stats, c *Config) []sample {
+			return prefixCacheSample(st, func(p *PrefixCacheStats) int64 { return p.Queries })
+		}},
+	{"stub_prefix_cache_hits_total", "Prompt tokens found in the prefix cache, as vLLM's vllm:prefix_cache_hits (absent when the cache is off).", counter, nil,
+		func(st *Stats, c *Config) []sample {
+			return prefixCacheSample(st, func(p *PrefixCacheStats) int64 { return p.Hits })
+		}},
+	{"stub_prefix_cache_tokens", "Tokens the prefix cache holds now, in whole blocks (absent when the cache is off).", gauge, nil,
+		func(st *Stats, c *Config) []sample {
+			return prefixCacheSample(st, func(p *PrefixCacheStats) int64 { return int64(p.Tokens) })
+		}},
 	{"stub_token_lateness_seconds", "Per completed stream, the largest flush delay past the token model's time, by stat (p50, p90, p99, max).", gauge,
 		[]string{"stat"}, func(st *Stats, c *Config) []sample { return quantiles(st.Tokens.Lateness) }},
 

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openload/openload/internal/prompt"
 )
 
 // The OpenAI-compatible endpoints, as model servers (vLLM, TGI, llama.cpp's
@@ -133,6 +136,8 @@ type tokenCall struct {
 	prompt       int // prompt tokens
 	output       int // output tokens to generate
 	finish       string
+	ids          []uint64 // with the prefix cache on: the prompt's tokens (promptIDs)
+	cached       int      // prompt tokens found in the prefix cache
 
 	completed    bool // the model answer was written to its end
 	stallCounted bool // counted in Stats.StalledRequests
@@ -188,15 +193,123 @@ func parseTokenRequest(r *http.Request, chat bool, cfg Config) (*tokenCall, *oaE
 		c.includeUsage = req.StreamOptions.IncludeUsage
 	}
 	var perr *oaError
-	if chat {
+	switch {
+	case cfg.PrefixCacheTokens > 0:
+		// The ids are needed only to hash the prompt's blocks; counting
+		// them gives the same prompt_tokens as counting alone does.
+		c.ids, perr = promptIDs(req, chat)
+		c.prompt = len(c.ids)
+	case chat:
 		c.prompt, perr = chatPromptTokens(req.Messages)
-	} else {
+	default:
 		c.prompt, perr = completionPromptTokens(req.Prompt)
 	}
 	if perr != nil {
 		return nil, perr
 	}
 	return c, nil
+}
+
+// promptIDs returns the tokens of a prompt as the prefix cache sees them:
+// cl100k_base ids, each tagged (above bit 32) with the role of the chat
+// message it comes from (roleTag), the messages in order. The stub has no
+// chat template: the tag stands for the role markers a template would
+// write, so that the same text from the user and from the assistant does
+// not share blocks, while the count stays the prompt_tokens reported. A
+// chat's turn k+1 then begins with exactly turn k's prompt and answer
+// (answerIDs), as a template's rendering does. A completions prompt is
+// untagged: a string's ids, the strings' ids in turn, or the token ids
+// given (an array of arrays concatenated).
+func promptIDs(req oaRequest, chat bool) ([]uint64, *oaError) {
+	var ids []uint64
+	addText := func(tag uint64, text string) {
+		for _, id := range prompt.Tokens(text) {
+			ids = append(ids, tag|uint64(uint32(id)))
+		}
+	}
+	if chat {
+		parts, err := chatParts(req.Messages)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range parts {
+			addText(roleTag(p.role), p.text)
+		}
+		return ids, nil
+	}
+	raw := req.Prompt
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, badRequest("prompt", "you must provide a prompt")
+	}
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		addText(0, text)
+		return ids, nil
+	}
+	var texts []string
+	if json.Unmarshal(raw, &texts) == nil {
+		for _, t := range texts {
+			addText(0, t)
+		}
+		return ids, nil
+	}
+	var given []int64
+	if json.Unmarshal(raw, &given) == nil {
+		for _, id := range given {
+			ids = append(ids, uint64(uint32(id)))
+		}
+		return ids, nil
+	}
+	var batches [][]int64
+	if json.Unmarshal(raw, &batches) == nil {
+		for _, b := range batches {
+			for _, id := range b {
+				ids = append(ids, uint64(uint32(id)))
+			}
+		}
+		return ids, nil
+	}
+	_, err := completionPromptTokens(raw) // the one wording of the error
+	return nil, err
+}
+
+// roleTag is the tag of a chat role's tokens in promptIDs: a hash of the
+// role's name in the upper 32 bits (0 is left to completions).
+func roleTag(role string) uint64 {
+	h := fnv.New32a()
+	h.Write([]byte(role))
+	return uint64(h.Sum32()|1) << 32
+}
+
+// answerIDs returns the tokens of c's answer as the next turn's prompt
+// will hold them: its text tokenized as a prompt is, tagged as an
+// assistant message (chat) or untagged (completions).
+func answerIDs(c *tokenCall) []uint64 {
+	var text strings.Builder
+	for k := range c.output {
+		text.WriteString(tokenText(k))
+	}
+	var tag uint64
+	if c.chat {
+		tag = roleTag("assistant")
+	}
+	toks := prompt.Tokens(text.String())
+	ids := make([]uint64, len(toks))
+	for i, id := range toks {
+		ids[i] = tag | uint64(uint32(id))
+	}
+	return ids
+}
+
+// cacheAnswer caches the blocks of c's prompt and answer once its last
+// token is made, as vLLM caches the blocks decoding fills: all but the
+// last token, which is sampled and never fed back (see prefixCache).
+func (s *Server) cacheAnswer(c *tokenCall) {
+	if s.pc == nil || c.ids == nil {
+		return
+	}
+	all := append(c.ids[:len(c.ids):len(c.ids)], answerIDs(c)...)
+	s.pc.touch(blockHashes(all, s.pc.block, len(all)-1))
 }
 
 // chatPromptTokens counts the prompt tokens of chat messages: the tokens
@@ -216,17 +329,34 @@ func chatPromptTokens(msgs []oaMessage) (int, *oaError) {
 // chatTexts returns the text contents of chat messages: a string, or the
 // "text" of each part.
 func chatTexts(msgs []oaMessage) ([]string, *oaError) {
+	parts, err := chatParts(msgs)
+	if err != nil {
+		return nil, err
+	}
+	texts := make([]string, len(parts))
+	for i, p := range parts {
+		texts[i] = p.text
+	}
+	return texts, nil
+}
+
+// chatPart is one text content of a chat message, with the message's role.
+type chatPart struct{ role, text string }
+
+// chatParts returns the text contents of chat messages (as chatTexts
+// does) with the role of each.
+func chatParts(msgs []oaMessage) ([]chatPart, *oaError) {
 	if len(msgs) == 0 {
 		return nil, badRequest("messages", "messages must be a non-empty array")
 	}
-	var texts []string
+	var texts []chatPart
 	for i, m := range msgs {
 		if len(m.Content) == 0 || string(m.Content) == "null" {
 			continue // e.g. an assistant message with tool calls only
 		}
 		var text string
 		if err := json.Unmarshal(m.Content, &text); err == nil {
-			texts = append(texts, text)
+			texts = append(texts, chatPart{m.Role, text})
 			continue
 		}
 		var parts []struct {
@@ -236,7 +366,7 @@ func chatTexts(msgs []oaMessage) ([]string, *oaError) {
 			return nil, badRequest(fmt.Sprintf("messages[%d].content", i), "content must be a string or an array of parts")
 		}
 		for _, p := range parts {
-			texts = append(texts, p.Text)
+			texts = append(texts, chatPart{m.Role, p.Text})
 		}
 	}
 	return texts, nil
@@ -321,7 +451,19 @@ func (s *Server) serveTokens(w http.ResponseWriter, r *http.Request, chat bool) 
 	start := time.Now()
 	p := s.newPacer(ctx, start)
 	defer p.stop()
-	ok := p.sleepUntil(start.Add(s.Config.prefill(call.prompt)))
+	var hashes []uint64
+	if s.pc != nil {
+		hashes = blockHashes(call.ids, s.pc.block, len(call.ids))
+		call.cached = s.pc.lookup(hashes, call.prompt)
+	}
+	prefill := s.Config.prefill(call.prompt - call.cached)
+	if s.prefillHook != nil {
+		s.prefillHook(call.prompt, call.cached, prefill)
+	}
+	ok := p.sleepUntil(start.Add(prefill))
+	if ok && s.pc != nil {
+		s.pc.touch(hashes) // the prompt's blocks, computed now
+	}
 	if ok && !call.stream {
 		p.next = time.Now() // the first token
 		for k := 1; k < call.output && ok; k++ {
@@ -386,6 +528,7 @@ func (s *Server) writeTokens(w http.ResponseWriter, r *http.Request, a *answer) 
 		return
 	}
 	if !c.stream {
+		s.cacheAnswer(c)
 		writeWhole(w, c)
 		s.tok.tokens.Add(int64(c.output))
 		c.completed = true
@@ -416,6 +559,7 @@ func (s *Server) writeTokens(w http.ResponseWriter, r *http.Request, a *answer) 
 	if p.stalled {
 		s.countStalled(c)
 	}
+	s.cacheAnswer(c)
 	e.end()
 	if e.flush() == nil {
 		c.completed = true
@@ -434,6 +578,20 @@ type (
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 		TotalTokens      int `json:"total_tokens"`
+		// PromptTokensDetails is written as vLLM writes it (vllm-project/vllm,
+		// vllm/entrypoints/openai/chat_completion/serving.py and
+		// completion/serving.py: "if self.enable_prompt_tokens_details and
+		// num_cached_tokens: usage.prompt_tokens_details =
+		// PromptTokenUsageInfo(cached_tokens=num_cached_tokens)"; the
+		// protocol's UsageInfo.prompt_tokens_details: PromptTokenUsageInfo |
+		// None = None): only when some prompt tokens were cached. vLLM's
+		// stream chunks omit it otherwise (exclude_unset); its unstreamed
+		// answer writes it null; the stub omits it in both, so that with
+		// the cache off its bytes are what they were.
+		PromptTokensDetails *oaPromptDetails `json:"prompt_tokens_details,omitempty"`
+	}
+	oaPromptDetails struct {
+		CachedTokens int `json:"cached_tokens"`
 	}
 	oaDelta struct {
 		Role    string  `json:"role,omitempty"`
@@ -462,7 +620,11 @@ type (
 )
 
 func (c *tokenCall) usage() *oaUsage {
-	return &oaUsage{PromptTokens: c.prompt, CompletionTokens: c.output, TotalTokens: c.prompt + c.output}
+	u := &oaUsage{PromptTokens: c.prompt, CompletionTokens: c.output, TotalTokens: c.prompt + c.output}
+	if c.cached > 0 {
+		u.PromptTokensDetails = &oaPromptDetails{CachedTokens: c.cached}
+	}
+	return u
 }
 
 // writeWhole writes an unstreamed answer with its usage.

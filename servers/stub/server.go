@@ -62,12 +62,16 @@ type Server struct {
 	// replaces the Latency sleep of a model call (false = abandoned).
 	// writeHook, when set, observes every answer respond writes, just before
 	// its status is written. limitClock is the rate limiter's clock.
-	grantHook  func(*http.Request)
-	callHook   func(context.Context, *http.Request) bool
-	writeHook  func(writeEvent)
-	limitClock func() time.Time
+	grantHook func(*http.Request)
+	callHook  func(context.Context, *http.Request) bool
+	writeHook func(writeEvent)
+	// prefillHook, when set, observes each completion request's prefill
+	// as the token model computes it, before it is slept.
+	prefillHook func(prompt, cached int, d time.Duration)
+	limitClock  func() time.Time
 
-	tok tokenState // the OpenAI-compatible endpoints (openai.go)
+	tok tokenState   // the OpenAI-compatible endpoints (openai.go)
+	pc  *prefixCache // their prefix cache; nil when off (prefixcache.go)
 
 	statsMu   sync.Mutex
 	counts    counters
@@ -107,6 +111,7 @@ func NewUnstartedServer(cfg Config) (*Server, error) {
 		dl:         newDeadlineGate(cfg),
 		lim:        newLimiter(cfg, time.Now()),
 		planes:     newPlanes(cfg.PlaneConfig),
+		pc:         newPrefixCache(cfg),
 		closing:    make(chan struct{}),
 		est:        newEstimator(cfg, time.Now),
 		limitClock: time.Now,
@@ -773,6 +778,7 @@ func (s *Server) Stats() Stats {
 		StreamsCompleted: s.tok.completed.Load(),
 		OutputTokens:     s.tok.tokens.Load(),
 		Lateness:         s.tok.lateness(),
+		PrefixCache:      s.pc.stats(),
 	}
 
 	s.statsMu.Lock()

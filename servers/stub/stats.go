@@ -63,6 +63,18 @@ type TokenStats struct {
 	// itself fell behind its own pace (a slow reader counts too, as its
 	// writes block).
 	Lateness Percentiles `json:"token_lateness_ms"`
+	// PrefixCache is the prefix cache's figures; nil (absent) when it is
+	// off, so that /stats is what it was.
+	PrefixCache *PrefixCacheStats `json:"prefix_cache,omitempty"`
+}
+
+// PrefixCacheStats counts the prefix cache's work in tokens, as vLLM's
+// vllm:prefix_cache_queries and vllm:prefix_cache_hits do: hits ÷ queries
+// is the hit rate.
+type PrefixCacheStats struct {
+	Queries int64 `json:"queries"` // prompt tokens looked up
+	Hits    int64 `json:"hits"`    // of which found cached
+	Tokens  int   `json:"tokens"`  // tokens held now (whole blocks)
 }
 
 // SourceCounts counts answers sent per X-Stub-Source.
