@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"maps"
 
 	"github.com/openload/openload/field"
 	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/limitmath"
 	"github.com/openload/openload/servers/stub"
 )
 
@@ -30,24 +32,14 @@ const (
 // loadUnflagged). The load command's part is the binding its flags make
 // where each is defined (loadFieldFlags), as the stub's is.
 var fieldFlags = [...]map[string]string{
-	loadFields: loadFieldFlags,
-	expectFields: {
-		"Rate": "rate", "Limit": "expect-limit", "Shards": "expect-shards", "Window": "expect-window",
-		"Routing": "expect-routing", "Retries": "retries",
-	},
-	modelFields: {
-		"Rate": "rate", "Limit": "limit-rps", "Shards": "limit-shards", "Window": "limit-window",
-		"Routing": "limit-routing", "Retries": "retries",
-	},
-	replayFields: {"Column": "arrivals-column", "Speed": "speed"},
+	loadFields:   loadFieldFlags,
+	expectFields: loadBindings[expectFields],
+	modelFields:  modelFieldFlags,
+	replayFields: loadBindings[replayFields],
 	// The stub's binding, made where stub.Config.AddFlags defines each
 	// flag: one table, so it cannot drift from the flags.
 	stubFields: stub.FlagNames(),
-	jobFields: {
-		"Name": "name", "Namespace": "namespace", "Image": "image", "PullPolicy": "image-pull-policy", "Shards": "shards",
-		"CPU": "cpu", "Memory": "memory", "MemoryLimit": "memory-limit", "StartAt": "start-at", "MetricsPort": "metrics-addr",
-		"Args": "", "Deadline": "",
-	},
+	jobFields:  jobFieldFlags,
 }
 
 // fieldBinding records, as the flags of a command are defined, the fields
@@ -77,13 +69,54 @@ func (b fieldBinding) bind(flag string, fields ...string) string {
 var loadUnflagged = []string{"URL", "Progress", "Observe", "Transport", "Protocol", "TLS", "Lean", "Epoll", "BodyTokens",
 	"BuiltinStub", "StubChild", "Request", "AutoHeaders", "Verify.DipRatio", "Verify.DipMin"}
 
-// loadFieldFlags is the load command's table: the binding its flags'
-// definitions make (boundLoadFlags), and loadUnflagged.
+// scopeBindings are the bindings one command's flag definitions make, a
+// fieldBinding for each struct its flags fill (the load command fills
+// loadtest.Options, the --expect-* model's input and the replay's
+// options).
+type scopeBindings map[fieldScope]fieldBinding
+
+// in is the binding of scope, made on first use.
+func (s scopeBindings) in(scope fieldScope) fieldBinding {
+	if s[scope] == nil {
+		s[scope] = fieldBinding{}
+	}
+	return s[scope]
+}
+
+// loadBindings are the load command's bindings, as its definitions make
+// them (boundLoadFlags).
+var loadBindings = func() scopeBindings {
+	_, bs := boundLoadFlags(new(loadOptions))
+	return bs
+}()
+
+// loadFieldFlags is the load command's table of loadtest.Options: the
+// binding its flags' definitions make, and loadUnflagged.
 var loadFieldFlags = func() map[string]string {
-	_, b := boundLoadFlags(new(loadOptions))
+	b := maps.Clone(loadBindings[loadFields])
 	for _, f := range loadUnflagged {
 		b[f] = ""
 	}
+	return b
+}()
+
+// modelFieldFlags is 'openload model poisson”s table, as its flags'
+// definitions bind them (modelFlags).
+var modelFieldFlags = func() map[string]string {
+	b := fieldBinding{}
+	modelFlags(new(limitmath.PoissonInput), new(bool), b)
+	return b
+}()
+
+// jobFieldFlags is the k8s commands' table of kube.Job, as their flags'
+// definitions bind them (k8sOptions.flags); the Job's start and metrics
+// port come from the run's own --start-at and --metrics-addr (the load
+// command's), and Args and Deadline no one flag sets.
+var jobFieldFlags = func() map[string]string {
+	b := fieldBinding{}
+	new(k8sOptions).flags(newFlagSet("openload k8s"), b)
+	b["StartAt"], b["MetricsPort"] = "start-at", "metrics-addr"
+	b["Args"], b["Deadline"] = "", ""
 	return b
 }()
 

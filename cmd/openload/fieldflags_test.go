@@ -55,7 +55,7 @@ func TestFieldFlags(t *testing.T) {
 	load := loadFlags(&lo)
 	var in limitmath.PoissonInput
 	var help bool
-	modelFS := modelFlags(&in, &help)
+	modelFS := modelFlags(&in, &help, fieldBinding{})
 	var kl loadOptions
 	var ko k8sOptions
 	k8sFS := k8sFlags(&kl, &ko)

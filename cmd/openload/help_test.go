@@ -107,7 +107,7 @@ func newCommands() *commands {
 		"openload stub":          {stubFlags(&c.cfg, &c.help, &c.child, &c.stubMetrics), stubGroups},
 		"openload diff":          {diffFlags(&c.do), diffGroups},
 		"openload report":        {reportFlags(&c.ro), reportGroups},
-		"openload model poisson": {modelFlags(&c.in, &c.help), modelGroups},
+		"openload model poisson": {modelFlags(&c.in, &c.help, fieldBinding{}), modelGroups},
 		"openload merge":         {mergeFlags(&c.mo), mergeGroups},
 		"openload sweep":         {sweepFlags(&c.swl, &c.so), sweepGroups},
 		"openload k8s":           {k8sFlags(&c.kl, &c.ko), k8sGroups},

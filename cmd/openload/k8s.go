@@ -91,16 +91,18 @@ const (
 	defaultManifestName = "openload"
 )
 
-func (k *k8sOptions) flags(fs *pflag.FlagSet) {
+// flags defines the cluster's flags; b records the field of kube.Job
+// each sets (jobFieldFlags).
+func (k *k8sOptions) flags(fs *pflag.FlagSet, b fieldBinding) {
 	inGroup(fs, groupCluster, func() {
-		fs.IntVar(&k.shards, "shards", 0, "the number of pods, N (required): pod k sends shard k/N of the schedule")
-		fs.StringVar(&k.image, "image", defaultK8sImage, "the `image` whose entrypoint is openload (../Dockerfile), as the cluster pulls it")
-		fs.StringVar(&k.pullPolicy, "image-pull-policy", "", "the pods' imagePullPolicy: Always, IfNotPresent or Never (default: the cluster's)")
-		fs.StringVar(&k.cpu, "cpu", defaultK8sCPU, "CPU each pod requests (`cores`: 250m, 1); no limit is set, since a throttled generator sends late")
-		fs.StringVar(&k.memory, "memory", defaultK8sMemory, "memory each pod requests (`bytes`: 256Mi)")
-		fs.StringVar(&k.memoryLimit, "memory-limit", defaultK8sLimit, "memory each pod may use (`bytes`; '' none); past it the pod is killed and its shard named")
-		fs.StringVar(&k.namespace, "namespace", "", "the `namespace` of the Job (default: kubectl's current one)")
-		fs.StringVar(&k.name, "name", "", "the Job's `name` (run: default openload- and 5 random characters, fresh each run; manifest: openload)")
+		fs.IntVar(&k.shards, b.bind("shards", "Shards"), 0, "the number of pods, N (required): pod k sends shard k/N of the schedule")
+		fs.StringVar(&k.image, b.bind("image", "Image"), defaultK8sImage, "the `image` whose entrypoint is openload (../Dockerfile), as the cluster pulls it")
+		fs.StringVar(&k.pullPolicy, b.bind("image-pull-policy", "PullPolicy"), "", "the pods' imagePullPolicy: Always, IfNotPresent or Never (default: the cluster's)")
+		fs.StringVar(&k.cpu, b.bind("cpu", "CPU"), defaultK8sCPU, "CPU each pod requests (`cores`: 250m, 1); no limit is set, since a throttled generator sends late")
+		fs.StringVar(&k.memory, b.bind("memory", "Memory"), defaultK8sMemory, "memory each pod requests (`bytes`: 256Mi)")
+		fs.StringVar(&k.memoryLimit, b.bind("memory-limit", "MemoryLimit"), defaultK8sLimit, "memory each pod may use (`bytes`; '' none); past it the pod is killed and its shard named")
+		fs.StringVar(&k.namespace, b.bind("namespace", "Namespace"), "", "the `namespace` of the Job (default: kubectl's current one)")
+		fs.StringVar(&k.name, b.bind("name", "Name"), "", "the Job's `name` (run: default openload- and 5 random characters, fresh each run; manifest: openload)")
 		fs.DurationVar(&k.lead, "lead", defaultK8sLead, "run: start the schedule this long after the Job is created, for every pod to be scheduled, pulled and running by then")
 		fs.DurationVar(&k.grace, "grace", defaultK8sGrace, "run: give up on the Job this long after its last shard should have ended (lead + duration + drain)")
 		fs.DurationVar(&k.poll, "poll", 2*time.Second, "run: ask the cluster for the Job's state this often")
@@ -142,7 +144,7 @@ var k8sOwn = []string{"output", "quiet", "help"}
 // cluster's, then a load run's, those refused hidden.
 func k8sFlags(o *loadOptions, k *k8sOptions) *pflag.FlagSet {
 	fs := newFlagSet("openload k8s")
-	k.flags(fs)
+	k.flags(fs, fieldBinding{})
 	lfs := loadFlags(o)
 	lfs.VisitAll(func(f *pflag.Flag) { fs.AddFlag(f) })
 	fs.Lookup("output").Usage = "run: write the merged JSON result to this `file` ('-' for stdout; the report then goes to stderr)"

@@ -74,17 +74,19 @@ func loadFlags(o *loadOptions) *pflag.FlagSet {
 
 // boundLoadFlags is loadFlags, with the binding its definitions make of
 // each flag to the fields of loadtest.Options it sets (loadFieldFlags).
-func boundLoadFlags(o *loadOptions) (*pflag.FlagSet, fieldBinding) {
+func boundLoadFlags(o *loadOptions) (*pflag.FlagSet, scopeBindings) {
 	fs := newFlagSet("openload")
-	b := fieldBinding{}
+	bs := scopeBindings{}
+	b := bs.in(loadFields)
 	r := &o.run
 	inGroup(fs, groupLoad, func() {
-		fs.Float64VarP(&r.Schedule.Rate, b.bind("rate", "Schedule.Rate"), "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
+		// --rate is the --expect-* model's λ too.
+		fs.Float64VarP(&r.Schedule.Rate, bs.in(expectFields).bind(b.bind("rate", "Schedule.Rate"), "Rate"), "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
 		fs.DurationVarP(&r.Schedule.Duration, b.bind("duration", "Schedule.Duration"), "d", 10*time.Second, "length of the schedule (with --arrivals: the file's span)")
 		fs.StringVar(&r.Schedule.Kind, b.bind("arrival", "Schedule.Kind"), schedule.Constant, "") // usage below: arrivalUsage
 		fs.Uint64Var(&r.Schedule.Seed, b.bind("seed", "Schedule.Seed", "Retry.Seed", "BodySeed", "TargetSeed"), 1, seedUsage())
 		o.stages.flags(fs, b, &r.Schedule, &r.Warmup)
-		o.replay.scheduleFlags(fs, b)
+		o.replay.scheduleFlags(fs, b, bs.in(replayFields))
 		o.shard.flags(fs, b) // shardflags.go
 		fs.IntVarP(&r.Connections, b.bind("connections", "Connections"), "c", 64, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
 		fs.BoolVar(&r.Closed, b.bind("closed", "Closed"), false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
@@ -126,11 +128,11 @@ func boundLoadFlags(o *loadOptions) (*pflag.FlagSet, fieldBinding) {
 		faultFlags(fs, b, &r.Config) // safety.go
 		resendFlag(fs, b, &r.Config) // resendflags.go
 	})
-	o.retry.flags(fs, b, &r.Retry) // retries, model expectations
+	o.retry.flags(fs, b, bs.in(expectFields), &r.Retry) // retries, model expectations
 	helpFlag(fs, &o.help)
 	// Written once every flag is bound: it names the parameters' flags.
 	fs.Lookup("arrival").Usage = arrivalUsage(b) // processflags.go
-	return fs, b
+	return fs, bs
 }
 
 func parseURL(raw string) (*url.URL, error) {

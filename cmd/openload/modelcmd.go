@@ -46,15 +46,16 @@ Examples:
 var modelGroups = []string{groupFlags, groupEnd}
 
 // modelFlags are the flags of 'openload model poisson'.
-func modelFlags(in *limitmath.PoissonInput, help *bool) *pflag.FlagSet {
+// b records the field each sets (modelFieldFlags).
+func modelFlags(in *limitmath.PoissonInput, help *bool, b fieldBinding) *pflag.FlagSet {
 	fs := newFlagSet("openload model poisson")
 	inGroup(fs, groupFlags, func() {
-		fs.Float64Var(&in.Rate, "rate", 0, "offered rate λ, requests per second, Poisson arrivals (required)")
-		fs.Float64Var(&in.Limit, "limit-rps", 0, "limit R, requests per second over all shards (required)")
-		fs.IntVar(&in.Shards, "limit-shards", 1, "n independent limiters, each admitting ⌊R·W/n⌋ a window")
-		fs.DurationVar(&in.Window, "limit-window", time.Second, "W, the fixed window of every shard")
-		fs.StringVar(&in.Routing, "limit-routing", limitmath.RoutingRandom, "which shard sees a request: random or round-robin")
-		fs.IntVar(&in.Retries, "retries", 0, "k, retries of a rejected request (attempts taken as independent)")
+		fs.Float64Var(&in.Rate, b.bind("rate", "Rate"), 0, "offered rate λ, requests per second, Poisson arrivals (required)")
+		fs.Float64Var(&in.Limit, b.bind("limit-rps", "Limit"), 0, "limit R, requests per second over all shards (required)")
+		fs.IntVar(&in.Shards, b.bind("limit-shards", "Shards"), 1, "n independent limiters, each admitting ⌊R·W/n⌋ a window")
+		fs.DurationVar(&in.Window, b.bind("limit-window", "Window"), time.Second, "W, the fixed window of every shard")
+		fs.StringVar(&in.Routing, b.bind("limit-routing", "Routing"), limitmath.RoutingRandom, "which shard sees a request: random or round-robin")
+		fs.IntVar(&in.Retries, b.bind("retries", "Retries"), 0, "k, retries of a rejected request (attempts taken as independent)")
 	})
 	helpFlag(fs, help)
 	return fs
@@ -63,7 +64,7 @@ func modelFlags(in *limitmath.PoissonInput, help *bool) *pflag.FlagSet {
 func runModelPoisson(args []string, stdout, stderr io.Writer) int {
 	var in limitmath.PoissonInput
 	var help bool
-	fs := modelFlags(&in, &help)
+	fs := modelFlags(&in, &help, fieldBinding{})
 	if err := parseFlags(fs, args); err != nil {
 		return usageErrorIn(stderr, "model poisson", "%v", err)
 	}

@@ -30,12 +30,12 @@ type replayOptions struct {
 }
 
 // scheduleFlags registers --arrivals, --arrivals-column and --speed.
-func (r *replayOptions) scheduleFlags(fs *pflag.FlagSet, b fieldBinding) {
+func (r *replayOptions) scheduleFlags(fs *pflag.FlagSet, b, replay fieldBinding) {
 	fs.StringVar(&r.arrivals, b.bind("arrivals", "Sched"), "",
 		"replay the arrival times in this `file` instead of --rate: offsets, RFC 3339 or Unix ns times, one a line, or a CSV column such as scheduled_ms of a --log; the duration is the file's span (its last arrival)")
-	fs.StringVar(&r.column, "arrivals-column", "",
+	fs.StringVar(&r.column, replay.bind("arrivals-column", "Column"), "",
 		"with --arrivals: the CSV column holding the arrival times (default scheduled_ms, else offset, offset_s, time, timestamp or ts)")
-	fs.Float64Var(&r.speed, "speed", 1,
+	fs.Float64Var(&r.speed, replay.bind("speed", "Speed"), 1,
 		"with --arrivals: replay this many times faster; an arrival at t is sent at t ÷ speed")
 }
 

@@ -38,9 +38,10 @@ var expectFlagNames = []string{"expect-shards", "expect-window", "expect-routing
 
 // flags registers the retry flags (group Retries), bound to p but for
 // --retry-on, and the --expect-* flags (group Model expectations).
-func (r *retryOptions) flags(fs *pflag.FlagSet, b fieldBinding, p *retry.Policy) {
+func (r *retryOptions) flags(fs *pflag.FlagSet, b, expect fieldBinding, p *retry.Policy) {
 	inGroup(fs, groupRetries, func() {
-		fs.IntVar(&p.Retries, b.bind("retries", "Retry.Retries"), 0,
+		// --retries is the --expect-* model's k too.
+		fs.IntVar(&p.Retries, expect.bind(b.bind("retries", "Retry.Retries"), "Retries"), 0,
 			"retry a request answered with a --retry-on status or error up to this many times (0: never); a retried request keeps its schedule, so its response time runs to the final answer")
 		fs.StringVar(&r.on, b.bind("retry-on", "Retry.On"), "429,503",
 			"with --retries: statuses and error kinds to retry, comma-separated; kinds: refused, reset, timeout, tls, other")
@@ -56,11 +57,11 @@ func (r *retryOptions) flags(fs *pflag.FlagSet, b fieldBinding, p *retry.Policy)
 			"with --retries: the sliding window of the retry budget")
 	})
 	inGroup(fs, groupExpect, func() {
-		fs.Float64Var(&r.expectLimit, "expect-limit", 0,
+		fs.Float64Var(&r.expectLimit, expect.bind("expect-limit", "Limit"), 0,
 			"after the run, print the 429s a second observed (every attempt) next to what the Poisson limiter model predicts for this limit R, requests/s over all shards, at --rate (see 'openload model poisson')")
-		fs.IntVar(&r.expectShards, "expect-shards", 1, "with --expect-limit: the limiter's independent shards n")
-		fs.DurationVar(&r.expectWindow, "expect-window", time.Second, "with --expect-limit: the limiter's fixed window W")
-		fs.StringVar(&r.expectRouting, "expect-routing", limitmath.RoutingRandom, "with --expect-limit: how requests reach the shards, random or round-robin")
+		fs.IntVar(&r.expectShards, expect.bind("expect-shards", "Shards"), 1, "with --expect-limit: the limiter's independent shards n")
+		fs.DurationVar(&r.expectWindow, expect.bind("expect-window", "Window"), time.Second, "with --expect-limit: the limiter's fixed window W")
+		fs.StringVar(&r.expectRouting, expect.bind("expect-routing", "Routing"), limitmath.RoutingRandom, "with --expect-limit: how requests reach the shards, random or round-robin")
 	})
 }
 
