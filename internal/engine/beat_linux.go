@@ -101,13 +101,17 @@ func (st *stamper) stopBeat() {
 }
 
 // holdEarly takes the loops' hold on the kernel's stamping (holdStamps)
-// before the clock starts, for an open run a loop may send: its wait
+// before the clock starts, for an open run a loop will send: its wait
 // (holdSettle reads at least) is then not the first arrivals' send
 // delay, and the server's SETTINGS that an HTTP/2 dial before the start
 // reads come stamped (unstamped, they took the loop off the beat in 2
 // runs of 10 beside a CPU hog). The loop's startBeat adopts it.
 func (g *generator) holdEarly() {
-	if g.due != nil && g.cfg.Epoll && !noBeat() {
+	cfg := &g.cfg
+	if g.due == nil || !cfg.Epoll || cfg.Retry.Enabled() || noBeat() {
+		return // no loop sends this run (newEpollLoop, newH2Loop)
+	}
+	if h2LoopApplies(cfg) || g.lean != nil && !g.lean.head {
 		g.warmHold = holdStamps()
 	}
 }

@@ -28,8 +28,9 @@ type client interface {
 // clientRow is one way to send a run: open returns nil when the run's
 // configuration is not this row's to send.
 type clientRow struct {
-	path string // Stats.Path
-	open func(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<- struct{}) client
+	path   string // Stats.Path
+	client string // Stats.Client
+	open   func(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<- struct{}) client
 }
 
 // The rows of clients, Stats.Path.
@@ -47,35 +48,35 @@ const (
 // Adding a client — another protocol — is one more row, and one more
 // path in the contract.
 var clients = []clientRow{
-	{PathH2Loop, func(g *generator, s schedule.Schedule, st *Stats, d chan<- struct{}) client {
+	{PathH2Loop, ClientEpoll, func(g *generator, s schedule.Schedule, st *Stats, d chan<- struct{}) client {
 		if l := newH2Loop(g, s, st, d); l != nil {
 			return l
 		}
 		return nil
 	}},
-	{PathH1Loop, func(g *generator, s schedule.Schedule, st *Stats, d chan<- struct{}) client {
+	{PathH1Loop, ClientEpoll, func(g *generator, s schedule.Schedule, st *Stats, d chan<- struct{}) client {
 		if l := newEpollLoop(g, s, st, d); l != nil {
 			return l
 		}
 		return nil
 	}},
-	{PathLean, func(g *generator, s schedule.Schedule, st *Stats, d chan<- struct{}) client {
+	{PathLean, ClientLean, func(g *generator, s schedule.Schedule, st *Stats, d chan<- struct{}) client {
 		if g.lean == nil {
 			return nil
 		}
 		return &workers{g: g, s: s, stats: st, dispatched: d}
 	}},
-	{PathNetHTTP, func(g *generator, s schedule.Schedule, st *Stats, d chan<- struct{}) client {
+	{PathNetHTTP, ClientNetHTTP, func(g *generator, s schedule.Schedule, st *Stats, d chan<- struct{}) client {
 		return &workers{g: g, s: s, stats: st, dispatched: d}
 	}},
 }
 
 // openClient is the first row of clients that accepts g's run, and its
 // client.
-func openClient(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<- struct{}) (string, client) {
+func openClient(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<- struct{}) (clientRow, client) {
 	for _, row := range clients {
 		if c := row.open(g, s, stats, dispatched); c != nil {
-			return row.path, c
+			return row, c
 		}
 	}
 	panic("engine: no client for the run") // the last row takes any

@@ -250,11 +250,8 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 
 	var wg sync.WaitGroup
 	dispatchDone := make(chan struct{})
-	path, c := openClient(g, s, &stats, dispatchDone) // client.go
-	stats.Path = path
-	if path == PathH2Loop || path == PathH1Loop {
-		stats.Client = ClientEpoll
-	}
+	row, c := openClient(g, s, &stats, dispatchDone) // client.go
+	stats.Path, stats.Client = row.path, row.client
 	c.start(ctx, &wg)
 	g.windDown(ctx, dispatchDone, &wg)
 	stats.Dispatched = g.dispatched.Load()

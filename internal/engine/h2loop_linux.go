@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -305,10 +306,10 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 		resend: newH2ResendRule(cfg.Resend)}
 	l.ts.sh = l.w.shard
 	if cfg.StampHeader != "" {
-		l.stampName = lowerASCII(cfg.StampHeader)
+		l.stampName = strings.ToLower(cfg.StampHeader)
 	}
 	for _, n := range cfg.ClassHeaders[:min(len(cfg.ClassHeaders), recorder.MaxClassHeaders)] {
-		l.classes = append(l.classes, lowerASCII(n))
+		l.classes = append(l.classes, strings.ToLower(n))
 	}
 	per := cfg.Connections
 	if cfg.MaxStreams > 0 {
@@ -337,16 +338,6 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 		l.endSchedule(false)
 	}
 	return l
-}
-
-func lowerASCII(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			b[i] = c + 'a' - 'A'
-		}
-	}
-	return string(b)
 }
 
 func (l *h2Loop) start(ctx context.Context, wg *sync.WaitGroup) {
