@@ -211,10 +211,15 @@ type Record struct {
 	// the server's name for it), 0 when it did not say.
 	PromptTokens int
 	AskedTokens  int
+	// CachedTokens is the prompt tokens the server said it read from its
+	// prefix cache (usage.prompt_tokens_details.cached_tokens, as vLLM
+	// writes it); 0 when it did not say.
+	CachedTokens int
 
 	// Target is the index of the request's target in the run's mix
-	// (engine.Config.Targets; Recorder.TrackTargets names them); 0 in a
-	// run of one URL.
+	// (engine.Config.Targets; Recorder.TrackTargets names them), or of
+	// its step in a session run (Recorder.TrackSessions); 0 in a run of
+	// one URL.
 	Target uint16
 }
 
