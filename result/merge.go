@@ -160,6 +160,8 @@ func (m *merger) add(a, b *Result) *Result {
 		a.Stream.merge(b.Stream, m),
 		a.Warmup.merge(b.Warmup, m),
 		mergeParts(a.Targets, b.Targets, "target", m),
+		mergeParts(a.Steps, b.Steps, "step", m),
+		nil, // Sessions: merged in the next commit
 		nil, // Scenarios: a run of scenarios is not split into shards (Union keeps them)
 	}
 	r.Dropped += m.dropped - dropped

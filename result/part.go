@@ -27,6 +27,9 @@ type Part struct {
 	Service    Percentiles      `json:"service"`
 	SendDelay  Percentiles      `json:"send_delay"`
 	Histograms PartHistograms   `json:"histograms"`
+	// Stream holds the part's stream figures (session.go); nil when none
+	// of its requests streamed.
+	Stream *PartStream `json:"stream,omitempty"`
 }
 
 // PartCounts are a part's accounting: Counts without Expected and

@@ -87,6 +87,12 @@ type Result struct {
 	// mix's order (part.go); nil in a run of one URL.
 	Targets []Part `json:"targets,omitempty"`
 
+	// Steps holds the figures of each step of a session run, in the
+	// scenario's order, and Sessions its users' account (session.go);
+	// nil in a run of single requests.
+	Steps    []Part    `json:"steps,omitempty"`
+	Sessions *Sessions `json:"sessions,omitempty"`
+
 	// Scenarios holds each scenario's own result when the run was
 	// several (union.go); the fields above are then their whole.
 	Scenarios []Scenario `json:"scenarios,omitempty"`

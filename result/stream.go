@@ -25,6 +25,10 @@ type StreamResult struct {
 	// usage count, else openload's own count of a prompt it made); nil
 	// when none was known.
 	PromptTokens *Tokens `json:"prompt_tokens,omitempty"`
+	// CachedTokens are the prompt tokens the server said it read from
+	// its prefix cache (usage.prompt_tokens_details.cached_tokens); nil
+	// when no request had a count.
+	CachedTokens *Tokens `json:"cached_tokens,omitempty"`
 	// Asked are the output tokens requests asked for next to what they
 	// got; nil when no body said.
 	Asked *Asked `json:"output_tokens_asked,omitempty"`
