@@ -70,16 +70,16 @@ func TestSSECounts(t *testing.T) {
 		}
 	}
 	for _, c := range []struct {
-		line           string
-		output, prompt int
+		line                   string
+		output, prompt, cached int
 	}{
-		{`data: {"choices":[],"usage":{"prompt_tokens":9,"total_tokens":12,"completion_tokens":3,"prompt_tokens_details":null}}`, 3, 9},
-		// A _details key is not its count.
-		{`data: {"usage":{"completion_tokens_details":{"reasoning_tokens":5},"prompt_tokens_details":{"cached_tokens":4}}}`, -1, -1},
-		{`data: {"generated_text":"all","details":null}`, -1, -1},
+		{`data: {"choices":[],"usage":{"prompt_tokens":9,"total_tokens":12,"completion_tokens":3,"prompt_tokens_details":null}}`, 3, 9, -1},
+		// A _details key is not its count; vLLM's cached count is in one.
+		{`data: {"usage":{"completion_tokens_details":{"reasoning_tokens":5},"prompt_tokens_details":{"cached_tokens":4}}}`, -1, -1, 4},
+		{`data: {"generated_text":"all","details":null}`, -1, -1, -1},
 	} {
-		if got := sseLine([]byte(c.line)); got.answer || got.token || got.output != c.output || got.prompt != c.prompt || got.failed || got.done {
-			t.Errorf("sseChunk(%s) = %+v; want output %d, prompt %d", c.line, got, c.output, c.prompt)
+		if got := sseLine([]byte(c.line)); got.answer || got.token || got.output != c.output || got.prompt != c.prompt || got.cached != c.cached || got.failed || got.done {
+			t.Errorf("sseChunk(%s) = %+v; want output %d, prompt %d, cached %d", c.line, got, c.output, c.prompt, c.cached)
 		}
 	}
 }
@@ -135,7 +135,7 @@ func TestNDJSONLine(t *testing.T) {
 		{" \t", false, false, -1, -1, false, false},
 	} {
 		got := ndjsonLine([]byte(strings.TrimSuffix(c.line, "\n")))
-		want := chunk{c.token, c.answer, c.output, c.prompt, c.done, c.failed}
+		want := chunk{c.token, c.answer, c.output, c.prompt, -1, c.done, c.failed}
 		if got != want {
 			t.Errorf("ndjsonChunk(%s) = %+v; want %+v", c.line, got, want)
 		}
@@ -436,7 +436,7 @@ func FuzzChunkKeys(f *testing.F) {
 			}
 			return false
 		}
-		want := chunk{output: -1, prompt: -1}
+		want := chunk{output: -1, prompt: -1, cached: -1}
 		want.answer = nonEmpty("content", "text")
 		_, role := first("role")
 		stop, _ := first("stop")
@@ -458,12 +458,16 @@ func FuzzChunkKeys(f *testing.F) {
 				if want.prompt < 0 {
 					want.prompt = n
 				}
+			case "cached_tokens":
+				if want.cached < 0 {
+					want.cached = n
+				}
 			}
 		}
 		if sc != want {
 			t.Errorf("sseChunk(%s) = %+v, encoding/json says %+v", s, sc, want)
 		}
-		want = chunk{output: -1, prompt: -1}
+		want = chunk{output: -1, prompt: -1, cached: -1}
 		want.answer = nonEmpty("response", "content")
 		want.token = want.answer || nonEmpty("thinking")
 		if v, _ := first("done"); v == true {

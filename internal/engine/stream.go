@@ -88,7 +88,9 @@ import (
 // /completion's "tokens_predicted" (a running count on every event) and
 // TGI /generate_stream's details "generated_tokens"; the prompt token
 // count the last of "prompt_tokens", "tokens_evaluated" and TGI's
-// details "input_length". Each of those events has the bytes "tokens" (TGI's
+// details "input_length"; the cached prompt tokens the last of
+// "cached_tokens" (vLLM's usage.prompt_tokens_details, Record.CachedTokens).
+// Each of those events has the bytes "tokens" (TGI's
 // input_length sits next to generated_tokens), so one search for them
 // spares a token chunk every count's search.
 //
@@ -178,13 +180,14 @@ type eventReader struct {
 	ndjson bool // the payloads are Ollama's, and the last line must say done
 	usage  int  // the last output token count, or -1
 	prompt int  // the last prompt token count, or -1
+	cached int  // the last cached prompt token count, or -1
 	done   bool // NDJSON: a line said "done": true
 }
 
 func (er *eventReader) reset(f framing.Format) {
 	er.ev.Reset(f)
 	er.ndjson = f == framing.NDJSON
-	er.usage, er.prompt, er.done = -1, -1, false
+	er.usage, er.prompt, er.cached, er.done = -1, -1, -1, false
 }
 
 // feed reads p, body bytes that arrived at now: token events are noted
@@ -228,6 +231,9 @@ func (er *eventReader) count(r *recorder.Record) {
 	if er.prompt >= 0 {
 		r.PromptTokens = er.prompt
 	}
+	if er.cached >= 0 {
+		r.CachedTokens = er.cached
+	}
 }
 
 // event reads one event that arrived at now; it reports an error event.
@@ -246,6 +252,9 @@ func (er *eventReader) event(ev framing.Event, now time.Duration, r *recorder.Re
 	}
 	if c.prompt >= 0 {
 		er.prompt = c.prompt
+	}
+	if c.cached >= 0 {
+		er.cached = c.cached
 	}
 	er.done = er.done || c.done
 	if c.token {
@@ -394,6 +403,7 @@ type chunk struct {
 	token          bool // a token event: generated tokens of any kind arrived
 	answer         bool // an answer event (a token event): text of the answer itself
 	output, prompt int  // the output and prompt token counts it carries, or -1
+	cached         int  // the prompt tokens read from the server's prefix cache, or -1
 	done           bool // NDJSON: "done": true, Ollama's last line
 	failed         bool // an error event (see the top of the file); nothing else is read
 }
@@ -401,14 +411,14 @@ type chunk struct {
 // sseChunk reads one SSE event as an OpenAI-style chunk, or as llama.cpp's
 // or TGI's own event (see the top of the file).
 func sseChunk(ev framing.Event) chunk {
-	c := chunk{output: -1, prompt: -1}
+	c := chunk{output: -1, prompt: -1, cached: -1}
 	if ev.Error || topLevelError(ev.Data) {
 		c.failed = true
 		return c
 	}
 	c.answer = nonEmptyString(ev.Data, keyContent) || nonEmptyString(ev.Data, keyText)
 	c.token = c.answer || generated(ev.Data)
-	c.output, c.prompt = sseCounts(ev.Data)
+	c.output, c.prompt, c.cached = sseCounts(ev.Data)
 	return c
 }
 
@@ -434,26 +444,38 @@ func generated(data []byte) bool {
 // word tokens in it (quotes included), in the order they are told apart.
 var countKeys = [...]struct {
 	before, after []byte
-	output        bool // an output count; else a prompt count
+	count         countKind
 	tgi           bool // TGI's details: input_length is next to it
 }{
-	{[]byte(`"completion_`), []byte(`"`), true, false},
-	{[]byte(`"prompt_`), []byte(`"`), false, false},
-	{[]byte(`"generated_`), []byte(`"`), true, true},
-	{[]byte(`"`), []byte(`_predicted"`), true, false},
-	{[]byte(`"`), []byte(`_evaluated"`), false, false},
+	{[]byte(`"completion_`), []byte(`"`), outputCount, false},
+	{[]byte(`"prompt_`), []byte(`"`), promptCount, false},
+	{[]byte(`"cached_`), []byte(`"`), cachedCount, false},
+	{[]byte(`"generated_`), []byte(`"`), outputCount, true},
+	{[]byte(`"`), []byte(`_predicted"`), outputCount, false},
+	{[]byte(`"`), []byte(`_evaluated"`), promptCount, false},
 }
+
+// countKind says which count a count key holds. The cached count is
+// vLLM's usage.prompt_tokens_details.cached_tokens, the prompt tokens its
+// prefix cache held (the stub writes it as vLLM does, servers/stub/openai.go).
+type countKind uint8
+
+const (
+	outputCount countKind = iota
+	promptCount
+	cachedCount
+)
 
 // sseCounts returns the output and prompt counts of an SSE event's data,
 // each the first of its keys found (see the top of the file), or -1: one
 // search for the word tokens per occurrence, rather than one per key,
 // because llama.cpp's /completion has it in every event.
-func sseCounts(data []byte) (output, prompt int) {
-	output, prompt = -1, -1
+func sseCounts(data []byte) (output, prompt, cached int) {
+	output, prompt, cached = -1, -1, -1
 	for off := 0; ; {
 		i := bytes.Index(data[off:], wordTokens)
 		if i < 0 {
-			return output, prompt
+			return output, prompt, cached
 		}
 		i += off
 		off = i + len(wordTokens)
@@ -463,10 +485,12 @@ func sseCounts(data []byte) (output, prompt int) {
 			}
 			n := intValue(data[off+len(k.after):])
 			switch {
-			case k.output && output < 0:
+			case k.count == outputCount && output < 0:
 				output = n
-			case !k.output && prompt < 0:
+			case k.count == promptCount && prompt < 0:
 				prompt = n
+			case k.count == cachedCount && cached < 0:
+				cached = n
 			}
 			if k.tgi && n >= 0 && prompt < 0 {
 				prompt = intAfter(data, keyInputLength)
@@ -481,7 +505,7 @@ func sseCounts(data []byte) (output, prompt int) {
 // client (api/client.go, stream) returns an error at a line whose "error"
 // is not empty.
 func ndjsonChunk(ev framing.Event) chunk {
-	c := chunk{output: -1, prompt: -1}
+	c := chunk{output: -1, prompt: -1, cached: -1}
 	if topLevelError(ev.Data) {
 		c.failed = true
 		return c

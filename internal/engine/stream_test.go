@@ -34,7 +34,7 @@ func eventLine(line []byte) (answer bool, usage int, failed bool) {
 func sseLine(line []byte) chunk {
 	ev, ok := framing.SSE.Event(bytes.TrimSuffix(line, []byte{'\r'}))
 	if !ok {
-		return chunk{output: -1, prompt: -1}
+		return chunk{output: -1, prompt: -1, cached: -1}
 	}
 	return sseChunk(ev)
 }
@@ -42,7 +42,7 @@ func sseLine(line []byte) chunk {
 func ndjsonLine(line []byte) chunk {
 	ev, ok := framing.NDJSON.Event(bytes.TrimSuffix(line, []byte{'\r'}))
 	if !ok {
-		return chunk{output: -1, prompt: -1}
+		return chunk{output: -1, prompt: -1, cached: -1}
 	}
 	return ndjsonChunk(ev)
 }
