@@ -231,8 +231,9 @@ var (
 )
 
 type item struct {
-	seq uint64
-	off time.Duration
+	seq  uint64
+	off  time.Duration
+	step *stepCall // a session's step (session.go); nil in every other run
 }
 
 // Run executes the schedule against cfg.URL and adds one record per
@@ -393,6 +394,7 @@ func (g *generator) record(rec *recorder.Recorder, stats *Stats) *recording {
 		}
 	}
 	g.sink.tokens = rec.AddTokens // stream.go
+	g.sink.ends = rec.AddSession  // session.go
 	go func() {
 		defer close(rd.done)
 		collect := time.NewTicker(collectEvery)
@@ -639,7 +641,15 @@ func (w *worker) do(it item) recorder.Record {
 	tries, base := newNetTries(g.drain, g.since)
 	ctx, cancel := context.WithTimeoutCause(base, g.cfg.Timeout, errTimeout)
 	defer cancel()
-	req, err := w.request(ctx, it)
+	var (
+		req *http.Request
+		err error
+	)
+	if it.step != nil {
+		req, err = w.stepRequest(ctx, it) // session.go
+	} else {
+		req, err = w.request(ctx, it)
+	}
 	if err != nil {
 		r.Done = g.since()
 		r.Outcome, r.Kind = recorder.Failed, recorder.KindOther
@@ -648,6 +658,9 @@ func (w *worker) do(it item) recorder.Record {
 	attempt := g.since()
 	resp, err := g.client.Do(req)
 	tx, hand, rerr, quiet := tries.end(err == nil)
+	if err == nil && it.step != nil {
+		it.step.answer(resp) // session.go
+	}
 	if err == nil {
 		err = g.response(resp, &r, w.shard)
 	} else {

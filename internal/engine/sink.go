@@ -28,6 +28,15 @@ type shard struct {
 	out     []recorder.Record     // the recorder goroutine's spare
 	toks    []recorder.TokenEvent // token events of streams (stream.go)
 	toksOut []recorder.TokenEvent
+	ends    []recorder.SessionRecord // sessions that ended (session.go)
+	endsOut []recorder.SessionRecord
+}
+
+// putSession adds the record of a session that ended.
+func (s *shard) putSession(r *recorder.SessionRecord) {
+	s.mu.Lock()
+	s.ends = append(s.ends, *r)
+	s.mu.Unlock()
 }
 
 // putTokens adds a batch of token events.
@@ -51,6 +60,7 @@ type sink struct {
 	mu     sync.Mutex
 	shards []*shard
 	tokens func([]recorder.TokenEvent) // where collect hands token events; set before the run
+	ends   func(*recorder.SessionRecord) // where collect hands session records; set before the run
 }
 
 // newShard returns a shard for one goroutine.
@@ -72,6 +82,7 @@ func (k *sink) collect(add func(*recorder.Record)) {
 		s.mu.Lock()
 		s.recs, s.out = s.out[:0], s.recs
 		s.toks, s.toksOut = s.toksOut[:0], s.toks
+		s.ends, s.endsOut = s.endsOut[:0], s.ends
 		s.mu.Unlock()
 		if k.tokens != nil {
 			k.tokens(s.toksOut)
@@ -79,6 +90,10 @@ func (k *sink) collect(add func(*recorder.Record)) {
 		for i := range s.out {
 			add(&s.out[i])
 			s.out[i] = recorder.Record{} // drop references (Earlier, Class strings)
+		}
+		// After the records: a session's steps are in before its end.
+		for i := range s.endsOut {
+			k.ends(&s.endsOut[i])
 		}
 	}
 }

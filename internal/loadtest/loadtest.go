@@ -83,6 +83,11 @@ type Options struct {
 	// result; nil when nothing.
 	Request *result.Request
 
+	// Sessions, if set, makes each arrival of the schedule a session of
+	// steps (engine.RunSessions; internal/session makes them): the
+	// schedule's arrivals are users, each step a request.
+	Sessions Sessions
+
 	// StubChild: the built-in stub (BuiltinStub) runs in a child process,
 	// so the generator's figures are openload's alone; without it they
 	// include the stub's work.
@@ -173,6 +178,9 @@ func (o *Options) Validate() error {
 	if err := field.In("Verify", o.Verify.Validate()); err != nil {
 		return err
 	}
+	if err := o.validateSessions(); err != nil { // sessions.go
+		return err
+	}
 	if o.Warmup < 0 || (o.Warmup > 0 && o.Warmup >= o.Schedule.Duration) {
 		return field.Errorf("Warmup", o.Warmup, "{Warmup} must be ≥ 0 and shorter than the run (%v), got %v", o.Schedule.Duration, o.Warmup)
 	}
@@ -225,6 +233,9 @@ func Run(ctx context.Context, o Options) (*result.Result, []verify.Finding, erro
 	}
 	if o.Closed {
 		return runClosed(ctx, o)
+	}
+	if o.Sessions != nil {
+		return runSessions(ctx, o) // sessions.go
 	}
 	sched, err := o.resolveSchedule()
 	if err != nil {

@@ -3,6 +3,7 @@ package mix
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,6 +21,8 @@ import (
 //	{{"TEXT"}}       TEXT, a Go quoted string: {{"{{"}} writes a literal
 //	                 "{{", the one thing that needs it (a lone "}}" or "{"
 //	                 is literal as it is)
+//	{{NAME}}         in a session's step (ParseTemplateVars), the value
+//	                 NAME an earlier step saved from its answer
 //
 // Anything else between "{{" and "}}" is an error, so that a typo is not
 // sent as text.
@@ -35,6 +38,7 @@ const (
 	segSeq
 	segRand
 	segCSV
+	segVar
 )
 
 type segment struct {
@@ -48,6 +52,7 @@ type segment struct {
 	// csv: the column's values, and which column (for Build's checks).
 	col    [][]byte
 	colIdx int
+	varIdx int // var: which of the session's values
 	start  int // offset of the placeholder in src, for Build's errors
 }
 
@@ -66,6 +71,12 @@ func (e *TemplateError) Error() string {
 // draws from mix(seed, k), so two templates want two seeds (Build gives
 // each part of each target its own).
 func ParseTemplate(src string, vals *Values, seed uint64) (*Template, error) {
+	return ParseTemplateVars(src, vals, seed, nil)
+}
+
+// ParseTemplateVars parses src as ParseTemplate does, {{NAME}} being
+// vars[i] when NAME is vars[i]: a value a session saved (AppendVars).
+func ParseTemplateVars(src string, vals *Values, seed uint64, vars []string) (*Template, error) {
 	t := &Template{src: src}
 	lit := func(s string) {
 		if s == "" {
@@ -144,6 +155,11 @@ func ParseTemplate(src string, vals *Values, seed uint64) (*Template, error) {
 			seg.kind = segCSV
 			seg.col = vals.cells[c]
 			seg.colIdx = c
+		case slices.Contains(vars, word):
+			seg.kind = segVar
+			seg.varIdx = slices.Index(vars, word)
+		case vars != nil:
+			return nil, &TemplateError{start, fmt.Sprintf("unknown placeholder %s: no earlier step saves %q (saved before it: %s; or seq, rand A B, csv.COLUMN)", shown, word, strings.Join(vars, ", "))}
 		default:
 			return nil, &TemplateError{start, fmt.Sprintf("unknown placeholder %s (want seq, rand A B, csv.COLUMN; a literal \"{{\" is {{\"{{\"}})", shown)}
 		}
@@ -171,6 +187,12 @@ func (t *Template) String() string { return t.src }
 // seq, safe for concurrent use (t is read only), and allocates only when
 // dst lacks room (it satisfies engine.Template).
 func (t *Template) Append(dst []byte, seq uint64) []byte {
+	return t.AppendVars(dst, seq, nil)
+}
+
+// AppendVars is Append with a session's values, vars[i] for {{NAME}} of
+// index i in ParseTemplateVars' vars (nothing when vars is shorter).
+func (t *Template) AppendVars(dst []byte, seq uint64, vars [][]byte) []byte {
 	for i := range t.segs {
 		s := &t.segs[i]
 		switch s.kind {
@@ -182,6 +204,10 @@ func (t *Template) Append(dst []byte, seq uint64) []byte {
 			dst = strconv.AppendInt(dst, s.lo+int64(draw(s.key, seq, s.n)), 10)
 		case segCSV:
 			dst = append(dst, s.col[seq%uint64(len(s.col))]...)
+		case segVar:
+			if s.varIdx < len(vars) {
+				dst = append(dst, vars[s.varIdx]...)
+			}
 		}
 	}
 	return dst

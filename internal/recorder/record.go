@@ -108,12 +108,13 @@ const (
 	KindUnfinished           // abandoned when the drain expired
 	KindStream               // the server's error event inside a streamed answer (stream.go)
 	KindProtocol             // the server did not speak the protocol asked for: HTTP/1.1 to HTTP/2's preface
+	KindSave                 // a session step's answer lacked what the session saves from it (engine.Session.Take)
 	numKinds
 )
 
 // Results and logs hold kinds by name (String, ParseKind), never by
 // number: a kind added here reads in old files as a count of 0.
-var kindNames = [...]string{"", "refused", "reset", "timeout", "tls", "other", "unfinished", "stream", "protocol"}
+var kindNames = [...]string{"", "refused", "reset", "timeout", "tls", "other", "unfinished", "stream", "protocol", "save"}
 
 func (k ErrorKind) String() string {
 	if int(k) < len(kindNames) {
