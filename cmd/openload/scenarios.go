@@ -1,10 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/session"
 	"github.com/openload/openload/verify"
 )
 
@@ -52,12 +55,42 @@ type scenarioFile struct {
 // and modes, which are the whole run's.
 var notInScenario = []string{"output", "log", "hlog", "quiet", "help", "shard", "start-at", "closed", "repeats", "scenarios", "yes"}
 
+// sessionKeys are a scenario's keys that are no flag: its steps (a
+// session run, internal/session) and what its sessions do on a failure.
+var sessionKeys = []string{"steps", "on-failure"}
+
+// scenarioSessions is what a scenario says of its sessions; nil steps
+// for a scenario of single requests.
+type scenarioSessions struct {
+	steps     []session.StepSpec
+	onFailure string
+}
+
+// readSteps reads a scenario's steps, each a map of StepSpec's keys.
+func readSteps(v any) ([]session.StepSpec, error) {
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	var steps []session.StepSpec
+	if err := dec.Decode(&steps); err != nil {
+		return nil, fmt.Errorf("steps: %s", strings.ReplaceAll(oneLine(err), "in type session.StepSpec", "(a step has name, method, url, header, body, think, save)"))
+	}
+	if len(steps) == 0 {
+		return nil, errors.New("steps: an empty list")
+	}
+	return steps, nil
+}
+
 // readScenarios reads the file at path into each scenario's flags, as
-// arguments for loadFlags: "--rate=100", … and the URL last.
-func readScenarios(path string) (names []string, args [][]string, slos [][]string, err error) {
+// arguments for loadFlags: "--rate=100", … and the URL last; and each
+// scenario's sessions, if it has steps.
+func readScenarios(path string) (names []string, args [][]string, slos [][]string, sess []scenarioSessions, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("--scenarios %q: %v", path, unwrapPath(err))
+		return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: %v", path, unwrapPath(err))
 	}
 	defer f.Close()
 	dec := yaml.NewDecoder(f)
@@ -65,30 +98,39 @@ func readScenarios(path string) (names []string, args [][]string, slos [][]strin
 	var sf scenarioFile
 	if err := dec.Decode(&sf); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, nil, nil, fmt.Errorf("--scenarios %q: the file is empty", path)
+			return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: the file is empty", path)
 		}
-		return nil, nil, nil, fmt.Errorf("--scenarios %q: %v", path, oneLine(err))
+		return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: %v", path, oneLine(err))
 	}
 	if len(sf.Scenarios) == 0 {
-		return nil, nil, nil, fmt.Errorf("--scenarios %q: no scenario in it (a list under \"scenarios:\")", path)
+		return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: no scenario in it (a list under \"scenarios:\")", path)
 	}
 	for i, sc := range sf.Scenarios {
 		name, _ := sc["name"].(string)
 		if name == "" {
-			return nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %d has no name", path, i+1)
+			return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %d has no name", path, i+1)
 		}
 		if slices.Contains(names, name) {
-			return nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %q given twice", path, name)
+			return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %q given twice", path, name)
 		}
 		if strings.ContainsAny(name, ":, ") {
-			return nil, nil, nil, fmt.Errorf("--scenarios %q: scenario name %q: no colon, comma or space (objectives name it as NAME:…)", path, name)
+			return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: scenario name %q: no colon, comma or space (objectives name it as NAME:…)", path, name)
 		}
 		var a, s []string
+		var ss scenarioSessions
 		url := ""
 		for _, key := range slices.Sorted(mapKeys(sc)) {
 			v := sc[key]
 			switch {
 			case key == "name":
+				continue
+			case key == "steps":
+				if ss.steps, err = readSteps(v); err != nil {
+					return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %q: %v", path, name, err)
+				}
+				continue
+			case key == "on-failure":
+				ss.onFailure = fmt.Sprint(v)
 				continue
 			case key == "url":
 				url = fmt.Sprint(v)
@@ -99,7 +141,7 @@ func readScenarios(path string) (names []string, args [][]string, slos [][]strin
 				}
 				continue
 			case slices.Contains(notInScenario, key):
-				return nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %q: --%s is the whole run's: give it on the command line", path, name, key)
+				return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %q: --%s is the whole run's: give it on the command line", path, name, key)
 			}
 			for _, x := range listOf(v) {
 				a = append(a, "--"+key+"="+x)
@@ -108,9 +150,12 @@ func readScenarios(path string) (names []string, args [][]string, slos [][]strin
 		if url != "" {
 			a = append(a, url)
 		}
-		names, args, slos = append(names, name), append(args, a), append(slos, s)
+		if ss.onFailure != "" && ss.steps == nil {
+			return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %q: on-failure without steps", path, name)
+		}
+		names, args, slos, sess = append(names, name), append(args, a), append(slos, s), append(sess, ss)
 	}
-	return names, args, slos, nil
+	return names, args, slos, sess, nil
 }
 
 func mapKeys(m map[string]any) func(func(string) bool) {
@@ -158,7 +203,7 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 			return usageError(stderr, "--%s with --scenarios: each scenario has its own schedule; set it in the file", name)
 		}
 	}
-	names, scArgs, scSlos, err := readScenarios(path)
+	names, scArgs, scSlos, scSess, err := readScenarios(path)
 	if err != nil {
 		return usageError(stderr, "%v", err)
 	}
@@ -193,7 +238,7 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 		if err := parseFlags(fs, a); err != nil {
 			return usageError(stderr, "--scenarios %q: scenario %q: %v", path, name, err)
 		}
-		if fs.NArg() != 1 && o.targets.file == "" {
+		if fs.NArg() != 1 && o.targets.file == "" && scSess[i].steps == nil {
 			return usageError(stderr, "--scenarios %q: scenario %q has no url: give it one (or targets), or a URL on the command line for all", path, name)
 		}
 		if err := o.validate(fs); err != nil {
@@ -203,6 +248,11 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 			return usageError(stderr, "--scenarios %q: scenario %q: --metrics-* apply to the whole run: give them on the command line", path, name)
 		}
 		r := &o.run
+		if scSess[i].steps != nil {
+			if err := sessionRun(fs, r, scSess[i]); err != nil {
+				return usageError(stderr, "--scenarios %q: scenario %q: %v", path, name, err)
+			}
+		}
 		if top.logFile != "" {
 			logPath := scenarioPath(top.logFile, name)
 			f, err := os.Create(logPath)
@@ -234,6 +284,36 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 	}
 	oc, err := s.RunScenarios(ctx)
 	return top.render(oc, err, exitOK, stdout, stderr) // load.go
+}
+
+// sessionFlags are the flags a scenario of steps cannot take: what they
+// set is each step's own.
+var sessionFlags = []string{"method", "body", "body-file", "targets", "targets-format", "values", "dataset", "prompt-tokens", "output-tokens", "retries", "warmup", "closed"}
+
+// sessionRun makes r a session run of ss's steps: relative step URLs
+// are under the scenario's URL, its headers go with every step, and its
+// seed draws the think times.
+func sessionRun(fs *pflag.FlagSet, r *loadtest.Options, ss scenarioSessions) error {
+	for _, name := range sessionFlags {
+		if fs.Lookup(name) != nil && fs.Changed(name) {
+			return fmt.Errorf("--%s with steps: each step says its own", name)
+		}
+	}
+	plan, err := session.Compile(session.Spec{Steps: ss.steps, OnFailure: ss.onFailure, Base: r.URL, Header: r.Header, Seed: r.Schedule.Seed})
+	if err != nil {
+		return err
+	}
+	if r.URL == nil {
+		// The engine's connections are set up for the first step's
+		// server: its URL must then be a whole one.
+		u, err := url.Parse(ss.steps[0].URL)
+		if err != nil || u.Host == "" {
+			return fmt.Errorf("no url, and step 1 (%s) has no whole one: give the scenario a url, or the step an http:// one", ss.steps[0].Name)
+		}
+		r.URL = u
+	}
+	r.Sessions = plan
+	return nil
 }
 
 // scenarioPath is the log of scenario name next to path: run.csv →
