@@ -211,7 +211,13 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 	if err != nil {
 		return usageError(stderr, "%v", err)
 	}
-	if err := checkScopes(objs, names); err != nil {
+	scopes := slices.Clone(names)
+	for i, ss := range scSess {
+		for _, st := range ss.steps {
+			scopes = append(scopes, names[i]+":"+st.Name) // a step's objectives: SCENARIO:STEP:…
+		}
+	}
+	if err := checkScopes(objs, scopes); err != nil {
 		return usageError(stderr, "%v", err)
 	}
 	if err := checkOutputs(output("--output", top.output), output("--log", top.logFile), output("--hlog", top.hlog)); err != nil {

@@ -135,6 +135,12 @@ func RunSessions(ctx context.Context, cfg Config, s schedule.Schedule, src Sessi
 		free <- g.newWorker()
 	}
 	ends := g.sink.newShard() // the session records
+	th := newThinkers(g.since) // alarm.go
+	thinking := make(chan struct{})
+	go func() {
+		defer close(thinking)
+		th.run()
+	}()
 	var wg sync.WaitGroup
 	dispatchDone := make(chan struct{})
 	go func() {
@@ -142,12 +148,14 @@ func RunSessions(ctx context.Context, cfg Config, s schedule.Schedule, src Sessi
 		g.arrive(ctx, s, &stats, func(seq uint64, off time.Duration) {
 			sess := src.Session(seq)
 			wg.Go(func() {
-				sr := g.walk(sess, seq, off, free, ends)
+				sr := g.walk(sess, seq, off, free, ends, th)
 				ends.putSession(&sr)
 			})
 		})
 	}()
 	g.windDown(ctx, dispatchDone, &wg)
+	th.stop()
+	<-thinking
 	stats.Dispatched = g.dispatched.Load()
 	stats.LimitWaited = g.limitWaited.Load()
 	g.finish(ctx, &stats)
@@ -181,7 +189,7 @@ func (g *generator) arrive(ctx context.Context, s schedule.Schedule, stats *Stat
 
 // walk runs one session that arrived at off: each step waits until it is
 // due, for a free worker, and is sent; its answer goes to the session.
-func (g *generator) walk(sess Session, seq uint64, off time.Duration, free chan *worker, ends *shard) recorder.SessionRecord {
+func (g *generator) walk(sess Session, seq uint64, off time.Duration, free chan *worker, ends *shard, th *thinkers) recorder.SessionRecord {
 	sr := recorder.SessionRecord{Seq: seq, Arrival: off, End: off, EndedAt: -1}
 	var prev *Answer
 	for {
@@ -196,11 +204,15 @@ func (g *generator) walk(sess Session, seq uint64, off time.Duration, free chan 
 		due := off
 		if prev != nil {
 			due = prev.Record.Done + st.Think
-			if !g.pause(due-g.since(), nil) {
-				// The drain expired before the step was due: it never
-				// was, and has no record.
-				sr.Outcome, sr.End = recorder.SessionUnfinished, g.since()
-				return sr
+			if due > g.since() {
+				select {
+				case <-th.at(due):
+				case <-g.drain.Done():
+					// The drain expired before the step was due: it
+					// never was, and has no record.
+					sr.Outcome, sr.End = recorder.SessionUnfinished, g.since()
+					return sr
+				}
 			}
 		}
 		it := item{seq: stepSeq(seq, st.Index), off: due}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openload/openload/servers/shop"
+)
+
+// shopYAML is the README's shop flow against url, think time think.
+func shopYAML(url, think string) string {
+	return fmt.Sprintf(`scenarios:
+  - name: shop
+    rate: 20
+    url: %s
+    steps:
+      - name: login
+        method: POST
+        url: /login
+        header: ["Content-Type: application/json"]
+        body: '{"user": "u{{seq}}"}'
+        save: {token: "json:token"}
+      - name: browse
+        think: %[2]s
+        url: /browse?user=u{{seq}}
+        header: ["Authorization: Bearer {{token}}"]
+      - name: checkout
+        think: %[2]s
+        method: POST
+        url: /checkout?user=u{{seq}}
+        header: ["Authorization: Bearer {{token}}"]
+`, url, think)
+}
+
+// TestSessionsCLI: the shop flow from a scenarios file, 20 users a
+// second for 1 s: the shop's own log says 20 users walked their three
+// steps in order, each with its own token and cookie, pausing the think
+// time; the result says 60 steps, every one completed.
+func TestSessionsCLI(t *testing.T) {
+	sh := shop.New()
+	srv := httptest.NewServer(sh)
+	defer srv.Close()
+	dir := t.TempDir()
+	file := writeFile(t, dir, "shop.yaml", shopYAML(srv.URL, "100ms"))
+	out := filepath.Join(dir, "r.json")
+	runOK(t, "--scenarios", file, "-d", "1s", "-o", out, "--slo", "shop:checkout:response.p99<=1h")
+	res := readResult(t, out)
+	if len(res.Scenarios) != 1 {
+		t.Fatalf("%d scenarios", len(res.Scenarios))
+	}
+	r := res.Scenarios[0].Result
+	if c := r.Counts; c.Scheduled != 60 || c.Completed != 60 {
+		t.Errorf("counts %+v, want 60 steps completed", c)
+	}
+	l := sh.Log()
+	if len(l.Users) != 20 || l.Refused != 0 {
+		t.Errorf("the shop saw %d users, %d refused", len(l.Users), l.Refused)
+	}
+	if bad, _ := l.Walked([]string{"/login", "/browse", "/checkout"}, 100*time.Millisecond); bad != "" {
+		t.Error(bad)
+	}
+}
+
+// TestSessionErrors: what a scenario's steps get wrong is one line naming
+// the file, the scenario and the step, exit 2, before anything is sent.
+func TestSessionErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, steps string) string {
+		return writeFile(t, dir, name, "scenarios:\n  - name: shop\n    rate: 1\n    url: http://127.0.0.1:1/\n    steps:\n"+steps)
+	}
+	cases := []struct{ file, want string }{
+		{write("unsaved.yaml", "      - name: a\n        url: /x?t={{token}}\n"), `scenario "shop": step 1 (a): url "/x?t={{token}}": at byte 5: unknown placeholder {{token}}: no earlier step saves "token"`},
+		{write("later.yaml", "      - name: a\n        url: /a?t={{token}}\n      - name: b\n        url: /b\n        save: {token: \"json:t\"}\n"), `step 1 (a)`},
+		{write("badrule.yaml", "      - name: a\n        url: /a\n        save: {t: \"xml:t\"}\n"), `step 1 (a): save t: rule "xml:t": unknown source "xml"`},
+		{write("badre.yaml", "      - name: a\n        url: /a\n        save: {t: \"regex:(\"}\n"), `step 1 (a): save t: rule "regex:("`},
+		{write("firstthink.yaml", "      - name: a\n        think: 1s\n        url: /a\n"), `step 1 (a): think on the first step`},
+		{write("badthink.yaml", "      - name: a\n        url: /a\n      - name: b\n        think: soon\n        url: /b\n"), `step 2 (b): think "soon"`},
+		{write("noname.yaml", "      - url: /a\n"), `step 1 (unnamed): no name`},
+		{write("twice.yaml", "      - name: a\n        url: /a\n      - name: a\n        url: /b\n"), `step 2 (a): name "a" given twice`},
+		{write("key.yaml", "      - name: a\n        urll: /a\n"), `field urll not found`},
+		{write("empty.yaml", "      []\n"), `steps: an empty list`},
+		{writeFile(t, dir, "fail.yaml", "scenarios:\n  - name: shop\n    rate: 1\n    url: http://127.0.0.1:1/\n    on-failure: retry\n    steps:\n      - name: a\n        url: /a\n"), `on-failure "retry": want stop or continue`},
+		{writeFile(t, dir, "method.yaml", "scenarios:\n  - name: shop\n    rate: 1\n    method: POST\n    url: http://127.0.0.1:1/\n    steps:\n      - name: a\n        url: /a\n"), `--method with steps: each step says its own`},
+	}
+	for _, c := range cases {
+		code, _, stderr := runCLI("--scenarios", c.file, "-d", "1s")
+		first, _, _ := strings.Cut(stderr, "\n")
+		if code != exitUsage || !strings.Contains(first, c.want) || !strings.Contains(first, filepath.Base(c.file)) {
+			t.Errorf("%s: exit %d, %q; want exit 2 and %q", filepath.Base(c.file), code, first, c.want)
+		}
+	}
+	// An objective on a step the scenario does not have.
+	ok := write("ok.yaml", "      - name: a\n        url: /a\n")
+	code, _, stderr := runCLI("--scenarios", ok, "-d", "1s", "--slo", "shop:b:response.p99<=1s")
+	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.Contains(first, `"shop:b"`) {
+		t.Errorf("--slo shop:b:…: exit %d, %q", code, first)
+	}
+}

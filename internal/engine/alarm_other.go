@@ -1,0 +1,5 @@
+//go:build !linux
+
+package engine
+
+func newAlarm() alarm { return newPokeAlarm() }
