@@ -161,7 +161,7 @@ func (m *merger) add(a, b *Result) *Result {
 		a.Warmup.merge(b.Warmup, m),
 		mergeParts(a.Targets, b.Targets, "target", m),
 		mergeParts(a.Steps, b.Steps, "step", m),
-		nil, // Sessions: merged in the next commit
+		a.Sessions.merge(b.Sessions, int(b.Started.Sub(a.Started)/time.Second), m),
 		nil, // Scenarios: a run of scenarios is not split into shards (Union keeps them)
 	}
 	r.Dropped += m.dropped - dropped
@@ -254,9 +254,9 @@ func sameRun(in []MergeInput) error {
 // sameSettings refuses x when a setting that shapes a section of its
 // result differs from the first input's that has the section: the
 // warm-up (every shard has it alike, or none), the retry policy, the
-// dwell bound, goodput's per-request objectives and the targets of a mix
-// (the same names in the same order, or none), without which the sums
-// would not add up.
+// dwell bound, goodput's per-request objectives, and the targets of a
+// mix and the steps of a session run (the same names in the same order,
+// or none), without which the sums would not add up.
 func sameSettings(x MergeInput, in []MergeInput) error {
 	if w, ref := warmupUntil(x.Result.Warmup), warmupUntil(in[0].Result.Warmup); w != ref {
 		return errNotSameRun(x.Name, "{Warmup}", w, in[0].Name, ref)
@@ -278,6 +278,7 @@ func sameSettings(x MergeInput, in []MergeInput) error {
 			return r.DwellBound.Bound, true
 		}},
 		{"targets", func(r *Result) (string, bool) { return partsSetting(r.Targets), true }},
+		{"steps", func(r *Result) (string, bool) { return partsSetting(r.Steps), true }},
 		{"{RequestObjectives}", func(r *Result) (string, bool) {
 			if r.Stream == nil {
 				return "", false

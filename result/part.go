@@ -126,6 +126,7 @@ func (p Part) merge(o Part, what string, m *merger) Part {
 	h.Response, p.Response = m.hist(h.Response, oh.Response, what+" response")
 	h.Service, p.Service = m.hist(h.Service, oh.Service, what+" service")
 	h.SendDelay, p.SendDelay = m.hist(h.SendDelay, oh.SendDelay, what+" send_delay")
+	p.Stream = p.Stream.merge(o.Stream, what+" stream", m) // session.go
 	return p
 }
 

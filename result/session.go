@@ -74,3 +74,79 @@ type PartStreamHistograms struct {
 	TTFTService  string `json:"ttft_service"`
 	TPOT         string `json:"tpot"`
 }
+
+// merge adds o (another shard's or scenario's sessions, whose second 0
+// is shift seconds after s's) to s; either may be nil. Counts and the
+// ended-early counts by step are summed, the time's histogram is added
+// without loss and Time read from the sum, and the timelines are added
+// second by second as a run's (mergeTimelines), the sessions in progress
+// counted again from the sums.
+func (s *Sessions) merge(o *Sessions, shift int, m *merger) *Sessions {
+	if s == nil && o == nil {
+		return nil
+	}
+	var a, b Sessions
+	if s != nil {
+		a = *s
+	}
+	if o != nil {
+		b = *o
+	}
+	sum := Sessions{
+		Expected: a.Expected + b.Expected, Started: a.Started + b.Started, Completed: a.Completed + b.Completed,
+		EndedEarly: a.EndedEarly + b.EndedEarly, Unfinished: a.Unfinished + b.Unfinished, StepRecords: a.StepRecords + b.StepRecords,
+		EndedAt: make([]int64, max(len(a.EndedAt), len(b.EndedAt))),
+	}
+	for _, x := range [...][]int64{a.EndedAt, b.EndedAt} {
+		for i, n := range x {
+			sum.EndedAt[i] += n
+		}
+	}
+	sum.Histogram, sum.Time = m.hist(a.Histogram, b.Histogram, "session time")
+	n := len(a.Timeline)
+	if len(b.Timeline) > 0 { // none of o's seconds: none to place after the shift
+		n = max(n, len(b.Timeline)+shift)
+	}
+	sum.Timeline = make([]SessionSecond, n)
+	for _, x := range []struct {
+		t     []SessionSecond
+		shift int
+	}{{a.Timeline, 0}, {b.Timeline, shift}} {
+		for i, sec := range x.t {
+			sum.Timeline[i+x.shift].Started += sec.Started
+			sum.Timeline[i+x.shift].Ended += sec.Ended
+		}
+	}
+	var in int64
+	for i := range sum.Timeline {
+		sec := &sum.Timeline[i]
+		in += sec.Started - sec.Ended
+		sec.Second, sec.InProgress = i, in
+	}
+	return &sum
+}
+
+// merge adds o (the same part's stream figures in another shard) to s;
+// either may be nil. The histograms are added without loss and the
+// percentiles read from the sums.
+func (s *PartStream) merge(o *PartStream, what string, m *merger) *PartStream {
+	if s == nil && o == nil {
+		return nil
+	}
+	var a, b PartStream
+	if s != nil {
+		a = *s
+	}
+	if o != nil {
+		b = *o
+	}
+	a.Streamed += b.Streamed
+	a.OutputTokens += b.OutputTokens
+	h, oh := &a.Histograms, b.Histograms
+	h.TTFTResponse, a.TTFTResponse = m.hist(h.TTFTResponse, oh.TTFTResponse, what+" ttft_response")
+	h.TTFTService, a.TTFTService = m.hist(h.TTFTService, oh.TTFTService, what+" ttft_service")
+	h.TPOT, a.TPOT = m.hist(h.TPOT, oh.TPOT, what+" tpot")
+	a.PromptTokens = a.PromptTokens.merge(b.PromptTokens, m)
+	a.CachedTokens = a.CachedTokens.merge(b.CachedTokens, m)
+	return &a
+}

@@ -140,6 +140,7 @@ func (s *StreamResult) merge(o *StreamResult, m *merger) *StreamResult {
 		sum.Goodput = &g
 	}
 	sum.PromptTokens = sum.PromptTokens.merge(o.PromptTokens, m)
+	sum.CachedTokens = sum.CachedTokens.merge(o.CachedTokens, m)
 	sum.Asked = sum.Asked.merge(o.Asked, m)
 	return &sum
 }

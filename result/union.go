@@ -23,9 +23,11 @@ type Scenario struct {
 }
 
 // Union returns the whole of the scenarios' results, with each kept in
-// Scenarios. Their figures per target are theirs alone (a target belongs
-// to one scenario), so the whole has none; the checks and objectives are
-// for the caller to run on the whole (verify.Run), as after Merge.
+// Scenarios. Their figures per target and per step are theirs alone (a
+// target or a step belongs to one scenario), so the whole has none; its
+// Sessions are the sum of the session scenarios' (nil when none was
+// one). The checks and objectives are for the caller to run on the whole
+// (verify.Run), as after Merge.
 func Union(parts []Scenario) (*Result, error) {
 	if len(parts) == 0 {
 		return nil, errors.New("union: no scenarios")
@@ -55,6 +57,7 @@ func Union(parts []Scenario) (*Result, error) {
 		in := *p.Result
 		in.Config = sum.Config
 		in.Targets = nil // a target belongs to its scenario: in its own result
+		in.Steps = nil   // so does a step; its sessions add up in the whole
 		run := OwnShardRun(p.Result)
 		run.Source = p.Name
 		in.Shards = []ShardRun{run}

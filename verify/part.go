@@ -16,26 +16,34 @@ func partAccounting(res *result.Result) (Finding, bool) {
 		return Finding{}, false
 	}
 	f := Finding{Check: "target accounting", Severity: Fail}
+	msg, ok := partsAddUp(res.Targets, "target", res.Headline().Scheduled)
+	if ok {
+		f.Severity = Pass
+	}
+	f.Message = msg
+	return f, true
+}
+
+// partsAddUp holds parts of one kind (targets, a session run's steps)
+// to the accounting: each part balanced, none sending more than it
+// scheduled, together the headline's scheduled requests. It says so, or
+// which relation broke and by how much.
+func partsAddUp(parts []result.Part, kind string, headline int64) (string, bool) {
 	var sum int64
-	for _, p := range res.Targets {
+	for _, p := range parts {
 		c := p.Counts
 		n := c.Completed + c.Errors + c.Timeouts + c.Unfinished
 		switch {
 		case n != c.Scheduled:
-			f.Message = fmt.Sprintf("target %q: completed %d + errors %d + timeouts %d + unfinished %d = %d ≠ scheduled %d: %d requests unaccounted for",
-				p.Name, c.Completed, c.Errors, c.Timeouts, c.Unfinished, n, c.Scheduled, c.Scheduled-n)
-			return f, true
+			return fmt.Sprintf("%s %q: completed %d + errors %d + timeouts %d + unfinished %d = %d ≠ scheduled %d: %d requests unaccounted for",
+				kind, p.Name, c.Completed, c.Errors, c.Timeouts, c.Unfinished, n, c.Scheduled, c.Scheduled-n), false
 		case c.Sent > c.Scheduled:
-			f.Message = fmt.Sprintf("target %q: sent %d > scheduled %d", p.Name, c.Sent, c.Scheduled)
-			return f, true
+			return fmt.Sprintf("%s %q: sent %d > scheduled %d", kind, p.Name, c.Sent, c.Scheduled), false
 		}
 		sum += c.Scheduled
 	}
-	if h := res.Headline().Scheduled; sum != h {
-		f.Message = fmt.Sprintf("the %d targets hold %d of the %d requests scheduled: %d in no target", len(res.Targets), sum, h, h-sum)
-		return f, true
+	if sum != headline {
+		return fmt.Sprintf("the %d %ss hold %d of the %d requests scheduled: %d in no %s", len(parts), kind, sum, headline, headline-sum, kind), false
 	}
-	f.Severity = Pass
-	f.Message = fmt.Sprintf("each of %d targets: completed + errors + timeouts + unfinished = its scheduled; together %d, every request", len(res.Targets), sum)
-	return f, true
+	return fmt.Sprintf("each of %d %ss: completed + errors + timeouts + unfinished = its scheduled; together %d, every request", len(parts), kind, sum), true
 }

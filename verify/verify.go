@@ -84,6 +84,9 @@ func Run(res *result.Result, opt Options) []Finding {
 	if f, ok := partAccounting(res); ok { // part.go
 		out = append(out, f)
 	}
+	if f, ok := sessions(res); ok { // session.go
+		out = append(out, f)
+	}
 	out = append(out, scheduleCount(res))
 	if f, ok := stamps(res); ok { // stamps.go
 		out = append(out, f)
@@ -156,6 +159,9 @@ func accounting(res *result.Result) Finding {
 }
 
 func scheduleCount(res *result.Result) Finding {
+	if res.Sessions != nil && len(res.Scenarios) == 0 {
+		return sessionArrivals(res) // session.go: the arrivals are users
+	}
 	if res.Closed() {
 		return closedSchedule(res)
 	}

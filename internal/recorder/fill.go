@@ -7,8 +7,8 @@ import (
 )
 
 // Fill sets the measured parts of res from the recorder: counts (Expected is
-// left as set), percentiles, statuses, error kinds, timeline and encoded
-// histograms.
+// left as set, as is Sessions.Expected), percentiles, statuses, error
+// kinds, timeline and encoded histograms.
 func (r *Recorder) Fill(res *result.Result) error {
 	r.flushIntervals()
 	expected := res.Counts.Expected
@@ -61,6 +61,12 @@ func (r *Recorder) Fill(res *result.Result) error {
 	}
 	res.Warmup = warm
 	if res.Targets, err = r.targets.fill(); err != nil { // part.go
+		return err
+	}
+	if res.Steps, err = r.steps.fill(); err != nil {
+		return err
+	}
+	if res.Sessions, err = r.fillSessions(res.Sessions); err != nil { // session.go
 		return err
 	}
 	res.Redirects, res.BodyOverCap = r.faults.redirects, r.faults.overCap

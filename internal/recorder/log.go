@@ -31,7 +31,8 @@ import (
 // (NewStreamLogWriter) appends StreamLogColumns after attempts, and a
 // request mix's (Recorder.TrackTargets) appends LogTargetColumn last: the
 // index of the request's target in the mix (0 is the first), in the
-// order of the result's targets. An index rather than the name: a name
+// order of the result's targets; a session run's (Recorder.TrackSessions)
+// holds the step's index there. An index rather than the name: a name
 // may hold commas, and an index costs no allocation and few bytes.
 const LogHeader = "seq,scheduled_ms,sent_ms,done_ms,service_ms,response_ms,send_delay_ms,status,error,attempts"
 
@@ -45,7 +46,7 @@ type LogWriter struct {
 	buf    []byte
 	err    error
 	stream bool // the stream columns follow attempts
-	target bool // the target column comes last (Recorder.TrackTargets)
+	target bool // the target column comes last (Recorder.TrackTargets, TrackSessions)
 	headed bool // the header line is written
 }
 
@@ -187,7 +188,8 @@ type LogEntry struct {
 	Tokens                           int
 	PromptTokens, AskedTokens        int // 0 when not known, or in a log before them
 	// Target is the target column (LogTargetColumn): the index of the
-	// request's target in the run's mix; -1 in a log without it.
+	// request's target in the run's mix, or its step in a session run;
+	// -1 in a log without it.
 	Target int
 }
 

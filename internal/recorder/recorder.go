@@ -36,6 +36,8 @@ type Recorder struct {
 	wire           wireTally   // wire.go
 	faults         faultTally  // faults.go
 	targets        partTallies // a request mix's (part.go)
+	steps          partTallies // a session run's (session.go)
+	sessions       *sessionTally
 
 	iv *intervals
 
@@ -153,9 +155,12 @@ func (r *Recorder) Add(rec *Record) error {
 	r.addWire(rec)
 	r.addFaults(rec)
 	r.targets.add(r, int(rec.Target), rec) // part.go
-	if rec.Streamed || r.stream != nil || rec.PromptTokens > 0 || rec.AskedTokens > 0 {
+	r.steps.add(r, int(rec.Target), rec)
+	if rec.Streamed || r.stream != nil || rec.PromptTokens > 0 || rec.AskedTokens > 0 || rec.CachedTokens > 0 {
 		r.streamStats()
 		r.addStream(rec) // stream.go
+		r.targets.addStream(int(rec.Target), rec)
+		r.steps.addStream(int(rec.Target), rec)
 	}
 	if r.log != nil {
 		return r.log.Write(rec)

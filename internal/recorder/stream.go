@@ -78,6 +78,11 @@ type StreamStats struct {
 	// the requests that asked, Short the completed ones that got fewer.
 	Prompt, Asked                        *hdrhistogram.Histogram
 	PromptSum, AskedSum, Received, Short int64
+	// Cached holds per request the prompt tokens the server read from its
+	// prefix cache (Record.CachedTokens), when it said; nil until one
+	// did. CachedSum is their sum.
+	Cached    *hdrhistogram.Histogram
+	CachedSum int64
 }
 
 // NewStreamStats returns empty stream figures.
@@ -87,15 +92,21 @@ func NewStreamStats() *StreamStats {
 }
 
 func (s *StreamStats) record(h *hdrhistogram.Histogram, d time.Duration) {
+	recordStream(h, d, &s.Clamped)
+}
+
+// recordStream records d in h, a value above the range at its top,
+// counted in *clamped.
+func recordStream(h *hdrhistogram.Histogram, d time.Duration, clamped *int64) {
 	us := max(int64(d/time.Microsecond), 0)
 	if us > result.HistHighest {
-		us, s.Clamped = result.HistHighest, s.Clamped+1
+		us, *clamped = result.HistHighest, *clamped+1
 	}
 	_ = h.RecordValue(us) // in range by construction
 }
 
 // recordCount records a token count, within the histogram's range.
-func (s *StreamStats) recordCount(h *hdrhistogram.Histogram, n int) {
+func recordCount(h *hdrhistogram.Histogram, n int) {
 	_ = h.RecordValue(min(int64(n), result.HistHighest))
 }
 
@@ -219,42 +230,33 @@ func (r *Recorder) Stream() *StreamStats { return r.stream }
 // addStream records rec's stream figures (Add).
 func (r *Recorder) addStream(rec *Record) {
 	s := r.stream
+	if firstToken(s.TTFTResponse, s.TTFTService, s.TPOT, rec, &s.Clamped) {
+		s.Requests++
+	}
 	switch {
-	case rec.Events > 0 && rec.Outcome == Completed:
-		s.Requests++
-		s.record(s.TTFTResponse, rec.FirstToken-rec.Scheduled)
-		s.record(s.TTFTService, rec.TTFTService())
-		if rec.FirstAnswer > 0 {
-			s.record(s.TTFAResponse, rec.FirstAnswer-rec.Scheduled)
-			s.record(s.TTFAService, rec.TTFAService())
-		}
-		if rec.Tokens >= 2 {
-			s.record(s.TPOT, rec.TPOT())
-		}
-	case rec.Outcome == TimedOut || rec.Outcome == Unfinished:
-		// No token (answer token) before the user gave up: TTFT (TTFA)
-		// is at least this.
-		if rec.Events == 0 {
-			s.censor(s.TTFTResponse, s.TTFTService, rec)
-		}
-		if rec.FirstAnswer == 0 {
-			s.censor(s.TTFAResponse, s.TTFAService, rec)
-		}
-		if rec.Events > 0 {
-			s.Requests++
-		}
-	case rec.Streamed:
-		s.Requests++
+	case rec.Events > 0 && rec.Outcome == Completed && rec.FirstAnswer > 0:
+		s.record(s.TTFAResponse, rec.FirstAnswer-rec.Scheduled)
+		s.record(s.TTFAService, rec.TTFAService())
+	case (rec.Outcome == TimedOut || rec.Outcome == Unfinished) && rec.FirstAnswer == 0:
+		// No answer token before the user gave up: TTFA is at least this.
+		s.censor(s.TTFAResponse, s.TTFAService, rec)
 	}
 	s.OutputTokens += int64(rec.Tokens)
 	if rec.PromptTokens > 0 {
 		s.PromptSum += int64(rec.PromptTokens)
-		s.recordCount(s.Prompt, rec.PromptTokens)
+		recordCount(s.Prompt, rec.PromptTokens)
+	}
+	if rec.CachedTokens > 0 {
+		if s.Cached == nil {
+			s.Cached = result.NewHistogram()
+		}
+		s.CachedSum += int64(rec.CachedTokens)
+		recordCount(s.Cached, rec.CachedTokens)
 	}
 	if rec.AskedTokens > 0 {
 		s.AskedSum += int64(rec.AskedTokens)
 		s.Received += int64(rec.Tokens)
-		s.recordCount(s.Asked, rec.AskedTokens)
+		recordCount(s.Asked, rec.AskedTokens)
 		if rec.Outcome == Completed && rec.Tokens < rec.AskedTokens {
 			s.Short++
 		}
@@ -264,12 +266,45 @@ func (r *Recorder) addStream(rec *Record) {
 	}
 }
 
+// firstToken records what rec adds to the TTFT from the schedule
+// (resp), the TTFT from the send (serv) and the TPOT (tpot) of a set of
+// stream figures, and reports whether rec counts as a streamed request
+// there. The run's figures (StreamStats) and each part's (partStream)
+// take them here alike, so that the parts add up to the run:
+//
+//	completed, with a token    TTFT from the first token; TPOT (Record.TPOT) with two or more
+//	timed out or unfinished    TTFT at its elapsed time, a lower bound, when no token came
+//
+// A value above the range is recorded at its top and counted in *clamped.
+func firstToken(resp, serv, tpot *hdrhistogram.Histogram, rec *Record, clamped *int64) (streamed bool) {
+	switch {
+	case rec.Events > 0 && rec.Outcome == Completed:
+		recordStream(resp, rec.FirstToken-rec.Scheduled, clamped)
+		recordStream(serv, rec.TTFTService(), clamped)
+		if rec.Tokens >= 2 {
+			recordStream(tpot, rec.TPOT(), clamped)
+		}
+		return true
+	case rec.Outcome == TimedOut || rec.Outcome == Unfinished:
+		// No token before the user gave up: TTFT is at least this.
+		if rec.Events == 0 {
+			censor(resp, serv, rec, clamped)
+		}
+		return rec.Events > 0
+	}
+	return rec.Streamed
+}
+
 // censor records rec's elapsed time, a lower bound, in resp and (when it
 // was sent) its service time in serv.
 func (s *StreamStats) censor(resp, serv *hdrhistogram.Histogram, rec *Record) {
-	s.record(resp, rec.Response())
+	censor(resp, serv, rec, &s.Clamped)
+}
+
+func censor(resp, serv *hdrhistogram.Histogram, rec *Record, clamped *int64) {
+	recordStream(resp, rec.Response(), clamped)
 	if rec.WasSent {
-		s.record(serv, rec.Service())
+		recordStream(serv, rec.Service(), clamped)
 	}
 }
 
@@ -317,6 +352,11 @@ func (r *Recorder) fillStream(res *result.Result) error {
 	var err error
 	if st.PromptTokens, err = result.SummarizeTokens(s.Prompt, s.PromptSum); err != nil {
 		return err
+	}
+	if s.Cached != nil {
+		if st.CachedTokens, err = result.SummarizeTokens(s.Cached, s.CachedSum); err != nil {
+			return err
+		}
 	}
 	asked, err := result.SummarizeTokens(s.Asked, s.AskedSum)
 	if err != nil {
