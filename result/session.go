@@ -10,14 +10,15 @@ package result
 
 // Sessions is a session run's account of its users.
 type Sessions struct {
-	// Expected is the sessions the schedule held (∫λ dt, as a run's
-	// Counts.Expected); Started those that began. Every started session
+	// Expected is the arrivals the schedule held, as its dispatcher
+	// walked them (Counts.Expected is their ∫λ dt); Started the sessions
+	// that began and gave an account. Every started session
 	// ends in exactly one of Completed, EndedEarly and Unfinished.
-	Expected   float64 `json:"expected"`
-	Started    int64   `json:"started"`
-	Completed  int64   `json:"completed"`
-	EndedEarly int64   `json:"ended_early"`
-	Unfinished int64   `json:"unfinished"`
+	Expected   int64 `json:"expected"`
+	Started    int64 `json:"started"`
+	Completed  int64 `json:"completed"`
+	EndedEarly int64 `json:"ended_early"`
+	Unfinished int64 `json:"unfinished"`
 	// EndedAt counts the sessions ended early by the step they ended at,
 	// by step index (Steps' order).
 	EndedAt []int64 `json:"ended_at"`

@@ -47,12 +47,15 @@ func runSessions(ctx context.Context, o Options) (*result.Result, []verify.Findi
 	}
 	sched = o.shardSchedule(sched) // shard.go: sessions are sharded whole, by arrival
 	res := o.newResult(sched.Name())
-	res.Sessions = &result.Sessions{Expected: sched.Expected()}
+	res.Counts.Expected = sched.Expected() // of users: the schedule check counts sessions
 	rec := o.newRecorder()
 	rec.TrackSessions(o.Sessions.StepNames())
 	stats, err := engine.RunSessions(ctx, o.engineConfig(), sched, o.Sessions, rec)
 	if err != nil {
 		return nil, nil, err
 	}
+	// The arrivals the dispatcher walked: each must have become a
+	// session that gave its account (the sessions check).
+	res.Sessions = &result.Sessions{Expected: stats.Dispatched}
 	return finish(o, res, rec, stats, sched)
 }
