@@ -71,8 +71,11 @@ func partAnswers(p result.Part) string {
 	return s
 }
 
-// PartErrorsNote says what a part table's errors column counts.
-const PartErrorsNote = "errors = errors + timeouts + unfinished, as the errors objective counts them; a warm-up's requests are in no target"
+// partErrorsNote says what a part table's errors column counts (what
+// names the kind of part: "target", "step").
+func partErrorsNote(what string) string {
+	return "errors = errors + timeouts + unfinished, as the errors objective counts them; a warm-up's requests are in no " + what
+}
 
 // partMetric is a part's figure of a run metric, and whether parts have
 // it (result.Metric.OfPart). A part's stream figures (a conversation's
