@@ -29,17 +29,24 @@ type Metric struct {
 	// Histogram: the result holds the figure's HdrHistogram, which
 	// Result.Histogram decodes (report --format hgrm, diff A B).
 	Histogram bool
-	// Part: a part of a run (a target of a mix, a scenario: Part) has the
-	// figure, so an objective scoped to a part may judge it.
+	// Part: a part of a run (a target of a mix, a step of a session
+	// run: Part) has the figure, so an objective scoped to a part may
+	// judge it. A scenario's own result is a run's, so it has them too.
 	Part bool
+	// Scenario: a run's figure that no part has, which an objective
+	// scoped to a scenario (whose own result is a run's) may judge: the
+	// session figures.
+	Scenario bool
 	// Samples are the requests a time holds samples of, which say what
 	// it means to have none (verify's no data); 0 for a share.
 	Samples Samples
 	// Of reads the figure's percentiles from a result: nil when the
-	// result has none (a run that streamed nothing); a nil Of for a share
-	// or a family, which their readers compute.
+	// result has none (a run that streamed nothing, one without
+	// sessions); a nil Of for a share or a family, which their readers
+	// compute.
 	Of func(*Result) *Percentiles
-	// OfPart reads it from a part; nil when parts do not hold it.
+	// OfPart reads it from a part; nil when parts do not hold it. It
+	// returns nil when the part has none (a part that streamed nothing).
 	OfPart func(*Part) *Percentiles
 }
 
@@ -55,6 +62,9 @@ const (
 	OfSends
 	// OfStreams: the streamed answers' times (TTFT, ITL, TPOT).
 	OfStreams
+	// OfSessions: the ended sessions' times (session time): a session
+	// still walking when the run ended has none.
+	OfSessions
 )
 
 // stream reads a figure of a run's streams, nil without streams.
@@ -64,6 +74,17 @@ func stream(f func(*StreamResult) *Percentiles) func(*Result) *Percentiles {
 			return nil
 		}
 		return f(r.Stream)
+	}
+}
+
+// partStream reads a figure of a part's streams (a conversation's
+// turn), nil without streams.
+func partStream(f func(*PartStream) *Percentiles) func(*Part) *Percentiles {
+	return func(p *Part) *Percentiles {
+		if p.Stream == nil {
+			return nil
+		}
+		return f(p.Stream)
 	}
 }
 
@@ -79,15 +100,19 @@ func MetricTable() []Metric {
 			Of: func(r *Result) *Percentiles { return &r.SendDelay }, OfPart: func(p *Part) *Percentiles { return &p.SendDelay }},
 		{Name: "corrected", Title: "corrected response time", Histogram: true},
 		// TTFT from the schedule, as response time is: the objective's
-		// plain "ttft".
-		{Name: "ttft_response", Title: "TTFT from the schedule", Objective: "ttft", Histogram: true, Samples: OfStreams,
-			Of: stream(func(s *StreamResult) *Percentiles { return &s.TTFTResponse })},
-		{Name: "ttft_service", Title: "TTFT from the send", Objective: "ttft_service", Histogram: true, Samples: OfStreams,
-			Of: stream(func(s *StreamResult) *Percentiles { return &s.TTFTService })},
+		// plain "ttft". A part has it when its requests streamed (a
+		// conversation's turn: Part.Stream).
+		{Name: "ttft_response", Title: "TTFT from the schedule", Objective: "ttft", Histogram: true, Part: true, Samples: OfStreams,
+			Of:     stream(func(s *StreamResult) *Percentiles { return &s.TTFTResponse }),
+			OfPart: partStream(func(s *PartStream) *Percentiles { return &s.TTFTResponse })},
+		{Name: "ttft_service", Title: "TTFT from the send", Objective: "ttft_service", Histogram: true, Part: true, Samples: OfStreams,
+			Of:     stream(func(s *StreamResult) *Percentiles { return &s.TTFTService }),
+			OfPart: partStream(func(s *PartStream) *Percentiles { return &s.TTFTService })},
 		{Name: "itl", Title: "inter-token latency", Objective: "itl", Histogram: true, Samples: OfStreams,
 			Of: stream(func(s *StreamResult) *Percentiles { return &s.ITL })},
-		{Name: "tpot", Title: "time per output token", Objective: "tpot", Histogram: true, Samples: OfStreams,
-			Of: stream(func(s *StreamResult) *Percentiles { return &s.TPOT })},
+		{Name: "tpot", Title: "time per output token", Objective: "tpot", Histogram: true, Part: true, Samples: OfStreams,
+			Of:     stream(func(s *StreamResult) *Percentiles { return &s.TPOT }),
+			OfPart: partStream(func(s *PartStream) *Percentiles { return &s.TPOT })},
 		{Name: "ttfa_response", Histogram: true, Samples: OfStreams,
 			Of: stream(func(s *StreamResult) *Percentiles { return &s.TTFAResponse })},
 		{Name: "ttfa_service", Histogram: true, Samples: OfStreams,
@@ -101,6 +126,18 @@ func MetricTable() []Metric {
 		{Name: "client_errors", Objective: "client_errors", Share: true, Part: true},
 		// The requests whose class header had VALUE (Classes).
 		{Name: "class.VALUE", Objective: "class.VALUE.share", Prefix: "class.", Share: true},
+		// A session's own time, from its arrival to its last step's
+		// done, of the sessions that ended (Sessions.Time).
+		{Name: "session", Title: "session time", Objective: "session", Scenario: true, Samples: OfSessions,
+			Of: func(r *Result) *Percentiles {
+				if r.Sessions == nil {
+					return nil
+				}
+				return &r.Sessions.Time
+			}},
+		// The sessions that ended early (at a failed step), of those
+		// that ended: completed or ended early.
+		{Name: "sessions_ended_early", Objective: "sessions_ended_early", Share: true, Scenario: true},
 	}
 }
 

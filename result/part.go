@@ -81,12 +81,14 @@ func PartNames(parts []Part) []string {
 	return out
 }
 
-// Part returns the part of r named name (a target; later also a
-// scenario), or nil.
+// Part returns the part of r named name (a target of its mix, or a
+// step of its sessions), or nil.
 func (r *Result) Part(name string) *Part {
-	for i := range r.Targets {
-		if r.Targets[i].Name == name {
-			return &r.Targets[i]
+	for _, parts := range [][]Part{r.Targets, r.Steps} {
+		for i := range parts {
+			if parts[i].Name == name {
+				return &parts[i]
+			}
 		}
 	}
 	return nil

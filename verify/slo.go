@@ -26,30 +26,38 @@ import (
 // such as 1% or 0.01), client_errors (the share of scheduled requests
 // answered with a 4xx status other than 408 and 429; VALUE a share) or
 // class.VALUE.share (the share of requests whose class header had VALUE;
-// VALUE a share): the rows of result.MetricTable an objective may name.
-// OP is one of <= < >= >.
+// VALUE a share), and of a session run session (the time of a session
+// that ended, from its arrival to its last step's done; a time) or
+// sessions_ended_early (the share of the ended sessions that ended early,
+// at a failed step; VALUE a share): the rows of result.MetricTable an
+// objective may name. OP is one of <= < >= >.
 //
 // An objective may be scoped to a part of the run, written
 //
 //	NAME:METRIC[.STAT] OP VALUE
 //
-// NAME is a target of a request mix (result.Part; later also a scenario),
-// and the objective judges that part's figures: response, service,
-// send_delay, errors or client_errors, the figures a part has. The name
-// is what precedes the last colon before the metric, so it may hold
-// colons ("GET http://h:8080/x:response.p99<=300ms"). CheckScopes refuses
-// a name the run has no part of.
+// NAME is a target of a request mix or a step of a session run
+// (result.Part), a scenario of a run of several, or a scenario's step
+// (or target) written SCEN:STEP, and the objective judges its figures:
+// response, service, send_delay, errors or client_errors, and ttft
+// (ttft_response), ttft_service and tpot where its requests streamed (a
+// conversation's turn), the figures a part has; a scenario's own result
+// also has session and sessions_ended_early. The name is what precedes
+// the last colon before the metric, so it may hold colons ("GET
+// http://h:8080/x:response.p99<=300ms", "shop:checkout:response.p99<=300ms").
+// CheckScopes refuses a name the run has no part of.
 //
 // A figure with no samples is no data, never a pass (Evaluate): a TTFT
 // objective on a run that streamed nothing, a response time when nothing
 // was answered.
 //
 // Examples: response.p99<=200ms, server.queue.max<150ms, errors<=0.5%,
-// class.model.share>=0.4, checkout:response.p99<=300ms.
+// class.model.share>=0.4, checkout:response.p99<=300ms, session.p99<=5s,
+// shop:sessions_ended_early<=1%, chat:turn2:ttft.p99<=500ms.
 type Objective struct {
 	Expr      string
-	Scope     string // the part judged (a target's name); "" for the whole run
-	Metric    string // response, service, send_delay, server.NAME, errors, client_errors, class.VALUE
+	Scope     string // the part judged (a target, step or scenario, or SCEN:STEP); "" for the whole run
+	Metric    string // a result.MetricTable Name: response, ttft_response, server.NAME, errors, class.VALUE, session …
 	Stat      string // p99, max, mean …; "rate" for errors, "share" for classes
 	Op        string
 	Threshold float64 // ms for latencies, a ratio for errors and shares
@@ -116,16 +124,20 @@ func (o *Objective) parseScoped(lhs string) error {
 	switch {
 	case scoped.Scope == "":
 		return fmt.Errorf("no name before the colon; write NAME:%s", strings.TrimSpace(lhs[i+1:]))
-	case !slices.Contains(partMetrics(), scoped.Metric):
-		return fmt.Errorf("%s is not a figure of a part: a scoped objective judges %s", scoped.Metric, strings.Join(partMetrics(), ", "))
+	case !slices.Contains(partMetrics(), scoped.Metric) && !slices.Contains(scenarioMetrics(), scoped.Metric):
+		return fmt.Errorf("%s is not a figure of a part: a scoped objective judges %s, and scoped to a scenario %s",
+			scoped.Metric, strings.Join(partMetrics(), ", "), strings.Join(scenarioMetrics(), ", "))
 	}
 	*o = scoped
 	return nil
 }
 
 // CheckScopes refuses the first objective whose scope names no part in
-// names (the run's targets), in one line naming the objective and the
-// names known, so that a misspelt name is said before anything is sent.
+// names (the run's targets, scenarios and steps: a session run's own as
+// STEP, a scenario's as SCEN:STEP), in one line naming the objective and
+// the names known, so that a misspelt name is said before anything is
+// sent. A misspelt step of a known scenario is said as that: the
+// scenario's steps are the names that begin "SCEN:".
 func CheckScopes(objs []Objective, names []string) error {
 	for _, o := range objs {
 		if o.Scope == "" || slices.Contains(names, o.Scope) {
@@ -134,19 +146,54 @@ func CheckScopes(objs []Objective, names []string) error {
 		if len(names) == 0 {
 			return fmt.Errorf("objective %q: no target or scenario named %q: the run has no request mix and no scenarios", o.Expr, o.Scope)
 		}
-		known := make([]string, len(names))
-		for i, n := range names {
-			known[i] = strconv.Quote(n)
+		if scen, step, steps := stepOfScenario(o.Scope, names); len(steps) > 0 {
+			return fmt.Errorf("objective %q: scenario %q has no step %q (its steps: %s)", o.Expr, scen, step, quoted(steps))
 		}
-		return fmt.Errorf("objective %q: no target or scenario named %q (known: %s)", o.Expr, o.Scope, strings.Join(known, ", "))
+		return fmt.Errorf("objective %q: no target or scenario named %q (known: %s)", o.Expr, o.Scope, quoted(names))
 	}
 	return nil
+}
+
+// stepOfScenario splits scope as SCEN:STEP by a scenario of names that
+// has steps there (names beginning "SCEN:"): the scenario, the step
+// asked for, and the scenario's steps; no steps when no scenario fits.
+func stepOfScenario(scope string, names []string) (scen, step string, steps []string) {
+	for _, n := range names {
+		rest, ok := strings.CutPrefix(scope, n+":")
+		if !ok {
+			continue
+		}
+		for _, m := range names {
+			if s, ok := strings.CutPrefix(m, n+":"); ok {
+				steps = append(steps, s)
+			}
+		}
+		if len(steps) > 0 {
+			return n, rest, steps
+		}
+	}
+	return "", "", nil
+}
+
+// quoted lists names, each quoted: "a", "b".
+func quoted(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // partMetrics are the figures of a part (result.Part), which a scoped
 // objective may judge.
 func partMetrics() []string {
 	return result.MetricNames(func(m result.Metric) bool { return m.Part })
+}
+
+// scenarioMetrics are the run's figures no part has, which an objective
+// scoped to a scenario may judge: the session figures.
+func scenarioMetrics() []string {
+	return result.MetricNames(func(m result.Metric) bool { return m.Scenario })
 }
 
 // knownMetrics lists the figures an objective may name, as it writes
@@ -301,14 +348,17 @@ func noData(format string, args ...any) error {
 // is a *NoDataError saying why, never a 0: a percentile of nothing is not
 // fast, and a share of nothing is not small.
 func (o Objective) Measure(res *result.Result) (float64, error) {
-	if o.Scope != "" {
-		part, err := partOf(res, o.Scope)
-		if err != nil {
-			return 0, err
-		}
-		res = part
-	}
 	m, ok := result.LookupMetric(o.Metric)
+	if o.Scope != "" {
+		scoped, isPart, err := partOf(res, o.Scope)
+		switch {
+		case err != nil:
+			return 0, err
+		case isPart && ok && m.Scenario:
+			return 0, noData("%s is a figure of a scenario's sessions, and %q is a step or target, not a scenario", o.Metric, o.Scope)
+		}
+		res = scoped
+	}
 	switch {
 	case !ok:
 		return 0, noData("no figure named %q (%s)", o.Metric, knownMetrics())
@@ -326,10 +376,51 @@ func (o Objective) Measure(res *result.Result) (float64, error) {
 // TestMeasuresEveryMetric holds every row an objective may name to a
 // reader, here or the row's Of.
 var computed = map[string]func(*result.Result, Objective) (float64, error){
-	"errors":        errorsShare,
-	"client_errors": clientErrorsShare,
-	"class.VALUE":   classShare,
-	"server.NAME":   serverFigure,
+	"errors":               errorsShare,
+	"client_errors":        clientErrorsShare,
+	"class.VALUE":          classShare,
+	"server.NAME":          serverFigure,
+	"sessions_ended_early": endedEarlyShare,
+}
+
+// endedEarlyShare is the share of the ended sessions (completed or ended
+// early) that ended early. A session still walking when the run ended
+// might have gone either way, so it is in neither the share nor its
+// base.
+func endedEarlyShare(res *result.Result, _ Objective) (float64, error) {
+	s := res.Sessions
+	if s == nil {
+		return 0, noSessions(res)
+	}
+	ended := s.Completed + s.EndedEarly
+	if ended == 0 {
+		return 0, noneEnded(s)
+	}
+	return float64(s.EndedEarly) / float64(ended), nil
+}
+
+// noSessions is the no data of a session figure on a run without
+// sessions, naming the scenarios that had some: their sessions are
+// theirs, judged by a scoped objective.
+func noSessions(res *result.Result) error {
+	var with []string
+	for _, sc := range res.Scenarios {
+		if sc.Result != nil && sc.Result.Sessions != nil {
+			with = append(with, sc.Name)
+		}
+	}
+	if len(with) > 0 {
+		return noData("the run has no sessions of its own; scenarios %s have theirs: scope the objective to one (%s:…)", quoted(with), with[0])
+	}
+	return noData("the run has no sessions")
+}
+
+// noneEnded is the no data of a session figure when no session ended.
+func noneEnded(s *result.Sessions) error {
+	if s.Started == 0 {
+		return noData("no session started (%d expected)", s.Expected)
+	}
+	return noData("no session ended: %d started, %d unfinished when the run ended", s.Started, s.Unfinished)
 }
 
 // errorsShare is the share of scheduled requests that did not complete.
@@ -402,8 +493,11 @@ func serverFigure(res *result.Result, o Objective) (float64, error) {
 // and no data by what the time has samples of (result.Samples).
 func timeFigure(res *result.Result, o Objective, m result.Metric) (float64, error) {
 	p := m.Of(res)
-	if m.Samples == result.OfStreams {
+	switch m.Samples {
+	case result.OfStreams:
 		return streamFigure(res, o, p)
+	case result.OfSessions:
+		return sessionFigure(res, o, p)
 	}
 	if p == nil {
 		p = &result.Percentiles{}
@@ -421,25 +515,72 @@ func timeFigure(res *result.Result, o Objective, m result.Metric) (float64, erro
 	return v, nil
 }
 
+// sessionFigure is the objective's statistic of the session time, p
+// (nil when res had no sessions): no data when no session ended.
+func sessionFigure(res *result.Result, o Objective, p *result.Percentiles) (float64, error) {
+	switch {
+	case p == nil:
+		return 0, noSessions(res)
+	case p.Count == 0:
+		return 0, noneEnded(res.Sessions)
+	}
+	v, _ := p.Get(o.Stat)
+	return v, nil
+}
+
 // partOf is the part of res named name as a result of its own, for
-// Measure to read as it reads a run's: its counts (the headline's
-// requests only: a part holds no warm-up), statuses, error kinds and
-// latencies. No such part is no data.
-func partOf(res *result.Result, name string) (*result.Result, error) {
+// Measure to read as it reads a run's, and whether it is a part (a
+// target or step) rather than a scenario, whose own result is whole.
+// name is, in this order, a scenario; a target or step of res
+// (result.Result.Part: a session run's own steps); or SCEN:STEP, a
+// scenario's step (or target). No such part is no data.
+func partOf(res *result.Result, name string) (*result.Result, bool, error) {
 	for _, sc := range res.Scenarios { // a scenario's own result, whole
 		if sc.Name == name {
-			return sc.Result, nil
+			return sc.Result, false, nil
 		}
 	}
-	p := res.Part(name)
-	if p == nil {
-		if len(res.Targets) == 0 {
-			return nil, noData("the run has no request mix, so no target %q", name)
-		}
-		return nil, noData("the run has no target %q", name)
+	if p := res.Part(name); p != nil {
+		return partResult(res, p), true, nil
 	}
-	return &result.Result{Config: res.Config, Counts: p.Counts.Counts(), Response: p.Response, Service: p.Service, SendDelay: p.SendDelay,
-		Status: p.Status, ErrorKinds: p.ErrorKinds, Interrupted: res.Interrupted}, nil
+	// A scenario's name may hold a colon too: try every scenario the
+	// name begins with.
+	var in *result.Scenario
+	for i, sc := range res.Scenarios {
+		rest, ok := strings.CutPrefix(name, sc.Name+":")
+		if !ok || sc.Result == nil {
+			continue
+		}
+		if p := sc.Result.Part(rest); p != nil {
+			return partResult(sc.Result, p), true, nil
+		}
+		in = &res.Scenarios[i]
+	}
+	switch {
+	case in != nil && len(in.Result.Steps) > 0:
+		step := strings.TrimPrefix(name, in.Name+":")
+		return nil, false, noData("scenario %q has no step %q (its steps: %s)", in.Name, step, quoted(result.PartNames(in.Result.Steps)))
+	case in != nil:
+		return nil, false, noData("scenario %q has no steps or targets, so no %q", in.Name, strings.TrimPrefix(name, in.Name+":"))
+	case len(res.Steps) > 0:
+		return nil, false, noData("the run has no step %q (its steps: %s)", name, quoted(result.PartNames(res.Steps)))
+	case len(res.Targets) == 0:
+		return nil, false, noData("the run has no request mix, so no target %q", name)
+	}
+	return nil, false, noData("the run has no target %q", name)
+}
+
+// partResult is part p of res as a result: its counts (the headline's
+// requests only: a part holds no warm-up), statuses, error kinds,
+// latencies and stream figures.
+func partResult(res *result.Result, p *result.Part) *result.Result {
+	out := &result.Result{Config: res.Config, Counts: p.Counts.Counts(), Response: p.Response, Service: p.Service, SendDelay: p.SendDelay,
+		Status: p.Status, ErrorKinds: p.ErrorKinds, Interrupted: res.Interrupted}
+	if s := p.Stream; s != nil {
+		out.Stream = &result.StreamResult{TTFTResponse: s.TTFTResponse, TTFTService: s.TTFTService, TPOT: s.TPOT,
+			OutputTokens: s.OutputTokens, PromptTokens: s.PromptTokens, CachedTokens: s.CachedTokens}
+	}
+	return out
 }
 
 // streamFigure reads a stream figure (TTFT either way, ITL, TPOT) of res,

@@ -71,16 +71,26 @@ func partAnswers(p result.Part) string {
 	return s
 }
 
-// PartErrorsNote says what a part table's errors column counts.
-const PartErrorsNote = "errors = errors + timeouts + unfinished, as the errors objective counts them; a warm-up's requests are in no target"
+// partErrorsNote says what a part table's errors column counts (what
+// names the kind of part: "target", "step").
+func partErrorsNote(what string) string {
+	return "errors = errors + timeouts + unfinished, as the errors objective counts them; a warm-up's requests are in no " + what
+}
 
 // partMetric is a part's figure of a run metric, and whether parts have
-// it (result.Metric.OfPart).
+// it (result.Metric.OfPart). A part's stream figures (a conversation's
+// turns) are left out: a diff compares them run-wide only, as it did
+// before parts had them, since a scenario's are its own result's, not
+// a part's.
 func partMetric(p result.Part, metric string) (result.Percentiles, bool) {
-	if m, ok := result.LookupMetric(metric); ok && m.OfPart != nil {
-		return *m.OfPart(&p), true
+	m, ok := result.LookupMetric(metric)
+	if !ok || m.OfPart == nil || m.Samples == result.OfStreams {
+		return result.Percentiles{}, false
 	}
-	return result.Percentiles{}, false
+	if v := m.OfPart(&p); v != nil {
+		return *v, true
+	}
+	return result.Percentiles{}, true
 }
 
 // compareParts writes, under a diff of two results on metric, the p99 of

@@ -3,7 +3,9 @@
 // coordinated-omission-corrected row of a paced closed run), the counts
 // line, the achieved rate, status codes, errors and the checks. diff.go
 // sets two histograms side by side, percentile by percentile; hgrm.go writes
-// HdrHistogram's percentile distribution text and an interval log's table.
+// HdrHistogram's percentile distribution text and an interval log's table;
+// session.go a session run's steps, its turns' stream figures and its
+// sessions.
 // sweep.go renders a sweep, a search and repeats from their sweep file
 // (result.File), live or saved alike; csv.go writes CSV; html.go picks the
 // charts internal/plot draws and the pages they sit on. It is the one
@@ -245,7 +247,10 @@ func Text(w io.Writer, res *result.Result) error {
 		if err := PartTable(w, "target", res.Headline().Scheduled, res.Targets); err != nil { // part.go
 			return err
 		}
-		fmt.Fprintln(w, PartErrorsNote)
+		fmt.Fprintln(w, partErrorsNote("target"))
+	}
+	if err := SessionRuns(w, res); err != nil { // session.go
+		return err
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "counts   %s\n", countsLine(res.Counts, res.ExpectedKnown()))
@@ -256,6 +261,10 @@ func Text(w io.Writer, res *result.Result) error {
 	switch {
 	case !res.Closed() && shardShare(res.Config.Shard):
 		fmt.Fprintf(w, "rate     sent %.1f/s (%s) · run took %.2f s\n", res.SendRate, shardRate(res), res.Elapsed)
+	case res.Sessions != nil && !res.Closed():
+		// The schedule's rate is the sessions'; the requests are their
+		// steps, several to a session.
+		fmt.Fprintf(w, "rate     sent %.1f/s, the sessions' steps (sessions %s) · run took %.2f s\n", res.SendRate, SessionRate(res), res.Elapsed)
 	case res.Config.Stages != "":
 		fmt.Fprintf(w, "rate     sent %.1f/s (scheduled ∫λ dt ÷ duration = %s/s, stages %s) · run took %.2f s\n", res.SendRate, count(meanRate(res)), res.Config.Stages, res.Elapsed)
 	case !res.Closed():
