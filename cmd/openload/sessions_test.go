@@ -96,7 +96,7 @@ func TestSessionErrors(t *testing.T) {
 	// An objective on a step the scenario does not have.
 	ok := write("ok.yaml", "      - name: a\n        url: /a\n")
 	code, _, stderr := runCLI("--scenarios", ok, "-d", "1s", "--slo", "shop:b:response.p99<=1s")
-	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.Contains(first, `"shop:b"`) {
+	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.Contains(first, `scenario "shop" has no step "b" (its steps: "a")`) {
 		t.Errorf("--slo shop:b:…: exit %d, %q", code, first)
 	}
 }
