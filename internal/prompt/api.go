@@ -164,10 +164,12 @@ type (
 )
 
 // body is the JSON of one request: msgs (the last one the user's turn)
-// for the chat grammars, else the last message's content as the prompt.
-// TGI's grammar has no model field: a TGI server serves one model.
+// for the chat grammars, else msgs joined into one prompt (promptText;
+// one message is its content as it is). It is the one writer of every
+// grammar's bytes. TGI's grammar has no model field: a TGI server serves
+// one model.
 func (a API) body(model string, msgs []Message, maxTokens int, ignoreEOS bool) ([]byte, error) {
-	prompt := msgs[len(msgs)-1].Content
+	prompt := promptText(msgs)
 	var v any
 	switch a {
 	case Chat, Completions:
