@@ -110,8 +110,9 @@ func (a API) CanIgnoreEOS() bool {
 	return a == Chat || a == Completions || a == LlamaCpp
 }
 
-// message is one chat message.
-type message struct {
+// Message is one chat message: a role ("system", "user", "assistant")
+// and its text, as the chat grammars send it in their messages list.
+type Message struct {
 	Role    string `json:"role"`
 	Content string `json:"content"`
 }
@@ -124,7 +125,7 @@ type (
 	}
 	openAIBody struct {
 		Model         string         `json:"model,omitempty"`
-		Messages      []message      `json:"messages,omitempty"` // Chat
+		Messages      []Message      `json:"messages,omitempty"` // Chat
 		Prompt        *string        `json:"prompt,omitempty"`   // Completions
 		MaxTokens     int            `json:"max_tokens,omitempty"`
 		Stream        bool           `json:"stream"`
@@ -136,7 +137,7 @@ type (
 	}
 	ollamaBody struct {
 		Model    string         `json:"model,omitempty"`
-		Messages []message      `json:"messages,omitempty"` // OllamaChat
+		Messages []Message      `json:"messages,omitempty"` // OllamaChat
 		Prompt   *string        `json:"prompt,omitempty"`   // OllamaGenerate
 		Stream   bool           `json:"stream"`
 		Options  *ollamaOptions `json:"options,omitempty"`
@@ -163,10 +164,12 @@ type (
 )
 
 // body is the JSON of one request: msgs (the last one the user's turn)
-// for the chat grammars, else the last message's content as the prompt.
-// TGI's grammar has no model field: a TGI server serves one model.
-func (a API) body(model string, msgs []message, maxTokens int, ignoreEOS bool) ([]byte, error) {
-	prompt := msgs[len(msgs)-1].Content
+// for the chat grammars, else msgs joined into one prompt (promptText;
+// one message is its content as it is). It is the one writer of every
+// grammar's bytes. TGI's grammar has no model field: a TGI server serves
+// one model.
+func (a API) body(model string, msgs []Message, maxTokens int, ignoreEOS bool) ([]byte, error) {
+	prompt := promptText(msgs)
 	var v any
 	switch a {
 	case Chat, Completions:

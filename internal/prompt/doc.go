@@ -66,4 +66,18 @@
 // first turn as prompt, the second's length as max tokens, vLLM's length
 // filter) or one body per answered human turn, with the conversation so
 // far as chat history (Turns).
+//
+// # Conversations
+//
+// A multi-turn conversation is a system prompt and user turns
+// (Conversation), generated (ConversationSpec.Synthetic, a function of
+// (Seed, i) like Generate's bodies, with a system prompt shared by all
+// conversations or each one's own) or read from a ShareGPT file
+// (ReadConversations: the human turns, the recorded answers' lengths as
+// max tokens). The assistant's turns are the model's own answers: a
+// turn's body (API.TurnBody) is the conversation so far, the answers as
+// AnswerText read them from the responses, as messages in the chat
+// grammars and as one prompt in the others, so that every turn begins
+// with the last one's prompt and answer, token for token, as a prefix
+// cache sees them (TestConversationPrefixCache runs it on the stub).
 package prompt

@@ -88,7 +88,7 @@ func Generate(s Spec) ([]Body, error) {
 		}
 		b.Reset()
 		writeText(&b, indexRand(s.Seed, uint64(i), tagWords), n)
-		js, err := s.API.body(s.Model, []message{{Role: "user", Content: b.String()}}, m, s.IgnoreEOS)
+		js, err := s.API.body(s.Model, []Message{{Role: "user", Content: b.String()}}, m, s.IgnoreEOS)
 		if err != nil {
 			return nil, err
 		}

@@ -94,7 +94,7 @@ func FuzzParseLength(f *testing.F) {
 func promptOf(t *testing.T, a API, js []byte) string {
 	t.Helper()
 	var v struct {
-		Messages []message `json:"messages"`
+		Messages []Message `json:"messages"`
 		Prompt   *string   `json:"prompt"`
 		Inputs   *string   `json:"inputs"`
 	}
@@ -259,7 +259,7 @@ func TestGenerateErrors(t *testing.T) {
 
 // TestBodies pins each grammar's body, byte for byte.
 func TestBodies(t *testing.T) {
-	msgs := []message{{Role: "user", Content: `a <b> & "c"`}}
+	msgs := []Message{{Role: "user", Content: `a <b> & "c"`}}
 	for _, tc := range []struct {
 		api       API
 		model     string

@@ -85,44 +85,27 @@ func ReadShareGPT(r io.Reader, s Spec, turns Turns) (bodies []Body, skipped int,
 	if turns != FirstTurn && turns != EveryTurn {
 		return nil, 0, fmt.Errorf("unknown turns %d", int(turns))
 	}
-	dec := json.NewDecoder(r)
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, 0, errors.New("sharegpt: the file is not a JSON list of conversations")
-	}
-	entries := 0
-	for ; dec.More(); entries++ {
-		if s.Count > 0 && len(bodies) == s.Count {
-			break // enough: the rest is not read
-		}
-		var e shareGPTEntry
-		if err := dec.Decode(&e); err != nil {
-			return nil, 0, fmt.Errorf("sharegpt: entry %d: %v", entries, entryError(err))
-		}
-		msgs, err := e.messages()
-		if err != nil {
-			return nil, 0, fmt.Errorf("sharegpt: entry %d%s: %v", entries, e.idText(), err)
-		}
+	entries, err := readEntries(r, "sharegpt", func(_ int, msgs []Message) (bool, error) {
 		var add []Body
 		var skip int
+		var err error
 		if turns == FirstTurn {
 			add, skip, err = s.firstTurn(msgs, len(bodies))
 		} else {
 			add, skip, err = s.everyTurn(msgs, len(bodies))
 		}
 		if err != nil {
-			return nil, 0, fmt.Errorf("sharegpt: entry %d%s: %v", entries, e.idText(), err)
+			return false, err
 		}
 		if s.Count > 0 {
 			add = add[:min(len(add), s.Count-len(bodies))]
 		}
 		bodies = append(bodies, add...)
 		skipped += skip
-	}
-	if s.Count == 0 || len(bodies) < s.Count {
-		// The whole list was read: check that it ends as a list does.
-		if _, err := dec.Token(); err != nil {
-			return nil, 0, fmt.Errorf("sharegpt: after %d entries: %v", entries, err)
-		}
+		return s.Count > 0 && len(bodies) == s.Count, nil // enough: the rest is not read
+	})
+	if err != nil {
+		return nil, 0, err
 	}
 	switch {
 	case entries == 0:
@@ -131,6 +114,40 @@ func ReadShareGPT(r io.Reader, s Spec, turns Turns) (bodies []Body, skipped int,
 		return nil, skipped, fmt.Errorf("sharegpt: none of %d entries has a prompt and answer of usable length (at least %d tokens each)", entries, shareGPTMinTokens)
 	}
 	return bodies, skipped, nil
+}
+
+// readEntries reads a ShareGPT file's list entry by entry, handing each
+// entry's index and turns, as chat messages, to use; it returns the
+// number of entries read. use returns stop to read no further: the rest
+// of the file is then neither read nor checked. Every error is one line
+// that begins with name (the file's) and names the entry, by index and
+// id, when it is about one.
+func readEntries(r io.Reader, name string, use func(entry int, msgs []Message) (stop bool, err error)) (entries int, err error) {
+	dec := json.NewDecoder(r)
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return 0, fmt.Errorf("%s: the file is not a JSON list of conversations", name)
+	}
+	for ; dec.More(); entries++ {
+		var e shareGPTEntry
+		if err := dec.Decode(&e); err != nil {
+			return 0, fmt.Errorf("%s: entry %d: %v", name, entries, entryError(err))
+		}
+		msgs, err := e.messages()
+		if err == nil {
+			var stop bool
+			if stop, err = use(entries, msgs); err == nil && stop {
+				return entries + 1, nil
+			}
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s: entry %d%s: %v", name, entries, e.idText(), err)
+		}
+	}
+	// The whole list was read: check that it ends as a list does.
+	if _, err := dec.Token(); err != nil {
+		return 0, fmt.Errorf("%s: after %d entries: %v", name, entries, err)
+	}
+	return entries, nil
 }
 
 // entryError says what is wrong with an entry in the file's words: a
@@ -162,11 +179,11 @@ func (e *shareGPTEntry) idText() string {
 }
 
 // messages checks the entry's turns and returns them as chat messages.
-func (e *shareGPTEntry) messages() ([]message, error) {
+func (e *shareGPTEntry) messages() ([]Message, error) {
 	if e.Conversations == nil {
 		return nil, errors.New(`it has no "conversations" list`)
 	}
-	msgs := make([]message, len(*e.Conversations))
+	msgs := make([]Message, len(*e.Conversations))
 	for k, t := range *e.Conversations {
 		switch {
 		case t.From == nil:
@@ -178,7 +195,7 @@ func (e *shareGPTEntry) messages() ([]message, error) {
 		if !ok {
 			return nil, fmt.Errorf(`conversations[%d] is from %s: want human, gpt or system`, k, strconv.Quote(*t.From))
 		}
-		msgs[k] = message{Role: role, Content: *t.Value}
+		msgs[k] = Message{Role: role, Content: *t.Value}
 	}
 	return msgs, nil
 }
@@ -192,7 +209,7 @@ func (s Spec) maxTokens(i, answer int) int {
 }
 
 // firstTurn makes vLLM's one body of an entry: turns 0 and 1.
-func (s Spec) firstTurn(msgs []message, i int) ([]Body, int, error) {
+func (s Spec) firstTurn(msgs []Message, i int) ([]Body, int, error) {
 	if len(msgs) < 2 {
 		return nil, 1, nil
 	}
@@ -202,8 +219,8 @@ func (s Spec) firstTurn(msgs []message, i int) ([]Body, int, error) {
 		s.Output == (Length{}) && m < shareGPTMinTokens {
 		return nil, 1, nil
 	}
-	user := message{Role: "user", Content: msgs[0].Content}
-	js, err := s.API.body(s.Model, []message{user}, m, s.IgnoreEOS)
+	user := Message{Role: "user", Content: msgs[0].Content}
+	js, err := s.API.body(s.Model, []Message{user}, m, s.IgnoreEOS)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -211,7 +228,7 @@ func (s Spec) firstTurn(msgs []message, i int) ([]Body, int, error) {
 }
 
 // everyTurn makes a body of every user turn an assistant turn answers.
-func (s Spec) everyTurn(msgs []message, i int) ([]Body, int, error) {
+func (s Spec) everyTurn(msgs []Message, i int) ([]Body, int, error) {
 	var out []Body
 	skipped, history := 0, 0 // history: tokens of msgs[:k]
 	for k := 0; k+1 < len(msgs); k++ {

@@ -22,7 +22,7 @@ func readSample(t *testing.T, s Spec, turns Turns) ([]Body, int) {
 }
 
 // sampleTurns are the turns of testdata/sharegpt.json, by entry.
-func sampleTurns(t *testing.T) [][]message {
+func sampleTurns(t *testing.T) [][]Message {
 	t.Helper()
 	data, err := os.ReadFile("testdata/sharegpt.json")
 	if err != nil {
@@ -34,10 +34,10 @@ func sampleTurns(t *testing.T) [][]message {
 	if err := json.Unmarshal(data, &entries); err != nil {
 		t.Fatal(err)
 	}
-	out := make([][]message, len(entries))
+	out := make([][]Message, len(entries))
 	for i, e := range entries {
 		for _, c := range e.Conversations {
-			out[i] = append(out[i], message{Role: roles[c.From], Content: c.Value})
+			out[i] = append(out[i], Message{Role: roles[c.From], Content: c.Value})
 		}
 	}
 	return out
@@ -59,7 +59,7 @@ func TestShareGPTFirstTurn(t *testing.T) {
 		if err := json.Unmarshal(b.JSON, &v); err != nil {
 			t.Fatal(err)
 		}
-		if len(v.Messages) != 1 || v.Messages[0] != (message{"user", conv[e][0].Content}) {
+		if len(v.Messages) != 1 || v.Messages[0] != (Message{"user", conv[e][0].Content}) {
 			t.Errorf("body %d: messages %+v, want entry %d's turn 0 as the user's", k, v.Messages, e)
 		}
 		if b.PromptTokens != Count(conv[e][0].Content) || b.MaxTokens != Count(conv[e][1].Content) || v.MaxTokens != b.MaxTokens {
@@ -99,7 +99,7 @@ func TestShareGPTEveryTurn(t *testing.T) {
 				t.Errorf("%s body %d: prompt %q, want entry %d turn %d", api, k, got, e, turn)
 			}
 			if api.chat() {
-				var v struct{ Messages []message }
+				var v struct{ Messages []Message }
 				_ = json.Unmarshal(b.JSON, &v)
 				if len(v.Messages) != len(history) {
 					t.Errorf("%s body %d: %d messages, want the %d so far", api, k, len(v.Messages), len(history))
