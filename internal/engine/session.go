@@ -134,7 +134,7 @@ func RunSessions(ctx context.Context, cfg Config, s schedule.Schedule, src Sessi
 	for range cfg.Connections {
 		free <- g.newWorker()
 	}
-	ends := g.sink.newShard() // the session records
+	ends := g.sink.newShard()  // the session records
 	th := newThinkers(g.since) // alarm.go
 	thinking := make(chan struct{})
 	go func() {

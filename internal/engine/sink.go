@@ -59,7 +59,7 @@ func (s *shard) put(r *recorder.Record) {
 type sink struct {
 	mu     sync.Mutex
 	shards []*shard
-	tokens func([]recorder.TokenEvent) // where collect hands token events; set before the run
+	tokens func([]recorder.TokenEvent)   // where collect hands token events; set before the run
 	ends   func(*recorder.SessionRecord) // where collect hands session records; set before the run
 }
 

@@ -53,13 +53,13 @@ const (
 
 // Plan is a compiled Spec; it is the run's engine.SessionSource.
 type Plan struct {
-	steps    []step
-	names    []string
-	vars     []string // every value saved, by index
-	cont     bool     // OnFailure is continue
-	seed     uint64
-	base     *url.URL
-	header   http.Header
+	steps  []step
+	names  []string
+	vars   []string // every value saved, by index
+	cont   bool     // OnFailure is continue
+	seed   uint64
+	base   *url.URL
+	header http.Header
 }
 
 type step struct {
