@@ -57,14 +57,18 @@ var notInScenario = []string{"output", "log", "hlog", "quiet", "help", "shard", 
 
 // sessionKeys are a scenario's keys that are no flag: its steps (a
 // session run, internal/session) and what its sessions do on a failure.
-var sessionKeys = []string{"steps", "on-failure"}
+var sessionKeys = []string{"steps", "conversation", "on-failure"}
 
 // scenarioSessions is what a scenario says of its sessions; nil steps
 // for a scenario of single requests.
 type scenarioSessions struct {
 	steps     []session.StepSpec
+	conv      *conversationYAML // conversation.go
 	onFailure string
 }
+
+// any reports whether the scenario is a session run.
+func (ss scenarioSessions) any() bool { return ss.steps != nil || ss.conv != nil }
 
 // readSteps reads a scenario's steps, each a map of StepSpec's keys.
 func readSteps(v any) ([]session.StepSpec, error) {
@@ -129,6 +133,11 @@ func readScenarios(path string) (names []string, args [][]string, slos [][]strin
 					return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %q: %v", path, name, err)
 				}
 				continue
+			case key == "conversation":
+				if ss.conv, err = readConversation(v); err != nil {
+					return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %q: %v", path, name, err)
+				}
+				continue
 			case key == "on-failure":
 				ss.onFailure = fmt.Sprint(v)
 				continue
@@ -150,8 +159,11 @@ func readScenarios(path string) (names []string, args [][]string, slos [][]strin
 		if url != "" {
 			a = append(a, url)
 		}
-		if ss.onFailure != "" && ss.steps == nil {
-			return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %q: on-failure without steps", path, name)
+		switch {
+		case ss.onFailure != "" && !ss.any():
+			return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %q: on-failure without steps or a conversation", path, name)
+		case ss.steps != nil && ss.conv != nil:
+			return nil, nil, nil, nil, fmt.Errorf("--scenarios %q: scenario %q: steps and a conversation: a scenario's sessions are one or the other", path, name)
 		}
 		names, args, slos, sess = append(names, name), append(args, a), append(slos, s), append(sess, ss)
 	}
@@ -216,6 +228,11 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 		for _, st := range ss.steps {
 			scopes = append(scopes, names[i]+":"+st.Name) // a step's objectives: SCENARIO:STEP:…
 		}
+		if ss.conv != nil {
+			for k := range ss.conv.Turns {
+				scopes = append(scopes, fmt.Sprintf("%s:turn%d", names[i], k+1))
+			}
+		}
 	}
 	if err := checkScopes(objs, scopes); err != nil {
 		return usageError(stderr, "%v", err)
@@ -244,7 +261,7 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 		if err := parseFlags(fs, a); err != nil {
 			return usageError(stderr, "--scenarios %q: scenario %q: %v", path, name, err)
 		}
-		if fs.NArg() != 1 && o.targets.file == "" && scSess[i].steps == nil {
+		if fs.NArg() != 1 && o.targets.file == "" && scSess[i].steps == nil { // steps may each have a whole URL
 			return usageError(stderr, "--scenarios %q: scenario %q has no url: give it one (or targets), or a URL on the command line for all", path, name)
 		}
 		if err := o.validate(fs); err != nil {
@@ -254,8 +271,8 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 			return usageError(stderr, "--scenarios %q: scenario %q: --metrics-* apply to the whole run: give them on the command line", path, name)
 		}
 		r := &o.run
-		if scSess[i].steps != nil {
-			if err := sessionRun(fs, r, scSess[i]); err != nil {
+		if scSess[i].any() {
+			if err := sessionRun(fs, r, scSess[i], o.bodies.model); err != nil {
 				return usageError(stderr, "--scenarios %q: scenario %q: %v", path, name, err)
 			}
 		}
@@ -299,11 +316,17 @@ var sessionFlags = []string{"method", "body", "body-file", "targets", "targets-f
 // sessionRun makes r a session run of ss's steps: relative step URLs
 // are under the scenario's URL, its headers go with every step, and its
 // seed draws the think times.
-func sessionRun(fs *pflag.FlagSet, r *loadtest.Options, ss scenarioSessions) error {
+func sessionRun(fs *pflag.FlagSet, r *loadtest.Options, ss scenarioSessions, model string) error {
 	for _, name := range sessionFlags {
 		if fs.Lookup(name) != nil && fs.Changed(name) {
+			if ss.conv != nil {
+				return fmt.Errorf("--%s with a conversation: its turns are its bodies", name)
+			}
 			return fmt.Errorf("--%s with steps: each step says its own", name)
 		}
+	}
+	if ss.conv != nil {
+		return conversationRun(r, ss.conv, model, ss.onFailure) // conversation.go
 	}
 	plan, err := session.Compile(session.Spec{Steps: ss.steps, OnFailure: ss.onFailure, Base: r.URL, Header: r.Header, Seed: r.Schedule.Seed})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/servers/shop"
+	"github.com/openload/openload/servers/stub"
 )
 
 // shopYAML is the README's shop flow against url, think time think.
@@ -99,4 +100,46 @@ func TestSessionErrors(t *testing.T) {
 	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.Contains(first, `scenario "shop" has no step "b" (its steps: "a")`) {
 		t.Errorf("--slo shop:b:…: exit %d, %q", code, first)
 	}
+}
+
+// TestConversationCLI: a conversation scenario against the stub with
+// its prefix cache: 2 conversations of 3 turns, each turn's prompt the
+// whole chat so far; the report shows the turns' stream figures, and the
+// prompt and cached counts are the stub's known answers (100, 220, 340
+// tokens; 0, 112, 224 cached).
+func TestConversationCLI(t *testing.T) {
+	cfg := stub.DefaultConfig()
+	cfg.Policy = stub.PolicyNone
+	cfg.PrefixCacheTokens = 1 << 16
+	cfg.Prefill, cfg.PrefillPerToken, cfg.ITL = 0, 100*time.Microsecond, time.Millisecond
+	s, err := stub.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	dir := t.TempDir()
+	file := writeFile(t, dir, "chat.yaml", fmt.Sprintf(`scenarios:
+  - name: chat
+    rate: 2
+    url: %s/v1/chat/completions
+    conversation:
+      turns: 3
+      user-tokens: 100
+      output-tokens: 20
+      model: m
+      think: 10ms
+`, s.URL))
+	out := filepath.Join(dir, "r.json")
+	stdout, _ := runOK(t, "--scenarios", file, "-d", "1s", "-o", out, "--slo", "chat:turn3:ttft.p99<=1h")
+	r := readResult(t, out).Scenarios[0].Result
+	if c := r.Counts; c.Scheduled != 6 || c.Completed != 6 {
+		t.Fatalf("counts %+v, want 6 turns completed", c)
+	}
+	for k, want := range [][2]int64{{100, 0}, {220, 112}, {340, 224}} {
+		st := r.Steps[k].Stream
+		if st == nil || st.PromptTokens == nil || st.PromptTokens.Sum != 2*want[0] || want[1] > 0 && (st.CachedTokens == nil || st.CachedTokens.Sum != 2*want[1]) {
+			t.Errorf("%s: stream figures %+v, want prompt %d and cached %d per turn", r.Steps[k].Name, st, want[0], want[1])
+		}
+	}
+	wantLines(t, stdout, "by step · streamed answers", "PASS  chat:turn3:ttft")
 }

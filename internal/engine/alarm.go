@@ -62,8 +62,8 @@ func (a *pokeAlarm) close() {}
 
 // thinker is a session waiting for its step's due time.
 type thinker struct {
-	due  time.Duration
-	wake chan struct{}
+	due time.Duration
+	w   *walker
 }
 
 type dueHeap []thinker
@@ -81,33 +81,34 @@ func (h *dueHeap) Pop() any {
 
 // thinkers are the sessions waiting out a think time.
 type thinkers struct {
-	mu    sync.Mutex
-	h     dueHeap
-	al    alarm
-	ring  time.Duration // when the alarm rings next
-	since func() time.Duration
-	done  bool
+	mu      sync.Mutex
+	h       dueHeap
+	al      alarm
+	ring    time.Duration // when the alarm rings next
+	since   func() time.Duration
+	wake    func(*walker) // hands a walker whose step came due to the workers
+	done    bool
+	flushed bool // the drain expired: every walker goes back, due or not
 }
 
-func newThinkers(since func() time.Duration) *thinkers {
-	return &thinkers{al: newAlarm(), since: since}
+func newThinkers(since func() time.Duration, wake func(*walker)) *thinkers {
+	return &thinkers{al: newAlarm(), since: since, wake: wake}
 }
 
-// at returns a channel closed when offset due has come.
-func (t *thinkers) at(due time.Duration) <-chan struct{} {
-	ch := make(chan struct{})
+// at keeps w until offset due has come.
+func (t *thinkers) at(due time.Duration, w *walker) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	heap.Push(&t.h, thinker{due, ch})
-	if due < t.ring {
+	heap.Push(&t.h, thinker{due, w})
+	if due < t.ring || t.flushed {
 		t.ring = due
 		t.al.arm(due - t.since())
 	}
-	return ch
 }
 
 // run wakes the sessions as they come due until stop.
 func (t *thinkers) run() {
+	var woken []*walker
 	for {
 		t.mu.Lock()
 		if t.done {
@@ -116,8 +117,18 @@ func (t *thinkers) run() {
 			return
 		}
 		now := t.since()
-		for len(t.h) > 0 && t.h[0].due <= now {
-			close(heap.Pop(&t.h).(thinker).wake)
+		woken = woken[:0]
+		for len(t.h) > 0 && (t.h[0].due <= now || t.flushed) {
+			woken = append(woken, heap.Pop(&t.h).(thinker).w)
+		}
+		if len(woken) > 0 {
+			// Handed over without the lock: a worker may be waiting on
+			// it to leave another walker here.
+			t.mu.Unlock()
+			for _, w := range woken {
+				t.wake(w)
+			}
+			continue
 		}
 		d := maxSleep
 		if len(t.h) > 0 {
@@ -130,7 +141,19 @@ func (t *thinkers) run() {
 	}
 }
 
-// stop ends run; the sessions still waiting wait on the drain.
+// flush hands every walker back at once: the drain expired, and the
+// workers end their sessions.
+func (t *thinkers) flush() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done {
+		return // run has ended, and closed the alarm
+	}
+	t.flushed = true
+	t.al.arm(0)
+}
+
+// stop ends run: every session has ended.
 func (t *thinkers) stop() {
 	t.mu.Lock()
 	t.done = true

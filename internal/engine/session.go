@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openload/openload/internal/recorder"
@@ -130,32 +131,25 @@ func RunSessions(ctx context.Context, cfg Config, s schedule.Schedule, src Sessi
 	defer g.release()
 	stats.Path, stats.Client = PathNetHTTP, ClientNetHTTP
 
-	free := make(chan *worker, cfg.Connections)
-	for range cfg.Connections {
-		free <- g.newWorker()
-	}
-	ends := g.sink.newShard()  // the session records
-	th := newThinkers(g.since) // alarm.go
-	thinking := make(chan struct{})
-	go func() {
-		defer close(thinking)
-		th.run()
-	}()
+	sr := newSessionRun(g, cfg.Connections)
 	var wg sync.WaitGroup
+	for range cfg.Connections {
+		wg.Go(func() { sr.work(g.newWorker()) })
+	}
+	wg.Go(sr.ready.pump)
+	wg.Go(sr.th.run)
+	stop := context.AfterFunc(g.drain, sr.th.flush) // the drain expired: every thinker ends
+	defer stop()
 	dispatchDone := make(chan struct{})
 	go func() {
 		defer close(dispatchDone)
 		g.arrive(ctx, s, &stats, func(seq uint64, off time.Duration) {
-			sess := src.Session(seq)
-			wg.Go(func() {
-				sr := g.walk(sess, seq, off, free, ends, th)
-				ends.putSession(&sr)
-			})
+			sr.live.Add(1)
+			sr.push(&walker{sess: src.Session(seq), due: off, rec: recorder.SessionRecord{Seq: seq, Arrival: off, End: off, EndedAt: -1}})
 		})
+		sr.arrived()
 	}()
 	g.windDown(ctx, dispatchDone, &wg)
-	th.stop()
-	<-thinking
 	stats.Dispatched = g.dispatched.Load()
 	stats.LimitWaited = g.limitWaited.Load()
 	g.finish(ctx, &stats)
@@ -187,77 +181,201 @@ func (g *generator) arrive(ctx context.Context, s schedule.Schedule, stats *Stat
 	stats.ScheduleEnd = g.since()
 }
 
-// walk runs one session that arrived at off: each step waits until it is
-// due, for a free worker, and is sent; its answer goes to the session.
-func (g *generator) walk(sess Session, seq uint64, off time.Duration, free chan *worker, ends *shard, th *thinkers) recorder.SessionRecord {
-	sr := recorder.SessionRecord{Seq: seq, Arrival: off, End: off, EndedAt: -1}
-	var prev *Answer
+// A session run has no goroutine per session: a session in progress is
+// a walker, which is in one of three places. In the ready queue, its
+// step due; on a worker, which sends the step, hands the answer to the
+// session and asks it for the next; or with the thinkers (alarm.go), its
+// next step not due yet. So 10,000 users reading between clicks cost
+// their walkers, not 10,000 stacks, and a step is sent by a worker whose
+// stack has long grown to net/http's depth.
+
+// walker is one session in progress.
+type walker struct {
+	sess Session
+	rec  recorder.SessionRecord
+	prev *Answer
+	step Step          // the step to send, once Next gave it
+	due  time.Duration // when step is due (the first: the arrival)
+	has  bool          // step is set
+}
+
+// sessionRun is what a session run's workers share.
+type sessionRun struct {
+	g     *generator
+	conns int64
+	ready *walkQueue
+	th    *thinkers
+	live  atomic.Int64 // sessions started and not ended
+	done  atomic.Bool  // every arrival has been pushed
+	quit  chan struct{}
+	once  sync.Once
+}
+
+func newSessionRun(g *generator, conns int) *sessionRun {
+	r := &sessionRun{g: g, conns: int64(conns), quit: make(chan struct{})}
+	r.ready = newWalkQueue(r.quit)
+	r.th = newThinkers(g.since, r.ready.push)
+	return r
+}
+
+// push queues w, its step due: a step that finds every connection busy
+// waits for one, and counts as such.
+func (r *sessionRun) push(w *walker) {
+	if r.g.busy.Load() >= r.conns {
+		r.g.limitWaited.Add(1)
+	}
+	r.ready.push(w)
+}
+
+// arrived says every arrival has been pushed.
+func (r *sessionRun) arrived() {
+	r.done.Store(true)
+	if r.live.Load() == 0 {
+		r.end()
+	}
+}
+
+// end stops the workers, the queue and the thinkers: every session ended.
+func (r *sessionRun) end() {
+	r.once.Do(func() {
+		close(r.quit)
+		r.th.stop()
+	})
+}
+
+// work serves the ready walkers until every session has ended.
+func (r *sessionRun) work(w *worker) {
 	for {
-		st, v := sess.Next(prev)
-		switch v {
-		case Done:
-			return sr
-		case Stop:
-			sr.Outcome, sr.EndedAt = recorder.SessionEndedEarly, prev.Step
-			return sr
-		}
-		due := off
-		if prev != nil {
-			due = prev.Record.Done + st.Think
-			if due > g.since() {
-				select {
-				case <-th.at(due):
-				case <-g.drain.Done():
-					// The drain expired before the step was due: it
-					// never was, and has no record.
-					sr.Outcome, sr.End = recorder.SessionUnfinished, g.since()
-					return sr
-				}
-			}
-		}
-		it := item{seq: stepSeq(seq, st.Index), off: due}
-		var w *worker
 		select {
-		case w = <-free:
-		default:
-			g.limitWaited.Add(1)
+		case wk := <-r.ready.out:
+			r.serve(w, wk)
+		case <-r.quit:
+			return
+		}
+	}
+}
+
+// serve walks wk as far as it can go now: it sends each step that is
+// due, and leaves wk with the thinkers when the next is not, or ends it.
+func (r *sessionRun) serve(w *worker, wk *walker) {
+	g := r.g
+	for {
+		if !wk.has {
+			st, v := wk.sess.Next(wk.prev)
+			switch v {
+			case Done:
+				r.finish(w, wk)
+				return
+			case Stop:
+				wk.rec.Outcome, wk.rec.EndedAt = recorder.SessionEndedEarly, wk.prev.Step
+				r.finish(w, wk)
+				return
+			}
+			wk.step, wk.has = st, true
+			if wk.prev != nil {
+				wk.due = wk.prev.Record.Done + st.Think
+			}
+		}
+		if wk.due > g.since() {
+			if g.drain.Err() != nil {
+				// The drain expired before the step was due: it never
+				// was, and has no record.
+				wk.rec.Outcome, wk.rec.End = recorder.SessionUnfinished, g.since()
+				r.finish(w, wk)
+				return
+			}
+			r.th.at(wk.due, wk)
+			return
+		}
+		r.send(w, wk)
+		if wk.prev.Record.Outcome == recorder.Unfinished {
+			wk.rec.Outcome = recorder.SessionUnfinished
+			r.finish(w, wk)
+			return
+		}
+	}
+}
+
+// send sends wk's step, due, on w; its answer goes to the session before
+// its record is made.
+func (r *sessionRun) send(w *worker, wk *walker) {
+	g := r.g
+	st := &wk.step
+	it := item{seq: stepSeq(wk.rec.Seq, st.Index), off: wk.due}
+	a := &Answer{Step: st.Index}
+	var rec recorder.Record
+	if g.drain.Err() != nil {
+		// Due, but never sent: the drain expired first.
+		rec = recorder.Record{Seq: it.seq, Scheduled: it.off, Done: g.since(), Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished}
+	} else {
+		it.step = &stepCall{req: st.Request, keep: st.Keep, ans: a}
+		g.busyOne()
+		rec = w.attempt(it)
+		g.busy.Add(-1)
+	}
+	rec.Target = uint16(st.Index)
+	a.Record = &rec
+	if rec.Outcome == recorder.Completed {
+		if a.TakeErr = wk.sess.Take(a); a.TakeErr != nil {
+			rec.Outcome, rec.Kind = recorder.Failed, recorder.KindSave
+		}
+	}
+	g.note(rec.Done)
+	w.shard.put(&rec)
+	wk.rec.Steps++
+	wk.rec.End = rec.Done
+	wk.prev, wk.has, wk.step = a, false, Step{}
+}
+
+// finish ends wk's session: its account goes to the recorder.
+func (r *sessionRun) finish(w *worker, wk *walker) {
+	w.shard.putSession(&wk.rec)
+	if r.live.Add(-1) == 0 && r.done.Load() {
+		r.end()
+	}
+}
+
+// walkQueue is the ready walkers, unbounded: neither the dispatcher nor
+// the thinkers ever wait for a worker to take one.
+type walkQueue struct {
+	in   chan *walker
+	out  chan *walker
+	quit <-chan struct{}
+}
+
+func newWalkQueue(quit <-chan struct{}) *walkQueue {
+	return &walkQueue{in: make(chan *walker, 256), out: make(chan *walker), quit: quit}
+}
+
+func (q *walkQueue) push(w *walker) {
+	select {
+	case q.in <- w:
+	case <-q.quit:
+	}
+}
+
+// pump moves walkers from in to out, holding those no worker took yet.
+func (q *walkQueue) pump() {
+	var held []*walker
+	for {
+		if len(held) == 0 {
 			select {
-			case w = <-free:
-			case <-g.drain.Done():
+			case w := <-q.in:
+				held = append(held, w)
+			case <-q.quit:
+				return
 			}
+			continue
 		}
-		a := &Answer{Step: st.Index}
-		var r recorder.Record
-		sh := ends
-		if w == nil || g.drain.Err() != nil {
-			// Due, but never sent: the drain expired first.
-			r = recorder.Record{Seq: it.seq, Scheduled: due, Done: g.since(), Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished}
-		} else {
-			it.step = &stepCall{req: st.Request, keep: st.Keep, ans: a}
-			g.busyOne()
-			r = w.attempt(it)
-			g.busy.Add(-1)
-			sh = w.shard
+		select {
+		case w := <-q.in:
+			held = append(held, w)
+		case q.out <- held[0]:
+			held[0] = nil
+			held = held[1:]
+		case <-q.quit:
+			return
 		}
-		r.Target = uint16(st.Index)
-		a.Record = &r
-		if r.Outcome == recorder.Completed {
-			if a.TakeErr = sess.Take(a); a.TakeErr != nil {
-				r.Outcome, r.Kind = recorder.Failed, recorder.KindSave
-			}
-		}
-		g.note(r.Done)
-		sh.put(&r)
-		if w != nil {
-			free <- w
-		}
-		sr.Steps++
-		sr.End = r.Done
-		if r.Outcome == recorder.Unfinished {
-			sr.Outcome = recorder.SessionUnfinished
-			return sr
-		}
-		prev = a
 	}
 }
 
