@@ -2,6 +2,7 @@ package loadtest
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"net/url"
 	"sync"
@@ -10,8 +11,10 @@ import (
 
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/session"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/servers/shop"
+	"github.com/openload/openload/verify"
 )
 
 // shopSpec is the login → browse → checkout flow.
@@ -107,5 +110,72 @@ func TestSessionsStall(t *testing.T) {
 	}
 	if res.Response.P90 < 5*res.Service.P90 || res.Response.P90 < 300 {
 		t.Errorf("response p90 %.1f ms, service p90 %.1f ms: the stall should be in response only", res.Response.P90, res.Service.P90)
+	}
+}
+
+// TestSessionsSharded: the shop flow split into 2 shards that start
+// together. A session is never split: each user's three steps are in
+// one shard's records; the shards' users are the whole's, none twice;
+// and their merge (result.Merge) is lossless: 20 sessions, 60 steps,
+// each step's figures the sum of the shards', the sessions check passing
+// on the whole. The same seed gives the same sessions: the users are
+// u0 … u19 whichever shard sent them.
+func TestSessionsSharded(t *testing.T) {
+	sh := shop.New()
+	srv := httptest.NewServer(sh)
+	defer srv.Close()
+	u, _ := url.Parse(srv.URL)
+	start := time.Now().Add(300 * time.Millisecond)
+	var in []result.MergeInput
+	var wg sync.WaitGroup
+	parts := make([]*result.Result, 2)
+	errs := make([]error, 2)
+	for i := range 2 {
+		plan, err := session.Compile(shopSpec(srv.URL, "50ms"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() {
+			parts[i], _, errs[i] = Run(context.Background(), Options{
+				Config:   engine.Config{URL: u, Connections: 8, Timeout: 10 * time.Second, Drain: 10 * time.Second, StartAt: start},
+				Schedule: schedule.Spec{Kind: schedule.Constant, Rate: 20, Duration: time.Second},
+				Shard:    schedule.Shard{Index: i, Of: 2},
+				Sessions: plan,
+			})
+		})
+	}
+	wg.Wait()
+	for i, res := range parts {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if s := res.Sessions; s == nil || s.Started != 10 || s.Completed != 10 || res.Counts.Scheduled != 30 {
+			t.Errorf("shard %d: sessions %+v, %d steps; want 10 sessions, 30 steps", i, s, res.Counts.Scheduled)
+		}
+		in = append(in, result.MergeInput{Name: fmt.Sprintf("shard%d", i), Result: res})
+	}
+	whole, err := result.Merge(in...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := whole.Sessions; s.Started != 20 || s.Completed != 20 || s.StepRecords != 60 || whole.Counts.Scheduled != 60 {
+		t.Errorf("merged: sessions %+v, %d steps", s, whole.Counts.Scheduled)
+	}
+	for k, p := range whole.Steps {
+		if p.Counts.Completed != parts[0].Steps[k].Counts.Completed+parts[1].Steps[k].Counts.Completed || p.Counts.Completed != 20 {
+			t.Errorf("merged step %s: %d completed", p.Name, p.Counts.Completed)
+		}
+	}
+	if f := findCheck(verify.Run(whole, verify.Options{}), "sessions"); f == nil || f.Severity != verify.Pass {
+		t.Errorf("the merge's sessions check: %+v", f)
+	}
+	l := sh.Log()
+	for i := range 20 {
+		if steps := l.Users[fmt.Sprintf("u%d", i)]; len(steps) != 3 {
+			t.Errorf("user u%d: %d steps at the shop, want 3", i, len(steps))
+		}
+	}
+	if bad, _ := l.Walked([]string{"/login", "/browse", "/checkout"}, 50*time.Millisecond); bad != "" || len(l.Users) != 20 {
+		t.Errorf("%d users; %s", len(l.Users), bad)
 	}
 }
