@@ -364,6 +364,10 @@ echo "streamed answers on every client (bench/stream.sh)" >&2
 STREAM_OK=1
 STREAM_TABLE=$(PORT=$((PORT + 2)) bash bench/stream.sh "$W/openload") || STREAM_OK=0
 
+# --- sessions: CPU per 1,000 steps next to plain requests (bench/sessions.sh) ---
+echo "sessions against plain requests (bench/sessions.sh)" >&2
+SESSION_TABLE=$(PORT=$((PORT + 3)) DUR="$DUR" bash bench/sessions.sh "$W/openload")
+
 # --- goals ----------------------------------------------------------------------
 # ratio A B: A ÷ B to two decimals ("n/a" when B is 0: a tool held no rate)
 ratio() {
@@ -570,6 +574,15 @@ second for 5 s. A row marked OFF, or a failed stamp check, fails the
 benchmark.
 
 ${STREAM_TABLE}
+
+### Sessions next to plain requests
+
+\`bench/sessions.sh\`: users of 5 GET steps at a fifth of the rate send as
+many requests as a plain run; session steps go through net/http's client
+(their requests are made as the session walks), so the like-for-like row
+is --net-http. The last row holds 10,000 users in progress at once.
+
+${SESSION_TABLE}
 
 ## CPU per 1,000 requests at fractions of the ceiling
 

@@ -320,6 +320,9 @@ func (r *sessionRun) send(w *worker, wk *walker) {
 			rec.Outcome, rec.Kind = recorder.Failed, recorder.KindSave
 		}
 	}
+	// Taken: what the session keeps is its own now. A walker that thinks
+	// for a minute holds no head or body meanwhile.
+	a.Header, a.Body = nil, nil
 	g.note(rec.Done)
 	w.shard.put(&rec)
 	wk.rec.Steps++
