@@ -79,8 +79,12 @@ func sessionsOf(res *result.Result) Finding {
 		if s.Started != s.Expected {
 			of = fmt.Sprintf(" of %d expected, before the stop", s.Expected)
 		}
-		f.Message = fmt.Sprintf("started %d%s: completed %d + ended early %d (at step %s) + unfinished %d; the %d steps they walked = the requests scheduled, every one in its step's figures",
-			s.Started, of, s.Completed, s.EndedEarly, fmtCounts(s.EndedAt), s.Unfinished, s.StepRecords)
+		at := ""
+		if s.EndedEarly > 0 {
+			at = " (by step index " + fmtCounts(s.EndedAt) + ")"
+		}
+		f.Message = fmt.Sprintf("started %d%s: completed %d + ended early %d%s + unfinished %d; the %d steps they walked = the requests scheduled, every one in its step's figures",
+			s.Started, of, s.Completed, s.EndedEarly, at, s.Unfinished, s.StepRecords)
 	}
 	return f
 }

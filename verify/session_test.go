@@ -54,7 +54,7 @@ func sessionRun(t *testing.T) *result.Result {
 func TestSessionsCheck(t *testing.T) {
 	tests := []checkCase{
 		{"balanced", func(*result.Result) {}, "sessions", Pass,
-			"started 5 = expected: completed 2 + ended early 2 (at step [1 1 0]) + unfinished 1; the 11 steps they walked = the requests scheduled"},
+			"started 5 = expected: completed 2 + ended early 2 (by step index [1 1 0]) + unfinished 1; the 11 steps they walked = the requests scheduled"},
 		{"a session never started", func(r *result.Result) { r.Sessions.Expected = 6 }, "sessions", Fail, "started 5 ≠ expected 6: 1 sessions never started"},
 		{"a session too many", func(r *result.Result) { r.Sessions.Expected = 3 }, "sessions", Fail, "started 5 ≠ expected 3: 2 sessions more than the schedule held"},
 		{"interrupted before every session started", func(r *result.Result) { r.Sessions.Expected, r.Interrupted = 8, true }, "sessions", Pass,

@@ -302,7 +302,11 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 	defer s.Close()
 	if !top.quiet {
 		for i, sc := range s.Scenarios {
-			fmt.Fprintf(stderr, "openload: scenario %s: %s → %s %s\n", sc.Name, opts[i].replay.name(sc.Options.Schedule), sc.Options.Method, sc.Options.URL)
+			what := sc.Options.Method + " " + sc.Options.URL.String()
+			if ss := sc.Options.Sessions; ss != nil {
+				what = fmt.Sprintf("sessions of %d steps (%s) at %s", len(ss.StepNames()), strings.Join(ss.StepNames(), " → "), sc.Options.URL)
+			}
+			fmt.Fprintf(stderr, "openload: scenario %s: %s → %s\n", sc.Name, opts[i].replay.name(sc.Options.Schedule), what)
 		}
 	}
 	oc, err := s.RunScenarios(ctx)

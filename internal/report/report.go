@@ -156,7 +156,12 @@ func RequestLine(q *result.Request) string {
 // Text writes the full terminal report of res.
 func Text(w io.Writer, res *result.Result) error {
 	cfg := res.Config
-	fmt.Fprintf(w, "openload · %s · %s %s\n", cfg.Schedule, cfg.Method, cfg.Target)
+	what := cfg.Method + " " + cfg.Target
+	if len(res.Steps) > 0 {
+		// A session run: its requests are its steps'.
+		what = fmt.Sprintf("sessions of %d steps (%s) at %s", len(res.Steps), strings.Join(result.PartNames(res.Steps), " → "), cfg.Target)
+	}
+	fmt.Fprintf(w, "openload · %s · %s\n", cfg.Schedule, what)
 	if cfg.BuiltinStub != "" {
 		fmt.Fprintln(w, StubLine(cfg))
 	}
