@@ -8,16 +8,18 @@
 //     report next to the shop's log: 50 users, 150 steps, every token its
 //     session's, and the shortest gap between an answer and the next
 //     click (≥ 200 ms).
+//
 //  2. stall: the same shop stalls 2 s, one connection: the steps due
 //     during the stall carry the wait in their response time, not in
 //     their service time.
+//
 //  3. chat: conversations of 4 turns (100-token messages, 20-token
 //     answers) against the stub with its prefix cache, 1 ms of prefill
 //     per uncached token: TTFT by turn with a cache that holds every
 //     conversation, with one of 128 tokens, and with none.
 //
-//	go run ./examples/sessions           # about 40 s
-//	go run ./examples/sessions -short    # about 10 s (what CI runs)
+//     go run ./examples/sessions           # about 40 s
+//     go run ./examples/sessions -short    # about 10 s (what CI runs)
 package main
 
 import (
