@@ -18,8 +18,10 @@
 //     per uncached token: TTFT by turn with a cache that holds every
 //     conversation, with one of 128 tokens, and with none.
 //
-//     go run ./examples/sessions           # about 40 s
-//     go run ./examples/sessions -short    # about 10 s (what CI runs)
+// Run it:
+//
+//	go run ./examples/sessions           # about 40 s
+//	go run ./examples/sessions -short    # about 10 s (what CI runs)
 package main
 
 import (
