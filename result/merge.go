@@ -54,6 +54,9 @@ func Merge(in ...MergeInput) (*Result, error) {
 		return nil, errors.New("merge: no results")
 	}
 	in = slices.Clone(in)
+	if len(in[0].Result.Scenarios) > 0 {
+		return mergeScenarios(in)
+	}
 	for _, x := range in {
 		if x.Result.Config.Shard == nil || len(x.Result.Config.Shard.Indexes) == 0 {
 			return nil, field.Errorf("Shard.Index", nil, "%s: not a shard's result (run with {Shard.Index} i/N)", x.Name)
@@ -90,6 +93,38 @@ func Merge(in ...MergeInput) (*Result, error) {
 		return nil, fmt.Errorf("merge: %v", err)
 	}
 	return sum, nil
+}
+
+// mergeScenarios merges shards of a run of scenarios: each shard's
+// result is the union of its shard of every scenario (Union), so the
+// merge is the union of each scenario's shards merged, scenario by
+// scenario, as one schedule's shards are.
+func mergeScenarios(in []MergeInput) (*Result, error) {
+	first := in[0].Result.Scenarios
+	for _, x := range in {
+		sc := x.Result.Scenarios
+		if len(sc) != len(first) {
+			return nil, fmt.Errorf("merge: %s: %d scenarios, %s has %d: not shards of one run", x.Name, len(sc), in[0].Name, len(first))
+		}
+		for k := range sc {
+			if sc[k].Name != first[k].Name {
+				return nil, fmt.Errorf("merge: %s: scenario %d is %q, in %s %q: not shards of one run", x.Name, k+1, sc[k].Name, in[0].Name, first[k].Name)
+			}
+		}
+	}
+	parts := make([]Scenario, len(first))
+	for k, sc := range first {
+		shards := make([]MergeInput, len(in))
+		for i, x := range in {
+			shards[i] = MergeInput{Name: x.Name + " (scenario " + sc.Name + ")", Result: x.Result.Scenarios[k].Result}
+		}
+		m, err := Merge(shards...)
+		if err != nil {
+			return nil, err
+		}
+		parts[k] = Scenario{Name: sc.Name, Result: m}
+	}
+	return Union(parts)
 }
 
 // ownRuns is x's result with its shards' own runs (Shards) made when it

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -39,8 +40,10 @@ func Union(parts []Scenario) (*Result, error) {
 			return nil, fmt.Errorf("union: scenario %q has no result", p.Name)
 		case seen[p.Name]:
 			return nil, fmt.Errorf("union: scenario %q given twice", p.Name)
-		case p.Result.Config.Shard != nil:
-			return nil, fmt.Errorf("union: scenario %q is a shard's: a run of scenarios is not split", p.Name)
+		case !sameShard(p.Result.Config.Shard, parts[0].Result.Config.Shard):
+			// A run of scenarios split into shards splits every scenario
+			// alike: each shard's union holds the same shard of each.
+			return nil, fmt.Errorf("union: scenario %q is another shard than scenario %q", p.Name, parts[0].Name)
 		}
 		seen[p.Name] = true
 	}
@@ -96,6 +99,15 @@ func unionConfig(parts []Scenario) Config {
 	c.Duration = ""
 	c.Request = nil
 	return c
+}
+
+// sameShard reports whether a and b are the same shards of their
+// schedules (both nil: no shard).
+func sameShard(a, b *ShardConfig) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Of == b.Of && slices.Equal(a.Indexes, b.Indexes)
 }
 
 func dedupe(xs []string) []string {

@@ -16,6 +16,7 @@ var kindMeanings = map[string]string{
 	"other":      "another failure: a malformed HTTP response, a DNS failure, …",
 	"unfinished": "still waiting or in flight when the drain ended",
 	"protocol":   "the server did not answer in the protocol asked for: an HTTP/2 connection (h2c, prior knowledge) got an HTTP/1.1 answer or frames it could not read",
+	"save":       "a session step's answer came, but without the value its step saves for later steps (a save rule found nothing): the session cannot go on as written",
 	"stream":     "the server ended its streamed answer with an error event (an SSE event: error, or a data object with a top-level \"error\", as vLLM sends) under its status: the tokens before it are kept, the request is not completed",
 }
 

@@ -132,7 +132,7 @@ func mergeInputs(in []result.MergeInput, o mergeOptions, objs []verify.Objective
 	if err != nil {
 		return refuse(flagError(loadFields, err))
 	}
-	if sc := res.Config.Shard; !sc.Complete() && !o.partial {
+	if sc := shardsOf(res); !sc.Complete() && !o.partial {
 		return refuse(fmt.Errorf("%s missing: got %s (--partial merges them anyway)", missingShards(sc), strings.Join(names, ", ")))
 	}
 	findings := verify.Run(res, o.verify)
@@ -185,6 +185,15 @@ func withoutInterrupted(in []result.MergeInput, partial bool) (kept []result.Mer
 		return nil, nil, fmt.Errorf("every shard given was interrupted: %s", strings.Join(left, "; "))
 	}
 	return kept, left, nil
+}
+
+// shardsOf is the shards res holds: a run of scenarios splits each
+// scenario alike (result.Union), so its first scenario's say.
+func shardsOf(res *result.Result) *result.ShardConfig {
+	if len(res.Scenarios) > 0 {
+		return res.Scenarios[0].Result.Config.Shard
+	}
+	return res.Config.Shard
 }
 
 // missingShards names the shards a merge lacks: "shard 2/4", "shards 1, 3 of 4".

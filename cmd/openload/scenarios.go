@@ -210,7 +210,7 @@ func oneLine(err error) string {
 // the union is reported, judged and written as one run's result.
 func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, args []string, stdout, stderr io.Writer) int {
 	path := top.scenarios
-	for _, name := range []string{"rate", "stages", "arrivals", "closed", "shard", "repeats"} {
+	for _, name := range []string{"rate", "stages", "arrivals", "closed", "repeats"} {
 		if topFS.Changed(name) {
 			return usageError(stderr, "--%s with --scenarios: each scenario has its own schedule; set it in the file", name)
 		}
@@ -221,20 +221,6 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 	}
 	objs, err := parseObjectives(append(slices.Clone(top.slos), slices.Concat(scSlos...)...))
 	if err != nil {
-		return usageError(stderr, "%v", err)
-	}
-	scopes := slices.Clone(names)
-	for i, ss := range scSess {
-		for _, st := range ss.steps {
-			scopes = append(scopes, names[i]+":"+st.Name) // a step's objectives: SCENARIO:STEP:…
-		}
-		if ss.conv != nil {
-			for k := range ss.conv.Turns {
-				scopes = append(scopes, fmt.Sprintf("%s:turn%d", names[i], k+1))
-			}
-		}
-	}
-	if err := checkScopes(objs, scopes); err != nil {
 		return usageError(stderr, "%v", err)
 	}
 	if err := checkOutputs(output("--output", top.output), output("--log", top.logFile), output("--hlog", top.hlog)); err != nil {
@@ -286,6 +272,19 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 			r.Log = newLog(r, f)
 		}
 		scs[i], opts[i] = loadtest.Scenario{Name: name, Options: *r}, o
+	}
+	// Objectives may name a scenario, or a step of one (SCENARIO:STEP:…):
+	// checked once the steps are known, a dataset's turns included.
+	scopes := slices.Clone(names)
+	for _, sc := range scs {
+		if ss := sc.Options.Sessions; ss != nil {
+			for _, step := range ss.StepNames() {
+				scopes = append(scopes, sc.Name+":"+step)
+			}
+		}
+	}
+	if err := checkScopes(objs, scopes); err != nil {
+		return usageError(stderr, "%v", err)
 	}
 	// One server, a series of each scenario's: each is a run of its own.
 	s, err := loadtest.Start(ctx, loadtest.Setup{

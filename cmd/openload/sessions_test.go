@@ -143,3 +143,54 @@ func TestConversationCLI(t *testing.T) {
 	}
 	wantLines(t, stdout, "by step · streamed answers", "PASS  chat:turn3:ttft")
 }
+
+// TestSessionsShardedCLI: the shop flow run as 2 shards of a scenarios
+// file that start together, then merged: each shard sent whole sessions
+// (10 each), the merge holds 20 sessions and 60 steps with its checks
+// passing, and the shop saw 20 users walk their 3 steps.
+func TestSessionsShardedCLI(t *testing.T) {
+	sh := shop.New()
+	srv := httptest.NewServer(sh)
+	defer srv.Close()
+	dir := t.TempDir()
+	file := writeFile(t, dir, "shop.yaml", shopYAML(srv.URL, "50ms"))
+	start := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
+	outs := []string{filepath.Join(dir, "0.json"), filepath.Join(dir, "1.json")}
+	errs := make(chan error, 2)
+	for i, out := range outs {
+		go func() {
+			code, stdout, stderr := runCLI("--scenarios", file, "-d", "1s", "--shard", fmt.Sprintf("%d/2", i), "--start-at", start, "-o", out)
+			if code != exitOK {
+				errs <- fmt.Errorf("shard %d: exit %d\n%s\n%s", i, code, stdout, stderr)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range outs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, out := range outs {
+		r := readResult(t, out).Scenarios[0].Result
+		if s := r.Sessions; s == nil || s.Started != 10 || r.Counts.Scheduled != 30 {
+			t.Errorf("shard %d: sessions %+v, %d steps; want 10 and 30", i, s, r.Counts.Scheduled)
+		}
+	}
+	merged := filepath.Join(dir, "m.json")
+	stdout, _ := runOK(t, "merge", "-o", merged, outs[0], outs[1])
+	m := readResult(t, merged)
+	r := m.Scenarios[0].Result
+	if s := r.Sessions; s == nil || s.Started != 20 || s.Completed != 20 || s.StepRecords != 60 || m.Counts.Scheduled != 60 {
+		t.Errorf("merged: sessions %+v, %d steps", s, m.Counts.Scheduled)
+	}
+	wantLines(t, stdout, "PASS  sessions")
+	if strings.Contains(stdout, "FAIL") {
+		t.Errorf("the merge fails a check:\n%s", stdout)
+	}
+	l := sh.Log()
+	if bad, _ := l.Walked([]string{"/login", "/browse", "/checkout"}, 50*time.Millisecond); bad != "" || len(l.Users) != 20 {
+		t.Errorf("the shop saw %d users; %s", len(l.Users), bad)
+	}
+}

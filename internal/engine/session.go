@@ -315,7 +315,9 @@ func (r *sessionRun) send(w *worker, wk *walker) {
 	}
 	rec.Target = uint16(st.Index)
 	a.Record = &rec
-	if rec.Outcome == recorder.Completed {
+	// An answer that is an error (a status ≥ 400) already failed the
+	// step, under its status: nothing in it is for later steps.
+	if rec.Outcome == recorder.Completed && rec.Status < 400 {
 		if a.TakeErr = wk.sess.Take(a); a.TakeErr != nil {
 			rec.Outcome, rec.Kind = recorder.Failed, recorder.KindSave
 		}

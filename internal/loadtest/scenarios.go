@@ -48,8 +48,8 @@ func RunScenarios(ctx context.Context, scs []Scenario, vo verify.Options) (*resu
 			return nil, nil, fmt.Errorf("loadtest: scenario %q given twice", sc.Name)
 		case sc.Options.Closed:
 			return nil, nil, fmt.Errorf("loadtest: scenario %q: a closed loop is not a scenario: scenarios are open arrival processes", sc.Name)
-		case sc.Options.Shard.Enabled():
-			return nil, nil, fmt.Errorf("loadtest: scenario %q: a run of scenarios is not split into shards", sc.Name)
+		case sc.Options.Shard != scs[0].Options.Shard:
+			return nil, nil, fmt.Errorf("loadtest: scenario %q: another shard than scenario %q's: a split run splits every scenario alike", sc.Name, scs[0].Name)
 		}
 		names[sc.Name] = true
 		if err := sc.Options.Validate(); err != nil {

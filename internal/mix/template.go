@@ -159,7 +159,11 @@ func ParseTemplateVars(src string, vals *Values, seed uint64, vars []string) (*T
 			seg.kind = segVar
 			seg.varIdx = slices.Index(vars, word)
 		case vars != nil:
-			return nil, &TemplateError{start, fmt.Sprintf("unknown placeholder %s: no earlier step saves %q (saved before it: %s; or seq, rand A B, csv.COLUMN)", shown, word, strings.Join(vars, ", "))}
+			saved := "none is saved before it"
+			if len(vars) > 0 {
+				saved = "saved before it: " + strings.Join(vars, ", ")
+			}
+			return nil, &TemplateError{start, fmt.Sprintf("unknown placeholder %s: no earlier step saves %q (%s; or seq, rand A B, csv.COLUMN)", shown, word, saved)}
 		default:
 			return nil, &TemplateError{start, fmt.Sprintf("unknown placeholder %s (want seq, rand A B, csv.COLUMN; a literal \"{{\" is {{\"{{\"}})", shown)}
 		}

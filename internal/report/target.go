@@ -38,6 +38,8 @@ func kindPhrase(res *result.Result, kind string) string {
 		return "timed out"
 	case "stream":
 		return "ended in a stream error event"
+	case "save":
+		return "answered without a value to save"
 	case "protocol":
 		if res.Config.Protocol == "h2c" {
 			return "protocol (answered HTTP/1.1 to HTTP/2 with prior knowledge: the server does not speak h2c)"
