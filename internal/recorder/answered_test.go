@@ -108,7 +108,15 @@ func TestOldResultReads(t *testing.T) {
 // clamped alike in the response and the unanswered histogram, so the
 // answered one, their difference, keeps every bucket at or above zero.
 func TestAnsweredClamped(t *testing.T) {
+	testAnsweredClamped(t, New(nil))
+	// A part's histograms record what the run's counted already: a run
+	// of targets or steps clamps no more.
 	r := New(nil)
+	r.TrackTargets([]string{"a"})
+	testAnsweredClamped(t, r)
+}
+
+func testAnsweredClamped(t *testing.T, r *Recorder) {
 	long := 2 * time.Hour
 	for _, rec := range []Record{
 		{Done: long, Outcome: TimedOut, Kind: KindTimeout},

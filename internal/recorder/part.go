@@ -84,11 +84,11 @@ func (t *partTallies) add(r *Recorder, i int, rec *Record) {
 	if rec.Outcome == Completed {
 		p.status.add(rec.Status)
 	}
-	r.record(p.response, rec.Response())
+	recordIn(p.response, rec.Response()) // clamped: counted once, by the run's
 	if rec.WasSent {
 		p.sent++
-		r.record(p.service, rec.Service())
-		r.record(p.sendDelay, rec.SendDelay())
+		recordIn(p.service, rec.Service())
+		recordIn(p.sendDelay, rec.SendDelay())
 	}
 }
 

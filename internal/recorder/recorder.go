@@ -92,16 +92,25 @@ func (r *Recorder) second(d time.Duration) *result.Second {
 }
 
 func (r *Recorder) record(h *hdrhistogram.Histogram, d time.Duration) {
+	if recordIn(h, d) {
+		r.clamped++
+	}
+}
+
+// recordIn records d in h, clamped to the histogram's range; it reports
+// whether it was clamped. A part's histograms record what the run's
+// already counted (part.go), so they do not count it again.
+func recordIn(h *hdrhistogram.Histogram, d time.Duration) (clamped bool) {
 	us := int64(d / time.Microsecond)
 	if us < 0 {
 		us = 0
 	}
 	if us > result.HistHighest {
-		us = result.HistHighest
-		r.clamped++
+		us, clamped = result.HistHighest, true
 	}
 	// In range by construction, so RecordValue cannot fail.
 	_ = h.RecordValue(us)
+	return clamped
 }
 
 // Add records one request. It does not allocate once the timeline has grown
