@@ -7,13 +7,17 @@
 #   bash bench/sessions.sh [OPENLOAD_BINARY]   # DUR=10 RATE=2000 PORT=18095
 #
 # Against bench/target on loopback, with /usr/bin/time -v around each run:
-#   plain      RATE requests/s of one GET, openload's default client
-#   net/http   the same on net/http's client (--net-http): the path
-#              session steps take, so the like-for-like row
+#   plain      RATE requests/s of one GET, openload's default client (the
+#              HTTP/1.1 event loop)
+#   lean       the same on the lean client, a goroutine a connection
+#              (--no-epoll): the client session steps take, so the
+#              like-for-like row
+#   net/http   the same on net/http's client (--net-http)
 #   sessions   RATE/5 users/s, each 5 GET steps without think time: RATE
-#              steps/s
+#              steps/s, on the lean client
 #   think      the same with 100 ms of think time between steps: more
 #              users in progress at once, each step woken by the thinkers
+#   sessions net/http  the sessions row on net/http's client
 #   10k users  1,000 users/s for 10 s, 2 steps 60 s apart: all 10,000 are
 #              in progress (thinking) when the arrivals end; the drain (2 s)
 #              then ends them unfinished. Peak RSS next to plain at 1,000/s.
@@ -89,6 +93,9 @@ echo "| run | what | sent | target served | CPU s | CPU s per 1,000 | peak RSS (
 echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
 read -r c r s v p < <(measure plain -rate "$RATE" -d "${DUR}s" "$URL/plain")
 row plain "$RATE/s one GET, default client" "$c" "$r" "$s" "$v" "—"
+read -r c r s v p < <(measure lean -rate "$RATE" -d "${DUR}s" --no-epoll "$URL/plain")
+row lean "$RATE/s one GET, --no-epoll" "$c" "$r" "$s" "$v" "—"
+LEAN=$PER
 read -r c r s v p < <(measure nethttp -rate "$RATE" -d "${DUR}s" --net-http "$URL/plain")
 row net/http "$RATE/s one GET, --net-http" "$c" "$r" "$s" "$v" "—"
 NET=$PER
@@ -96,6 +103,9 @@ scenario $((RATE / 5)) 5 0 "$DUR"
 read -r c r s v p < <(measure sessions --scenarios "$W/s.yaml")
 row sessions "$((RATE / 5)) users/s × 5 steps, no think" "$c" "$r" "$s" "$v" "$p"
 SES=$PER
+read -r c r s v p < <(measure sessnet --scenarios "$W/s.yaml" --net-http)
+row "sessions net/http" "the same, --net-http" "$c" "$r" "$s" "$v" "$p"
+SESNET=$PER
 scenario $((RATE / 5)) 5 100ms "$DUR"
 read -r c r s v p < <(measure think --scenarios "$W/s.yaml")
 row think "$((RATE / 5)) users/s × 5 steps, think 100 ms" "$c" "$r" "$s" "$v" "$p"
@@ -106,4 +116,5 @@ scenario 1000 2 60s 10
 read -r c r s v p < <(measure users10k --scenarios "$W/s.yaml" --drain 2s)
 row "10k users" "1000 users/s for 10 s, 2 steps 60 s apart" "$c" "$r" "$s" "$v" "$p"
 echo
-printf 'CPU per 1,000 steps against --net-http at the same rate: sessions %.2f×, with think time %.2f×\n' "$(echo "$SES / $NET" | bc -l)" "$(echo "$THINK / $NET" | bc -l)"
+printf 'CPU per 1,000 steps against the same requests on the same client: sessions %.2f× --no-epoll, with think time %.2f×; on net/http %.2f× --net-http\n' \
+  "$(echo "$SES / $LEAN" | bc -l)" "$(echo "$THINK / $LEAN" | bc -l)" "$(echo "$SESNET / $NET" | bc -l)"

@@ -751,10 +751,17 @@ func (w *worker) doLean(it item) recorder.Record {
 	if w.conn == nil {
 		w.conn = g.takeWarm() // predial.go
 	}
+	v := g.lean.variant(&g.pick, it.seq)
+	if it.step != nil {
+		v = it.step.v // a session's step, serialised as it was made (session.go)
+	}
 	var h heads
-	a, tx, hand, err := g.lean.roundTrip(&w.conn, g.lean.variant(&g.pick, it.seq), it.seq, deadline, stamp, g.since, w.hr, &h)
+	a, tx, hand, err := g.lean.roundTrip(&w.conn, v, it.seq, deadline, stamp, g.since, w.hr, &h)
 	switch {
 	case a.resp != nil:
+		if it.step != nil {
+			it.step.answer(a.resp) // session.go
+		}
 		err = g.response(a.resp, &r, w.shard)
 	default:
 		r.Status = a.status // read by h1.ParseHead, or 0: no response

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,13 +24,23 @@ import (
 // (done − sent) what the server took; send delay (sent − due) how late
 // openload clicked.
 //
-// Steps go through net/http's client (PathNetHTTP): a session's request
-// is made anew from what earlier answers said (values saved, cookies),
-// which the loops' and the lean client's requests, fixed before the run,
-// are not. At most Config.Connections steps are in flight: a step due
+// Steps go through the lean HTTP/1.1 client (PathLean) when every step
+// goes to the run's URL's origin over plain HTTP/1.1 (SameOrigin): each
+// step's request is serialised as it is made (a variant of its own), and
+// its answer read with its whole head, which the session needs for its
+// cookies and saves. Otherwise, and for HTTP/2 and TLS, through
+// net/http's client (PathNetHTTP). Not the event loops: their requests are
+// fixed before the run, a step's is made from what earlier answers said. At most Config.Connections steps are in flight: a step due
 // when all are busy waits for one, and the wait is its send delay, as an
 // open run's request's is. After the last arrival the sessions still
 // walking get Config.Drain to end; one that has not is unfinished.
+
+// SameOrigin is what a SessionSource says when it knows where its steps
+// go: true when every step's URL has u's scheme and host, so that the
+// lean client, which dials u's, can send them.
+type SameOrigin interface {
+	SameOrigin(u *url.URL) bool
+}
 
 // SessionSource makes a run's sessions.
 type SessionSource interface {
@@ -109,6 +120,7 @@ type stepCall struct {
 	req  *http.Request
 	keep bool
 	ans  *Answer
+	v    *variant // on the lean client: req serialised (newStepVariant)
 }
 
 // RunSessions runs s's arrivals as sessions of src and adds one record per
@@ -124,12 +136,19 @@ func RunSessions(ctx context.Context, cfg Config, s schedule.Schedule, src Sessi
 	if err := cfg.check(false); err != nil {
 		return Stats{}, err
 	}
-	// The steps' requests are made at run time: net/http's client.
-	cfg.Lean, cfg.Epoll = false, false
+	// The steps' requests are made at run time: not the event loops; the
+	// lean client when it can reach every step.
+	cfg.Epoll = false
+	if so, ok := src.(SameOrigin); !ok || !so.SameOrigin(cfg.URL) {
+		cfg.Lean = false
+	}
 	var stats Stats
 	g := begin(ctx, cfg, rec, &stats, make(chan item), predialCount(cfg.Connections, s.Expected()))
 	defer g.release()
 	stats.Path, stats.Client = PathNetHTTP, ClientNetHTTP
+	if g.lean != nil {
+		stats.Path, stats.Client = PathLean, ClientLean
+	}
 
 	sr := newSessionRun(g, cfg.Connections)
 	var wg sync.WaitGroup
@@ -307,8 +326,11 @@ func (r *sessionRun) send(w *worker, wk *walker) {
 	if g.drain.Err() != nil {
 		// Due, but never sent: the drain expired first.
 		rec = recorder.Record{Seq: it.seq, Scheduled: it.off, Done: g.since(), Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished}
+	} else if v, err := r.variant(st.Request); err != nil {
+		// Its body could not be had: it never left.
+		rec = recorder.Record{Seq: it.seq, Scheduled: it.off, Done: g.since(), Outcome: recorder.Failed, Kind: recorder.KindOther}
 	} else {
-		it.step = &stepCall{req: st.Request, keep: st.Keep, ans: a}
+		it.step = &stepCall{req: st.Request, keep: st.Keep, ans: a, v: v}
 		g.busyOne()
 		rec = w.attempt(it)
 		g.busy.Add(-1)
@@ -382,6 +404,28 @@ func (q *walkQueue) pump() {
 			return
 		}
 	}
+}
+
+// variant serialises a step's request for the lean client (nil on
+// net/http's). Its answer's head is read whole (not quick): the session
+// takes cookies and values from it.
+func (r *sessionRun) variant(req *http.Request) (*variant, error) {
+	if r.g.lean == nil {
+		return nil, nil
+	}
+	var body []byte
+	if req.GetBody != nil {
+		rc, err := req.GetBody()
+		if err != nil {
+			return nil, err
+		}
+		if body, err = io.ReadAll(rc); err != nil {
+			return nil, err
+		}
+	}
+	v := newVariant(&r.g.cfg, Target{Method: req.Method, URL: req.URL, Header: req.Header, Body: body})
+	v.quick = false
+	return &v, nil
 }
 
 // stepRequest is a session step's request, with the run's context and

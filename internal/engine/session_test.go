@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"testing"
 	"time"
 
@@ -20,6 +21,12 @@ type fixedSessions struct {
 }
 
 func (f fixedSessions) Session(uint64) Session { return &fixedWalk{f: f} }
+
+// leanSessions are fixedSessions that say their steps go to the run's
+// origin: the lean client sends them.
+type leanSessions struct{ fixedSessions }
+
+func (leanSessions) SameOrigin(*url.URL) bool { return true }
 
 type fixedWalk struct {
 	f    fixedSessions
@@ -50,17 +57,29 @@ func (w *fixedWalk) Take(*Answer) error { return nil }
 func TestSessionsTiming(t *testing.T) {
 	srv := newRawServer()
 	defer srv.Close()
+	for _, c := range []struct {
+		src  SessionSource
+		path string
+	}{
+		{fixedSessions{srv.URL, 3, 50 * time.Millisecond}, PathNetHTTP},
+		{leanSessions{fixedSessions{srv.URL, 3, 50 * time.Millisecond}}, PathLean},
+	} {
+		t.Run(c.path, func(t *testing.T) { testSessionsTiming(t, srv.URL, c.src, c.path) })
+	}
+}
+
+func testSessionsTiming(t *testing.T, u string, src SessionSource, path string) {
 	var recs []recorder.Record
-	cfg := Config{URL: mustURL(t, srv.URL), Method: http.MethodGet, Connections: 4, Timeout: 5 * time.Second, Drain: 5 * time.Second,
+	cfg := Config{URL: mustURL(t, u), Method: http.MethodGet, Connections: 4, Timeout: 5 * time.Second, Drain: 5 * time.Second, Lean: true,
 		onRecord: func(r *recorder.Record) { recs = append(recs, *r) }}
 	rec := recorder.New(nil)
 	rec.TrackSessions([]string{"a", "b", "c"})
-	stats, err := RunSessions(context.Background(), cfg, schedule.NewConstant(20, 500*time.Millisecond), fixedSessions{srv.URL, 3, 50 * time.Millisecond}, rec)
+	stats, err := RunSessions(context.Background(), cfg, schedule.NewConstant(20, 500*time.Millisecond), src, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stats.Path != PathNetHTTP || stats.Dispatched != 10 || len(recs) != 30 {
-		t.Fatalf("path %s, %d arrivals, %d records; want net/http, 10 and 30", stats.Path, stats.Dispatched, len(recs))
+	if stats.Path != path || stats.Dispatched != 10 || len(recs) != 30 {
+		t.Fatalf("path %s, %d arrivals, %d records; want %s, 10 and 30", stats.Path, stats.Dispatched, len(recs), path)
 	}
 	bySession := map[uint64][]recorder.Record{}
 	for _, r := range recs {
@@ -89,25 +108,36 @@ func TestSessionsTiming(t *testing.T) {
 	}
 }
 
-// BenchmarkSessionRun is BenchmarkOpenRun's net-http run with its b.N
-// requests as steps: sessions of 10 steps, no think time, arriving at
-// 100,000/s. Against BenchmarkOpenRun/net-http it is what walking steps
-// costs beside sending the same requests (issue 52: within 15 %).
+// BenchmarkSessionRun is BenchmarkOpenRun with its b.N requests as
+// steps: sessions of 10 steps, no think time, arriving at 100,000/s, on
+// net/http's client and on the lean one. Against BenchmarkOpenRun's
+// net-http and lean runs it is what walking steps costs beside sending
+// the same requests (issue 52: within 15 %).
 func BenchmarkSessionRun(b *testing.B) {
 	srv := newRawServer()
 	defer srv.Close()
-	cfg := Config{URL: mustURL(b, srv.URL), Method: http.MethodGet, Connections: 4, Timeout: 5 * time.Second, Drain: 5 * time.Second}
-	rec := recorder.New(nil)
-	rec.TrackSessions([]string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"})
-	n := max(1, b.N/10)
-	b.ReportAllocs()
-	b.ResetTimer()
-	_, err := RunSessions(context.Background(), cfg, schedule.NewConstant(1e5, time.Duration(n)*10*time.Microsecond), fixedSessions{srv.URL, 10, 0}, rec)
-	b.StopTimer()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if c := rec.Counts(); c.Completed != int64(10*n) {
-		b.Fatalf("counts %+v, want %d completed", c, 10*n)
+	for _, c := range []struct {
+		name string
+		src  SessionSource
+	}{
+		{"net-http", fixedSessions{srv.URL, 10, 0}},
+		{"lean", leanSessions{fixedSessions{srv.URL, 10, 0}}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			cfg := Config{URL: mustURL(b, srv.URL), Method: http.MethodGet, Connections: 4, Timeout: 5 * time.Second, Drain: 5 * time.Second, Lean: true}
+			rec := recorder.New(nil)
+			rec.TrackSessions([]string{"1", "2", "3", "4", "5", "6", "7", "8", "9", "10"})
+			n := max(1, b.N/10)
+			b.ReportAllocs()
+			b.ResetTimer()
+			_, err := RunSessions(context.Background(), cfg, schedule.NewConstant(1e5, time.Duration(n)*10*time.Microsecond), c.src, rec)
+			b.StopTimer()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if got := rec.Counts(); got.Completed != int64(10*n) {
+				b.Fatalf("counts %+v, want %d completed", got, 10*n)
+			}
+		})
 	}
 }

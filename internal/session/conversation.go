@@ -99,6 +99,13 @@ func CompileConversations(c ConversationSpec) (*Conversations, error) {
 	return cv, nil
 }
 
+// SameOrigin reports whether the turns go to u's scheme and host
+// (engine.SameOrigin): they all go to the conversation's URL.
+func (cv *Conversations) SameOrigin(u *url.URL) bool {
+	v, err := url.Parse(cv.url)
+	return err == nil && v.Scheme == u.Scheme && v.Host == u.Host
+}
+
 // StepNames are the turns' names: turn1, turn2, …
 func (cv *Conversations) StepNames() []string { return append([]string(nil), cv.names...) }
 

@@ -238,6 +238,29 @@ func resolve(base *url.URL, raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// SameOrigin reports whether every step goes to u's scheme and host
+// (engine.SameOrigin): then the lean client, which dials u's, sends them.
+// A placeholder in a URL's scheme or host says no.
+func (p *Plan) SameOrigin(u *url.URL) bool {
+	for _, st := range p.steps {
+		raw := st.url.String()
+		if i := strings.Index(raw, "{{"); i >= 0 {
+			raw = raw[:i] // what precedes the first placeholder decides
+			if !strings.Contains(raw, "/") {
+				return false // the scheme or host is templated
+			}
+			if strings.Contains(raw, "://") && strings.Count(raw, "/") < 3 {
+				return false // http://{{host}}/…
+			}
+		}
+		v, err := resolve(p.base, raw)
+		if err != nil || v.Scheme != u.Scheme || v.Host != u.Host {
+			return false
+		}
+	}
+	return true
+}
+
 // StepNames are the steps' names, by index (Record.Target).
 func (p *Plan) StepNames() []string { return slices.Clone(p.names) }
 
