@@ -55,12 +55,10 @@ type scenarioFile struct {
 // and modes, which are the whole run's.
 var notInScenario = []string{"output", "log", "hlog", "quiet", "help", "shard", "start-at", "closed", "repeats", "scenarios", "yes"}
 
-// sessionKeys are a scenario's keys that are no flag: its steps (a
-// session run, internal/session) and what its sessions do on a failure.
-var sessionKeys = []string{"steps", "conversation", "on-failure"}
-
-// scenarioSessions is what a scenario says of its sessions; nil steps
-// for a scenario of single requests.
+// scenarioSessions is what a scenario says of its sessions, in the keys
+// that are no flag: its steps (internal/session), its conversation
+// (conversation.go) and on-failure. Neither steps nor a conversation:
+// a scenario of single requests.
 type scenarioSessions struct {
 	steps     []session.StepSpec
 	conv      *conversationYAML // conversation.go
