@@ -483,10 +483,34 @@ type generator struct {
 
 func (g *generator) since() time.Duration { return time.Since(g.start) }
 
-// dispatch walks the schedule: sleep until the next arrival is due, then
-// queue every arrival that is due.
+// dispatch walks the schedule (arrive): each arrival, once due, is
+// queued for the workers.
 func (g *generator) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
 	sh := g.sink.newShard()
+	g.arrive(ctx, s, stats, func(seq uint64, off time.Duration) {
+		if g.busy.Load()+int64(len(g.due)) >= int64(g.cfg.Connections) {
+			g.limitWaited.Add(1)
+		}
+		it := item{seq: seq, off: off}
+		select {
+		case g.due <- it:
+		default:
+			// The queue is full: every worker is busy and thousands wait.
+			// Block until one frees up, unless the drain expires.
+			select {
+			case g.due <- it:
+			case <-g.drain.Done():
+				g.abandon(it, sh)
+			}
+		}
+	})
+}
+
+// arrive walks the schedule: sleep until the next arrival is due, then
+// hand start every arrival that is due, counted as dispatched first (the
+// progress line never shows more requests sent than due). It is the open
+// run's dispatcher (dispatch) and the session run's (session.go).
+func (g *generator) arrive(ctx context.Context, s schedule.Schedule, stats *Stats, start func(seq uint64, off time.Duration)) {
 	sl := newSleeper()
 	defer sl.close()
 	off, ok := s.Next()
@@ -503,24 +527,8 @@ func (g *generator) dispatch(ctx context.Context, s schedule.Schedule, stats *St
 			sl.sleep(min(max(off-now, minSleep), maxSleep))
 			continue
 		}
-		if g.busy.Load()+int64(len(g.due)) >= int64(g.cfg.Connections) {
-			g.limitWaited.Add(1)
-		}
-		it := item{seq: seq, off: off}
-		// Counted before a worker can see it: the progress line never
-		// shows more requests sent than due.
 		g.dispatched.Add(1)
-		select {
-		case g.due <- it:
-		default:
-			// The queue is full: every worker is busy and thousands wait.
-			// Block until one frees up, unless the drain expires.
-			select {
-			case g.due <- it:
-			case <-g.drain.Done():
-				g.abandon(it, sh)
-			}
-		}
+		start(seq, off)
 		off, ok = s.Next()
 		seq = seqOf(s, seq+1)
 	}

@@ -175,31 +175,6 @@ func RunSessions(ctx context.Context, cfg Config, s schedule.Schedule, src Sessi
 	return stats, nil
 }
 
-// arrive walks the schedule as dispatch does, calling start for each
-// arrival when it is due.
-func (g *generator) arrive(ctx context.Context, s schedule.Schedule, stats *Stats, start func(seq uint64, off time.Duration)) {
-	sl := newSleeper()
-	defer sl.close()
-	off, ok := s.Next()
-	seq := seqOf(s, 0)
-	for ok {
-		if ctx.Err() != nil {
-			stats.Interrupted = true
-			stats.ScheduleEnd = g.since()
-			return
-		}
-		if now := g.since(); off > now {
-			sl.sleep(min(max(off-now, minSleep), maxSleep))
-			continue
-		}
-		g.dispatched.Add(1)
-		start(seq, off)
-		off, ok = s.Next()
-		seq = seqOf(s, seq+1)
-	}
-	stats.ScheduleEnd = g.since()
-}
-
 // A session run has no goroutine per session: a session in progress is
 // a walker, which is in one of three places. In the ready queue, its
 // step due; on a worker, which sends the step, hands the answer to the
