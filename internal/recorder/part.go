@@ -74,7 +74,7 @@ func (r *Recorder) TrackTargets(names []string) {
 }
 
 // add counts rec in the part of index i, if it has one.
-func (t *partTallies) add(r *Recorder, i int, rec *Record) {
+func (t *partTallies) add(i int, rec *Record) {
 	if i >= t.n {
 		return
 	}

@@ -163,8 +163,8 @@ func (r *Recorder) Add(rec *Record) error {
 	r.addAttempts(rec)
 	r.addWire(rec)
 	r.addFaults(rec)
-	r.targets.add(r, int(rec.Target), rec) // part.go
-	r.steps.add(r, int(rec.Target), rec)
+	r.targets.add(int(rec.Target), rec) // part.go
+	r.steps.add(int(rec.Target), rec)
 	if rec.Streamed || r.stream != nil || rec.PromptTokens > 0 || rec.AskedTokens > 0 || rec.CachedTokens > 0 {
 		r.streamStats()
 		r.addStream(rec) // stream.go
