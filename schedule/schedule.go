@@ -95,6 +95,10 @@ type Spec struct {
 	// Burstiness is the shape k of Gamma's gaps (> 0): 1 is Poisson, below
 	// 1 burstier, above smoother. Only Gamma takes it.
 	Burstiness float64
+	// Count, with Rate +Inf, is the number of requests of the throughput
+	// probe, all due at offset 0 (AtOnce, atonce.go); 0 otherwise, where
+	// the count is ∫λ dt.
+	Count int64
 }
 
 // Expected is the spec's expected number of arrivals, ∫λ dt over its
@@ -102,6 +106,9 @@ type Spec struct {
 // ramps (Profile.Total). Stages that do not parse expect none: Validate
 // says why.
 func (s Spec) Expected() float64 {
+	if s.IsAtOnce() {
+		return float64(s.Count)
+	}
 	if s.Stages != "" {
 		st, err := ParseStages(s.Stages)
 		if err != nil {
@@ -116,6 +123,12 @@ func (s Spec) Expected() float64 {
 // of Spec. A constant spec must hold at least one arrival (⌊Rate·Duration⌋
 // ≥ 1); a Poisson one may draw none.
 func (s Spec) Validate() error {
+	if s.IsAtOnce() {
+		return s.validateAtOnce() // atonce.go
+	}
+	if s.Count != 0 {
+		return field.Errorf("Count", s.Count, "{Count} applies to {Rate} inf only: with a finite rate the count is {Rate} × {Duration}")
+	}
 	if err := s.validateKind(); err != nil {
 		return err
 	}
@@ -167,6 +180,9 @@ func (s Spec) validateStages() error {
 func New(s Spec) (Schedule, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
+	}
+	if s.IsAtOnce() {
+		return NewAtOnce(s.Count), nil
 	}
 	var st []Stage
 	if s.Stages != "" {
