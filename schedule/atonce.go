@@ -27,15 +27,15 @@ func (s Spec) IsAtOnce() bool { return math.IsInf(s.Rate, 1) }
 func (s Spec) validateAtOnce() error {
 	switch {
 	case s.Count <= 0:
-		return field.Errorf("Rate", s.Rate, "{Rate} must be a finite number, got %v; for the throughput probe (all requests at once) give {Count} too", s.Rate)
+		return field.Errorf("Rate", s.Rate, "{Rate} must be a finite number, got %v; for the throughput probe, every request at once, add {Count} N", s.Rate)
 	case s.Count > MaxArrivals:
 		return field.Errorf("Count", s.Count, "{Count} %d is more than the %d a schedule can hold", s.Count, int64(MaxArrivals))
 	case s.Kind != "" && s.Kind != Constant:
-		return field.Errorf("Kind", s.Kind, "{Rate} %v sends every request at once: {Kind} %s has no gaps to draw", s.Rate, s.Kind)
+		return field.Errorf("Kind", s.Kind, "{Rate} inf sends every request at once: {Kind} %s has no gaps to draw", s.Kind)
 	case s.Stages != "":
-		return field.Errorf("Stages", s.Stages, "{Rate} %v sends every request at once: {Stages} do not apply", s.Rate)
+		return field.Errorf("Stages", s.Stages, "{Rate} inf sends every request at once: {Stages} do not apply")
 	case s.Duration != 0:
-		return field.Errorf("Duration", s.Duration, "{Rate} %v sends every request at once: {Duration} does not apply (the run lasts as long as the server takes), got %v", s.Rate, s.Duration)
+		return field.Errorf("Duration", s.Duration, "{Rate} inf sends every request at once: {Duration} does not apply (the run lasts as long as the server takes), got %v", s.Duration)
 	}
 	return nil
 }

@@ -42,9 +42,9 @@ func TestAtOnceRefused(t *testing.T) {
 		spec Spec
 		want string
 	}{
-		{Spec{Kind: Constant, Rate: inf, Duration: time.Second}, "Rate must be a finite number, got +Inf; for the throughput probe (all requests at once) give Count too"},
-		{Spec{Kind: Constant, Rate: inf}, "give Count"},
-		{Spec{Kind: Constant, Rate: inf, Count: -1}, "give Count"},
+		{Spec{Kind: Constant, Rate: inf, Duration: time.Second}, "Rate must be a finite number, got +Inf; for the throughput probe, every request at once, add Count N"},
+		{Spec{Kind: Constant, Rate: inf}, "add Count N"},
+		{Spec{Kind: Constant, Rate: inf, Count: -1}, "add Count N"},
 		{Spec{Kind: Constant, Rate: inf, Count: 16, Duration: time.Second}, "Duration does not apply"},
 		{Spec{Kind: Poisson, Rate: inf, Count: 16}, "Kind poisson has no gaps to draw"},
 		{Spec{Kind: Constant, Rate: inf, Count: 16, Stages: "1s:10"}, "Stages do not apply"},

@@ -181,6 +181,9 @@ func scheduleCount(res *result.Result) Finding {
 	if res.Config.Arrival == schedule.Replay {
 		return replayCount(res)
 	}
+	if atOnce(res) {
+		return atOnceCount(res) // atonce.go
+	}
 	p, ok := schedule.Lookup(res.Config.Arrival)
 	if !ok {
 		// A result that names no process the table holds (one written
@@ -338,6 +341,9 @@ func timeline(res *result.Result, opt Options) []Finding {
 			ranges(empty))
 	}
 	out = append(out, f)
+	if atOnce(res) {
+		return append(out, atOnceDips(res)) // atonce.go
+	}
 	d := Finding{Check: "send dips", Severity: Pass,
 		Message: fmt.Sprintf("no second sent under %.0f %% of its schedule", opt.DipRatio*100)}
 	if len(dips) > 0 {
@@ -407,6 +413,9 @@ func sendDelay(res *result.Result, opt Options) Finding {
 		f.Message = fmt.Sprintf("p99 %s ≤ %s: requests left on schedule", fmtMs(p99), fmtMs(budget))
 		return f
 	}
+	if atOnce(res) && res.Limit.Waited > 0 {
+		return atOnceSendDelay(res) // atonce.go
+	}
 	f.Severity = Warn
 	f.Message = fmt.Sprintf("p99 %s > %s: requests left late", fmtMs(p99), fmtMs(budget))
 	if lateSeconds(res) > 0 {
@@ -427,6 +436,9 @@ func limit(res *result.Result) Finding {
 	if res.Closed() {
 		return Finding{Check: "connection limit", Severity: Pass,
 			Message: fmt.Sprintf("closed loop: %s, each waiting for its response before sending again (max %d in flight)", users(res.Config.Users), l.MaxInFlight)}
+	}
+	if atOnce(res) && l.Waited > 0 {
+		return atOnceLimit(res) // atonce.go
 	}
 	if l.Waited == 0 {
 		return Finding{Check: "connection limit", Severity: Pass,

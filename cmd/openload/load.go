@@ -81,8 +81,9 @@ func boundLoadFlags(o *loadOptions) (*pflag.FlagSet, scopeBindings) {
 	r := &o.run
 	inGroup(fs, groupLoad, func() {
 		// --rate is the --expect-* model's λ too.
-		fs.Float64VarP(&r.Schedule.Rate, bs.in(expectFields).bind(b.bind("rate", "Schedule.Rate"), "Rate"), "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed)")
+		fs.Float64VarP(&r.Schedule.Rate, bs.in(expectFields).bind(b.bind("rate", "Schedule.Rate"), "Rate"), "r", 0, "requests per second for the whole run (required, > 0, unless --arrivals; optional with --closed); inf with --requests: all at once")
 		fs.DurationVarP(&r.Schedule.Duration, b.bind("duration", "Schedule.Duration"), "d", 10*time.Second, "length of the schedule (with --arrivals: the file's span)")
+		fs.Int64VarP(&r.Schedule.Count, b.bind("requests", "Schedule.Count"), "n", 0, "with --rate inf: send this many requests at once, bounded by -c (the throughput probe, as vLLM's --request-rate inf); the wait for a connection is their send delay")
 		fs.StringVar(&r.Schedule.Kind, b.bind("arrival", "Schedule.Kind"), schedule.Constant, "") // usage below: arrivalUsage
 		fs.Uint64Var(&r.Schedule.Seed, b.bind("seed", "Schedule.Seed", "Retry.Seed", "BodySeed", "TargetSeed"), 1, seedUsage())
 		o.stages.flags(fs, b, &r.Schedule, &r.Warmup)
@@ -245,6 +246,9 @@ func (o *loadOptions) validateSchedule(fs *pflag.FlagSet) error {
 	case fs.Changed("think") && !r.Closed:
 		return errors.New("--think applies to --closed runs only: an open schedule does not wait for responses")
 	}
+	if err := o.validateAtOnce(fs); err != nil {
+		return err
+	}
 	if rated {
 		// Checked now, as typed, whatever the mode: with --closed a rate
 		// of 0 would otherwise mean unpaced.
@@ -255,10 +259,32 @@ func (o *loadOptions) validateSchedule(fs *pflag.FlagSet) error {
 			if staged {
 				return fmt.Errorf("--stages %s: ∫λ dt = %.0f requests is more than %d: add --yes if you mean it", o.stages.stages, n, maxRequests)
 			}
+			if r.Schedule.IsAtOnce() {
+				return fmt.Errorf("--requests %d is more than %d: add --yes if you mean it", r.Schedule.Count, maxRequests)
+			}
 			return fmt.Errorf("--rate %v × --duration %v = %.0f requests is more than %d: add --yes if you mean it",
 				r.Schedule.Rate, r.Schedule.Duration, n, maxRequests)
 		}
 	}
+	return nil
+}
+
+// validateAtOnce checks the throughput probe's flags (--rate inf with
+// --requests N) and clears the default --duration it does not take: the
+// run lasts as long as the server takes to answer N. Without --requests,
+// schedule.Spec refuses +Inf and says to add it.
+func (o *loadOptions) validateAtOnce(fs *pflag.FlagSet) error {
+	r := &o.run
+	if !r.Schedule.IsAtOnce() || !fs.Changed("requests") {
+		return nil
+	}
+	switch {
+	case fs.Changed("duration"):
+		return fmt.Errorf("--duration does not apply to --rate inf: the run is --requests %d at once and lasts as long as the server takes (bound it with --drain)", r.Schedule.Count)
+	case r.Closed:
+		return errors.New("--rate inf sends every request at once: --closed paces its users to a finite --rate, or to none")
+	}
+	r.Schedule.Duration = 0
 	return nil
 }
 

@@ -304,6 +304,11 @@ func (o *Options) resultConfig(sched string) result.Config {
 		if st, err := schedule.ParseStages(o.Schedule.Stages); o.Schedule.Stages != "" && err == nil {
 			c.Stages = schedule.FormatStages(st)
 		}
+		if o.Schedule.IsAtOnce() {
+			// JSON holds no +Inf: the probe is rate 0 of arrival "inf",
+			// its count the result's expected count.
+			c.Rate, c.Arrival = 0, schedule.AtOnce
+		}
 		return c
 	}
 	c.Mode = result.ModeClosed

@@ -15,6 +15,7 @@ package report
 
 import (
 	"github.com/openload/openload/result"
+	"github.com/openload/openload/schedule"
 
 	"fmt"
 	"io"
@@ -270,6 +271,10 @@ func Text(w io.Writer, res *result.Result) error {
 		// The schedule's rate is the sessions'; the requests are their
 		// steps, several to a session.
 		fmt.Fprintf(w, "rate     sent %.1f/s, the sessions' steps (sessions %s) · run took %.2f s\n", res.SendRate, SessionRate(res), res.Elapsed)
+	case res.Config.Arrival == schedule.AtOnce && !res.Closed():
+		// The probe's rate is what the server answered: there is no
+		// schedule's rate to send at.
+		fmt.Fprintf(w, "rate     all %d at once (rate inf), bounded by %d connections · completed %s/s · run took %.2f s\n", res.Counts.Scheduled, res.Limit.Connections, count(completedRate(res)), res.Elapsed)
 	case res.Config.Stages != "":
 		fmt.Fprintf(w, "rate     sent %.1f/s (scheduled ∫λ dt ÷ duration = %s/s, stages %s) · run took %.2f s\n", res.SendRate, count(meanRate(res)), res.Config.Stages, res.Elapsed)
 	case !res.Closed():
@@ -423,4 +428,13 @@ func leftFirst(n int) tw.Alignment {
 	}
 	a[0] = tw.AlignLeft
 	return a
+}
+
+// completedRate is the requests completed per second of the run: a
+// throughput probe's measure of the server.
+func completedRate(res *result.Result) float64 {
+	if res.Elapsed <= 0 {
+		return 0
+	}
+	return float64(res.Counts.Completed) / res.Elapsed
 }
