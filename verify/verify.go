@@ -165,15 +165,18 @@ func scheduleCount(res *result.Result) Finding {
 	if res.Closed() {
 		return closedSchedule(res)
 	}
+	if len(res.Scenarios) > 0 {
+		// Each scenario's own check says what it scheduled, an
+		// interrupted one too: the whole's expected count adds users of
+		// session scenarios to requests of the others.
+		return scenariosCount(res) // scenario.go
+	}
 	c := res.Counts
 	f := Finding{Check: "schedule"}
 	if res.Interrupted {
 		f.Severity = Warn
 		f.Message = fmt.Sprintf("run interrupted: %d of the %s expected requests were scheduled before the stop", c.Scheduled, fmtCount(c.Expected))
 		return f
-	}
-	if len(res.Scenarios) > 0 {
-		return scenariosCount(res) // scenario.go
 	}
 	if f, ok := shardCount(res); ok { // shard.go
 		return f
