@@ -91,6 +91,10 @@ type Request struct {
 	// taken how (in turn, or drawn by weight and seed), and the values
 	// file of its {{csv.…}} placeholders.
 	Targets string `json:"targets,omitempty"`
+	// Connections says why openload chose the connection limit
+	// (Config.Connections) when none was given: a model server's
+	// answers, sized from the schedule and the timeout.
+	Connections string `json:"connections,omitempty"`
 }
 
 // ModeClosed marks a closed-loop run in Config.Mode.

@@ -447,6 +447,10 @@ func limit(res *result.Result) Finding {
 		return Finding{Check: "connection limit", Severity: Pass,
 			Message: fmt.Sprintf("never bound (max %d in flight of %d)", l.MaxInFlight, l.Connections)}
 	}
+	if text, ok := StreamLimit(res); ok { // streamlimit.go
+		return Finding{Check: "connection limit", Severity: Warn,
+			Message: fmt.Sprintf("bound: all %d connections busy, streaming answers: %s", l.Connections, text)}
+	}
 	return Finding{Check: "connection limit", Severity: Warn,
 		Message: fmt.Sprintf("bound: %d of %d requests found all %d connections busy and waited inside openload (counted as send delay)",
 			l.Waited, res.Counts.Scheduled, l.Connections)}

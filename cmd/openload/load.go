@@ -89,7 +89,7 @@ func boundLoadFlags(o *loadOptions) (*pflag.FlagSet, scopeBindings) {
 		o.stages.flags(fs, b, &r.Schedule, &r.Warmup)
 		o.replay.scheduleFlags(fs, b, bs.in(replayFields))
 		o.shard.flags(fs, b) // shardflags.go
-		fs.IntVarP(&r.Connections, b.bind("connections", "Connections"), "c", 64, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users)")
+		fs.IntVarP(&r.Connections, b.bind("connections", "Connections"), "c", defaultConnections, "upper bound on connections and requests in flight; waiting for one is send delay (with --closed: the number of users; without -c, a model server's answers get enough for one --timeout at the peak rate)")
 		fs.BoolVar(&r.Closed, b.bind("closed", "Closed"), false, "closed loop, to see what closed-loop tools report: -c users each send, wait for the response, send again; with --rate, paced to it, skipping the slots missed while waiting")
 		fs.DurationVar(&r.Think, b.bind("think", "Think"), 0, "with --closed: pause after each response before the user sends again")
 		fs.DurationVar(&r.Drain, b.bind("drain", "Drain"), 10*time.Second, "how long to wait for in-flight requests after the last scheduled send")
@@ -219,6 +219,7 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 	if err := o.validateTarget(fs); err != nil {
 		return err
 	}
+	o.chooseConnections(fs) // conns.go
 	r.Lean, r.Epoll = o.proto.lean(), o.proto.epoll()
 	r.AutoHeaders = o.auto.headers(fs)
 	if err := r.Validate(); err != nil {

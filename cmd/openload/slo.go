@@ -92,4 +92,5 @@ var hintFlags = strings.NewReplacer(
 	"skip certificate verification", "add --insecure to skip certificate verification",
 	"(without h2c)", "(without --h2c)",
 	"with its h2c switch", "with --h2c",
+	"raise the connection limit", "raise -c", // verify.StreamLimit
 )

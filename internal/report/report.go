@@ -167,6 +167,9 @@ func Text(w io.Writer, res *result.Result) error {
 		fmt.Fprintln(w, StubLine(cfg))
 	}
 	limits := fmt.Sprintf("connections ≤ %d", cfg.Connections)
+	if q := cfg.Request; q != nil && q.Connections != "" {
+		limits += " (" + q.Connections + ")"
+	}
 	if res.Closed() {
 		limits = fmt.Sprintf("closed loop: %s, each sends, waits for its response, sends again", users(cfg.Users))
 		if cfg.Think != "" {

@@ -24,7 +24,8 @@ func (l Line) String() string {
 }
 
 // VerdictLines are the verdict of res: the result line, a hint line per
-// hint when the target failed, and, when an objective of the user's was
+// hint when the target failed, a hint line when the connection limit of
+// a streamed run bound (verify.StreamLimit), and, when an objective of the user's was
 // not met, the objectives' line; the line that decided the exit code ends
 // in "(exit N)" when exit is not 0.
 func VerdictLines(res *result.Result, exit int) []Line {
@@ -43,6 +44,12 @@ func VerdictLines(res *result.Result, exit int) []Line {
 		for _, h := range TargetHints(res) {
 			lines = append(lines, Line{"hint", h})
 		}
+	}
+	if text, ok := verify.StreamLimit(res); ok {
+		// Said on its own line: a valid run's verdict names only the
+		// check, and this wait is the one a model-server user misreads
+		// as the server's TTFT.
+		lines = append(lines, Line{"hint", fmt.Sprintf("the limit of %d connections bound: %s", res.Limit.Connections, text)})
 	}
 	if verify.UserBreached(res) {
 		var nodata []string
