@@ -27,6 +27,8 @@ type promptOptions struct {
 	turns        string
 	ignoreEOS    bool
 	count        int
+	prefixTokens int        // --prefix-tokens: shared prefixes' length, 0 for none
+	prefixCount  int        // --prefix-count: their number
 	grammar      prompt.API // of the bodies made (validate)
 }
 
@@ -35,12 +37,14 @@ type promptOptions struct {
 const maxPrompts = 10_000
 
 func (p *promptOptions) flags(fs *pflag.FlagSet) {
-	fs.StringVar(&p.promptTokens, "prompt-tokens", "", "generate bodies whose prompts hold `N[,spread]` tokens (cl100k_base), lengths uniform in N·(1±spread) as vLLM's --random-range-ratio; implies --stream")
+	fs.StringVar(&p.promptTokens, "prompt-tokens", "", "generate bodies whose prompts hold `N[,spread]` tokens (cl100k_base), lengths uniform in N·(1±spread) as vLLM's --random-range-ratio (with --prefix-tokens: the unique suffix after the shared prefix); implies --stream")
 	fs.StringVar(&p.outputTokens, "output-tokens", "", "with --prompt-tokens or --dataset: each body asks for `M[,spread]` output tokens (max_tokens or the API's name for it)")
 	fs.StringVar(&p.api, "api", "", "`NAME` of the body grammar of generated prompts: "+strings.Join(prompt.APINames(), ", ")+" (default: from the URL's path)")
 	fs.StringVar(&p.dataset, "dataset", "", "prompts from a ShareGPT-format JSON `file`: a list of {\"conversations\": [{\"from\": \"human\", \"value\": …}, {\"from\": \"gpt\", …}]}; an answer's length is the max tokens asked")
 	fs.StringVar(&p.turns, "dataset-turns", "first", "with --dataset, which turns: `first` (vLLM's reading: each entry's first turn) or every (each human turn an answer follows, with the conversation before it)")
 	fs.BoolVar(&p.ignoreEOS, "ignore-eos", true, "with --output-tokens: ask the server to ignore the end of sequence so answers reach M (ignore_eos; vLLM and llama.cpp have it); =false: let the model stop")
+	fs.IntVar(&p.prefixTokens, "prefix-tokens", 0, "with --prompt-tokens: begin every prompt with one of --prefix-count shared prefixes of `P` tokens, drawn by the seed and the request's index, as vLLM's prefix_repetition (prefix_len) and GuideLLM's prefix_tokens, to load a prefix cache")
+	fs.IntVar(&p.prefixCount, "prefix-count", 1, "with --prefix-tokens: `K` distinct shared prefixes, each prompt's drawn uniformly (vLLM's num_prefixes, GuideLLM's prefix_count)")
 	fs.IntVar(&p.count, "prompt-count", 0, "`N` distinct bodies to make (default: one per request of the run, at most 10,000; requests beyond take them again in turn)")
 }
 
@@ -57,6 +61,9 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		if fs.Changed(name) && !p.made() {
 			return fmt.Errorf("--%s applies to generated prompts: give --prompt-tokens or --dataset", name)
 		}
+	}
+	if err := p.validatePrefix(fs); err != nil {
+		return err
 	}
 	switch {
 	case fs.Changed("prompt-tokens") && p.promptTokens == "":
@@ -82,6 +89,9 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	} else {
 		bodies, err = prompt.Generate(spec)
 		what = fmt.Sprintf("%d generated %s prompts of %s tokens", len(bodies), spec.API, lengthText(spec.Prompt))
+		if spec.PrefixTokens > 0 {
+			what = fmt.Sprintf("%d generated %s prompts: %d shared prefixes of %d tokens + suffixes of %s tokens", len(bodies), spec.API, spec.Prefixes, spec.PrefixTokens, lengthText(spec.Prompt))
+		}
 	}
 	if err != nil {
 		return err
@@ -105,10 +115,31 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	return nil
 }
 
+// validatePrefix checks --prefix-tokens and --prefix-count: shared
+// prefixes go before generated prompts only (a dataset's are its own).
+func (p *promptOptions) validatePrefix(fs *pflag.FlagSet) error {
+	switch {
+	case !fs.Changed("prefix-tokens") && fs.Changed("prefix-count"):
+		return errors.New("--prefix-count needs --prefix-tokens: the length of the shared prefixes")
+	case !fs.Changed("prefix-tokens"):
+		return nil
+	case p.promptTokens == "":
+		return errors.New("--prefix-tokens applies to --prompt-tokens: the shared prefix goes before each generated prompt")
+	case p.prefixTokens < 1:
+		return fmt.Errorf("--prefix-tokens must be at least 1, got %d", p.prefixTokens)
+	case p.prefixCount < 1:
+		return fmt.Errorf("--prefix-count must be at least 1, got %d", p.prefixCount)
+	}
+	return nil
+}
+
 // spec is what the flags ask internal/prompt for.
 func (p *promptOptions) spec(fs *pflag.FlagSet, o *loadOptions) (prompt.Spec, error) {
 	r := &o.run
 	s := prompt.Spec{Seed: r.Schedule.Seed, Count: p.count}
+	if p.prefixTokens > 0 {
+		s.PrefixTokens, s.Prefixes = p.prefixTokens, p.prefixCount
+	}
 	if o.bodies.model != modelAuto { // auto: asked of the target once it is known (loadOptions.prepare)
 		s.Model = o.bodies.model // the grammar decides whether its bodies carry it
 	}

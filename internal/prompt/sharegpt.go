@@ -82,6 +82,9 @@ func ReadShareGPT(r io.Reader, s Spec, turns Turns) (bodies []Body, skipped int,
 	if s.Prompt != (Length{}) {
 		return nil, 0, errors.New("a ShareGPT file gives its own prompts: the prompt length must not be set")
 	}
+	if s.PrefixTokens > 0 {
+		return nil, 0, errors.New("a ShareGPT file gives its own prompts: shared prefixes are for generated ones")
+	}
 	if turns != FirstTurn && turns != EveryTurn {
 		return nil, 0, fmt.Errorf("unknown turns %d", int(turns))
 	}
