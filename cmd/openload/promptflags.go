@@ -110,6 +110,9 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	if spec.IgnoreEOS {
 		what += ", ignore_eos"
 	}
+	if k := spec.Extra.Keys(); len(k) > 0 {
+		what += ", extra fields " + strings.Join(k, ", ")
+	}
 	note(r).Prompts = what + " (tokens counted with cl100k_base)"
 	o.bodies.json = true
 	return nil
@@ -162,6 +165,9 @@ func (p *promptOptions) spec(fs *pflag.FlagSet, o *loadOptions) (prompt.Spec, er
 		}
 	default:
 		s.API = prompt.Chat // the built-in stub's (resolve sets the path)
+	}
+	if s.Extra, err = o.bodies.extraBody(s.API); err != nil {
+		return s, err
 	}
 	if p.promptTokens != "" {
 		if s.Prompt, err = prompt.ParseLength(p.promptTokens); err != nil {

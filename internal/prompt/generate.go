@@ -33,6 +33,9 @@ type Spec struct {
 	// GuideLLM's prefix_tokens and prefix_count. Generate only.
 	PrefixTokens int
 	Prefixes     int
+	// Extra's members go into every body after the grammar's own fields,
+	// none of which it may set (API.Clash).
+	Extra Extra
 }
 
 // Body is one request body and the counts it was made with.
@@ -62,6 +65,9 @@ func (s Spec) validate() error {
 	}
 	if s.Count < 0 {
 		return fmt.Errorf("count must not be negative, got %d", s.Count)
+	}
+	if k, ok := s.API.Clash(s.Extra); ok {
+		return fmt.Errorf("extra field %q is the %s body's own", k, s.API)
 	}
 	switch {
 	case s.PrefixTokens < 0 || s.Prefixes < 0:
@@ -119,7 +125,7 @@ func Generate(s Spec) ([]Body, error) {
 			b.WriteByte(' ')
 		}
 		writeText(&b, indexRand(s.Seed, uint64(i), tagWords), n)
-		js, err := s.API.body(s.Model, []Message{{Role: "user", Content: b.String()}}, m, s.IgnoreEOS)
+		js, err := s.API.body(s.Model, []Message{{Role: "user", Content: b.String()}}, m, s.IgnoreEOS, s.Extra)
 		if err != nil {
 			return nil, err
 		}

@@ -279,7 +279,7 @@ func TestBodies(t *testing.T) {
 		{TGI, "m", 8, false, `{"inputs":"a <b> & \"c\"","parameters":{"max_new_tokens":8,"details":true},"stream":true}`},
 		{LlamaCpp, "m", 8, true, `{"model":"m","prompt":"a <b> & \"c\"","n_predict":8,"stream":true,"ignore_eos":true}`},
 	} {
-		got, err := tc.api.body(tc.model, msgs, tc.max, tc.ignoreEOS)
+		got, err := tc.api.body(tc.model, msgs, tc.max, tc.ignoreEOS, Extra{})
 		if err != nil || string(got) != tc.want {
 			t.Errorf("%s body:\n got %s, %v\nwant %s", tc.api, got, err, tc.want)
 		}

@@ -223,7 +223,7 @@ func (s Spec) firstTurn(msgs []Message, i int) ([]Body, int, error) {
 		return nil, 1, nil
 	}
 	user := Message{Role: "user", Content: msgs[0].Content}
-	js, err := s.API.body(s.Model, []Message{user}, m, s.IgnoreEOS)
+	js, err := s.API.body(s.Model, []Message{user}, m, s.IgnoreEOS, s.Extra)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -251,7 +251,7 @@ func (s Spec) everyTurn(msgs []Message, i int) ([]Body, int, error) {
 		if s.API.chat() {
 			conv, p = msgs[:k+1], history+here
 		}
-		js, err := s.API.body(s.Model, conv, m, s.IgnoreEOS)
+		js, err := s.API.body(s.Model, conv, m, s.IgnoreEOS, s.Extra)
 		if err != nil {
 			return nil, 0, err
 		}
