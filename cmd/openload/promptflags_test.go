@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -220,5 +221,54 @@ func TestPrefixSharedCache(t *testing.T) {
 	t.Logf("TTFT p50 from send: shared prefixes %.2f ms (%d of 40 cached), none %.2f ms", ps, hits, pp)
 	if ps >= pp/2 {
 		t.Errorf("TTFT p50 from send with shared prefixes %.2f ms, without %.2f ms: want under half", ps, pp)
+	}
+}
+
+// TestDatasetOrderShuffle: --dataset-order shuffle sends the dataset's
+// bodies shuffled by the seed, every pass a permutation of them (each
+// once), the same seed the same order; file order is the file's.
+func TestDatasetOrderShuffle(t *testing.T) {
+	send := func(args ...string) []string {
+		var got seen
+		srv := got.server(t, "")
+		runCLI(append([]string{"-rate", "20", "-d", "1s", "-c", "1", "-q", "--dataset", "../../internal/prompt/testdata/sharegpt.json"}, append(args, srv.URL+"/v1/completions")...)...)
+		_, bodies, _ := got.read()
+		if len(bodies) != 20 {
+			t.Fatalf("%v: %d bodies sent, want 20", args, len(bodies))
+		}
+		return bodies
+	}
+	file := send()
+	distinct := map[string]bool{}
+	for _, b := range file {
+		distinct[b] = true
+	}
+	m := len(distinct)
+	if m < 3 || !slices.Equal(file[:m], file[m:2*m]) {
+		t.Fatalf("file order: %d distinct bodies, taken in turn: %q", m, file)
+	}
+	a, b := send("--dataset-order", "shuffle", "--seed", "3"), send("--dataset-order", "shuffle", "--seed", "3")
+	if !slices.Equal(a, b) {
+		t.Error("the same seed sent another order")
+	}
+	if slices.Equal(a, file) {
+		t.Error("shuffled as the file is")
+	}
+	for p := 0; p < len(a); p += m {
+		pass := map[string]bool{}
+		for _, body := range a[p:min(len(a), p+m)] {
+			if pass[body] || !distinct[body] {
+				t.Fatalf("pass at %d: a body twice, or not the file's: %q", p, a)
+			}
+			pass[body] = true
+		}
+	}
+	code, _, stderr := runCLI("-rate", "10", "-d", "1s", "--prompt-tokens", "5", "--dataset-order", "shuffle", "http://127.0.0.1:1/v1/completions")
+	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.Contains(first, "--dataset-order applies to --dataset") {
+		t.Errorf("exit %d, %q", code, first)
+	}
+	code, _, stderr = runCLI("-rate", "10", "-d", "1s", "--dataset", "x.json", "--dataset-order", "random", "http://127.0.0.1:1/v1/completions")
+	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.Contains(first, `--dataset-order "random": want file or shuffle`) {
+		t.Errorf("exit %d, %q", code, first)
 	}
 }

@@ -177,6 +177,7 @@ const (
 	tagWords       = "prompt words    "
 	tagPrefix      = "prompt prefix k " // which shared prefix body i takes
 	tagPrefixWords = "prompt prefix wd" // shared prefix k's words
+	tagShuffle     = "dataset shuffle " // pass p's permutation (ShuffleOrder)
 )
 
 // indexRand returns stream tag of index i under seed: ChaCha8 keyed by
