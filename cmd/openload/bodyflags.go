@@ -66,6 +66,8 @@ func (b *bodyOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	b.json = b.json || jsonBody(o.body, o.bodyFile)
 	switch {
 	case b.extra == "" && !fs.Changed("extra-body"):
+	case b.extra == "":
+		return errors.New("--extra-body needs a JSON object, e.g. '{\"temperature\":0}'")
 	case o.body != "" || o.bodyFile != "":
 		return errors.New("--extra-body merges into the bodies openload makes: --body and --body-file are your whole body, put the fields in it")
 	case !o.prompts.made() && !b.conversation:

@@ -254,6 +254,7 @@ func TestExtraBodyErrors(t *testing.T) {
 		{[]string{"--prompt-tokens", "5", "--extra-body", `{"a":1,"a":2}`, u}, `--extra-body: "a" is given twice`},
 		{[]string{"--body", `{"a":1}`, "--extra-body", `{"b":2}`, u}, "--body and --body-file are your whole body"},
 		{[]string{"--extra-body", `{"b":2}`, u}, "--extra-body applies to the bodies openload makes"},
+		{[]string{"--prompt-tokens", "5", "--extra-body", "", u}, "--extra-body needs a JSON object"},
 	} {
 		code, _, stderr := runCLI(append([]string{"-rate", "10", "-d", "1s"}, c.args...)...)
 		first, _, _ := strings.Cut(stderr, "\n")
