@@ -29,13 +29,19 @@ import (
 // the target's /v1/models for it (--model auto, as GuideLLM does).
 type bodyOptions struct {
 	model string
-	json  bool // every body is JSON
+	json  bool   // every body is JSON
+	extra string // --extra-body: a JSON object merged into the bodies openload makes
+	// conversation is set by a scenario whose sessions are a
+	// conversation, whose turns are bodies openload makes too
+	// (conversation.go), known before validate.
+	conversation bool
 }
 
 // modelAuto is --model's value that asks the target.
 const modelAuto = "auto"
 
 func (b *bodyOptions) flags(fs *pflag.FlagSet) {
+	fs.StringVar(&b.extra, "extra-body", "", "merge the `JSON` object into every body openload makes (--prompt-tokens, --dataset, a scenario's conversation), after its own fields, in the order given, as vLLM's --extra-body: sampling parameters, min_tokens, chat_template_kwargs; openload's own fields (model, the prompt, the max tokens, stream, stream_options, ignore_eos) are refused")
 	fs.StringVar(&b.model, "model", "", "name the model `NAME` in every body whose API has a model field (generated prompts: not TGI's native /generate; your JSON bodies: their \"model\" member); 'auto': the first id of the target's GET /v1/models, asked once before the run")
 }
 
@@ -58,6 +64,15 @@ func jsonBody(body, bodyFile string) bool {
 func (b *bodyOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	r := &o.run
 	b.json = b.json || jsonBody(o.body, o.bodyFile)
+	switch {
+	case b.extra == "" && !fs.Changed("extra-body"):
+	case b.extra == "":
+		return errors.New("--extra-body needs a JSON object, e.g. '{\"temperature\":0}'")
+	case o.body != "" || o.bodyFile != "":
+		return errors.New("--extra-body merges into the bodies openload makes: --body and --body-file are your whole body, put the fields in it")
+	case !o.prompts.made() && !b.conversation:
+		return errors.New("--extra-body applies to the bodies openload makes: give --prompt-tokens, --dataset or a scenario's conversation")
+	}
 	if fs.Changed("model") && b.model == "" {
 		return errors.New("--model needs a NAME, or 'auto' to ask the target's /v1/models")
 	}
@@ -77,6 +92,38 @@ func (b *bodyOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		o.noteModel(r, b.model, "")
 	}
 	return nil
+}
+
+// ownFieldWhy says, by field, why --extra-body may not set one of the
+// grammar's own fields (prompt.API.Clash).
+var ownFieldWhy = map[string]string{
+	"model":                 "--model sets it",
+	"messages":              "the prompt is the one openload makes",
+	"prompt":                "the prompt is the one openload makes",
+	"inputs":                "the prompt is the one openload makes",
+	"max_tokens":            "--output-tokens sets the max tokens",
+	"max_completion_tokens": "--output-tokens sets the max tokens (as max_tokens)",
+	"n_predict":             "--output-tokens sets the max tokens",
+	"options":               "it holds the max tokens (num_predict, --output-tokens); options inside it are not merged",
+	"parameters":            "it holds the max tokens (max_new_tokens, --output-tokens); parameters inside it are not merged",
+	"stream":                "openload streams every body it makes, to time the tokens",
+	"stream_options":        "openload asks for the usage, to count the tokens",
+	"ignore_eos":            "--ignore-eos sets it",
+}
+
+// extraBody reads --extra-body for bodies of api: empty without it.
+func (b *bodyOptions) extraBody(api prompt.API) (prompt.Extra, error) {
+	if b.extra == "" {
+		return prompt.Extra{}, nil
+	}
+	e, err := prompt.ParseExtra([]byte(b.extra))
+	if err != nil {
+		return e, fmt.Errorf("--extra-body: %v", err)
+	}
+	if k, ok := api.Clash(e); ok {
+		return e, fmt.Errorf("--extra-body: %q is openload's own field: %s", k, ownFieldWhy[k])
+	}
+	return e, nil
 }
 
 // note returns r's request note, made when first needed.

@@ -196,3 +196,70 @@ func TestModelFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestExtraBody: --extra-body's members follow openload's own fields in
+// every body it makes, generated, a dataset's and a conversation's turns,
+// in the order given; the result notes them.
+func TestExtraBody(t *testing.T) {
+	var got seen
+	srv := got.server(t, "")
+	dir := t.TempDir()
+	const extra = `{"temperature": 0, "chat_template_kwargs": {"enable_thinking": false}, "min_tokens": 2}`
+	const tail = `,"ignore_eos":true,"temperature":0,"chat_template_kwargs":{"enable_thinking":false},"min_tokens":2}`
+	out := filepath.Join(dir, "r.json")
+	runCLI("-rate", "10", "-d", "200ms", "-q", "-o", out, "--prompt-tokens", "3", "--output-tokens", "4", "--extra-body", extra, srv.URL+"/v1/completions")
+	runCLI("-rate", "10", "-d", "200ms", "-q", "--dataset", "../../internal/prompt/testdata/sharegpt.json", "--output-tokens", "4", "--extra-body", extra, srv.URL+"/v1/chat/completions")
+	file := writeFile(t, dir, "chat.yaml", `scenarios:
+  - name: chat
+    rate: 5
+    url: `+srv.URL+`/v1/chat/completions
+    extra-body: '{"temperature": 0, "chat_template_kwargs": {"enable_thinking": false}, "min_tokens": 2}'
+    conversation:
+      turns: 2
+      user-tokens: 3
+      output-tokens: 4
+      ignore-eos: true
+`)
+	runCLI("--scenarios", file, "-d", "200ms", "-q")
+	_, bodies, _ := got.read()
+	// 2 generated, 2 of the dataset, then the conversation's turns (as
+	// many as the scripted server's empty answers let through).
+	if len(bodies) < 5 || !strings.Contains(bodies[4], `"messages":[{"role":"user"`) {
+		t.Fatalf("%d bodies, want 2 generated, 2 of the dataset and a conversation's: %q", len(bodies), bodies)
+	}
+	for i, b := range bodies {
+		if !strings.HasSuffix(b, `"max_tokens":4,"stream":true,"stream_options":{"include_usage":true}`+tail) {
+			t.Errorf("body %d: %s, want it to end %s", i, b, tail)
+		}
+	}
+	if q := readResult(t, out).Config.Request; q == nil || !strings.HasSuffix(q.Prompts, "ignore_eos, extra fields temperature, chat_template_kwargs, min_tokens (tokens counted with cl100k_base)") {
+		t.Errorf("request note %+v", q)
+	}
+}
+
+// TestExtraBodyErrors: a clash with openload's own fields is refused
+// before the run, naming the field, and so are a user's whole body and
+// no body made.
+func TestExtraBodyErrors(t *testing.T) {
+	const u = "http://127.0.0.1:1/v1/chat/completions"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--prompt-tokens", "5", "--extra-body", `{"stream":false}`, u}, `--extra-body: "stream" is openload's own field: openload streams every body it makes`},
+		{[]string{"--prompt-tokens", "5", "--extra-body", `{"temperature":0,"max_tokens":3}`, u}, `--extra-body: "max_tokens" is openload's own field: --output-tokens`},
+		{[]string{"--prompt-tokens", "5", "--extra-body", `{"model":"x"}`, u}, `--extra-body: "model" is openload's own field: --model sets it`},
+		{[]string{"--prompt-tokens", "5", "--api", "tgi", "--extra-body", `{"parameters":{"top_k":3}}`, "http://127.0.0.1:1/generate"}, `--extra-body: "parameters" is openload's own field`},
+		{[]string{"--prompt-tokens", "5", "--extra-body", `[1]`, u}, "--extra-body: want a JSON object"},
+		{[]string{"--prompt-tokens", "5", "--extra-body", `{"a":1,"a":2}`, u}, `--extra-body: "a" is given twice`},
+		{[]string{"--body", `{"a":1}`, "--extra-body", `{"b":2}`, u}, "--body and --body-file are your whole body"},
+		{[]string{"--extra-body", `{"b":2}`, u}, "--extra-body applies to the bodies openload makes"},
+		{[]string{"--prompt-tokens", "5", "--extra-body", "", u}, "--extra-body needs a JSON object"},
+	} {
+		code, _, stderr := runCLI(append([]string{"-rate", "10", "-d", "1s"}, c.args...)...)
+		first, _, _ := strings.Cut(stderr, "\n")
+		if code != exitUsage || !strings.Contains(first, c.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", c.args, code, first, c.want)
+		}
+	}
+}

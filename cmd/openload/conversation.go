@@ -54,8 +54,9 @@ func readConversation(v any) (*conversationYAML, error) {
 }
 
 // conversationRun makes r a run of c's conversations, sent to r's URL;
-// model is the scenario's --model, if any.
-func conversationRun(r *loadtest.Options, c *conversationYAML, model, onFailure string) error {
+// b holds the scenario's --model, if any, and --extra-body.
+func conversationRun(r *loadtest.Options, c *conversationYAML, b *bodyOptions, onFailure string) error {
+	model := b.model
 	if r.URL == nil {
 		return fmt.Errorf("conversation: no url: give the scenario the model server's endpoint (…/v1/chat/completions)")
 	}
@@ -74,6 +75,9 @@ func conversationRun(r *loadtest.Options, c *conversationYAML, model, onFailure 
 	}
 	if err != nil {
 		return fmt.Errorf("conversation: %v", err)
+	}
+	if spec.Extra, err = b.extraBody(spec.API); err != nil {
+		return err
 	}
 	if c.UserTokens != "" {
 		if spec.User, err = prompt.ParseLength(c.UserTokens); err != nil {

@@ -27,6 +27,9 @@ type promptOptions struct {
 	turns        string
 	ignoreEOS    bool
 	count        int
+	prefixTokens int        // --prefix-tokens: shared prefixes' length, 0 for none
+	prefixCount  int        // --prefix-count: their number
+	order        string     // --dataset-order: file or shuffle
 	grammar      prompt.API // of the bodies made (validate)
 }
 
@@ -35,12 +38,15 @@ type promptOptions struct {
 const maxPrompts = 10_000
 
 func (p *promptOptions) flags(fs *pflag.FlagSet) {
-	fs.StringVar(&p.promptTokens, "prompt-tokens", "", "generate bodies whose prompts hold `N[,spread]` tokens (cl100k_base), lengths uniform in N·(1±spread) as vLLM's --random-range-ratio; implies --stream")
+	fs.StringVar(&p.promptTokens, "prompt-tokens", "", "generate bodies whose prompts hold `N[,spread]` tokens (cl100k_base), lengths uniform in N·(1±spread) as vLLM's --random-range-ratio (with --prefix-tokens: the unique suffix after the shared prefix); implies --stream")
 	fs.StringVar(&p.outputTokens, "output-tokens", "", "with --prompt-tokens or --dataset: each body asks for `M[,spread]` output tokens (max_tokens or the API's name for it)")
 	fs.StringVar(&p.api, "api", "", "`NAME` of the body grammar of generated prompts: "+strings.Join(prompt.APINames(), ", ")+" (default: from the URL's path)")
 	fs.StringVar(&p.dataset, "dataset", "", "prompts from a ShareGPT-format JSON `file`: a list of {\"conversations\": [{\"from\": \"human\", \"value\": …}, {\"from\": \"gpt\", …}]}; an answer's length is the max tokens asked")
 	fs.StringVar(&p.turns, "dataset-turns", "first", "with --dataset, which turns: `first` (vLLM's reading: each entry's first turn) or every (each human turn an answer follows, with the conversation before it)")
+	fs.StringVar(&p.order, "dataset-order", "file", "with --dataset, the order requests take the entries in: `file`, or shuffle: shuffled by --seed as vLLM's ShareGPT reading, each pass over them a new permutation, so none repeats before all are sent")
 	fs.BoolVar(&p.ignoreEOS, "ignore-eos", true, "with --output-tokens: ask the server to ignore the end of sequence so answers reach M (ignore_eos; vLLM and llama.cpp have it); =false: let the model stop")
+	fs.IntVar(&p.prefixTokens, "prefix-tokens", 0, "with --prompt-tokens: begin every prompt with one of --prefix-count shared prefixes of `P` tokens, drawn by the seed and the request's index, as vLLM's prefix_repetition (prefix_len) and GuideLLM's prefix_tokens, to load a prefix cache")
+	fs.IntVar(&p.prefixCount, "prefix-count", 1, "with --prefix-tokens: `K` distinct shared prefixes, each prompt's drawn uniformly (vLLM's num_prefixes, GuideLLM's prefix_count)")
 	fs.IntVar(&p.count, "prompt-count", 0, "`N` distinct bodies to make (default: one per request of the run, at most 10,000; requests beyond take them again in turn)")
 }
 
@@ -57,6 +63,12 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		if fs.Changed(name) && !p.made() {
 			return fmt.Errorf("--%s applies to generated prompts: give --prompt-tokens or --dataset", name)
 		}
+	}
+	if err := p.validatePrefix(fs); err != nil {
+		return err
+	}
+	if fs.Changed("dataset-order") && p.dataset == "" {
+		return errors.New("--dataset-order applies to --dataset: generated prompts are in no file")
 	}
 	switch {
 	case fs.Changed("prompt-tokens") && p.promptTokens == "":
@@ -78,10 +90,13 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	var bodies []prompt.Body
 	var what string
 	if p.dataset != "" {
-		bodies, what, err = p.read(spec)
+		bodies, what, err = p.read(spec, r.Schedule.Expected())
 	} else {
 		bodies, err = prompt.Generate(spec)
 		what = fmt.Sprintf("%d generated %s prompts of %s tokens", len(bodies), spec.API, lengthText(spec.Prompt))
+		if spec.PrefixTokens > 0 {
+			what = fmt.Sprintf("%d generated %s prompts: %d shared prefixes of %d tokens + suffixes of %s tokens", len(bodies), spec.API, spec.Prefixes, spec.PrefixTokens, lengthText(spec.Prompt))
+		}
 	}
 	if err != nil {
 		return err
@@ -100,8 +115,29 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	if spec.IgnoreEOS {
 		what += ", ignore_eos"
 	}
+	if k := spec.Extra.Keys(); len(k) > 0 {
+		what += ", extra fields " + strings.Join(k, ", ")
+	}
 	note(r).Prompts = what + " (tokens counted with cl100k_base)"
 	o.bodies.json = true
+	return nil
+}
+
+// validatePrefix checks --prefix-tokens and --prefix-count: shared
+// prefixes go before generated prompts only (a dataset's are its own).
+func (p *promptOptions) validatePrefix(fs *pflag.FlagSet) error {
+	switch {
+	case !fs.Changed("prefix-tokens") && fs.Changed("prefix-count"):
+		return errors.New("--prefix-count needs --prefix-tokens: the length of the shared prefixes")
+	case !fs.Changed("prefix-tokens"):
+		return nil
+	case p.promptTokens == "":
+		return errors.New("--prefix-tokens applies to --prompt-tokens: the shared prefix goes before each generated prompt")
+	case p.prefixTokens < 1:
+		return fmt.Errorf("--prefix-tokens must be at least 1, got %d", p.prefixTokens)
+	case p.prefixCount < 1:
+		return fmt.Errorf("--prefix-count must be at least 1, got %d", p.prefixCount)
+	}
 	return nil
 }
 
@@ -109,6 +145,9 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 func (p *promptOptions) spec(fs *pflag.FlagSet, o *loadOptions) (prompt.Spec, error) {
 	r := &o.run
 	s := prompt.Spec{Seed: r.Schedule.Seed, Count: p.count}
+	if p.prefixTokens > 0 {
+		s.PrefixTokens, s.Prefixes = p.prefixTokens, p.prefixCount
+	}
 	if o.bodies.model != modelAuto { // auto: asked of the target once it is known (loadOptions.prepare)
 		s.Model = o.bodies.model // the grammar decides whether its bodies carry it
 	}
@@ -131,6 +170,9 @@ func (p *promptOptions) spec(fs *pflag.FlagSet, o *loadOptions) (prompt.Spec, er
 		}
 	default:
 		s.API = prompt.Chat // the built-in stub's (resolve sets the path)
+	}
+	if s.Extra, err = o.bodies.extraBody(s.API); err != nil {
+		return s, err
 	}
 	if p.promptTokens != "" {
 		if s.Prompt, err = prompt.ParseLength(p.promptTokens); err != nil {
@@ -156,8 +198,12 @@ func (p *promptOptions) spec(fs *pflag.FlagSet, o *loadOptions) (prompt.Spec, er
 	return s, nil
 }
 
-// read reads --dataset's bodies.
-func (p *promptOptions) read(spec prompt.Spec) ([]prompt.Body, string, error) {
+// read reads --dataset's bodies, for a run of about requests requests
+// (0: not known).
+func (p *promptOptions) read(spec prompt.Spec, requests float64) ([]prompt.Body, string, error) {
+	if p.order != "file" && p.order != "shuffle" {
+		return nil, "", fmt.Errorf("--dataset-order %q: want file or shuffle", p.order)
+	}
 	var turns prompt.Turns
 	switch p.turns {
 	case "first":
@@ -172,16 +218,53 @@ func (p *promptOptions) read(spec prompt.Spec) ([]prompt.Body, string, error) {
 		return nil, "", fmt.Errorf("--dataset %q: %v", p.dataset, unwrapPath(err))
 	}
 	defer f.Close()
+	if p.order == "shuffle" {
+		spec.Count = 0 // --prompt-count: the first of the shuffled bodies, not of the file
+	}
 	bodies, skipped, err := prompt.ReadShareGPT(f, spec, turns)
 	if err != nil {
 		return nil, "", fmt.Errorf("--dataset %q: %v", p.dataset, err)
 	}
 	which := map[string]string{"first": "each entry's first turn", "every": "every answered turn"}[p.turns]
-	what := fmt.Sprintf("%d %s prompts from %s (%s", len(bodies), spec.API, p.dataset, which)
+	distinct := len(bodies)
+	if p.order == "shuffle" {
+		bodies = shuffled(bodies, p.count, spec.Seed, requests)
+		distinct = min(distinct, len(bodies))
+		if p.count > 0 {
+			distinct = min(distinct, p.count)
+		}
+		which += ", shuffled by the seed"
+	}
+	what := fmt.Sprintf("%d %s prompts from %s (%s", distinct, spec.API, p.dataset, which)
 	if skipped > 0 {
 		what += fmt.Sprintf("; %d skipped by vLLM's length rules", skipped)
 	}
 	return bodies, what + ")", nil
+}
+
+// shuffled is --dataset-order shuffle: the bodies of the seed's first
+// permutation, its first count (vLLM's --num-prompts: the first of the
+// shuffled entries), then, for a run of more requests, new permutations
+// of those in turn (prompt.ShuffleOrder), as many bodies as requests up
+// to maxPrompts; requests beyond take them again in turn, as every
+// body list is taken.
+func shuffled(all []prompt.Body, count int, seed uint64, requests float64) []prompt.Body {
+	pick := func(from []prompt.Body, n int) []prompt.Body {
+		out := make([]prompt.Body, n)
+		for j, k := range prompt.ShuffleOrder(len(from), seed, n) {
+			out[j] = from[k]
+		}
+		return out
+	}
+	chosen := all
+	if count > 0 && count < len(all) {
+		chosen = pick(all, count)
+	}
+	n := len(chosen)
+	if requests > float64(n) {
+		n = max(n, int(math.Min(math.Ceil(requests), maxPrompts)))
+	}
+	return pick(chosen, n)
 }
 
 // lengthText says a length for the report: "1024", or "921–1127 (1024 ± 10 %)".

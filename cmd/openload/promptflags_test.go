@@ -4,10 +4,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/openload/openload/internal/prompt"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/servers/stub"
 )
 
@@ -107,6 +110,11 @@ func TestPromptFlagErrors(t *testing.T) {
 		{[]string{"--prompt-tokens", "10", "--api", "tgi"}, "the built-in stub serves chat and completions"},
 		{[]string{"--prompt-tokens", "10", "--output-tokens", "5", "--api", "tgi", "--ignore-eos", u}, "no field to ignore the end of sequence"},
 		{[]string{"--prompt-tokens", "10", "--prompt-count", "0", u}, "--prompt-count must be at least 1"},
+		{[]string{"--prefix-tokens", "10", u}, "--prefix-tokens applies to --prompt-tokens"},
+		{[]string{"--dataset", bad, "--prefix-tokens", "10", u}, "--prefix-tokens applies to --prompt-tokens"},
+		{[]string{"--prompt-tokens", "10", "--prefix-count", "4", u}, "--prefix-count needs --prefix-tokens"},
+		{[]string{"--prompt-tokens", "10", "--prefix-tokens", "0", u}, "--prefix-tokens must be at least 1, got 0"},
+		{[]string{"--prompt-tokens", "10", "--prefix-tokens", "5", "--prefix-count", "0", u}, "--prefix-count must be at least 1, got 0"},
 		{[]string{"--dataset", filepath.Join(dir, "none.json"), u}, "no such file"},
 		{[]string{"--dataset", bad, u}, "entry 0"},
 		{[]string{"--dataset", bad, "--dataset-turns", "all", u}, "--dataset-turns \"all\""},
@@ -156,5 +164,111 @@ func TestGeneratedBodiesShardStable(t *testing.T) {
 	}
 	if types[0] != "application/json" {
 		t.Errorf("Content-Type %q", types[0])
+	}
+}
+
+// TestPrefixSharedCache: 8 shared prefixes of 900 tokens + 100-token
+// suffixes against the stub's prefix cache (16-token blocks, big enough
+// for all). With -c 1 the stub takes the requests one at a time, so each
+// prefix's first use has prefilled before its next: a first use finds
+// nothing cached, every later use the prefix's 56 whole blocks, 896
+// tokens (block 57 holds the prefix's last 4 tokens and the unique
+// suffix). Which requests are first uses follows from the seed alone
+// (prompt.Spec.PrefixOf), so the server's cached count is known exactly.
+// The TTFT from the send then falls with the prompt left to prefill,
+// 104 of 1000 tokens at 20 µs each, against 1000 for prompts without
+// sharing: the bound, half, is wide of that ratio, and a busy machine
+// adds to both runs.
+func TestPrefixSharedCache(t *testing.T) {
+	cfg := stub.DefaultConfig()
+	cfg.Policy, cfg.BatchSlots = stub.PolicyNone, 32
+	cfg.Prefill, cfg.PrefillPerToken, cfg.ITL = 0, 20*time.Microsecond, 500*time.Microsecond
+	cfg.PrefixCacheTokens = 1 << 16
+	s, err := stub.NewServer(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	dir := t.TempDir()
+	run := func(name string, prompts ...string) *result.Result {
+		out := filepath.Join(dir, name+".json")
+		args := append([]string{"-rate", "40", "-d", "1s", "-c", "1", "--seed", "7", "--output-tokens", "2", "--model", "m", "-o", out}, prompts...)
+		stdout, _ := runOK(t, append(args, s.URL+"/v1/chat/completions")...)
+		if name == "shared" {
+			wantLines(t, stdout, "40 generated chat prompts: 8 shared prefixes of 900 tokens + suffixes of 100 tokens, max tokens 2, ignore_eos (tokens counted")
+		}
+		return readResult(t, out)
+	}
+	shared := run("shared", "--prompt-tokens", "100", "--prefix-tokens", "900", "--prefix-count", "8")
+	plain := run("plain", "--prompt-tokens", "1000")
+	spec := prompt.Spec{Seed: 7, PrefixTokens: 900, Prefixes: 8}
+	used := map[int]bool{}
+	for i := range 40 {
+		used[spec.PrefixOf(i)] = true
+	}
+	hits := int64(40 - len(used))
+	st := shared.Stream
+	if st == nil || st.PromptTokens == nil || st.PromptTokens.Sum != 40*1000 {
+		t.Fatalf("shared: stream %+v, want 40 prompts of 1000 tokens", st)
+	}
+	if c := st.CachedTokens; c == nil || c.Requests != hits || c.Sum != 896*hits {
+		t.Errorf("shared: cached tokens %+v, want %d requests of 896 (%d prefixes first used)", c, hits, len(used))
+	}
+	if c := plain.Stream.CachedTokens; c != nil {
+		t.Errorf("plain: cached tokens %+v, want none", c)
+	}
+	ps, pp := st.TTFTService.P50, plain.Stream.TTFTService.P50
+	t.Logf("TTFT p50 from send: shared prefixes %.2f ms (%d of 40 cached), none %.2f ms", ps, hits, pp)
+	if ps >= pp/2 {
+		t.Errorf("TTFT p50 from send with shared prefixes %.2f ms, without %.2f ms: want under half", ps, pp)
+	}
+}
+
+// TestDatasetOrderShuffle: --dataset-order shuffle sends the dataset's
+// bodies shuffled by the seed, every pass a permutation of them (each
+// once), the same seed the same order; file order is the file's.
+func TestDatasetOrderShuffle(t *testing.T) {
+	send := func(args ...string) []string {
+		var got seen
+		srv := got.server(t, "")
+		runCLI(append([]string{"-rate", "20", "-d", "1s", "-c", "1", "-q", "--dataset", "../../internal/prompt/testdata/sharegpt.json"}, append(args, srv.URL+"/v1/completions")...)...)
+		_, bodies, _ := got.read()
+		if len(bodies) != 20 {
+			t.Fatalf("%v: %d bodies sent, want 20", args, len(bodies))
+		}
+		return bodies
+	}
+	file := send()
+	distinct := map[string]bool{}
+	for _, b := range file {
+		distinct[b] = true
+	}
+	m := len(distinct)
+	if m < 3 || !slices.Equal(file[:m], file[m:2*m]) {
+		t.Fatalf("file order: %d distinct bodies, taken in turn: %q", m, file)
+	}
+	a, b := send("--dataset-order", "shuffle", "--seed", "3"), send("--dataset-order", "shuffle", "--seed", "3")
+	if !slices.Equal(a, b) {
+		t.Error("the same seed sent another order")
+	}
+	if slices.Equal(a, file) {
+		t.Error("shuffled as the file is")
+	}
+	for p := 0; p < len(a); p += m {
+		pass := map[string]bool{}
+		for _, body := range a[p:min(len(a), p+m)] {
+			if pass[body] || !distinct[body] {
+				t.Fatalf("pass at %d: a body twice, or not the file's: %q", p, a)
+			}
+			pass[body] = true
+		}
+	}
+	code, _, stderr := runCLI("-rate", "10", "-d", "1s", "--prompt-tokens", "5", "--dataset-order", "shuffle", "http://127.0.0.1:1/v1/completions")
+	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.Contains(first, "--dataset-order applies to --dataset") {
+		t.Errorf("exit %d, %q", code, first)
+	}
+	code, _, stderr = runCLI("-rate", "10", "-d", "1s", "--dataset", "x.json", "--dataset-order", "random", "http://127.0.0.1:1/v1/completions")
+	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.Contains(first, `--dataset-order "random": want file or shuffle`) {
+		t.Errorf("exit %d, %q", code, first)
 	}
 }

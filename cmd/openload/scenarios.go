@@ -248,6 +248,7 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 		if fs.NArg() != 1 && o.targets.file == "" && scSess[i].steps == nil { // steps may each have a whole URL
 			return usageError(stderr, "--scenarios %q: scenario %q has no url: give it one (or targets), or a URL on the command line for all", path, name)
 		}
+		o.bodies.conversation = scSess[i].conv != nil // its turns take --extra-body
 		if err := o.validate(fs); err != nil {
 			return usageError(stderr, "--scenarios %q: scenario %q: %v", path, name, err)
 		}
@@ -256,7 +257,7 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 		}
 		r := &o.run
 		if scSess[i].any() {
-			if err := sessionRun(fs, r, scSess[i], o.bodies.model); err != nil {
+			if err := sessionRun(fs, r, scSess[i], &o.bodies); err != nil {
 				return usageError(stderr, "--scenarios %q: scenario %q: %v", path, name, err)
 			}
 		}
@@ -317,7 +318,7 @@ var sessionFlags = []string{"method", "body", "body-file", "targets", "targets-f
 // sessionRun makes r a session run of ss's steps: relative step URLs
 // are under the scenario's URL, its headers go with every step, and its
 // seed draws the think times.
-func sessionRun(fs *pflag.FlagSet, r *loadtest.Options, ss scenarioSessions, model string) error {
+func sessionRun(fs *pflag.FlagSet, r *loadtest.Options, ss scenarioSessions, b *bodyOptions) error {
 	for _, name := range sessionFlags {
 		if fs.Lookup(name) != nil && fs.Changed(name) {
 			if ss.conv != nil {
@@ -327,7 +328,7 @@ func sessionRun(fs *pflag.FlagSet, r *loadtest.Options, ss scenarioSessions, mod
 		}
 	}
 	if ss.conv != nil {
-		return conversationRun(r, ss.conv, model, ss.onFailure) // conversation.go
+		return conversationRun(r, ss.conv, b, ss.onFailure) // conversation.go
 	}
 	plan, err := session.Compile(session.Spec{Steps: ss.steps, OnFailure: ss.onFailure, Base: r.URL, Header: r.Header, Seed: r.Schedule.Seed})
 	if err != nil {

@@ -59,7 +59,7 @@ func TestAnswerTextScripted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, err := api.TurnBody("m", history, n, false)
+		body, err := api.TurnBody("m", history, n, false, prompt.Extra{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -117,7 +117,7 @@ func TestAnswerTextStub(t *testing.T) {
 			path = "/v1/completions"
 			whole = `{"model":"m","prompt":"say something","max_tokens":9}`
 		}
-		streamed, err := api.TurnBody("m", msgs, 9, false)
+		streamed, err := api.TurnBody("m", msgs, 9, false, prompt.Extra{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,7 +180,7 @@ func TestConversationPrefixCache(t *testing.T) {
 			for k, user := range c.Users {
 				history = append(history, prompt.Message{Role: "user", Content: user})
 				sum += c.UserTokens[k]
-				body, err := api.TurnBody(spec.Model, history, c.MaxTokens[k], spec.IgnoreEOS)
+				body, err := api.TurnBody(spec.Model, history, c.MaxTokens[k], spec.IgnoreEOS, spec.Extra)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,8 +1,6 @@
 package prompt
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -167,8 +165,12 @@ type (
 // for the chat grammars, else msgs joined into one prompt (promptText;
 // one message is its content as it is). It is the one writer of every
 // grammar's bytes. TGI's grammar has no model field: a TGI server serves
-// one model.
-func (a API) body(model string, msgs []Message, maxTokens int, ignoreEOS bool) ([]byte, error) {
+// one model. extra's members follow the grammar's own (Extra); a clash
+// with them is an error.
+func (a API) body(model string, msgs []Message, maxTokens int, ignoreEOS bool, extra Extra) ([]byte, error) {
+	if k, ok := a.Clash(extra); ok {
+		return nil, fmt.Errorf("extra field %q is the %s body's own", k, a)
+	}
 	prompt := promptText(msgs)
 	var v any
 	switch a {
@@ -198,11 +200,9 @@ func (a API) body(model string, msgs []Message, maxTokens int, ignoreEOS bool) (
 	default:
 		return nil, fmt.Errorf("unknown API %d", int(a))
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // prompts are text, not HTML: keep <, >, & as they are
-	if err := enc.Encode(v); err != nil {
+	js, err := encode(v) // prompts are text, not HTML: keep <, >, & as they are
+	if err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return extra.merge(js), nil
 }

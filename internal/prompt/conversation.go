@@ -39,6 +39,8 @@ type ConversationSpec struct {
 	// IgnoreEOS asks the server to generate past the end of sequence, as
 	// Spec.IgnoreEOS does.
 	IgnoreEOS bool
+	// Extra goes into every turn's body, as Spec.Extra does (TurnBody).
+	Extra Extra
 }
 
 // Conversation is the part of a conversation openload writes: the
@@ -60,7 +62,7 @@ const maxTurns = 1 << 16
 // common checks what Synthetic and ReadConversations share: as
 // Spec.validate checks it.
 func (s ConversationSpec) common() error {
-	return Spec{API: s.API, Output: s.Output, IgnoreEOS: s.IgnoreEOS}.validate()
+	return Spec{API: s.API, Output: s.Output, IgnoreEOS: s.IgnoreEOS, Extra: s.Extra}.validate()
 }
 
 // Validate checks s for Synthetic: the common fields as Generate checks
@@ -216,8 +218,8 @@ func (s ConversationSpec) fileConversation(entry int, msgs []Message) Conversati
 // (Chat, OllamaChat) send it as their messages list. The others have no
 // roles, so the history is one prompt (promptText). maxTokens 0 asks for
 // none; ignoreEOS is as Spec.IgnoreEOS, an error where the API has no
-// such field.
-func (a API) TurnBody(model string, history []Message, maxTokens int, ignoreEOS bool) ([]byte, error) {
+// such field; extra's members follow the grammar's own (Spec.Extra).
+func (a API) TurnBody(model string, history []Message, maxTokens int, ignoreEOS bool, extra Extra) ([]byte, error) {
 	switch {
 	case len(history) == 0:
 		return nil, errors.New("a turn needs at least one message")
@@ -228,7 +230,7 @@ func (a API) TurnBody(model string, history []Message, maxTokens int, ignoreEOS 
 	case ignoreEOS && maxTokens == 0:
 		return nil, errors.New("ignoring the end of sequence needs max tokens: the answer would run to the model's context")
 	}
-	return a.body(model, history, maxTokens, ignoreEOS)
+	return a.body(model, history, maxTokens, ignoreEOS, extra)
 }
 
 // promptText is a conversation as one prompt, for the grammars without

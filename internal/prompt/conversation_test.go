@@ -217,7 +217,7 @@ func TestTurnBody(t *testing.T) {
 		TGI:            `{"inputs":"S U1 A1 U2","parameters":{"max_new_tokens":3,"details":true},"stream":true}`,
 		LlamaCpp:       `{"model":"m","prompt":"S U1 A1 U2","n_predict":3,"stream":true,"ignore_eos":true}`,
 	} {
-		got, err := api.TurnBody("m", history, 3, api.CanIgnoreEOS())
+		got, err := api.TurnBody("m", history, 3, api.CanIgnoreEOS(), Extra{})
 		if err != nil || string(got) != want {
 			t.Errorf("%s: %s, %v\nwant %s", api, got, err, want)
 		}
@@ -237,7 +237,7 @@ func TestTurnBody(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := api.TurnBody("m", []Message{{"user", Text(4, 0, 20)}}, 7, spec.IgnoreEOS)
+		got, err := api.TurnBody("m", []Message{{"user", Text(4, 0, 20)}}, 7, spec.IgnoreEOS, spec.Extra)
 		if err != nil || string(got) != string(bodies[0].JSON) {
 			t.Errorf("%s: %s, %v; Generate made %s", api, got, err, bodies[0].JSON)
 		}
@@ -256,7 +256,7 @@ func TestTurnBody(t *testing.T) {
 		{Chat, history, 0, true, "ignoring the end of sequence needs max tokens"},
 		{API(0), history, 3, false, "unknown API 0"},
 	} {
-		if _, err := c.api.TurnBody("m", c.history, c.max, c.ignoreEOS); err == nil || !strings.HasPrefix(err.Error(), c.err) {
+		if _, err := c.api.TurnBody("m", c.history, c.max, c.ignoreEOS, Extra{}); err == nil || !strings.HasPrefix(err.Error(), c.err) {
 			t.Errorf("%s %d %v: %v, want %q", c.api, c.max, c.ignoreEOS, err, c.err)
 		}
 	}

@@ -26,6 +26,16 @@ type Spec struct {
 	// that an answer reaches its max tokens; only APIs with the field
 	// take it (API.CanIgnoreEOS).
 	IgnoreEOS bool
+	// PrefixTokens > 0 begins every generated prompt with one of
+	// Prefixes shared prefixes of PrefixTokens tokens, Prompt then being
+	// the length of the unique suffix that follows (Generate): vLLM's
+	// prefix_repetition dataset (prefix_len, suffix_len, num_prefixes),
+	// GuideLLM's prefix_tokens and prefix_count. Generate only.
+	PrefixTokens int
+	Prefixes     int
+	// Extra's members go into every body after the grammar's own fields,
+	// none of which it may set (API.Clash).
+	Extra Extra
 }
 
 // Body is one request body and the counts it was made with.
@@ -56,13 +66,29 @@ func (s Spec) validate() error {
 	if s.Count < 0 {
 		return fmt.Errorf("count must not be negative, got %d", s.Count)
 	}
+	if k, ok := s.API.Clash(s.Extra); ok {
+		return fmt.Errorf("extra field %q is the %s body's own", k, s.API)
+	}
+	switch {
+	case s.PrefixTokens < 0 || s.Prefixes < 0:
+		return fmt.Errorf("shared prefixes: %d of %d tokens: neither may be negative", s.Prefixes, s.PrefixTokens)
+	case s.PrefixTokens > 0 && s.Prefixes < 1:
+		return fmt.Errorf("shared prefixes of %d tokens: their number must be at least 1, got %d", s.PrefixTokens, s.Prefixes)
+	case s.PrefixTokens == 0 && s.Prefixes > 0:
+		return fmt.Errorf("%d shared prefixes need a prefix length", s.Prefixes)
+	}
 	return nil
 }
 
 // Generate makes s.Count bodies of generated prompts. Body i's prompt
 // length (drawn from s.Prompt), max tokens (from s.Output) and text (Text)
 // are a function of (s.Seed, i) only, so every shard of a split run makes
-// the same body for the same index without sharing anything.
+// the same body for the same index without sharing anything. With shared
+// prefixes (s.PrefixTokens) body i's prompt is prefix k(i), drawn
+// uniformly from s.Prefixes by (s.Seed, i) too, one space, then the
+// suffix Text would make for i: PrefixTokens + the length drawn tokens,
+// exactly, as every word is one token after a space (Text). Prefix k's
+// words depend on (s.Seed, k) alone.
 func Generate(s Spec) ([]Body, error) {
 	if err := s.validate(); err != nil {
 		return nil, err
@@ -78,6 +104,7 @@ func Generate(s Spec) ([]Body, error) {
 		return nil, fmt.Errorf("count must be at least 1, got %d", s.Count)
 	}
 	bodies := make([]Body, s.Count)
+	prefixes := map[int]string{} // made when first drawn: Prefixes may be many
 	var b strings.Builder
 	for i := range bodies {
 		r := indexRand(s.Seed, uint64(i), tagLengths)
@@ -87,14 +114,33 @@ func Generate(s Spec) ([]Body, error) {
 			m = s.Output.drawOutput(r)
 		}
 		b.Reset()
+		if s.PrefixTokens > 0 {
+			k := s.PrefixOf(i)
+			p, ok := prefixes[k]
+			if !ok {
+				p = text(s.Seed, uint64(k), s.PrefixTokens, tagPrefixWords)
+				prefixes[k] = p
+			}
+			b.WriteString(p)
+			b.WriteByte(' ')
+		}
 		writeText(&b, indexRand(s.Seed, uint64(i), tagWords), n)
-		js, err := s.API.body(s.Model, []Message{{Role: "user", Content: b.String()}}, m, s.IgnoreEOS)
+		js, err := s.API.body(s.Model, []Message{{Role: "user", Content: b.String()}}, m, s.IgnoreEOS, s.Extra)
 		if err != nil {
 			return nil, err
 		}
-		bodies[i] = Body{JSON: js, PromptTokens: n, MaxTokens: m}
+		bodies[i] = Body{JSON: js, PromptTokens: s.PrefixTokens + n, MaxTokens: m}
 	}
 	return bodies, nil
+}
+
+// PrefixOf returns the shared prefix body i of Generate begins with, in
+// 0..s.Prefixes−1, drawn by (s.Seed, i) alone; 0 without shared prefixes.
+func (s Spec) PrefixOf(i int) int {
+	if s.Prefixes < 1 {
+		return 0
+	}
+	return indexRand(s.Seed, uint64(i), tagPrefix).IntN(s.Prefixes)
 }
 
 // Text returns prompt i of seed: n words drawn from a fixed list of
@@ -104,9 +150,12 @@ func Generate(s Spec) ([]Body, error) {
 // alternatives) cuts the text before every space, so no token spans two
 // words. The same n words are what Generate writes for index i when it
 // draws length n.
-func Text(seed, i uint64, n int) string {
+func Text(seed, i uint64, n int) string { return text(seed, i, n, tagWords) }
+
+// text is n words of stream tag of index i under seed.
+func text(seed, i uint64, n int, tag string) string {
 	var b strings.Builder
-	writeText(&b, indexRand(seed, i, tagWords), n)
+	writeText(&b, indexRand(seed, i, tag), n)
 	return b.String()
 }
 
@@ -124,8 +173,11 @@ func writeText(b *strings.Builder, r *rand.Rand, n int) {
 // The tags of indexRand's streams: an index's lengths and its words are
 // drawn apart, so that its words do not depend on its lengths' spreads.
 const (
-	tagLengths = "prompt lengths  "
-	tagWords   = "prompt words    "
+	tagLengths     = "prompt lengths  "
+	tagWords       = "prompt words    "
+	tagPrefix      = "prompt prefix k " // which shared prefix body i takes
+	tagPrefixWords = "prompt prefix wd" // shared prefix k's words
+	tagShuffle     = "dataset shuffle " // pass p's permutation (ShuffleOrder)
 )
 
 // indexRand returns stream tag of index i under seed: ChaCha8 keyed by

@@ -245,6 +245,9 @@ func TestGenerateErrors(t *testing.T) {
 		{func(s *Spec) { s.API, s.IgnoreEOS = OllamaChat, true }, "ollama-chat API has no field"},
 		{func(s *Spec) { s.API, s.IgnoreEOS = TGI, true }, "tgi API has no field"},
 		{func(s *Spec) { s.Output, s.IgnoreEOS = Length{}, true }, "needs an output length"},
+		{func(s *Spec) { s.PrefixTokens = 10 }, "their number must be at least 1, got 0"},
+		{func(s *Spec) { s.Prefixes = 3 }, "3 shared prefixes need a prefix length"},
+		{func(s *Spec) { s.PrefixTokens, s.Prefixes = -1, 2 }, "neither may be negative"},
 	} {
 		s := ok
 		tc.change(&s)
@@ -276,7 +279,7 @@ func TestBodies(t *testing.T) {
 		{TGI, "m", 8, false, `{"inputs":"a <b> & \"c\"","parameters":{"max_new_tokens":8,"details":true},"stream":true}`},
 		{LlamaCpp, "m", 8, true, `{"model":"m","prompt":"a <b> & \"c\"","n_predict":8,"stream":true,"ignore_eos":true}`},
 	} {
-		got, err := tc.api.body(tc.model, msgs, tc.max, tc.ignoreEOS)
+		got, err := tc.api.body(tc.model, msgs, tc.max, tc.ignoreEOS, Extra{})
 		if err != nil || string(got) != tc.want {
 			t.Errorf("%s body:\n got %s, %v\nwant %s", tc.api, got, err, tc.want)
 		}
@@ -328,5 +331,57 @@ func BenchmarkGenerate(b *testing.B) {
 		if _, err := Generate(spec); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestGeneratePrefixes: with shared prefixes, every prompt is one of K
+// prefixes of P tokens (the same text wherever it is drawn) and a suffix
+// of the drawn length, P + that length tokens exactly; the prefix drawn
+// depends on (seed, i) alone (a shard making body i alone makes the
+// same), every prefix is drawn, and the suffixes are the prompts Text
+// makes without prefixes.
+func TestGeneratePrefixes(t *testing.T) {
+	spec := Spec{API: Completions, Prompt: Length{N: 20, Spread: 0.5}, Seed: 9, Count: 64, PrefixTokens: 50, Prefixes: 4}
+	bodies, err := Generate(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := spec
+	plain.PrefixTokens, plain.Prefixes = 0, 0
+	suffixes, err := Generate(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[int]string{}
+	for i, b := range bodies {
+		p := promptOf(t, Completions, b.JSON)
+		if n := Count(p); n != b.PromptTokens || n != 50+suffixes[i].PromptTokens {
+			t.Errorf("body %d: %d tokens, says %d, want 50 + %d", i, n, b.PromptTokens, suffixes[i].PromptTokens)
+		}
+		k := spec.PrefixOf(i)
+		words := strings.Fields(p)
+		prefix, suffix := strings.Join(words[:50], " "), strings.Join(words[50:], " ")
+		if prev, ok := texts[k]; ok && prev != prefix {
+			t.Errorf("body %d: prefix %d differs from its earlier use", i, k)
+		}
+		texts[k] = prefix
+		if want := promptOf(t, Completions, suffixes[i].JSON); suffix != want {
+			t.Errorf("body %d: suffix %q, want %q", i, suffix, want)
+		}
+		one := spec
+		one.Count, one.Seed = 1, spec.Seed
+		if k != one.PrefixOf(i) {
+			t.Errorf("body %d: prefix %d, alone %d", i, k, one.PrefixOf(i))
+		}
+	}
+	if len(texts) != 4 {
+		t.Errorf("%d prefixes drawn of 4 in 64 bodies", len(texts))
+	}
+	seen := map[string]bool{}
+	for _, p := range texts {
+		seen[p] = true
+	}
+	if len(seen) != 4 {
+		t.Errorf("%d distinct prefix texts, want 4", len(seen))
 	}
 }

@@ -24,8 +24,8 @@ const (
 	// --sharegpt-output-len does). vLLM's counts are its model's
 	// tokenizer's, with the special tokens it adds (a BOS, often), so an
 	// entry near a limit may fall on the other side here. vLLM then
-	// shuffles the entries; here they stay in file order, and the run's
-	// body sampling draws them.
+	// shuffles the entries; here they stay in file order unless the caller
+	// shuffles them (ShuffleOrder).
 	FirstTurn Turns = iota
 	// EveryTurn makes one body per human turn that a gpt turn answers:
 	// its max tokens is that answer's length. In the chat grammars the
@@ -81,6 +81,9 @@ func ReadShareGPT(r io.Reader, s Spec, turns Turns) (bodies []Body, skipped int,
 	}
 	if s.Prompt != (Length{}) {
 		return nil, 0, errors.New("a ShareGPT file gives its own prompts: the prompt length must not be set")
+	}
+	if s.PrefixTokens > 0 {
+		return nil, 0, errors.New("a ShareGPT file gives its own prompts: shared prefixes are for generated ones")
 	}
 	if turns != FirstTurn && turns != EveryTurn {
 		return nil, 0, fmt.Errorf("unknown turns %d", int(turns))
@@ -220,7 +223,7 @@ func (s Spec) firstTurn(msgs []Message, i int) ([]Body, int, error) {
 		return nil, 1, nil
 	}
 	user := Message{Role: "user", Content: msgs[0].Content}
-	js, err := s.API.body(s.Model, []Message{user}, m, s.IgnoreEOS)
+	js, err := s.API.body(s.Model, []Message{user}, m, s.IgnoreEOS, s.Extra)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -248,7 +251,7 @@ func (s Spec) everyTurn(msgs []Message, i int) ([]Body, int, error) {
 		if s.API.chat() {
 			conv, p = msgs[:k+1], history+here
 		}
-		js, err := s.API.body(s.Model, conv, m, s.IgnoreEOS)
+		js, err := s.API.body(s.Model, conv, m, s.IgnoreEOS, s.Extra)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -256,4 +259,32 @@ func (s Spec) everyTurn(msgs []Message, i int) ([]Body, int, error) {
 		history += here
 	}
 	return out, skipped, nil
+}
+
+// ShuffleOrder returns the order in which n requests take m bodies
+// shuffled by seed: request j takes body order[j], a pass of m requests
+// being a permutation of 0..m−1 (every body once), pass p's drawn by
+// (seed, p) alone, so a shard computes any request's body without the
+// others. It is vLLM's ShareGPT order (ShareGPTDataset.load_data in
+// vllm/benchmarks/datasets.py: random.seed(random_seed), then
+// random.shuffle(data) unless --disable-shuffle; sample takes the entries
+// in that order), not its draws: Python's generator is not ChaCha8. Past
+// the first pass vLLM's maybe_oversample_requests draws with replacement
+// (random.choices, unless --no-oversample); here each pass is a new
+// permutation, so no body repeats before every one has been sent.
+func ShuffleOrder(m int, seed uint64, n int) []int {
+	if m < 1 || n < 1 {
+		return nil
+	}
+	order := make([]int, 0, n)
+	for p := 0; len(order) < n; p++ {
+		perm := make([]int, m)
+		for k := range perm {
+			perm[k] = k
+		}
+		r := indexRand(seed, uint64(p), tagShuffle)
+		r.Shuffle(m, func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
+		order = append(order, perm[:min(m, n-len(order))]...)
+	}
+	return order
 }

@@ -3,6 +3,7 @@ package prompt
 import (
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -201,4 +202,38 @@ func FuzzReadShareGPT(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestShuffleOrder: every pass is a permutation (each body once), the
+// passes differ, the same seed gives the same order and another seed
+// another, and a prefix of the order is the order of fewer requests.
+func TestShuffleOrder(t *testing.T) {
+	const m, n = 50, 170 // 3 whole passes and 20 of a fourth
+	order := ShuffleOrder(m, 7, n)
+	if len(order) != n {
+		t.Fatalf("%d requests ordered, want %d", len(order), n)
+	}
+	for p := 0; p*m < n; p++ {
+		seen := map[int]bool{}
+		for _, k := range order[p*m : min(n, (p+1)*m)] {
+			if k < 0 || k >= m || seen[k] {
+				t.Fatalf("pass %d: body %d out of range or twice", p, k)
+			}
+			seen[k] = true
+		}
+	}
+	if slices.Equal(order[:m], order[m:2*m]) {
+		t.Error("passes 0 and 1 are in the same order")
+	}
+	if slices.Equal(order[:m], ShuffleOrder(m, 1, m)) || !slices.Equal(order, ShuffleOrder(m, 7, n)) {
+		t.Error("the order is not a function of the seed alone")
+	}
+	if !slices.Equal(order[:60], ShuffleOrder(m, 7, 60)) {
+		t.Error("60 requests are not ordered as the first 60 of 170")
+	}
+	sorted := slices.Clone(order[:m])
+	slices.Sort(sorted)
+	if slices.Equal(sorted, order[:m]) {
+		t.Error("pass 0 is in file order")
+	}
 }

@@ -149,7 +149,7 @@ func (ch *chat) Next(prev *engine.Answer) (engine.Step, engine.Verdict) {
 	if k < len(ch.conv.MaxTokens) {
 		maxTokens = ch.conv.MaxTokens[k]
 	}
-	body, err := ch.cv.spec.API.TurnBody(ch.cv.spec.Model, ch.history, maxTokens, ch.cv.spec.IgnoreEOS && maxTokens > 0)
+	body, err := ch.cv.spec.API.TurnBody(ch.cv.spec.Model, ch.history, maxTokens, ch.cv.spec.IgnoreEOS && maxTokens > 0, ch.cv.spec.Extra)
 	if err != nil {
 		return engine.Step{}, engine.Stop // checked by Validate: not reached
 	}
