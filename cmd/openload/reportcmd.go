@@ -156,7 +156,7 @@ Examples:
   openload report run.hlog                        # the interval log, read back
   openload report sweep.json --svg sweep.svg      # a saved sweep's table, knee and charts again
   openload report sweep.json#3                    # point 3 of a sweep, as a run's report
-  openload report --format vllm --log run.csv run.json > vllm.json  # as vLLM's bench serve --save-result
+  openload report --format vllm --log run.csv run.json > v.json  # vLLM's --save-result file
 
 A sweep's, a search's or repeats' -o file renders as the command printed it: a sweep's table
 and knee, a search's probes and answer, the spread of repeats (csv: a row per run; html: the
@@ -196,7 +196,7 @@ func reportFlags(o *reportOptions) *pflag.FlagSet {
 		fs.StringVar(&o.svg, "svg", "", "also write one chart (--chart) as SVG to this `file`")
 		fs.StringVar(&o.png, "png", "", "also write one chart (--chart) as PNG to this `file`")
 		fs.StringVar(&o.chart, "chart", "latency", "chart for --svg/--png: latency (alias percentiles), timeline, timeline-p99, class-0 …, class-0-seconds …")
-		fs.StringVar(&o.log, "log", "", "for --format vllm: the run's per-request log (as --log wrote it), for vLLM's per-request arrays")
+		fs.StringVar(&o.log, "log", "", "for --format vllm: read vLLM's per-request arrays from the run's per-request log `file` (as --log wrote it)")
 		fs.StringVar(&o.hlog, "hlog", "", "read this HdrHistogram interval log (as --hlog writes) instead of a result; a log given as the `file` is recognised without it")
 	})
 	helpFlag(fs, &o.help)
