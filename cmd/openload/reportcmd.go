@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -21,13 +22,13 @@ import (
 // reportFormat is one --format of `openload report`: how it renders a
 // saved result, and a saved sweep, search or repeats file (nil: a sweep
 // file needs one of its points named). A format that shows one histogram
-// takes it by metric name, and vllm reads the per-request log given; the
-// others ignore them.
+// takes it by metric name, and vllm takes the per-request log and the
+// percentiles given; the others ignore them.
 type reportFormat struct {
-	name                string
-	usesMetric, usesLog bool
-	run                 func(w io.Writer, res *result.Result, name string, o reportOptions) error
-	sweep               func(w io.Writer, f *result.File) error
+	name                 string
+	usesMetric, usesVLLM bool
+	run                  func(w io.Writer, res *result.Result, name string, o reportOptions) error
+	sweep                func(w io.Writer, f *result.File) error
 }
 
 // reportFormats are the formats of `openload report`, in the order the
@@ -41,7 +42,7 @@ var reportFormats = []reportFormat{
 		return report.TimelineCSV(w, res)
 	}, sweep: report.SweepCSV},
 	{name: "html", run: writeHTML, sweep: writeSweepHTML},
-	{name: "vllm", usesLog: true, run: writeVLLM},
+	{name: "vllm", usesVLLM: true, run: writeVLLM},
 }
 
 // reportFormatNames are the names of reportFormats, in order.
@@ -115,12 +116,42 @@ func writeVLLM(w io.Writer, res *result.Result, name string, o reportOptions) er
 	// Into a buffer: an error is the input's (a log not of this run), never
 	// half an object on stdout.
 	var b bytes.Buffer
-	if err := report.VLLM(&b, res, entries); err != nil {
+	if err := report.VLLM(&b, res, report.VLLMOptions{Log: entries, Percentiles: o.percentiles}); err != nil {
 		return inputError{fmt.Errorf("%s, --log %s: %v", name, o.log, err)}
 	}
 	_, err := w.Write(b.Bytes())
 	return err
 }
+
+// percentileList is the value of --percentiles: percentiles from
+// 0 to 100, comma-separated, as vLLM's flag of that name takes them.
+type percentileList struct{ ps *[]float64 }
+
+func (l percentileList) String() string {
+	if l.ps == nil || *l.ps == nil {
+		return ""
+	}
+	s := make([]string, len(*l.ps))
+	for i, p := range *l.ps {
+		s[i] = strconv.FormatFloat(p, 'f', -1, 64)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l percentileList) Set(v string) error {
+	var ps []float64
+	for _, f := range strings.Split(v, ",") {
+		p, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(p >= 0 && p <= 100) {
+			return errors.New("want percentiles from 0 to 100, comma-separated, e.g. 50,90,99")
+		}
+		ps = append(ps, p)
+	}
+	*l.ps = ps
+	return nil
+}
+
+func (percentileList) Type() string { return "percentiles" }
 
 // writeSweepJSON is a sweep file, re-encoded.
 func writeSweepJSON(w io.Writer, f *result.File) error { return f.Write(w) }
@@ -146,7 +177,7 @@ Usage:
   openload report RESULT.json [--html FILE] [--svg FILE] [--png FILE] [--chart C]
   openload report SWEEP.json [--format F] [--html FILE] [--svg FILE] [--png FILE]
   openload report [--format table|hgrm] RUN.hlog
-  openload report --format vllm [--log RUN.csv] RESULT.json
+  openload report --format vllm [--log RUN.csv] [--percentiles LIST] RESULT.json
 
 Examples:
   openload -rate 300 -d 20s -o run.json --hlog run.hlog http://127.0.0.1:8080/predict
@@ -184,6 +215,7 @@ var reportGroups = []string{groupFlags, groupEnd}
 // reportOptions are the flags of `openload report`.
 type reportOptions struct {
 	format, metric, html, svg, png, chart, hlog, log string
+	percentiles                                      []float64 // --percentiles
 	help                                             bool
 }
 
@@ -197,6 +229,7 @@ func reportFlags(o *reportOptions) *pflag.FlagSet {
 		fs.StringVar(&o.png, "png", "", "also write one chart (--chart) as PNG to this `file`")
 		fs.StringVar(&o.chart, "chart", "latency", "chart for --svg/--png: latency (alias percentiles), timeline, timeline-p99, class-0 …, class-0-seconds …")
 		fs.StringVar(&o.log, "log", "", "for --format vllm: read vLLM's per-request arrays from the run's per-request log `file` (as --log wrote it)")
+		fs.Var(percentileList{&o.percentiles}, "percentiles", "for --format vllm: the percentiles written of each metric, a `list` from 0 to 100, as vLLM's --metric-percentiles (default 99)")
 		fs.StringVar(&o.hlog, "hlog", "", "read this HdrHistogram interval log (as --hlog writes) instead of a result; a log given as the `file` is recognised without it")
 	})
 	helpFlag(fs, &o.help)
@@ -231,8 +264,10 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		return usageErrorIn(stderr, "report", "--metric %q is unknown (known: %s)", o.metric, strings.Join(result.HistogramNames(), ", "))
 	case fs.Changed("metric") && !f.usesMetric:
 		return usageErrorIn(stderr, "report", "--metric applies to --format hgrm, not %s", o.format)
-	case o.log != "" && !f.usesLog:
+	case o.log != "" && !f.usesVLLM:
 		return usageErrorIn(stderr, "report", "--log applies to --format vllm, not %s", o.format)
+	case fs.Changed("percentiles") && !f.usesVLLM:
+		return usageErrorIn(stderr, "report", "--percentiles applies to --format vllm, not %s", o.format)
 	case fs.NArg() != 1:
 		return usageErrorIn(stderr, "report", "want one result file, got %d arguments", fs.NArg())
 	}

@@ -238,10 +238,11 @@ func TestReportVLLM(t *testing.T) {
 	if ts := res.Stream.TTFTService; math.Abs(v.MeanTTFT-ts.Mean) > 0.001 || v.P99TTFT != ts.P99 {
 		t.Errorf("TTFT mean %v p99 %v; the result's TTFT from the send %v and %v", v.MeanTTFT, v.P99TTFT, ts.Mean, ts.P99)
 	}
-	// Without the log: no per-request arrays.
-	stdout, _ = runOK(t, "report", "--format", "vllm", out)
-	if strings.Contains(stdout, `"ttfts"`) || !strings.Contains(stdout, `"mean_ttft_ms"`) {
-		t.Errorf("without --log: %s", stdout)
+	// Without the log: no per-request arrays. --percentiles as vLLM's
+	// --metric-percentiles.
+	stdout, _ = runOK(t, "report", "--format", "vllm", "--percentiles", "50,99.9", out)
+	if strings.Contains(stdout, `"ttfts"`) || strings.Contains(stdout, `"p99_ttft_ms"`) || !strings.Contains(stdout, `"p50_ttft_ms": `) || !strings.Contains(stdout, `"p99.9_itl_ms": `) {
+		t.Errorf("without --log, --percentiles 50,99.9: %s", stdout)
 	}
 
 	other := filepath.Join(dir, "other.csv")
@@ -252,6 +253,8 @@ func TestReportVLLM(t *testing.T) {
 		want string
 	}{
 		{[]string{"report", "--log", logf, out}, exitUsage, "--log applies to --format vllm, not table"},
+		{[]string{"report", "--format", "hgrm", "--percentiles", "50", out}, exitUsage, "--percentiles applies to --format vllm, not hgrm"},
+		{[]string{"report", "--format", "vllm", "--percentiles", "50,101", out}, exitUsage, `--percentiles "50,101": want percentiles from 0 to 100, comma-separated, e.g. 50,90,99`},
 		{[]string{"report", "--format", "vllm", "--log", filepath.Join(dir, "missing.csv"), out}, exitUsage, "--log " + filepath.Join(dir, "missing.csv")},
 		{[]string{"report", "--format", "vllm", "--log", other, out}, exitUsage, "the log holds 1 requests after the warm-up, the result 20: not this run's log"},
 	} {

@@ -30,9 +30,9 @@ import (
 // at the send). docs/REFERENCE.md maps each field onto openload's figure.
 //
 // A field openload has no figure for is left out, never written as 0.
-// The per-request arrays come only from log, the run's per-request log
-// (nil: none given), whose requests must be the result's.
-func VLLM(w io.Writer, res *result.Result, log []recorder.LogEntry) error {
+// The per-request arrays come only from o.Log, whose requests must be
+// the result's.
+func VLLM(w io.Writer, res *result.Result, opt VLLMOptions) error {
 	var o vllmObject
 	head := res.Headline()
 	c := res.Config
@@ -57,7 +57,7 @@ func VLLM(w io.Writer, res *result.Result, log []recorder.LogEntry) error {
 	}
 
 	o.add("duration", res.Elapsed)
-	reqs, err := vllmRequests(res, log)
+	reqs, err := vllmRequests(res, opt.Log)
 	if err != nil {
 		return err
 	}
@@ -118,23 +118,36 @@ func VLLM(w io.Writer, res *result.Result, log []recorder.LogEntry) error {
 		if err != nil || h.TotalCount() == 0 {
 			continue // no such figure in this run
 		}
-		vllmStats(&o, m.vllm, h)
+		vllmStats(&o, m.vllm, h, opt.percentiles())
 	}
 	return o.write(w)
 }
 
-// VLLMPercentiles are the percentiles written of each metric: vLLM's
-// default --metric-percentiles, 99.
-var VLLMPercentiles = []float64{99}
+// VLLMOptions are what VLLM writes beyond the result.
+type VLLMOptions struct {
+	// Log is the run's per-request log, for the per-request arrays; nil
+	// without one.
+	Log []recorder.LogEntry
+	// Percentiles are those written of each metric, as vLLM's
+	// --metric-percentiles (0 to 100); nil: vLLM's default, 99.
+	Percentiles []float64
+}
 
-// vllmStats adds mean, median, std and each of VLLMPercentiles of h (µs)
-// in ms, under vLLM's names for metric.
-func vllmStats(o *vllmObject, metric string, h *hdrhistogram.Histogram) {
+func (opt VLLMOptions) percentiles() []float64 {
+	if opt.Percentiles == nil {
+		return []float64{99}
+	}
+	return opt.Percentiles
+}
+
+// vllmStats adds mean, median, std and each of ps of h (µs) in ms, under
+// vLLM's names for metric (p99_ttft_ms, p99.9_ttft_ms).
+func vllmStats(o *vllmObject, metric string, h *hdrhistogram.Histogram, ps []float64) {
 	ms := func(us float64) float64 { return us / 1000 }
 	o.add("mean_"+metric+"_ms", ms(h.Mean()))
 	o.add("median_"+metric+"_ms", ms(float64(h.ValueAtQuantile(50))))
 	o.add("std_"+metric+"_ms", ms(h.StdDev()))
-	for _, p := range VLLMPercentiles {
+	for _, p := range ps {
 		o.add("p"+strconv.FormatFloat(p, 'f', -1, 64)+"_"+metric+"_ms", ms(float64(h.ValueAtQuantile(p))))
 	}
 }

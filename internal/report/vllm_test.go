@@ -67,7 +67,7 @@ func vllmResult(t *testing.T) *result.Result {
 func decodeVLLM(t *testing.T, res *result.Result, log []recorder.LogEntry) (map[string]any, []string) {
 	t.Helper()
 	var b bytes.Buffer
-	if err := report.VLLM(&b, res, log); err != nil {
+	if err := report.VLLM(&b, res, report.VLLMOptions{Log: log}); err != nil {
 		t.Fatal(err)
 	}
 	var m map[string]any
@@ -213,7 +213,7 @@ func TestVLLMLog(t *testing.T) {
 	}
 
 	// A log of another run is refused.
-	if err := report.VLLM(&bytes.Buffer{}, vllmResult(t), log); err == nil || !strings.Contains(err.Error(), "the log holds 5 requests after the warm-up, the result 3: not this run's log") {
+	if err := report.VLLM(&bytes.Buffer{}, vllmResult(t), report.VLLMOptions{Log: log}); err == nil || !strings.Contains(err.Error(), "the log holds 5 requests after the warm-up, the result 3: not this run's log") {
 		t.Errorf("another run's log: %v", err)
 	}
 }
@@ -223,8 +223,29 @@ func TestVLLMLog(t *testing.T) {
 // p99 407.807 ms, tpot's mean 9.341 ms…).
 func TestVLLMGolden(t *testing.T) {
 	var b bytes.Buffer
-	if err := report.VLLM(&b, readResult(t, "stream.json"), nil); err != nil {
+	if err := report.VLLM(&b, readResult(t, "stream.json"), report.VLLMOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, "vllm-stream.golden", b.String())
+}
+
+// TestVLLMPercentiles: the percentiles asked are written under vLLM's
+// names (p99.9 as Python's str(99.9)), and only they.
+func TestVLLMPercentiles(t *testing.T) {
+	var b bytes.Buffer
+	if err := report.VLLM(&b, vllmResult(t), report.VLLMOptions{Percentiles: []float64{0, 50, 99.9}}); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]float64{"p0_ttft_ms": 1, "p50_ttft_ms": 1.5, "p99.9_ttft_ms": 2, "p50_itl_ms": 0.02, "p99.9_tpot_ms": 0.3} {
+		if got[k] != want {
+			t.Errorf("%s = %v, want %v", k, got[k], want)
+		}
+	}
+	if v, ok := got["p99_ttft_ms"]; ok {
+		t.Errorf("p99_ttft_ms = %v, not asked", v)
+	}
 }
