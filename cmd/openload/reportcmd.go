@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/verify"
@@ -20,12 +22,13 @@ import (
 // reportFormat is one --format of `openload report`: how it renders a
 // saved result, and a saved sweep, search or repeats file (nil: a sweep
 // file needs one of its points named). A format that shows one histogram
-// takes it by metric name; the others ignore it.
+// takes it by metric name, and vllm takes the per-request log and the
+// percentiles given; the others ignore them.
 type reportFormat struct {
-	name       string
-	usesMetric bool
-	run        func(w io.Writer, res *result.Result, name, metric string) error
-	sweep      func(w io.Writer, f *result.File) error
+	name                 string
+	usesMetric, usesVLLM bool
+	run                  func(w io.Writer, res *result.Result, name string, o reportOptions) error
+	sweep                func(w io.Writer, f *result.File) error
 }
 
 // reportFormats are the formats of `openload report`, in the order the
@@ -33,10 +36,13 @@ type reportFormat struct {
 // table and page, whose verdict names the flags that would help.
 var reportFormats = []reportFormat{
 	{name: "table", run: writeTable, sweep: report.SweepText},
-	{name: "json", run: func(w io.Writer, res *result.Result, _, _ string) error { return result.Write(w, res) }, sweep: writeSweepJSON},
+	{name: "json", run: func(w io.Writer, res *result.Result, _ string, _ reportOptions) error { return result.Write(w, res) }, sweep: writeSweepJSON},
 	{name: "hgrm", usesMetric: true, run: writeHGRM},
-	{name: "csv", run: func(w io.Writer, res *result.Result, _, _ string) error { return report.TimelineCSV(w, res) }, sweep: report.SweepCSV},
+	{name: "csv", run: func(w io.Writer, res *result.Result, _ string, _ reportOptions) error {
+		return report.TimelineCSV(w, res)
+	}, sweep: report.SweepCSV},
 	{name: "html", run: writeHTML, sweep: writeSweepHTML},
+	{name: "vllm", usesVLLM: true, run: writeVLLM},
 }
 
 // reportFormatNames are the names of reportFormats, in order.
@@ -58,7 +64,7 @@ func lookupFormat(name string) (reportFormat, bool) {
 }
 
 // writeTable is the text report a run prints, and its verdict.
-func writeTable(w io.Writer, res *result.Result, _, _ string) error {
+func writeTable(w io.Writer, res *result.Result, _ string, _ reportOptions) error {
 	if err := report.Text(w, res); err != nil {
 		return err
 	}
@@ -67,8 +73,8 @@ func writeTable(w io.Writer, res *result.Result, _, _ string) error {
 }
 
 // writeHGRM is HdrHistogram's percentile distribution of one histogram.
-func writeHGRM(w io.Writer, res *result.Result, name, metric string) error {
-	h, err := res.Histogram(metric)
+func writeHGRM(w io.Writer, res *result.Result, name string, o reportOptions) error {
+	h, err := res.Histogram(o.metric)
 	if err != nil {
 		return inputError{fmt.Errorf("%s: %v", name, err)}
 	}
@@ -77,9 +83,9 @@ func writeHGRM(w io.Writer, res *result.Result, name, metric string) error {
 
 // writeHTML writes the self-contained HTML report of a run: every chart
 // and the text report.
-func writeHTML(w io.Writer, res *result.Result, name, _ string) error {
+func writeHTML(w io.Writer, res *result.Result, name string, _ reportOptions) error {
 	var text bytes.Buffer
-	if err := writeTable(&text, res, name, ""); err != nil {
+	if err := writeTable(&text, res, name, reportOptions{}); err != nil {
 		return err
 	}
 	page, err := report.RunPage(res, text.String())
@@ -88,6 +94,64 @@ func writeHTML(w io.Writer, res *result.Result, name, _ string) error {
 	}
 	return page.Write(w)
 }
+
+// writeVLLM is the result as vLLM's `bench serve --save-result` writes
+// one, with the per-request arrays of --log's requests when given.
+func writeVLLM(w io.Writer, res *result.Result, name string, o reportOptions) error {
+	var entries []recorder.LogEntry
+	if o.log != "" {
+		f, err := os.Open(o.log)
+		if err != nil {
+			return inputError{fmt.Errorf("--log %s: %v", o.log, unwrapPath(err))}
+		}
+		defer f.Close()
+		lr := recorder.NewLogReader(f, o.log)
+		for lr.Scan() {
+			entries = append(entries, lr.Entry())
+		}
+		if err := lr.Err(); err != nil {
+			return inputError{fmt.Errorf("--log %v", err)}
+		}
+	}
+	// Into a buffer: an error is the input's (a log not of this run), never
+	// half an object on stdout.
+	var b bytes.Buffer
+	if err := report.VLLM(&b, res, report.VLLMOptions{Log: entries, Percentiles: o.percentiles}); err != nil {
+		return inputError{fmt.Errorf("%s, --log %s: %v", name, o.log, err)}
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// percentileList is the value of --percentiles: percentiles from
+// 0 to 100, comma-separated, as vLLM's flag of that name takes them.
+type percentileList struct{ ps *[]float64 }
+
+func (l percentileList) String() string {
+	if l.ps == nil || *l.ps == nil {
+		return ""
+	}
+	s := make([]string, len(*l.ps))
+	for i, p := range *l.ps {
+		s[i] = strconv.FormatFloat(p, 'f', -1, 64)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l percentileList) Set(v string) error {
+	var ps []float64
+	for _, f := range strings.Split(v, ",") {
+		p, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(p >= 0 && p <= 100) {
+			return errors.New("want percentiles from 0 to 100, comma-separated, e.g. 50,90,99")
+		}
+		ps = append(ps, p)
+	}
+	*l.ps = ps
+	return nil
+}
+
+func (percentileList) Type() string { return "percentiles" }
 
 // writeSweepJSON is a sweep file, re-encoded.
 func writeSweepJSON(w io.Writer, f *result.File) error { return f.Write(w) }
@@ -113,6 +177,7 @@ Usage:
   openload report RESULT.json [--html FILE] [--svg FILE] [--png FILE] [--chart C]
   openload report SWEEP.json [--format F] [--html FILE] [--svg FILE] [--png FILE]
   openload report [--format table|hgrm] RUN.hlog
+  openload report --format vllm [--log RUN.csv] [--percentiles LIST] RESULT.json
 
 Examples:
   openload -rate 300 -d 20s -o run.json --hlog run.hlog http://127.0.0.1:8080/predict
@@ -122,6 +187,7 @@ Examples:
   openload report run.hlog                        # the interval log, read back
   openload report sweep.json --svg sweep.svg      # a saved sweep's table, knee and charts again
   openload report sweep.json#3                    # point 3 of a sweep, as a run's report
+  openload report --format vllm --log run.csv run.json > v.json  # vLLM's --save-result file
 
 A sweep's, a search's or repeats' -o file renders as the command printed it: a sweep's table
 and knee, a search's probes and answer, the spread of repeats (csv: a row per run; html: the
@@ -137,6 +203,9 @@ Formats:
   hgrm    HdrHistogram's percentile distribution of one histogram (--metric), values in ms,
           for HdrHistogram's plotter
           (https://hdrhistogram.github.io/HdrHistogram/plotFiles.html)
+  vllm    the JSON object vLLM's 'vllm bench serve --save-result' writes (TTFT from the send,
+          TPOT, ITL, E2EL: mean, median, std, p99); its per-request arrays only with --log,
+          the run's per-request log; a field openload has no figure for is left out
 
 `
 
@@ -145,8 +214,9 @@ var reportGroups = []string{groupFlags, groupEnd}
 
 // reportOptions are the flags of `openload report`.
 type reportOptions struct {
-	format, metric, html, svg, png, chart, hlog string
-	help                                        bool
+	format, metric, html, svg, png, chart, hlog, log string
+	percentiles                                      []float64 // --percentiles
+	help                                             bool
 }
 
 func reportFlags(o *reportOptions) *pflag.FlagSet {
@@ -158,6 +228,8 @@ func reportFlags(o *reportOptions) *pflag.FlagSet {
 		fs.StringVar(&o.svg, "svg", "", "also write one chart (--chart) as SVG to this `file`")
 		fs.StringVar(&o.png, "png", "", "also write one chart (--chart) as PNG to this `file`")
 		fs.StringVar(&o.chart, "chart", "latency", "chart for --svg/--png: latency (alias percentiles), timeline, timeline-p99, class-0 …, class-0-seconds …")
+		fs.StringVar(&o.log, "log", "", "for --format vllm: read vLLM's per-request arrays from the run's per-request log `file` (as --log wrote it)")
+		fs.Var(percentileList{&o.percentiles}, "percentiles", "for --format vllm: the percentiles written of each metric, a `list` from 0 to 100, as vLLM's --metric-percentiles (default 99)")
 		fs.StringVar(&o.hlog, "hlog", "", "read this HdrHistogram interval log (as --hlog writes) instead of a result; a log given as the `file` is recognised without it")
 	})
 	helpFlag(fs, &o.help)
@@ -192,6 +264,10 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		return usageErrorIn(stderr, "report", "--metric %q is unknown (known: %s)", o.metric, strings.Join(result.HistogramNames(), ", "))
 	case fs.Changed("metric") && !f.usesMetric:
 		return usageErrorIn(stderr, "report", "--metric applies to --format hgrm, not %s", o.format)
+	case o.log != "" && !f.usesVLLM:
+		return usageErrorIn(stderr, "report", "--log applies to --format vllm, not %s", o.format)
+	case fs.Changed("percentiles") && !f.usesVLLM:
+		return usageErrorIn(stderr, "report", "--percentiles applies to --format vllm, not %s", o.format)
 	case fs.NArg() != 1:
 		return usageErrorIn(stderr, "report", "want one result file, got %d arguments", fs.NArg())
 	}
@@ -220,7 +296,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "openload: report: %v\n", err)
 		return exitRuntime
 	}
-	if err := f.run(stdout, res, name, o.metric); err != nil {
+	if err := f.run(stdout, res, name, o); err != nil {
 		if ie, ok := err.(inputError); ok {
 			return fileError(stderr, "report", ie.error)
 		}
@@ -277,7 +353,7 @@ func reportSweep(sf *result.File, name string, f reportFormat, o reportOptions, 
 // report` of a run; each names its file in errors, and notice where it
 // was written.
 func writeFiles(res *result.Result, name, htmlPath, svgPath, pngPath, chart string, notice io.Writer) error {
-	if err := writeOutput("--html", htmlPath, io.Discard, notice, func(w io.Writer) error { return writeHTML(w, res, name, "") }); err != nil {
+	if err := writeOutput("--html", htmlPath, io.Discard, notice, func(w io.Writer) error { return writeHTML(w, res, name, reportOptions{}) }); err != nil {
 		return err
 	}
 	for _, f := range []struct{ path, format string }{{svgPath, "svg"}, {pngPath, "png"}} {

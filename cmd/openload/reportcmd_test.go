@@ -2,16 +2,20 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/plot"
+	"github.com/openload/openload/internal/recorder"
 )
 
 // TestReportFormatsAndHlog runs a short load with --hlog, then renders the
@@ -177,4 +181,85 @@ func pageCharts(t *testing.T, path string) []plot.Chart {
 		t.Fatal(err)
 	}
 	return charts
+}
+
+// TestReportVLLM: a real streamed run against the stub, written as vLLM's
+// bench serve result with the run's log: the counts and token sums are
+// the log's, every TTFT is the log's first token − sent, the stats are
+// the result's TTFT from the send; and the flag's misuses are refused.
+func TestReportVLLM(t *testing.T) {
+	s := tokenStub(t)
+	dir := t.TempDir()
+	out, logf := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.csv")
+	runOK(t, "-rate", "40", "-d", "500ms", "-q", "--prompt-tokens", "200", "--output-tokens", "12", "--model", "auto",
+		"--log", logf, "-o", out, s.URL+"/v1/chat/completions")
+	res := readResult(t, out)
+	entries, err := readLog(t, logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(entries, func(a, b recorder.LogEntry) int { return int(a.Seq) - int(b.Seq) })
+
+	stdout, _ := runOK(t, "report", "--format", "vllm", "--log", logf, out)
+	var v struct {
+		ModelID           string `json:"model_id"`
+		NumPrompts        int64  `json:"num_prompts"`
+		Completed, Failed int64
+		RequestRate       float64 `json:"request_rate"`
+		TotalInput        int64   `json:"total_input_tokens"`
+		TotalOutput       int64   `json:"total_output_tokens"`
+		InputLens         []int64 `json:"input_lens"`
+		OutputLens        []int64 `json:"output_lens"`
+		TTFTs             []float64
+		MeanTTFT          float64 `json:"mean_ttft_ms"`
+		P99TTFT           float64 `json:"p99_ttft_ms"`
+		Errors            []string
+	}
+	if err := json.Unmarshal([]byte(stdout), &v); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
+	var fields map[string]any
+	json.Unmarshal([]byte(stdout), &fields)
+	if fields["backend"] != "openai-chat" || v.ModelID != "openload-stub" || v.RequestRate != 40 || v.NumPrompts != 20 || v.Completed != 20 || v.Failed != 0 {
+		t.Errorf("backend %v, model %q, rate %v, %d prompts, %d completed, %d failed; want openai-chat, openload-stub, 40, 20, 20, 0",
+			fields["backend"], v.ModelID, v.RequestRate, v.NumPrompts, v.Completed, v.Failed)
+	}
+	if v.TotalInput != res.Stream.PromptTokens.Sum || v.TotalOutput != 240 || v.TotalOutput != res.Stream.OutputTokens {
+		t.Errorf("tokens in %d out %d; the result's %d and %d", v.TotalInput, v.TotalOutput, res.Stream.PromptTokens.Sum, res.Stream.OutputTokens)
+	}
+	if len(v.TTFTs) != 20 || len(v.InputLens) != 20 || len(v.OutputLens) != 20 || len(v.Errors) != 20 {
+		t.Fatalf("arrays of %d, %d, %d, %d; want 20 each", len(v.TTFTs), len(v.InputLens), len(v.OutputLens), len(v.Errors))
+	}
+	for i, e := range entries {
+		if want := (e.FirstToken - e.Sent).Seconds(); v.TTFTs[i] != want || v.InputLens[i] != int64(e.PromptTokens) || v.OutputLens[i] != 12 || v.Errors[i] != "" {
+			t.Errorf("request %d: ttft %v, input %d, output %d, error %q; the log's %v, %d, 12, none", i, v.TTFTs[i], v.InputLens[i], v.OutputLens[i], v.Errors[i], want, e.PromptTokens)
+		}
+	}
+	if ts := res.Stream.TTFTService; math.Abs(v.MeanTTFT-ts.Mean) > 0.001 || v.P99TTFT != ts.P99 {
+		t.Errorf("TTFT mean %v p99 %v; the result's TTFT from the send %v and %v", v.MeanTTFT, v.P99TTFT, ts.Mean, ts.P99)
+	}
+	// Without the log: no per-request arrays. --percentiles as vLLM's
+	// --metric-percentiles.
+	stdout, _ = runOK(t, "report", "--format", "vllm", "--percentiles", "50,99.9", out)
+	if strings.Contains(stdout, `"ttfts"`) || strings.Contains(stdout, `"p99_ttft_ms"`) || !strings.Contains(stdout, `"p50_ttft_ms": `) || !strings.Contains(stdout, `"p99.9_itl_ms": `) {
+		t.Errorf("without --log, --percentiles 50,99.9: %s", stdout)
+	}
+
+	other := filepath.Join(dir, "other.csv")
+	os.WriteFile(other, []byte(recorder.LogHeader+"\n0,0.000,0.100,1.000,0.900,1.000,0.100,200,,1\n"), 0o644)
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"report", "--log", logf, out}, exitUsage, "--log applies to --format vllm, not table"},
+		{[]string{"report", "--format", "hgrm", "--percentiles", "50", out}, exitUsage, "--percentiles applies to --format vllm, not hgrm"},
+		{[]string{"report", "--format", "vllm", "--percentiles", "50,101", out}, exitUsage, `--percentiles "50,101": want percentiles from 0 to 100, comma-separated, e.g. 50,90,99`},
+		{[]string{"report", "--format", "vllm", "--log", filepath.Join(dir, "missing.csv"), out}, exitUsage, "--log " + filepath.Join(dir, "missing.csv")},
+		{[]string{"report", "--format", "vllm", "--log", other, out}, exitUsage, "the log holds 1 requests after the warm-up, the result 20: not this run's log"},
+	} {
+		if code, stdout, errs := runCLI(c.args...); code != c.code || stdout != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("%v: exit %d %q %q, want exit %d and %q", c.args, code, stdout, errs, c.code, c.want)
+		}
+	}
 }
