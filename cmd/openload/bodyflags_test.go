@@ -232,7 +232,7 @@ func TestExtraBody(t *testing.T) {
 			t.Errorf("body %d: %s, want it to end %s", i, b, tail)
 		}
 	}
-	if q := readResult(t, out).Config.Request; q == nil || !strings.HasSuffix(q.Prompts, "ignore_eos, extra fields temperature, chat_template_kwargs, min_tokens (tokens counted with cl100k_base)") {
+	if q := readResult(t, out).Config.Request; q == nil || !strings.Contains(q.Prompts, "ignore_eos, extra fields temperature, chat_template_kwargs, min_tokens (tokens counted with cl100k_base), seed ") {
 		t.Errorf("request note %+v", q)
 	}
 }

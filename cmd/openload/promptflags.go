@@ -4,13 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/prompt"
+	"github.com/openload/openload/internal/splitmix"
 )
 
 // promptOptions make the bodies of a model-server load from a description
@@ -118,7 +121,18 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	if k := spec.Extra.Keys(); len(k) > 0 {
 		what += ", extra fields " + strings.Join(k, ", ")
 	}
-	note(r).Prompts = what + " (tokens counted with cl100k_base)"
+	if n := r.Schedule.Expected(); n > float64(len(bodies)) {
+		// A prefix cache would serve the repeats: say so.
+		what += fmt.Sprintf("; %d bodies for about %.0f requests, so each is sent about %.1f times", len(bodies), n, n/float64(len(bodies)))
+	}
+	what += " (tokens counted with cl100k_base)"
+	if p.dataset == "" {
+		what += fmt.Sprintf(", seed %d", spec.Seed)
+		if !fs.Changed("seed") {
+			what += " (drawn for this run: --seed N makes the same prompts again)"
+		}
+	}
+	note(r).Prompts = what
 	o.bodies.json = true
 	return nil
 }
@@ -141,10 +155,27 @@ func (p *promptOptions) validatePrefix(fs *pflag.FlagSet) error {
 	return nil
 }
 
+// promptSeed is the seed generated prompts are drawn with. --seed given
+// makes the same prompts again, on purpose; without it every run draws
+// its own, so that a second run, a repeat or another sweep does not
+// re-send the last one's prompts to a server whose prefix cache would
+// serve them (vLLM draws fresh random offsets per run likewise). Shards
+// of one run (a shared --start-at) derive theirs from that instant, so
+// they agree on every prompt. The seed is in the result's note.
+func promptSeed(fs *pflag.FlagSet, r *loadtest.Options) uint64 {
+	switch {
+	case fs.Changed("seed"):
+		return r.Schedule.Seed
+	case !r.StartAt.IsZero():
+		return splitmix.Mix(uint64(r.StartAt.UnixNano()))
+	}
+	return rand.Uint64()
+}
+
 // spec is what the flags ask internal/prompt for.
 func (p *promptOptions) spec(fs *pflag.FlagSet, o *loadOptions) (prompt.Spec, error) {
 	r := &o.run
-	s := prompt.Spec{Seed: r.Schedule.Seed, Count: p.count}
+	s := prompt.Spec{Seed: promptSeed(fs, r), Count: p.count}
 	if p.prefixTokens > 0 {
 		s.PrefixTokens, s.Prefixes = p.prefixTokens, p.prefixCount
 	}

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -270,5 +275,38 @@ func TestDatasetOrderShuffle(t *testing.T) {
 	code, _, stderr = runCLI("-rate", "10", "-d", "1s", "--dataset", "x.json", "--dataset-order", "random", "http://127.0.0.1:1/v1/completions")
 	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.Contains(first, `--dataset-order "random": want file or shuffle`) {
 		t.Errorf("exit %d, %q", code, first)
+	}
+}
+
+// TestPromptsNeverRepeat: generated prompts are drawn anew for every run
+// unless --seed asks for the same ones. A server that hashes every body
+// it reads counts, over two runs of 20 requests each: 40 distinct bodies
+// without --seed, 20 with --seed 5 twice (the same 20, on purpose).
+func TestPromptsNeverRepeat(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[[32]byte]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen[sha256.Sum256(b)]++
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	distinct := func(args ...string) int {
+		mu.Lock()
+		clear(seen)
+		mu.Unlock()
+		for range 2 {
+			runOK(t, append([]string{"-rate", "20", "-d", "1s", "--prompt-tokens", "256", "-q", srv.URL + "/v1/completions"}, args...)...)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen)
+	}
+	if n := distinct(); n != 40 {
+		t.Errorf("two runs without --seed: %d distinct bodies of 40, want 40", n)
+	}
+	if n := distinct("--seed", "5"); n != 20 {
+		t.Errorf("two runs with --seed 5: %d distinct bodies of 40, want the same 20", n)
 	}
 }
