@@ -23,6 +23,7 @@ func TestH2GoAwayBounces(t *testing.T) {
 	t.Run("progress", func(t *testing.T) {
 		s := newRawH2(t, false, 0, 0, 2)
 		rec, _ := h2Run(t, s.URL, cfg, &bursts{n: 20, total: 20, every: time.Second})
+		s.settle()
 		c := checkIdentity(t, rec, 20)
 		w := rec.Wire()
 		if c.Completed != 20 || s.answered.Load() != 20 || w.Attempts != s.read.Load() || w.ResendsUnwritten < 20 || w.ResendsUnwritten != s.above.Load() {
@@ -34,6 +35,7 @@ func TestH2GoAwayBounces(t *testing.T) {
 	t.Run("none", func(t *testing.T) {
 		s := newRawH2(t, false, 0, 0, 1)
 		rec, _ := h2Run(t, s.URL, cfg, &bursts{n: 5, total: 5, every: time.Second})
+		s.settle()
 		c := checkIdentity(t, rec, 5)
 		w := rec.Wire()
 		if c.Errors != 5 || rec.ErrorKinds()["reset"] != 5 || w.Attempts != 0 || s.read.Load() != 0 ||

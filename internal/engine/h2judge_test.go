@@ -375,6 +375,24 @@ func startRawH2(t testing.TB, useTLS bool, s *rawH2) *rawH2 {
 	return s
 }
 
+// settle waits for the connections to end by the client's close, so
+// that the counts hold every frame the client wrote: the run's end does
+// not wait for the server to have read them. Past 5 s it closes them.
+func (s *rawH2) settle() {
+	s.ln.Close()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		s.close()
+		<-done
+	}
+}
+
 func (s *rawH2) close() {
 	s.ln.Close()
 	s.mu.Lock()
