@@ -134,11 +134,12 @@ func TestPromptFlagErrors(t *testing.T) {
 }
 
 // TestGeneratedBodiesShardStable: two shards of one run send the bodies
-// the whole run would, request for request.
+// the whole run would, request for request: with --seed given, as here
+// (three separate runs), or with the shards' shared --start-at.
 func TestGeneratedBodiesShardStable(t *testing.T) {
 	var whole, shards seen
 	a, b := whole.server(t, ""), shards.server(t, "")
-	args := []string{"-rate", "20", "-d", "500ms", "-q", "--prompt-tokens", "30,0.5", "--output-tokens", "4,0.5", "--api", "completions"}
+	args := []string{"-rate", "20", "-d", "500ms", "-q", "--prompt-tokens", "30,0.5", "--output-tokens", "4,0.5", "--api", "completions", "--seed", "3"}
 	runOK(t, append(args, a.URL)...)
 	runOK(t, append(args, "--shard", "0/2", b.URL)...)
 	runOK(t, append(args, "--shard", "1/2", b.URL)...)
