@@ -194,6 +194,11 @@ func (s *sweepOptions) validateProfile(fs *pflag.FlagSet) error {
 			return fmt.Errorf("--%s does not apply to --profile sweep: it finds its own rates between the synchronous and the throughput point", name)
 		}
 	}
+	for _, name := range []string{"shard", "shard-from-env"} {
+		if fs.Changed(name) {
+			return fmt.Errorf("--%s does not apply to --profile sweep: its synchronous point is one user's closed loop, no schedule to split", name)
+		}
+	}
 	if s.points < 1 || s.points > 1000 {
 		return fmt.Errorf("--points must be 1 to 1000, got %d", s.points)
 	}

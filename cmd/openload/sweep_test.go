@@ -72,6 +72,7 @@ func sweepUsageCases() [][]string {
 		{"sweep", "--profile", "sweep", "--search", "--slo", "response.p99<=1s", u},
 		{"sweep", "--profile", "sweep", "--points", "0", u},
 		{"sweep", "--profile", "sweep", "--requests", "0", u},
+		{"sweep", "--profile", "sweep", "--shard", "1/2", u},
 	}
 }
 
