@@ -35,6 +35,20 @@ const (
 	KindRepeats = "repeats" // repeated runs of one rate
 )
 
+// Kinds of a profile sweep's points (FilePoint.Kind). Its rates are found
+// by two probes first, as GuideLLM's sweep profile does: the synchronous
+// point (one request at a time, a closed loop of one user, unpaced) and
+// the throughput point (every request at once, rate inf, bounded by the
+// connection limit). Neither has an offered rate: Rate is 0, as a
+// result's config stores both.
+const (
+	PointSynchronous = "synchronous"
+	PointThroughput  = "throughput"
+)
+
+// Open reports whether p is an open run at its offered rate, not a probe.
+func (p FilePoint) Open() bool { return p.Kind == "" }
+
 // FileKnee names a sweep's knee.
 type FileKnee struct {
 	Point int     `json:"point"` // 1-based
@@ -67,8 +81,11 @@ type FileProbe struct {
 
 // FilePoint is one run.
 type FilePoint struct {
-	Rate    float64 `json:"rate"`
-	Probe   int     `json:"probe,omitempty"` // 1-based, in a search
+	Rate  float64 `json:"rate"`            // offered; 0 for a profile's probes (PointSynchronous, PointThroughput)
+	Probe int     `json:"probe,omitempty"` // 1-based, in a search
+	// Kind says which kind of point a profile sweep's run is: empty for
+	// an open run at Rate, or one of the probes that found the rates.
+	Kind    string  `json:"point_kind,omitempty"`
 	Pass    bool    `json:"pass"`
 	Stopped string  `json:"stopped_early,omitempty"`
 	Result  *Result `json:"result"`

@@ -31,6 +31,7 @@ Usage:
   openload sweep --from 10 --to 200 --steps 10 [--geometric] [flags] [URL]
   openload sweep --search --slo 'response.p99<=200ms' --from 10 --to 400 [--precision 2%]
                  [--repeats N] [flags] [URL]
+  openload sweep --profile sweep [--points 8] [--requests N] -d 20s [flags] [URL]
 
 Every point is a full open run with its own checks; every flag of a load run shown below
 applies to each point (the sweep sets --rate; --stages, --closed, --arrivals, --log and --hlog
@@ -45,6 +46,12 @@ the bound and no run failed a check or stopped early; a run stops early once a b
 certain (requests already waiting longer than the bound, or failed, beyond the objective's
 share of the run).
 
+--profile sweep finds its own rates, as GuideLLM's sweep profile does: first the synchronous
+point (one request at a time: a closed loop of 1 user for -d), then the throughput probe
+(--requests at once, bounded by -c; by default what -c synchronous users would complete in -d),
+then --points open runs of -d at rates evenly spaced between their two completed rates. The
+table shows all of them by rate, the probes marked; the knee is named among the open points.
+
 Examples:
   # five rates, 20 s each, against the built-in stub; keep every point's result
   openload sweep --rates 20,40,60,80,100 -d 20s -o sweep.json
@@ -53,6 +60,9 @@ Examples:
   # ten rates from 10/s to 400/s in a constant ratio, with the charts on one page
   openload sweep --from 10 --to 400 --steps 10 --geometric --html sweep.html \
       http://127.0.0.1:8080/predict
+
+  # the synchronous and throughput points first, then 8 rates between them
+  openload sweep --profile sweep --points 8 -d 20s -c 32 http://127.0.0.1:8080/predict
 
   # the highest rate whose p99 response time stays within 200 ms, 3 runs a probe
   openload sweep --search --slo 'response.p99<=200ms' --from 10 --to 400 --repeats 3 \
@@ -79,7 +89,17 @@ type sweepOptions struct {
 	precision string
 	html, svg string
 	png       string
+	profile   string // "sweep": the rates are found (sweep.RunProfile)
+	points    int
+	requests  int64 // --requests, the throughput probe's count (0: sweep.ProbeCount)
 }
+
+// profileSweep is --profile's one value.
+const profileSweep = "sweep"
+
+// defaultPoints is --points': with the two probes, ten runs, as
+// GuideLLM's sweep of --rate 10 (whose count includes the probes).
+const defaultPoints = 8
 
 func (s *sweepOptions) flags(fs *pflag.FlagSet) {
 	inGroup(fs, groupSweep, func() {
@@ -96,6 +116,8 @@ func (s *sweepOptions) flags(fs *pflag.FlagSet) {
 		fs.StringVar(&s.html, "html", "", "write the charts (latency and throughput against offered rate) and the table as one HTML `file`")
 		fs.StringVar(&s.svg, "svg", "", "write the latency chart as SVG to this `file` (the throughput chart beside it, -throughput before .svg; a streamed sweep's token chart, -tokens)")
 		fs.StringVar(&s.png, "png", "", "write the charts --svg writes as PNG, the latency chart to this `file`")
+		fs.StringVar(&s.profile, "profile", "", "find the rates (the one profile, `sweep`): the synchronous point (1 user, closed loop), the throughput probe (--requests at once), then --points rates between")
+		fs.IntVar(&s.points, "points", defaultPoints, "with --profile sweep: the number of open rates between the synchronous and the throughput rate")
 	})
 }
 
@@ -127,6 +149,13 @@ func (s *sweepOptions) validate(fs *pflag.FlagSet, repeats int) ([]float64, erro
 			return nil, fmt.Errorf("--%s does not apply to a sweep: each point is one %s run at one rate", name, joinWords(schedule.NamesOf(func(schedule.Process) bool { return true }), "or"))
 		}
 	}
+	if fs.Changed("profile") {
+		if err := s.validateProfile(fs); err != nil {
+			return nil, err
+		}
+	} else if fs.Changed("points") {
+		return nil, errors.New("--points applies to --profile sweep only")
+	}
 	if s.search {
 		return nil, s.validateSearch(fs, repeats)
 	}
@@ -141,6 +170,9 @@ func (s *sweepOptions) validate(fs *pflag.FlagSet, repeats int) ([]float64, erro
 	if s.pause < 0 {
 		return nil, fmt.Errorf("--pause must be ≥ 0, got %v", s.pause)
 	}
+	if s.profile != "" {
+		return nil, nil // the profile finds them
+	}
 	rates, err := s.sweepRates(fs)
 	if err != nil {
 		return nil, err
@@ -149,6 +181,28 @@ func (s *sweepOptions) validate(fs *pflag.FlagSet, repeats int) ([]float64, erro
 		return nil, errors.New("--geometric applies to --steps only")
 	}
 	return rates, nil
+}
+
+// validateProfile checks --profile and --points: the profile finds its
+// own rates, so the flags that give them do not apply.
+func (s *sweepOptions) validateProfile(fs *pflag.FlagSet) error {
+	if s.profile != profileSweep {
+		return fmt.Errorf("--profile %q: the one profile is %s (the synchronous point, the throughput probe, then --points rates between)", s.profile, profileSweep)
+	}
+	for _, name := range []string{"rates", "from", "to", "steps", "geometric", "search"} {
+		if fs.Changed(name) {
+			return fmt.Errorf("--%s does not apply to --profile sweep: it finds its own rates between the synchronous and the throughput point", name)
+		}
+	}
+	for _, name := range []string{"shard", "shard-from-env"} {
+		if fs.Changed(name) {
+			return fmt.Errorf("--%s does not apply to --profile sweep: its synchronous point is one user's closed loop, no schedule to split", name)
+		}
+	}
+	if s.points < 1 || s.points > 1000 {
+		return fmt.Errorf("--points must be 1 to 1000, got %d", s.points)
+	}
+	return nil
 }
 
 // validateSearch checks a search's flags: its range, repeats and
@@ -253,6 +307,14 @@ func (so *sweepOptions) check(fs *pflag.FlagSet, o *loadOptions) ([]float64, err
 	if len(rates) > 0 {
 		top = rates[len(rates)-1]
 	}
+	if so.profile != "" {
+		// Its rates are measured; --requests is the throughput probe's
+		// count, not the open points'.
+		if err := so.checkRequests(fs, o); err != nil {
+			return nil, err
+		}
+		top = 1
+	}
 	if err := fs.Set("rate", strconv.FormatFloat(top, 'g', -1, 64)); err != nil {
 		return nil, err
 	}
@@ -263,6 +325,21 @@ func (so *sweepOptions) check(fs *pflag.FlagSet, o *loadOptions) ([]float64, err
 		return nil, errors.New("--search needs an objective to search for: --slo 'response.p99<=200ms'")
 	}
 	return rates, nil
+}
+
+// checkRequests takes --requests out of the load run's options into the
+// profile's throughput probe.
+func (so *sweepOptions) checkRequests(fs *pflag.FlagSet, o *loadOptions) error {
+	so.requests, o.run.Schedule.Count = o.run.Schedule.Count, 0
+	switch {
+	case !fs.Changed("requests"):
+		return nil
+	case so.requests < 1:
+		return fmt.Errorf("--requests must be ≥ 1, got %d", so.requests)
+	case so.requests > maxRequests && !o.yes:
+		return fmt.Errorf("--requests %d is more than %d: add --yes if you mean it", so.requests, maxRequests)
+	}
+	return nil
 }
 
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -302,8 +379,12 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		if o.quiet {
 			return
 		}
-		line := fmt.Sprintf("openload sweep: run %d at %g/s: completed %.1f/s, response p99 %.3f ms, service p99 %.3f ms",
-			n, p.Rate, p.Completed(), p.Result.Response.P99, p.Result.Service.P99)
+		at := fmt.Sprintf("at %g/s", p.Rate)
+		if p.Kind != "" {
+			at = p.Label()[len("the "):]
+		}
+		line := fmt.Sprintf("openload sweep: run %d %s: completed %.1f/s, response p99 %.3f ms, service p99 %.3f ms",
+			n, at, p.Completed(), p.Result.Response.P99, p.Result.Service.P99)
 		if p.Stopped != "" {
 			line += " · stopped early: " + p.Stopped
 		}
@@ -312,11 +393,16 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if so.search {
 		return runSearch(ctx, &o, so, base, stdout, stderr)
 	}
-	base.Rates = rates
-	if !o.quiet {
-		fmt.Fprintf(stderr, "openload sweep: %d points, %s each, → %s %s\n", len(rates), r.Schedule.Duration, r.Method, r.URL)
+	var sw *sweep.Sweep
+	if so.profile != "" {
+		sw, err = runProfile(ctx, &o, so, base, stderr)
+	} else {
+		base.Rates = rates
+		if !o.quiet {
+			fmt.Fprintf(stderr, "openload sweep: %d points, %s each, → %s %s\n", len(rates), r.Schedule.Duration, r.Method, r.URL)
+		}
+		sw, err = sweep.Run(ctx, base)
 	}
-	sw, err := sweep.Run(ctx, base)
 	if sw == nil {
 		fmt.Fprintf(stderr, "openload: sweep: %v\n", err)
 		return exitRuntime
@@ -338,6 +424,37 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return code
 	}
 	return sweepVerdict(stdout, "sweep", sw.Outcome(ctx.Err() != nil))
+}
+
+// runProfile runs --profile sweep (sweep.RunProfile), saying on stderr
+// what the probes found.
+func runProfile(ctx context.Context, o *loadOptions, so sweepOptions, base sweep.Options, stderr io.Writer) (*sweep.Sweep, error) {
+	r := &base.Base
+	opt := sweep.ProfileOptions{Options: base, Points: so.points, Requests: so.requests}
+	if !o.quiet {
+		fmt.Fprintf(stderr, "openload sweep --profile sweep: the synchronous point, the throughput probe, then %d rates between, %s each → %s %s\n",
+			so.points, r.Schedule.Duration, r.Method, r.URL)
+		opt.OnProbe = func(n int64, rSync float64) {
+			how := "--requests"
+			if so.requests == 0 {
+				how = fmt.Sprintf("⌈%.1f/s × %s⌉ × -c %d; --requests sets it", rSync, r.Schedule.Duration, r.Connections)
+			}
+			fmt.Fprintf(stderr, "openload sweep: the throughput probe: %d requests at once, at most %d in flight (%s)\n", n, r.Connections, how)
+		}
+		opt.OnRates = func(rSync, rMax float64, rates []float64) {
+			fmt.Fprintf(stderr, "openload sweep: rates between %.1f/s and %.1f/s: %s\n", rSync, rMax, joinRates(rates))
+		}
+	}
+	return sweep.RunProfile(ctx, opt)
+}
+
+// joinRates writes rates as --rates takes them.
+func joinRates(rates []float64) string {
+	s := make([]string, len(rates))
+	for i, v := range rates {
+		s[i] = fmtG(v)
+	}
+	return strings.Join(s, ",")
 }
 
 // sweepVerdict prints what decided a sweep's or a search's outcome, when

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/rawtcp"
+	"github.com/openload/openload/internal/sweep"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/servers/stub"
 )
 
@@ -64,6 +66,13 @@ func sweepUsageCases() [][]string {
 		{"sweep", "--search", "--slo", "response.p99<=1s", "--rates", "1,2", u},
 		{"sweep", "--rates", "10,20", "--slo", "latency.p99<=1s", u},
 		{"sweep", "--rates", "10,20", "-o", "-", u},
+		{"sweep", "--profile", "steps", u},
+		{"sweep", "--rates", "10,20", "--points", "3", u},
+		{"sweep", "--profile", "sweep", "--rates", "10,20", u},
+		{"sweep", "--profile", "sweep", "--search", "--slo", "response.p99<=1s", u},
+		{"sweep", "--profile", "sweep", "--points", "0", u},
+		{"sweep", "--profile", "sweep", "--requests", "0", u},
+		{"sweep", "--profile", "sweep", "--shard", "1/2", u},
 	}
 }
 
@@ -146,6 +155,72 @@ func TestSweepCLI(t *testing.T) {
 	wantLines(t, stdout, "over 3 runs", "response p99 (ms)", "send delay p99 (ms)")
 	rep, _ = runOK(t, "report", reps+"#3")
 	wantLines(t, rep, "constant 20/s for 300ms", "scheduled 6 = rate × duration")
+}
+
+// TestSweepProfileCLI is --profile sweep's known answer: against the stub
+// of 4 workers × 20 ms (no gate), the synchronous point completes about
+// 50/s, the throughput probe about 200/s, and the open rates lie evenly
+// between. Only relations are held, with bounds a busy machine cannot
+// break: each call sleeps 20 ms, so one user completes at most 50/s and 4
+// workers at most 200/s (5 % over, for the clock's grain and the runs'
+// first and last request); the probe keeps 8 in flight over 4 sleeping
+// workers, so a loaded machine still completes more than twice the
+// synchronous rate (sleeps need no CPU; 4× is the answer, 2× the bound).
+// Runs of 1 s: about 1 + 2 + 3 s.
+func TestSweepProfileCLI(t *testing.T) {
+	s := sweepStub(t)
+	dir := t.TempDir()
+	out, svg := filepath.Join(dir, "profile.json"), filepath.Join(dir, "profile.svg")
+	stdout, stderr := runOK(t, "sweep", "--profile", "sweep", "--points", "3", "-d", "1s", "-c", "8", "--pause", "0s",
+		"-o", out, "--svg", svg, s.URL+"/predict")
+	_, f, ok, err := readSweep(out)
+	if !ok || err != nil || len(f.Points) != 5 {
+		t.Fatalf("the sweep file: %v, %v\n%s", ok, err, stdout)
+	}
+	kinds := []string{result.PointSynchronous, "", "", "", result.PointThroughput}
+	for i, p := range f.Points {
+		t.Logf("point %d %-11s offered %8.3f/s completed %6.1f/s response p99 %7.1f ms", i+1, p.Kind, p.Rate, p.Completed(), p.Result.Response.P99)
+		if p.Kind != kinds[i] || !p.Pass {
+			t.Errorf("point %d: kind %q, pass %v; want %q, passing", i+1, p.Kind, p.Pass, kinds[i])
+		}
+		c := p.Result.Counts
+		if c.Completed != c.Scheduled || c.Errors+c.Timeouts+c.Unfinished != 0 {
+			t.Errorf("point %d: counts %+v, want every scheduled request completed", i+1, c)
+		}
+	}
+	rSync, rMax := f.Points[0].Completed(), f.Points[4].Completed()
+	if !(rSync > 0 && rSync <= 50*1.05) || !(rMax > 2*rSync && rMax <= 200*1.05) {
+		t.Errorf("synchronous %.1f/s, throughput %.1f/s: want ≤ 50/s, and above twice it and ≤ 200/s", rSync, rMax)
+	}
+	// The probe: ⌈rSync × 1 s⌉ × -c 8 at once, its count exact.
+	if n, want := f.Points[4].Result.Counts.Scheduled, sweep.ProbeCount(rSync, time.Second, 8); n != want {
+		t.Errorf("throughput probe scheduled %d, want %d", n, want)
+	}
+	want, err := sweep.ProfileRates(rSync, rMax, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range f.Points[1:4] {
+		if p.Rate != want[i] || !(p.Rate > rSync && p.Rate < rMax) || (i > 0 && p.Rate <= f.Points[i].Rate) {
+			t.Errorf("open point %d at %v/s, want %v/s, increasing, between %.1f and %.1f", i+1, p.Rate, want[i], rSync, rMax)
+		}
+		if n := p.Result.Counts.Scheduled; n != int64(p.Rate) { // ⌊rate × 1 s⌋, constant arrivals
+			t.Errorf("%v/s: scheduled %d, want %d", p.Rate, n, int64(p.Rate))
+		}
+	}
+	wantLines(t, stdout, "│      sync │", "│       inf │", "synchronous point: 1 user, closed loop", "throughput probe: ")
+	wantLines(t, stderr, "the throughput probe: ", "rates between ")
+	if n := strings.Count(stdout, "\n│ "); n != 6 { // the header and five points
+		t.Errorf("%d rows, want 6:\n%s", n, stdout)
+	}
+	if b, err := os.ReadFile(svg); err != nil || !strings.Contains(string(b), "<svg") {
+		t.Errorf("--svg: %v", err)
+	}
+	if rep, _ := runOK(t, "report", out); rep != stdout {
+		t.Errorf("report of the saved profile:\n%s\nlive:\n%s", rep, stdout)
+	}
+	rep, _ := runOK(t, "report", out+"#1")
+	wantLines(t, rep, "closed loop: 1 user, unpaced")
 }
 
 // TestSweepDeadTarget: a target that refuses every request never passes

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/csv"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/openload/openload/result"
@@ -19,15 +20,26 @@ func TimelineCSV(w io.Writer, res *result.Result) error {
 
 // SweepCSV writes one row per point of a sweep, a search or repeats: its
 // probe (in a search), offered rate, throughput, latency figures, counts,
-// whether it passed and why it stopped early.
+// whether it passed and why it stopped early; a profile sweep's rows also
+// say which kind of point each is (point_kind: synchronous, throughput, or
+// empty for an open point; their offered_per_s is 0).
 func SweepCSV(w io.Writer, f *result.File) error {
-	rows := [][]string{{"point", "probe", "offered_per_s", "completed_per_s", "response_p50_ms", "response_p90_ms", "response_p99_ms",
-		"service_p99_ms", "send_delay_p99_ms", "scheduled", "completed", "errors", "timeouts", "unfinished", "pass", "stopped_early"}}
+	kinds := slices.ContainsFunc(f.Points, func(p result.FilePoint) bool { return !p.Open() })
+	head := []string{"point", "probe", "offered_per_s", "completed_per_s", "response_p50_ms", "response_p90_ms", "response_p99_ms",
+		"service_p99_ms", "send_delay_p99_ms", "scheduled", "completed", "errors", "timeouts", "unfinished", "pass", "stopped_early"}
+	if kinds {
+		head = append(head, "point_kind")
+	}
+	rows := [][]string{head}
 	for i, p := range f.Points {
 		r, c := p.Result, p.Result.Counts
-		rows = append(rows, []string{strconv.Itoa(i + 1), strconv.Itoa(p.Probe), strconv.FormatFloat(p.Rate, 'g', -1, 64), f3(p.Completed()),
+		row := []string{strconv.Itoa(i + 1), strconv.Itoa(p.Probe), strconv.FormatFloat(p.Rate, 'g', -1, 64), f3(p.Completed()),
 			f3(r.Response.P50), f3(r.Response.P90), f3(r.Response.P99), f3(r.Service.P99), f3(r.SendDelay.P99),
-			i64(c.Scheduled), i64(c.Completed), i64(c.Errors), i64(c.Timeouts), i64(c.Unfinished), strconv.FormatBool(p.Pass), p.Stopped})
+			i64(c.Scheduled), i64(c.Completed), i64(c.Errors), i64(c.Timeouts), i64(c.Unfinished), strconv.FormatBool(p.Pass), p.Stopped}
+		if kinds {
+			row = append(row, p.Kind)
+		}
+		rows = append(rows, row)
 	}
 	return writeCSV(w, rows)
 }

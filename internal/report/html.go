@@ -153,7 +153,11 @@ func SweepPage(f *result.File) (plot.Page, error) {
 	if len(points) == 0 {
 		return plot.Page{}, fmt.Errorf("the %s holds no point", f.Kind)
 	}
-	if err := SweepTable(&text, points, knee); err != nil {
+	rows, rowKnee := points, knee
+	if f.Kind == result.KindSweep {
+		rows, rowKnee = f.Points, kneeIndex(f) // a profile's probes too, which the charts leave out
+	}
+	if err := SweepTable(&text, rows, rowKnee); err != nil {
 		return plot.Page{}, err
 	}
 	return plot.Page{Title: "openload sweep", Subtitle: []string{sweepSubtitle(points)}, Text: text.String(), Charts: SweepCharts(f)}, nil

@@ -57,7 +57,13 @@ func KneeLine(w io.Writer, f *result.File) error {
 	if f.KneeFactor > 0 {
 		factor = fmt.Sprintf("%g", f.KneeFactor)
 	}
-	_, err := fmt.Fprintf(w, "\nknee: none up to %g/s (response p99 stayed within %s × the lowest rate's, every objective held)\n", f.Points[len(f.Points)-1].Rate, factor)
+	top := 0.0
+	for _, p := range f.Points {
+		if p.Open() {
+			top = max(top, p.Rate)
+		}
+	}
+	_, err := fmt.Fprintf(w, "\nknee: none up to %g/s (response p99 stayed within %s × the lowest rate's, every objective held)\n", top, factor)
 	return err
 }
 
@@ -197,7 +203,7 @@ func SweepTable(w io.Writer, points []result.FilePoint, knee int) error {
 		if stream {
 			row = streamRow(p, goodput, errs)
 		} else {
-			row = []string{fmt.Sprintf("%g", p.Rate), fmt.Sprintf("%.1f", p.Completed()),
+			row = []string{offered(p), fmt.Sprintf("%.1f", p.Completed()),
 				ms1(r.Response.P50), ms1(r.Response.P90), ms1(r.Response.P99), ms1(r.Service.P99), ms1(r.SendDelay.P99), errs}
 		}
 		for _, v := range vals {
@@ -292,7 +298,7 @@ func streamed(points []result.FilePoint) (stream, goodput bool) {
 // goodput).
 func streamRow(p result.FilePoint, goodput bool, errs string) []string {
 	r := p.Result
-	row := []string{fmt.Sprintf("%g", p.Rate), fmt.Sprintf("%.1f", p.Completed())}
+	row := []string{offered(p), fmt.Sprintf("%.1f", p.Completed())}
 	s := r.Stream
 	if goodput {
 		g := "—"
@@ -310,9 +316,28 @@ func streamRow(p result.FilePoint, goodput bool, errs string) []string {
 	return append(row, ms1(r.SendDelay.P99), errs)
 }
 
+// offered is a row's first column: the offered rate, or what a profile's
+// probe offered instead ("sync": one request at a time; "inf": all at
+// once), which its note says in full.
+func offered(p result.FilePoint) string {
+	switch p.Kind {
+	case "":
+		return fmt.Sprintf("%g", p.Rate)
+	case result.PointSynchronous:
+		return "sync"
+	}
+	return "inf"
+}
+
 // note is a row's last column.
 func note(p result.FilePoint, knee bool) string {
 	var parts []string
+	switch p.Kind {
+	case result.PointSynchronous:
+		parts = append(parts, "synchronous point: 1 user, closed loop")
+	case result.PointThroughput:
+		parts = append(parts, fmt.Sprintf("throughput probe: %d at once, ≤ %d in flight", p.Result.Counts.Scheduled, p.Result.Limit.Connections))
+	}
 	if knee {
 		parts = append(parts, "← knee")
 	}
@@ -527,6 +552,25 @@ func Spread(w io.Writer, points []result.FilePoint) error {
 	return t.Render()
 }
 
+// openPoints are a sweep's points at an offered rate, without a profile's
+// probes (which have none to draw against), and knee's index among them.
+func openPoints(points []result.FilePoint, knee int) ([]result.FilePoint, int) {
+	if !slices.ContainsFunc(points, func(p result.FilePoint) bool { return !p.Open() }) {
+		return points, knee
+	}
+	var out []result.FilePoint
+	at := -1
+	for i, p := range points {
+		if p.Open() {
+			if i == knee {
+				at = len(out)
+			}
+			out = append(out, p)
+		}
+	}
+	return out, at
+}
+
 // ChartPoints are the points a file's charts draw, and the index of the
 // knee among them (-1: none): a sweep's every point; of a search, one run
 // per probe, in increasing rate, the one of median response p99 (the
@@ -534,7 +578,7 @@ func Spread(w io.Writer, points []result.FilePoint) error {
 func ChartPoints(f *result.File) ([]result.FilePoint, int) {
 	switch f.Kind {
 	case result.KindSweep:
-		return f.Points, kneeIndex(f)
+		return openPoints(f.Points, kneeIndex(f))
 	case result.KindSearch:
 		if f.Search == nil {
 			return nil, -1

@@ -181,3 +181,41 @@ func TestChartPoints(t *testing.T) {
 		t.Errorf("repeats draw %d points", len(points))
 	}
 }
+
+// TestSweepProfileRows: a profile sweep's probes are rows of their own,
+// marked (sync, inf, and a note); the knee line and the charts keep to the
+// open points, and the CSV says which kind each row is.
+func TestSweepProfileRows(t *testing.T) {
+	pt := func(rate float64, kind string, done int64) result.FilePoint {
+		res := &result.Result{Elapsed: 1, Counts: result.Counts{Scheduled: done, Completed: done}, Response: result.Percentiles{P99: 21}}
+		res.Limit.Connections = 8
+		return result.FilePoint{Rate: rate, Kind: kind, Pass: true, Result: res}
+	}
+	f := &result.File{SweepVersion: result.FileVersion, Kind: result.KindSweep, KneeFactor: 2, Points: []result.FilePoint{
+		pt(0, result.PointSynchronous, 50), pt(100, "", 100), pt(150, "", 150), pt(0, result.PointThroughput, 400)}}
+	var b bytes.Buffer
+	if err := report.SweepText(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"│      sync │", "synchronous point: 1 user, closed loop", "│       inf │", "throughput probe: 400 at once, ≤ 8 in flight",
+		"knee: none up to 150/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+	if pts, _ := report.ChartPoints(f); len(pts) != 2 || pts[0].Rate != 100 {
+		t.Errorf("chart points %+v, want the two open ones", pts)
+	}
+	f.Knee = &result.FileKnee{Point: 3, Rate: 150}
+	if _, k := report.ChartPoints(f); k != 1 {
+		t.Errorf("chart knee %d, want 1 (150/s among the open points)", k)
+	}
+	b.Reset()
+	if err := report.SweepCSV(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(b.String(), "\n"); !strings.HasSuffix(lines[0], ",point_kind") || !strings.HasSuffix(lines[1], ",synchronous") || !strings.HasSuffix(lines[2], ",") {
+		t.Errorf("csv:\n%s", b.String())
+	}
+}

@@ -11,7 +11,11 @@ import (
 // live or of a saved file, reads.
 
 func filePoint(p Point, probe int) result.FilePoint {
-	return result.FilePoint{Rate: p.Rate, Probe: probe, Pass: p.Pass(), Stopped: p.Stopped, Result: p.Result}
+	rate := p.Rate
+	if math.IsInf(rate, 1) {
+		rate = 0 // the throughput probe: JSON holds no +Inf, Kind says it
+	}
+	return result.FilePoint{Rate: rate, Probe: probe, Kind: p.Kind, Pass: p.Pass(), Stopped: p.Stopped, Result: p.Result}
 }
 
 func newFile(kind string) result.File {

@@ -32,18 +32,27 @@ func (sw *Sweep) Outcome(ctxDone bool) Outcome {
 	}
 	for i, p := range sw.Points {
 		if !p.Valid {
-			return Outcome{verify.ClassInvalid, &sw.Points[i], fmt.Sprintf("at %g/s a check failed: the measurement is not valid", p.Rate)}
+			return Outcome{verify.ClassInvalid, &sw.Points[i], fmt.Sprintf("at %s a check failed: the measurement is not valid", p.Label())}
 		}
 	}
 	if len(sw.Points) > 0 && verify.TargetFailed(sw.Points[0].Result) {
-		return Outcome{verify.ClassTargetFailed, &sw.Points[0], fmt.Sprintf("at the lowest rate, %g/s", sw.Points[0].Rate)}
+		return Outcome{verify.ClassTargetFailed, &sw.Points[0], lowest(sw.Points[0])}
 	}
 	for i, p := range sw.Points {
 		if nd := p.NoData(); nd != nil {
-			return Outcome{verify.ClassBreached, &sw.Points[i], fmt.Sprintf("at %g/s: %s", p.Rate, nd.Message)}
+			return Outcome{verify.ClassBreached, &sw.Points[i], fmt.Sprintf("at %s: %s", p.Label(), nd.Message)}
 		}
 	}
 	return Outcome{Class: verify.ClassValid}
+}
+
+// lowest says where the lowest point of a sweep is: its rate, or the
+// synchronous point of a profile.
+func lowest(p Point) string {
+	if p.Kind != "" {
+		return "at " + p.Label()
+	}
+	return fmt.Sprintf("at the lowest rate, %g/s", p.Rate)
 }
 
 // Outcome classifies a search: stopped before an answer (interrupted);

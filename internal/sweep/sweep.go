@@ -73,7 +73,10 @@ type Options struct {
 
 // Point is one run of a sweep or a search.
 type Point struct {
-	Rate     float64
+	Rate float64 // offered: 0 for the synchronous probe, +Inf for the throughput probe
+	// Kind is a profile's probe (result.PointSynchronous,
+	// result.PointThroughput), empty for an open point at Rate.
+	Kind     string
 	Result   *result.Result
 	Findings []verify.Finding
 	SLOs     []verify.SLOResult // the objectives, with openload's defaults, as the run was judged (loadtest.Judged)
@@ -81,6 +84,18 @@ type Point struct {
 	Valid bool
 	// Stopped says why the point stopped early; empty when it ran whole.
 	Stopped string
+}
+
+// Label names the point in words: its offered rate ("30/s"), or which
+// probe of a profile it is.
+func (p Point) Label() string {
+	switch p.Kind {
+	case "":
+		return fmtRate(p.Rate) + "/s"
+	case result.PointSynchronous:
+		return "the synchronous point"
+	}
+	return "the " + p.Kind + " probe"
 }
 
 // NoData is the first objective of the point whose figure had no samples
