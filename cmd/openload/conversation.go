@@ -55,12 +55,12 @@ func readConversation(v any) (*conversationYAML, error) {
 
 // conversationRun makes r a run of c's conversations, sent to r's URL;
 // b holds the scenario's --model, if any, and --extra-body.
-func conversationRun(r *loadtest.Options, c *conversationYAML, b *bodyOptions, onFailure string) error {
+func conversationRun(r *loadtest.Options, c *conversationYAML, b *bodyOptions, onFailure string, seed uint64) error {
 	model := b.model
 	if r.URL == nil {
 		return fmt.Errorf("conversation: no url: give the scenario the model server's endpoint (…/v1/chat/completions)")
 	}
-	spec := prompt.ConversationSpec{Turns: c.Turns, System: c.SystemTokens, SharedSystem: c.SharedSystem, Seed: r.Schedule.Seed, IgnoreEOS: c.IgnoreEOS, Model: c.Model}
+	spec := prompt.ConversationSpec{Turns: c.Turns, System: c.SystemTokens, SharedSystem: c.SharedSystem, Seed: seed, IgnoreEOS: c.IgnoreEOS, Model: c.Model}
 	if spec.Model == "" {
 		spec.Model = model
 	}
@@ -99,7 +99,6 @@ func conversationRun(r *loadtest.Options, c *conversationYAML, b *bodyOptions, o
 			return fmt.Errorf("conversation: dataset: %v", unwrapPath(err))
 		}
 		defer f.Close()
-		cs.Prompt.Seed = r.Schedule.Seed
 		if cs.Convs, _, err = prompt.ReadConversations(f, c.Dataset, spec); err != nil {
 			return fmt.Errorf("conversation: %v", err)
 		}

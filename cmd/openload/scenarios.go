@@ -328,7 +328,9 @@ func sessionRun(fs *pflag.FlagSet, r *loadtest.Options, ss scenarioSessions, b *
 		}
 	}
 	if ss.conv != nil {
-		return conversationRun(r, ss.conv, b, ss.onFailure) // conversation.go
+		// Synthetic conversations are drawn anew every run unless --seed
+		// is given, as generated prompts are (promptSeed).
+		return conversationRun(r, ss.conv, b, ss.onFailure, promptSeed(fs, r)) // conversation.go
 	}
 	plan, err := session.Compile(session.Spec{Steps: ss.steps, OnFailure: ss.onFailure, Base: r.URL, Header: r.Header, Seed: r.Schedule.Seed})
 	if err != nil {
