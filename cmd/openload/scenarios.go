@@ -272,17 +272,7 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 		}
 		scs[i], opts[i] = loadtest.Scenario{Name: name, Options: *r}, o
 	}
-	// Objectives may name a scenario, or a step of one (SCENARIO:STEP:…):
-	// checked once the steps are known, a dataset's turns included.
-	scopes := slices.Clone(names)
-	for _, sc := range scs {
-		if ss := sc.Options.Sessions; ss != nil {
-			for _, step := range ss.StepNames() {
-				scopes = append(scopes, sc.Name+":"+step)
-			}
-		}
-	}
-	if err := checkScopes(objs, scopes); err != nil {
+	if err := checkScopes(objs, scenarioScopes(scs)); err != nil {
 		return usageError(stderr, "%v", err)
 	}
 	// One server, a series of each scenario's: each is a run of its own.
@@ -347,6 +337,22 @@ func sessionRun(fs *pflag.FlagSet, r *loadtest.Options, ss scenarioSessions, b *
 	}
 	r.Sessions = plan
 	return nil
+}
+
+// scenarioScopes are what objectives may name in a run of scs: a
+// scenario, or a step of one (SCENARIO:STEP:…), known once the steps are
+// (a dataset's turns included).
+func scenarioScopes(scs []loadtest.Scenario) []string {
+	var scopes []string
+	for _, sc := range scs {
+		scopes = append(scopes, sc.Name)
+		if ss := sc.Options.Sessions; ss != nil {
+			for _, step := range ss.StepNames() {
+				scopes = append(scopes, sc.Name+":"+step)
+			}
+		}
+	}
+	return scopes
 }
 
 // scenarioPath is the log of scenario name next to path: run.csv →

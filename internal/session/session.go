@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -154,17 +155,8 @@ func (p *Plan) compileStep(i int, ss StepSpec, spec Spec) (step, error) {
 			return st, err
 		}
 	}
-	for _, h := range ss.Header {
-		name, value, ok := strings.Cut(h, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" {
-			return st, fmt.Errorf("header %q: want \"Name: value\"", h)
-		}
-		t, err := mix.ParseTemplateVars(strings.TrimSpace(value), nil, seed^splitmix.Mix(uint64(len(st.header))+2), vars)
-		if err != nil {
-			return st, fmt.Errorf("header %q: %w", h, err)
-		}
-		st.header = append(st.header, headerT{http.CanonicalHeaderKey(name), t})
+	if err := compileHeaders(&st, ss.Header, seed, vars); err != nil {
+		return st, err
 	}
 	if ss.Body != "" {
 		if st.body, err = mix.ParseTemplateVars(ss.Body, nil, seed^3, vars); err != nil {
@@ -179,16 +171,40 @@ func (p *Plan) compileStep(i int, ss StepSpec, spec Spec) (step, error) {
 			return st, err
 		}
 	}
-	for _, name := range slices.Sorted(mapKeys(ss.Save)) {
+	return st, p.compileSaves(&st, ss.Save)
+}
+
+// compileHeaders parses a step's "Name: value" headers, each value a
+// template of the values saved before it (vars).
+func compileHeaders(st *step, headers []string, seed uint64, vars []string) error {
+	for _, h := range headers {
+		name, value, ok := strings.Cut(h, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return fmt.Errorf("header %q: want \"Name: value\"", h)
+		}
+		t, err := mix.ParseTemplateVars(strings.TrimSpace(value), nil, seed^splitmix.Mix(uint64(len(st.header))+2), vars)
+		if err != nil {
+			return fmt.Errorf("header %q: %w", h, err)
+		}
+		st.header = append(st.header, headerT{http.CanonicalHeaderKey(name), t})
+	}
+	return nil
+}
+
+// compileSaves parses a step's save rules, each value given its index
+// among the plan's values (a name saved again by a later step keeps it).
+func (p *Plan) compileSaves(st *step, saves map[string]string) error {
+	for _, name := range slices.Sorted(maps.Keys(saves)) {
 		switch {
 		case !validVar(name):
-			return st, fmt.Errorf("save %q: a name is letters, digits, _ and -", name)
+			return fmt.Errorf("save %q: a name is letters, digits, _ and -", name)
 		case slices.Contains(reserved, name):
-			return st, fmt.Errorf("save %q: %s is a placeholder of its own", name, name)
+			return fmt.Errorf("save %q: %s is a placeholder of its own", name, name)
 		}
-		r, err := ParseRule(ss.Save[name])
+		r, err := ParseRule(saves[name])
 		if err != nil {
-			return st, fmt.Errorf("save %s: %w", name, err)
+			return fmt.Errorf("save %s: %w", name, err)
 		}
 		idx := slices.Index(p.vars, name)
 		if idx < 0 {
@@ -198,17 +214,7 @@ func (p *Plan) compileStep(i int, ss StepSpec, spec Spec) (step, error) {
 		st.saves = append(st.saves, save{name, idx, r})
 		st.keep = st.keep || r.body()
 	}
-	return st, nil
-}
-
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
+	return nil
 }
 
 func validVar(s string) bool {

@@ -11,6 +11,7 @@ package shop
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -107,10 +108,7 @@ type Log struct {
 func (s *Shop) Log() Log {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l := Log{Counts: map[string]int{}, Refused: s.refused, Users: map[string][]Step{}}
-	for k, v := range s.counts {
-		l.Counts[k] = v
-	}
+	l := Log{Counts: maps.Clone(s.counts), Refused: s.refused, Users: map[string][]Step{}}
 	for k, v := range s.users {
 		l.Users[k] = slices.Clone(v)
 	}
@@ -123,7 +121,7 @@ func (s *Shop) Log() Log {
 // shortest gap it saw between an answer and the next request.
 func (l Log) Walked(paths []string, think time.Duration) (bad string, minGap time.Duration) {
 	minGap = -1
-	for _, user := range slices.Sorted(mapKeys(l.Users)) {
+	for _, user := range slices.Sorted(maps.Keys(l.Users)) {
 		steps := l.Users[user]
 		if len(steps) != len(paths) {
 			return fmt.Sprintf("%s: %d steps, want %d", user, len(steps), len(paths)), minGap
@@ -145,14 +143,4 @@ func (l Log) Walked(paths []string, think time.Duration) (bad string, minGap tim
 		}
 	}
 	return "", minGap
-}
-
-func mapKeys(m map[string][]Step) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
