@@ -58,7 +58,7 @@ func sessionsOf(res *result.Result) Finding {
 		}
 	case res.Interrupted && s.Started > s.Expected:
 		f.Message = fmt.Sprintf("started %d > expected %d: %d sessions more than the schedule held", s.Started, s.Expected, s.Started-s.Expected)
-	case ended != s.Started:
+	case !s.Balanced():
 		f.Message = fmt.Sprintf("completed %d + ended early %d + unfinished %d = %d ≠ started %d: %d sessions unaccounted for",
 			s.Completed, s.EndedEarly, s.Unfinished, ended, s.Started, s.Started-ended)
 	case endedAt != s.EndedEarly:

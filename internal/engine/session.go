@@ -77,7 +77,9 @@ type Step struct {
 	Index int           // the step's index in its scenario (Record.Target)
 	Think time.Duration // the pause after the previous step's done; not for a first step
 	// Request is the step's request; its body, if any, comes from
-	// GetBody (http.NewRequest sets it for a bytes.Reader).
+	// GetBody (http.NewRequest sets it for a bytes.Reader). Nil: none
+	// could be made (a URL from a saved value that is no URL); the step
+	// is then a failure of kind other, counted, never sent.
 	Request *http.Request
 	// Keep asks for the answer's body (up to MaxKeep bytes) in Answer.
 	Keep bool
@@ -301,8 +303,9 @@ func (r *sessionRun) send(w *worker, wk *walker) {
 	if g.drain.Err() != nil {
 		// Due, but never sent: the drain expired first.
 		rec = recorder.Record{Seq: it.seq, Scheduled: it.off, Done: g.since(), Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished}
-	} else if v, err := r.variant(st.Request); err != nil {
-		// Its body could not be had: it never left.
+	} else if v, err := r.variant(st.Request); st.Request == nil || err != nil {
+		// No request could be made of it (Step.Request nil), or its
+		// body could not be had: it never left, and failed.
 		rec = recorder.Record{Seq: it.seq, Scheduled: it.off, Done: g.since(), Outcome: recorder.Failed, Kind: recorder.KindOther}
 	} else {
 		it.step = &stepCall{req: st.Request, keep: st.Keep, ans: a, v: v}
@@ -385,7 +388,7 @@ func (q *walkQueue) pump() {
 // net/http's). Its answer's head is read whole (not quick): the session
 // takes cookies and values from it.
 func (r *sessionRun) variant(req *http.Request) (*variant, error) {
-	if r.g.lean == nil {
+	if r.g.lean == nil || req == nil {
 		return nil, nil
 	}
 	var body []byte

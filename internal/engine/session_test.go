@@ -141,3 +141,50 @@ func BenchmarkSessionRun(b *testing.B) {
 		})
 	}
 }
+
+// nilSessions make a first step without a request.
+type nilSessions struct{}
+
+func (nilSessions) Session(uint64) Session { return &nilWalk{} }
+
+type nilWalk struct{}
+
+func (w *nilWalk) Next(prev *Answer) (Step, Verdict) {
+	if prev != nil {
+		if prev.Failed() {
+			return Step{}, Stop
+		}
+		return Step{}, Done
+	}
+	return Step{Index: 0}, Go
+}
+
+func (*nilWalk) Take(*Answer) error { return nil }
+
+// TestSessionsUnsendableStep: a step without a request is a failure of
+// kind other, never sent, and its session ends early at it: counted,
+// never a crash (the first step has no step before it to end at).
+func TestSessionsUnsendableStep(t *testing.T) {
+	srv := newRawServer()
+	defer srv.Close()
+	var recs []recorder.Record
+	cfg := Config{URL: mustURL(t, srv.URL), Method: http.MethodGet, Connections: 2, Timeout: 5 * time.Second, Drain: 5 * time.Second,
+		onRecord: func(r *recorder.Record) { recs = append(recs, *r) }}
+	rec := recorder.New(nil)
+	rec.TrackSessions([]string{"a"})
+	if _, err := RunSessions(context.Background(), cfg, schedule.NewConstant(20, 200*time.Millisecond), nilSessions{}, rec); err != nil {
+		t.Fatal(err)
+	}
+	res := result.Result{Sessions: &result.Sessions{}}
+	if err := rec.Fill(&res); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range recs {
+		if r.Outcome != recorder.Failed || r.Kind != recorder.KindOther || r.WasSent {
+			t.Errorf("record %+v, want failed, other, unsent", r)
+		}
+	}
+	if s := res.Sessions; len(recs) != 4 || s.Started != 4 || s.EndedEarly != 4 || s.EndedAt[0] != 4 {
+		t.Errorf("%d records, sessions %+v; want 4 each ended early at step 0", len(recs), s)
+	}
+}

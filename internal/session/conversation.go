@@ -149,19 +149,23 @@ func (ch *chat) Next(prev *engine.Answer) (engine.Step, engine.Verdict) {
 	if k < len(ch.conv.MaxTokens) {
 		maxTokens = ch.conv.MaxTokens[k]
 	}
+	step := engine.Step{Index: k, Think: ch.cv.think.Draw(ch.cv.spec.Seed, ch.seq, k), Keep: true}
+	// A body or request that cannot be made (Validate refuses what would
+	// make one) leaves Request nil: the engine counts the turn failed.
 	body, err := ch.cv.spec.API.TurnBody(ch.cv.spec.Model, ch.history, maxTokens, ch.cv.spec.IgnoreEOS && maxTokens > 0, ch.cv.spec.Extra)
 	if err != nil {
-		return engine.Step{}, engine.Stop // checked by Validate: not reached
+		return step, engine.Go
 	}
 	req, err := http.NewRequest(http.MethodPost, ch.cv.url, bytes.NewReader(body))
 	if err != nil {
-		return engine.Step{}, engine.Stop
+		return step, engine.Go
 	}
 	for name, vs := range ch.cv.hdr {
 		req.Header[name] = vs
 	}
 	req.Header.Set("Content-Type", "application/json")
-	return engine.Step{Index: k, Think: ch.cv.think.Draw(ch.cv.spec.Seed, ch.seq, k), Request: req, Keep: true}, engine.Go
+	step.Request = req
+	return step, engine.Go
 }
 
 // Take puts the model's answer in the conversation. A turn whose answer

@@ -3,6 +3,8 @@ package session
 import (
 	"net/url"
 	"testing"
+
+	"github.com/openload/openload/internal/engine"
 )
 
 // TestSameOrigin: steps relative to the scenario's URL, or absolute to
@@ -32,5 +34,19 @@ func TestSameOrigin(t *testing.T) {
 		if got := p.SameOrigin(base); got != c.want {
 			t.Errorf("%v: SameOrigin %v, want %v", c.urls, got, c.want)
 		}
+	}
+}
+
+// TestUnsendableStep: a step whose URL, made from a saved value, is no
+// URL has no request: the engine counts it failed, and the session stops
+// there. The first step too, which has no step before it to end at.
+func TestUnsendableStep(t *testing.T) {
+	p, err := Compile(Spec{Steps: []StepSpec{{Name: "a", URL: "{{seq}}"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, v := p.Session(7).Next(nil)
+	if v != engine.Go || st.Request != nil || st.Index != 0 {
+		t.Errorf("Next: step %+v, verdict %v; want step 0 without a request, to go", st, v)
 	}
 }

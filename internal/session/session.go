@@ -296,12 +296,9 @@ func (w *walk) Next(prev *engine.Answer) (engine.Step, engine.Verdict) {
 	k := w.next
 	w.next++
 	st := &w.p.steps[k]
-	req, err := w.request(st)
-	if err != nil {
-		// A URL made from a saved value that is no URL: the step cannot
-		// be sent, and its session ends here.
-		return engine.Step{}, engine.Stop
-	}
+	// A URL made from a saved value that is no URL makes no request: the
+	// engine counts the step failed, unsent (engine.Step.Request).
+	req, _ := w.request(st)
 	think := st.think.Draw(w.p.seed, w.seq, k)
 	return engine.Step{Index: k, Think: think, Request: req, Keep: st.keep}, engine.Go
 }
