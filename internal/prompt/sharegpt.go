@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -178,7 +179,13 @@ func (e *shareGPTEntry) idText() string {
 	if len(e.ID) == 0 || string(e.ID) == "null" {
 		return ""
 	}
-	return " (id " + string(e.ID) + ")"
+	// Compacted: an id written over several lines ([\n]) stays in the
+	// error's one line (FuzzReadShareGPT found it).
+	var b bytes.Buffer
+	if json.Compact(&b, e.ID) != nil {
+		return " (id " + strconv.Quote(string(e.ID)) + ")"
+	}
+	return " (id " + b.String() + ")"
 }
 
 // messages checks the entry's turns and returns them as chat messages.
