@@ -97,18 +97,21 @@ func (b *bodyOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 // ownFieldWhy says, by field, why --extra-body may not set one of the
 // grammar's own fields (prompt.API.Clash).
 var ownFieldWhy = map[string]string{
-	"model":                 "--model sets it",
-	"messages":              "the prompt is the one openload makes",
-	"prompt":                "the prompt is the one openload makes",
-	"inputs":                "the prompt is the one openload makes",
-	"max_tokens":            "--output-tokens sets the max tokens",
-	"max_completion_tokens": "--output-tokens sets the max tokens (as max_tokens)",
-	"n_predict":             "--output-tokens sets the max tokens",
-	"options":               "it holds the max tokens (num_predict, --output-tokens); options inside it are not merged",
-	"parameters":            "it holds the max tokens (max_new_tokens, --output-tokens); parameters inside it are not merged",
-	"stream":                "openload streams every body it makes, to time the tokens",
-	"stream_options":        "openload asks for the usage, to count the tokens",
-	"ignore_eos":            "--ignore-eos sets it",
+	"model":                     "--model sets it",
+	"messages":                  "the prompt is the one openload makes",
+	"prompt":                    "the prompt is the one openload makes",
+	"inputs":                    "the prompt is the one openload makes",
+	"max_tokens":                "--output-tokens sets the max tokens",
+	"max_completion_tokens":     "--output-tokens sets the max tokens (as max_tokens)",
+	"n_predict":                 "--output-tokens sets the max tokens",
+	"options":                   "its members are merged into the options openload writes, so it must be a JSON object",
+	"parameters":                "its members are merged into the parameters openload writes, so it must be a JSON object",
+	"options.num_predict":       "--output-tokens sets the max tokens",
+	"parameters.max_new_tokens": "--output-tokens sets the max tokens",
+	"parameters.details":        "openload asks for the details, to count the tokens",
+	"stream":                    "openload streams every body it makes, to time the tokens",
+	"stream_options":            "openload asks for the usage, to count the tokens",
+	"ignore_eos":                "--ignore-eos sets it",
 }
 
 // extraBody reads --extra-body for bodies of api: empty without it.
@@ -121,6 +124,9 @@ func (b *bodyOptions) extraBody(api prompt.API) (prompt.Extra, error) {
 		return e, fmt.Errorf("--extra-body: %v", err)
 	}
 	if k, ok := api.Clash(e); ok {
+		if key, _ := api.Nested(); k == key {
+			return e, fmt.Errorf("--extra-body: %q must be a JSON object: its members go into the %s openload writes", k, k)
+		}
 		return e, fmt.Errorf("--extra-body: %q is openload's own field: %s", k, ownFieldWhy[k])
 	}
 	return e, nil

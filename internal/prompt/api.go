@@ -1,7 +1,9 @@
 package prompt
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -134,19 +136,19 @@ type (
 		NumPredict int `json:"num_predict,omitempty"`
 	}
 	ollamaBody struct {
-		Model    string         `json:"model,omitempty"`
-		Messages []Message      `json:"messages,omitempty"` // OllamaChat
-		Prompt   *string        `json:"prompt,omitempty"`   // OllamaGenerate
-		Stream   bool           `json:"stream"`
-		Options  *ollamaOptions `json:"options,omitempty"`
+		Model    string          `json:"model,omitempty"`
+		Messages []Message       `json:"messages,omitempty"` // OllamaChat
+		Prompt   *string         `json:"prompt,omitempty"`   // OllamaGenerate
+		Stream   bool            `json:"stream"`
+		Options  json.RawMessage `json:"options,omitempty"` // ollamaOptions and the extra options (API.Nested)
 	}
 	tgiParameters struct {
 		MaxNewTokens int  `json:"max_new_tokens,omitempty"`
 		Details      bool `json:"details"`
 	}
 	tgiBody struct {
-		Inputs     string        `json:"inputs"`
-		Parameters tgiParameters `json:"parameters"`
+		Inputs     string          `json:"inputs"`
+		Parameters json.RawMessage `json:"parameters"` // tgiParameters and the extra parameters (API.Nested)
 		// Stream is read by TGI's compatibility route (POST /), whose
 		// CompatGenerateRequest streams when it is true; /generate_stream
 		// streams anyway and, like /generate, ignores the field.
@@ -172,6 +174,10 @@ func (a API) body(model string, msgs []Message, maxTokens int, ignoreEOS bool, e
 		return nil, fmt.Errorf("extra field %q is the %s body's own", k, a)
 	}
 	prompt := promptText(msgs)
+	key, _ := a.Nested()
+	inner, _ := extra.inner(key) // an object: Clash said so
+	asked := key != "" && slices.Contains(extra.keys, key)
+	extra = extra.without(key)
 	var v any
 	switch a {
 	case Chat, Completions:
@@ -184,8 +190,12 @@ func (a API) body(model string, msgs []Message, maxTokens int, ignoreEOS bool, e
 		v = b
 	case OllamaGenerate, OllamaChat:
 		b := ollamaBody{Model: model, Stream: true}
+		var own []byte
 		if maxTokens > 0 {
-			b.Options = &ollamaOptions{NumPredict: maxTokens}
+			own, _ = encode(ollamaOptions{NumPredict: maxTokens}) // ints: cannot fail
+		}
+		if own != nil || asked {
+			b.Options = inner.object(own)
 		}
 		if a == OllamaChat {
 			b.Messages = msgs
@@ -194,7 +204,8 @@ func (a API) body(model string, msgs []Message, maxTokens int, ignoreEOS bool, e
 		}
 		v = b
 	case TGI:
-		v = tgiBody{Inputs: prompt, Parameters: tgiParameters{MaxNewTokens: maxTokens, Details: true}, Stream: true}
+		own, _ := encode(tgiParameters{MaxNewTokens: maxTokens, Details: true}) // cannot fail
+		v = tgiBody{Inputs: prompt, Parameters: inner.object(own), Stream: true}
 	case LlamaCpp:
 		v = llamaCppBody{Model: model, Prompt: prompt, NPredict: maxTokens, Stream: true, IgnoreEOS: ignoreEOS}
 	default:

@@ -17,7 +17,8 @@ import (
 // Extra adds nothing.
 type Extra struct {
 	keys    []string
-	members []byte // `"k":v,"k2":v2`, compact
+	vals    [][]byte // each key's value, compact
+	members []byte   // `"k":v,"k2":v2`, compact
 }
 
 // ParseExtra reads a JSON object for Extra. Its members' order is kept;
@@ -51,10 +52,12 @@ func ParseExtra(js []byte) (Extra, error) {
 		}
 		buf.Write(k)
 		buf.WriteByte(':')
-		if err := json.Compact(&buf, v); err != nil {
+		var val bytes.Buffer
+		if err := json.Compact(&val, v); err != nil {
 			return Extra{}, err
 		}
-		e.keys = append(e.keys, key)
+		buf.Write(val.Bytes())
+		e.keys, e.vals = append(e.keys, key), append(e.vals, val.Bytes())
 	}
 	if _, err := dec.Token(); err != nil { // the closing brace
 		return Extra{}, err
@@ -83,26 +86,103 @@ func (e Extra) Keys() []string { return slices.Clone(e.keys) }
 // ownFields are the top-level fields each grammar's body has (API.body),
 // and OpenAI's other name for the max tokens: an Extra may not set them,
 // as the prompt, the max tokens, the stream and its usage are what
-// openload measures with. Ollama's options and TGI's parameters hold
-// openload's max tokens, so they are its own too.
+// openload measures with.
 var ownFields = map[API][]string{
 	Chat:           {"model", "messages", "prompt", "max_tokens", "max_completion_tokens", "stream", "stream_options", "ignore_eos"},
 	Completions:    {"model", "messages", "prompt", "max_tokens", "max_completion_tokens", "stream", "stream_options", "ignore_eos"},
-	OllamaGenerate: {"model", "messages", "prompt", "stream", "options"},
-	OllamaChat:     {"model", "messages", "prompt", "stream", "options"},
-	TGI:            {"inputs", "parameters", "stream"},
+	OllamaGenerate: {"model", "messages", "prompt", "stream"},
+	OllamaChat:     {"model", "messages", "prompt", "stream"},
+	TGI:            {"inputs", "stream"},
 	LlamaCpp:       {"model", "prompt", "n_predict", "stream", "ignore_eos"},
 }
 
+// Nested is the object of a's body that holds its sampling parameters
+// next to openload's max tokens, and the members openload writes in it:
+// Ollama's options (Options in ollama's api/types.go: temperature, top_p,
+// seed… beside num_predict) and TGI's parameters (GenerateParameters in
+// text-generation-inference's router/src/lib.rs: temperature, top_p,
+// seed… beside max_new_tokens and details, which openload reads the
+// token counts from). An Extra's member of that name, an object, is
+// merged into it rather than sent beside it; "" for grammars whose
+// parameters are top-level fields.
+func (a API) Nested() (key string, own []string) {
+	switch a {
+	case OllamaGenerate, OllamaChat:
+		return "options", []string{"num_predict"}
+	case TGI:
+		return "parameters", []string{"max_new_tokens", "details"}
+	}
+	return "", nil
+}
+
 // Clash returns the first key of e that is one of a's own fields, and
-// whether there is one.
+// whether there is one. A member of a's nested object (API.Nested) that
+// is openload's own is named by its path, "options.num_predict"; the
+// nested object's key itself when its value is not an object.
 func (a API) Clash(e Extra) (string, bool) {
 	for _, k := range e.keys {
 		if slices.Contains(ownFields[a], k) {
 			return k, true
 		}
 	}
+	key, own := a.Nested()
+	inner, ok := e.inner(key)
+	if !ok {
+		return key, true
+	}
+	for _, k := range inner.keys {
+		if slices.Contains(own, k) {
+			return key + "." + k, true
+		}
+	}
 	return "", false
+}
+
+// inner returns the members of e's member key, an object, and whether
+// it is one; the zero Extra and true when e has no member key.
+func (e Extra) inner(key string) (Extra, bool) {
+	i := slices.Index(e.keys, key)
+	if key == "" || i < 0 {
+		return Extra{}, true
+	}
+	in, err := ParseExtra(e.vals[i])
+	return in, err == nil
+}
+
+// without returns e less its member key.
+func (e Extra) without(key string) Extra {
+	i := slices.Index(e.keys, key)
+	if i < 0 {
+		return e
+	}
+	var out Extra
+	for j, k := range e.keys {
+		if j == i {
+			continue
+		}
+		if len(out.members) > 0 {
+			out.members = append(out.members, ',')
+		}
+		kq, _ := encode(k) // a string: cannot fail
+		out.members = append(append(append(out.members, kq...), ':'), e.vals[j]...)
+		out.keys, out.vals = append(out.keys, k), append(out.vals, e.vals[j])
+	}
+	return out
+}
+
+// object returns own, an object encoding/json wrote (nil: none), with
+// e's members after its own: "{}" grows to e's members alone.
+func (e Extra) object(own []byte) []byte {
+	if len(own) == 0 {
+		own = []byte("{}")
+	}
+	if len(e.members) == 0 {
+		return own
+	}
+	if len(own) == 2 {
+		return append(append([]byte{'{'}, e.members...), '}')
+	}
+	return e.merge(own)
 }
 
 // merge returns body, a JSON object API.body wrote, with e's members

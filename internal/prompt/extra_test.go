@@ -81,8 +81,10 @@ func TestExtraErrors(t *testing.T) {
 		{Chat, `{"temperature":0,"stream":false}`, "stream"},
 		{Chat, `{"max_completion_tokens":9}`, "max_completion_tokens"},
 		{Completions, `{"stream_options":{}}`, "stream_options"},
-		{OllamaChat, `{"options":{"temperature":0}}`, "options"},
-		{TGI, `{"parameters":{}}`, "parameters"},
+		{OllamaChat, `{"options":{"temperature":0,"num_predict":3}}`, "options.num_predict"},
+		{OllamaGenerate, `{"options":3}`, "options"},
+		{TGI, `{"parameters":{"details":false}}`, "parameters.details"},
+		{TGI, `{"parameters":[]}`, "parameters"},
 		{LlamaCpp, `{"n_predict":3}`, "n_predict"},
 	} {
 		e, err := ParseExtra([]byte(c.extra))
@@ -99,5 +101,39 @@ func TestExtraErrors(t *testing.T) {
 	}
 	if e, _ := ParseExtra([]byte(`{"model":"x"}`)); func() bool { _, ok := TGI.Clash(e); return ok }() {
 		t.Error("TGI's body has no model: an extra one is the user's")
+	}
+}
+
+// TestExtraNested: Ollama's options and TGI's parameters hold the
+// sampling parameters next to openload's max tokens, so an extra member
+// of that name is merged into the object openload writes, its members
+// after openload's; other grammars send it as a field like any other.
+func TestExtraNested(t *testing.T) {
+	msgs := []Message{{Role: "user", Content: "hi"}}
+	for _, c := range []struct {
+		api   API
+		max   int
+		extra string
+		want  string
+	}{
+		{OllamaChat, 5, `{"options":{"temperature":0,"seed":7},"keep_alive":"5m"}`,
+			`{"model":"m","messages":[{"role":"user","content":"hi"}],"stream":true,"options":{"num_predict":5,"temperature":0,"seed":7},"keep_alive":"5m"}`},
+		{OllamaGenerate, 0, `{"options":{"top_p":0.9}}`,
+			`{"model":"m","prompt":"hi","stream":true,"options":{"top_p":0.9}}`},
+		{OllamaGenerate, 0, `{"options":{}}`,
+			`{"model":"m","prompt":"hi","stream":true,"options":{}}`},
+		{TGI, 5, `{"parameters":{"temperature":0.5,"top_k":10},"x":1}`,
+			`{"inputs":"hi","parameters":{"max_new_tokens":5,"details":true,"temperature":0.5,"top_k":10},"stream":true,"x":1}`},
+		{Chat, 5, `{"options":{"a":1}}`,
+			`{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":5,"stream":true,"stream_options":{"include_usage":true},"options":{"a":1}}`},
+	} {
+		e, err := ParseExtra([]byte(c.extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.api.body("m", msgs, c.max, false, e)
+		if err != nil || string(got) != c.want {
+			t.Errorf("%s %s:\n got %s %v\nwant %s", c.api, c.extra, got, err, c.want)
+		}
 	}
 }
