@@ -185,18 +185,29 @@ func TestGeneratedBodiesShardStable(t *testing.T) {
 // 104 of 1000 tokens at 20 µs each, against 1000 for prompts without
 // sharing: the bound, half, is wide of that ratio, and a busy machine
 // adds to both runs.
+//
+// The second known answer: 64 prefixes against a cache for 8
+// prompts (8 × 1024 tokens, least recently used blocks evicted). A
+// prefix comes back within the last 8 requests with probability
+// 1 − (63/64)⁸ ≈ 12 %, so most requests prefill the whole prompt: fewer
+// than a quarter are cached (about 2 of 40 expected), and the TTFT p50
+// is over half the unshared one's.
 func TestPrefixSharedCache(t *testing.T) {
-	cfg := stub.DefaultConfig()
-	cfg.Policy, cfg.BatchSlots = stub.PolicyNone, 32
-	cfg.Prefill, cfg.PrefillPerToken, cfg.ITL = 0, 20*time.Microsecond, 500*time.Microsecond
-	cfg.PrefixCacheTokens = 1 << 16
-	s, err := stub.NewServer(cfg)
-	if err != nil {
-		t.Fatal(err)
+	serve := func(cacheTokens int) *stub.Server {
+		cfg := stub.DefaultConfig()
+		cfg.Policy, cfg.BatchSlots = stub.PolicyNone, 32
+		cfg.Prefill, cfg.PrefillPerToken, cfg.ITL = 0, 20*time.Microsecond, 500*time.Microsecond
+		cfg.PrefixCacheTokens = cacheTokens
+		s, err := stub.NewServer(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
 	}
-	t.Cleanup(s.Close)
+	big, small := serve(1<<16), serve(8*1024)
 	dir := t.TempDir()
-	run := func(name string, prompts ...string) *result.Result {
+	run := func(s *stub.Server, name string, prompts ...string) *result.Result {
 		out := filepath.Join(dir, name+".json")
 		args := append([]string{"-rate", "40", "-d", "1s", "-c", "1", "--seed", "7", "--output-tokens", "2", "--model", "m", "-o", out}, prompts...)
 		stdout, _ := runOK(t, append(args, s.URL+"/v1/chat/completions")...)
@@ -205,8 +216,9 @@ func TestPrefixSharedCache(t *testing.T) {
 		}
 		return readResult(t, out)
 	}
-	shared := run("shared", "--prompt-tokens", "100", "--prefix-tokens", "900", "--prefix-count", "8")
-	plain := run("plain", "--prompt-tokens", "1000")
+	shared := run(big, "shared", "--prompt-tokens", "100", "--prefix-tokens", "900", "--prefix-count", "8")
+	plain := run(big, "plain", "--prompt-tokens", "1000")
+	many := run(small, "many", "--prompt-tokens", "100", "--prefix-tokens", "900", "--prefix-count", "64")
 	spec := prompt.Spec{Seed: 7, PrefixTokens: 900, Prefixes: 8}
 	used := map[int]bool{}
 	for i := range 40 {
@@ -227,6 +239,15 @@ func TestPrefixSharedCache(t *testing.T) {
 	t.Logf("TTFT p50 from send: shared prefixes %.2f ms (%d of 40 cached), none %.2f ms", ps, hits, pp)
 	if ps >= pp/2 {
 		t.Errorf("TTFT p50 from send with shared prefixes %.2f ms, without %.2f ms: want under half", ps, pp)
+	}
+	var manyCached int64
+	if c := many.Stream.CachedTokens; c != nil {
+		manyCached = c.Requests
+	}
+	pm := many.Stream.TTFTService.P50
+	t.Logf("64 prefixes, a cache for 8: %d of 40 cached, TTFT p50 from send %.2f ms", manyCached, pm)
+	if manyCached >= 10 || pm <= pp/2 {
+		t.Errorf("64 prefixes, a cache for 8: %d of 40 cached, TTFT p50 %.2f ms against %.2f ms unshared: want under 10 cached and over half", manyCached, pm, pp)
 	}
 }
 
