@@ -97,8 +97,11 @@ func guidellmBenchmark(i int, r GuideLLMRun) (*vllmObject, error) {
 	if err != nil {
 		return nil, err
 	}
-	// GuideLLM's measured window: after the warm-up, to the last answer.
+	// GuideLLM's measured window: after the warm-up, to the last answer;
+	// its length from openload's clock, not from Unix seconds, which keep
+	// only a fraction of a µs.
 	t0 := float64(res.Started.UnixNano()) / 1e9
+	d := res.Elapsed - warm.Seconds()
 	start, end := t0+warm.Seconds(), t0+res.Elapsed
 
 	var b, cfg, sched vllmObject
@@ -111,13 +114,13 @@ func guidellmBenchmark(i int, r GuideLLMRun) (*vllmObject, error) {
 	sched.add("measure_start_time", start)
 	sched.add("measure_end_time", end)
 	b.add("scheduler_metrics", &sched)
-	b.add("metrics", guidellmMetrics(res, reqs, end-start))
+	b.add("metrics", guidellmMetrics(res, reqs, d))
 	if reqs != nil {
 		b.add("requests", reqs.guidellmRequests(t0))
 	}
 	b.add("start_time", start)
 	b.add("end_time", end)
-	b.add("duration", end-start)
+	b.add("duration", d)
 	b.add("warmup_duration", warm.Seconds())
 	return &b, nil
 }
@@ -466,7 +469,7 @@ func (r *vllmRequestsT) guidellmRequests(t0 float64) *vllmObject {
 		status := "completed"
 		switch {
 		case r.ok(e):
-		case e.Error == "unfinished" || !e.WasSent:
+		case e.Error == "unfinished": // openload's unfinished: counted incomplete in the totals too
 			status = "cancelled"
 		default:
 			status = "errored"
