@@ -17,10 +17,6 @@ import (
 	"github.com/openload/openload/schedule"
 )
 
-// GuideLLMCommit is the commit of vllm-project/guidellm whose schema
-// GuideLLM follows (v0.7.3 and after; report schema version 2).
-const GuideLLMCommit = "ee7a77457ba668b4b5ccb40f110518829893b36a"
-
 // GuideLLMRun is one run for GuideLLM: a run, or one point of a sweep.
 type GuideLLMRun struct {
 	Result *result.Result
@@ -37,7 +33,7 @@ type GuideLLMRun struct {
 // GuideLLM's report reads openload's runs.
 //
 // The names, types and meanings are read from vllm-project/guidellm
-// @ee7a7745 (GuideLLMCommit): benchmark/schemas/report.py
+// @ee7a77457ba6 (v0.7.3 and after, report schema version 2): benchmark/schemas/report.py
 // (GenerativeBenchmarksReport, GenerativeBenchmarkMetadata version 2),
 // benchmark.py (GenerativeBenchmark and its computed start_time…),
 // base.py (BenchmarkConfig), metrics.py (GenerativeMetrics,
