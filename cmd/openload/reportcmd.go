@@ -22,13 +22,13 @@ import (
 // reportFormat is one --format of `openload report`: how it renders a
 // saved result, and a saved sweep, search or repeats file (nil: a sweep
 // file needs one of its points named). A format that shows one histogram
-// takes it by metric name, and vllm takes the per-request log and the
-// percentiles given; the others ignore them.
+// takes it by metric name, vllm and guidellm take the per-request log,
+// and vllm the percentiles given; the others ignore them.
 type reportFormat struct {
-	name                 string
-	usesMetric, usesVLLM bool
-	run                  func(w io.Writer, res *result.Result, name string, o reportOptions) error
-	sweep                func(w io.Writer, f *result.File) error
+	name                          string
+	usesMetric, usesVLLM, usesLog bool
+	run                           func(w io.Writer, res *result.Result, name string, o reportOptions) error
+	sweep                         func(w io.Writer, f *result.File) error
 }
 
 // reportFormats are the formats of `openload report`, in the order the
@@ -42,7 +42,8 @@ var reportFormats = []reportFormat{
 		return report.TimelineCSV(w, res)
 	}, sweep: report.SweepCSV},
 	{name: "html", run: writeHTML, sweep: writeSweepHTML},
-	{name: "vllm", usesVLLM: true, run: writeVLLM},
+	{name: "vllm", usesVLLM: true, usesLog: true, run: writeVLLM},
+	{name: "guidellm", usesLog: true, run: writeGuideLLM, sweep: writeSweepGuideLLM},
 }
 
 // reportFormatNames are the names of reportFormats, in order.
@@ -98,20 +99,9 @@ func writeHTML(w io.Writer, res *result.Result, name string, _ reportOptions) er
 // writeVLLM is the result as vLLM's `bench serve --save-result` writes
 // one, with the per-request arrays of --log's requests when given.
 func writeVLLM(w io.Writer, res *result.Result, name string, o reportOptions) error {
-	var entries []recorder.LogEntry
-	if o.log != "" {
-		f, err := os.Open(o.log)
-		if err != nil {
-			return inputError{fmt.Errorf("--log %s: %v", o.log, unwrapPath(err))}
-		}
-		defer f.Close()
-		lr := recorder.NewLogReader(f, o.log)
-		for lr.Scan() {
-			entries = append(entries, lr.Entry())
-		}
-		if err := lr.Err(); err != nil {
-			return inputError{fmt.Errorf("--log %v", err)}
-		}
+	entries, err := readReportLog(o.log)
+	if err != nil {
+		return err
 	}
 	// Into a buffer: an error is the input's (a log not of this run), never
 	// half an object on stdout.
@@ -119,8 +109,56 @@ func writeVLLM(w io.Writer, res *result.Result, name string, o reportOptions) er
 	if err := report.VLLM(&b, res, report.VLLMOptions{Log: entries, Percentiles: o.percentiles}); err != nil {
 		return inputError{fmt.Errorf("%s, --log %s: %v", name, o.log, err)}
 	}
-	_, err := w.Write(b.Bytes())
+	_, err = w.Write(b.Bytes())
 	return err
+}
+
+// readReportLog reads --log, the run's per-request log; nil without one.
+func readReportLog(name string) ([]recorder.LogEntry, error) {
+	if name == "" {
+		return nil, nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, inputError{fmt.Errorf("--log %s: %v", name, unwrapPath(err))}
+	}
+	defer f.Close()
+	var entries []recorder.LogEntry
+	lr := recorder.NewLogReader(f, name)
+	for lr.Scan() {
+		entries = append(entries, lr.Entry())
+	}
+	if err := lr.Err(); err != nil {
+		return nil, inputError{fmt.Errorf("--log %v", err)}
+	}
+	return entries, nil
+}
+
+// writeGuideLLM is the run as GuideLLM's benchmarks.json of one
+// benchmark, with its requests lists from --log's requests when given.
+func writeGuideLLM(w io.Writer, res *result.Result, name string, o reportOptions) error {
+	entries, err := readReportLog(o.log)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer // an error is the input's: never half a file on stdout
+	if err := report.GuideLLM(&b, []report.GuideLLMRun{{Result: res, Log: entries}}); err != nil {
+		return inputError{fmt.Errorf("%s, --log %s: %v", name, o.log, err)}
+	}
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+// writeSweepGuideLLM is a sweep, search or repeats file as GuideLLM's
+// benchmarks.json, a benchmark for each point, a profile sweep's
+// synchronous and throughput points under GuideLLM's strategies of
+// those names.
+func writeSweepGuideLLM(w io.Writer, f *result.File) error {
+	runs := make([]report.GuideLLMRun, len(f.Points))
+	for i, p := range f.Points {
+		runs[i] = report.GuideLLMRun{Result: p.Result, Kind: p.Kind}
+	}
+	return report.GuideLLM(w, runs)
 }
 
 // percentileList is the value of --percentiles: percentiles from
@@ -178,6 +216,7 @@ Usage:
   openload report SWEEP.json [--format F] [--html FILE] [--svg FILE] [--png FILE]
   openload report [--format table|hgrm] RUN.hlog
   openload report --format vllm [--log RUN.csv] [--percentiles LIST] RESULT.json
+  openload report --format guidellm [--log RUN.csv] RESULT.json|SWEEP.json
 
 Examples:
   openload -rate 300 -d 20s -o run.json --hlog run.hlog http://127.0.0.1:8080/predict
@@ -206,6 +245,11 @@ Formats:
   vllm    the JSON object vLLM's 'vllm bench serve --save-result' writes (TTFT from the send,
           TPOT, ITL, E2EL: mean, median, std, p99); its per-request arrays only with --log,
           the run's per-request log; a field openload has no figure for is left out
+  guidellm GuideLLM's benchmarks.json (schema version 2): a benchmark for the run, or for
+          each point of a sweep file (a profile sweep's synchronous and throughput points
+          under those strategies): request counts and rate, latency, TTFT from the send,
+          token counts; each request's figures and the requests lists only with --log; a
+          field openload has no figure for is left out, so GuideLLM itself does not load it
 
 `
 
@@ -228,7 +272,7 @@ func reportFlags(o *reportOptions) *pflag.FlagSet {
 		fs.StringVar(&o.svg, "svg", "", "also write one chart (--chart) as SVG to this `file`")
 		fs.StringVar(&o.png, "png", "", "also write one chart (--chart) as PNG to this `file`")
 		fs.StringVar(&o.chart, "chart", "latency", "chart for --svg/--png: latency (alias percentiles), timeline, timeline-p99, class-0 …, class-0-seconds …")
-		fs.StringVar(&o.log, "log", "", "for --format vllm: read vLLM's per-request arrays from the run's per-request log `file` (as --log wrote it)")
+		fs.StringVar(&o.log, "log", "", "for --format vllm and guidellm: read each request's figures from the run's per-request log `file` (as --log wrote it)")
 		fs.Var(percentileList{&o.percentiles}, "percentiles", "for --format vllm: the percentiles written of each metric, a `list` from 0 to 100, as vLLM's --metric-percentiles (default 99)")
 		fs.StringVar(&o.hlog, "hlog", "", "read this HdrHistogram interval log (as --hlog writes) instead of a result; a log given as the `file` is recognised without it")
 	})
@@ -264,8 +308,8 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 		return usageErrorIn(stderr, "report", "--metric %q is unknown (known: %s)", o.metric, strings.Join(result.HistogramNames(), ", "))
 	case fs.Changed("metric") && !f.usesMetric:
 		return usageErrorIn(stderr, "report", "--metric applies to --format hgrm, not %s", o.format)
-	case o.log != "" && !f.usesVLLM:
-		return usageErrorIn(stderr, "report", "--log applies to --format vllm, not %s", o.format)
+	case o.log != "" && !f.usesLog:
+		return usageErrorIn(stderr, "report", "--log applies to --format vllm and guidellm, not %s", o.format)
 	case fs.Changed("percentiles") && !f.usesVLLM:
 		return usageErrorIn(stderr, "report", "--percentiles applies to --format vllm, not %s", o.format)
 	case fs.NArg() != 1:
@@ -323,6 +367,8 @@ func reportSweep(sf *result.File, name string, f reportFormat, o reportOptions, 
 	switch {
 	case f.sweep == nil:
 		return usageErrorIn(stderr, "report", "%s is a %s file of %d runs: --format %s renders one run; name one, e.g. %s#1", name, sf.Kind, len(sf.Points), f.name, name)
+	case o.log != "":
+		return usageErrorIn(stderr, "report", "%s is a %s file of %d runs: --log is one run's log; name its run, e.g. %s#1", name, sf.Kind, len(sf.Points), name)
 	case fs.Changed("chart"):
 		return usageErrorIn(stderr, "report", "%s is a %s file: --chart picks a chart of one run; --svg and --png write every chart of the %s", name, sf.Kind, sf.Kind)
 	}

@@ -252,7 +252,7 @@ func TestReportVLLM(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"report", "--log", logf, out}, exitUsage, "--log applies to --format vllm, not table"},
+		{[]string{"report", "--log", logf, out}, exitUsage, "--log applies to --format vllm and guidellm, not table"},
 		{[]string{"report", "--format", "hgrm", "--percentiles", "50", out}, exitUsage, "--percentiles applies to --format vllm, not hgrm"},
 		{[]string{"report", "--format", "vllm", "--percentiles", "50,101", out}, exitUsage, `--percentiles "50,101": want percentiles from 0 to 100, comma-separated, e.g. 50,90,99`},
 		{[]string{"report", "--format", "vllm", "--log", filepath.Join(dir, "missing.csv"), out}, exitUsage, "--log " + filepath.Join(dir, "missing.csv")},
