@@ -240,7 +240,8 @@ func runsPlan(o *loadOptions) *sweep.Plan {
 }
 
 // bodiesFor is how many bodies the run, or all the runs it is one of,
-// may take: as many are made, up to maxPrompts (0: not known).
+// may take: as many are made, up to maxPrompts (0: a closed loop's count,
+// not known ahead, takes maxPrompts too).
 func bodiesFor(o *loadOptions) float64 {
 	switch plan := runsPlan(o); {
 	case plan == nil:
