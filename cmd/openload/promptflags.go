@@ -14,6 +14,7 @@ import (
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/prompt"
 	"github.com/openload/openload/internal/splitmix"
+	"github.com/openload/openload/internal/sweep"
 )
 
 // promptOptions make the bodies of a model-server load from a description
@@ -36,8 +37,9 @@ type promptOptions struct {
 	grammar      prompt.API // of the bodies made (validate)
 }
 
-// maxPrompts bounds the distinct bodies made by default: beyond it,
-// requests take them again in turn (about 15 KB a 1024-token body).
+// maxPrompts bounds the distinct bodies made by default, for one run or
+// all the runs of a sweep or --repeats (runsPlan): beyond it, requests
+// take them again in turn (about 15 KB a 1024-token body).
 const maxPrompts = 10_000
 
 func (p *promptOptions) flags(fs *pflag.FlagSet) {
@@ -50,7 +52,7 @@ func (p *promptOptions) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.ignoreEOS, "ignore-eos", true, "with --output-tokens: ask the server to ignore the end of sequence so answers reach M (ignore_eos; vLLM and llama.cpp have it); =false: let the model stop")
 	fs.IntVar(&p.prefixTokens, "prefix-tokens", 0, "with --prompt-tokens: begin every prompt with one of --prefix-count shared prefixes of `P` tokens, drawn by the seed and the request's index, as vLLM's prefix_repetition (prefix_len) and GuideLLM's prefix_tokens, to load a prefix cache")
 	fs.IntVar(&p.prefixCount, "prefix-count", 1, "with --prefix-tokens: `K` distinct shared prefixes, each prompt's drawn uniformly (vLLM's num_prefixes, GuideLLM's prefix_count)")
-	fs.IntVar(&p.count, "prompt-count", 0, "`N` distinct bodies to make (default: one per request of the run, at most 10,000; requests beyond take them again in turn)")
+	fs.IntVar(&p.count, "prompt-count", 0, "`N` distinct bodies to make (default: one per request of the run, or of every run of a sweep or --repeats, each run taking them on from the last, at most 10,000; requests beyond take them again in turn)")
 }
 
 // made reports whether openload makes the bodies.
@@ -93,7 +95,7 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	var bodies []prompt.Body
 	var what string
 	if p.dataset != "" {
-		bodies, what, err = p.read(spec, r.Schedule.Expected())
+		bodies, what, err = p.read(spec, bodiesFor(o))
 	} else {
 		bodies, err = prompt.Generate(spec)
 		what = fmt.Sprintf("%d generated %s prompts of %s tokens", len(bodies), spec.API, lengthText(spec.Prompt))
@@ -121,10 +123,7 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	if k := spec.Extra.Keys(); len(k) > 0 {
 		what += ", extra fields " + strings.Join(k, ", ")
 	}
-	if n := r.Schedule.Expected(); n > float64(len(bodies)) {
-		// A prefix cache would serve the repeats: say so.
-		what += fmt.Sprintf("; %d bodies for about %.0f requests, so each is sent about %.1f times", len(bodies), n, n/float64(len(bodies)))
-	}
+	what += repeatsNote(o, len(bodies))
 	what += " (tokens counted with cl100k_base)"
 	if p.dataset == "" {
 		what += fmt.Sprintf(", seed %d", spec.Seed)
@@ -222,11 +221,57 @@ func (p *promptOptions) spec(fs *pflag.FlagSet, o *loadOptions) (prompt.Spec, er
 	s.IgnoreEOS = p.ignoreEOS && (fs.Changed("ignore-eos") || s.API.CanIgnoreEOS() && s.Output != prompt.Length{})
 	if s.Count == 0 && p.dataset == "" {
 		s.Count = maxPrompts
-		if n := r.Schedule.Expected(); n > 0 && n < maxPrompts {
+		if n := bodiesFor(o); n > 0 && n < maxPrompts {
 			s.Count = int(math.Ceil(n))
 		}
 	}
 	return s, nil
+}
+
+// runsPlan is what the bodies made serve besides one run: a sweep's
+// points (o.plan), or --repeats' runs, which take the bodies on from run
+// to run (internal/sweep, bodies.go); nil for one run.
+func runsPlan(o *loadOptions) *sweep.Plan {
+	if o.plan == nil && o.stages.repeats > 1 {
+		p := sweep.PlanRepeats(o.run.Schedule, o.stages.repeats)
+		return &p
+	}
+	return o.plan
+}
+
+// bodiesFor is how many bodies the run, or all the runs it is one of,
+// may take: as many are made, up to maxPrompts (0: a closed loop's count,
+// not known ahead, takes maxPrompts too).
+func bodiesFor(o *loadOptions) float64 {
+	switch plan := runsPlan(o); {
+	case plan == nil:
+		return o.run.Schedule.Expected()
+	case !plan.Known():
+		return maxPrompts
+	default:
+		return plan.Bodies
+	}
+}
+
+// repeatsNote says, for the prompts' note, when the requests will send
+// the n bodies made more than once: a prefix cache would serve the
+// repeats.
+func repeatsNote(o *loadOptions, n int) string {
+	plan, made := runsPlan(o), float64(n)
+	switch {
+	case plan == nil:
+		if reqs := o.run.Schedule.Expected(); reqs > made {
+			return fmt.Sprintf("; %d bodies for about %.0f requests, so each is sent about %.1f times", n, reqs, reqs/made)
+		}
+	case !plan.Known():
+		return fmt.Sprintf("; %d bodies for all the runs of a sweep whose rates are found as it runs: past %d requests they are sent again", n, n)
+	case plan.Requests <= made:
+	case plan.AtMost:
+		return fmt.Sprintf("; %d bodies for a search of %s, up to about %.0f requests: past %d they are sent again", n, plan.Runs, plan.Requests, n)
+	default:
+		return fmt.Sprintf("; %d bodies for about %.0f requests over %s, so each is sent about %.1f times", n, plan.Requests, plan.Runs, plan.Requests/made)
+	}
+	return ""
 }
 
 // read reads --dataset's bodies, for a run of about requests requests

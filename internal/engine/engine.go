@@ -152,10 +152,12 @@ type Config struct {
 	MaxBody int64
 	// Bodies, if not empty, replace Body: request seq sends
 	// Bodies[BodyIndex(seq)], in order or, with BodySample, drawn by
-	// BodySeed (body.go).
+	// BodySeed (body.go), from BodyOffset on: the runs of a sweep take
+	// them on from where the run before stopped (internal/sweep).
 	Bodies     [][]byte
 	BodySample bool
 	BodySeed   uint64
+	BodyOffset uint64
 	// BodyTokens, if not empty, holds what openload knows of each of
 	// Bodies (one each): the prompt tokens it counted and the output
 	// tokens the body asks for, copied into the request's record
