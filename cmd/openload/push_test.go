@@ -1,13 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -132,7 +135,10 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 	if mid := prom.query(t, `min_over_time(openload_run_finished{run="push"}[5m])`, ""); mid[""] != 0 {
 		t.Errorf("no push before the end: min_over_time(openload_run_finished) = %v", mid)
 	}
-	samples := prom.query(t, `count_over_time(openload_requests_completed_total{run="push"}[5m])`, "")
+	samples := prom.samples(t, `openload_requests_completed_total{run="push"}[5m]`)
+	if len(samples) == 0 || samples[len(samples)-1] != float64(c.Completed) {
+		t.Errorf("samples of completed %v: the last is not the result's %d", samples, c.Completed)
+	}
 	host, _ := os.Hostname()
 	for key, v := range map[string]string{"job": "openload", "instance": host} {
 		got := prom.query(t, `count by (`+key+`) (last_over_time(openload_requests_completed_total{run="push"}[5m]))`, key)
@@ -140,7 +146,36 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 			t.Errorf("label %s: %v, want %q", key, got, v)
 		}
 	}
-	t.Logf("pushed every 1 s: Prometheus holds %v samples of openload_requests_completed_total; at the end:%s", samples[""], table.String())
+	t.Logf("pushed every 1 s: Prometheus holds %d samples of openload_requests_completed_total, %v (the result: %d); at the end:%s",
+		len(samples), samples, c.Completed, table.String())
+}
+
+// samples are the values, in time order, of the one series a range
+// selector q matches.
+func (p *promServer) samples(t *testing.T, q string) []float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + p.addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string
+		Data   struct{ Result []struct{ Values [][2]any } }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" || len(r.Data.Result) != 1 {
+		t.Fatalf("query %s: %v, %+v", q, err, r)
+	}
+	var out []float64
+	for _, v := range r.Data.Result[0].Values {
+		str, _ := v[1].(string)
+		f, err := strconv.ParseFloat(str, 64)
+		if err != nil {
+			t.Fatalf("query %s: value %v", q, v[1])
+		}
+		out = append(out, f)
+	}
+	return out
 }
 
 // TestMetricsPushErrors: a bad --metrics-push value is a one-line error,
