@@ -139,7 +139,7 @@ func (lm *liveMetrics) Observe(labels map[string]string) func(engine.Live) {
 // server down.
 func (lm *liveMetrics) Stop() {
 	if lm.push != nil {
-		stopPush(lm.push, lm.m.push.url, lm.quiet, lm.stderr) // pushflags.go
+		stopPush(lm.push, lm.m.push.shown(), lm.quiet, lm.stderr) // pushflags.go
 	}
 	if lm.srv == nil {
 		return

@@ -181,7 +181,7 @@ func (p *promServer) samples(t *testing.T, q string) []float64 {
 // TestMetricsPushErrors: a bad --metrics-push value is a one-line error,
 // exit 2, before anything is sent; an endpoint that refuses every push
 // leaves the run's outcome alone, and stderr says, -q or not, that the
-// final push did not land.
+// final push did not land, without the URL's password.
 func TestMetricsPushErrors(t *testing.T) {
 	var c pathCounter
 	srv := c.server(t)
@@ -213,12 +213,16 @@ func TestMetricsPushErrors(t *testing.T) {
 	}))
 	defer refuse.Close()
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr := runOK(t, "-q", "-r", "20", "-d", "1s", "--metrics-push", refuse.URL+"/api/v1/write", "-o", out, srv.URL+"/y")
+	withPassword := strings.Replace(refuse.URL, "://", "://u:s3cret@", 1) + "/api/v1/write"
+	_, stderr := runOK(t, "-q", "-r", "20", "-d", "1s", "--metrics-push", withPassword, "-o", out, srv.URL+"/y")
 	if res := readResult(t, out); res.Counts.Completed != 20 || c.count("/y") != 20 {
 		t.Errorf("completed %d, the server read %d; want 20 of 20", res.Counts.Completed, c.count("/y"))
 	}
 	if !strings.Contains(stderr, "the final push did not land (404 Not Found: remote write receiver needs to be enabled)") {
 		t.Errorf("stderr does not say the final push failed:\n%s", stderr)
+	}
+	if strings.Contains(stderr, "s3cret") || !strings.Contains(stderr, "u:xxxxx@") {
+		t.Errorf("stderr shows the URL's password, or no URL:\n%s", stderr)
 	}
 	t.Logf("stderr: %s", stderr)
 }

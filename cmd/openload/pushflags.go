@@ -104,13 +104,23 @@ func pushLabels() map[string]string {
 	return map[string]string{"job": "openload", "instance": host}
 }
 
+// shown is the URL as stderr shows it: a password in it (basic
+// authentication) as xxxxx.
+func (p *pushOptions) shown() string {
+	u, err := parseURL(p.url)
+	if err != nil {
+		return p.url
+	}
+	return u.Redacted()
+}
+
 // start pushes exp's registry from now on; nil without --metrics-push.
 func (p *pushOptions) start(exp *metrics.Exporter, run string, quiet bool, stderr io.Writer) *metrics.Pusher {
 	if p.url == "" {
 		return nil
 	}
 	if !quiet {
-		fmt.Fprintf(stderr, "openload: metrics pushed to %s every %v, run %q\n", p.url, p.interval, run)
+		fmt.Fprintf(stderr, "openload: metrics pushed to %s every %v, run %q\n", p.shown(), p.interval, run)
 	}
 	h, _ := p.headers.parse() // validated
 	return exp.StartPush(metrics.PushConfig{URL: p.url, Header: h, Labels: pushLabels()}, p.interval)
