@@ -16,11 +16,13 @@ import (
 
 // metricsOptions are the flags of live Prometheus metrics (package
 // metrics): --metrics-addr serves them, --metrics-run names the run,
-// --metrics-grace keeps serving after the end.
+// --metrics-grace keeps serving after the end; --metrics-push sends them
+// (pushflags.go).
 type metricsOptions struct {
 	addr  string
 	run   string
 	grace time.Duration
+	push  pushOptions
 }
 
 // defaultMetricsGrace outlasts Prometheus's common scrape intervals up to
@@ -31,14 +33,19 @@ func (m *metricsOptions) flags(fs *pflag.FlagSet) {
 	fs.StringVar(&m.addr, "metrics-addr", "", "serve live Prometheus metrics of the run on http://`HOST:PORT`/metrics from before the first send until --metrics-grace after the result is written (an empty host: every interface)")
 	fs.StringVar(&m.run, "metrics-run", "", "the `id` in the metrics' run label (default: the start time, --start-at's when given, as 2006-01-02T15:04:05Z)")
 	fs.DurationVar(&m.grace, "metrics-grace", defaultMetricsGrace, "keep serving the metrics this long after the result is written; set it to at least the scrape interval, so that the last scrape sees the end")
+	m.push.flags(fs)
 }
 
 func (m *metricsOptions) validate(fs *pflag.FlagSet) error {
+	if err := m.push.validate(fs); err != nil {
+		return err
+	}
 	if m.addr == "" {
-		for _, name := range []string{"metrics-run", "metrics-grace"} {
-			if fs.Changed(name) {
-				return fmt.Errorf("--%s applies with --metrics-addr only", name)
-			}
+		if fs.Changed("metrics-grace") {
+			return errors.New("--metrics-grace applies with --metrics-addr only")
+		}
+		if fs.Changed("metrics-run") && m.push.url == "" {
+			return errors.New("--metrics-run applies with --metrics-addr or --metrics-push only")
 		}
 		return nil
 	}
@@ -51,11 +58,16 @@ func (m *metricsOptions) validate(fs *pflag.FlagSet) error {
 	return nil
 }
 
-// liveMetrics is a run's metrics server (loadtest.Live).
+// liveMetrics is a run's metrics server and pusher (loadtest.Live),
+// either nil when its flag is not given.
 type liveMetrics struct {
-	exp   *metrics.Exporter
-	srv   *metrics.Server
-	grace time.Duration
+	exp    *metrics.Exporter
+	srv    *metrics.Server
+	grace  time.Duration
+	push   *metrics.Pusher
+	m      *metricsOptions
+	quiet  bool
+	stderr io.Writer
 }
 
 // start binds --metrics-addr and serves the exporter's registry, with the
@@ -76,14 +88,19 @@ func (m *metricsOptions) start(o *loadOptions, stderr io.Writer) (*liveMetrics, 
 		labels["shard"] = sh.String()
 	}
 	exp := metrics.New(labels)
-	srv, err := metrics.Serve(m.addr, exp)
-	if err != nil {
-		return nil, fmt.Errorf("--metrics-addr %s: %v", m.addr, unwrapListen(err))
+	lm := &liveMetrics{exp: exp, grace: m.grace, m: m, quiet: o.quiet, stderr: stderr}
+	if m.addr != "" {
+		srv, err := metrics.Serve(m.addr, exp)
+		if err != nil {
+			return nil, fmt.Errorf("--metrics-addr %s: %v", m.addr, unwrapListen(err))
+		}
+		lm.srv = srv
+		if !o.quiet {
+			fmt.Fprintf(stderr, "openload: metrics on http://%s/metrics, run %q\n", srv.Addr(), id)
+		}
 	}
-	if !o.quiet {
-		fmt.Fprintf(stderr, "openload: metrics on http://%s/metrics, run %q\n", srv.Addr(), id)
-	}
-	return &liveMetrics{exp: exp, srv: srv, grace: m.grace}, nil
+	lm.push = m.push.start(exp, id, o.quiet, stderr) // pushflags.go
+	return lm, nil
 }
 
 // unwrapListen drops the "listen tcp ADDR:" the flag's message repeats.
@@ -98,9 +115,9 @@ func unwrapListen(err error) error {
 }
 
 // live is a run's loadtest.Setup.Live: start, nil without
-// --metrics-addr.
+// --metrics-addr and --metrics-push.
 func (m *metricsOptions) live(o *loadOptions, stderr io.Writer) func() (loadtest.Live, error) {
-	if m.addr == "" {
+	if m.addr == "" && m.push.url == "" {
 		return nil
 	}
 	return func() (loadtest.Live, error) {
@@ -118,8 +135,15 @@ func (lm *liveMetrics) Observe(labels map[string]string) func(engine.Live) {
 	return lm.exp.Source(labels).Observe
 }
 
-// Stop keeps serving for the grace, then shuts the server down.
+// Stop makes the final push, keeps serving for the grace, then shuts the
+// server down.
 func (lm *liveMetrics) Stop() {
+	if lm.push != nil {
+		stopPush(lm.push, lm.m.push.shown(), lm.quiet, lm.stderr) // pushflags.go
+	}
+	if lm.srv == nil {
+		return
+	}
 	time.Sleep(lm.grace)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()

@@ -48,9 +48,10 @@ func prometheusBinary(t *testing.T) string {
 // promServer is a Prometheus started by startPrometheus.
 type promServer struct{ addr string }
 
-// startPrometheus starts Prometheus scraping target every second and
-// waits until it is ready; it is stopped when the test ends.
-func startPrometheus(t *testing.T, bin, target string) *promServer {
+// startPrometheus starts Prometheus scraping target every second, with
+// flags added to its command line, and waits until it is ready; it is
+// stopped when the test ends.
+func startPrometheus(t *testing.T, bin, target string, flags ...string) *promServer {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := writeFile(t, dir, "prometheus.yml", fmt.Sprintf(`global:
@@ -63,8 +64,8 @@ scrape_configs:
 `, target))
 	addr := freePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound on a hung Prometheus
-	cmd := exec.CommandContext(ctx, bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--config.file=" + cfg, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr, "--log.level=warn"}, flags...)...)
 	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	if err != nil {
 		t.Fatal(err)
