@@ -198,14 +198,25 @@ func FindTokenizer(ctx context.Context, t ServerTokenizer, shapes []TokenizerSha
 	if len(shapes) == 0 {
 		return nil, errors.New("no tokenizer shape to ask in")
 	}
-	var why []string
+	var why, as []string
+	same := true
 	for _, s := range shapes {
 		t.Shape = s
 		if _, err := t.CountTokens(ctx, "the"); err != nil {
-			why = append(why, fmt.Sprintf("as %v: %v", s, err))
+			why, as = append(why, err.Error()), append(as, s.String())
+			same = same && why[0] == err.Error()
 			continue
 		}
 		return &t, nil
+	}
+	if same { // one answer to every shape (a 404): say it once
+		if len(as) == 1 {
+			return nil, errors.New(why[0])
+		}
+		return nil, fmt.Errorf("%s (asked as %s)", why[0], strings.Join(as, ", "))
+	}
+	for i := range why {
+		why[i] = "as " + as[i] + ": " + why[i]
 	}
 	return nil, errors.New(strings.Join(why, "; "))
 }
@@ -218,6 +229,10 @@ type Vocabulary struct {
 	Words []string
 	Added int
 }
+
+// Words returns the number of built-in words (Text), the most a
+// Vocabulary holds.
+func Words() int { return len(words) }
 
 // minWords is the fewest words a Vocabulary may hold: fewer would make
 // prompts that repeat one another's 16-word blocks (a prefix cache's
