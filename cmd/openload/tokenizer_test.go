@@ -1,6 +1,9 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
@@ -44,6 +47,11 @@ func TestTokenizerServer(t *testing.T) {
 			if smin != 257 || smax != 257 {
 				t.Errorf("with --tokenizer server the server counts %d–%d, want 256 + its BOS for every request", smin, smax)
 			}
+			if f == scripted.VLLMChat { // the endpoint named by its URL
+				if umin, umax, unote := run("url", "--tokenizer", srv.URL+"/tokenize"); umin != 257 || umax != 257 || !strings.Contains(unote, "vLLM POST "+srv.URL+"/tokenize") {
+					t.Errorf("--tokenizer URL: the server counts %d–%d; note %q", umin, umax, unote)
+				}
+			}
 			if !strings.Contains(dnote, "(tokens counted with cl100k_base)") || !strings.Contains(snote, "tokens counted by the server's tokenizer") ||
 				!strings.Contains(snote, "prompts counted N + 1, the tokens it adds to each") {
 				t.Errorf("notes %q and %q", dnote, snote)
@@ -67,11 +75,24 @@ func TestTokenizerFlagErrors(t *testing.T) {
 	const u = "http://127.0.0.1:1/v1/chat/completions"
 	ollama := httptest.NewServer(scripted.New(scripted.OllamaOpenAIChat, scripted.Options{Model: "m"}))
 	defer ollama.Close()
+	// A tokenizer that counts words, but one more past 100 of them: the
+	// words pass, whole prompts do not.
+	odd := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Prompt string }
+		_ = json.NewDecoder(r.Body).Decode(&req)
+		n := len(strings.Fields(req.Prompt))
+		if n > 100 {
+			n++
+		}
+		fmt.Fprintf(w, `{"count":%d,"max_model_len":4096,"tokens":[%s]}`, n, strings.TrimSuffix(strings.Repeat("1,", n), ","))
+	}))
+	defer odd.Close()
 	cases := []struct {
 		args []string
 		want string
 		code int
 	}{
+		{[]string{"--tokenizer", odd.URL + "/tokenize", "--prompt-tokens", "256", "--model", "m", u}, "--tokenizer " + odd.URL + "/tokenize: prompt 1 of 256 words counts 257 tokens, not 256 (0 added to every text): the server's tokenizer does not count openload's prompts word by word", 0},
 		{[]string{"--tokenizer", "server", u}, "--tokenizer applies to --prompt-tokens: it sizes generated prompts", exitUsage},
 		{[]string{"--tokenizer", "o200k", "--prompt-tokens", "8", u}, `--tokenizer "o200k": want cl100k_base, server, or the http(s) URL`, exitUsage},
 		{[]string{"--tokenizer", "server", "--dataset", "../../internal/prompt/testdata/sharegpt.json", u}, "a --dataset's prompts are the file's own", exitUsage},
