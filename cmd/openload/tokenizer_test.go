@@ -29,7 +29,7 @@ func TestTokenizerServer(t *testing.T) {
 			dir := t.TempDir()
 			run := func(name string, extra ...string) (min, max int64, note string) {
 				out := filepath.Join(dir, name+".json")
-				args := append([]string{"-rate", "20", "-d", "400ms", "-q", "-o", out, "--model", "m", "--prompt-tokens", "256", "--output-tokens", "2"}, extra...)
+				args := append([]string{"-rate", "20", "-d", "400ms", "-q", "-o", out, "--model", "m", "--seed", "1", "--prompt-tokens", "256", "--output-tokens", "2"}, extra...)
 				runOK(t, append(args, srv.URL+f.Path())...)
 				res := readResult(t, out)
 				p := res.Stream.PromptTokens
@@ -96,7 +96,7 @@ func TestTokenizerFlagErrors(t *testing.T) {
 		{[]string{"--tokenizer", "server", u}, "--tokenizer applies to --prompt-tokens: it sizes generated prompts", exitUsage},
 		{[]string{"--tokenizer", "o200k", "--prompt-tokens", "8", u}, `--tokenizer "o200k": want cl100k_base, server, or the http(s) URL`, exitUsage},
 		{[]string{"--tokenizer", "server", "--dataset", "../../internal/prompt/testdata/sharegpt.json", u}, "a --dataset's prompts are the file's own", exitUsage},
-		{[]string{"--tokenizer", "server", "--prompt-tokens", "8", "http://127.0.0.1:1/api/chat"}, "the ollama-chat API is Ollama's, which has no tokenizer endpoint", exitUsage},
+		{[]string{"--tokenizer", "server", "--prompt-tokens", "8", "http://127.0.0.1:1/api/chat"}, "--tokenizer server: Ollama (the ollama-chat API) has no tokenizer endpoint", exitUsage},
 		{[]string{"--tokenizer", "server", "--prompt-tokens", "8", "--model", "m", ollama.URL + "/v1/chat/completions"}, "--tokenizer server: POST " + ollama.URL + "/tokenize: status 404", 0},
 	}
 	for _, c := range cases {

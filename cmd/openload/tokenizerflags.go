@@ -66,7 +66,7 @@ func (p *promptOptions) checkTokenizerAPI(api prompt.API) error {
 	if p.tokenizer == tokenizerDefault || prompt.TokenizerShapes(api) != nil {
 		return nil
 	}
-	return fmt.Errorf("--tokenizer %s: the %s API is Ollama's, which has no tokenizer endpoint, and its answers' prompt_eval_count leaves out the tokens its cache held, so no calibration by them is exact; its answers' counts are reported after the run", p.tokenizer, api)
+	return fmt.Errorf("--tokenizer %s: Ollama (the %s API) has no tokenizer endpoint, and a calibration by its answers' prompt_eval_count would take a model request a word and is not exact in every version (cached tokens left out: ollama#5370, #16414); its answers' counts are reported after the run", p.tokenizer, api)
 }
 
 // sizeByServer remakes the generated bodies of words that are one token

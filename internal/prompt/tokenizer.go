@@ -60,9 +60,11 @@ func (s TokenizerShape) String() string {
 // its tokenizer in, in the order to try them: one for TGI's and
 // llama.cpp's own APIs, the three for the OpenAI APIs (which all of
 // those servers serve), none for Ollama's: Ollama has no tokenizer
-// endpoint (server/routes.go routes none), and its answers'
-// prompt_eval_count counts only the tokens it evaluated, not those its
-// cache held, so a calibration by its answers would not be exact.
+// endpoint (server/routes.go routes none), and a calibration by its
+// answers' prompt_eval_count would take a model request a word and has
+// not been exact in every version: it left out cached prompt tokens
+// (ollama/ollama#2068, #5370, fixed by #5371; again with the llama-server
+// runner, #16414, fixed by #16428).
 func TokenizerShapes(api API) []TokenizerShape {
 	switch api {
 	case TGI:
