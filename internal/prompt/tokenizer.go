@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -244,19 +245,20 @@ const minWords = 64
 // ServerVocabulary asks c which of the built-in words (cl100k_base's
 // one-token words, Text) are one token of c's tokenizer too, both alone
 // and after a space, with at most parallel questions at once (at least
-// 1). For each word w it counts w (t(w) + a, a being what the tokenizer
-// adds to every text) and "w w" (t(w) + t(" w") + a, as no word-level
-// tokenizer joins two words across a space): their difference is
-// t(" w"), and a is the least count of a word alone less one, which
-// holds while some word is one token alone (with 748 common words, any
-// subword vocabulary's). Two questions a word, 1,496 in all; the sample
-// CheckPrompts counts afterwards catches a tokenizer these rules do not
-// fit. The words keep the built-in order, so every shard that asks the
-// same tokenizer gets the same Vocabulary and makes the same prompts.
+// 1). One question a word, 748 in all: the count of "w w" is t(w) +
+// t(" w") + a (no word-level tokenizer joins two words across a space; a
+// is what the tokenizer adds to every text), and as each term is at
+// least one token, it is 2 + a exactly when w is one token both ways.
+// a is the least count less two, which holds while some word is one
+// token both ways (with 748 common words, any subword vocabulary's); the
+// sample CheckPrompts counts afterwards catches a tokenizer these rules
+// do not fit. The words keep the built-in order, so every shard that
+// asks the same tokenizer gets the same Vocabulary and makes the same
+// prompts.
 func ServerVocabulary(ctx context.Context, c Counter, parallel int) (Vocabulary, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	alone, twice := make([]int, len(words)), make([]int, len(words))
+	twice := make([]int, len(words))
 	var (
 		wg    sync.WaitGroup
 		once  sync.Once
@@ -268,16 +270,12 @@ func ServerVocabulary(ctx context.Context, c Counter, parallel int) (Vocabulary,
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				a, err := c.CountTokens(ctx, words[i])
-				var b int
-				if err == nil {
-					b, err = c.CountTokens(ctx, words[i]+" "+words[i])
-				}
+				n, err := c.CountTokens(ctx, words[i]+" "+words[i])
 				if err != nil {
 					once.Do(func() { first = err; cancel() })
 					continue
 				}
-				alone[i], twice[i] = a, b
+				twice[i] = n
 			}
 		}()
 	}
@@ -297,18 +295,13 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return Vocabulary{}, err
 	}
-	added := alone[0]
-	for _, a := range alone {
-		added = min(added, a)
+	least := slices.Min(twice)
+	if least < 2 {
+		return Vocabulary{}, fmt.Errorf("the tokenizer counts %d tokens in a word said twice", least)
 	}
-	added--
-	if added < 0 {
-		return Vocabulary{}, fmt.Errorf("the tokenizer counts %d tokens in the word %q", added+1, words[0])
-	}
-	var v Vocabulary
-	v.Added = added
+	v := Vocabulary{Added: least - 2}
 	for i, w := range words {
-		if alone[i]-added == 1 && twice[i]-alone[i] == 1 {
+		if twice[i] == least {
 			v.Words = append(v.Words, w)
 		}
 	}

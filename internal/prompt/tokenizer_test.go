@@ -3,6 +3,7 @@ package prompt_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -129,4 +130,41 @@ func usagePrompt(t *testing.T, url string, body []byte) int {
 		t.Fatalf("no prompt count in %.300s", got)
 	}
 	return n
+}
+
+// counterFunc is a Counter of a function.
+type counterFunc func(string) (int, error)
+
+func (f counterFunc) CountTokens(_ context.Context, text string) (int, error) { return f(text) }
+
+// ServerVocabulary's known answers on counters of known rules: a
+// constant added to every text is measured; a tokenizer that splits
+// most words leaves too few; an error of one question is the answer,
+// and no question is left hanging.
+func TestServerVocabularyRules(t *testing.T) {
+	ctx := context.Background()
+	v, err := prompt.ServerVocabulary(ctx, counterFunc(func(s string) (int, error) { return len(strings.Fields(s)) + 3, nil }), 3)
+	if err != nil || v.Added != 3 || len(v.Words) != prompt.Words() {
+		t.Errorf("words + 3: added %d, %d words, %v", v.Added, len(v.Words), err)
+	}
+	// A word of 2 bytes or fewer is one token, others two: 19 words.
+	short := counterFunc(func(s string) (int, error) {
+		n := 0
+		for _, w := range strings.Fields(s) {
+			n += min(len(w)-1, 2)
+		}
+		return n, nil
+	})
+	if _, err := prompt.ServerVocabulary(ctx, short, 3); err == nil || !strings.Contains(err.Error(), "only 19 of openload's 748 words") {
+		t.Errorf("19 one-token words: %v", err)
+	}
+	fail := counterFunc(func(s string) (int, error) {
+		if strings.HasPrefix(s, "bank ") {
+			return 0, errors.New("status 500")
+		}
+		return 2, nil
+	})
+	if _, err := prompt.ServerVocabulary(ctx, fail, 4); err == nil || err.Error() != "status 500" {
+		t.Errorf("a failed question: %v", err)
+	}
 }
