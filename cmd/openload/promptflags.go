@@ -31,10 +31,12 @@ type promptOptions struct {
 	turns        string
 	ignoreEOS    bool
 	count        int
-	prefixTokens int        // --prefix-tokens: shared prefixes' length, 0 for none
-	prefixCount  int        // --prefix-count: their number
-	order        string     // --dataset-order: file or shuffle
-	grammar      prompt.API // of the bodies made (validate)
+	prefixTokens int         // --prefix-tokens: shared prefixes' length, 0 for none
+	prefixCount  int         // --prefix-count: their number
+	order        string      // --dataset-order: file or shuffle
+	tokenizer    string      // --tokenizer: cl100k_base, server or a /tokenize URL (tokenizerflags.go)
+	grammar      prompt.API  // of the bodies made (validate)
+	generated    prompt.Spec // of the bodies generated (validate), remade by --tokenizer
 }
 
 // maxPrompts bounds the distinct bodies made by default, for one run or
@@ -43,7 +45,7 @@ type promptOptions struct {
 const maxPrompts = 10_000
 
 func (p *promptOptions) flags(fs *pflag.FlagSet) {
-	fs.StringVar(&p.promptTokens, "prompt-tokens", "", "generate bodies whose prompts hold `N[,spread]` tokens (cl100k_base), lengths uniform in N·(1±spread) as vLLM's --random-range-ratio (with --prefix-tokens: the unique suffix after the shared prefix); implies --stream")
+	fs.StringVar(&p.promptTokens, "prompt-tokens", "", "generate bodies whose prompts hold `N[,spread]` tokens (cl100k_base, or --tokenizer's), lengths uniform in N·(1±spread) as vLLM's --random-range-ratio (with --prefix-tokens: the unique suffix after the shared prefix); implies --stream")
 	fs.StringVar(&p.outputTokens, "output-tokens", "", "with --prompt-tokens or --dataset: each body asks for `M[,spread]` output tokens (max_tokens or the API's name for it)")
 	fs.StringVar(&p.api, "api", "", "`NAME` of the body grammar of generated prompts: "+strings.Join(prompt.APINames(), ", ")+" (default: from the URL's path)")
 	fs.StringVar(&p.dataset, "dataset", "", "prompts from a ShareGPT-format JSON `file`: a list of {\"conversations\": [{\"from\": \"human\", \"value\": …}, {\"from\": \"gpt\", …}]}; an answer's length is the max tokens asked")
@@ -52,6 +54,7 @@ func (p *promptOptions) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.ignoreEOS, "ignore-eos", true, "with --output-tokens: ask the server to ignore the end of sequence so answers reach M (ignore_eos; vLLM and llama.cpp have it); =false: let the model stop")
 	fs.IntVar(&p.prefixTokens, "prefix-tokens", 0, "with --prompt-tokens: begin every prompt with one of --prefix-count shared prefixes of `P` tokens, drawn by the seed and the request's index, as vLLM's prefix_repetition (prefix_len) and GuideLLM's prefix_tokens, to load a prefix cache")
 	fs.IntVar(&p.prefixCount, "prefix-count", 1, "with --prefix-tokens: `K` distinct shared prefixes, each prompt's drawn uniformly (vLLM's num_prefixes, GuideLLM's prefix_count)")
+	p.tokenizerFlag(fs) // tokenizerflags.go
 	fs.IntVar(&p.count, "prompt-count", 0, "`N` distinct bodies to make (default: one per request of the run, or of every run of a sweep or --repeats, each run taking them on from the last, at most 10,000; requests beyond take them again in turn)")
 }
 
@@ -70,6 +73,9 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		}
 	}
 	if err := p.validatePrefix(fs); err != nil {
+		return err
+	}
+	if err := p.validateTokenizer(fs); err != nil {
 		return err
 	}
 	if fs.Changed("dataset-order") && p.dataset == "" {
@@ -92,12 +98,16 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		return err
 	}
 	p.grammar = spec.API
+	if err := p.checkTokenizerAPI(spec.API); err != nil {
+		return err
+	}
 	var bodies []prompt.Body
 	var what string
 	if p.dataset != "" {
 		bodies, what, err = p.read(spec, bodiesFor(o))
 	} else {
 		bodies, err = prompt.Generate(spec)
+		p.generated = spec
 		what = fmt.Sprintf("%d generated %s prompts of %s tokens", len(bodies), spec.API, lengthText(spec.Prompt))
 		if spec.PrefixTokens > 0 {
 			what = fmt.Sprintf("%d generated %s prompts: %d shared prefixes of %d tokens + suffixes of %s tokens", len(bodies), spec.API, spec.Prefixes, spec.PrefixTokens, lengthText(spec.Prompt))
@@ -124,7 +134,7 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		what += ", extra fields " + strings.Join(k, ", ")
 	}
 	what += repeatsNote(o, len(bodies))
-	what += " (tokens counted with cl100k_base)"
+	what += cl100kNote // a server's tokenizer rewrites it (sizeByServer)
 	if p.dataset == "" {
 		what += fmt.Sprintf(", seed %d", spec.Seed)
 		if !fs.Changed("seed") {
