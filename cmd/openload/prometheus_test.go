@@ -167,9 +167,9 @@ func TestPrometheusScrapesRun(t *testing.T) {
 	dir := t.TempDir()
 
 	out := filepath.Join(dir, "run.json")
-	// A grace of 3 s at a 1 s scrape interval: two scrapes or more after
-	// the end.
-	runOK(t, "-r", "200", "-d", "3s", "-q", "--metrics-addr", target, "--metrics-run", "one", "--metrics-grace", "3s", "-o", out, srv.URL+"/run")
+	// The default grace (30 s): openload leaves once a scrape has read
+	// the final figures, a second or so at a 1 s interval.
+	runOK(t, "-r", "200", "-d", "3s", "-q", "--metrics-addr", target, "--metrics-run", "one", "-o", out, srv.URL+"/run")
 	res := readResult(t, out)
 	prom.waitFinished(t, "one", "", 1)
 	completed := prom.query(t, `last_over_time(openload_requests_completed_total{run="one"}[5m])`, "")

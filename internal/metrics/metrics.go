@@ -38,6 +38,7 @@
 package metrics
 
 import (
+	"context"
 	"maps"
 	"net/http"
 	"slices"
@@ -61,6 +62,11 @@ type Exporter struct {
 	labels prometheus.Labels
 	mu     sync.Mutex
 	srcs   []*Source
+	// finals counts the final snapshots published; seen is finals as a
+	// served scrape saw it with every run final; waiters are closed when
+	// seen catches up with finals (FinalScraped).
+	finals, seen int64
+	waiters      []chan struct{}
 }
 
 // New returns an exporter whose series all carry labels (run, shard): a
@@ -74,7 +80,8 @@ func New(labels map[string]string) *Exporter {
 }
 
 // Handler serves the registry in Prometheus's text format (or what the
-// scraper negotiates), without process_network_*.
+// scraper negotiates), without process_network_*. A scrape served while
+// every run's figures were final counts for FinalScraped.
 func (e *Exporter) Handler() http.Handler {
 	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 		fams, err := e.reg.Gather()
@@ -82,7 +89,67 @@ func (e *Exporter) Handler() http.Handler {
 			return strings.HasPrefix(f.GetName(), "process_network_")
 		}), err
 	})
-	return promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	h := promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Read before the gathering: the snapshots it reads are these or
+		// newer, so final still.
+		finals, all := e.allFinal()
+		h.ServeHTTP(w, r)
+		if all {
+			e.scraped(finals)
+		}
+	})
+}
+
+// allFinal is the count of final snapshots, and whether every run that
+// observed anything is final (at least one).
+func (e *Exporter) allFinal() (int64, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	some := false
+	for _, s := range e.srcs {
+		if snap := s.snap.Load(); snap != nil {
+			if !snap.Final {
+				return e.finals, false
+			}
+			some = true
+		}
+	}
+	return e.finals, some
+}
+
+// scraped notes a scrape served with every run final, finals of them.
+func (e *Exporter) scraped(finals int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.seen = max(e.seen, finals)
+	if e.seen == e.finals {
+		for _, w := range e.waiters {
+			close(w)
+		}
+		e.waiters = nil
+	}
+}
+
+// FinalScraped returns when a scrape has been served since the last final
+// snapshot, every run then final, or when ctx ends; it reports which.
+// Call it once the runs have ended: a run still going has no final
+// snapshot, and a scrape during it does not count.
+func (e *Exporter) FinalScraped(ctx context.Context) bool {
+	e.mu.Lock()
+	if e.finals > 0 && e.seen == e.finals {
+		e.mu.Unlock()
+		return true
+	}
+	w := make(chan struct{})
+	e.waiters = append(e.waiters, w)
+	e.mu.Unlock()
+	select {
+	case <-w:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // Source adds a run with these labels besides the exporter's; give it to
@@ -91,7 +158,7 @@ func (e *Exporter) Handler() http.Handler {
 func (e *Exporter) Source(labels map[string]string) *Source {
 	all := maps.Clone(e.labels)
 	maps.Copy(all, labels)
-	s := &Source{d: newDescs(all)}
+	s := &Source{d: newDescs(all), e: e}
 	e.mu.Lock()
 	e.srcs = append(e.srcs, s)
 	e.mu.Unlock()
@@ -102,6 +169,7 @@ func (e *Exporter) Source(labels map[string]string) *Source {
 type Source struct {
 	snap atomic.Pointer[Snapshot]
 	d    descs
+	e    *Exporter
 }
 
 // Observe takes a snapshot of l and publishes it; it has the signature of
@@ -114,6 +182,11 @@ func (s *Source) Observe(l engine.Live) {
 		n.Scheduled, n.Sent = max(n.Scheduled, p.Scheduled), max(n.Sent, p.Sent)
 	}
 	s.snap.Store(n)
+	if n.Final {
+		s.e.mu.Lock()
+		s.e.finals++
+		s.e.mu.Unlock()
+	}
 }
 
 // Snapshot is the latest snapshot, nil before the first.

@@ -23,6 +23,7 @@ import (
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/metrics"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
@@ -436,5 +437,41 @@ func TestDashboardNames(t *testing.T) {
 		if !names[n] {
 			t.Errorf("the dashboard queries %s, which the exporter does not write", n)
 		}
+	}
+}
+
+// TestFinalScraped: the wait for the last scrape ends with a scrape
+// served after every run's final snapshot, and not before: not with
+// none, not with one that saw a run still going, and not with one that
+// came before a later run's final snapshot.
+func TestFinalScraped(t *testing.T) {
+	e := metrics.New(map[string]string{"run": "r"})
+	done, cancel := context.WithCancel(context.Background())
+	cancel() // FinalScraped(done) reports what holds now
+	a := e.Source(map[string]string{"point": "1"})
+	a.Observe(engine.Live{Rec: recorder.New(nil)})
+	scrape(t, e)
+	if e.FinalScraped(done) {
+		t.Fatal("a scrape of a run still going counted as the last")
+	}
+	a.Observe(engine.Live{Rec: recorder.New(nil), Final: true})
+	if e.FinalScraped(done) {
+		t.Fatal("no scrape since the final snapshot, and the wait ended")
+	}
+	scrape(t, e)
+	if !e.FinalScraped(context.Background()) {
+		t.Fatal("a scrape after the final snapshot did not end the wait")
+	}
+	b := e.Source(map[string]string{"point": "2"})
+	b.Observe(engine.Live{Rec: recorder.New(nil)})
+	b.Observe(engine.Live{Rec: recorder.New(nil), Final: true})
+	if e.FinalScraped(done) {
+		t.Fatal("a later run's final snapshot was not scraped, and the wait ended")
+	}
+	waited := make(chan bool)
+	go func() { waited <- e.FinalScraped(context.Background()) }()
+	scrape(t, e)
+	if !<-waited {
+		t.Fatal("the waiting FinalScraped did not see the scrape")
 	}
 }
