@@ -221,7 +221,7 @@ func newDescs(l prometheus.Labels) descs {
 		waiting:      d("requests_waiting", "Requests due whose sending has not begun (scheduled - sent, live): waiting for a connection or a worker, which is send delay."),
 		limitWaited:  d("requests_limit_waited_total", "Requests that found every connection busy when due (limit.waited)."),
 		finished:     d("run_finished", "1 once the run's last request has its outcome and these figures are final, else 0."),
-		startTime:    d("run_start_time_seconds", "The run's offset 0 in Unix seconds: --start-at's instant while the run waits for it."),
+		startTime:    d("run_start_time_seconds", "The run's offset 0 in Unix seconds: the start instant it waits for, while it waits."),
 		lag:          d("schedule_lag_seconds", "How late the generator takes arrivals from the schedule: the time since the oldest arrival not yet taken was due, 0 when none is overdue."),
 		offered:      d("offered_rate", "The schedule's arrival rate now, requests a second (a session run's: sessions a second); absent for a schedule without one (a replay)."),
 		response:     d("response_time_seconds", "Response time, done - scheduled, of the requests after any warm-up."),
