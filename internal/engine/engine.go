@@ -486,7 +486,7 @@ type generator struct {
 	// taken counts the requests that came due, each of which gets exactly
 	// one record; unsent the started ones whose record says they never
 	// left (no request could be made of them); nextDue is the offset of
-	// the schedule's next arrival not taken yet, never when none is
+	// the schedule's next arrival not taken yet, notDue when none is
 	// (Live, progress.go).
 	taken       atomic.Int64
 	unsent      atomic.Int64
