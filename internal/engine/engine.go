@@ -100,10 +100,12 @@ type Config struct {
 	// run with a snapshot, on the recorder's goroutine: it must return
 	// quickly.
 	Progress func(Progress)
-	// Observe, if set, is called on the recorder's goroutine about once a
-	// second during a run (open or closed) and once more after the last
-	// record was added (Live.Final): the only moments it may read the
-	// recorder. It must return quickly; it adds nothing per request.
+	// Observe, if set, is called once before the run starts (before any
+	// wait for StartAt, the recorder empty), then on the recorder's
+	// goroutine about once a second during a run (open or closed) and
+	// once more after the last record was added (Live.Final): the only
+	// moments it may read the recorder. It must return quickly; it adds
+	// nothing per request.
 	Observe func(Live)
 	// Transport, if set, replaces the default HTTP/1.1 keep-alive transport.
 	Transport http.RoundTripper
@@ -248,7 +250,7 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 		return Stats{}, err
 	}
 	var stats Stats
-	g := begin(ctx, cfg, rec, &stats, make(chan item, 1<<14), predialCount(cfg.Connections, s.Expected()))
+	g := begin(ctx, cfg, rec, &stats, make(chan item, 1<<14), predialCount(cfg.Connections, s.Expected()), s)
 	defer g.release()
 
 	var wg sync.WaitGroup
@@ -268,12 +270,19 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 // abandoned and counted unfinished; the client, and the connections it
 // opens before the start (predial.go); self-monitoring; the retry state;
 // and the recorder goroutine, which owns rec until windDown returns. due
-// is the open model's queue (nil for a closed loop). The caller defers
-// g.release().
-func begin(ctx context.Context, cfg Config, rec *recorder.Recorder, stats *Stats, due chan item, predial int) *generator {
+// is the open model's queue (nil for a closed loop), s the arrivals'
+// schedule (nil for a closed loop). The caller defers g.release().
+//
+// Observe is called once before anything else, rec empty: a run waiting
+// for its StartAt is seen waiting, its figures at 0.
+func begin(ctx context.Context, cfg Config, rec *recorder.Recorder, stats *Stats, due chan item, predial int, s schedule.Schedule) *generator {
 	cfg.StampHeader = http.CanonicalHeaderKey(cfg.StampHeader)
 	drain, cancel := context.WithCancelCause(context.Background())
-	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel, pick: newPicker(&cfg)}
+	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel, pick: newPicker(&cfg), sched: s}
+	g.nextDue.Store(notDue)
+	if cfg.Observe != nil {
+		cfg.Observe(Live{Rec: rec, Start: cfg.StartAt})
+	}
 	g.disconnect = g.connect()
 	waitUntil(ctx, cfg.StartAt, predialLead) // startat.go
 	g.holdEarly()                            // beat_linux.go
@@ -473,10 +482,19 @@ type generator struct {
 	mon         *selfmon.Monitor
 	rd          *recording
 
-	busy        atomic.Int64
-	dispatched  atomic.Int64
-	started     atomic.Int64 // requests whose sending began (progress.go)
-	mark        progressMark // the recorder goroutine's last progress snapshot
+	busy       atomic.Int64
+	dispatched atomic.Int64
+	started    atomic.Int64 // requests whose sending began (progress.go)
+	// taken counts the requests that came due, each of which gets exactly
+	// one record; unsent the started ones whose record says they never
+	// left (no request could be made of them); nextDue is the offset of
+	// the schedule's next arrival not taken yet, notDue when none is
+	// (Live, progress.go).
+	taken       atomic.Int64
+	unsent      atomic.Int64
+	nextDue     atomic.Int64
+	sched       schedule.Schedule // the arrivals' schedule, for Live's offered rate; nil for a closed loop
+	mark        progressMark      // the recorder goroutine's last progress snapshot
 	maxInFlight atomic.Int64
 	lastDone    atomic.Int64
 	limitWaited atomic.Int64 // the dispatcher's or the loop's; read by Observe
@@ -490,6 +508,7 @@ func (g *generator) since() time.Duration { return time.Since(g.start) }
 func (g *generator) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
 	sh := g.sink.newShard()
 	g.arrive(ctx, s, stats, func(seq uint64, off time.Duration) {
+		g.taken.Add(1)
 		if g.busy.Load()+int64(len(g.due)) >= int64(g.cfg.Connections) {
 			g.limitWaited.Add(1)
 		}
@@ -515,9 +534,11 @@ func (g *generator) dispatch(ctx context.Context, s schedule.Schedule, stats *St
 func (g *generator) arrive(ctx context.Context, s schedule.Schedule, stats *Stats, start func(seq uint64, off time.Duration)) {
 	sl := newSleeper()
 	defer sl.close()
+	defer g.nextDue.Store(notDue)
 	off, ok := s.Next()
 	seq := seqOf(s, 0)
 	for ok {
+		g.nextDue.Store(int64(off))
 		if ctx.Err() != nil {
 			stats.Interrupted = true
 			stats.ScheduleEnd = g.since()
@@ -619,6 +640,14 @@ func (w *worker) issue(it item) time.Duration {
 	return r.Done
 }
 
+// notSent counts r's request, started, out of the sent when its record
+// says it never left (Live.Sent).
+func (g *generator) notSent(r *recorder.Record) {
+	if !r.WasSent {
+		g.unsent.Add(1)
+	}
+}
+
 // busyOne counts a request in flight, and as started for the progress
 // line.
 func (g *generator) busyOne() {
@@ -635,6 +664,7 @@ func (g *generator) busyOne() {
 // done counts r's request out of flight and puts r in sh.
 func (g *generator) done(r *recorder.Record, sh *shard) {
 	g.busy.Add(-1)
+	g.notSent(r)
 	g.note(r.Done)
 	sh.put(r)
 }

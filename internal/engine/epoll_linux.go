@@ -181,6 +181,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 	l.startBeat(&l.loopArrivals, efd)
 	l.adoptWarm() // predial_linux.go
 	l.off, l.scheduling = s.Next()
+	g.nextDue.Store(int64(l.off)) // endSchedule stores notDue when there is none
 	l.seq = seqOf(s, 0)
 	if !l.scheduling {
 		l.endSchedule(false)

@@ -333,6 +333,7 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 	}
 	g.h2warm = nil
 	l.off, l.scheduling = s.Next()
+	g.nextDue.Store(int64(l.off)) // endSchedule stores notDue when there is none
 	l.seq = seqOf(s, 0)
 	if !l.scheduling {
 		l.endSchedule(false)

@@ -133,7 +133,7 @@ func (p *Pusher) count(err error) {
 func (p *Pusher) push(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	mfs, gerr := p.e.reg.Gather()
+	mfs, gerr := p.e.gather() // what a scrape serves
 	if gerr != nil && len(mfs) == 0 {
 		return gerr
 	}
