@@ -171,6 +171,7 @@ func (m *merger) add(a, b *Result) *Result {
 		a.Corrected.merge(b.Corrected),
 		orEmpty(addCounts(a.Status, b.Status)), // {} rather than null, as a run writes them
 		orEmpty(addCounts(a.ErrorKinds, b.ErrorKinds)),
+		a.Refusal.merge(b.Refusal),
 		a.Limit.merge(b.Limit),
 		a.Histograms.merge(b.Histograms, m),
 		mergeTimelines(a.Timeline, b.Timeline, int(b.Started.Sub(a.Started)/time.Second)),

@@ -1,0 +1,25 @@
+package result
+
+// Refusal is a run's first refused answer: of the requests answered with
+// a client error (4xx) and read to their end, the one scheduled first
+// (the lowest seq), with the first 512 bytes of its body as they came
+// (the transfer's framing undone). Cut says the body was longer. It is
+// what the verdict quotes when the target refused the requests: the
+// server's own words ("you must provide a model parameter").
+type Refusal struct {
+	Seq    uint64 `json:"seq"`
+	Status int    `json:"status"`
+	Body   string `json:"body"`
+	Cut    bool   `json:"cut,omitempty"`
+}
+
+// merge keeps the refusal of the request scheduled first: shards number
+// their requests in the whole schedule, so the merge keeps what one
+// generator would have. Scenarios number theirs each from 0: on a tie
+// the first kept stays (Union adds them in order).
+func (r *Refusal) merge(o *Refusal) *Refusal {
+	if r == nil || (o != nil && o.Seq < r.Seq) {
+		return o
+	}
+	return r
+}
