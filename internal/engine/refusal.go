@@ -3,6 +3,8 @@ package engine
 import (
 	"sync"
 	"sync/atomic"
+
+	"github.com/openload/openload/result"
 )
 
 // The first refusal of a run (Stats.Refusal).
@@ -10,20 +12,21 @@ import (
 // A run whose every answer is a 4xx says why only in the server's own
 // words: "you must provide a model parameter" is in the body, not in the
 // status. So every client keeps the beginning of the body of one refused
-// answer: the request with the lowest seq among those answered with a 4xx
-// and read to their end, so that the pick is the same whatever the
-// client, the order answers came in or the number of shards (a merge
-// keeps the lowest too). The cost is paid on 4xx answers only: a 2xx
-// never reaches past the status test, and a 4xx of a request after the
-// one kept is one atomic load.
+// answer: of the requests answered with a client error (a 4xx other than
+// 408 and 429, result.ClientError) and read to their end, the one with
+// the lowest seq, so that the pick is the same whatever the client, the
+// order the answers came in or the number of shards (a merge keeps the
+// lowest too). The cost is paid on refusals only: any other answer never
+// gets past the status test, and a refusal of a request after the one
+// kept costs one atomic load.
 
 // RefusalCap is how much of a refused answer's body is kept.
 const RefusalCap = 512
 
-// Refusal is a refused answer (a 4xx): its request's seq, its status and
-// the first RefusalCap bytes of its body, as they came (after the
-// transfer's framing: chunks undone, HTTP/2 DATA joined). Cut says the
-// body was longer.
+// Refusal is a refused answer (result.ClientError): its request's seq,
+// its status and the first RefusalCap bytes of its body, as they came
+// (after the transfer's framing: chunks undone, HTTP/2 DATA joined). Cut
+// says the body was longer.
 type Refusal struct {
 	Seq    uint64
 	Status int
@@ -39,8 +42,9 @@ type refusals struct {
 	r     Refusal
 }
 
-// isRefusal reports whether status refuses the request: a client error.
-func isRefusal(status int) bool { return status >= 400 && status < 500 }
+// isRefusal reports whether status refuses the request: a client error
+// as the default objective counts them (result.ClientError).
+func isRefusal(status int) bool { return result.ClientError(status) }
 
 // wants reports whether an answer of status to request seq is to be
 // kept, once read to its end: a refusal of a request before any kept.
