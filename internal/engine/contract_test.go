@@ -375,6 +375,9 @@ func contractCases() []contractCase {
 				w.streamed = true // its first byte is its head's, at once
 				return w
 			}()},
+		// A 429 says "not now", not "wrong": nothing is kept.
+		contractCase{name: "429 kept no refusal", o: scripted.Options{Plain: 64, PlainStatus: http.StatusTooManyRequests}, reqs: 5,
+			want: refusedWant(plainWant(0), http.StatusTooManyRequests, "", false)},
 		contractCase{name: "refused by Ollama", format: scripted.OllamaChat, stream: true, noModel: true, reqs: 5,
 			o:    scripted.Options{Prefill: cPrefill, ITL: cITL},
 			want: refusedWant(plainWant(0), http.StatusBadRequest, `{"error":"model is required"}`, false)},
