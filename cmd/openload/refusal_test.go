@@ -1,11 +1,13 @@
 package main
 
 import (
+	"net/http/httptest"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/openload/openload/servers/scripted"
 	"github.com/openload/openload/servers/stub"
 )
 
@@ -48,4 +50,16 @@ func TestRefusalQuoted(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRefusalQuotedOllama: Ollama's refusal of a chat without a model,
+// {"error":"model is required"}, is on the verdict's line too.
+func TestRefusalQuotedOllama(t *testing.T) {
+	srv := httptest.NewServer(scripted.New(scripted.OllamaChat, scripted.Options{Model: "llama3.2"}))
+	defer srv.Close()
+	code, stdout, stderr := runCLI("-rate", "20", "-d", "500ms", "--prompt-tokens", "16", srv.URL+scripted.OllamaChat.Path())
+	if code != exitTargetFailed {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, exitTargetFailed, stdout, stderr)
+	}
+	wantLines(t, stdout, `; the first said: {"error":"model is required"} (exit 5)`+"\n")
 }
