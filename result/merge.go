@@ -171,7 +171,6 @@ func (m *merger) add(a, b *Result) *Result {
 		a.Corrected.merge(b.Corrected),
 		orEmpty(addCounts(a.Status, b.Status)), // {} rather than null, as a run writes them
 		orEmpty(addCounts(a.ErrorKinds, b.ErrorKinds)),
-		a.Refusal.merge(b.Refusal),
 		a.Limit.merge(b.Limit),
 		a.Histograms.merge(b.Histograms, m),
 		mergeTimelines(a.Timeline, b.Timeline, int(b.Started.Sub(a.Started)/time.Second)),
@@ -182,6 +181,7 @@ func (m *merger) add(a, b *Result) *Result {
 		a.Redirects + b.Redirects,
 		a.Wire.merge(b.Wire),
 		a.Stamps.merge(b.Stamps),
+		a.Refusal.merge(b.Refusal),
 		addCounts(a.FailedStatus, b.FailedStatus),
 		a.BodyOverCap + b.BodyOverCap,
 		nil, // Generator: each shard's own, in Shards

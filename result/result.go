@@ -16,33 +16,29 @@ const Version = 1
 
 // Result is the versioned JSON result of one run.
 type Result struct {
-	Version    int              `json:"version"`
-	Tool       string           `json:"tool"`
-	Started    time.Time        `json:"started"`
-	Elapsed    float64          `json:"elapsed_s"` // from start to the last record's done
-	Config     Config           `json:"config"`
-	Counts     Counts           `json:"counts"`
-	SendRate   float64          `json:"send_rate"` // sent ÷ the span of the schedule
-	Censored   int64            `json:"censored"`  // timeouts + unfinished: response time is a lower bound
-	Clamped    int64            `json:"clamped,omitempty"`
-	Dropped    int64            `json:"dropped,omitempty"`
-	Response   Percentiles      `json:"response"`
-	Service    Percentiles      `json:"service"`
-	SendDelay  Percentiles      `json:"send_delay"`
-	Corrected  *Corrected       `json:"corrected,omitempty"`
-	Status     map[string]int64 `json:"status"`
-	ErrorKinds map[string]int64 `json:"error_kinds"`
-	// Refusal is the first refused answer, its body's beginning
-	// included (refusal.go); nil when no answer was a 4xx, and in
-	// results written before it was kept.
-	Refusal      *Refusal       `json:"refusal,omitempty"`
-	Limit        Limit          `json:"limit"`
-	Histograms   Histograms     `json:"histograms"`
-	Timeline     []Second       `json:"timeline"`
-	Classes      []ClassTable   `json:"classes,omitempty"`
-	ServerTiming []ServerMetric `json:"server_timing,omitempty"`
-	DwellBound   *DwellBound    `json:"dwell_bound,omitempty"` // --dwell-bound
-	Retries      *RetryCounts   `json:"retries,omitempty"`     // --retries (retry.go)
+	Version      int              `json:"version"`
+	Tool         string           `json:"tool"`
+	Started      time.Time        `json:"started"`
+	Elapsed      float64          `json:"elapsed_s"` // from start to the last record's done
+	Config       Config           `json:"config"`
+	Counts       Counts           `json:"counts"`
+	SendRate     float64          `json:"send_rate"` // sent ÷ the span of the schedule
+	Censored     int64            `json:"censored"`  // timeouts + unfinished: response time is a lower bound
+	Clamped      int64            `json:"clamped,omitempty"`
+	Dropped      int64            `json:"dropped,omitempty"`
+	Response     Percentiles      `json:"response"`
+	Service      Percentiles      `json:"service"`
+	SendDelay    Percentiles      `json:"send_delay"`
+	Corrected    *Corrected       `json:"corrected,omitempty"`
+	Status       map[string]int64 `json:"status"`
+	ErrorKinds   map[string]int64 `json:"error_kinds"`
+	Limit        Limit            `json:"limit"`
+	Histograms   Histograms       `json:"histograms"`
+	Timeline     []Second         `json:"timeline"`
+	Classes      []ClassTable     `json:"classes,omitempty"`
+	ServerTiming []ServerMetric   `json:"server_timing,omitempty"`
+	DwellBound   *DwellBound      `json:"dwell_bound,omitempty"` // --dwell-bound
+	Retries      *RetryCounts     `json:"retries,omitempty"`     // --retries (retry.go)
 	// Redirects is the number of redirects followed (--follow-redirects),
 	// over all requests; BodyOverCap the completed responses whose body
 	// was longer than --max-body (faults.go).
@@ -53,6 +49,10 @@ type Result struct {
 	// Stamps is the check that every record's stamps are in order
 	// (stamps.go); nil in results written before it was made.
 	Stamps *Stamps `json:"stamps,omitempty"`
+	// Refusal is the first refused answer, its body's beginning
+	// included (refusal.go); nil when no answer was a client error, and
+	// in results written before it was kept.
+	Refusal *Refusal `json:"refusal,omitempty"`
 	// FailedStatus counts the responses whose head came but that failed or
 	// timed out before their end, by the head's status; Status counts
 	// completed responses only.

@@ -206,7 +206,7 @@ type Stats struct {
 	// (PathH2Loop … PathNetHTTP, client.go); "" for a closed loop.
 	Path string
 	// Refusal is the run's first refused answer, the beginning of its
-	// body included (refusal.go); nil when no answer was a 4xx.
+	// body included (refusal.go); nil when no answer was a client error.
 	Refusal *Refusal
 }
 

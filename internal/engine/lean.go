@@ -334,7 +334,7 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, v *variant, seq uin
 			c.br.Discard(hd.N) // buffered: cannot fail
 			var gb *grab
 			if t.refusals.wants(hd.Status, seq) {
-				gb = t.grabLength(c.br, hd.Length)
+				gb = grabLength(c.br, hd.Length)
 			}
 			if err := h1.Discard(c.br, hd.Length); err != nil {
 				if errors.Is(err, io.EOF) {
@@ -363,7 +363,7 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, v *variant, seq uin
 // grabLength is the beginning of a body of n bytes (a refusal's) still
 // unread in br, left there for the caller to discard: what of its first
 // RefusalCap bytes came, the rest of the body failing as it will then.
-func (t *leanTransport) grabLength(br *bufio.Reader, n int64) *grab {
+func grabLength(br *bufio.Reader, n int64) *grab {
 	gb := newGrab()
 	p, _ := br.Peek(int(min(n, RefusalCap+1)))
 	gb.add(p)
