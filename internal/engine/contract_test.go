@@ -360,12 +360,15 @@ func contractCases() []contractCase {
 		// Refusals: every answer a 4xx, whose body's beginning the
 		// run keeps (Stats.Refusal), the same bytes on every path: a
 		// Content-Length body past RefusalCap (past the event loop's
-		// first read too), a chunked one whose cap is reached over
+		// first read too), one whose cap is reached over several reads,
+		// a chunked one whose cap is reached over
 		// several pieces (DATA frames on HTTP/2), the same read as an
 		// event stream (the event loop's stream reader), and a model
 		// server's own words.
 		contractCase{name: "refused", o: scripted.Options{Plain: 64 << 10, PlainStatus: http.StatusBadRequest}, reqs: 5,
 			want: refusedWant(plainWant(0), http.StatusBadRequest, plainPattern(RefusalCap), true)},
+		contractCase{name: "refused in pieces", o: scripted.Options{Plain: 1000, PlainChunks: 10, PlainSized: true, ITL: cITL, PlainStatus: http.StatusForbidden}, reqs: 5,
+			want: refusedWant(plainWant(9*cITL), http.StatusForbidden, plainPattern(RefusalCap), true)},
 		contractCase{name: "refused chunked", o: scripted.Options{Plain: 1000, PlainChunks: 10, ITL: cITL, PlainStatus: http.StatusNotFound}, reqs: 5,
 			want: refusedWant(plainWant(9*cITL), http.StatusNotFound, plainPattern(RefusalCap), true)},
 		contractCase{name: "refused chunked read as stream", o: scripted.Options{Plain: 400, PlainChunks: 8, ITL: cITL, PlainStatus: http.StatusUnprocessableEntity},

@@ -93,6 +93,9 @@ func (s *Server) plain(w http.ResponseWriter, r *http.Request) {
 		body[i] = plainByte(i)
 	}
 	pieces := max(o.PlainChunks, 1)
+	if o.PlainSized {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	}
 	if pieces == 1 {
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		w.WriteHeader(status)
