@@ -209,6 +209,9 @@ type Stats struct {
 	// Path is the row of the engine's clients that sent an open run
 	// (PathH2Loop … PathNetHTTP, client.go); "" for a closed loop.
 	Path string
+	// Refusal is the run's first refused answer, the beginning of its
+	// body included (refusal.go); nil when no answer was a client error.
+	Refusal *Refusal
 }
 
 // The clients of Stats.Client.
@@ -319,6 +322,7 @@ func (g *generator) finish(ctx context.Context, stats *Stats) {
 	stats.Generator = g.mon.Stop()
 	stats.MaxInFlight = int(g.maxInFlight.Load())
 	stats.End = time.Duration(g.lastDone.Load())
+	stats.Refusal = g.refusals.get()
 	stats.Interrupted = ctx.Err() != nil && stats.Interrupted
 }
 
@@ -334,6 +338,7 @@ func (g *generator) connect() func() {
 	if cfg.Transport == nil && cfg.Lean && !cfg.FollowRedirects && (cfg.Protocol == "" || cfg.Protocol == HTTP1) {
 		if ft := newLeanTransport(cfg, g.drain); ft != nil {
 			g.lean = ft
+			ft.refusals = &g.refusals
 			stop := context.AfterFunc(g.drain, ft.abort)
 			return func() { stop(); ft.closeAll() }
 		}
@@ -499,6 +504,7 @@ type generator struct {
 	lastDone    atomic.Int64
 	limitWaited atomic.Int64 // the dispatcher's or the loop's; read by Observe
 	retry       *retrier     // nil without retries (retry.go)
+	refusals    refusals     // the first refused answer (refusal.go)
 }
 
 func (g *generator) since() time.Duration { return time.Since(g.start) }
@@ -748,6 +754,11 @@ func (g *generator) response(resp *http.Response, r *recorder.Record, sh *shard)
 // when f is not nil (stream.go), and closes it. Memory is bounded whatever
 // the body's size (faults.go).
 func (g *generator) body(b io.ReadCloser, f framing.Format, r *recorder.Record, sh *shard) error {
+	var gb *grab
+	if g.refusals.wants(r.Status, r.Seq) {
+		gb = newGrab()
+		b = &grabBody{rc: b, g: gb}
+	}
 	var err error
 	if f != nil {
 		err = g.readStream(b, f, r, sh)
@@ -756,6 +767,9 @@ func (g *generator) body(b io.ReadCloser, f framing.Format, r *recorder.Record, 
 	}
 	if cerr := b.Close(); err == nil {
 		err = cerr
+	}
+	if gb != nil && err == nil {
+		g.refusals.keep(r.Seq, r.Status, gb)
 	}
 	return err
 }

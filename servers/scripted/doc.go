@@ -153,6 +153,9 @@
 //     ITL apart without one (chunked on HTTP/1.1). Every request's body
 //     is read whole and its bytes counted (Stats.BodyBytes), so a large
 //     request body can be checked against what the server read.
+//     PlainSized sends those pieces with a Content-Length; PlainStatus
+//     answers with another status (a 4xx: a refusal whose body is the
+//     same known pattern).
 //   - HeadDelay stalls every answer before its first byte; a stream's
 //     Prefill counts after it.
 //   - Informational writes that 1xx status (e.g. 103) at once, before

@@ -172,6 +172,11 @@ type Options struct {
 	// flushed pieces, ITL apart, without a Content-Length (chunked on
 	// HTTP/1.1).
 	PlainChunks int
+	// PlainSized sends the pieces of PlainChunks with a Content-Length
+	// (not chunked): a body that arrives in parts a client must count.
+	PlainSized bool
+	// PlainStatus is the plain answer's status; 0 means 200.
+	PlainStatus int
 	// HeadDelay passes between reading a request and writing anything of
 	// its answer (the head, a stream's Prefill included, comes after
 	// it): a stall before the first byte.
