@@ -19,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/mix"
 	"github.com/openload/openload/internal/session"
 	"github.com/openload/openload/verify"
 )
@@ -484,7 +485,8 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 		if fs.NArg() != 1 && o.targets.file == "" && d.sess.steps == nil { // steps may each have a whole URL
 			return usageError(stderr, "--scenarios %q: line %d: scenario %q has no url: give it one (or targets), or a URL on the command line for all", path, d.line, name)
 		}
-		o.bodies.conversation = d.sess.conv != nil // its turns take --extra-body
+		o.bodies.conversation = d.sess.conv != nil                           // its turns take --extra-body
+		o.targets.scope = mix.Scope{Of: uint64(len(defs)), Index: uint64(i)} // {{uid}}
 		if err := o.validate(fs); err != nil {
 			return usageError(stderr, "%v", d.errorf(path, err))
 		}
@@ -493,7 +495,7 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 		}
 		r := &o.run
 		if d.sess.any() {
-			if err := sessionRun(fs, r, d.sess, &o.bodies); err != nil {
+			if err := sessionRun(fs, r, d.sess, &o.bodies, o.targets.scope); err != nil {
 				return usageError(stderr, "%v", d.errorf(path, err))
 			}
 		}
@@ -561,7 +563,7 @@ var sessionFlags = []string{"method", "body", "body-file", "targets", "targets-f
 // sessionRun makes r a session run of ss's steps: relative step URLs
 // are under the scenario's URL, its headers go with every step, and its
 // seed draws the think times.
-func sessionRun(fs *pflag.FlagSet, r *loadtest.Options, ss scenarioSessions, b *bodyOptions) error {
+func sessionRun(fs *pflag.FlagSet, r *loadtest.Options, ss scenarioSessions, b *bodyOptions, scope mix.Scope) error {
 	for _, name := range sessionFlags {
 		if fs.Lookup(name) != nil && fs.Changed(name) {
 			if ss.conv != nil {
@@ -575,7 +577,7 @@ func sessionRun(fs *pflag.FlagSet, r *loadtest.Options, ss scenarioSessions, b *
 		// is given, as generated prompts are (promptSeed).
 		return conversationRun(r, ss.conv, b, ss.onFailure, promptSeed(fs, r)) // conversation.go
 	}
-	plan, err := session.Compile(session.Spec{Steps: ss.steps, OnFailure: ss.onFailure, Base: r.URL, Header: r.Header, Seed: r.Schedule.Seed})
+	plan, err := session.Compile(session.Spec{Steps: ss.steps, OnFailure: ss.onFailure, Base: r.URL, Header: r.Header, Seed: r.Schedule.Seed, Scope: scope})
 	if err != nil {
 		return err
 	}

@@ -196,3 +196,44 @@ func TestScenariosK6(t *testing.T) {
 	}
 	wantLines(t, stderr, "openload: scenario late: constant stages 0s:10,1s:10 from 0/s, 1s from +1s → GET ")
 }
+
+// TestScenariosUID: two scenarios, one of single requests and one of
+// sessions, each send {{seq}} and {{uid}}. Their seqs collide (each
+// counts from 0, as documented); every uid the server reads is its own.
+func TestScenariosUID(t *testing.T) {
+	var mu sync.Mutex
+	seqs, uids := map[string]int{}, map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seqs[r.Header.Get("X-Seq")]++
+		uids[r.Header.Get("X-Uid")]++
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	file := writeFile(t, dir, "ids.yaml", fmt.Sprintf(`scenarios:
+  - name: a
+    rate: 20
+    header: ["X-Seq: {{seq}}", "X-Uid: {{uid}}"]
+    url: %[1]s/a
+  - name: b
+    rate: 10
+    steps:
+      - name: one
+        header: ["X-Seq: {{seq}}", "X-Uid: {{uid}}"]
+    url: %[1]s/b
+`, srv.URL))
+	runOK(t, "--scenarios", file, "-d", "2s", "-q")
+	mu.Lock()
+	defer mu.Unlock()
+	sent := 0
+	for u, n := range uids {
+		sent += n
+		if n != 1 || u == "" {
+			t.Errorf("uid %q read %d times", u, n)
+		}
+	}
+	if sent != 60 || len(seqs) != 40 {
+		t.Errorf("%d requests, %d distinct seqs; want 60, and 40 (b's 20 repeat a's first)", sent, len(seqs))
+	}
+}
