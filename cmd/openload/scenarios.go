@@ -595,16 +595,33 @@ func sessionRun(fs *pflag.FlagSet, r *loadtest.Options, ss scenarioSessions, b *
 }
 
 // scenarioScopes are what objectives may name in a run of scs: a
-// scenario, or a step of one (SCENARIO:STEP:…), known once the steps are
-// (a dataset's turns included).
+// scenario, or a step or target of one (SCENARIO:STEP:…,
+// SCENARIO:TARGET:…, or the step's or target's name alone when only one
+// scenario has it: verify's partOf reads them so), known once the steps
+// are (a dataset's turns included).
 func scenarioScopes(scs []loadtest.Scenario) []string {
 	var scopes []string
+	owners := map[string]int{} // a part's name → the scenarios that have it
 	for _, sc := range scs {
 		scopes = append(scopes, sc.Name)
+		var parts []string
 		if ss := sc.Options.Sessions; ss != nil {
-			for _, step := range ss.StepNames() {
-				scopes = append(scopes, sc.Name+":"+step)
-			}
+			parts = ss.StepNames()
+		}
+		for _, t := range sc.Options.Targets {
+			parts = append(parts, t.Name)
+		}
+		for _, p := range parts {
+			scopes = append(scopes, sc.Name+":"+p)
+			owners[p]++
+		}
+	}
+	for _, sc := range scs {
+		delete(owners, sc.Name) // a scenario's own name is the scenario
+	}
+	for _, p := range slices.Sorted(maps.Keys(owners)) {
+		if owners[p] == 1 {
+			scopes = append(scopes, p)
 		}
 	}
 	return scopes

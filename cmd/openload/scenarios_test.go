@@ -237,3 +237,33 @@ func TestScenariosUID(t *testing.T) {
 		t.Errorf("%d requests, %d distinct seqs; want 60, and 40 (b's 20 repeat a's first)", sent, len(seqs))
 	}
 }
+
+// TestScenarioTargetObjectives: objectives scoped to a target of a
+// scenario's request mix, by SCENARIO:TARGET or by the target's name
+// alone when one scenario has it; the text report has each scenario's
+// by-target table, as the JSON has its targets.
+func TestScenarioTargetObjectives(t *testing.T) {
+	var c pathCounter
+	srv := c.server(t)
+	dir := t.TempDir()
+	targets := writeFile(t, dir, "shop.http", fmt.Sprintf("# openload: name=cart\nGET %[1]s/cart\n\n# openload: name=home\nGET %[1]s/home\n", srv.URL))
+	file := writeFile(t, dir, "mix.yaml", fmt.Sprintf(`scenarios:
+  - name: shop
+    rate: 10
+    targets: %s
+    slo: ["home:errors<=0%%"]
+  - name: other
+    rate: 10
+    url: %s/other
+`, targets, srv.URL))
+	stdout, _ := runOK(t, "--scenarios", file, "-d", "1s", "--slo", "cart:response.p99<=1h")
+	wantLines(t, stdout, "scenario shop · by target", "PASS  cart:response.p99 <= 3600000.000 ms: measured", "PASS  shop:home:errors.rate <= 0 %")
+	if c.count("/cart") != 5 || c.count("/home") != 5 {
+		t.Errorf("the server read cart %d, home %d; want 5 each", c.count("/cart"), c.count("/home"))
+	}
+	// A name no scenario's target has is refused before the run.
+	code, _, stderr := runCLI("--scenarios", file, "-d", "1s", "--slo", "basket:errors<=0%")
+	if first, _, _ := strings.Cut(stderr, "\n"); code != exitUsage || !strings.Contains(first, `no target or scenario named "basket"`) || !strings.Contains(first, `"shop:cart"`) {
+		t.Errorf("--slo basket:…: exit %d, %q", code, first)
+	}
+}
