@@ -160,8 +160,14 @@ func k6Key(key string, v any, sc map[string]any) (string, error) {
 		}
 		return "", nil
 	case "executor":
-		if !slices.Contains(k6Executors, fmt.Sprint(v)) {
+		_, stages := sc["stages"]
+		switch e := fmt.Sprint(v); {
+		case !slices.Contains(k6Executors, e):
 			return "", fmt.Errorf("executor %v (k6's): openload's scenarios are open arrival rates, k6's constant-arrival-rate (give rate) or ramping-arrival-rate (give stages); it has no VUs", v)
+		case e == "ramping-arrival-rate" && !stages:
+			return "", errors.New("executor ramping-arrival-rate (k6's) without stages: give them")
+		case e == "constant-arrival-rate" && stages:
+			return "", errors.New("executor constant-arrival-rate (k6's) with stages: that is ramping-arrival-rate")
 		}
 		return "", nil
 	}
@@ -406,8 +412,8 @@ func yamlError(err error) string { return strings.TrimPrefix(oneLine(err), "yaml
 // a parser's error ("yaml: line 1: did not find expected key" for a
 // slip on line 4), and has no other way to say where: the line is the
 // first whose prefix of the file fails with the same problem (a file
-// cut after a whole line parses unless the slip is in it). Past a few
-// thousand lines, the library's word stands.
+// cut after a whole line parses unless the slip is in it). Past 2,000
+// lines (as many parses), the library's word stands.
 func syntaxError(text []byte, err error) string {
 	msg := yamlError(err)
 	_, problem, ok := strings.Cut(msg, ": ")
@@ -415,7 +421,7 @@ func syntaxError(text []byte, err error) string {
 		return msg
 	}
 	lines := bytes.SplitAfter(text, []byte("\n"))
-	if len(lines) > 5000 {
+	if len(lines) > 2000 {
 		return msg
 	}
 	var n yaml.Node

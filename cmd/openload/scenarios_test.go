@@ -128,6 +128,7 @@ func TestScenarioErrors(t *testing.T) {
 		{write("prealloc.yaml", "scenarios:\n  - name: a\n    rate: 1\n    preAllocatedVUs: 10\n"), `preAllocatedVUs (k6's): openload has no VUs`},
 		{write("exec.yaml", "scenarios:\n  - name: a\n    rate: 1\n    exec: browse\n"), `exec (k6's): openload has no VUs and runs no script`},
 		{write("executor.yaml", "scenarios:\n  - name: a\n    executor: constant-vus\n"), `executor constant-vus (k6's): openload's scenarios are open arrival rates`},
+		{write("ramping.yaml", "scenarios:\n  - name: a\n    rate: 1\n    executor: ramping-arrival-rate\n"), `line 4: scenario "a": executor ramping-arrival-rate (k6's) without stages`},
 		{write("timeunit.yaml", "scenarios:\n  - name: a\n    rate: 1\n    timeUnit: 1m\n"), `timeUnit 1m (k6's): openload's rates are per second`},
 		{write("k6stage.yaml", "scenarios:\n  - name: a\n    stages: [{duration: 1s}]\n"), `line 3: scenario "a": stage 1: a list of stages is k6's, each {duration, target}`},
 		{write("start.yaml", "scenarios:\n  - name: a\n    rate: 1\n    start-after: -1s\n"), `line 4: scenario "a": --start-after "-1s": want a duration ≥ 0`},
