@@ -84,6 +84,12 @@ func Union(parts []Scenario) (*Result, error) {
 func unionConfig(parts []Scenario) Config {
 	c := parts[0].Result.Config
 	c.Shard, c.StartAt = nil, parts[0].Result.Config.StartAt
+	first := parts[0].Result.Started
+	for _, p := range parts[1:] { // the earliest: a scenario may start later (loadtest's StartAfter)
+		if p.Result.Started.Before(first) {
+			first, c.StartAt = p.Result.Started, p.Result.Config.StartAt
+		}
+	}
 	var sched, targets []string
 	rate, span := 0.0, 0.0
 	for _, p := range parts {

@@ -108,8 +108,11 @@ func StagesDuration(st []Stage) time.Duration {
 	return d
 }
 
-// validateStages checks the stages from the start rate: each duration > 0,
-// each target finite and ≥ 0, some request due.
+// validateStages checks the stages from the start rate: each duration ≥ 0
+// and their sum > 0, each target finite and ≥ 0, some request due. A
+// stage of 0s is a jump to its rate (k6 writes {duration: 0s, target: R}):
+// it holds no time, so no request and no division by its length (Rate,
+// Cumulative and Inverse pick the stage that holds t, never an empty one).
 func validateStages(start float64, st []Stage) error {
 	if len(st) > MaxStages {
 		return field.Errorf("Stages", FormatStages(st), "{Stages}: %d stages, at most %d", len(st), MaxStages)
@@ -117,8 +120,8 @@ func validateStages(start float64, st []Stage) error {
 	var d time.Duration
 	for i, s := range st {
 		switch {
-		case s.Duration <= 0:
-			return field.Errorf("Stages", FormatStages(st), "{Stages}: stage %d (%s): the duration must be > 0", i+1, s)
+		case s.Duration < 0:
+			return field.Errorf("Stages", FormatStages(st), "{Stages}: stage %d (%s): the duration must be ≥ 0 (0s: a jump to its rate)", i+1, s)
 		case math.IsNaN(s.Target) || math.IsInf(s.Target, 0) || s.Target < 0:
 			return field.Errorf("Stages", FormatStages(st), "{Stages}: stage %d (%s): the rate must be a finite number ≥ 0", i+1, s)
 		case d > math.MaxInt64-s.Duration:
@@ -128,6 +131,9 @@ func validateStages(start float64, st []Stage) error {
 	}
 	if len(st) == 0 {
 		return field.Errorf("Stages", "", "{Stages}: no stage")
+	}
+	if d == 0 {
+		return field.Errorf("Stages", FormatStages(st), "{Stages}: they last 0s: give a stage a duration > 0")
 	}
 	p := NewProfile(start, st)
 	if n := p.Total(); n > MaxArrivals {

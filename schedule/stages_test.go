@@ -35,6 +35,10 @@ func TestStagesCount(t *testing.T) {
 		{100, "1s:50,1s:150", 75 + 100, 175},
 		{0, "100ms:7", 0.35, 0},
 		{33.3, "3s:33.3", 99.9, 99},
+		// A 0s stage jumps: k6's {0s, 0} first, or a step up mid-way.
+		{0, "0s:0,2s:10", 10, 10},
+		{0, "0s:10,2s:10", 20, 20},
+		{0, "1s:0,0s:10,1s:10,0s:0,1s:0", 10, 10},
 	}
 	for _, tc := range tests {
 		st := mustStages(t, tc.stages)
@@ -192,7 +196,8 @@ func TestStagesSpec(t *testing.T) {
 		msg   string
 	}{
 		{Spec{Kind: Constant, Stages: st, Duration: time.Minute}, "Duration", "not the sum"},
-		{Spec{Kind: Constant, Stages: "0s:1", Duration: 0}, "Stages", "duration must be > 0"},
+		{Spec{Kind: Constant, Stages: "0s:1", Duration: 0}, "Stages", "they last 0s"},
+		{Spec{Kind: Constant, Stages: "-1s:1,2s:1", Duration: time.Second}, "Stages", "must be ≥ 0"},
 		{Spec{Kind: Constant, Stages: "1s:-1", Duration: time.Second}, "Stages", "≥ 0"},
 		{Spec{Kind: Constant, Stages: "1s:0", Duration: time.Second}, "Stages", "every rate is 0"},
 		{Spec{Kind: Constant, Stages: "1s:1", Duration: time.Second}, "Stages", "holds no request"},

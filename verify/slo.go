@@ -543,6 +543,25 @@ func partOf(res *result.Result, name string) (*result.Result, bool, error) {
 	if p := res.Part(name); p != nil {
 		return partResult(res, p), true, nil
 	}
+	// A target or step of a scenario by its name alone, when no other
+	// scenario has one of that name (else SCEN:NAME says which).
+	var own []string
+	var part *result.Part
+	var of *result.Result
+	for _, sc := range res.Scenarios {
+		if sc.Result == nil {
+			continue
+		}
+		if p := sc.Result.Part(name); p != nil {
+			own, part, of = append(own, sc.Name), p, sc.Result
+		}
+	}
+	switch {
+	case len(own) == 1:
+		return partResult(of, part), true, nil
+	case len(own) > 1:
+		return nil, false, noData("scenarios %s each have %q: name one as SCENARIO:%s", quoted(own), name, name)
+	}
 	// A scenario's name may hold a colon too: try every scenario the
 	// name begins with.
 	var in *result.Scenario

@@ -119,6 +119,10 @@ func TestSessionObjectives(t *testing.T) {
 		{scenariosRun(t), "shop:login:errors<=1%", true, false, "measured 0 %"},
 		{scenariosRun(t), "shop:chekout:response.p99<=1s", false, true, `no data: scenario "shop" has no step "chekout" (its steps: "login", "browse", "checkout")`},
 		{scenariosRun(t), "plain:x:response.p99<=1s", false, true, `no data: scenario "plain" has no steps or targets, so no "x"`},
+		// A part of one scenario by its name alone; of two, refused.
+		{scenariosRun(t), "login:response.p99<30ms", false, false, "login:response.p99 < 30.000 ms: measured 40.000 ms (breached)"},
+		{&result.Result{Scenarios: []result.Scenario{{Name: "a", Result: shopRun()}, {Name: "b", Result: shopRun()}}}, "login:response.p99<1h", false, true,
+			`no data: scenarios "a", "b" each have "login": name one as SCENARIO:login`},
 		{scenariosRun(t), "shp:checkout:response.p99<=1s", false, true, `no data: the run has no request mix, so no target "shp:checkout"`},
 		// A scenario's session figures.
 		{scenariosRun(t), "shop:session.p99<=5s", true, false, "shop:session.p99 <= 5000.000 ms: measured 4200.000 ms"},

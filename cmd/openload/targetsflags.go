@@ -21,6 +21,7 @@ type targetsOptions struct {
 	file   string
 	format string
 	values string
+	scope  mix.Scope // a scenario's place in its run, for {{uid}} (scenarios.go)
 }
 
 func (t *targetsOptions) flags(fs *pflag.FlagSet, b fieldBinding) {
@@ -94,7 +95,7 @@ func (t *targetsOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	default:
 		return nil
 	}
-	targets, weights, err := mix.Build(ts, vals, r.Schedule.Seed)
+	targets, weights, err := mix.BuildIn(ts, vals, r.Schedule.Seed, t.scope)
 	if err != nil {
 		return err
 	}

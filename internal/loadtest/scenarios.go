@@ -24,6 +24,10 @@ import (
 type Scenario struct {
 	Name    string
 	Options Options
+	// StartAfter delays the scenario's start past the run's shared one
+	// (k6's startTime): its schedule's offset 0 is then, and its
+	// timeline adds to the whole's from that second on.
+	StartAfter time.Duration
 }
 
 // scenarioLead is how far ahead of now the scenarios' shared start is
@@ -46,6 +50,8 @@ func RunScenarios(ctx context.Context, scs []Scenario, vo verify.Options) (*resu
 			return nil, nil, errors.New("loadtest: a scenario without a name")
 		case names[sc.Name]:
 			return nil, nil, fmt.Errorf("loadtest: scenario %q given twice", sc.Name)
+		case sc.StartAfter < 0:
+			return nil, nil, fmt.Errorf("loadtest: scenario %q: a start %v before the run's", sc.Name, sc.StartAfter)
 		case sc.Options.Closed:
 			return nil, nil, fmt.Errorf("loadtest: scenario %q: a closed loop is not a scenario: scenarios are open arrival processes", sc.Name)
 		case sc.Options.Shard != scs[0].Options.Shard:
@@ -65,7 +71,7 @@ func RunScenarios(ctx context.Context, scs []Scenario, vo verify.Options) (*resu
 	var wg sync.WaitGroup
 	for i, sc := range scs {
 		o := sc.Options
-		o.StartAt = start
+		o.StartAt = start.Add(sc.StartAfter)
 		wg.Go(func() {
 			res, _, err := Run(ctx, o)
 			parts[i], errs[i] = result.Scenario{Name: sc.Name, Result: res}, err

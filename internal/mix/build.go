@@ -36,6 +36,12 @@ import (
 // escaped already (no space, control byte, '#' or byte over 0x7f); a
 // header value may not hold a control byte.
 func Build(ts []Target, vals *Values, seed uint64) ([]engine.Target, []float64, error) {
+	return BuildIn(ts, vals, seed, Scope{})
+}
+
+// BuildIn is Build for schedule scope.Index of scope.Of in one run: its
+// {{uid}} differ from the other schedules' (Scope).
+func BuildIn(ts []Target, vals *Values, seed uint64, scope Scope) ([]engine.Target, []float64, error) {
 	if len(ts) == 0 {
 		return nil, nil, errors.New("mix: no targets")
 	}
@@ -67,7 +73,7 @@ func Build(ts []Target, vals *Values, seed uint64) ([]engine.Target, []float64, 
 			}
 			weighted = true
 		}
-		e, o, err := buildOne(t, i, vals, seed)
+		e, o, err := buildOne(t, i, vals, seed, scope)
 		if err != nil {
 			return nil, nil, fail("%v", err)
 		}
@@ -102,7 +108,7 @@ func partSeed(seed uint64, target, part int) uint64 {
 }
 
 // buildOne builds target i and returns its origin.
-func buildOne(t *Target, i int, vals *Values, seed uint64) (engine.Target, string, error) {
+func buildOne(t *Target, i int, vals *Values, seed uint64, scope Scope) (engine.Target, string, error) {
 	e := engine.Target{Name: t.Name, Method: t.Method, Header: http.Header{}}
 	if err := checkURL(t.URL); err != nil {
 		return e, "", fmt.Errorf("bad URL %q: %v", t.URL, err)
@@ -113,6 +119,7 @@ func buildOne(t *Target, i int, vals *Values, seed uint64) (engine.Target, strin
 		return e, "", errors.New("a template in the URL's fragment, which is never sent")
 	}
 	tp, err := ParseTemplate(target, vals, partSeed(seed, i, partURL))
+	tp = tp.In(scope)
 	if err != nil {
 		return e, "", inPart("the URL", len(orig), t.URL, err)
 	}
@@ -175,6 +182,7 @@ func buildOne(t *Target, i int, vals *Values, seed uint64) (engine.Target, strin
 			out := make([]string, 0, len(vs))
 			for _, v := range vs {
 				tv, err := ParseTemplate(v, vals, partSeed(seed, i, partHeader+h))
+				tv = tv.In(scope)
 				if err != nil {
 					return e, "", inPart("header "+k, 0, v, err)
 				}
@@ -211,6 +219,7 @@ func buildOne(t *Target, i int, vals *Values, seed uint64) (engine.Target, strin
 		where = "body file " + t.BodyFile
 	}
 	tb, err := ParseTemplate(string(t.Body), vals, partSeed(seed, i, partBody))
+	tb = tb.In(scope)
 	if err != nil {
 		return e, "", inPart(where, 0, string(t.Body), err)
 	}

@@ -15,6 +15,10 @@ import (
 // never a parse. Placeholders (spaces inside the braces are allowed):
 //
 //	{{seq}}          the request's number (its seq, from 0)
+//	{{uid}}          a number no other request of the run has: seq in a
+//	                 run of one schedule; seq·n + i for the i-th of n
+//	                 schedules of a run, as scenarios are (Scope), whose
+//	                 seqs each count from 0
 //	{{rand A B}}     an integer uniform in [A, B] (int64), a pure function
 //	                 of the seed, seq and which placeholder it is
 //	{{csv.COLUMN}}   COLUMN's value in row seq mod rows of the values file
@@ -27,8 +31,33 @@ import (
 // Anything else between "{{" and "}}" is an error, so that a typo is not
 // sent as text.
 type Template struct {
-	src  string
-	segs []segment
+	src   string
+	segs  []segment
+	scope Scope
+}
+
+// Scope is where a template's requests are numbered for {{uid}}: schedule
+// Index of Of in one run (the scenarios of a run, in order). A split
+// schedule's shards need no scope: their seqs are the whole schedule's.
+// The zero Scope is a run of one schedule.
+type Scope struct{ Of, Index uint64 }
+
+// uid is request seq's {{uid}}: seq·Of + Index, distinct for distinct
+// (seq, Index) with Index < Of.
+func (s Scope) uid(seq uint64) uint64 {
+	if s.Of == 0 {
+		return seq
+	}
+	return seq*s.Of + s.Index
+}
+
+// In sets the scope of t's {{uid}} and returns t (nil for nil, as a
+// failed parse leaves it).
+func (t *Template) In(s Scope) *Template {
+	if t != nil {
+		t.scope = s
+	}
+	return t
 }
 
 type segKind uint8
@@ -36,6 +65,7 @@ type segKind uint8
 const (
 	segLit segKind = iota
 	segSeq
+	segUID
 	segRand
 	segCSV
 	segVar
@@ -126,6 +156,8 @@ func ParseTemplateVars(src string, vals *Values, seed uint64, vars []string) (*T
 		switch f := strings.Fields(word); {
 		case word == "seq":
 			seg.kind = segSeq
+		case word == "uid":
+			seg.kind = segUID
 		case len(f) > 0 && f[0] == "rand":
 			if len(f) != 3 {
 				return nil, &TemplateError{start, fmt.Sprintf("%s: want {{rand A B}}", shown)}
@@ -163,9 +195,9 @@ func ParseTemplateVars(src string, vals *Values, seed uint64, vars []string) (*T
 			if len(vars) > 0 {
 				saved = "saved before it: " + strings.Join(vars, ", ")
 			}
-			return nil, &TemplateError{start, fmt.Sprintf("unknown placeholder %s: no earlier step saves %q (%s; or seq, rand A B, csv.COLUMN)", shown, word, saved)}
+			return nil, &TemplateError{start, fmt.Sprintf("unknown placeholder %s: no earlier step saves %q (%s; or seq, uid, rand A B, csv.COLUMN)", shown, word, saved)}
 		default:
-			return nil, &TemplateError{start, fmt.Sprintf("unknown placeholder %s (want seq, rand A B, csv.COLUMN; a literal \"{{\" is {{\"{{\"}})", shown)}
+			return nil, &TemplateError{start, fmt.Sprintf("unknown placeholder %s (want seq, uid, rand A B, csv.COLUMN; a literal \"{{\" is {{\"{{\"}})", shown)}
 		}
 		t.segs = append(t.segs, seg)
 		i = end + 2
@@ -204,6 +236,8 @@ func (t *Template) AppendVars(dst []byte, seq uint64, vars [][]byte) []byte {
 			dst = append(dst, s.lit...)
 		case segSeq:
 			dst = strconv.AppendUint(dst, seq, 10)
+		case segUID:
+			dst = strconv.AppendUint(dst, t.scope.uid(seq), 10)
 		case segRand:
 			dst = strconv.AppendInt(dst, s.lo+int64(draw(s.key, seq, s.n)), 10)
 		case segCSV:

@@ -106,6 +106,30 @@ func TestSeqDistinct(t *testing.T) {
 	}
 }
 
+// TestUIDDistinct: the {{seq}} of two scenarios collide (each counts
+// from 0); their {{uid}} do not, and without a scope {{uid}} is {{seq}}.
+func TestUIDDistinct(t *testing.T) {
+	seqs, uids := map[string]int{}, map[string]bool{}
+	for i := range uint64(3) {
+		tp := mustTemplate(t, "{{seq}}", nil, 3)
+		tu := mustTemplate(t, "{{uid}}", nil, 3).In(Scope{Of: 3, Index: i})
+		for seq := range uint64(1000) {
+			seqs[string(tp.Append(nil, seq))]++
+			u := string(tu.Append(nil, seq))
+			if uids[u] {
+				t.Fatalf("scenario %d, seq %d: uid %s repeats", i, seq, u)
+			}
+			uids[u] = true
+		}
+	}
+	if len(seqs) != 1000 || len(uids) != 3000 {
+		t.Errorf("%d distinct seqs, %d distinct uids; want 1000 and 3000", len(seqs), len(uids))
+	}
+	if got := string(mustTemplate(t, "{{ uid }}", nil, 3).Append(nil, 42)); got != "42" {
+		t.Errorf("{{uid}} of seq 42 in a run of one schedule: %q", got)
+	}
+}
+
 // TestRand checks bounds, reproducibility, independence of the
 // placeholders and, loosely, uniformity.
 func TestRand(t *testing.T) {

@@ -258,6 +258,9 @@ func Text(w io.Writer, res *result.Result) error {
 		}
 		fmt.Fprintln(w, partErrorsNote("target"))
 	}
+	if err := ScenarioTargets(w, res); err != nil { // scenario.go
+		return err
+	}
 	if err := SessionRuns(w, res); err != nil { // session.go
 		return err
 	}

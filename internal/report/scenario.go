@@ -39,3 +39,21 @@ func ScenarioTable(w io.Writer, res *result.Result) error {
 	}
 	return t.Render()
 }
+
+// ScenarioTargets writes, for each scenario of res with a request mix,
+// its targets' table under its own heading ("scenario shop · by
+// target"), as a run of one mix has "by target": a whole of scenarios
+// keeps no targets of its own (result.Union), the JSON each scenario's.
+func ScenarioTargets(w io.Writer, res *result.Result) error {
+	for _, sc := range res.Scenarios {
+		if sc.Result == nil || len(sc.Result.Targets) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "\nscenario %s · by target\n", sc.Name)
+		if err := PartTable(w, "target", sc.Result.Headline().Scheduled, sc.Result.Targets); err != nil { // part.go
+			return err
+		}
+		fmt.Fprintln(w, partErrorsNote("target"))
+	}
+	return nil
+}

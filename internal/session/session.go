@@ -44,6 +44,7 @@ type Spec struct {
 	Base      *url.URL    // the scenario's URL: relative step URLs are resolved against it
 	Header    http.Header // the scenario's headers, sent with every step
 	Seed      uint64      // think times and {{rand}} are pure functions of it and the session
+	Scope     mix.Scope   // the scenario's place in the run, for {{uid}} (mix.Scope)
 }
 
 // OnFailure values.
@@ -86,7 +87,7 @@ type save struct {
 }
 
 // reserved are placeholder words a saved value may not take.
-var reserved = []string{"seq"}
+var reserved = []string{"seq", "uid"}
 
 // Compile checks spec and makes its plan. Errors name the step: "step 2
 // (browse): …".
@@ -113,6 +114,11 @@ func Compile(spec Spec) (*Plan, error) {
 				name = "unnamed"
 			}
 			return nil, fmt.Errorf("step %d (%s): %w", i+1, name, err)
+		}
+		st.url.In(spec.Scope) // {{uid}} unique across the run's scenarios
+		st.body.In(spec.Scope)
+		for _, h := range st.header {
+			h.value.In(spec.Scope)
 		}
 		p.steps = append(p.steps, st)
 		p.names = append(p.names, st.name)
