@@ -96,7 +96,7 @@ type descs struct {
 	errors, responses, attempts, resends                     *prometheus.Desc
 	inFlight, waiting, limitWaited, finished                 *prometheus.Desc
 	response, service, sendDelay                             *prometheus.Desc
-	ttft, itl, outputTokens, streams, classes                *prometheus.Desc
+	ttft, itl, tpot, outputTokens, streams, classes          *prometheus.Desc
 }
 
 func newDescs(l prometheus.Labels) descs {
@@ -123,6 +123,7 @@ func newDescs(l prometheus.Labels) descs {
 		sendDelay:    d("send_delay_seconds", "Send delay, sent - scheduled, of the requests sent after any warm-up."),
 		ttft:         d("ttft_seconds", "Time to first token of streamed answers, from the schedule or from the send.", "from"),
 		itl:          d("itl_seconds", "Inter-token latency: every gap between two content events of a stream."),
+		tpot:         d("tpot_seconds", "Time per output token of streamed answers: (last token - first token) / (tokens - 1), one value a request."),
 		outputTokens: d("output_tokens_total", "Output tokens of streamed answers."),
 		streams:      d("stream_requests_total", "Requests whose answer was a stream."),
 		classes:      d("class_responses_total", "Requests by the value of a class response header (the result's classes).", "header", "value"),
@@ -187,6 +188,7 @@ func (d *descs) emit(ch chan<- prometheus.Metric, s *Snapshot) {
 		hist(ch, d.ttft, st.TTFTSchedule, "schedule")
 		hist(ch, d.ttft, st.TTFTSend, "send")
 		hist(ch, d.itl, st.ITL)
+		hist(ch, d.tpot, st.TPOT)
 		counter(d.outputTokens, st.OutputTokens)
 		counter(d.streams, st.Requests)
 	}
