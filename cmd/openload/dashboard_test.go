@@ -172,10 +172,10 @@ func legend(format string, labels map[string]string) string {
 	})
 }
 
-// bucketOf is the classic bucket (lo, hi] in seconds holding v seconds;
+// bucketOf is the classic bucket (lo, hi] of bounds holding v seconds;
 // above the last bound, histogram_quantile answers the last bound.
-func bucketOf(v float64) (lo, hi float64) {
-	for _, b := range metrics.LatencyBounds {
+func bucketOf(bounds []float64, v float64) (lo, hi float64) {
+	for _, b := range bounds {
 		if v <= b {
 			return lo, b
 		}
@@ -265,10 +265,11 @@ func TestDashboardQueries(t *testing.T) {
 	target := freePort(t)
 	prom := startPrometheus(t, bin, target, strings.TrimPrefix(st.URL, "http://"))
 
-	const rate, dur = 50, 10 * time.Second
+	const rate, dur, timeout = 50, 10 * time.Second, 300 * time.Millisecond
+	bounds := metrics.Bounds(2 * timeout) // what openload serves (metricsflags.go)
 	out := filepath.Join(t.TempDir(), "run.json")
 	body := `{"model":"stub","messages":[{"role":"user","content":"hi"}],"max_tokens":8,"stream":true,"stream_options":{"include_usage":true}}`
-	code, stdout, stderr := runCLI("-r", strconv.Itoa(rate), "-d", dur.String(), "--timeout", "300ms", "--stream", "--body", body, "-q",
+	code, stdout, stderr := runCLI("-r", strconv.Itoa(rate), "-d", dur.String(), "--timeout", timeout.String(), "--stream", "--body", body, "-q",
 		"--metrics-addr", target, "--metrics-run", "dash", "--metrics-grace", "3s", "-o", out, proxy.URL+"/v1/chat/completions")
 	if _, err := os.Stat(out); err != nil {
 		t.Fatalf("no result: exit %d\n%s\n%s", code, stdout, stderr)
@@ -368,7 +369,7 @@ func TestDashboardQueries(t *testing.T) {
 				continue
 			}
 			got, own := series[0].values[0], pct(h, qq)
-			lo, hi := bucketOf(own)
+			lo, hi := bucketOf(bounds, own)
 			add(series[0], fmt.Sprintf("%.6f s", got), fmt.Sprintf("p%g %.6f s, bucket (%g, %g]", qq*100, own, lo, hi))
 			if got < lo || got > hi {
 				fail("%g s outside (%g, %g], the bucket of the result's %.6f s", got, lo, hi, own)
@@ -386,8 +387,8 @@ func TestDashboardQueries(t *testing.T) {
 			} else {
 				a, b = pct(h, 0.90), maxOf(h)
 			}
-			lo, _ := bucketOf(a)
-			_, hi := bucketOf(b)
+			lo, _ := bucketOf(bounds, a)
+			_, hi := bucketOf(bounds, b)
 			for _, s := range series {
 				got := median(middle(s))
 				add(s, fmt.Sprintf("median %.6f s", got), fmt.Sprintf("in (%g, %g] (buckets of %.6f..%.6f s)", lo, hi, a, b))

@@ -11,10 +11,10 @@
 // The counters are the result's counts as of the snapshot: at the end they
 // equal the result's counts, statuses, error kinds, wire counts and
 // limit.waited exactly. The time histograms are the result's HdrHistograms
-// in classic buckets (LatencyBounds). Native histograms are not emitted:
-// Prometheus 2.x reads them only with --enable-feature=native-histograms
-// (from 2.40) and a protobuf scrape, and the exact distribution is in the
-// result file anyway.
+// in classic buckets about 10 % wide (LatencyBounds, buckets.go). Native
+// histograms are not emitted: Prometheus 2.x reads them only with
+// --enable-feature=native-histograms (from 2.40) and a protobuf scrape,
+// and the exact distribution is in the result file anyway.
 //
 // One Exporter serves one process: its labels (run, and shard when
 // sharded) are on every series, the Go runtime's and the process's
@@ -45,6 +45,9 @@ type Exporter struct {
 	labels prometheus.Labels
 	mu     sync.Mutex
 	srcs   []*Source
+	// nBounds is how many LatencyBounds its sources serve
+	// (SetMaxLatency), all when 0.
+	nBounds int
 }
 
 // New returns an exporter whose series all carry labels (run, shard): a
@@ -72,6 +75,7 @@ func (e *Exporter) Source(labels map[string]string) *Source {
 	maps.Copy(all, labels)
 	s := &Source{d: newDescs(all)}
 	e.mu.Lock()
+	s.nBounds = e.nBounds
 	e.srcs = append(e.srcs, s)
 	e.mu.Unlock()
 	return s
@@ -79,8 +83,9 @@ func (e *Exporter) Source(labels map[string]string) *Source {
 
 // Source is one run's latest snapshot.
 type Source struct {
-	snap atomic.Pointer[Snapshot]
-	d    descs
+	snap    atomic.Pointer[Snapshot]
+	d       descs
+	nBounds int // the exporter's, when it was added
 }
 
 // Observe takes a snapshot of l and publishes it; it has the signature of
@@ -143,7 +148,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	c.e.mu.Unlock()
 	for _, s := range srcs {
 		if snap := s.snap.Load(); snap != nil {
-			s.d.emit(ch, snap)
+			s.d.emit(ch, snap.upTo(s.nBounds))
 		}
 	}
 }
@@ -198,9 +203,9 @@ func (d *descs) emit(ch chan<- prometheus.Metric, s *Snapshot) {
 }
 
 func hist(ch chan<- prometheus.Metric, desc *prometheus.Desc, h Histogram, lv ...string) {
-	b := make(map[float64]uint64, len(LatencyBounds))
-	for i, le := range LatencyBounds {
-		b[le] = h.Cumulative[i]
+	b := make(map[float64]uint64, len(h.Cumulative))
+	for i, n := range h.Cumulative { // the bounds the source serves (upTo)
+		b[LatencyBounds[i]] = n
 	}
 	ch <- prometheus.MustNewConstHistogram(desc, h.Count, h.Sum, b, lv...)
 }
