@@ -78,7 +78,7 @@ func (m *metricsOptions) start(o *loadOptions, stderr io.Writer) (*liveMetrics, 
 	exp := metrics.New(labels)
 	// Buckets up to twice the timeout: response time and TTFT from the
 	// schedule add the send delay to it; more would cost series and tell
-	// nothing (0, no timeout: every bound).
+	// nothing.
 	exp.SetMaxLatency(2 * o.run.Timeout)
 	srv, err := metrics.Serve(m.addr, exp)
 	if err != nil {
