@@ -181,6 +181,7 @@ func (m *merger) add(a, b *Result) *Result {
 		a.Redirects + b.Redirects,
 		a.Wire.merge(b.Wire),
 		a.Stamps.merge(b.Stamps),
+		a.Refusal.merge(b.Refusal),
 		addCounts(a.FailedStatus, b.FailedStatus),
 		a.BodyOverCap + b.BodyOverCap,
 		nil, // Generator: each shard's own, in Shards

@@ -49,6 +49,10 @@ type Result struct {
 	// Stamps is the check that every record's stamps are in order
 	// (stamps.go); nil in results written before it was made.
 	Stamps *Stamps `json:"stamps,omitempty"`
+	// Refusal is the first refused answer, its body's beginning
+	// included (refusal.go); nil when no answer was a client error, and
+	// in results written before it was kept.
+	Refusal *Refusal `json:"refusal,omitempty"`
 	// FailedStatus counts the responses whose head came but that failed or
 	// timed out before their end, by the head's status; Status counts
 	// completed responses only.

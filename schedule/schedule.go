@@ -78,6 +78,35 @@ type Schedule interface {
 	Name() string
 }
 
+// Rater is implemented by schedules whose arrival rate is known at every
+// offset: λ(t) requests a second, 0 outside [0, D). It reads only what the
+// schedule was built with, so it may be called while another goroutine
+// draws from Next (a live view's offered rate).
+type Rater interface {
+	RateAt(t time.Duration) float64
+}
+
+// RateAt is s's arrival rate at offset t, and whether s has one: a
+// Rater's, or a shard's share (its whole schedule's ÷ N).
+func RateAt(s Schedule, t time.Duration) (float64, bool) {
+	switch s := s.(type) {
+	case *ShardSchedule:
+		r, ok := RateAt(s.whole, t)
+		return r / float64(s.shard.Of), ok
+	case Rater:
+		return s.RateAt(t), true
+	}
+	return 0, false
+}
+
+// flat is the rate of a schedule at rate λ over [0, d).
+func flat(rate float64, d, t time.Duration) float64 {
+	if t < 0 || t >= d {
+		return 0
+	}
+	return rate
+}
+
 // MaxArrivals bounds the number of arrivals a schedule may hold, so that an
 // absurd rate or duration is refused up front instead of running for years.
 const MaxArrivals = 1 << 40
@@ -243,6 +272,9 @@ func (c *ConstantSchedule) Count() int64 { return c.count }
 // Expected implements Schedule.
 func (c *ConstantSchedule) Expected() float64 { return c.rate * c.d.Seconds() }
 
+// RateAt implements Rater.
+func (c *ConstantSchedule) RateAt(t time.Duration) float64 { return flat(c.rate, c.d, t) }
+
 // Exact implements Schedule: a constant schedule's count is fixed.
 func (c *ConstantSchedule) Exact() bool { return true }
 
@@ -286,6 +318,9 @@ func (p *PoissonSchedule) Next() (time.Duration, bool) {
 
 // Expected implements Schedule.
 func (p *PoissonSchedule) Expected() float64 { return p.rate * p.d.Seconds() }
+
+// RateAt implements Rater.
+func (p *PoissonSchedule) RateAt(t time.Duration) float64 { return flat(p.rate, p.d, t) }
 
 // Exact implements Schedule: a Poisson count is random.
 func (p *PoissonSchedule) Exact() bool { return false }

@@ -291,6 +291,9 @@ func countOf(x float64) int64 {
 // Profile is the schedule's rate profile.
 func (s *StagesSchedule) Profile() Profile { return s.p }
 
+// RateAt implements Rater: the profile's λ(t).
+func (s *StagesSchedule) RateAt(t time.Duration) float64 { return s.p.Rate(t) }
+
 // Offset is the offset of request i: Λ⁻¹(i). It is a pure function of i.
 func (s *StagesSchedule) Offset(i int64) time.Duration { return s.p.Inverse(float64(i)) }
 
@@ -323,6 +326,9 @@ func (s *StagesSchedule) Name() string {
 
 // Profile is the schedule's rate profile.
 func (s *RandomStagesSchedule) Profile() Profile { return s.p }
+
+// RateAt implements Rater: the profile's λ(t).
+func (s *RandomStagesSchedule) RateAt(t time.Duration) float64 { return s.p.Rate(t) }
 
 // Next implements Schedule.
 func (s *RandomStagesSchedule) Next() (time.Duration, bool) {

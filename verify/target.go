@@ -91,10 +91,8 @@ func TargetFailed(res *result.Result) bool {
 }
 
 // isClientError reports whether an answer's status says the request was
-// refused as wrong: a 4xx other than 408 and 429.
-func isClientError(code int) bool {
-	return code >= 400 && code < 500 && code != 408 && code != 429
-}
+// refused as wrong (result.ClientError).
+func isClientError(code int) bool { return result.ClientError(code) }
 
 // ClientErrorCodes lists the client-error statuses of res (a 4xx other
 // than 408 and 429), the most frequent first.

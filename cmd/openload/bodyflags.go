@@ -143,13 +143,17 @@ func note(r *loadtest.Options) *result.Request {
 // prepare is a run's loadtest.Setup.Prepare: it completes r's request
 // once the target is known (a built-in stub starts after validate) and
 // before anything is sent: generated prompts go to the built-in stub's
-// API, and --model auto asks the target.
+// API, are remade by the target's tokenizer (--tokenizer server), and
+// --model auto asks the target.
 func (o *loadOptions) prepare(ctx context.Context, _ string, r *loadtest.Options) error {
 	if o.prompts.made() && r.BuiltinStub != "" {
 		r.URL.Path = "/v1/chat/completions"
 		if o.prompts.grammar == prompt.Completions {
 			r.URL.Path = "/v1/completions"
 		}
+	}
+	if err := o.prompts.sizeByServer(ctx, r); err != nil { // --tokenizer, tokenizerflags.go
+		return err
 	}
 	if o.bodies.model != modelAuto || o.prompts.made() && !o.prompts.grammar.HasModel() {
 		return nil // none to ask, or no field to name it in

@@ -66,7 +66,7 @@ func (b fieldBinding) bind(flag string, fields ...string) string {
 // Epoll; Protocol is named by fieldValueFlags), and what the command leaves at its default. Validate
 // never refuses those from what the user typed, and an error naming one
 // keeps its Go name.
-var loadUnflagged = []string{"URL", "Progress", "Observe", "Transport", "Protocol", "TLS", "Lean", "Epoll", "BodyTokens",
+var loadUnflagged = []string{"URL", "Progress", "Observe", "Transport", "Protocol", "TLS", "Lean", "Epoll", "BodyTokens", "BodyOffset",
 	"BuiltinStub", "StubChild", "Request", "AutoHeaders", "Verify.DipRatio", "Verify.DipMin", "Sessions"}
 
 // scopeBindings are the bindings one command's flag definitions make, a

@@ -182,3 +182,56 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 		t.Errorf("log: %d complete lines, err %v", len(es), err)
 	}
 }
+
+// TestSecondSignalDuringGrace: a second signal while the metrics wait for
+// their last scrape (nothing scrapes here) exits at once and says that the
+// result was written in full, which it was, and that only that wait was
+// cut short.
+func TestSecondSignalDuringGrace(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	res := filepath.Join(t.TempDir(), "r.json")
+	cmd, out := startOpenload(t, "-r", "20", "-d", "500ms", "-o", res, "--metrics-addr", "127.0.0.1:0", "--metrics-grace", "50s", srv.URL)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(res); err == nil {
+			break
+		}
+	}
+	// The result is renamed into place just before its notice: wait for
+	// the notice, so that the signal comes after writeOutput returned.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !strings.Contains(out.String(), "wrote "+res); time.Sleep(20 * time.Millisecond) {
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	time.Sleep(200 * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := exitCode(t, cmd); code != exitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s", code, exitInterrupted, out)
+	}
+	want := "second signal: exiting now; written in full: --output " + res + "; the log holds complete lines; only the metrics' wait for a last scrape was cut short"
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && !strings.Contains(out.String(), want); time.Sleep(20 * time.Millisecond) {
+	}
+	if !strings.Contains(out.String(), want) || strings.Contains(out.String(), "was not written") {
+		t.Errorf("stderr does not say the result was written in full:\n%s", out)
+	}
+	if r := readResult(t, res); r.Counts.Scheduled != 10 {
+		t.Errorf("the result holds %d requests, want 10", r.Counts.Scheduled)
+	}
+}
+
+// TestSecondSignalLine: what the line says of each state.
+func TestSecondSignalLine(t *testing.T) {
+	for _, c := range []struct {
+		written []string
+		grace   bool
+		want    string
+	}{
+		{nil, false, "openload: second signal: exiting now; the log holds complete lines, the result was not written"},
+		{nil, true, "openload: second signal: exiting now; the log holds complete lines, the result was not written"},
+		{[]string{"--output r.json"}, true, "openload: second signal: exiting now; written in full: --output r.json; the log holds complete lines; only the metrics' wait for a last scrape was cut short"},
+		{[]string{"--output stdout", "--csv c.csv"}, false, "openload: second signal: exiting now; written in full: --output stdout, --csv c.csv; the log holds complete lines; the outputs still to come were not written"},
+	} {
+		if got := secondSignalLine(c.written, c.grace); got != c.want {
+			t.Errorf("%q, grace %v:\n got %s\nwant %s", c.written, c.grace, got, c.want)
+		}
+	}
+}

@@ -289,6 +289,14 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 	if err := lo.validate(lfs); err != nil {
 		return nil, err
 	}
+	if lo.metrics.addr != "" {
+		if err := podMetrics(&lo.metrics, lfs.Changed("metrics-grace")); err != nil {
+			return nil, err
+		}
+		if !lfs.Changed("metrics-grace") {
+			pass = append(pass, "--metrics-grace="+lo.metrics.grace.String())
+		}
+	}
 	if lo.run.URL == nil {
 		return nil, errors.New("a URL is required")
 	}
@@ -327,6 +335,26 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 		return nil, flagError(jobFields, err)
 	}
 	return p, nil
+}
+
+// podMetrics checks a shard's metrics flags for a pod scraped by the
+// shipped PodMonitor, and sets the grace when it was not given (graced):
+// an address on loopback cannot be scraped from outside the pod, and a
+// grace not longer than the scrape interval leaves before the last
+// scrape.
+func podMetrics(m *metricsOptions, graced bool) error {
+	host, _, _ := net.SplitHostPort(m.addr) // checked by validate
+	if ip := net.ParseIP(host); host == "localhost" || ip != nil && ip.IsLoopback() {
+		return fmt.Errorf("--metrics-addr %s is a loopback address: nothing outside the pod can scrape it; give the port alone, e.g. --metrics-addr=:9464", m.addr)
+	}
+	if !graced {
+		m.grace = kube.MetricsGrace
+		return nil
+	}
+	if m.grace <= kube.ScrapeInterval {
+		return fmt.Errorf("--metrics-grace %v is not longer than the PodMonitor's scrape interval %v: a shard's final figures would never be scraped (default here %v)", m.grace, kube.ScrapeInterval, kube.MetricsGrace)
+	}
+	return nil
 }
 
 // shardArgs are the arguments every shard runs before the run's own:

@@ -525,6 +525,10 @@ func TestK8sUsage(t *testing.T) {
 		{"k8s", "run", "--shards", "4", "-r", "10", "ftp://x/"},
 		{"k8s", "manifest", "--shards", "4", "-r", "10", "--keep", url},
 		{"k8s", "manifest", "--shards", "4", "-r", "10", "-o", "x.yaml", url},
+		{"k8s", "manifest", "--shards", "4", "-r", "10", "--metrics-addr", "127.0.0.1:9464", url},
+		{"k8s", "manifest", "--shards", "4", "-r", "10", "--metrics-addr", "[::1]:9464", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--metrics-addr", "localhost:9464", url},
+		{"k8s", "manifest", "--shards", "4", "-r", "10", "--metrics-addr", ":9464", "--metrics-grace", "10s", url},
 	} {
 		shown := strings.Join(args, " ")
 		if len(args) > 1 && args[1] == "run" {
@@ -580,6 +584,32 @@ func TestK8sManifestGolden(t *testing.T) {
 	var doc map[string]any
 	if err := yaml.Unmarshal([]byte(stdout), &doc); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestK8sMetricsGrace: a Job that serves metrics without a
+// --metrics-grace gets one from the shipped PodMonitor's interval, which
+// is kube.ScrapeInterval; the Job's deadline counts it.
+func TestK8sMetricsGrace(t *testing.T) {
+	pm, err := os.ReadFile(filepath.Join("..", "..", "deploy", "kubernetes", "podmonitor.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^\s+interval: (\S+)$`).FindSubmatch(pm)
+	if m == nil {
+		t.Fatal("podmonitor.yaml has no interval")
+	}
+	if d, err := time.ParseDuration(string(m[1])); err != nil || d != kube.ScrapeInterval {
+		t.Errorf("podmonitor.yaml's interval %s, kube.ScrapeInterval %v: keep them one", m[1], kube.ScrapeInterval)
+	}
+	stdout, _ := runOK(t, "k8s", "manifest", "--shards", "2", "-r", "10", "--metrics-addr=:9464", "http://openload-stub:8080/predict")
+	want := fmt.Sprintf("- \"--metrics-grace=%v\"", kube.MetricsGrace)
+	if !strings.Contains(stdout, want) || kube.MetricsGrace <= kube.ScrapeInterval {
+		t.Errorf("the manifest lacks %s (longer than the interval %v):\n%s", want, kube.ScrapeInterval, stdout)
+	}
+	stdout, _ = runOK(t, "k8s", "manifest", "--shards", "2", "-r", "10", "http://openload-stub:8080/predict")
+	if strings.Contains(stdout, "metrics-grace") {
+		t.Errorf("a Job without metrics got a grace:\n%s", stdout)
 	}
 }
 

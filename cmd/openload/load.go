@@ -19,6 +19,7 @@ import (
 	"github.com/openload/openload/field"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/report"
+	"github.com/openload/openload/internal/sweep"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 	"github.com/openload/openload/servers/stub"
@@ -63,6 +64,10 @@ type loadOptions struct {
 	targets   targetsOptions // targetsflags.go
 	stages    stagesOptions  // stagesflags.go
 	metrics   metricsOptions // metricsflags.go
+	// plan is what the bodies made serve when the run is one of a
+	// sweep's (set by its check; sweep.go); nil for one run or
+	// --repeats' (promptOptions.plan).
+	plan *sweep.Plan
 }
 
 // loadFlags registers the flags of a load run, group by group as the help

@@ -64,9 +64,10 @@ const gcPercent = 400
 // context: scheduling stops, in-flight requests get a short drain, and the
 // result and log are written marked interrupted (exit 130). A second signal
 // exits at once: the per-request log then holds complete lines only (it is
-// flushed at line boundaries) and the result file is not written (it is
-// written to a temporary file and renamed into place at the end, so no
-// half-written result is left behind).
+// flushed at line boundaries) and a result file not written yet never is
+// (it is written to a temporary file and renamed into place at the end, so
+// no half-written result is left behind); the line it prints names the
+// outputs written in full before it.
 func main() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(gcPercent)
@@ -83,7 +84,7 @@ func main() {
 		}
 		cancel()
 		<-sig
-		fmt.Fprintln(os.Stderr, "openload: second signal: exiting now; the log holds complete lines, the result was not written")
+		fmt.Fprintln(os.Stderr, secondSignal()) // secondsignal.go: what was and was not written
 		os.Exit(exitInterrupted)
 	}()
 	stopProfile := startProfile()

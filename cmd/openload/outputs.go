@@ -30,6 +30,7 @@ func checkOutputs(outs ...outfile.Output) error { return outfile.CheckAll(outs..
 func writeOutput(flag, path string, stdout, notice io.Writer, fn func(io.Writer) error) error {
 	kept, err := outfile.Write(path, stdout, fn)
 	if err == nil {
+		noteWritten(flag, path) // secondsignal.go
 		if path != "" && path != "-" {
 			fmt.Fprintf(notice, "openload: wrote %s\n", path)
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -48,12 +49,13 @@ func prometheusBinary(t *testing.T) string {
 // promServer is a Prometheus started by startPrometheus.
 type promServer struct{ addr string }
 
-// startPrometheus starts Prometheus scraping the targets (HOST:PORT,
-// /metrics) every second and waits until it is ready; it is stopped when
-// the test ends.
-func startPrometheus(t *testing.T, bin string, targets ...string) *promServer {
+// startPrometheus starts Prometheus scraping target (HOST:PORT, or several
+// separated by commas) every second, with flags added to its command
+// line, and waits until it is ready; it is stopped when the test ends.
+func startPrometheus(t *testing.T, bin, target string, flags ...string) *promServer {
 	t.Helper()
 	dir := t.TempDir()
+	targets := strings.Split(target, ",")
 	quoted := make([]string, len(targets))
 	for i, tg := range targets {
 		quoted[i] = strconv.Quote(tg)
@@ -68,8 +70,8 @@ scrape_configs:
 `, strings.Join(quoted, ", ")))
 	addr := freePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound on a hung Prometheus
-	cmd := exec.CommandContext(ctx, bin, "--config.file="+cfg, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr, "--log.level=warn")
+	cmd := exec.CommandContext(ctx, bin, append([]string{"--config.file=" + cfg, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr, "--log.level=warn"}, flags...)...)
 	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -172,9 +174,9 @@ func TestPrometheusScrapesRun(t *testing.T) {
 	dir := t.TempDir()
 
 	out := filepath.Join(dir, "run.json")
-	// A grace of 3 s at a 1 s scrape interval: two scrapes or more after
-	// the end.
-	runOK(t, "-r", "200", "-d", "3s", "-q", "--metrics-addr", target, "--metrics-run", "one", "--metrics-grace", "3s", "-o", out, srv.URL+"/run")
+	// The default grace (30 s): openload leaves once a scrape has read
+	// the final figures, a second or so at a 1 s interval.
+	runOK(t, "-r", "200", "-d", "3s", "-q", "--metrics-addr", target, "--metrics-run", "one", "-o", out, srv.URL+"/run")
 	res := readResult(t, out)
 	prom.waitFinished(t, "one", "", 1)
 	completed := prom.query(t, `last_over_time(openload_requests_completed_total{run="one"}[5m])`, "")
@@ -244,5 +246,55 @@ func TestMetricsAddrErrors(t *testing.T) {
 	}
 	if n := c.count("/x"); n != 0 {
 		t.Errorf("%d requests sent by runs that should not have started", n)
+	}
+}
+
+// TestPrometheusSeesSendsBeforeAnswers: against a server that holds every
+// answer, Prometheus already stores every request as scheduled and sent
+// while none is completed (they are counted when due and when sent, not
+// when they end); released, the run's last counts equal its result.
+func TestPrometheusSeesSendsBeforeAnswers(t *testing.T) {
+	bin := prometheusBinary(t)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-time.After(60 * time.Second): // a guard: the test fails first
+		}
+	}))
+	defer srv.Close()
+	target := freePort(t)
+	prom := startPrometheus(t, bin, target)
+	out := filepath.Join(t.TempDir(), "held.json")
+	ran := make(chan string, 1)
+	go func() {
+		code, _, stderr := runCLI("-r", "50", "-d", "1s", "-c", "60", "-q", "--metrics-addr", target, "--metrics-run", "held", "-o", out, srv.URL)
+		ran <- fmt.Sprintf("exit %d %s", code, stderr)
+	}()
+	seen := false
+	for range 300 { // 30 s
+		sent := prom.query(t, `openload_requests_sent_total{run="held"}`, "")
+		sched := prom.query(t, `openload_requests_scheduled_total{run="held"}`, "")
+		done := prom.query(t, `openload_requests_completed_total{run="held"}`, "")
+		if sent[""] == 50 && sched[""] == 50 && len(done) == 1 && done[""] == 0 {
+			seen = true
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	close(release)
+	if got := <-ran; !strings.HasPrefix(got, "exit 0") {
+		t.Fatalf("the run: %s", got)
+	}
+	if !seen {
+		t.Fatal("Prometheus never stored 50 requests scheduled and sent with none completed")
+	}
+	res := readResult(t, out)
+	prom.waitFinished(t, "held", "", 1)
+	for name, want := range map[string]int64{"scheduled": res.Counts.Scheduled, "sent": res.Counts.Sent, "completed": res.Counts.Completed} {
+		got := prom.query(t, fmt.Sprintf(`last_over_time(openload_requests_%s_total{run="held"}[5m])`, name), "")
+		if got[""] != float64(want) || want != 50 {
+			t.Errorf("%s: Prometheus's last %v, the result's %d (of 50)", name, got, want)
+		}
 	}
 }

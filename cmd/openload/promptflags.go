@@ -14,6 +14,7 @@ import (
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/prompt"
 	"github.com/openload/openload/internal/splitmix"
+	"github.com/openload/openload/internal/sweep"
 )
 
 // promptOptions make the bodies of a model-server load from a description
@@ -30,18 +31,21 @@ type promptOptions struct {
 	turns        string
 	ignoreEOS    bool
 	count        int
-	prefixTokens int        // --prefix-tokens: shared prefixes' length, 0 for none
-	prefixCount  int        // --prefix-count: their number
-	order        string     // --dataset-order: file or shuffle
-	grammar      prompt.API // of the bodies made (validate)
+	prefixTokens int         // --prefix-tokens: shared prefixes' length, 0 for none
+	prefixCount  int         // --prefix-count: their number
+	order        string      // --dataset-order: file or shuffle
+	tokenizer    string      // --tokenizer: cl100k_base, server or a /tokenize URL (tokenizerflags.go)
+	grammar      prompt.API  // of the bodies made (validate)
+	generated    prompt.Spec // of the bodies generated (validate), remade by --tokenizer
 }
 
-// maxPrompts bounds the distinct bodies made by default: beyond it,
-// requests take them again in turn (about 15 KB a 1024-token body).
+// maxPrompts bounds the distinct bodies made by default, for one run or
+// all the runs of a sweep or --repeats (runsPlan): beyond it, requests
+// take them again in turn (about 15 KB a 1024-token body).
 const maxPrompts = 10_000
 
 func (p *promptOptions) flags(fs *pflag.FlagSet) {
-	fs.StringVar(&p.promptTokens, "prompt-tokens", "", "generate bodies whose prompts hold `N[,spread]` tokens (cl100k_base), lengths uniform in N·(1±spread) as vLLM's --random-range-ratio (with --prefix-tokens: the unique suffix after the shared prefix); implies --stream")
+	fs.StringVar(&p.promptTokens, "prompt-tokens", "", "generate bodies whose prompts hold `N[,spread]` tokens (cl100k_base, or --tokenizer's), lengths uniform in N·(1±spread) as vLLM's --random-range-ratio (with --prefix-tokens: the unique suffix after the shared prefix); implies --stream")
 	fs.StringVar(&p.outputTokens, "output-tokens", "", "with --prompt-tokens or --dataset: each body asks for `M[,spread]` output tokens (max_tokens or the API's name for it)")
 	fs.StringVar(&p.api, "api", "", "`NAME` of the body grammar of generated prompts: "+strings.Join(prompt.APINames(), ", ")+" (default: from the URL's path)")
 	fs.StringVar(&p.dataset, "dataset", "", "prompts from a ShareGPT-format JSON `file`: a list of {\"conversations\": [{\"from\": \"human\", \"value\": …}, {\"from\": \"gpt\", …}]}; an answer's length is the max tokens asked")
@@ -50,7 +54,8 @@ func (p *promptOptions) flags(fs *pflag.FlagSet) {
 	fs.BoolVar(&p.ignoreEOS, "ignore-eos", true, "with --output-tokens: ask the server to ignore the end of sequence so answers reach M (ignore_eos; vLLM and llama.cpp have it); =false: let the model stop")
 	fs.IntVar(&p.prefixTokens, "prefix-tokens", 0, "with --prompt-tokens: begin every prompt with one of --prefix-count shared prefixes of `P` tokens, drawn by the seed and the request's index, as vLLM's prefix_repetition (prefix_len) and GuideLLM's prefix_tokens, to load a prefix cache")
 	fs.IntVar(&p.prefixCount, "prefix-count", 1, "with --prefix-tokens: `K` distinct shared prefixes, each prompt's drawn uniformly (vLLM's num_prefixes, GuideLLM's prefix_count)")
-	fs.IntVar(&p.count, "prompt-count", 0, "`N` distinct bodies to make (default: one per request of the run, at most 10,000; requests beyond take them again in turn)")
+	p.tokenizerFlag(fs) // tokenizerflags.go
+	fs.IntVar(&p.count, "prompt-count", 0, "`N` distinct bodies to make (default: one per request of the run, or of every run of a sweep or --repeats, each run taking them on from the last, at most 10,000; requests beyond take them again in turn)")
 }
 
 // made reports whether openload makes the bodies.
@@ -68,6 +73,9 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		}
 	}
 	if err := p.validatePrefix(fs); err != nil {
+		return err
+	}
+	if err := p.validateTokenizer(fs); err != nil {
 		return err
 	}
 	if fs.Changed("dataset-order") && p.dataset == "" {
@@ -90,12 +98,16 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		return err
 	}
 	p.grammar = spec.API
+	if err := p.checkTokenizerAPI(spec.API); err != nil {
+		return err
+	}
 	var bodies []prompt.Body
 	var what string
 	if p.dataset != "" {
-		bodies, what, err = p.read(spec, r.Schedule.Expected())
+		bodies, what, err = p.read(spec, bodiesFor(o))
 	} else {
 		bodies, err = prompt.Generate(spec)
+		p.generated = spec
 		what = fmt.Sprintf("%d generated %s prompts of %s tokens", len(bodies), spec.API, lengthText(spec.Prompt))
 		if spec.PrefixTokens > 0 {
 			what = fmt.Sprintf("%d generated %s prompts: %d shared prefixes of %d tokens + suffixes of %s tokens", len(bodies), spec.API, spec.Prefixes, spec.PrefixTokens, lengthText(spec.Prompt))
@@ -121,11 +133,8 @@ func (p *promptOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	if k := spec.Extra.Keys(); len(k) > 0 {
 		what += ", extra fields " + strings.Join(k, ", ")
 	}
-	if n := r.Schedule.Expected(); n > float64(len(bodies)) {
-		// A prefix cache would serve the repeats: say so.
-		what += fmt.Sprintf("; %d bodies for about %.0f requests, so each is sent about %.1f times", len(bodies), n, n/float64(len(bodies)))
-	}
-	what += " (tokens counted with cl100k_base)"
+	what += repeatsNote(o, len(bodies))
+	what += cl100kNote // a server's tokenizer rewrites it (sizeByServer)
 	if p.dataset == "" {
 		what += fmt.Sprintf(", seed %d", spec.Seed)
 		if !fs.Changed("seed") {
@@ -222,11 +231,57 @@ func (p *promptOptions) spec(fs *pflag.FlagSet, o *loadOptions) (prompt.Spec, er
 	s.IgnoreEOS = p.ignoreEOS && (fs.Changed("ignore-eos") || s.API.CanIgnoreEOS() && s.Output != prompt.Length{})
 	if s.Count == 0 && p.dataset == "" {
 		s.Count = maxPrompts
-		if n := r.Schedule.Expected(); n > 0 && n < maxPrompts {
+		if n := bodiesFor(o); n > 0 && n < maxPrompts {
 			s.Count = int(math.Ceil(n))
 		}
 	}
 	return s, nil
+}
+
+// runsPlan is what the bodies made serve besides one run: a sweep's
+// points (o.plan), or --repeats' runs, which take the bodies on from run
+// to run (internal/sweep, bodies.go); nil for one run.
+func runsPlan(o *loadOptions) *sweep.Plan {
+	if o.plan == nil && o.stages.repeats > 1 {
+		p := sweep.PlanRepeats(o.run.Schedule, o.stages.repeats)
+		return &p
+	}
+	return o.plan
+}
+
+// bodiesFor is how many bodies the run, or all the runs it is one of,
+// may take: as many are made, up to maxPrompts (0: a closed loop's count,
+// not known ahead, takes maxPrompts too).
+func bodiesFor(o *loadOptions) float64 {
+	switch plan := runsPlan(o); {
+	case plan == nil:
+		return o.run.Schedule.Expected()
+	case !plan.Known():
+		return maxPrompts
+	default:
+		return plan.Bodies
+	}
+}
+
+// repeatsNote says, for the prompts' note, when the requests will send
+// the n bodies made more than once: a prefix cache would serve the
+// repeats.
+func repeatsNote(o *loadOptions, n int) string {
+	plan, made := runsPlan(o), float64(n)
+	switch {
+	case plan == nil:
+		if reqs := o.run.Schedule.Expected(); reqs > made {
+			return fmt.Sprintf("; %d bodies for about %.0f requests, so each is sent about %.1f times", n, reqs, reqs/made)
+		}
+	case !plan.Known():
+		return fmt.Sprintf("; %d bodies for all the runs of a sweep whose rates are found as it runs: past %d requests they are sent again", n, n)
+	case plan.Requests <= made:
+	case plan.AtMost:
+		return fmt.Sprintf("; %d bodies for a search of %s, up to about %.0f requests: past %d they are sent again", n, plan.Runs, plan.Requests, n)
+	default:
+		return fmt.Sprintf("; %d bodies for about %.0f requests over %s, so each is sent about %.1f times", n, plan.Requests, plan.Runs, plan.Requests/made)
+	}
+	return ""
 }
 
 // read reads --dataset's bodies, for a run of about requests requests

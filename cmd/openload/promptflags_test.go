@@ -332,3 +332,98 @@ func TestPromptsNeverRepeat(t *testing.T) {
 		t.Errorf("two runs with --seed 5: %d distinct bodies of 40, want the same 20", n)
 	}
 }
+
+// TestPromptsNeverRepeatAcrossRuns: the runs of one invocation take the
+// bodies on from where the run before stopped, so a server that hashes
+// every body it reads counts none twice over a sweep's 3 points, 2
+// repeats, a search's probes and a profile sweep's probes and points;
+// with --seed 5 a second sweep repeats the first, on purpose; and when
+// --prompt-count makes fewer bodies than the sweep's requests, the note
+// says how often each is sent.
+func TestPromptsNeverRepeatAcrossRuns(t *testing.T) {
+	var mu sync.Mutex
+	seen, read := map[[32]byte]int{}, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		time.Sleep(10 * time.Millisecond) // so that a closed loop of one user sends a few, not thousands
+		mu.Lock()
+		seen[sha256.Sum256(b)]++
+		read++
+		mu.Unlock()
+	}))
+	defer srv.Close()
+	u := srv.URL + "/v1/completions"
+	count := func() (distinct, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		distinct, total = len(seen), read
+		clear(seen)
+		read = 0
+		return distinct, total
+	}
+	gen := []string{"--prompt-tokens", "256", "-q", "--pause", "0"}
+	sweep3 := append([]string{"sweep", "--rates", "40,80,120", "-d", "250ms"}, gen...)
+	for _, c := range []struct {
+		name   string
+		runs   [][]string
+		want   int // bodies read
+		unique int // of them distinct
+	}{
+		{"a 3-point sweep", [][]string{append(sweep3, u)}, 60, 60},
+		{"--repeats 2", [][]string{{"-rate", "80", "-d", "250ms", "--repeats", "2", "--prompt-tokens", "256", "-q", u}}, 40, 40},
+		{"a search's probes", [][]string{append([]string{"sweep", "--search", "--slo", "response.p99<=5s", "--from", "40", "--to", "80", "--precision", "50%", "-d", "250ms"}, append(gen, u)...)}, 30, 30},
+		{"--seed 5, twice", [][]string{append(sweep3, "--seed", "5", u), append(sweep3, "--seed", "5", u)}, 120, 60},
+	} {
+		for _, args := range c.runs {
+			runOK(t, args...)
+		}
+		if distinct, total := count(); total != c.want || distinct != c.unique {
+			t.Errorf("%s: the server read %d bodies, %d distinct; want %d, %d distinct", c.name, total, distinct, c.want, c.unique)
+		}
+	}
+
+	// A profile sweep: the synchronous point's bodies (a count known only
+	// once it ran), the probe's and the open points' are all distinct.
+	out := filepath.Join(t.TempDir(), "profile.json")
+	runOK(t, append([]string{"sweep", "--profile", "sweep", "--points", "1", "-d", "1s", "--requests", "20", "-c", "4", "-o", out}, append(gen, u)...)...)
+	distinct, total := count()
+	f := readSweepFile(t, out)
+	var sent int64
+	for _, p := range f.Points {
+		sent += p.Result.Counts.Sent
+	}
+	if len(f.Points) != 3 || total != int(sent) || distinct != total {
+		t.Errorf("profile sweep: %d runs sent %d, the server read %d bodies, %d distinct; want 3 runs, all read and distinct", len(f.Points), sent, total, distinct)
+	}
+	if q := f.Points[0].Result.Config.Request; q == nil || !strings.Contains(q.Prompts, "; 10000 bodies for all the runs of a sweep whose rates are found as it runs: past 10000 requests they are sent again") {
+		t.Errorf("profile sweep's note: %+v", q)
+	}
+
+	// Fewer bodies than requests: each sent 3 times, and said so.
+	out = filepath.Join(t.TempDir(), "sweep.json")
+	runOK(t, append(sweep3, "--prompt-count", "20", "-o", out, u)...)
+	if distinct, total := count(); total != 60 || distinct != 20 {
+		t.Errorf("--prompt-count 20: the server read %d bodies, %d distinct; want 60, 20", total, distinct)
+	}
+	want := "20 generated completions prompts of 256 tokens; 20 bodies for about 60 requests over 3 points, so each is sent about 3.0 times"
+	for i, p := range readSweepFile(t, out).Points {
+		if q := p.Result.Config.Request; q == nil || !strings.Contains(q.Prompts, want) {
+			t.Errorf("point %d's note %+v, want %q", i+1, q, want)
+		}
+	}
+}
+
+// readSweepFile reads a sweep's -o file.
+func readSweepFile(t *testing.T, name string) *result.File {
+	t.Helper()
+	fh, err := os.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	f, ok, err := result.ReadFile(fh, name)
+	if err != nil || !ok {
+		t.Fatalf("%s: sweep file %v, %v", name, ok, err)
+	}
+	return f
+}

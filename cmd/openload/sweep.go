@@ -315,6 +315,16 @@ func (so *sweepOptions) check(fs *pflag.FlagSet, o *loadOptions) ([]float64, err
 		}
 		top = 1
 	}
+	// The bodies made are taken on from point to point (internal/sweep,
+	// bodies.go): made for every point, so that none re-sends another's.
+	var plan sweep.Plan // a profile's: not known ahead, its rates are found as it runs
+	switch prec, _ := parsePrecision(so.precision); {
+	case so.search:
+		plan = sweep.PlanSearch(o.run.Schedule, so.from, so.to, prec, o.stages.repeats)
+	case so.profile == "":
+		plan = sweep.PlanSweep(o.run.Schedule, rates)
+	}
+	o.plan = &plan
 	if err := fs.Set("rate", strconv.FormatFloat(top, 'g', -1, 64)); err != nil {
 		return nil, err
 	}

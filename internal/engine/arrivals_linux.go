@@ -57,6 +57,7 @@ func (a *loopArrivals) abandonPending(sh *shard) {
 
 func (a *loopArrivals) endSchedule(interrupted bool) {
 	a.scheduling = false
+	a.g.nextDue.Store(notDue)
 	a.stats.Interrupted = interrupted
 	a.stats.ScheduleEnd = a.g.since()
 	close(a.dispatched)
@@ -77,10 +78,13 @@ func (a *loopArrivals) take(ctx context.Context, now time.Duration, inUse int) t
 		}
 		a.pending.push(item{seq: a.seq, off: a.off})
 		g.dispatched.Add(1)
+		g.taken.Add(1)
 		prev := a.off
 		var ok bool
 		if a.off, ok = a.s.Next(); !ok {
 			a.endSchedule(false)
+		} else {
+			g.nextDue.Store(int64(a.off))
 		}
 		a.gap += (max(a.off-prev, 0) - a.gap) / 8
 		a.seq = seqOf(a.s, a.seq+1)

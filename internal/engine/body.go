@@ -11,20 +11,24 @@ import (
 // every shard of a split schedule, sends the same body for the same
 // request without sharing any state.
 
-// BodyIndex returns the index into cfg.Bodies of request seq's body: seq
-// mod len in order, or with BodySample a draw that depends only on
-// BodySeed and seq (SplitMix64 of their sum, whose outputs are
-// equidistributed; the modulo bias is below 2⁻⁴⁰ for any list that fits
-// in memory). 0 without Bodies.
+// BodyIndex returns the index into cfg.Bodies of request seq's body. With
+// k = BodyOffset + seq, it is k mod len in order, or with BodySample a
+// draw that depends only on BodySeed and k (SplitMix64 of their sum,
+// whose outputs are equidistributed; the modulo bias is below 2⁻⁴⁰ for
+// any list that fits in memory). The offset lets the runs of a sweep
+// continue one sequence of bodies instead of each starting at the first
+// (a prefix cache would serve the second run from the first's). 0
+// without Bodies.
 func (cfg *Config) BodyIndex(seq uint64) int {
 	n := uint64(len(cfg.Bodies))
 	if n == 0 {
 		return 0
 	}
+	k := cfg.BodyOffset + seq
 	if !cfg.BodySample {
-		return int(seq % n)
+		return int(k % n)
 	}
-	return int(splitmix.At(cfg.BodySeed, seq) % n)
+	return int(splitmix.At(cfg.BodySeed, k) % n)
 }
 
 // BodyTokens is what openload counted of one request body (Config.BodyTokens).

@@ -103,7 +103,7 @@ func RunClosed(ctx context.Context, cfg Config, cl Closed, rec *recorder.Recorde
 	if cl.Rate > 0 {
 		predial = predialCount(cl.Users, cl.Rate*cl.Duration.Seconds())
 	}
-	g := begin(ctx, cfg, rec, &stats, nil, predial)
+	g := begin(ctx, cfg, rec, &stats, nil, predial, nil)
 	defer g.release()
 
 	var (
@@ -198,6 +198,7 @@ func (g *generator) pace(ctx context.Context, s *schedule.ConstantSchedule, user
 		// A free user has taken its previous slot out of the channel, so
 		// this send never blocks.
 		u.busy.Store(true)
+		g.taken.Add(1)
 		u.slots <- item{seq: uint64(j), off: off}
 		stats.Dispatched++
 	}
@@ -230,6 +231,7 @@ func (g *generator) freeUser(stop <-chan struct{}, cl Closed, seq *atomic.Uint64
 			return
 		default:
 		}
+		g.taken.Add(1)
 		done := w.issue(item{seq: seq.Add(1) - 1, off: ready})
 		ready = done + cl.Think
 		if cl.Think > 0 && ready < cl.Duration && !g.pause(ready-g.since(), stop) {

@@ -196,6 +196,12 @@ type contractWant struct {
 	// slow: the upper tolerance of done is cSlow (a large body's
 	// transfer), not cLate.
 	slow bool
+	// refusal and refusalCut are the body the run keeps of its first
+	// refused answer (Stats.Refusal), when status is a 4xx: the first
+	// RefusalCap bytes as the server wrote them, and whether it wrote
+	// more. With any other status the run keeps none.
+	refusal    string
+	refusalCut bool
 }
 
 // contractCase is one row of the table.
@@ -204,8 +210,13 @@ type contractCase struct {
 	o    scripted.Options
 	// format is the stream's format, when stream; otherwise the request
 	// goes to scripted.PlainPath.
-	format  scripted.Format
-	stream  bool
+	format scripted.Format
+	stream bool
+	// readStream sets Config.Stream: every answer is read as an event
+	// stream (on the event loop, a chunked one by the loop itself).
+	readStream bool
+	// noModel: a stream's request names no model.
+	noModel bool
 	body    []byte // a plain request's body (POST), nil for a GET
 	reqs    int    // requests, cSpacing apart (spacing, when set)
 	spacing time.Duration
@@ -346,11 +357,55 @@ func contractCases() []contractCase {
 			}},
 		// One connection at a time: the streams 500 ms apart, after
 		// each one's end.
+		// Refusals: every answer a 4xx, whose body's beginning the
+		// run keeps (Stats.Refusal), the same bytes on every path: a
+		// Content-Length body past RefusalCap (past the event loop's
+		// first read too), one whose cap is reached over several reads,
+		// a chunked one whose cap is reached over
+		// several pieces (DATA frames on HTTP/2), the same read as an
+		// event stream (the event loop's stream reader), and a model
+		// server's own words.
+		contractCase{name: "refused", o: scripted.Options{Plain: 64 << 10, PlainStatus: http.StatusBadRequest}, reqs: 5,
+			want: refusedWant(plainWant(0), http.StatusBadRequest, plainPattern(RefusalCap), true)},
+		contractCase{name: "refused in pieces", o: scripted.Options{Plain: 1000, PlainChunks: 10, PlainSized: true, ITL: cITL, PlainStatus: http.StatusForbidden}, reqs: 5,
+			want: refusedWant(plainWant(9*cITL), http.StatusForbidden, plainPattern(RefusalCap), true)},
+		contractCase{name: "refused chunked", o: scripted.Options{Plain: 1000, PlainChunks: 10, ITL: cITL, PlainStatus: http.StatusNotFound}, reqs: 5,
+			want: refusedWant(plainWant(9*cITL), http.StatusNotFound, plainPattern(RefusalCap), true)},
+		contractCase{name: "refused chunked read as stream", o: scripted.Options{Plain: 400, PlainChunks: 8, ITL: cITL, PlainStatus: http.StatusUnprocessableEntity},
+			reqs: 5, readStream: true,
+			want: func() contractWant {
+				w := refusedWant(plainWant(7*cITL), http.StatusUnprocessableEntity, plainPattern(400), false)
+				w.streamed = true // its first byte is its head's, at once
+				return w
+			}()},
+		// A 429 says "not now", not "wrong": nothing is kept.
+		contractCase{name: "429 kept no refusal", o: scripted.Options{Plain: 64, PlainStatus: http.StatusTooManyRequests}, reqs: 5,
+			want: refusedWant(plainWant(0), http.StatusTooManyRequests, "", false)},
+		contractCase{name: "refused by Ollama", format: scripted.OllamaChat, stream: true, noModel: true, reqs: 5,
+			o:    scripted.Options{Prefill: cPrefill, ITL: cITL},
+			want: refusedWant(plainWant(0), http.StatusBadRequest, `{"error":"model is required"}`, false)},
 		contractCase{name: "close after 2 streams", format: scripted.TGIGenerateStream, stream: true, reqs: 3, conns: 1, spacing: 500 * time.Millisecond,
 			o:    scripted.Options{Prefill: cPrefill, ITL: cITL, CloseAfter: 2},
 			want: streamWant(scripted.TGIGenerateStream, 0, 0, 0, cTokens)},
 	)
 	return cs
+}
+
+// refusedWant is w answered with status, of which the run keeps body,
+// cut or not.
+func refusedWant(w contractWant, status int, body string, cut bool) contractWant {
+	w.status, w.refusal, w.refusalCut = status, body, cut
+	return w
+}
+
+// plainPattern is the first n bytes of the scripted server's plain
+// answer: 'a' to 'z' over and over.
+func plainPattern(n int) string {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = 'a' + byte(i%26)
+	}
+	return string(b)
 }
 
 // contractStamp is the header that carries each request's scheduled
@@ -543,14 +598,19 @@ func (c contractCase) config(p contractPath, url string, tc *tls.Config) Config 
 	}
 	switch {
 	case c.stream:
+		model := cModel
+		if c.noModel {
+			model = ""
+		}
 		cfg.URL = mustURLString(url + c.format.Path())
-		cfg.Method, cfg.Body = http.MethodPost, c.format.Request(cModel, cPrompt, cTokens)
+		cfg.Method, cfg.Body = http.MethodPost, c.format.Request(model, cPrompt, cTokens)
 		cfg.Header = http.Header{"Content-Type": {"application/json"}}
 	case c.body != nil:
 		cfg.URL, cfg.Method, cfg.Body = mustURLString(url+scripted.PlainPath), http.MethodPost, c.body
 	default:
 		cfg.URL, cfg.Method = mustURLString(url+scripted.PlainPath), http.MethodGet
 	}
+	cfg.Stream = c.readStream
 	return cfg
 }
 
@@ -588,6 +648,7 @@ func (c contractCase) check(t reporter, p contractPath, run *contractRun) {
 			t.Errorf("%v", err)
 		}
 	}
+	c.checkRefusal(t, run)
 	// The server's log, by the stamp header's value: the request's
 	// scheduled time as Unix ns.
 	logged := map[string]scripted.Exchange{}
@@ -710,6 +771,27 @@ func (c contractCase) check(t reporter, p contractPath, run *contractRun) {
 		if m := median(gaps); m < -cGap || m > cGap {
 			t.Errorf("median of the records' mean gaps between tokens %v off the server's (±%v)", m, cGap)
 		}
+	}
+}
+
+// checkRefusal holds the refusal a run kept (Stats.Refusal) to the known
+// answer: the lowest seq's, when every answer refused, with its status
+// and the beginning of its body; none when none refused.
+func (c contractCase) checkRefusal(t reporter, run *contractRun) {
+	w, got := c.want, run.stats.Refusal
+	if !isRefusal(w.status) {
+		if got != nil {
+			t.Errorf("kept a refusal of a run answered %d: %+v", w.status, *got)
+		}
+		return
+	}
+	if got == nil {
+		t.Errorf("kept no refusal of a run whose every answer was %d", w.status)
+		return
+	}
+	if got.Seq != run.recs[0].Seq || got.Status != w.status || string(got.Body) != w.refusal || got.Cut != w.refusalCut {
+		t.Errorf("kept refusal seq %d, status %d, %d bytes %.40q, cut %v; want seq %d, %d, %d bytes %.40q, cut %v",
+			got.Seq, got.Status, len(got.Body), got.Body, got.Cut, run.recs[0].Seq, w.status, len(w.refusal), w.refusal, w.refusalCut)
 	}
 }
 

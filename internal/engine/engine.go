@@ -100,10 +100,12 @@ type Config struct {
 	// run with a snapshot, on the recorder's goroutine: it must return
 	// quickly.
 	Progress func(Progress)
-	// Observe, if set, is called on the recorder's goroutine about once a
-	// second during a run (open or closed) and once more after the last
-	// record was added (Live.Final): the only moments it may read the
-	// recorder. It must return quickly; it adds nothing per request.
+	// Observe, if set, is called once before the run starts (before any
+	// wait for StartAt, the recorder empty), then on the recorder's
+	// goroutine about once a second during a run (open or closed) and
+	// once more after the last record was added (Live.Final): the only
+	// moments it may read the recorder. It must return quickly; it adds
+	// nothing per request.
 	Observe func(Live)
 	// Transport, if set, replaces the default HTTP/1.1 keep-alive transport.
 	Transport http.RoundTripper
@@ -152,10 +154,12 @@ type Config struct {
 	MaxBody int64
 	// Bodies, if not empty, replace Body: request seq sends
 	// Bodies[BodyIndex(seq)], in order or, with BodySample, drawn by
-	// BodySeed (body.go).
+	// BodySeed (body.go), from BodyOffset on: the runs of a sweep take
+	// them on from where the run before stopped (internal/sweep).
 	Bodies     [][]byte
 	BodySample bool
 	BodySeed   uint64
+	BodyOffset uint64
 	// BodyTokens, if not empty, holds what openload knows of each of
 	// Bodies (one each): the prompt tokens it counted and the output
 	// tokens the body asks for, copied into the request's record
@@ -205,6 +209,9 @@ type Stats struct {
 	// Path is the row of the engine's clients that sent an open run
 	// (PathH2Loop … PathNetHTTP, client.go); "" for a closed loop.
 	Path string
+	// Refusal is the run's first refused answer, the beginning of its
+	// body included (refusal.go); nil when no answer was a client error.
+	Refusal *Refusal
 }
 
 // The clients of Stats.Client.
@@ -246,7 +253,7 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 		return Stats{}, err
 	}
 	var stats Stats
-	g := begin(ctx, cfg, rec, &stats, make(chan item, 1<<14), predialCount(cfg.Connections, s.Expected()))
+	g := begin(ctx, cfg, rec, &stats, make(chan item, 1<<14), predialCount(cfg.Connections, s.Expected()), s)
 	defer g.release()
 
 	var wg sync.WaitGroup
@@ -266,12 +273,19 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 // abandoned and counted unfinished; the client, and the connections it
 // opens before the start (predial.go); self-monitoring; the retry state;
 // and the recorder goroutine, which owns rec until windDown returns. due
-// is the open model's queue (nil for a closed loop). The caller defers
-// g.release().
-func begin(ctx context.Context, cfg Config, rec *recorder.Recorder, stats *Stats, due chan item, predial int) *generator {
+// is the open model's queue (nil for a closed loop), s the arrivals'
+// schedule (nil for a closed loop). The caller defers g.release().
+//
+// Observe is called once before anything else, rec empty: a run waiting
+// for its StartAt is seen waiting, its figures at 0.
+func begin(ctx context.Context, cfg Config, rec *recorder.Recorder, stats *Stats, due chan item, predial int, s schedule.Schedule) *generator {
 	cfg.StampHeader = http.CanonicalHeaderKey(cfg.StampHeader)
 	drain, cancel := context.WithCancelCause(context.Background())
-	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel, pick: newPicker(&cfg)}
+	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel, pick: newPicker(&cfg), sched: s}
+	g.nextDue.Store(notDue)
+	if cfg.Observe != nil {
+		cfg.Observe(Live{Rec: rec, Start: cfg.StartAt})
+	}
 	g.disconnect = g.connect()
 	waitUntil(ctx, cfg.StartAt, predialLead) // startat.go
 	g.holdEarly()                            // beat_linux.go
@@ -308,6 +322,7 @@ func (g *generator) finish(ctx context.Context, stats *Stats) {
 	stats.Generator = g.mon.Stop()
 	stats.MaxInFlight = int(g.maxInFlight.Load())
 	stats.End = time.Duration(g.lastDone.Load())
+	stats.Refusal = g.refusals.get()
 	stats.Interrupted = ctx.Err() != nil && stats.Interrupted
 }
 
@@ -323,6 +338,7 @@ func (g *generator) connect() func() {
 	if cfg.Transport == nil && cfg.Lean && !cfg.FollowRedirects && (cfg.Protocol == "" || cfg.Protocol == HTTP1) {
 		if ft := newLeanTransport(cfg, g.drain); ft != nil {
 			g.lean = ft
+			ft.refusals = &g.refusals
 			stop := context.AfterFunc(g.drain, ft.abort)
 			return func() { stop(); ft.closeAll() }
 		}
@@ -471,14 +487,24 @@ type generator struct {
 	mon         *selfmon.Monitor
 	rd          *recording
 
-	busy        atomic.Int64
-	dispatched  atomic.Int64
-	started     atomic.Int64 // requests whose sending began (progress.go)
-	mark        progressMark // the recorder goroutine's last progress snapshot
+	busy       atomic.Int64
+	dispatched atomic.Int64
+	started    atomic.Int64 // requests whose sending began (progress.go)
+	// taken counts the requests that came due, each of which gets exactly
+	// one record; unsent the started ones whose record says they never
+	// left (no request could be made of them); nextDue is the offset of
+	// the schedule's next arrival not taken yet, notDue when none is
+	// (Live, progress.go).
+	taken       atomic.Int64
+	unsent      atomic.Int64
+	nextDue     atomic.Int64
+	sched       schedule.Schedule // the arrivals' schedule, for Live's offered rate; nil for a closed loop
+	mark        progressMark      // the recorder goroutine's last progress snapshot
 	maxInFlight atomic.Int64
 	lastDone    atomic.Int64
 	limitWaited atomic.Int64 // the dispatcher's or the loop's; read by Observe
 	retry       *retrier     // nil without retries (retry.go)
+	refusals    refusals     // the first refused answer (refusal.go)
 }
 
 func (g *generator) since() time.Duration { return time.Since(g.start) }
@@ -488,6 +514,7 @@ func (g *generator) since() time.Duration { return time.Since(g.start) }
 func (g *generator) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
 	sh := g.sink.newShard()
 	g.arrive(ctx, s, stats, func(seq uint64, off time.Duration) {
+		g.taken.Add(1)
 		if g.busy.Load()+int64(len(g.due)) >= int64(g.cfg.Connections) {
 			g.limitWaited.Add(1)
 		}
@@ -513,9 +540,11 @@ func (g *generator) dispatch(ctx context.Context, s schedule.Schedule, stats *St
 func (g *generator) arrive(ctx context.Context, s schedule.Schedule, stats *Stats, start func(seq uint64, off time.Duration)) {
 	sl := newSleeper()
 	defer sl.close()
+	defer g.nextDue.Store(notDue)
 	off, ok := s.Next()
 	seq := seqOf(s, 0)
 	for ok {
+		g.nextDue.Store(int64(off))
 		if ctx.Err() != nil {
 			stats.Interrupted = true
 			stats.ScheduleEnd = g.since()
@@ -617,6 +646,14 @@ func (w *worker) issue(it item) time.Duration {
 	return r.Done
 }
 
+// notSent counts r's request, started, out of the sent when its record
+// says it never left (Live.Sent).
+func (g *generator) notSent(r *recorder.Record) {
+	if !r.WasSent {
+		g.unsent.Add(1)
+	}
+}
+
 // busyOne counts a request in flight, and as started for the progress
 // line.
 func (g *generator) busyOne() {
@@ -633,6 +670,7 @@ func (g *generator) busyOne() {
 // done counts r's request out of flight and puts r in sh.
 func (g *generator) done(r *recorder.Record, sh *shard) {
 	g.busy.Add(-1)
+	g.notSent(r)
 	g.note(r.Done)
 	sh.put(r)
 }
@@ -716,6 +754,11 @@ func (g *generator) response(resp *http.Response, r *recorder.Record, sh *shard)
 // when f is not nil (stream.go), and closes it. Memory is bounded whatever
 // the body's size (faults.go).
 func (g *generator) body(b io.ReadCloser, f framing.Format, r *recorder.Record, sh *shard) error {
+	var gb *grab
+	if g.refusals.wants(r.Status, r.Seq) {
+		gb = newGrab()
+		b = &grabBody{rc: b, g: gb}
+	}
 	var err error
 	if f != nil {
 		err = g.readStream(b, f, r, sh)
@@ -724,6 +767,9 @@ func (g *generator) body(b io.ReadCloser, f framing.Format, r *recorder.Record, 
 	}
 	if cerr := b.Close(); err == nil {
 		err = cerr
+	}
+	if gb != nil && err == nil {
+		g.refusals.keep(r.Seq, r.Status, gb)
 	}
 	return err
 }

@@ -94,6 +94,7 @@ type slot struct {
 	n       int
 	rx      time.Duration // when the bytes of the last read arrived, by the kernel's stamp, or -1
 	st      *loopStream   // an event stream the loop reads (epollstream_linux.go), or nil
+	grab    *grab         // the body of a refusal the run keeps (refusal.go), or nil
 }
 
 // clear forgets what slot s's exchange read and wrote, once the exchange
@@ -104,6 +105,7 @@ func (s *slot) clear() {
 	s.head, s.status, s.heads, s.left = false, 0, heads{}, 0
 	s.keep, s.hup, s.n = false, false, 0
 	s.wb, s.woff = s.wb[:0], 0
+	s.grab = nil
 }
 
 // unheard reports whether slot s's request was written and no byte of
@@ -181,6 +183,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 	l.startBeat(&l.loopArrivals, efd)
 	l.adoptWarm() // predial_linux.go
 	l.off, l.scheduling = s.Next()
+	g.nextDue.Store(int64(l.off)) // endSchedule stores notDue when there is none
 	l.seq = seqOf(s, 0)
 	if !l.scheduling {
 		l.endSchedule(false)
@@ -530,6 +533,9 @@ func (l *epollLoop) read(i int32) {
 		return
 	}
 	if s.head {
+		if s.grab != nil {
+			s.grab.add(buf[:min(int64(m), s.left)])
+		}
 		if int64(m) > s.left {
 			s.keep = false // bytes after the body: nothing to pair them with
 			s.left = 0
@@ -559,6 +565,10 @@ func (l *epollLoop) read(i int32) {
 	}
 	s.head, s.status, s.keep = true, h.Status, h.Keep
 	hn := h.N
+	if l.g.refusals.wants(h.Status, s.it.seq) {
+		s.grab = newGrab()
+		s.grab.add(s.buf[hn:min(int64(s.n), int64(hn)+length)])
+	}
 	if body := int64(s.n - hn); body >= length {
 		s.keep = s.keep && body == length
 		s.left = 0
@@ -576,6 +586,9 @@ func (l *epollLoop) complete(i int32) {
 	r := recorder.Record{Seq: s.it.seq, Scheduled: s.it.off, Status: s.status}
 	s.heads.apply(&r)
 	l.endStream(&r, i) // a stream's head and points, when it was one
+	if s.grab != nil {
+		l.g.refusals.keep(r.Seq, r.Status, s.grab)
+	}
 	l.g.leanOutcome(&r, l.arrived(s.rx, s.sent), s.attempt, s.sent, &s.tx, nil)
 	l.freed(r.Done - s.attempt)
 	l.g.done(&r, l.w.shard)

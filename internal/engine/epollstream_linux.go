@@ -50,6 +50,9 @@ func (l *epollLoop) streamHead(i int32, h h1.Head) bool {
 	st.rec.Streamed, st.rec.GotFirstByte, st.rec.FirstByte = true, true, l.arrived(s.rx, s.sent)
 	s.st, s.status, s.keep = st, h.Status, h.Keep
 	l.plain = false // off the beat: a stream's reader wakes for each event, as its user would
+	if l.g.refusals.wants(h.Status, s.it.seq) {
+		s.grab = newGrab()
+	}
 	body := s.buf[h.N:s.n]
 	s.n = 0
 	l.feed(i, body, st.rec.FirstByte)
@@ -94,6 +97,9 @@ func (l *epollLoop) feed(i int32, b []byte, now time.Duration) {
 	st := s.st
 	for len(b) > 0 && !st.dc.Done() {
 		data, rest, err := st.dc.Feed(b)
+		if s.grab != nil {
+			s.grab.add(data)
+		}
 		if err == nil {
 			err = st.er.feed(data, now, &st.rec, &l.ts)
 		}

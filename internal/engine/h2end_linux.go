@@ -129,6 +129,9 @@ func (l *h2Loop) finish(i int32, err error) {
 	}
 	tx := s.tx
 	l.g.leanOutcome(&r, done, s.attempt, hand, &tx, err)
+	if s.grab != nil && err == nil {
+		l.g.refusals.keep(r.Seq, r.Status, s.grab)
+	}
 	l.freed(done - s.attempt)
 	if counted && !s.answered && r.Status == 0 {
 		switch {

@@ -144,6 +144,7 @@ type h2Slot struct {
 	nbody       int64
 	streaming   bool
 	er          eventReader
+	grab        *grab // the body of a refusal the run keeps (refusal.go), or nil
 }
 
 // clear forgets what slot s's last attempt wrote and read: the next
@@ -152,6 +153,7 @@ func (s *h2Slot) clear() {
 	s.written, s.ended, s.peerEnd, s.answered, s.final, s.streaming = false, false, false, false, false, false
 	s.status, s.ctype, s.nbody, s.recvUnacked, s.blocked = 0, "", 0, 0, false
 	s.rec = recorder.Record{}
+	s.grab = nil
 }
 
 // h2 connection states.
@@ -333,6 +335,7 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 	}
 	g.h2warm = nil
 	l.off, l.scheduling = s.Next()
+	g.nextDue.Store(int64(l.off)) // endSchedule stores notDue when there is none
 	l.seq = seqOf(s, 0)
 	if !l.scheduling {
 		l.endSchedule(false)

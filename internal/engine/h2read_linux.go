@@ -269,6 +269,9 @@ func (l *h2Loop) headBlock(c *h2lc, i int32, trailers, end bool) {
 			return
 		}
 		s.final = true
+		if l.g.refusals.wants(s.status, s.it.seq) {
+			s.grab = newGrab()
+		}
 		if f := streamFormat(l.g.cfg.Stream, s.ctype); f != nil {
 			s.streaming = true
 			l.plain = false // off the beat: a stream's reader wakes for each event, as its user would
@@ -325,6 +328,9 @@ func (l *h2Loop) data(c *h2lc, f *http2.DataFrame) {
 		data, over = data[:limit-s.nbody], true
 	}
 	s.nbody += int64(len(data))
+	if s.grab != nil {
+		s.grab.add(data)
+	}
 	if s.streaming && len(data) > 0 {
 		if err := s.er.feed(data, now, &s.rec, &l.ts); err != nil {
 			l.resetStream(i, http2.ErrCodeCancel)

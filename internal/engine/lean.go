@@ -62,6 +62,9 @@ type leanTransport struct {
 	maxBody int64           // Config.MaxBody
 	stream  bool            // Config.Stream: every body goes through response (stream.go)
 	dialer  dialer          // dial.go
+	// refusals keeps the run's first refused answer (refusal.go): the
+	// Content-Length bodies exchange reads itself are kept here.
+	refusals *refusals
 
 	aborted atomic.Bool // the drain expired: no new exchange
 	mu      sync.Mutex
@@ -329,11 +332,18 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, v *variant, seq uin
 		if st == h1.HeadSimple && !t.stream && hd.Length <= 1<<30 && (t.maxBody <= 0 || hd.Length <= t.maxBody) {
 			a.status = hd.Status
 			c.br.Discard(hd.N) // buffered: cannot fail
+			var gb *grab
+			if t.refusals.wants(hd.Status, seq) {
+				gb = grabLength(c.br, hd.Length)
+			}
 			if err := h1.Discard(c.br, hd.Length); err != nil {
 				if errors.Is(err, io.EOF) {
 					err = io.ErrUnexpectedEOF
 				}
 				return a, false, wrote, err // the status came, the body did not
+			}
+			if gb != nil {
+				t.refusals.keep(seq, hd.Status, gb)
 			}
 			if hd.Keep && !v.once && c.br.Buffered() == 0 {
 				*cp = c
@@ -348,6 +358,16 @@ func (t *leanTransport) exchange(c *leanConn, cp **leanConn, v *variant, seq uin
 	}
 	a.status = a.resp.StatusCode
 	return a, false, wrote, nil
+}
+
+// grabLength is the beginning of a body of n bytes (a refusal's) still
+// unread in br, left there for the caller to discard: what of its first
+// RefusalCap bytes came, the rest of the body failing as it will then.
+func grabLength(br *bufio.Reader, n int64) *grab {
+	gb := newGrab()
+	p, _ := br.Peek(int(min(n, RefusalCap+1)))
+	gb.add(p)
+	return gb
 }
 
 // chunkedBody is a chunked body read with h1.ChunkedReader; closing it

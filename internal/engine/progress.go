@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/recorder"
+	"github.com/openload/openload/schedule"
 )
 
 // Progress is a snapshot of a running open-model run.
@@ -73,35 +74,73 @@ func (g *generator) progress(rec *recorder.Recorder) Progress {
 }
 
 // Live is what Config.Observe is handed: the recorder, which it may read
-// during the call only, and the engine's own counters of the requests
-// that have no record yet.
+// during the call only, and the engine's own counters, which count each
+// request at its own moment rather than when its record arrives.
 type Live struct {
 	Rec *recorder.Recorder
+	// Start is the wall-clock instant of offset 0: in the call made before
+	// the run starts, Config.StartAt (zero without it); afterwards
+	// Stats.Start.
+	Start time.Time
+	// Elapsed is the time since Start (0 before the start).
+	Elapsed time.Duration
+	// Due is the requests that came due so far, each of which has or will
+	// have exactly one record: an open run's arrivals as they are taken
+	// from the schedule, which the dispatcher does at their scheduled
+	// instant (Lag says by how much it is late); a session's step when a
+	// worker takes it up; a closed loop's request when its user is ready.
+	// In the final call it equals the records' count (Recorder.Counts's
+	// Scheduled).
+	Due int64
+	// Sent is the requests whose sending began, less those whose record
+	// says they never left (no request could be made of them): in the
+	// final call, the records' Sent.
+	Sent int64
 	// InFlight is the requests being sent or waited on now; Waiting those
-	// taken from the schedule whose sending has not begun (queued for a
-	// connection or a worker); both 0 in the final call.
+	// due whose sending has not begun (queued for a connection or a
+	// worker); both 0 in the final call.
 	InFlight, Waiting int64
 	// LimitWaited is the requests so far that found every connection busy
 	// when due (Stats.LimitWaited at the end).
 	LimitWaited int64
+	// Lag is how far the schedule's clock is ahead of the dispatcher: the
+	// time since the scheduled instant of the oldest arrival not yet taken
+	// from the schedule, 0 when none is overdue. It is the generator's own
+	// lateness, which Due alone cannot show.
+	Lag time.Duration
+	// Offered is the schedule's arrival rate now, per second (a session
+	// run's: sessions a second); Rated is false when the schedule has no
+	// rate (a replay, a throughput probe, a closed loop).
+	Offered float64
+	Rated   bool
 	// Final is set in the call made after the last record was added.
 	Final bool
 }
+
+// notDue is generator.nextDue when no arrival is waiting to be taken.
+const notDue = int64(1<<63 - 1)
 
 // live takes Config.Observe's snapshot; it runs on the recorder's
 // goroutine. In the final call every worker has ended, so nothing is in
 // flight; a request never sent (abandoned at the drain's end) has its
 // record, and waits no longer.
 func (g *generator) live(rec *recorder.Recorder, final bool) Live {
-	l := Live{Rec: rec, LimitWaited: g.limitWaited.Load(), Final: final}
+	l := Live{Rec: rec, Start: g.start, Elapsed: g.since(), LimitWaited: g.limitWaited.Load(), Final: final}
+	if g.sched != nil && !final {
+		l.Offered, l.Rated = schedule.RateAt(g.sched, l.Elapsed)
+	}
+	// Started before taken, as in progress: a request is taken before
+	// its sending begins, so this order never shows more sent than due.
+	started := g.started.Load()
+	l.Sent = started - g.unsent.Load()
+	l.Due = g.taken.Load()
 	if final {
 		return l
 	}
 	l.InFlight = g.busy.Load()
-	// Started before dispatched, as in progress: a request is taken from
-	// the schedule before its sending begins, so this order never shows a
-	// negative queue; a closed loop takes nothing from a queue.
-	started := g.started.Load()
-	l.Waiting = max(g.dispatched.Load()-started, 0)
+	l.Waiting = max(l.Due-started, 0)
+	if next := g.nextDue.Load(); next != notDue {
+		l.Lag = max(l.Elapsed-time.Duration(next), 0)
+	}
 	return l
 }

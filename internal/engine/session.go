@@ -145,7 +145,7 @@ func RunSessions(ctx context.Context, cfg Config, s schedule.Schedule, src Sessi
 		cfg.Lean = false
 	}
 	var stats Stats
-	g := begin(ctx, cfg, rec, &stats, make(chan item), predialCount(cfg.Connections, s.Expected()))
+	g := begin(ctx, cfg, rec, &stats, make(chan item), predialCount(cfg.Connections, s.Expected()), s)
 	defer g.release()
 	stats.Path, stats.Client = PathNetHTTP, ClientNetHTTP
 	if g.lean != nil {
@@ -300,6 +300,9 @@ func (r *sessionRun) send(w *worker, wk *walker) {
 	it := item{seq: stepSeq(wk.rec.Seq, st.Index), off: wk.due}
 	a := &Answer{Step: st.Index}
 	var rec recorder.Record
+	// Every step that comes here has one record: it counts as due now,
+	// when a worker takes it up (Live.Due).
+	g.taken.Add(1)
 	if g.drain.Err() != nil {
 		// Due, but never sent: the drain expired first.
 		rec = recorder.Record{Seq: it.seq, Scheduled: it.off, Done: g.since(), Outcome: recorder.Unfinished, Kind: recorder.KindUnfinished}
@@ -312,6 +315,7 @@ func (r *sessionRun) send(w *worker, wk *walker) {
 		g.busyOne()
 		rec = w.attempt(it)
 		g.busy.Add(-1)
+		g.notSent(&rec)
 	}
 	rec.Target = uint16(st.Index)
 	a.Record = &rec

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -355,6 +356,70 @@ func TestBodiesInOrderAndSampled(t *testing.T) {
 	if same > 150 {
 		t.Errorf("seeds 7 and 8 agree on %d of 300 draws: the seed does not matter", same)
 	}
+}
+
+// With BodyOffset every client sends, and counts the tokens of, the body
+// BodyIndex names: the server reads exactly the bodies of indexes
+// offset … offset+n−1 (in order, or drawn), and each record's prompt
+// tokens are those of the body the server read for it.
+func TestBodyOffsetOnEveryClient(t *testing.T) {
+	bodies := make([][]byte, 10)
+	tokens := make([]BodyTokens, len(bodies))
+	for i := range bodies {
+		bodies[i] = fmt.Appendf(nil, `{"p":%d}`, i)
+		tokens[i] = BodyTokens{Prompt: 100 + i}
+	}
+	for _, sample := range []bool{false, true} {
+		t.Run(map[bool]string{false: "in-order", true: "sampled"}[sample], func(t *testing.T) { testBodyOffset(t, bodies, tokens, sample) })
+	}
+}
+
+func testBodyOffset(t *testing.T, bodies [][]byte, tokens []BodyTokens, sample bool) {
+	const n, off = 8, 13
+	forClients(t, tokenClients, func(t *testing.T, cl clientCase) {
+		var mu sync.Mutex
+		read := map[string]int{}
+		srv := startStreamServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			read[string(b)]++
+			mu.Unlock()
+		}))
+		cfg := streamConfig(cl)
+		if cl.test == "h2c-loop" {
+			cfg.Protocol = H2C // with Epoll: the HTTP/2 event loop where it applies
+		}
+		cfg.Bodies, cfg.BodyTokens, cfg.BodySample, cfg.BodySeed, cfg.BodyOffset = bodies, tokens, sample, 7, off
+		counted := 0
+		cfg.onRecord = func(r *recorder.Record) { counted += r.PromptTokens }
+		rec, _ := runAgainst(t, srv.URL, cfg, schedule.NewConstant(100, n*10*time.Millisecond))
+		checkIdentity(t, rec, n)
+		want, wantTokens := map[string]int{}, 0
+		for seq := range uint64(n) {
+			i := cfg.BodyIndex(seq)
+			want[string(bodies[i])]++
+			wantTokens += tokens[i].Prompt
+		}
+		if !sample && cfg.BodyIndex(0) != off%len(bodies) {
+			t.Errorf("in order, seq 0 takes body %d, want %d", cfg.BodyIndex(0), off%len(bodies))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !maps.Equal(read, want) {
+			t.Errorf("sample %v: the server read %v, want %v", sample, read, want)
+		}
+		sent := 0
+		for b, k := range read {
+			for i := range bodies {
+				if string(bodies[i]) == b {
+					sent += k * tokens[i].Prompt
+				}
+			}
+		}
+		if counted != sent {
+			t.Errorf("sample %v: records count %d prompt tokens, the bodies read hold %d (want %d)", sample, counted, sent, wantTokens)
+		}
+	})
 }
 
 // Reading a stream allocates nothing per event (checkAllocsPerEventNone).

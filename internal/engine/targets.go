@@ -89,13 +89,14 @@ type picker struct {
 	bodies bool      // the variants are Bodies
 	sample bool      // Bodies drawn (BodySample)
 	seed   uint64    // BodySeed or TargetSeed
+	off    uint64    // BodyOffset, added to seq (0 for targets)
 	cum    []float64 // the targets' cumulative weights, when drawn
 	last   int       // the last target of weight > 0
 }
 
 func newPicker(cfg *Config) picker {
 	if len(cfg.Targets) == 0 {
-		return picker{n: uint64(len(cfg.Bodies)), bodies: true, sample: cfg.BodySample, seed: cfg.BodySeed}
+		return picker{n: uint64(len(cfg.Bodies)), bodies: true, sample: cfg.BodySample, seed: cfg.BodySeed, off: cfg.BodyOffset}
 	}
 	p := picker{n: uint64(len(cfg.Targets)), seed: cfg.TargetSeed}
 	if len(cfg.TargetWeights) > 0 {
@@ -114,6 +115,7 @@ func newPicker(cfg *Config) picker {
 
 // index is the variant of request seq: TargetIndex or BodyIndex.
 func (p *picker) index(seq uint64) int {
+	seq += p.off
 	switch {
 	case p.n <= 1:
 		return 0

@@ -306,7 +306,7 @@ func TestPickerIsTargetIndex(t *testing.T) {
 			}
 		}
 	}
-	body := Config{Bodies: make([][]byte, 5), BodySample: true, BodySeed: 3}
+	body := Config{Bodies: make([][]byte, 5), BodySample: true, BodySeed: 3, BodyOffset: 11}
 	p := newPicker(&body)
 	for seq := range uint64(1000) {
 		if p.index(seq) != body.BodyIndex(seq) {

@@ -42,6 +42,20 @@ const (
 	AppName = "openload"
 )
 
+// ScrapeInterval is the scrape interval of the shipped PodMonitor
+// (deploy/kubernetes/podmonitor.yaml; a test in cmd/openload holds the
+// two equal). A shard whose metrics leave before the scrape that follows
+// its final figures loses them, so the Job's --metrics-grace is at least
+// MetricsGrace.
+const ScrapeInterval = 10 * time.Second
+
+// MetricsGrace is the --metrics-grace rendered into a Job that serves
+// metrics without one: two scrape intervals, so that a scrape late by up
+// to one interval (a busy Prometheus, a scrape that timed out) still
+// finds the shard. A shard leaves as soon as the scrape after its final
+// figures is served, so the grace costs only when none comes.
+const MetricsGrace = 2 * ScrapeInterval
+
 // MaxShards bounds a Job's completions: far above what a run needs, low
 // enough to catch a slipped finger.
 const MaxShards = 1000

@@ -390,6 +390,11 @@ func finish(o Options, res *result.Result, rec *recorder.Recorder, stats engine.
 		}
 	}
 	res.Config.Client = stats.Client
+	if r := stats.Refusal; r != nil {
+		// As JSON will hold it: a body cut mid-character, or not text,
+		// reads the same live and from the file.
+		res.Refusal = &result.Refusal{Seq: r.Seq, Status: r.Status, Body: strings.ToValidUTF8(string(r.Body), "\uFFFD"), Cut: r.Cut}
+	}
 	gen := stats.Generator
 	res.Generator = &gen
 	if err := rec.Fill(res); err != nil {

@@ -8,32 +8,50 @@
 // scrape never touches the recorder and the recorder never waits for a
 // scrape.
 //
-// The counters are the result's counts as of the snapshot: at the end they
-// equal the result's counts, statuses, error kinds, wire counts and
-// limit.waited exactly. The time histograms are the result's HdrHistograms
-// in classic buckets about 10 % wide (LatencyBounds, buckets.go). Native
-// histograms are not emitted: Prometheus 2.x reads them only with
-// --enable-feature=native-histograms (from 2.40) and a protobuf scrape,
-// and the exact distribution is in the result file anyway.
+// Each counter counts at its own moment. Scheduled counts a request when
+// it comes due: an open run's arrival when it is taken from the schedule,
+// which the dispatcher does at its scheduled instant (a session's step
+// when a worker takes it up, a closed loop's request when its user is
+// ready); sent when its sending begins; the outcomes when their records
+// arrive, which is when they happen. They are the engine's own counters,
+// not the records', so a request answered in 4 s is scheduled and sent
+// the second it is due, and requests_waiting (due, not sent) shows a
+// generator holding them back. Due is not counted by the schedule's
+// clock: a run stopped early never records the arrivals the dispatcher
+// had not taken, so such a count would fall at the end; the dispatcher's
+// own lateness shows as schedule_lag_seconds instead. A counter never
+// falls: at the end they equal the result's counts, statuses, error kinds,
+// wire counts and limit.waited exactly. The time histograms are the
+// result's HdrHistograms in classic buckets about 10 % wide
+// (LatencyBounds, buckets.go). Native histograms are not emitted:
+// Prometheus 2.x reads them only with --enable-feature=native-histograms
+// (from 2.40) and a protobuf scrape, and the exact distribution is in the
+// result file anyway.
 //
 // One Exporter serves one process: its labels (run, and shard when
-// sharded) are on every series, the Go runtime's and the process's
-// included. Each run in it (one, a scenario each, a sweep point each) is a
+// sharded) are on every series of its runs. The Go runtime's and the
+// process's series carry none: they are the process's, which may hold
+// several runs, not a run's; process_network_* is left out, being the
+// whole network namespace's bytes (a pod's, a host's), not openload's.
+// Each run in it (one, a scenario each, a sweep point each) is a
 // Source with labels of its own (scenario; point and rate), so the
 // sources of one exporter must all have the same label names.
 package metrics
 
 import (
+	"context"
 	"maps"
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/openload/openload/internal/engine"
 )
@@ -45,6 +63,11 @@ type Exporter struct {
 	labels prometheus.Labels
 	mu     sync.Mutex
 	srcs   []*Source
+	// finals counts the final snapshots published; seen is finals as a
+	// served scrape saw it with every run final; waiters are closed when
+	// seen catches up with finals (FinalScraped).
+	finals, seen int64
+	waiters      []chan struct{}
 	// nBounds is how many LatencyBounds its sources serve
 	// (SetMaxLatency), all when 0.
 	nBounds int
@@ -55,16 +78,85 @@ type Exporter struct {
 // process collector (CPU seconds, memory, file descriptors).
 func New(labels map[string]string) *Exporter {
 	e := &Exporter{reg: prometheus.NewRegistry(), labels: maps.Clone(labels)}
-	wrapped := prometheus.WrapRegistererWith(e.labels, e.reg)
-	wrapped.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	e.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	e.reg.MustRegister(collector{e})
 	return e
 }
 
 // Handler serves the registry in Prometheus's text format (or what the
-// scraper negotiates).
+// scraper negotiates), without process_network_*. A scrape served while
+// every run's figures were final counts for FinalScraped.
 func (e *Exporter) Handler() http.Handler {
-	return promhttp.HandlerFor(e.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	h := promhttp.HandlerFor(prometheus.GathererFunc(e.gather), promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Read before the gathering: the snapshots it reads are these or
+		// newer, so final still.
+		finals, all := e.allFinal()
+		h.ServeHTTP(w, r)
+		if all {
+			e.scraped(finals)
+		}
+	})
+}
+
+// gather is what a scrape serves and a push sends: the registry without
+// process_network_*.
+func (e *Exporter) gather() ([]*dto.MetricFamily, error) {
+	fams, err := e.reg.Gather()
+	return slices.DeleteFunc(fams, func(f *dto.MetricFamily) bool {
+		return strings.HasPrefix(f.GetName(), "process_network_")
+	}), err
+}
+
+// allFinal is the count of final snapshots, and whether every run that
+// observed anything is final (at least one).
+func (e *Exporter) allFinal() (int64, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	some := false
+	for _, s := range e.srcs {
+		if snap := s.snap.Load(); snap != nil {
+			if !snap.Final {
+				return e.finals, false
+			}
+			some = true
+		}
+	}
+	return e.finals, some
+}
+
+// scraped notes a scrape served with every run final, finals of them.
+func (e *Exporter) scraped(finals int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.seen = max(e.seen, finals)
+	if e.seen == e.finals {
+		for _, w := range e.waiters {
+			close(w)
+		}
+		e.waiters = nil
+	}
+}
+
+// FinalScraped returns when a scrape has been served since the last final
+// snapshot, every run then final, or when ctx ends; it reports which.
+// Call it once the runs have ended: a run still going has no final
+// snapshot, and a scrape during it does not count.
+func (e *Exporter) FinalScraped(ctx context.Context) bool {
+	e.mu.Lock()
+	if e.finals > 0 && e.seen == e.finals {
+		e.mu.Unlock()
+		return true
+	}
+	w := make(chan struct{})
+	e.waiters = append(e.waiters, w)
+	e.mu.Unlock()
+	select {
+	case <-w:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // Source adds a run with these labels besides the exporter's; give it to
@@ -73,7 +165,7 @@ func (e *Exporter) Handler() http.Handler {
 func (e *Exporter) Source(labels map[string]string) *Source {
 	all := maps.Clone(e.labels)
 	maps.Copy(all, labels)
-	s := &Source{d: newDescs(all)}
+	s := &Source{d: newDescs(all), e: e}
 	e.mu.Lock()
 	s.nBounds = e.nBounds
 	e.srcs = append(e.srcs, s)
@@ -85,12 +177,26 @@ func (e *Exporter) Source(labels map[string]string) *Source {
 type Source struct {
 	snap    atomic.Pointer[Snapshot]
 	d       descs
+	e       *Exporter
 	nBounds int // the exporter's, when it was added
 }
 
 // Observe takes a snapshot of l and publishes it; it has the signature of
-// engine.Config.Observe.
-func (s *Source) Observe(l engine.Live) { s.snap.Store(Take(l)) }
+// engine.Config.Observe. Live, sent is held at its last value should it
+// fall: a request whose sending began and whose record then says it never
+// left is counted out of it, and a snapshot taken in between saw it.
+func (s *Source) Observe(l engine.Live) {
+	n := Take(l)
+	if p := s.snap.Load(); p != nil && !n.Final {
+		n.Scheduled, n.Sent = max(n.Scheduled, p.Scheduled), max(n.Sent, p.Sent)
+	}
+	s.snap.Store(n)
+	if n.Final {
+		s.e.mu.Lock()
+		s.e.finals++
+		s.e.mu.Unlock()
+	}
+}
 
 // Snapshot is the latest snapshot, nil before the first.
 func (s *Source) Snapshot() *Snapshot { return s.snap.Load() }
@@ -100,6 +206,7 @@ type descs struct {
 	scheduled, sent, completed, failed, timedOut, unfinished *prometheus.Desc
 	errors, responses, attempts, resends                     *prometheus.Desc
 	inFlight, waiting, limitWaited, finished                 *prometheus.Desc
+	startTime, lag, offered                                  *prometheus.Desc
 	response, service, sendDelay                             *prometheus.Desc
 	ttft, itl, tpot, outputTokens, streams, classes          *prometheus.Desc
 }
@@ -109,8 +216,8 @@ func newDescs(l prometheus.Labels) descs {
 		return prometheus.NewDesc("openload_"+name, help, vars, l)
 	}
 	return descs{
-		scheduled:    d("requests_scheduled_total", "Requests of the schedule with an outcome (completed, failed, timed out or unfinished); at the end the result's counts.scheduled."),
-		sent:         d("requests_sent_total", "Requests sent, counted with their outcome; at the end the result's counts.sent."),
+		scheduled:    d("requests_scheduled_total", "Requests that came due, counted when taken from the schedule at their scheduled instant (a session's step when a worker takes it up); at the end the result's counts.scheduled."),
+		sent:         d("requests_sent_total", "Requests whose sending began, counted then; at the end the result's counts.sent."),
 		completed:    d("requests_completed_total", "Requests answered in full, any status; at the end the result's counts.completed."),
 		failed:       d("requests_failed_total", "Requests that ended in an error other than a timeout (counts.errors)."),
 		timedOut:     d("requests_timed_out_total", "Requests that timed out (counts.timeouts)."),
@@ -120,9 +227,12 @@ func newDescs(l prometheus.Labels) descs {
 		attempts:     d("attempts_total", "Attempts written to a connection, re-sends and retries included (wire.attempts)."),
 		resends:      d("resends_total", "Re-sends on a new connection after a kept-alive one failed (wire.resends)."),
 		inFlight:     d("requests_in_flight", "Requests being sent or waited on now."),
-		waiting:      d("requests_waiting", "Requests due whose sending has not begun: waiting for a connection, which is send delay."),
+		waiting:      d("requests_waiting", "Requests due whose sending has not begun (scheduled - sent, live): waiting for a connection or a worker, which is send delay."),
 		limitWaited:  d("requests_limit_waited_total", "Requests that found every connection busy when due (limit.waited)."),
 		finished:     d("run_finished", "1 once the run's last request has its outcome and these figures are final, else 0."),
+		startTime:    d("run_start_time_seconds", "The run's offset 0 in Unix seconds: the start instant it waits for, while it waits."),
+		lag:          d("schedule_lag_seconds", "How late the generator takes arrivals from the schedule: the time since the oldest arrival not yet taken was due, 0 when none is overdue."),
+		offered:      d("offered_rate", "The schedule's arrival rate now, requests a second (a session run's: sessions a second); absent for a schedule without one (a replay)."),
 		response:     d("response_time_seconds", "Response time, done - scheduled, of the requests after any warm-up."),
 		service:      d("service_time_seconds", "Service time, done - sent, of the requests sent after any warm-up."),
 		sendDelay:    d("send_delay_seconds", "Send delay, sent - scheduled, of the requests sent after any warm-up."),
@@ -186,6 +296,13 @@ func (d *descs) emit(ch chan<- prometheus.Metric, s *Snapshot) {
 		finished = 1
 	}
 	gauge(d.finished, finished)
+	if !s.Start.IsZero() {
+		ch <- prometheus.MustNewConstMetric(d.startTime, prometheus.GaugeValue, float64(s.Start.UnixNano())/1e9)
+	}
+	ch <- prometheus.MustNewConstMetric(d.lag, prometheus.GaugeValue, s.Lag.Seconds())
+	if s.Rated {
+		ch <- prometheus.MustNewConstMetric(d.offered, prometheus.GaugeValue, s.Offered)
+	}
 	hist(ch, d.response, s.Response)
 	hist(ch, d.service, s.Service)
 	hist(ch, d.sendDelay, s.SendDelay)

@@ -3,11 +3,13 @@ package metrics_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"regexp"
+	"strings"
 
 	"sync/atomic"
 	"testing"
@@ -21,6 +23,7 @@ import (
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/metrics"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
 )
@@ -192,10 +195,101 @@ func TestFinalEqualsResult(t *testing.T) {
 	if _, ok := fams["openload_ttft_seconds"]; ok {
 		t.Error("a run that did not stream exports TTFT")
 	}
+	// The process's figures are not the run's: no run label; and the
+	// network namespace's bytes are not openload's: not served.
 	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total"} {
-		if _, ok := value(fams, name, map[string]string{"run": "test"}); !ok {
-			t.Errorf("%s with the run label is missing", name)
+		if _, ok := value(fams, name, nil); !ok {
+			t.Errorf("%s is missing", name)
 		}
+		if _, ok := value(fams, name, map[string]string{"run": "test"}); ok {
+			t.Errorf("%s carries the run label", name)
+		}
+	}
+	for name := range fams {
+		if strings.HasPrefix(name, "process_network_") {
+			t.Errorf("%s is served: the namespace's bytes, not openload's", name)
+		}
+	}
+	if got, ok := value(fams, "openload_run_start_time_seconds", lab); !ok || math.Abs(got-float64(res.Started.UnixNano())/1e9) > 1e-3 {
+		t.Errorf("run_start_time_seconds = %v (present %v), the run started at %v", got, ok, res.Started)
+	}
+}
+
+// TestCountsAtTheirMoments: against a server that holds its answers,
+// scrapes taken while none has come back already count every request
+// due as scheduled and sent, with the offered rate; at the end the
+// counts are the result's and were never seen to fall. Before the start
+// the series exist at 0 with the start instant.
+func TestCountsAtTheirMoments(t *testing.T) {
+	release := make(chan struct{})
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer s.Close()
+	u, _ := url.Parse(s.URL)
+	e := metrics.New(map[string]string{"run": "held"})
+	src := e.Source(nil)
+	const n = 20
+	startAt := time.Now().Add(300 * time.Millisecond)
+	var before, held map[string]*dto.MetricFamily
+	var prev [2]float64
+	var fell bool
+	res, _, err := loadtest.Run(context.Background(), loadtest.Options{
+		Config: engine.Config{URL: u, Method: http.MethodGet, Connections: n, Timeout: 5 * time.Second, Drain: 5 * time.Second, Lean: true,
+			StartAt: startAt,
+			Observe: func(l engine.Live) {
+				src.Observe(l)
+				fams := scrape(t, e)
+				sched, _ := value(fams, "openload_requests_scheduled_total", nil)
+				sent, _ := value(fams, "openload_requests_sent_total", nil)
+				fell = fell || sched < prev[0] || sent < prev[1]
+				prev = [2]float64{sched, sent}
+				switch {
+				case before == nil:
+					before = fams
+				case held == nil && sent == n && !l.Final:
+					held = fams
+					close(release)
+				}
+			}},
+		Schedule: schedule.Spec{Kind: schedule.Constant, Rate: 100, Duration: n * 10 * time.Millisecond},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before == nil || held == nil {
+		t.Fatalf("no scrape before the start (%v) or while the answers were held (%v)", before != nil, held != nil)
+	}
+	for _, name := range []string{"openload_requests_scheduled_total", "openload_requests_sent_total", "openload_requests_completed_total", "openload_run_finished"} {
+		if got, ok := value(before, name, map[string]string{"run": "held"}); !ok || got != 0 {
+			t.Errorf("before the start: %s = %v (present %v), want 0", name, got, ok)
+		}
+	}
+	if got, _ := value(before, "openload_run_start_time_seconds", nil); math.Abs(got-float64(startAt.UnixNano())/1e9) > 1e-3 {
+		t.Errorf("before the start: run_start_time_seconds = %v, --start-at is %v", got, startAt)
+	}
+	for name, want := range map[string]float64{
+		"openload_requests_scheduled_total": n, "openload_requests_sent_total": n, "openload_requests_in_flight": n,
+		"openload_requests_waiting": 0, "openload_requests_completed_total": 0, "openload_schedule_lag_seconds": 0,
+	} {
+		if got, ok := value(held, name, nil); !ok || got != want {
+			t.Errorf("answers held: %s = %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+	if _, ok := value(held, "openload_offered_rate", nil); !ok {
+		t.Error("answers held: no offered_rate")
+	}
+	fams := scrape(t, e)
+	for name, want := range map[string]int64{"openload_requests_scheduled_total": res.Counts.Scheduled, "openload_requests_sent_total": res.Counts.Sent, "openload_requests_completed_total": res.Counts.Completed} {
+		if got, _ := value(fams, name, nil); got != float64(want) || want != n {
+			t.Errorf("final: %s = %v, the result has %d (want %d)", name, got, want, n)
+		}
+	}
+	if fell {
+		t.Error("a counter fell between two scrapes")
 	}
 }
 
@@ -349,5 +443,41 @@ func TestDashboardNames(t *testing.T) {
 		if !names[n] {
 			t.Errorf("the dashboard queries %s, which the exporter does not write", n)
 		}
+	}
+}
+
+// TestFinalScraped: the wait for the last scrape ends with a scrape
+// served after every run's final snapshot, and not before: not with
+// none, not with one that saw a run still going, and not with one that
+// came before a later run's final snapshot.
+func TestFinalScraped(t *testing.T) {
+	e := metrics.New(map[string]string{"run": "r"})
+	done, cancel := context.WithCancel(context.Background())
+	cancel() // FinalScraped(done) reports what holds now
+	a := e.Source(map[string]string{"point": "1"})
+	a.Observe(engine.Live{Rec: recorder.New(nil)})
+	scrape(t, e)
+	if e.FinalScraped(done) {
+		t.Fatal("a scrape of a run still going counted as the last")
+	}
+	a.Observe(engine.Live{Rec: recorder.New(nil), Final: true})
+	if e.FinalScraped(done) {
+		t.Fatal("no scrape since the final snapshot, and the wait ended")
+	}
+	scrape(t, e)
+	if !e.FinalScraped(context.Background()) {
+		t.Fatal("a scrape after the final snapshot did not end the wait")
+	}
+	b := e.Source(map[string]string{"point": "2"})
+	b.Observe(engine.Live{Rec: recorder.New(nil)})
+	b.Observe(engine.Live{Rec: recorder.New(nil), Final: true})
+	if e.FinalScraped(done) {
+		t.Fatal("a later run's final snapshot was not scraped, and the wait ended")
+	}
+	waited := make(chan bool)
+	go func() { waited <- e.FinalScraped(context.Background()) }()
+	scrape(t, e)
+	if !<-waited {
+		t.Fatal("the waiting FinalScraped did not see the scrape")
 	}
 }

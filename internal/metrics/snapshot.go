@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"time"
+
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/openload/openload/internal/engine"
@@ -10,7 +12,10 @@ import (
 // Snapshot is what a run's recorder and engine held at one Observe: the
 // figures a scrape reports until the next one replaces it whole.
 type Snapshot struct {
-	// The outcome counts of the requests with a record (Recorder.Counts),
+	// Scheduled and Sent are counted at their own moments, live: the
+	// requests that came due and those whose sending began (engine.Live's
+	// Due and Sent); in the final snapshot the result's counts. The
+	// outcomes are counted from the records as they arrive (Recorder.Counts),
 	// warm-up included, as the result's counts.
 	Scheduled, Sent, Completed, Failed, TimedOut, Unfinished int64
 	Kinds                                                    []KindCount   // the result's error_kinds
@@ -21,6 +26,14 @@ type Snapshot struct {
 	Stream                                                   *StreamSnapshot // nil unless the run streams
 	Classes                                                  []ClassCount
 	Final                                                    bool
+	// Start is the wall-clock instant of the run's offset 0, zero when not
+	// known yet (a run that is not waiting for a start instant, before it
+	// starts).
+	Start time.Time
+	// Lag is engine.Live's; Offered the schedule's rate now, when Rated.
+	Lag     time.Duration
+	Offered float64
+	Rated   bool
 }
 
 // KindCount is one error kind's count.
@@ -57,14 +70,15 @@ type Histogram struct {
 }
 
 // Take reads l's recorder into a snapshot. It runs on the recorder's
-// goroutine, once a second: its cost is a walk over each histogram's
+// goroutine, once a second (and once before the start, the recorder
+// empty): its cost is a walk over each histogram's
 // recorded range and a few small slices, none per request.
 func Take(l engine.Live) *Snapshot {
 	r := l.Rec
 	c := r.Counts()
 	w := r.Wire()
 	s := &Snapshot{
-		Scheduled: c.Scheduled, Sent: c.Sent, Completed: c.Completed,
+		Scheduled: l.Due, Sent: l.Sent, Completed: c.Completed,
 		Failed: c.Errors, TimedOut: c.Timeouts, Unfinished: c.Unfinished,
 		Attempts: w.Attempts, Resends: w.Resends,
 		InFlight: l.InFlight, Waiting: l.Waiting, LimitWaited: l.LimitWaited,
@@ -72,6 +86,12 @@ func Take(l engine.Live) *Snapshot {
 		Service:   buckets(r.Service),
 		SendDelay: buckets(r.SendDelay),
 		Final:     l.Final,
+		Start:     l.Start, Lag: l.Lag, Offered: l.Offered, Rated: l.Rated,
+	}
+	if l.Final {
+		// The records are all in: the result's own counts, which the
+		// engine's live ones equal by then.
+		s.Scheduled, s.Sent = c.Scheduled, c.Sent
 	}
 	r.EachErrorKind(func(k recorder.ErrorKind, n int64) { s.Kinds = append(s.Kinds, KindCount{k.String(), n}) })
 	r.EachStatus(func(code int, n int64) { s.Statuses = append(s.Statuses, StatusCount{code, n}) })

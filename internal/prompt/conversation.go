@@ -126,7 +126,7 @@ func (s ConversationSpec) Synthetic(i uint64) Conversation {
 		if s.SharedSystem {
 			r = indexRand(s.Seed, 0, tagSharedSystem)
 		}
-		writeText(&b, r, s.System)
+		writeText(&b, r, s.System, words[:])
 		c.System = b.String()
 	}
 	for k := range turns {
@@ -136,7 +136,7 @@ func (s ConversationSpec) Synthetic(i uint64) Conversation {
 			c.MaxTokens[k] = s.Output.drawOutput(r)
 		}
 		b.Reset()
-		writeText(&b, indexRand(s.Seed, i, turnTag(tagTurnWords, k)), n)
+		writeText(&b, indexRand(s.Seed, i, turnTag(tagTurnWords, k)), n, words[:])
 		c.Users[k], c.UserTokens[k] = b.String(), n
 	}
 	return c

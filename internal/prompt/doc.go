@@ -25,6 +25,16 @@
 // openload counts it; a server's usage count, when it sends one, is the
 // server's truth.
 //
+// # The server's tokenizer
+//
+// Prompts can be sized by a model server's own tokenizer instead
+// (tokenizer.go): ServerTokenizer asks vLLM's, TGI's or llama.cpp's
+// POST /tokenize (FindTokenizer probes which), ServerVocabulary keeps the
+// built-in words that are one of its tokens alone and after a space and
+// measures what it adds to every text (a BOS), Spec.Words makes prompts
+// of those, and CheckPrompts counts a sample of whole prompts by the
+// server: n words then count n + Vocabulary.Added.
+//
 // # Lengths
 //
 // A Length is N tokens, or with a spread s lengths uniform over the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
+	"unicode"
 )
 
 // Spec says what request bodies to make.
@@ -36,12 +37,17 @@ type Spec struct {
 	// Extra's members go into every body after the grammar's own fields,
 	// none of which it may set (API.Clash).
 	Extra Extra
+	// Words are the words Generate draws prompts from, each one token of
+	// the tokenizer that counts the prompts, alone and after a space
+	// (ServerVocabulary finds a server's); nil: the built-in list, whose
+	// words are cl100k_base's (Text). Generate only.
+	Words []string
 }
 
 // Body is one request body and the counts it was made with.
 type Body struct {
 	JSON         []byte
-	PromptTokens int // cl100k_base tokens of the prompt text (Count)
+	PromptTokens int // tokens of the prompt text: cl100k_base's (Count), or of Spec.Words' tokenizer
 	MaxTokens    int // output tokens asked; 0 when not asked
 }
 
@@ -103,35 +109,64 @@ func Generate(s Spec) ([]Body, error) {
 	if s.Count < 1 {
 		return nil, fmt.Errorf("count must be at least 1, got %d", s.Count)
 	}
+	if s.Words != nil && len(s.Words) == 0 {
+		return nil, errors.New("an empty word list makes no prompt")
+	}
+	for _, w := range s.Words {
+		if w == "" || strings.ContainsFunc(w, unicode.IsSpace) {
+			return nil, fmt.Errorf("word %q: words are one token each, without spaces", w)
+		}
+	}
 	bodies := make([]Body, s.Count)
 	prefixes := map[int]string{} // made when first drawn: Prefixes may be many
 	var b strings.Builder
 	for i := range bodies {
-		r := indexRand(s.Seed, uint64(i), tagLengths)
-		n := s.Prompt.draw(r)
 		m := 0
 		if s.Output != (Length{}) {
+			r := indexRand(s.Seed, uint64(i), tagLengths)
+			s.Prompt.draw(r) // the prompt's length comes first in the stream
 			m = s.Output.drawOutput(r)
 		}
 		b.Reset()
-		if s.PrefixTokens > 0 {
-			k := s.PrefixOf(i)
-			p, ok := prefixes[k]
-			if !ok {
-				p = text(s.Seed, uint64(k), s.PrefixTokens, tagPrefixWords)
-				prefixes[k] = p
-			}
-			b.WriteString(p)
-			b.WriteByte(' ')
-		}
-		writeText(&b, indexRand(s.Seed, uint64(i), tagWords), n)
+		n := s.writePrompt(&b, i, prefixes)
 		js, err := s.API.body(s.Model, []Message{{Role: "user", Content: b.String()}}, m, s.IgnoreEOS, s.Extra)
 		if err != nil {
 			return nil, err
 		}
-		bodies[i] = Body{JSON: js, PromptTokens: s.PrefixTokens + n, MaxTokens: m}
+		bodies[i] = Body{JSON: js, PromptTokens: n, MaxTokens: m}
 	}
 	return bodies, nil
+}
+
+// writePrompt writes body i's prompt text to b and returns its tokens:
+// its shared prefix (made once into prefixes) and a space, when it has
+// one, then the words of its drawn length.
+func (s Spec) writePrompt(b *strings.Builder, i int, prefixes map[int]string) int {
+	n := s.Prompt.draw(indexRand(s.Seed, uint64(i), tagLengths))
+	ws := s.words()
+	if s.PrefixTokens > 0 {
+		k := s.PrefixOf(i)
+		p, ok := prefixes[k]
+		if !ok {
+			var pb strings.Builder
+			writeText(&pb, indexRand(s.Seed, uint64(k), tagPrefixWords), s.PrefixTokens, ws)
+			p = pb.String()
+			prefixes[k] = p
+		}
+		b.WriteString(p)
+		b.WriteByte(' ')
+	}
+	writeText(b, indexRand(s.Seed, uint64(i), tagWords), n, ws)
+	return s.PrefixTokens + n
+}
+
+// words are the words prompts are drawn from: Spec.Words, else the
+// built-in list.
+func (s Spec) words() []string {
+	if s.Words != nil {
+		return s.Words
+	}
+	return words[:]
 }
 
 // PrefixOf returns the shared prefix body i of Generate begins with, in
@@ -150,23 +185,20 @@ func (s Spec) PrefixOf(i int) int {
 // alternatives) cuts the text before every space, so no token spans two
 // words. The same n words are what Generate writes for index i when it
 // draws length n.
-func Text(seed, i uint64, n int) string { return text(seed, i, n, tagWords) }
-
-// text is n words of stream tag of index i under seed.
-func text(seed, i uint64, n int, tag string) string {
+func Text(seed, i uint64, n int) string {
 	var b strings.Builder
-	writeText(&b, indexRand(seed, i, tag), n)
+	writeText(&b, indexRand(seed, i, tagWords), n, words[:])
 	return b.String()
 }
 
-// writeText appends n words drawn by r.
-func writeText(b *strings.Builder, r *rand.Rand, n int) {
+// writeText appends n words of ws drawn by r.
+func writeText(b *strings.Builder, r *rand.Rand, n int, ws []string) {
 	b.Grow(n * 7) // words average under 6 bytes, and a space
 	for k := range n {
 		if k > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(words[r.IntN(len(words))])
+		b.WriteString(ws[r.IntN(len(ws))])
 	}
 }
 

@@ -290,6 +290,9 @@ func Text(w io.Writer, res *result.Result) error {
 	if len(res.Status) > 0 {
 		fmt.Fprintf(w, "status   %s\n", statusLine(res.Status))
 	}
+	if q := RefusalQuote(res.Refusal); q != "" {
+		fmt.Fprintf(w, "         the first %d said: %s\n", res.Refusal.Status, q)
+	}
 	if len(res.ErrorKinds) > 0 {
 		fmt.Fprintf(w, "errors   %s\n", statusLine(res.ErrorKinds))
 	}

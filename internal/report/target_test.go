@@ -3,6 +3,7 @@ package report
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/openload/openload/result"
 )
@@ -122,6 +123,20 @@ func TestRefusedVerdict(t *testing.T) {
 			"target refused 5 of 100 requests (5.0 %, above the default client_errors<=1%): 5 answered 401 Unauthorized (the server wants credentials: send them in an Authorization header)"},
 		{"mixed", result.Result{Config: cfg, Counts: result.Counts{Scheduled: 30, Completed: 30}, Status: map[string]int64{"400": 10, "404": 20}},
 			"target refused the requests: 30 of 30 answered a client error: 20 answered 404 Not Found · 10 answered 400 Bad Request"},
+		// The first refusal's body, in the server's own words.
+		{"all 400, said", result.Result{Config: cfg, Counts: result.Counts{Scheduled: 30, Completed: 30}, Status: map[string]int64{"400": 30},
+			Refusal: &result.Refusal{Status: 400, Body: stubNoModel}},
+			"target refused the requests: 30 of 30 answered 400 Bad Request (the server refused the request as malformed: check the body, and that a JSON body is sent with Content-Type: application/json); the first said: " + strings.TrimSpace(stubNoModel)},
+		{"mixed, said", result.Result{Config: cfg, Counts: result.Counts{Scheduled: 30, Completed: 30}, Status: map[string]int64{"400": 10, "404": 20},
+			Refusal: &result.Refusal{Seq: 3, Status: 400, Body: `{"error":"model is required"}`}},
+			`target refused the requests: 30 of 30 answered a client error: 20 answered 404 Not Found · 10 answered 400 Bad Request; the first (400) said: {"error":"model is required"}`},
+		// An empty body says nothing; some refusals, not all, quote none.
+		{"all 404, empty", result.Result{Config: cfg, Counts: result.Counts{Scheduled: 30, Completed: 30}, Status: map[string]int64{"404": 30},
+			Refusal: &result.Refusal{Status: 404, Body: " \n"}},
+			"target refused the requests: 30 of 30 answered 404 Not Found (nothing at /v1/chat/completions on this server: check the URL's path)"},
+		{"some 401, said", result.Result{Config: cfg, Counts: result.Counts{Scheduled: 100, Completed: 100}, Status: map[string]int64{"200": 95, "401": 5},
+			Refusal: &result.Refusal{Status: 401, Body: "no key"}},
+			"target refused 5 of 100 requests (5.0 %, above the default client_errors<=1%): 5 answered 401 Unauthorized (the server wants credentials: send them in an Authorization header)"},
 	}
 	for _, tc := range cases {
 		tc.res.SLOs = failed
@@ -131,5 +146,36 @@ func TestRefusedVerdict(t *testing.T) {
 	}
 	if h := TargetHints(&cases[3].res); len(h) != 2 || !strings.HasPrefix(h[0], "404: ") || !strings.HasPrefix(h[1], "400: ") {
 		t.Errorf("mixed statuses: hints %q, want one per status", h)
+	}
+}
+
+// stubNoModel is the stub's answer to a model request without a model.
+const stubNoModel = `{"error":{"message":"you must provide a model parameter","type":"invalid_request_error","param":"model","code":null}}` + "\n"
+
+// TestRefusalQuote: a refused answer's body on one line, at most
+// RefusalQuoteMax characters, JSON as written.
+func TestRefusalQuote(t *testing.T) {
+	long := strings.Repeat("é", 300)
+	for _, tc := range []struct {
+		r    *result.Refusal
+		want string
+	}{
+		{nil, ""},
+		{&result.Refusal{Body: ""}, ""},
+		{&result.Refusal{Body: "\r\n\t \x00"}, ""},
+		{&result.Refusal{Body: stubNoModel}, strings.TrimSpace(stubNoModel)},
+		{&result.Refusal{Body: "{\n  \"error\": \"model is required\"\n}\n"}, `{ "error": "model is required" }`},
+		{&result.Refusal{Body: "\x1b[1mbad\x1b[0m\r\n\r\nrequest"}, "[1mbad [0m request"},
+		{&result.Refusal{Body: long}, strings.Repeat("é", RefusalQuoteMax-1) + "…"},
+		{&result.Refusal{Body: long[:2*RefusalQuoteMax], Cut: true}, strings.Repeat("é", RefusalQuoteMax-1) + "…"},
+		{&result.Refusal{Body: "abc", Cut: true}, "abc…"},
+	} {
+		got := RefusalQuote(tc.r)
+		if got != tc.want {
+			t.Errorf("RefusalQuote(%+v) = %q, want %q", tc.r, got, tc.want)
+		}
+		if n := utf8.RuneCountInString(got); n > RefusalQuoteMax {
+			t.Errorf("%q: %d characters, more than %d", got, n, RefusalQuoteMax)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/verify"
@@ -133,15 +134,62 @@ func refused(res *result.Result, s result.SLO) string {
 		}
 	}
 	if n == of {
-		if len(codes) == 1 {
-			return fmt.Sprintf("target refused the requests: %d of %d %s", n, of, what)
+		said := ""
+		if q := RefusalQuote(res.Refusal); q != "" {
+			// The server's own words: why is often only there.
+			said = "; the first said: " + q
+			if len(codes) > 1 {
+				said = fmt.Sprintf("; the first (%d) said: %s", res.Refusal.Status, q)
+			}
 		}
-		return fmt.Sprintf("target refused the requests: %d of %d answered a client error: %s", n, of, what)
+		if len(codes) == 1 {
+			return fmt.Sprintf("target refused the requests: %d of %d %s%s", n, of, what, said)
+		}
+		return fmt.Sprintf("target refused the requests: %d of %d answered a client error: %s%s", n, of, what, said)
 	}
 	if len(codes) == 1 {
 		what = fmt.Sprintf("%d %s", n, what)
 	}
 	return fmt.Sprintf("target refused %d of %d requests (%.1f %%, above the default %s): %s", n, of, 100*float64(n)/float64(max(of, 1)), s.Expr, what)
+}
+
+// RefusalQuoteMax is the most characters RefusalQuote keeps of a body.
+const RefusalQuoteMax = 160
+
+// RefusalQuote is the body of a refused answer on one line, as a
+// verdict quotes it: control characters and line breaks made spaces,
+// runs of spaces one, at most RefusalQuoteMax characters, "…" where it
+// was cut (here or when it was kept); JSON stays as the server wrote it.
+// "" when there is no refusal or its body is empty.
+func RefusalQuote(r *result.Refusal) string {
+	if r == nil {
+		return ""
+	}
+	var out []rune
+	space := false
+	for _, c := range r.Body {
+		if unicode.IsControl(c) || unicode.IsSpace(c) {
+			space = len(out) > 0
+			continue
+		}
+		if space {
+			out = append(out, ' ')
+			space = false
+		}
+		out = append(out, c)
+		if len(out) > RefusalQuoteMax {
+			break
+		}
+	}
+	switch {
+	case len(out) == 0:
+		return ""
+	case len(out) > RefusalQuoteMax, r.Cut && len(out) == RefusalQuoteMax:
+		return string(out[:RefusalQuoteMax-1]) + "…"
+	case r.Cut:
+		return string(out) + "…"
+	}
+	return string(out)
 }
 
 // statusName is a status with its text: "415 Unsupported Media Type".

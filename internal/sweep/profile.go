@@ -142,6 +142,7 @@ func RunProfile(ctx context.Context, o ProfileOptions) (*Sweep, error) {
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
+	o.taken = new(uint64)
 	sw := &Sweep{Knee: -1, Factor: o.Knee}
 	if sw.Factor == 0 {
 		sw.Factor = DefaultKnee

@@ -112,6 +112,7 @@ func RunSearch(ctx context.Context, o SearchOptions) (*Search, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
+	o.taken = new(uint64)
 	s := &Search{}
 	probe := func(r float64) (Probe, bool, error) {
 		if len(s.Probes) > 0 && !pause(ctx, o.Pause) {

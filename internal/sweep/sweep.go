@@ -69,6 +69,11 @@ type Options struct {
 	// OnPoint, if set, is called after each point, from Run's goroutine.
 	OnPoint func(Point)
 	Run     RunFunc
+	// taken counts the request indexes the runs so far have taken
+	// (span), so that each run's bodies follow the last run's
+	// (engine.Config.BodyOffset): set by Run, Repeat, RunSearch and
+	// RunProfile, and shared by the copies of Options they make.
+	taken *uint64
 }
 
 // Point is one run of a sweep or a search.
@@ -160,6 +165,7 @@ func Run(ctx context.Context, o Options) (*Sweep, error) {
 	}
 	rates := slices.Clone(o.Rates)
 	slices.Sort(rates)
+	o.taken = new(uint64)
 	sw := &Sweep{Knee: -1, Factor: o.Knee}
 	if sw.Factor == 0 {
 		sw.Factor = DefaultKnee
@@ -241,7 +247,9 @@ func knee(points []Point, k float64) (int, string) {
 
 func fmtFactor(k float64) string { return fmt.Sprintf("%g", k) }
 
-// RunPoint runs the base options at rate r, judged.
+// RunPoint runs the base options at rate r, judged. Within a sweep, a
+// search or repeats, its bodies follow the previous run's
+// (Options.taken).
 func RunPoint(ctx context.Context, o Options, r float64) (Point, error) {
 	run := o.Run
 	if run == nil {
@@ -249,6 +257,9 @@ func RunPoint(ctx context.Context, o Options, r float64) (Point, error) {
 	}
 	opt := o.Base
 	opt.Schedule.Rate = r
+	if o.taken != nil {
+		opt.BodyOffset += *o.taken
+	}
 	objs := verify.WithDefault(opt.Objectives)
 	var w *watch
 	if o.EarlyStop {
@@ -267,6 +278,9 @@ func RunPoint(ctx context.Context, o Options, r float64) (Point, error) {
 	oc, err := run(ctx, opt)
 	if oc.Result == nil {
 		return Point{Rate: r}, fmt.Errorf("rate %s/s: %w", fmtRate(r), err)
+	}
+	if o.taken != nil {
+		*o.taken += span(opt, oc.Result)
 	}
 	p := Point{Rate: r, Result: oc.Result, Findings: oc.Findings, Valid: verify.Worst(oc.Findings) != verify.Fail, SLOs: oc.Objectives}
 	if w != nil {
@@ -408,6 +422,7 @@ func Rates(from, to float64, steps int, geometric bool) ([]float64, error) {
 // between runs, and returns every run. It stops early when ctx ends.
 func Repeat(ctx context.Context, o Options, n int) ([]Point, error) {
 	var out []Point
+	o.taken = new(uint64)
 	for i := range n {
 		if i > 0 && !pause(ctx, o.Pause) {
 			break

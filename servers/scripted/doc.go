@@ -19,8 +19,9 @@
 // # Formats
 //
 // A Server speaks one Format (Formats lists them): its streaming endpoint
-// (Format.Path), GET /v1/models, and for Ollama GET /api/tags. Anything
-// else is a plain 404, still counted.
+// (Format.Path), GET /v1/models, for Ollama GET /api/tags, and for the
+// others POST /tokenize in their server's own shape (tokenize.go).
+// Anything else is a plain 404, still counted.
 //
 //	vllm-chat            POST /v1/chat/completions   SSE, vLLM
 //	vllm-completions     POST /v1/completions        SSE, vLLM
@@ -61,7 +62,10 @@
 //   - Prompt tokens: the number of whitespace-separated words of the
 //     prompt (all message contents for chat), at least 1; it is what the
 //     usage, tokens_evaluated, input_length and prompt_eval_count fields
-//     report.
+//     report, and what /tokenize counts. Options.Pieces gives the
+//     servers a tokenizer of their own instead (⌈bytes/Pieces⌉ tokens a
+//     word, and a BOS), so that a client's cl100k_base count and the
+//     server's differ, as with a real model.
 //   - Timing: Prefill passes between reading the request and writing the
 //     first token, ITL between tokens; final events follow the last token
 //     at once. vLLM, TGI and llama.cpp send the status and headers as
@@ -149,6 +153,9 @@
 //     ITL apart without one (chunked on HTTP/1.1). Every request's body
 //     is read whole and its bytes counted (Stats.BodyBytes), so a large
 //     request body can be checked against what the server read.
+//     PlainSized sends those pieces with a Content-Length; PlainStatus
+//     answers with another status (a 4xx: a refusal whose body is the
+//     same known pattern).
 //   - HeadDelay stalls every answer before its first byte; a stream's
 //     Prefill counts after it.
 //   - Informational writes that 1xx status (e.g. 103) at once, before

@@ -151,7 +151,7 @@ func (s *Server) llamaCompletion(w http.ResponseWriter, r *http.Request, body []
 		return
 	}
 	text := promptText(fields["prompt"])
-	prompt := promptTokens(text)
+	prompt := s.promptTokens(text)
 	asked := llamaNPredict(fields)
 	n, truncated := asked, false
 	if asked < 0 {
@@ -195,7 +195,7 @@ func (s *Server) llamaChat(w http.ResponseWriter, r *http.Request, body []byte) 
 	}
 	var msgs []chatMessage
 	_ = json.Unmarshal(fields["messages"], &msgs)
-	prompt := promptTokens(chatText(msgs))
+	prompt := s.promptTokens(chatText(msgs))
 	n := llamaNPredict(fields)
 	if n < 0 {
 		n = s.defaultTokens(prompt)

@@ -183,7 +183,7 @@ func (s *Server) ollamaAccept(w http.ResponseWriter, r *http.Request, body []byt
 	if chat {
 		text = chatText(req.Messages)
 	}
-	prompt = promptTokens(text)
+	prompt = s.promptTokens(text)
 	n = s.defaultTokens(prompt)
 	if p := req.Options.NumPredict; p != nil && *p >= 0 {
 		n = *p
@@ -409,7 +409,7 @@ func (s *Server) ollamaOpenAIChat(w http.ResponseWriter, r *http.Request, body [
 		s.notScripted(w, r, `only "stream": true is scripted`)
 		return
 	}
-	prompt := promptTokens(chatText(req.Messages))
+	prompt := s.promptTokens(chatText(req.Messages))
 	n := s.defaultTokens(prompt)
 	if req.MaxTokens != nil && *req.MaxTokens >= 0 {
 		n = *req.MaxTokens

@@ -172,6 +172,11 @@ type Options struct {
 	// flushed pieces, ITL apart, without a Content-Length (chunked on
 	// HTTP/1.1).
 	PlainChunks int
+	// PlainSized sends the pieces of PlainChunks with a Content-Length
+	// (not chunked): a body that arrives in parts a client must count.
+	PlainSized bool
+	// PlainStatus is the plain answer's status; 0 means 200.
+	PlainStatus int
 	// HeadDelay passes between reading a request and writing anything of
 	// its answer (the head, a stream's Prefill included, comes after
 	// it): a stall before the first byte.
@@ -187,6 +192,15 @@ type Options struct {
 	// connection its last: "Connection: close" on HTTP/1.1, GOAWAY on
 	// HTTP/2 (Stats.CloseAsked counts them).
 	CloseAfter int
+
+	// Pieces, when > 0, gives the server a tokenizer of its own, neither
+	// cl100k_base nor a word count: a whitespace-separated word is
+	// ⌈bytes/Pieces⌉ tokens, and every prompt begins with one BOS token,
+	// as Llama-family tokenizers add. The answers' prompt-token counts
+	// and the server's /tokenize (tokenize.go: vLLM's, TGI's and
+	// llama.cpp's, each in its own shape, with the BOS where that server
+	// adds special tokens) count so. Zero counts words, without a BOS.
+	Pieces int
 }
 
 const defaultModel = "scripted-model"
@@ -311,6 +325,8 @@ func (s *Server) route(r *http.Request) handler {
 		return s.models
 	case r.Method == http.MethodGet && r.URL.Path == "/api/tags" && s.f.Server() == "ollama":
 		return s.ollamaTags
+	case r.Method == http.MethodPost && r.URL.Path == "/tokenize":
+		return s.tokenizeRoute() // tokenize.go; nil for Ollama's
 	}
 	return nil
 }
@@ -540,9 +556,14 @@ func tokensText(from, to int) string {
 
 // promptTokens is the scripted prompt-token count: the number of
 // whitespace-separated words in the prompt text (all message contents for
-// chat), at least 1. Real servers count their tokenizer's tokens over the
-// templated prompt; the rule only has to be known to the test.
-func promptTokens(text string) int { return max(1, len(strings.Fields(text))) }
+// chat), at least 1; with Options.Pieces, the scripted tokenizer's tokens
+// of those words and the BOS (pieces). Real servers count their
+// tokenizer's tokens over the templated prompt; the rule only has to be
+// known to the test.
+func (s *Server) promptTokens(text string) int {
+	ids, _ := s.pieces(text, true)
+	return max(1, len(ids))
+}
 
 // defaultTokens is the answer length where the server's own default is
 // "until the context is full".

@@ -124,7 +124,7 @@ func (s *Server) tgiGenerateStream(w http.ResponseWriter, r *http.Request, body 
 		return
 	}
 	inputs := *req.Inputs
-	prompt := promptTokens(inputs)
+	prompt := s.promptTokens(inputs)
 	p := req.Parameters
 	n := s.defaultTokens(prompt)
 	if p.MaxNewTokens != nil {
@@ -180,7 +180,7 @@ func (s *Server) tgiChat(w http.ResponseWriter, r *http.Request, body []byte) {
 	var msgs []chatMessage
 	_ = json.Unmarshal(fields["messages"], &msgs)
 	text := chatText(msgs)
-	prompt := promptTokens(text)
+	prompt := s.promptTokens(text)
 	n, ok := intField(fields, "max_tokens", "max_completion_tokens")
 	if !ok {
 		n = s.defaultTokens(prompt)

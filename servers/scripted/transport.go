@@ -82,19 +82,27 @@ func (s *Server) transport(w http.ResponseWriter, r *http.Request, n int) bool {
 // one (chunked on HTTP/1.1), with Options.Pause after PauseAfter pieces.
 func (s *Server) plain(w http.ResponseWriter, r *http.Request) {
 	o := &s.o
-	s.count(r, http.StatusOK)
+	status := http.StatusOK
+	if o.PlainStatus != 0 {
+		status = o.PlainStatus
+	}
+	s.count(r, status)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	body := make([]byte, o.Plain)
 	for i := range body {
 		body[i] = plainByte(i)
 	}
 	pieces := max(o.PlainChunks, 1)
+	if o.PlainSized {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	}
 	if pieces == 1 {
 		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(http.StatusOK)
+		w.WriteHeader(status)
 		_, _ = w.Write(body)
 		return
 	}
+	w.WriteHeader(status)
 	fl, _ := w.(http.Flusher)
 	per := (len(body) + pieces - 1) / pieces
 	for i := 0; len(body) > 0; i++ {

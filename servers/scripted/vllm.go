@@ -178,7 +178,7 @@ func (s *Server) vllmChat(w http.ResponseWriter, r *http.Request, body []byte) {
 	}
 	var msgs []chatMessage
 	_ = json.Unmarshal(fields["messages"], &msgs)
-	prompt := promptTokens(chatText(msgs))
+	prompt := s.promptTokens(chatText(msgs))
 	n, ok := intField(fields, "max_completion_tokens", "max_tokens")
 	if !ok {
 		n = s.defaultTokens(prompt)
@@ -237,7 +237,7 @@ func (s *Server) vllmCompletions(w http.ResponseWriter, r *http.Request, body []
 	if !s.vllmAccept(w, r, fields) {
 		return
 	}
-	prompt := promptTokens(promptText(fields["prompt"]))
+	prompt := s.promptTokens(promptText(fields["prompt"]))
 	n, ok := intField(fields, "max_tokens")
 	if !ok {
 		n = 16
