@@ -165,7 +165,9 @@ var (
 		"openload_requests_scheduled_total", "openload_requests_sent_total", "openload_requests_completed_total",
 		"openload_request_errors_total", "openload_responses_total", "openload_requests_in_flight",
 		"openload_response_time_seconds_bucket", "openload_service_time_seconds_bucket", "openload_send_delay_seconds_bucket",
-		"openload_ttft_seconds_bucket", "openload_itl_seconds_bucket",
+		"openload_ttft_seconds_bucket", "openload_itl_seconds_bucket", "openload_tpot_seconds_bucket",
+		"openload_requests_failed_total", "openload_requests_timed_out_total", "openload_requests_unfinished_total",
+		"openload_output_tokens_total",
 	}
 	metricName = regexp.MustCompile(`\b(openload|stub)_[a-z_]+\b`)
 )
@@ -211,7 +213,18 @@ func balanced(expr string) bool {
 	return !inQuote && len(stack) == 0
 }
 
-var quantileExpr = regexp.MustCompile(`histogram_quantile\(0\.\d+, sum by \(le(, shard)?\) \(rate\(openload_[a-z_]+_seconds_bucket\{run=~"\$run",shard=~"\$shard"\}\[1m\]\)\)\)`)
+// selector is the filter every openload series of the dashboard carries:
+// the run, and the shards, points and scenarios picked (All matches a
+// series without the label too).
+const selector = `{run=~"$run",shard=~"$shard",point=~"$point",scenario=~"$scenario"`
+
+var (
+	quantileExpr = regexp.MustCompile(`histogram_quantile\(0\.\d+, sum by \(le(, shard)?\) \((rate|last_over_time)\(openload_[a-z_]+_seconds_bucket` +
+		regexp.QuoteMeta(selector) + `(,from="(schedule|send)")?\}\[\$__(rate_interval|range)\]\)\)\)`)
+	// window is a range selector: $__rate_interval for rates,
+	// $__range for last_over_time, never a fixed window.
+	window = regexp.MustCompile(`\[[^\]]*\]`)
+)
 
 // TestDashboard: the Grafana dashboard is valid JSON with run and shard
 // variables; every query is balanced, filters openload's series by
@@ -235,8 +248,13 @@ func TestDashboard(t *testing.T) {
 	for _, v := range d.Templating.List {
 		vars[v.Name] = v.Definition
 	}
-	if !strings.Contains(vars["run"], "run)") || !strings.Contains(vars["shard"], `{run=~"$run"}, shard)`) {
-		t.Errorf("want variables run (label_values of run) and shard (of shard, within $run): %v", vars)
+	if !strings.Contains(vars["run"], "run)") {
+		t.Errorf("want a variable run (label_values of run): %v", vars)
+	}
+	for _, v := range []string{"shard", "point", "scenario"} {
+		if !strings.Contains(vars[v], `{run=~"$run"}, `+v+")") {
+			t.Errorf("want a variable %s (label_values of %s, within $run): %v", v, v, vars)
+		}
 	}
 	exprs := 0
 	for _, p := range d.Panels {
@@ -251,8 +269,19 @@ func TestDashboard(t *testing.T) {
 					t.Errorf("panel %q: unknown metric %s", p.Title, name)
 				}
 			}
-			if strings.Contains(e, "openload_") && !strings.Contains(e, `{run=~"$run",shard=~"$shard"}`) {
-				t.Errorf("panel %q: openload series not filtered by $run and $shard: %s", p.Title, e)
+			if strings.Contains(e, "openload_") && strings.Count(e, selector) != strings.Count(e, "openload_") {
+				t.Errorf("panel %q: openload series not filtered by $run, $shard, $point and $scenario: %s", p.Title, e)
+			}
+			// TTFT from the schedule and from the send are two
+			// distributions: summing them is neither.
+			if strings.Contains(e, "openload_ttft_seconds") && !strings.Contains(e, `from="`) {
+				t.Errorf("panel %q: TTFT not split by from: %s", p.Title, e)
+			}
+			for _, w := range window.FindAllString(e, -1) {
+				if w == "[$__rate_interval]" && strings.Contains(e, "rate(") || w == "[$__range]" && strings.Contains(e, "last_over_time(") {
+					continue
+				}
+				t.Errorf("panel %q: window %s: want [$__rate_interval] for rates, [$__range] for last_over_time: %s", p.Title, w, e)
 			}
 			if strings.Contains(e, "histogram_quantile") && !quantileExpr.MatchString(e) {
 				t.Errorf("panel %q: a quantile not of summed buckets: %s", p.Title, e)

@@ -93,6 +93,10 @@ func (m *metricsOptions) start(o *loadOptions, stderr io.Writer) (*liveMetrics, 
 		labels["shard"] = sh.String()
 	}
 	exp := metrics.New(labels)
+	// Buckets up to twice the timeout: response time and TTFT from the
+	// schedule add the send delay to it; more would cost series and tell
+	// nothing.
+	exp.SetMaxLatency(2 * o.run.Timeout)
 	lm := &liveMetrics{exp: exp, grace: m.grace, m: m, quiet: o.quiet, stderr: stderr}
 	if m.addr != "" {
 		srv, err := metrics.Serve(m.addr, exp)

@@ -49,20 +49,25 @@ func prometheusBinary(t *testing.T) string {
 // promServer is a Prometheus started by startPrometheus.
 type promServer struct{ addr string }
 
-// startPrometheus starts Prometheus scraping target every second, with
-// flags added to its command line, and waits until it is ready; it is
-// stopped when the test ends.
+// startPrometheus starts Prometheus scraping target (HOST:PORT, or several
+// separated by commas) every second, with flags added to its command
+// line, and waits until it is ready; it is stopped when the test ends.
 func startPrometheus(t *testing.T, bin, target string, flags ...string) *promServer {
 	t.Helper()
 	dir := t.TempDir()
+	targets := strings.Split(target, ",")
+	quoted := make([]string, len(targets))
+	for i, tg := range targets {
+		quoted[i] = strconv.Quote(tg)
+	}
 	cfg := writeFile(t, dir, "prometheus.yml", fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 1s
 scrape_configs:
   - job_name: openload
     static_configs:
-      - targets: [%q]
-`, target))
+      - targets: [%s]
+`, strings.Join(quoted, ", ")))
 	addr := freePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound on a hung Prometheus
 	cmd := exec.CommandContext(ctx, bin, append([]string{"--config.file=" + cfg, "--storage.tsdb.path=" + filepath.Join(dir, "data"),

@@ -21,8 +21,9 @@
 // had not taken, so such a count would fall at the end; the dispatcher's
 // own lateness shows as schedule_lag_seconds instead. A counter never
 // falls: at the end they equal the result's counts, statuses, error kinds,
-// wire counts and limit.waited exactly. The time histograms are the result's HdrHistograms
-// in classic buckets (LatencyBounds). Native histograms are not emitted:
+// wire counts and limit.waited exactly. The time histograms are the
+// result's HdrHistograms in classic buckets about 10 % wide
+// (LatencyBounds, buckets.go). Native histograms are not emitted:
 // Prometheus 2.x reads them only with --enable-feature=native-histograms
 // (from 2.40) and a protobuf scrape, and the exact distribution is in the
 // result file anyway.
@@ -67,6 +68,9 @@ type Exporter struct {
 	// seen catches up with finals (FinalScraped).
 	finals, seen int64
 	waiters      []chan struct{}
+	// nBounds is how many LatencyBounds its sources serve
+	// (SetMaxLatency), all when 0.
+	nBounds int
 }
 
 // New returns an exporter whose series all carry labels (run, shard): a
@@ -163,6 +167,7 @@ func (e *Exporter) Source(labels map[string]string) *Source {
 	maps.Copy(all, labels)
 	s := &Source{d: newDescs(all), e: e}
 	e.mu.Lock()
+	s.nBounds = e.nBounds
 	e.srcs = append(e.srcs, s)
 	e.mu.Unlock()
 	return s
@@ -170,9 +175,10 @@ func (e *Exporter) Source(labels map[string]string) *Source {
 
 // Source is one run's latest snapshot.
 type Source struct {
-	snap atomic.Pointer[Snapshot]
-	d    descs
-	e    *Exporter
+	snap    atomic.Pointer[Snapshot]
+	d       descs
+	e       *Exporter
+	nBounds int // the exporter's, when it was added
 }
 
 // Observe takes a snapshot of l and publishes it; it has the signature of
@@ -202,7 +208,7 @@ type descs struct {
 	inFlight, waiting, limitWaited, finished                 *prometheus.Desc
 	startTime, lag, offered                                  *prometheus.Desc
 	response, service, sendDelay                             *prometheus.Desc
-	ttft, itl, outputTokens, streams, classes                *prometheus.Desc
+	ttft, itl, tpot, outputTokens, streams, classes          *prometheus.Desc
 }
 
 func newDescs(l prometheus.Labels) descs {
@@ -232,6 +238,7 @@ func newDescs(l prometheus.Labels) descs {
 		sendDelay:    d("send_delay_seconds", "Send delay, sent - scheduled, of the requests sent after any warm-up."),
 		ttft:         d("ttft_seconds", "Time to first token of streamed answers, from the schedule or from the send.", "from"),
 		itl:          d("itl_seconds", "Inter-token latency: every gap between two content events of a stream."),
+		tpot:         d("tpot_seconds", "Time per output token of streamed answers: (last token - first token) / (tokens - 1), one value a request."),
 		outputTokens: d("output_tokens_total", "Output tokens of streamed answers."),
 		streams:      d("stream_requests_total", "Requests whose answer was a stream."),
 		classes:      d("class_responses_total", "Requests by the value of a class response header (the result's classes).", "header", "value"),
@@ -251,7 +258,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	c.e.mu.Unlock()
 	for _, s := range srcs {
 		if snap := s.snap.Load(); snap != nil {
-			s.d.emit(ch, snap)
+			s.d.emit(ch, snap.upTo(s.nBounds))
 		}
 	}
 }
@@ -303,6 +310,7 @@ func (d *descs) emit(ch chan<- prometheus.Metric, s *Snapshot) {
 		hist(ch, d.ttft, st.TTFTSchedule, "schedule")
 		hist(ch, d.ttft, st.TTFTSend, "send")
 		hist(ch, d.itl, st.ITL)
+		hist(ch, d.tpot, st.TPOT)
 		counter(d.outputTokens, st.OutputTokens)
 		counter(d.streams, st.Requests)
 	}
@@ -312,9 +320,9 @@ func (d *descs) emit(ch chan<- prometheus.Metric, s *Snapshot) {
 }
 
 func hist(ch chan<- prometheus.Metric, desc *prometheus.Desc, h Histogram, lv ...string) {
-	b := make(map[float64]uint64, len(LatencyBounds))
-	for i, le := range LatencyBounds {
-		b[le] = h.Cumulative[i]
+	b := make(map[float64]uint64, len(h.Cumulative))
+	for i, n := range h.Cumulative { // the bounds the source serves (upTo)
+		b[LatencyBounds[i]] = n
 	}
 	ch <- prometheus.MustNewConstHistogram(desc, h.Count, h.Sum, b, lv...)
 }

@@ -336,6 +336,12 @@ func TestStreamFigures(t *testing.T) {
 	if got, _ := value(fams, "openload_itl_seconds", nil); got != float64(2*res.Counts.Completed) {
 		t.Errorf("itl_seconds_count = %v, want 2 gaps × %d streams", got, res.Counts.Completed)
 	}
+	// One TPOT a stream of two or more tokens: the result's TPOT histogram.
+	if h, err := result.DecodeHistogram(res.Histograms.TPOT); err != nil {
+		t.Fatal(err)
+	} else if got, ok := value(fams, "openload_tpot_seconds", nil); !ok || got != float64(h.TotalCount()) || got == 0 {
+		t.Errorf("tpot_seconds_count = %v, the result's histogram holds %d", got, h.TotalCount())
+	}
 }
 
 // TestNothingBeforeFirstSnapshot: a source exports nothing until its run
