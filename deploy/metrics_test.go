@@ -167,7 +167,7 @@ var (
 		"openload_response_time_seconds_bucket", "openload_service_time_seconds_bucket", "openload_send_delay_seconds_bucket",
 		"openload_ttft_seconds_bucket", "openload_itl_seconds_bucket", "openload_tpot_seconds_bucket",
 		"openload_requests_failed_total", "openload_requests_timed_out_total", "openload_requests_unfinished_total",
-		"openload_output_tokens_total",
+		"openload_output_tokens_total", "openload_offered_rate",
 	}
 	metricName = regexp.MustCompile(`\b(openload|stub)_[a-z_]+\b`)
 )

@@ -460,6 +460,13 @@ func TestDashboardQueries(t *testing.T) {
 			for _, s := range series {
 				checkRate(s, byLabel[key][s.labels[key]], 1)
 			}
+		case name == "openload_offered_rate": // the schedule's rate, while it runs
+			s := series[0]
+			got := median(middle(s))
+			add(s, fmt.Sprintf("median %g/s", got), fmt.Sprintf("config.rate %g/s", res.Config.Rate))
+			if got != res.Config.Rate || slices.Max(s.values) != res.Config.Rate {
+				fail("median %g, max %g, the result's rate %g", got, slices.Max(s.values), res.Config.Rate)
+			}
 		case name == "openload_output_tokens_total":
 			checkRate(series[0], res.Stream.OutputTokens, tokensPerRequest)
 		case strings.Contains(q, "rate(openload_"):

@@ -126,8 +126,11 @@ const notDue = int64(1<<63 - 1)
 // record, and waits no longer.
 func (g *generator) live(rec *recorder.Recorder, final bool) Live {
 	l := Live{Rec: rec, Start: g.start, Elapsed: g.since(), LimitWaited: g.limitWaited.Load(), Final: final}
-	if g.sched != nil && !final {
+	if g.sched != nil {
 		l.Offered, l.Rated = schedule.RateAt(g.sched, l.Elapsed)
+		if final {
+			l.Offered = 0 // nothing more is offered; the gauge stays, for a panel's last value
+		}
 	}
 	// Started before taken, as in progress: a request is taken before
 	// its sending begins, so this order never shows more sent than due.

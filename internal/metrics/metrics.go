@@ -232,7 +232,7 @@ func newDescs(l prometheus.Labels) descs {
 		finished:     d("run_finished", "1 once the run's last request has its outcome and these figures are final, else 0."),
 		startTime:    d("run_start_time_seconds", "The run's offset 0 in Unix seconds: the start instant it waits for, while it waits."),
 		lag:          d("schedule_lag_seconds", "How late the generator takes arrivals from the schedule: the time since the oldest arrival not yet taken was due, 0 when none is overdue."),
-		offered:      d("offered_rate", "The schedule's arrival rate now, requests a second (a session run's: sessions a second); absent for a schedule without one (a replay)."),
+		offered:      d("offered_rate", "The schedule's arrival rate now, requests a second (a session run's: sessions a second); 0 once the run has ended; absent for a schedule without one (a replay)."),
 		response:     d("response_time_seconds", "Response time, done - scheduled, of the requests after any warm-up."),
 		service:      d("service_time_seconds", "Service time, done - sent, of the requests sent after any warm-up."),
 		sendDelay:    d("send_delay_seconds", "Send delay, sent - scheduled, of the requests sent after any warm-up."),
