@@ -133,6 +133,7 @@ type SLO struct {
 	Expr     string  `json:"expr"`
 	Measured float64 `json:"measured"` // ms, or a share when Share
 	Share    bool    `json:"share,omitempty"`
+	Count    bool    `json:"count,omitempty"` // Measured is a number of requests (status.503<=0)
 	Pass     bool    `json:"pass"`
 	// NoData: the result held no sample of the figure, so the objective
 	// was not met (Pass is false) and Measured means nothing.
