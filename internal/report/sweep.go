@@ -217,6 +217,9 @@ func SweepTable(w io.Writer, points []result.FilePoint, knee int) error {
 					mark = "✗"
 				}
 				fig := cellFigure(s.Measured, s.Share)
+				if s.Count && !math.IsInf(s.Measured, 0) {
+					fig = fmt.Sprintf("%.0f", s.Measured) // a count of requests (status.503<=0)
+				}
 				if s.NoData {
 					fig = "no data"
 				}
@@ -341,8 +344,13 @@ func note(p result.FilePoint, knee bool) string {
 	if knee {
 		parts = append(parts, "← knee")
 	}
-	if p.Stopped != "" {
+	switch {
+	case p.Stopped != "":
 		parts = append(parts, "stopped early")
+	case p.Result.Interrupted:
+		// The user's stop cut the point short (a stop of the sweep's own
+		// is Stopped): its figures are of the part that ran.
+		parts = append(parts, fmt.Sprintf("INTERRUPTED (%d/%.0f scheduled)", p.Result.Counts.Scheduled, p.Result.Counts.Expected))
 	}
 	if !valid(p.Result) {
 		parts = append(parts, "INVALID (a check failed)")

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -87,5 +88,31 @@ func TestSearchTableGolden(t *testing.T) {
 	}
 	if !strings.Contains(out, "│       past │                 past │") {
 		t.Errorf("stopped probes' figures:\n%s", out)
+	}
+}
+
+// TestSweepInterruptedPoint: the point a user's stop cut short is marked
+// so in its row, with how much of its schedule ran; a stop of the sweep's
+// own stays "stopped early".
+func TestSweepInterruptedPoint(t *testing.T) {
+	f := readSweep(t, "sweep.json")
+	last := f.Points[len(f.Points)-1]
+	r := *last.Result
+	r.Interrupted = true
+	r.Counts.Scheduled = r.Counts.Scheduled / 2
+	f.Points[len(f.Points)-1].Result = &r
+	out := render(t, f)
+	want := fmt.Sprintf("INTERRUPTED (%d/%.0f scheduled) │", r.Counts.Scheduled, r.Counts.Expected)
+	rows := 0
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "INTERRUPTED") {
+			rows++
+			if !strings.HasSuffix(l, want) {
+				t.Errorf("interrupted row %q, want it to end %q", l, want)
+			}
+		}
+	}
+	if rows != 1 {
+		t.Errorf("%d rows marked interrupted, want the last alone:\n%s", rows, out)
 	}
 }
