@@ -39,6 +39,7 @@ type loopArrivals struct {
 	bounded  bool              // batches are bounded by batchArrivals (the HTTP/1.1 loop)
 	events   []unix.EpollEvent // what the last wait returned
 	waited   atomic.Int64      // ns spent waiting in epoll_wait, for the run's self-monitoring
+	waiting  atomic.Int64      // when the wait under way began (since the start, ns) + 1; 0 when not waiting
 	rawSleep bool              // sleep in a raw epoll_wait (see blockingEpollWait)
 }
 
@@ -255,7 +256,9 @@ func (a *loopArrivals) sleep(now, next, check time.Duration) (int, error) {
 		return n, nil
 	}
 	before := a.g.since()
+	a.waiting.Store(int64(before) + 1)
 	n, err := blockingEpollWait(ep, a.events, timeout, a.rawSleep && wake-now <= rawSleepMax)
+	a.waiting.Store(0)
 	a.waited.Add(int64(a.g.since() - before))
 	if ep == a.quiet && err == nil {
 		return rawEpollWait(a.ep, a.events)
@@ -294,7 +297,7 @@ func openLoop() (ep, tfd, efd int, err error) {
 // to the end, with its short scheduler slice (loopSlice); the run's
 // self-monitoring samples how busy the loop is by its time in epoll_wait.
 func (a *loopArrivals) startLoop(wg *sync.WaitGroup, run func()) {
-	a.g.mon.WatchLoop(func() time.Duration { return time.Duration(a.waited.Load()) })
+	a.g.mon.WatchLoop(a.waitedSoFar)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -303,6 +306,18 @@ func (a *loopArrivals) startLoop(wg *sync.WaitGroup, run func()) {
 		a.g.mon.LoopSlice(shortSlice())
 		run()
 	}()
+}
+
+// waitedSoFar is the loop's time waiting for events so far, the wait
+// under way included: a loop asleep for seconds (a scenario whose rate
+// is 0 at first) is idle in each of them, not busy until the wait ends,
+// so that its busiest second and its whole run are one measure.
+func (a *loopArrivals) waitedSoFar() time.Duration {
+	w := time.Duration(a.waited.Load())
+	if from := a.waiting.Load(); from > 0 {
+		w += max(0, a.g.since()-time.Duration(from-1))
+	}
+	return w
 }
 
 // loopInbox is where goroutines (dials, lent exchanges) leave a loop
