@@ -420,7 +420,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			name = o.replay.name(s.Options.Schedule)
 		}
 		name = describeShard(name, s.Options.Shard, s.Options.StartAt) // shardflags.go
-		fmt.Fprintf(stderr, "openload: %s → %s %s\n", name, s.Options.Method, s.Options.URL)
+		fmt.Fprintf(stderr, "openload: %s → %s\n", name, result.SendsOf(s.Options.Method, s.Options.URL.String(), s.Options.Request))
 	}
 	oc, err := s.Run(ctx) // the findings are in the result's checks
 	code := exitOK

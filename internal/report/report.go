@@ -157,7 +157,7 @@ func RequestLine(q *result.Request) string {
 // Text writes the full terminal report of res.
 func Text(w io.Writer, res *result.Result) error {
 	cfg := res.Config
-	what := cfg.Method + " " + cfg.Target
+	what := res.Sends()
 	if len(res.Steps) > 0 {
 		// A session run: its requests are its steps'.
 		what = fmt.Sprintf("sessions of %d steps (%s) at %s", len(res.Steps), strings.Join(result.PartNames(res.Steps), " → "), cfg.Target)
