@@ -461,7 +461,7 @@ func (o *loadOptions) render(oc loadtest.Outcome, err error, code int, stdout, s
 	out := o.reportTo(stdout, stderr)
 	verdict := exitOf(oc.Class)
 	if !o.quiet {
-		if err := report.Text(out, res); err != nil {
+		if err := report.TextWrapped(out, res, wrapWidth(out)); err != nil {
 			fmt.Fprintf(stderr, "openload: report: %v\n", err)
 		}
 		o.retry.printExpectation(out, o, res)
