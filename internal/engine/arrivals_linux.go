@@ -39,7 +39,8 @@ type loopArrivals struct {
 	bounded  bool              // batches are bounded by batchArrivals (the HTTP/1.1 loop)
 	events   []unix.EpollEvent // what the last wait returned
 	waited   atomic.Int64      // ns spent waiting in epoll_wait, for the run's self-monitoring
-	waiting  atomic.Int64      // when the wait under way began (since the start, ns) + 1; 0 when not waiting
+	waitFrom atomic.Int64      // when the wait under way began, since the start (ns; < 0 before it)
+	inWait   atomic.Bool       // a wait is under way, from waitFrom
 	rawSleep bool              // sleep in a raw epoll_wait (see blockingEpollWait)
 }
 
@@ -256,9 +257,10 @@ func (a *loopArrivals) sleep(now, next, check time.Duration) (int, error) {
 		return n, nil
 	}
 	before := a.g.since()
-	a.waiting.Store(int64(before) + 1)
+	a.waitFrom.Store(int64(before))
+	a.inWait.Store(true)
 	n, err := blockingEpollWait(ep, a.events, timeout, a.rawSleep && wake-now <= rawSleepMax)
-	a.waiting.Store(0)
+	a.inWait.Store(false) // before the wait is added: a reader may miss it a moment, never count it twice
 	a.waited.Add(int64(a.g.since() - before))
 	if ep == a.quiet && err == nil {
 		return rawEpollWait(a.ep, a.events)
@@ -314,8 +316,10 @@ func (a *loopArrivals) startLoop(wg *sync.WaitGroup, run func()) {
 // so that its busiest second and its whole run are one measure.
 func (a *loopArrivals) waitedSoFar() time.Duration {
 	w := time.Duration(a.waited.Load())
-	if from := a.waiting.Load(); from > 0 {
-		w += max(0, a.g.since()-time.Duration(from-1))
+	if a.inWait.Load() {
+		// The first wait of a run of scenarios begins before their
+		// shared start, at a negative offset.
+		w += max(0, a.g.since()-time.Duration(a.waitFrom.Load()))
 	}
 	return w
 }
