@@ -91,6 +91,10 @@ type Request struct {
 	// taken how (in turn, or drawn by weight and seed), and the values
 	// file of its {{csv.…}} placeholders.
 	Targets string `json:"targets,omitempty"`
+	// TargetMethods counts a request mix's targets by method, so that
+	// its headline says what it sends ("3 targets (GET 2, POST 1)")
+	// rather than its first target's.
+	TargetMethods map[string]int `json:"target_methods,omitempty"`
 	// Connections says why openload chose the connection limit
 	// (Config.Connections) when none was given: a model server's
 	// answers, sized from the schedule and the timeout.
@@ -133,6 +137,7 @@ type SLO struct {
 	Expr     string  `json:"expr"`
 	Measured float64 `json:"measured"` // ms, or a share when Share
 	Share    bool    `json:"share,omitempty"`
+	Count    bool    `json:"count,omitempty"` // Measured is a number of requests (status.503<=0)
 	Pass     bool    `json:"pass"`
 	// NoData: the result held no sample of the figure, so the objective
 	// was not met (Pass is false) and Measured means nothing.

@@ -26,6 +26,9 @@ type Metric struct {
 	// Prefix is what the names of a family of figures begin with
 	// ("server."); "" for one figure.
 	Prefix string
+	// Count: a share family whose figure may be written as a count of
+	// requests too (status.5xx<=0, status.503.count<=10).
+	Count bool
 	// Histogram: the result holds the figure's HdrHistogram, which
 	// Result.Histogram decodes (report --format hgrm, diff A B).
 	Histogram bool
@@ -124,6 +127,9 @@ func MetricTable() []Metric {
 		{Name: "errors", Objective: "errors", Share: true, Part: true},
 		// The requests answered with a 4xx other than 408 and 429.
 		{Name: "client_errors", Objective: "client_errors", Share: true, Part: true},
+		// The requests answered with a status CODE (503) or of a class
+		// (5xx): a share of the scheduled requests, or a count.
+		{Name: "status.CODE", Objective: "status.CODE", Prefix: "status.", Share: true, Count: true, Part: true},
 		// The requests whose class header had VALUE (Classes).
 		{Name: "class.VALUE", Objective: "class.VALUE.share", Prefix: "class.", Share: true},
 		// A session's own time, from its arrival to its last step's

@@ -45,10 +45,15 @@ func resultOf(t *testing.T, n, status int) *result.Result {
 // time by its name and its alias (ttft), a family by one member
 // (server.queue, class.model.share).
 func grammar() []string {
-	var times, shares []string
+	var times, shares, exprs0 []string
 	for _, m := range result.MetricTable() {
 		switch {
 		case m.Objective == "":
+		case m.Count: // a status: a class as a share, a code as a count
+			shares = append(shares, m.Prefix+"5xx", m.Prefix+"503.share")
+			for _, op := range []string{"<=", ">"} {
+				exprs0 = append(exprs0, m.Prefix+"503"+op+"0", m.Prefix+"2xx.count"+op+"10")
+			}
 		case m.Share && m.Prefix != "":
 			shares = append(shares, m.Prefix+"model.share")
 		case m.Share:
@@ -62,7 +67,7 @@ func grammar() []string {
 			}
 		}
 	}
-	var exprs []string
+	exprs := exprs0
 	ops := []string{"<=", "<", ">=", ">"}
 	for _, m := range times {
 		for _, st := range latencyStats {
@@ -98,16 +103,16 @@ func TestNothingPassesOnNothing(t *testing.T) {
 			case "response", "service", "send_delay", "errors", "client_errors":
 				return true
 			}
-			return false
+			return strings.HasPrefix(m, "status.")
 		}},
 		{"all refused (415)", resultOf(t, 30, 415), func(m string) bool {
 			switch m {
 			case "response", "service", "send_delay", "errors", "client_errors":
 				return true
 			}
-			return false
+			return strings.HasPrefix(m, "status.")
 		}},
-		{"no answer", resultOf(t, 30, 0), func(m string) bool { return m == "errors" || m == "client_errors" }},
+		{"no answer", resultOf(t, 30, 0), func(m string) bool { return m == "errors" || m == "client_errors" || strings.HasPrefix(m, "status.") }},
 	}
 	exprs := grammar()
 	for _, tc := range cases {

@@ -48,7 +48,7 @@ func Judge(res *result.Result, objs []Objective) Outcome {
 	rs := Evaluate(res, WithDefault(objs))
 	res.SLOs = make([]result.SLO, len(rs))
 	for i, r := range rs {
-		res.SLOs[i] = result.SLO{Expr: r.Objective.Expr, Measured: r.Measured, Share: r.Objective.Share,
+		res.SLOs[i] = result.SLO{Expr: r.Objective.Expr, Measured: r.Measured, Share: r.Objective.Share, Count: r.Objective.Count,
 			Pass: r.Pass, NoData: r.NoData, Message: r.Message, Default: r.Objective.Default}
 	}
 	return Outcome{Objectives: rs, Class: ClassOf(res)}

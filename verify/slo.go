@@ -26,7 +26,10 @@ import (
 // such as 1% or 0.01), client_errors (the share of scheduled requests
 // answered with a 4xx status other than 408 and 429; VALUE a share) or
 // class.VALUE.share (the share of requests whose class header had VALUE;
-// VALUE a share), and of a session run session (the time of a session
+// VALUE a share), status.CODE (the requests answered with status CODE, a
+// code such as 503 or a class 1xx to 5xx: a share of the scheduled
+// requests when VALUE ends in %, or written status.CODE.share; else a
+// count, a whole number, or written status.CODE.count), and of a session run session (the time of a session
 // that ended, from its arrival to its last step's done; a time) or
 // sessions_ended_early (the share of the ended sessions that ended early,
 // at a failed step; VALUE a share): the rows of result.MetricTable an
@@ -45,6 +48,13 @@ import (
 // also has session and sessions_ended_early. The name is what precedes
 // the last colon before the metric, so it may hold colons ("GET
 // http://h:8080/x:response.p99<=300ms", "shop:checkout:response.p99<=300ms").
+// scopable reports whether an objective scoped to a part or scenario may
+// judge metric (a Name, or a family's member: status.503).
+func scopable(metric string) bool {
+	m, _ := result.LookupMetric(metric)
+	return m.Part || m.Scenario
+}
+
 // CheckScopes refuses a name the run has no part of.
 //
 // A figure with no samples is no data, never a pass (Evaluate): a TTFT
@@ -52,6 +62,7 @@ import (
 // was answered.
 //
 // Examples: response.p99<=200ms, server.queue.max<150ms, errors<=0.5%,
+// status.5xx<=1%, status.503<=0, status.2xx.share>=99%,
 // class.model.share>=0.4, checkout:response.p99<=300ms, session.p99<=5s,
 // shop:sessions_ended_early<=1%, chat:turn2:ttft.p99<=500ms.
 type Objective struct {
@@ -62,6 +73,7 @@ type Objective struct {
 	Op        string
 	Threshold float64 // ms for latencies, a ratio for errors and shares
 	Share     bool    // Threshold is a ratio, not ms
+	Count     bool    // Threshold is a number of requests (status.503<=0)
 	Default   bool    // openload's own objective, not the user's (target.go)
 }
 
@@ -97,9 +109,19 @@ func ParseObjective(expr string) (Objective, error) {
 		return o, fmt.Errorf("objective %q: %v", expr, err)
 	}
 	var err error
-	if o.Share {
+	if o.Stat == "" { // status.CODE: the value says share or count
+		o.Stat = "count"
+		if strings.HasSuffix(rhs, "%") {
+			o.Stat = "share"
+		}
+		o.Share, o.Count = o.Stat == "share", o.Stat == "count"
+	}
+	switch {
+	case o.Count:
+		o.Threshold, err = parseCount(rhs)
+	case o.Share:
 		o.Threshold, err = parseShare(rhs)
-	} else {
+	default:
 		o.Threshold, err = parseMillis(rhs)
 	}
 	if err != nil {
@@ -124,7 +146,7 @@ func (o *Objective) parseScoped(lhs string) error {
 	switch {
 	case scoped.Scope == "":
 		return fmt.Errorf("no name before the colon; write NAME:%s", strings.TrimSpace(lhs[i+1:]))
-	case !slices.Contains(partMetrics(), scoped.Metric) && !slices.Contains(scenarioMetrics(), scoped.Metric):
+	case !scopable(scoped.Metric):
 		return fmt.Errorf("%s is not a figure of a part: a scoped objective judges %s, and scoped to a scenario %s",
 			scoped.Metric, strings.Join(partMetrics(), ", "), strings.Join(scenarioMetrics(), ", "))
 	}
@@ -246,6 +268,9 @@ func objectiveTime(name string) (result.Metric, bool) {
 // (server.NAME.STAT).
 func (o *Objective) parseFamily(m result.Metric, rest string) error {
 	family := strings.TrimSuffix(m.Prefix, ".")
+	if m.Count {
+		return o.parseStatus(m, rest)
+	}
 	if m.Share {
 		v, ok := strings.CutSuffix(rest, ".share")
 		if !ok || v == "" {
@@ -259,6 +284,48 @@ func (o *Objective) parseFamily(m result.Metric, rest string) error {
 		return fmt.Errorf("write a %s metric as %s.STAT", family, m.Objective)
 	}
 	return o.setTime(m.Prefix+name, stat)
+}
+
+// parseStatus reads a status objective's CODE[.share|.count] after its
+// prefix: a code (100 to 599) or a class (1xx to 5xx). Without a
+// statistic the value decides (ParseObjective): 1% a share, 0 a count.
+func (o *Objective) parseStatus(m result.Metric, rest string) error {
+	code, stat := rest, ""
+	if c, s, ok := strings.Cut(rest, "."); ok {
+		code, stat = c, s
+	}
+	if !statusKey(code) {
+		return fmt.Errorf("status %q is neither a code (100 to 599, e.g. 503) nor a class (1xx to 5xx); write e.g. status.5xx<=1%% or status.503<=0", code)
+	}
+	switch stat {
+	case "", "share", "count":
+	default:
+		return fmt.Errorf("unknown statistic %q of a status: write %s%s.share (a share) or %s%s.count (a count)", stat, m.Prefix, code, m.Prefix, code)
+	}
+	o.Metric, o.Stat, o.Share, o.Count = m.Prefix+code, stat, stat == "share", stat == "count"
+	return nil
+}
+
+// statusKey reports whether k is a status code (100 to 599) or a
+// status class (1xx to 5xx).
+func statusKey(k string) bool {
+	if len(k) != 3 || k[0] < '1' || k[0] > '5' {
+		return false
+	}
+	if k[1:] == "xx" {
+		return true
+	}
+	_, err := strconv.Atoi(k)
+	return err == nil && k[1] >= '0' && k[1] <= '9' && k[2] >= '0' && k[2] <= '9'
+}
+
+// statusMatches reports whether an answer's status s (a key of
+// result.Status, "503") is of key: the code itself, or in its class.
+func statusMatches(key, s string) bool {
+	if strings.HasSuffix(key, "xx") {
+		return len(s) == 3 && s[0] == key[0]
+	}
+	return s == key
 }
 
 // setTime sets a time objective's metric and statistic, an alias read as
@@ -305,6 +372,15 @@ func parseMillis(v string) (float64, error) {
 		return 0, fmt.Errorf("value %q is negative", v)
 	}
 	return float64(d) / float64(time.Millisecond), nil
+}
+
+// parseCount reads a count of requests: a whole number ≥ 0.
+func parseCount(v string) (float64, error) {
+	n, err := strconv.ParseUint(v, 10, 53)
+	if err != nil {
+		return 0, fmt.Errorf("value %q is not a count of requests (a whole number such as 0 or 10); a share is written with %%, e.g. 1%%", v)
+	}
+	return float64(n), nil
 }
 
 func parseShare(v string) (float64, error) {
@@ -379,6 +455,7 @@ var computed = map[string]func(*result.Result, Objective) (float64, error){
 	"errors":               errorsShare,
 	"client_errors":        clientErrorsShare,
 	"class.VALUE":          classShare,
+	"status.CODE":          statusFigure,
 	"server.NAME":          serverFigure,
 	"sessions_ended_early": endedEarlyShare,
 }
@@ -448,6 +525,29 @@ func clientErrorsShare(res *result.Result, _ Objective) (float64, error) {
 		return 0, noData("no request was scheduled")
 	}
 	return float64(ClientErrors(res)) / float64(res.Counts.Scheduled), nil
+}
+
+// statusFigure is the share of the scheduled requests answered with
+// the objective's status (a code, or any of a class), or their count.
+// As client_errors, statuses and the base of the share are counted over
+// the whole run, warm-up included; a request that got no answer has no
+// status, so it is in the base of the share but in no status's count
+// (errors judges it).
+func statusFigure(res *result.Result, o Objective) (float64, error) {
+	key := strings.TrimPrefix(o.Metric, "status.")
+	if res.Counts.Scheduled == 0 {
+		return 0, noData("no request was scheduled")
+	}
+	var n int64
+	for s, c := range res.Status {
+		if statusMatches(key, s) {
+			n += c
+		}
+	}
+	if o.Count {
+		return float64(n), nil
+	}
+	return float64(n) / float64(res.Counts.Scheduled), nil
 }
 
 // classShare is the share of classed answers whose class header had the
@@ -719,6 +819,9 @@ func meets(o Objective, v float64) bool {
 func (o Objective) Meets(v float64) bool { return meets(o, v) }
 
 func (o Objective) format(v float64) string {
+	if o.Count {
+		return fmt.Sprintf("%.0f", v)
+	}
 	if o.Share {
 		return fmt.Sprintf("%.3g %%", 100*v)
 	}

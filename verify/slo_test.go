@@ -29,6 +29,11 @@ func TestParseObjective(t *testing.T) {
 		{"ttft_service.p50<=100ms", "ttft_service", "p50", "<=", 100},
 		{"itl.p99<=80ms", "itl", "p99", "<=", 80},
 		{"tpot.max<1s", "tpot", "max", "<", 1000},
+		{"status.5xx<=1%", "status.5xx", "share", "<=", 0.01},
+		{"status.503<=0", "status.503", "count", "<=", 0},
+		{"status.2xx.share>=0.99", "status.2xx", "share", ">=", 0.99},
+		{"status.429.count<10", "status.429", "count", "<", 10},
+		{"checkout:status.4xx<=5", "status.4xx", "count", "<=", 5},
 	}
 	for _, tc := range tests {
 		o, err := ParseObjective(tc.in)
@@ -47,7 +52,7 @@ func TestParseObjectiveErrors(t *testing.T) {
 		{"response.p99", `objective "response.p99": no comparison`},
 		{"response.p99<=", "missing metric or value"},
 		{"<=200ms", "missing metric or value"},
-		{"latency.p99<=200ms", `unknown metric "latency" (known metrics: response, service, send_delay, ttft, ttft_service, itl, tpot, server.NAME, errors, client_errors, class.VALUE.share, session, sessions_ended_early)`},
+		{"latency.p99<=200ms", `unknown metric "latency" (known metrics: response, service, send_delay, ttft, ttft_service, itl, tpot, server.NAME, errors, client_errors, status.CODE, class.VALUE.share, session, sessions_ended_early)`},
 		{"response<=200ms", "response needs a statistic, e.g. response.p99"},
 		{"response.p42<=200ms", `unknown statistic "p42" (one of p50 p90 p95 p99 p999 p9999 max mean)`},
 		{"response.p99<=200", "value 200 needs a unit (ms, s, us), e.g. 200ms"},
@@ -59,6 +64,12 @@ func TestParseObjectiveErrors(t *testing.T) {
 		{"server.<=1ms", "write a server metric as server.NAME.STAT"},
 		{"server.dwell<=1ms", "server.dwell needs a statistic, e.g. server.dwell.p99"},
 		{"response.p99<=1ms<=2ms", "more than one comparison"},
+		{"status<=1%", `unknown metric "status"`},
+		{"status.6xx<=1%", `status "6xx" is neither a code (100 to 599, e.g. 503) nor a class (1xx to 5xx)`},
+		{"status.50<=1%", `status "50" is neither`},
+		{"status.5xx<=0.01", `value "0.01" is not a count of requests (a whole number such as 0 or 10); a share is written with %`},
+		{"status.5xx.p99<=1%", `unknown statistic "p99" of a status: write status.5xx.share (a share) or status.5xx.count (a count)`},
+		{"status.503.share<=2", "not a share between 0 and 1"},
 	}
 	for _, tc := range tests {
 		_, err := ParseObjective(tc.in)
@@ -99,6 +110,10 @@ func TestEvaluate(t *testing.T) {
 		{"errors<=2%", true, 0.015, ""},
 		{"class.model.share>=40%", true, 0.5, ""},
 		{"class.never-seen.share<=0", true, 0, ""},
+		{"status.200.count>=197", true, 197, "status.200.count >= 197: measured 197"},
+		{"status.2xx>=99%", false, 0.985, "status.2xx.share >= 99 %: measured 98.5 % (breached)"},
+		{"status.5xx<=0", true, 0, ""},
+		{"status.5xx<=1%", true, 0, ""},
 		{"server.dwell.max<=150ms", false, 0, `no data: no answer carried Server-Timing metric "dwell" (they carry: queue)`},
 	}
 	for _, tc := range tests {

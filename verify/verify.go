@@ -99,6 +99,9 @@ func Run(res *result.Result, opt Options) []Finding {
 	}
 	out = append(out, timeline(res, opt)...)
 	out = append(out, sendDelay(res, opt), limit(res), failures(res))
+	if f, ok := serverErrors(res); ok {
+		out = append(out, f)
+	}
 	if f, ok := resends(res); ok { // resend.go
 		out = append(out, f)
 	}
@@ -481,6 +484,30 @@ func failures(res *result.Result) Finding {
 	return Finding{Check: "outcomes", Severity: Warn,
 		Message: fmt.Sprintf("%d of %d requests did not complete (%.1f %%: %s); their response time is counted as at least their elapsed time",
 			bad, c.Scheduled, share, strings.Join(kinds, ", "))}
+}
+
+// serverErrors warns when most answers (over half) were server errors,
+// a 5xx: the measurement is valid, but what it measured is a service
+// failing, which a verdict of "valid" alone would hide. It warns rather
+// than fails: an overload gate may answer 503 by design (the stub's
+// deadline gate), and 429s and fallbacks are not 5xx at all. An
+// objective on status.5xx is how a run fails on them.
+func serverErrors(res *result.Result) (Finding, bool) {
+	var answered, n int64
+	var codes []string
+	for _, s := range SortedByCount(res.Status) {
+		answered += res.Status[s]
+		if len(s) == 3 && s[0] == '5' {
+			n += res.Status[s]
+			codes = append(codes, fmt.Sprintf("%s ×%d", s, res.Status[s]))
+		}
+	}
+	if answered == 0 || 2*n <= answered {
+		return Finding{}, false
+	}
+	return Finding{Check: "server errors", Severity: Warn,
+		Message: fmt.Sprintf("%d of %d answers were 5xx (%.1f %%: %s): the service failed most requests; an objective status.5xx<=N%% fails the run on them",
+			n, answered, 100*float64(n)/float64(answered), strings.Join(codes, " · "))}, true
 }
 
 func histograms(res *result.Result) (Finding, bool) {

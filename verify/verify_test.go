@@ -111,6 +111,38 @@ func (tc checkCase) run(t *testing.T, r *result.Result) []Finding {
 
 // Options are valid at their zero values (the defaults) and refuse what
 // no default can mean, naming the field.
+// TestServerErrorsWarn: a run whose answers are mostly 5xx is valid but
+// says so; half or fewer, 429s and fallbacks (200) say nothing.
+func TestServerErrorsWarn(t *testing.T) {
+	tests := []struct {
+		status map[string]int64
+		want   string // "" when no warning
+	}{
+		{map[string]int64{"503": 30}, "30 of 30 answers were 5xx (100.0 %: 503 ×30): the service failed most requests"},
+		{map[string]int64{"503": 12, "500": 4, "200": 14}, "16 of 30 answers were 5xx (53.3 %: 503 ×12 · 500 ×4)"},
+		{map[string]int64{"503": 15, "200": 15}, ""},
+		{map[string]int64{"429": 25, "200": 5}, ""},
+		{nil, ""},
+	}
+	for _, tc := range tests {
+		r := good()
+		r.Status = tc.status
+		fs := Run(r, Options{})
+		var got *Finding
+		for i := range fs {
+			if fs[i].Check == "server errors" {
+				got = &fs[i]
+			}
+		}
+		switch {
+		case tc.want == "" && got != nil:
+			t.Errorf("%v: unexpected %+v", tc.status, *got)
+		case tc.want != "" && (got == nil || got.Severity != Warn || !strings.Contains(got.Message, tc.want)):
+			t.Errorf("%v: got %+v, want a warning containing %q", tc.status, got, tc.want)
+		}
+	}
+}
+
 func TestOptionsValidate(t *testing.T) {
 	if err := (Options{}).Validate(); err != nil {
 		t.Errorf("zero options: %v", err)

@@ -420,7 +420,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			name = o.replay.name(s.Options.Schedule)
 		}
 		name = describeShard(name, s.Options.Shard, s.Options.StartAt) // shardflags.go
-		fmt.Fprintf(stderr, "openload: %s → %s %s\n", name, s.Options.Method, s.Options.URL)
+		fmt.Fprintf(stderr, "openload: %s → %s\n", name, result.SendsOf(s.Options.Method, s.Options.URL.String(), s.Options.Request))
 	}
 	oc, err := s.Run(ctx) // the findings are in the result's checks
 	code := exitOK
@@ -461,7 +461,7 @@ func (o *loadOptions) render(oc loadtest.Outcome, err error, code int, stdout, s
 	out := o.reportTo(stdout, stderr)
 	verdict := exitOf(oc.Class)
 	if !o.quiet {
-		if err := report.Text(out, res); err != nil {
+		if err := report.TextWrapped(out, res, wrapWidth(out)); err != nil {
 			fmt.Fprintf(stderr, "openload: report: %v\n", err)
 		}
 		o.retry.printExpectation(out, o, res)

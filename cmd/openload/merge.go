@@ -144,7 +144,7 @@ func mergeInputs(in []result.MergeInput, o mergeOptions, objs []verify.Objective
 		out = stderr
 	}
 	if !o.quiet {
-		if err := report.Text(out, res); err != nil {
+		if err := report.TextWrapped(out, res, wrapWidth(out)); err != nil {
 			fmt.Fprintf(stderr, "openload: %s: report: %v\n", cmd, err)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/openload/openload/internal/report"
 	"io"
 	"os"
 	"time"
@@ -34,4 +35,14 @@ func progressPrinter(w io.Writer, total time.Duration) (func(engine.Progress), f
 	show := func(p engine.Progress) { fmt.Fprintf(w, "\r\033[K%s", progressLine(p, total)) }
 	clear := func() { fmt.Fprint(w, "\r\033[K") }
 	return show, clear
+}
+
+// wrapWidth is the width a report's long reasons are wrapped to on w: a
+// terminal's report.LineWidth, else 0 (a file or pipe gets each on one
+// line, whole for grep).
+func wrapWidth(w io.Writer) int {
+	if isTerminal(w) {
+		return report.LineWidth
+	}
+	return 0
 }

@@ -66,7 +66,7 @@ func lookupFormat(name string) (reportFormat, bool) {
 
 // writeTable is the text report a run prints, and its verdict.
 func writeTable(w io.Writer, res *result.Result, _ string, _ reportOptions) error {
-	if err := report.Text(w, res); err != nil {
+	if err := report.TextWrapped(w, res, wrapWidth(w)); err != nil {
 		return err
 	}
 	writeVerdict(w, io.Discard, res, 0, false, "")

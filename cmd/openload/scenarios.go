@@ -21,6 +21,7 @@ import (
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/mix"
 	"github.com/openload/openload/internal/session"
+	"github.com/openload/openload/result"
 	"github.com/openload/openload/verify"
 )
 
@@ -534,7 +535,7 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 	defer s.Close()
 	if !top.quiet {
 		for i, sc := range s.Scenarios {
-			what := sc.Options.Method + " " + sc.Options.URL.String()
+			what := result.SendsOf(sc.Options.Method, sc.Options.URL.String(), sc.Options.Request)
 			if ss := sc.Options.Sessions; ss != nil {
 				what = fmt.Sprintf("sessions of %d steps (%s) at %s", len(ss.StepNames()), strings.Join(ss.StepNames(), " → "), sc.Options.URL)
 			}

@@ -62,7 +62,7 @@ func TestRefusedPort(t *testing.T) {
 		t.Errorf("--slo errors<=100%%: exit %d, want 0, without the default objective\n%s", code, stdout)
 	}
 	code, stdout, _ = runCLI("-rate", "50", "-d", "400ms", "--slo", "errors<=50%", url)
-	if code != exitSLOBreached || !strings.Contains(stdout, "objectives: BREACHED (exit 4)") || strings.Contains(stdout, "target failed") {
+	if code != exitSLOBreached || !strings.Contains(stdout, "objectives: BREACHED: errors<=50% (exit 4)") || strings.Contains(stdout, "target failed") {
 		t.Errorf("--slo errors<=50%%: exit %d, want %d (the user's objective)\n%s", code, exitSLOBreached, stdout)
 	}
 }

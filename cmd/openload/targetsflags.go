@@ -111,6 +111,12 @@ func (t *targetsOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		what += fmt.Sprintf(", {{csv.…}} from %s (%d rows)", t.values, vals.Rows())
 	}
 	note(r).Targets = what
+	if len(targets) > 1 {
+		note(r).TargetMethods = map[string]int{}
+		for _, t := range targets {
+			note(r).TargetMethods[t.Method]++
+		}
+	}
 	first := targets[0]
 	r.URL, r.Method, r.Header, r.Body = first.URL, first.Method, first.Header, first.Body
 	return nil

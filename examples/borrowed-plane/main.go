@@ -157,28 +157,49 @@ func faultName(k stub.PlaneFaultKind) string {
 	return string(k)
 }
 
-// Table prints outcomes, one row each.
+// Table prints outcomes, one row each, in two tables of at most 100
+// columns (183 as one): what the fence shed, then what the primary
+// plane spent and the latencies; a line under them says the short
+// headers in full.
 func Table(w io.Writer, outs []Outcome) error {
 	r := tw.AlignRight
-	t := tablewriter.NewTable(w,
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithAlignment(tw.Alignment{tw.AlignLeft, tw.AlignLeft, r, r, r, r, r, r, r, r, r, r, r}),
-	)
-	t.Header("fault", "fence", "intents", "shed/100 stale", "depth", "budget", "late rej/repl", "primary spent by borrowed",
-		"primary comp", "refused", "worker-failed", "resp p50", "resp p99")
+	newTable := func(head ...string) *tablewriter.Table {
+		a := tw.Alignment{tw.AlignLeft, tw.AlignLeft}
+		for range head[2:] {
+			a = append(a, r)
+		}
+		t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithAlignment(a))
+		t.Header(head)
+		return t
+	}
+	shed := newTable("fault", "fence", "intents", "shed/100 stale", "depth", "budget", "late rej/repl")
+	spent := newTable("fault", "fence", "by borrowed", "comp", "refused", "worker-failed", "resp p50", "resp p99")
 	for _, o := range outs {
 		f := o.Stats.Fence
-		if err := t.Append([]string{
+		if err := shed.Append([]string{
 			faultName(o.Fault), string(o.Mode), fmt.Sprint(f.Intents),
 			fmt.Sprintf("%.1f", o.Per100(f.Shed.StaleHealth)), fmt.Sprintf("%.1f", o.Per100(f.Shed.Depth)), fmt.Sprintf("%.1f", o.Per100(f.Shed.Budget)),
-			fmt.Sprintf("%d/%d", f.LateRejected, f.LateReplayed), fmt.Sprint(f.PrimaryBudgetSpentByBorrowed),
+			fmt.Sprintf("%d/%d", f.LateRejected, f.LateReplayed),
+		}); err != nil {
+			return err
+		}
+		if err := spent.Append([]string{
+			faultName(o.Fault), string(o.Mode), fmt.Sprint(f.PrimaryBudgetSpentByBorrowed),
 			fmt.Sprint(f.Primary.Compensations), fmt.Sprint(f.Primary.CompensationsRefused), fmt.Sprint(o.Stats.Reasons.WorkerFailed),
 			fmt.Sprintf("%.1f", o.Result.Response.P50), fmt.Sprintf("%.1f", o.Result.Response.P99),
 		}); err != nil {
 			return err
 		}
 	}
-	return t.Render()
+	if err := shed.Render(); err != nil {
+		return err
+	}
+	if err := spent.Render(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "by borrowed = primary spent by borrowed: the primary plane's retry tokens borrowed attempts took")
+	_, err := fmt.Fprintln(w, "comp = primary comp: its compensations · refused: those refused · resp p50, p99 in ms")
+	return err
 }
 
 // Timeline prints the fence's per-second timeline of one fault under both

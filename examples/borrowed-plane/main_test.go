@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/openload/openload/servers/stub"
 )
@@ -73,6 +74,11 @@ func TestBorrowSlowBothModes(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "borrow-slow") || !strings.Contains(b.String(), "primary spent by borrowed") {
 		t.Errorf("table:\n%s", b.String())
+	}
+	for _, l := range strings.Split(b.String(), "\n") { // 183 columns as one table
+		if n := utf8.RuneCountInString(l); n > 100 {
+			t.Errorf("a line of %d columns: %q", n, l)
+		}
 	}
 }
 

@@ -39,6 +39,8 @@ type loopArrivals struct {
 	bounded  bool              // batches are bounded by batchArrivals (the HTTP/1.1 loop)
 	events   []unix.EpollEvent // what the last wait returned
 	waited   atomic.Int64      // ns spent waiting in epoll_wait, for the run's self-monitoring
+	waitFrom atomic.Int64      // when the wait under way began, since the start (ns; < 0 before it)
+	inWait   atomic.Bool       // a wait is under way, from waitFrom
 	rawSleep bool              // sleep in a raw epoll_wait (see blockingEpollWait)
 }
 
@@ -259,7 +261,10 @@ func (a *loopArrivals) sleep(now, next, check time.Duration) (int, error) {
 		return n, nil
 	}
 	before := a.g.since()
+	a.waitFrom.Store(int64(before))
+	a.inWait.Store(true)
 	n, err := blockingEpollWait(ep, a.events, timeout, a.rawSleep && wake-now <= rawSleepMax)
+	a.inWait.Store(false) // before the wait is added: a reader may miss it a moment, never count it twice
 	a.waited.Add(int64(a.g.since() - before))
 	if ep == a.quiet && err == nil {
 		return rawEpollWait(a.ep, a.events)
@@ -298,7 +303,7 @@ func openLoop() (ep, tfd, efd int, err error) {
 // to the end, with its short scheduler slice (loopSlice); the run's
 // self-monitoring samples how busy the loop is by its time in epoll_wait.
 func (a *loopArrivals) startLoop(wg *sync.WaitGroup, run func()) {
-	a.g.mon.WatchLoop(func() time.Duration { return time.Duration(a.waited.Load()) })
+	a.g.mon.WatchLoop(a.waitedSoFar)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -307,6 +312,20 @@ func (a *loopArrivals) startLoop(wg *sync.WaitGroup, run func()) {
 		a.g.mon.LoopSlice(shortSlice())
 		run()
 	}()
+}
+
+// waitedSoFar is the loop's time waiting for events so far, the wait
+// under way included: a loop asleep for seconds (a scenario whose rate
+// is 0 at first) is idle in each of them, not busy until the wait ends,
+// so that its busiest second and its whole run are one measure.
+func (a *loopArrivals) waitedSoFar() time.Duration {
+	w := time.Duration(a.waited.Load())
+	if a.inWait.Load() {
+		// The first wait of a run of scenarios begins before their
+		// shared start, at a negative offset.
+		w += max(0, a.g.since()-time.Duration(a.waitFrom.Load()))
+	}
+	return w
 }
 
 // loopInbox is where goroutines (dials, lent exchanges) leave a loop

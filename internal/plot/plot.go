@@ -174,6 +174,10 @@ func Identity(res *result.Result) string {
 		id = "unknown schedule"
 	}
 	target := cfg.Target
+	what := res.Sends()
+	if utf8.RuneCountInString(what) > maxTarget {
+		what = string([]rune(what)[:maxTarget-1]) + "…"
+	}
 	if utf8.RuneCountInString(target) > maxTarget {
 		target = string([]rune(target)[:maxTarget-1]) + "…"
 	}
@@ -181,7 +185,7 @@ func Identity(res *result.Result) string {
 	case cfg.BuiltinStub != "":
 		id += " · built-in stub at " + target
 	case target != "":
-		id += " · " + cfg.Method + " " + target
+		id += " · " + what
 	}
 	if !res.Started.IsZero() {
 		id += " · started " + res.Started.UTC().Format("2006-01-02 15:04:05") + " UTC"

@@ -23,6 +23,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -154,10 +155,17 @@ func RequestLine(q *result.Request) string {
 	return "request: " + strings.Join(parts, " · ")
 }
 
-// Text writes the full terminal report of res.
-func Text(w io.Writer, res *result.Result) error {
+// Text writes the full terminal report of res, a line to each check and
+// objective (TextWrapped wraps them).
+func Text(w io.Writer, res *result.Result) error { return TextWrapped(w, res, 0) }
+
+// TextWrapped writes the full terminal report of res with each check's
+// and objective's reason wrapped to wrapAt columns (LineWidth for a
+// terminal; 0: not wrapped, one line each, as a file or pipe gets it
+// so that a line found by grep is whole).
+func TextWrapped(w io.Writer, res *result.Result, wrapAt int) error {
 	cfg := res.Config
-	what := cfg.Method + " " + cfg.Target
+	what := res.Sends()
 	if len(res.Steps) > 0 {
 		// A session run: its requests are its steps'.
 		what = fmt.Sprintf("sessions of %d steps (%s) at %s", len(res.Steps), strings.Join(result.PartNames(res.Steps), " → "), cfg.Target)
@@ -334,15 +342,18 @@ func Text(w io.Writer, res *result.Result) error {
 			width = max(width, len(c.Name))
 		}
 		for _, c := range res.Checks {
-			fmt.Fprintf(w, "  %-4s  %-*s  %s\n", strings.ToUpper(c.Severity), width, c.Name, c.Message)
+			wrapped(w, wrapAt, fmt.Sprintf("  %-4s  %-*s  ", strings.ToUpper(c.Severity), width, c.Name), c.Message)
 		}
 	}
-	Objectives(w, res.SLOs)
+	objectives(w, wrapAt, res.SLOs)
 	return nil
 }
 
 // Objectives writes one line per evaluated objective (nothing when none).
-func Objectives(w io.Writer, slos []result.SLO) {
+func Objectives(w io.Writer, slos []result.SLO) { objectives(w, 0, slos) }
+
+// objectives writes Objectives, each wrapped to width (0: not wrapped).
+func objectives(w io.Writer, width int, slos []result.SLO) {
 	if len(slos) == 0 {
 		return
 	}
@@ -352,7 +363,29 @@ func Objectives(w io.Writer, slos []result.SLO) {
 		if !s.Pass {
 			mark = "FAIL"
 		}
-		fmt.Fprintf(w, "  %s  %s\n", mark, s.Message)
+		wrapped(w, width, "  "+mark+"  ", s.Message)
+	}
+}
+
+// LineWidth is the width a report's long lines are wrapped to on a
+// terminal: a check's reason, an objective's message. A terminal is
+// often no wider.
+const LineWidth = 100
+
+// wrapped writes text after lead, wrapped at spaces to width, each
+// further line indented under the first's text (never narrower than 40
+// columns of text); width 0 writes it on one line.
+func wrapped(w io.Writer, width int, lead, text string) {
+	if width <= 0 {
+		fmt.Fprintln(w, lead+text)
+		return
+	}
+	indent := utf8.RuneCountInString(lead)
+	for i, l := range wrap(text, max(width-indent, 40)) {
+		if i > 0 {
+			lead = strings.Repeat(" ", indent)
+		}
+		fmt.Fprintln(w, lead+l)
 	}
 }
 

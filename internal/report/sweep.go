@@ -189,7 +189,7 @@ func SweepTable(w io.Writer, points []result.FilePoint, knee int) error {
 	if len(slos) > 0 {
 		align[len(align)-2] = tw.AlignLeft // the marks one under the other
 	}
-	t := newTable(w, align, head...)
+	var rows [][]string
 	past := false
 	for i, p := range points {
 		r := p.Result
@@ -217,6 +217,9 @@ func SweepTable(w io.Writer, points []result.FilePoint, knee int) error {
 					mark = "✗"
 				}
 				fig := cellFigure(s.Measured, s.Share)
+				if s.Count && !math.IsInf(s.Measured, 0) {
+					fig = fmt.Sprintf("%.0f", s.Measured) // a count of requests (status.503<=0)
+				}
 				if s.NoData {
 					fig = "no data"
 				}
@@ -226,11 +229,9 @@ func SweepTable(w io.Writer, points []result.FilePoint, knee int) error {
 			row = append(row, strings.Join(objs, "  "))
 		}
 		row = append(row, note(p, i == knee))
-		if err := t.Append(row); err != nil {
-			return err
-		}
+		rows = append(rows, row)
 	}
-	if err := t.Render(); err != nil {
+	if err := fitTables(w, align, head, rows, slices.Index(head, "errors")); err != nil {
 		return err
 	}
 	if past {
@@ -238,6 +239,59 @@ func SweepTable(w io.Writer, points []result.FilePoint, knee int) error {
 		return err
 	}
 	return nil
+}
+
+// TableWidth is the width a report's tables are kept to where they can
+// be split: a terminal is often no wider.
+const TableWidth = 100
+
+// fitTables writes rows under head as one table when it fits TableWidth
+// columns; else as two, split before column cut, each with the first
+// column again (a sweep's rate): the latencies, then the outcomes.
+func fitTables(w io.Writer, align tw.Alignment, head []string, rows [][]string, cut int) error {
+	render := func(w io.Writer, cols []int) error {
+		a := make(tw.Alignment, len(cols))
+		h := make([]string, len(cols))
+		for j, c := range cols {
+			a[j], h[j] = align[c], head[c]
+		}
+		t := newTable(w, a, h...)
+		for _, r := range rows {
+			cells := make([]string, len(cols))
+			for j, c := range cols {
+				cells[j] = r[c]
+			}
+			if err := t.Append(cells); err != nil {
+				return err
+			}
+		}
+		return t.Render()
+	}
+	all := make([]int, len(head))
+	for i := range all {
+		all[i] = i
+	}
+	var b strings.Builder
+	if err := render(&b, all); err != nil {
+		return err
+	}
+	if widest(b.String()) <= TableWidth || cut <= 1 {
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	if err := render(w, all[:cut]); err != nil {
+		return err
+	}
+	return render(w, append([]int{0}, all[cut:]...))
+}
+
+// widest is the width in runes of the widest line of s.
+func widest(s string) int {
+	n := 0
+	for _, l := range strings.Split(s, "\n") {
+		n = max(n, utf8.RuneCountInString(l))
+	}
+	return n
 }
 
 // sweepLegend writes the lines above a sweep's table: the unit of its
@@ -341,8 +395,13 @@ func note(p result.FilePoint, knee bool) string {
 	if knee {
 		parts = append(parts, "← knee")
 	}
-	if p.Stopped != "" {
+	switch {
+	case p.Stopped != "":
 		parts = append(parts, "stopped early")
+	case p.Result.Interrupted:
+		// The user's stop cut the point short (a stop of the sweep's own
+		// is Stopped): its figures are of the part that ran.
+		parts = append(parts, fmt.Sprintf("INTERRUPTED (%d/%.0f scheduled)", p.Result.Counts.Scheduled, p.Result.Counts.Expected))
 	}
 	if !valid(p.Result) {
 		parts = append(parts, "INVALID (a check failed)")
@@ -385,8 +444,9 @@ func SearchTable(w io.Writer, f *result.File) error {
 	if s == nil {
 		return fmt.Errorf("a %s file holds no search", f.Kind)
 	}
-	t := newTable(w, tw.Alignment{tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight},
-		"probe", "rate/s", "verdicts", "deciding objective", "median", "min–max", "95 % bootstrap")
+	align := tw.Alignment{tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight}
+	head := []string{"probe", "rate/s", "verdicts", "deciding objective", "median", "min–max", "95 % bootstrap"}
+	var rows [][]string
 	type why struct {
 		probe int
 		rate  float64
@@ -437,12 +497,11 @@ func SearchTable(w io.Writer, f *result.File) error {
 		if p.Why != "" {
 			whys = append(whys, why{i + 1, p.Rate, p.Why})
 		}
-		if err := t.Append([]string{fmt.Sprint(i + 1), fmt.Sprintf("%g", p.Rate), verdict + " (" + strings.Join(verdicts, " ") + ")",
-			p.Deciding, medCell, spread, boot}); err != nil {
-			return err
-		}
+		rows = append(rows, []string{fmt.Sprint(i + 1), fmt.Sprintf("%g", p.Rate), verdict + " (" + strings.Join(verdicts, " ") + ")",
+			p.Deciding, medCell, spread, boot})
 	}
-	if err := t.Render(); err != nil {
+	// Too wide, the probes' figures go in a second table by probe.
+	if err := fitTables(w, align, head, rows, slices.Index(head, "median")); err != nil {
 		return err
 	}
 	if past {
@@ -474,8 +533,8 @@ func SearchTable(w io.Writer, f *result.File) error {
 // whyWidth is the width a search's whys are wrapped to, and legendWidth
 // that of the lines above a sweep's table: about the tables' own.
 const (
-	whyWidth    = 120
-	legendWidth = 120
+	whyWidth    = TableWidth
+	legendWidth = TableWidth
 )
 
 // wrap breaks text into lines of at most width runes at spaces; a word

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,21 +37,23 @@ func widest(s string) int {
 }
 
 // TestSweepTableGolden: a typical sweep (the built-in stub, 40 to 160/s,
-// one class header with two values, the default objectives) fits 126
-// columns (186 before), its latencies' unit and the class header said
-// once above the table, the objectives in one column. The file is such a
+// one class header with two values, the default objectives) fits 100
+// columns (186, then 126 before): its latencies in a table of their own,
+// then its outcomes, each with the rate; its latencies' unit and the
+// class header said once above the tables, the objectives in one column. The file is such a
 // sweep's, its histograms and timelines left out (the table reads none of
 // them).
 func TestSweepTableGolden(t *testing.T) {
 	out := render(t, readSweep(t, "sweep.json"))
 	golden.Check(t, "sweep.golden", out)
-	if w := widest(out); w > 126 {
-		t.Errorf("sweep table %d columns wide, want ≤ 126:\n%s", w, out)
+	if w := widest(out); w > 100 {
+		t.Errorf("sweep table %d columns wide, want ≤ 100:\n%s", w, out)
 	}
 	for _, want := range []string{"latencies in ms · p50, p90, p99 = response time", "│ model │ fallback │",
 		"model, fallback: % of each point's requests by X-Stub-Source\n",
 		"objectives, in this order: errors<=1% · client_errors<=1%", "│ ✓ 0 %  ✓ 0 % │ ← knee │",
-		"│       120 │       112.2 │ 122.4 │ 143.1 │ 150.7 │    150.4 │       0.5 │      0 │  68.8 │     31.2 │"} {
+		"│       120 │       112.2 │ 122.4 │ 143.1 │ 150.7 │    150.4 │       0.5 │\n",
+		"│       120 │      0 │  68.8 │     31.2 │ ✓ 0 %  ✓ 0 % │ ← knee │"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("sweep lacks %q:\n%s", want, out)
 		}
@@ -69,7 +72,7 @@ func TestSearchTableGolden(t *testing.T) {
 	f := readSweep(t, "search.json")
 	out := render(t, f)
 	golden.Check(t, "search.golden", out)
-	if w := widest(out); w > 130 {
+	if w := widest(out); w > 100 { // 132 before
 		t.Errorf("search %d columns wide:\n%s", w, out)
 	}
 	if strings.Contains(out, "…") {
@@ -87,5 +90,31 @@ func TestSearchTableGolden(t *testing.T) {
 	}
 	if !strings.Contains(out, "│       past │                 past │") {
 		t.Errorf("stopped probes' figures:\n%s", out)
+	}
+}
+
+// TestSweepInterruptedPoint: the point a user's stop cut short is marked
+// so in its row, with how much of its schedule ran; a stop of the sweep's
+// own stays "stopped early".
+func TestSweepInterruptedPoint(t *testing.T) {
+	f := readSweep(t, "sweep.json")
+	last := f.Points[len(f.Points)-1]
+	r := *last.Result
+	r.Interrupted = true
+	r.Counts.Scheduled = r.Counts.Scheduled / 2
+	f.Points[len(f.Points)-1].Result = &r
+	out := render(t, f)
+	want := fmt.Sprintf("INTERRUPTED (%d/%.0f scheduled) │", r.Counts.Scheduled, r.Counts.Expected)
+	rows := 0
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "INTERRUPTED") {
+			rows++
+			if !strings.HasSuffix(l, want) {
+				t.Errorf("interrupted row %q, want it to end %q", l, want)
+			}
+		}
+	}
+	if rows != 1 {
+		t.Errorf("%d rows marked interrupted, want the last alone:\n%s", rows, out)
 	}
 }

@@ -53,13 +53,25 @@ func VerdictLines(res *result.Result, exit int) []Line {
 		lines = append(lines, Line{"hint", fmt.Sprintf("the limit of %d connections bound: %s", res.Limit.Connections, text)})
 	}
 	if verify.UserBreached(res) {
-		var nodata []string
+		// Name the objectives breached, so that a -q run's one line says
+		// which; those without data are said apart.
+		var breached, nodata []string
 		for _, s := range res.SLOs {
-			if s.NoData && !s.Default {
+			switch {
+			case s.Default || s.Pass:
+			case s.NoData:
 				nodata = append(nodata, s.Expr)
+			default:
+				breached = append(breached, s.Expr)
 			}
 		}
 		text := "BREACHED"
+		if len(breached) > 3 { // a line, not a list: the report above has them all
+			breached = append(breached[:3], fmt.Sprintf("and %d more", len(breached)-3))
+		}
+		if len(breached) > 0 {
+			text += ": " + strings.Join(breached, ", ")
+		}
 		if len(nodata) > 0 {
 			text += " (no data for " + strings.Join(nodata, ", ") + ")"
 		}

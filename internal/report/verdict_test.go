@@ -35,3 +35,28 @@ func TestVerdictStreamLimit(t *testing.T) {
 		t.Errorf("a run that did not stream: %d lines, want the result line alone", n)
 	}
 }
+
+// TestVerdictNamesBreached: the objectives' line names the user's
+// objectives breached (at most three, then how many more) and those
+// without data, never openload's defaults, so that -q's one line says
+// which.
+func TestVerdictNamesBreached(t *testing.T) {
+	res := &result.Result{
+		Counts: result.Counts{Expected: 10, Scheduled: 10, Sent: 10, Completed: 10},
+		Checks: []result.Check{{Name: "accounting", Severity: "pass"}},
+		SLOs: []result.SLO{
+			{Expr: "response.p99<=1ms"}, {Expr: "status.5xx<=1%", Share: true}, {Expr: "errors<=0", Pass: true},
+			{Expr: "ttft.p99<=1s", NoData: true}, {Expr: "client_errors<=1%", Default: true},
+		},
+	}
+	lines := VerdictLines(res, 0)
+	if got, want := lines[len(lines)-1].String(), "objectives: BREACHED: response.p99<=1ms, status.5xx<=1% (no data for ttft.p99<=1s)"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	for _, e := range []string{"a<=1ms", "b<=1ms", "c<=1ms"} {
+		res.SLOs = append(res.SLOs, result.SLO{Expr: e})
+	}
+	if got, want := VerdictLines(res, 0)[1].Text, "BREACHED: response.p99<=1ms, status.5xx<=1%, a<=1ms, and 2 more (no data for ttft.p99<=1s)"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
