@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"io"
 	"math"
 	"net/http"
@@ -173,5 +174,53 @@ func TestValuesOnTheCommandLine(t *testing.T) {
 	}
 	if n != 50 || distinct != 50 || len(got) != 50 {
 		t.Errorf("the server read %d requests on %d paths, %d distinct; want 50 each", n, len(got), distinct)
+	}
+}
+
+// TestTargetsStdin: --targets - reads the targets from standard input;
+// and while it waits for them (a generator that has not written yet), one
+// cancel (the first signal) stops openload: exit 130, nothing sent.
+func TestTargetsStdin(t *testing.T) {
+	var m mixServer
+	srv := m.start(t)
+	text, err := os.ReadFile(writeTargets(t, t.TempDir(), srv.URL, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(r io.Reader) { stdin = r }(stdin)
+	stdin = strings.NewReader(string(text))
+	stdout, _ := runOK(t, "--targets", "-", "-rate", "300", "-d", "1s")
+	got, _ := m.counts()
+	if got["GET /browse"] != 100 || got["POST /checkout"] != 100 || got["GET /search"] != 100 {
+		t.Errorf("the server read %v, want 100 of each", got)
+	}
+	wantLines(t, stdout, "request: 3 targets from standard input, in turn")
+
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	stdin = pr
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb strings.Builder
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"--targets", "-", "-rate", "300", "-d", "1s"}, &out, &errb) }()
+	cancel()
+	if code := <-done; code != exitInterrupted || !strings.Contains(errb.String(), "interrupted while reading the inputs") {
+		t.Errorf("cancelled while reading: exit %d, %q", code, errb.String())
+	}
+}
+
+// TestLogStdout: --log - streams the per-request log to stdout, as -o -
+// does the result, and the report goes to stderr.
+func TestLogStdout(t *testing.T) {
+	var m mixServer
+	srv := m.start(t)
+	code, stdout, stderr := runCLI("--log", "-", "-rate", "20", "-d", "1s", srv.URL)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != exitOK || len(lines) != 21 || !strings.HasPrefix(lines[0], "seq,scheduled_ms,") {
+		t.Errorf("exit %d, %d lines on stdout, first %q", code, len(lines), lines[0])
+	}
+	wantLines(t, stderr, "PASS  accounting")
+	if _, err := os.Stat("-"); err == nil {
+		t.Error("a file named - was written")
 	}
 }

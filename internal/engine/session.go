@@ -313,7 +313,7 @@ func (r *sessionRun) send(w *worker, wk *walker) {
 		rec = w.attempt(it)
 		g.busy.Add(-1)
 	}
-	rec.Target = uint16(st.Index)
+	rec.Target = uint32(st.Index)
 	a.Record = &rec
 	// An answer that is an error (a status ≥ 400) already failed the
 	// step, under its status: nothing in it is for later steps.
