@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/openload/openload/internal/rawtcp"
 )
 
 // mixServer counts what it reads: requests by method and path, and the
@@ -222,5 +226,62 @@ func TestLogStdout(t *testing.T) {
 	wantLines(t, stderr, "PASS  accounting")
 	if _, err := os.Stat("-"); err == nil {
 		t.Error("a file named - was written")
+	}
+}
+
+// TestTargetsHeaderCase: a templated header arrives in the file's case,
+// as a static one does (REFERENCE: "unchanged"), and every request of
+// every client writes the headers in one order, whatever Go's map order.
+func TestTargetsHeaderCase(t *testing.T) {
+	var mu sync.Mutex
+	heads := map[string]int{} // header names in the order read → requests
+	srv, err := rawtcp.Serve(func(c net.Conn, _ <-chan struct{}) {
+		br := bufio.NewReader(c)
+		for {
+			var names []string
+			line, err := br.ReadString('\n') // the request line
+			for err == nil {
+				if line, err = br.ReadString('\n'); strings.TrimSpace(line) == "" {
+					break
+				}
+				name, _, _ := strings.Cut(line, ":")
+				names = append(names, name)
+			}
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			heads[strings.Join(names, ",")]++
+			mu.Unlock()
+			if _, err := c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")); err != nil {
+				return
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	file := filepath.Join(t.TempDir(), "t.http")
+	text := "GET http://" + srv.Addr() + "/a\nx-request-id: {{seq}}\nx-static: 1\nX-Zeta: 2\nx-alpha: 3\nX-Mid: 4\n"
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Three runs of each client: a request is serialised once per run,
+	// so an order from map iteration shows between runs (the lean
+	// client wrote its headers in map order before).
+	for _, client := range [][]string{nil, {"--net-http"}} {
+		clear(heads)
+		for range 3 {
+			runOK(t, append([]string{"--targets", file, "-rate", "20", "-d", "1s", "-q"}, client...)...)
+		}
+		if len(heads) != 1 {
+			t.Errorf("%v: %d orders of headers: %v", client, len(heads), heads)
+		}
+		for h := range heads {
+			if !strings.Contains(h, "x-request-id") || !strings.Contains(h, "x-static") || !strings.Contains(h, "X-Zeta") {
+				t.Errorf("%v: headers sent %s, want the file's case", client, h)
+			}
+		}
 	}
 }

@@ -41,7 +41,7 @@ type Target struct {
 	Body   []byte
 
 	Path    Template            // replaces URL's path and query (the request line's target)
-	Headers map[string]Template // replaces the values of these headers (canonical names)
+	Headers map[string]Template // replaces the values of these headers (names as sent, one case each)
 	BodyT   Template            // replaces Body
 }
 
@@ -251,11 +251,11 @@ func (t Target) validateHeaders(name string) error {
 		switch {
 		case !httpguts.ValidHeaderFieldName(k):
 			return field.Errorf("Targets", name, "{Targets}: %s's templated header %q is not a valid header name", name, k)
-		case k != http.CanonicalHeaderKey(k):
-			return field.Errorf("Targets", name, "{Targets}: %s's templated header %q is not in canonical form (%s)", name, k, http.CanonicalHeaderKey(k))
+		case twiceInCase(t.Headers, k):
+			return field.Errorf("Targets", name, "{Targets}: %s's templated header %q is given twice, in two cases", name, k)
 		case tm == nil:
 			return field.Errorf("Targets", name, "{Targets}: %s's templated header %s has no template", name, k)
-		case k == "Host" || k == "Content-Length" || k == "Transfer-Encoding" || k == "Connection":
+		case slices.Contains([]string{"Host", "Content-Length", "Transfer-Encoding", "Connection"}, http.CanonicalHeaderKey(k)):
 			// The connection's and the framing's: one host per run, the
 			// body's length written by the engine.
 			return field.Errorf("Targets", name, "{Targets}: %s's header %s cannot be templated: the engine writes it", name, k)
@@ -265,6 +265,18 @@ func (t Target) validateHeaders(name string) error {
 		}
 	}
 	return nil
+}
+
+// twiceInCase reports whether ts has another name that is k in another
+// case: the clients write each name as given, and one header twice
+// would be sent twice.
+func twiceInCase(ts map[string]Template, k string) bool {
+	for n := range ts {
+		if n != k && strings.EqualFold(n, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // notTargetByte reports whether r may not be in a request target.

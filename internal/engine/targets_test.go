@@ -351,7 +351,7 @@ func TestMixValidate(t *testing.T) {
 		{"header", func(c *Config) { c.Targets[1].Header = http.Header{"X Y": {"1"}} }, "Targets", `header "X Y" is not a valid header name`},
 		{"templated host", func(c *Config) { c.Targets[0].Headers = map[string]Template{"Host": decT("")} }, "Targets", "target 0 (first)'s header Host cannot be templated"},
 		{"templated length", func(c *Config) { c.Targets[0].Headers = map[string]Template{"Content-Length": decT("")} }, "Targets", "cannot be templated"},
-		{"not canonical", func(c *Config) { c.Targets[0].Headers = map[string]Template{"x-id": decT("")} }, "Targets", "not in canonical form (X-Id)"},
+		{"twice in case", func(c *Config) { c.Targets[0].Headers = map[string]Template{"x-id": decT(""), "X-Id": decT("")} }, "Targets", "given twice, in two cases"},
 		{"bad value", func(c *Config) { c.Targets[0].Headers = map[string]Template{"X-Id": decT("a\r\n")} }, "Targets", "not a valid header value"},
 		{"relative path", func(c *Config) { c.Targets[0].Path = decT("p/") }, "Targets", `writes "p/0" for request 0`},
 		{"authority path", func(c *Config) { c.Targets[0].Path = decT("//p/") }, "Targets", "starting with one /"},

@@ -207,7 +207,7 @@ func buildOne(t *Target, i int, vals *Values, seed uint64) (engine.Target, strin
 				if e.Headers == nil {
 					e.Headers = map[string]engine.Template{}
 				}
-				e.Headers[c] = tv
+				e.Headers[k] = tv // as written, as a static header is
 			}
 			if len(out) > 0 {
 				e.Header[k] = out // as written, as vegeta sends it

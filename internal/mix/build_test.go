@@ -61,7 +61,7 @@ PUT http://goku/s
 	if got := string(p.BodyT.Append(nil, 2)); got != `{"id":2,"user":"ann"}` {
 		t.Errorf("body %q", got)
 	}
-	h, ok := p.Headers["X-Id"]
+	h, ok := p.Headers["x-id"] // as written in the file
 	if !ok || len(p.Headers) != 1 {
 		t.Fatalf("headers %v", p.Headers)
 	}
@@ -92,11 +92,11 @@ PUT http://goku/s
 	es3, _, _ := Build(ts, v, 8)
 	diff := 0
 	for seq := range uint64(100) {
-		a := string(es[1].Headers["X-Id"].Append(nil, seq))
-		if a != string(es2[1].Headers["X-Id"].Append(nil, seq)) {
+		a := string(es[1].Headers["x-id"].Append(nil, seq))
+		if a != string(es2[1].Headers["x-id"].Append(nil, seq)) {
 			t.Fatal("not reproducible")
 		}
-		if a != string(es3[1].Headers["X-Id"].Append(nil, seq)) {
+		if a != string(es3[1].Headers["x-id"].Append(nil, seq)) {
 			diff++
 		}
 	}
