@@ -116,8 +116,8 @@ func boundLoadFlags(o *loadOptions) (*pflag.FlagSet, scopeBindings) {
 	o.replay.checkFlags(fs, b, r) // --stamp-header (request), --dwell-bound (checks)
 	inGroup(fs, groupOutput, func() {
 		fs.StringVarP(&o.output, "output", "o", "", "write the JSON result to this `file` ('-' for stdout; the report then goes to stderr)")
-		fs.StringVar(&o.logFile, b.bind("log", "Log"), "", "stream one CSV line per request to this `file`")
-		fs.StringVar(&o.hlog, b.bind("hlog", "IntervalLog"), "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this `file`")
+		fs.StringVar(&o.logFile, b.bind("log", "Log"), "", "stream one CSV line per request to this `file` ('-' for stdout; the report then goes to stderr)")
+		fs.StringVar(&o.hlog, b.bind("hlog", "IntervalLog"), "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this `file` ('-' for stdout)")
 		fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
 		fs.StringArrayVar(&r.ClassHeaders, b.bind("class-header", "ClassHeaders"), nil, "group responses by this response `header`'s value (repeatable, up to 4); "+autoClassHeaders()+" needs no flag: its table appears when responses carry it")
 		fs.BoolVar(&r.ServerTiming, b.bind("server-timing", "ServerTiming"), false, "report each Server-Timing metric next to service time; needs no flag when responses carry it; =false: never read it")

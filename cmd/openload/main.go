@@ -13,6 +13,7 @@
 //	openload model poisson [flags]   predict a sharded rate limiter's 429s under Poisson arrivals
 //	openload sweep [flags] [URL]   one run per offered rate, or a capacity search (sweep.go)
 //	openload k8s run|manifest [flags] URL   the shards as a Kubernetes Indexed Job, merged (k8s.go)
+//	openload --version          the version and commit; no arguments: the help
 //
 // Exit codes: 0 the run is valid (checks passed, maybe with warnings);
 // 1 a check failed, the measurement is not valid; 2 bad input, nothing was

@@ -227,6 +227,9 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 	if err := top.metrics.validate(topFS); err != nil { // one server for every scenario
 		return usageError(stderr, "%v", err)
 	}
+	if top.targets.file == "-" {
+		return usageError(stderr, "--targets - with --scenarios: standard input is read once, and each scenario reads its targets: give a file")
+	}
 	if top.logFile == "-" {
 		return usageError(stderr, "--log - with --scenarios: each scenario writes a log of its own; give a file name (run.csv writes run.NAME.csv)")
 	}

@@ -26,7 +26,7 @@ type targetsOptions struct {
 }
 
 func (t *targetsOptions) flags(fs *pflag.FlagSet, b fieldBinding) {
-	fs.StringVar(&t.file, b.bind("targets", "Targets", "TargetWeights"), "", "send the targets of this vegeta targets `file` (its HTTP format or JSON lines), in turn, or drawn by their weights ('# openload: name=N weight=W' or JSON \"name\", \"weight\")")
+	fs.StringVar(&t.file, b.bind("targets", "Targets", "TargetWeights"), "", "send the targets of this vegeta targets `file` ('-': standard input; its HTTP format or JSON lines), in turn, or drawn by their weights ('# openload: name=N weight=W' or JSON \"name\", \"weight\")")
 	fs.StringVar(&t.format, "targets-format", "auto", "the --targets file's format: http, json, or auto (JSON when its first line starts with '{')")
 	fs.StringVar(&t.values, "values", "", "a CSV `file` (a header row names the columns) whose row seq mod rows fills {{csv.COLUMN}} in URLs, headers and bodies")
 }

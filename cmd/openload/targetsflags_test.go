@@ -232,9 +232,12 @@ func TestLogStdout(t *testing.T) {
 // TestTargetsHeaderCase: a templated header arrives in the file's case,
 // as a static one does (REFERENCE: "unchanged"), and every request of
 // every client writes the headers in one order, whatever Go's map order.
+// -H adds its headers to every target, but a target's own value of a
+// header replaces -H's (vegeta would send both: REFERENCE says why not).
 func TestTargetsHeaderCase(t *testing.T) {
 	var mu sync.Mutex
-	heads := map[string]int{} // header names in the order read → requests
+	heads := map[string]int{}  // header names in the order read → requests
+	static := map[string]int{} // x-static's values → requests
 	srv, err := rawtcp.Serve(func(c net.Conn, _ <-chan struct{}) {
 		br := bufio.NewReader(c)
 		for {
@@ -244,8 +247,13 @@ func TestTargetsHeaderCase(t *testing.T) {
 				if line, err = br.ReadString('\n'); strings.TrimSpace(line) == "" {
 					break
 				}
-				name, _, _ := strings.Cut(line, ":")
+				name, value, _ := strings.Cut(line, ":")
 				names = append(names, name)
+				if strings.EqualFold(name, "x-static") {
+					mu.Lock()
+					static[strings.TrimSpace(value)]++
+					mu.Unlock()
+				}
 			}
 			if err != nil {
 				return
@@ -272,14 +280,18 @@ func TestTargetsHeaderCase(t *testing.T) {
 	// client wrote its headers in map order before).
 	for _, client := range [][]string{nil, {"--net-http"}} {
 		clear(heads)
+		clear(static)
 		for range 3 {
-			runOK(t, append([]string{"--targets", file, "-rate", "20", "-d", "1s", "-q"}, client...)...)
+			runOK(t, append([]string{"--targets", file, "-rate", "20", "-d", "1s", "-q", "-H", "X-Static: global", "-H", "X-Global: g"}, client...)...)
+		}
+		if len(static) != 1 || static["1"] != 60 {
+			t.Errorf("%v: x-static sent as %v, want the target's 1 alone, 60 times", client, static)
 		}
 		if len(heads) != 1 {
 			t.Errorf("%v: %d orders of headers: %v", client, len(heads), heads)
 		}
 		for h := range heads {
-			if !strings.Contains(h, "x-request-id") || !strings.Contains(h, "x-static") || !strings.Contains(h, "X-Zeta") {
+			if !strings.Contains(h, "x-request-id") || !strings.Contains(h, "x-static") || !strings.Contains(h, "X-Zeta") || !strings.Contains(h, "X-Global") || strings.Count(strings.ToLower(h), "x-static") != 1 {
 				t.Errorf("%v: headers sent %s, want the file's case", client, h)
 			}
 		}
