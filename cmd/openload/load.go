@@ -468,6 +468,7 @@ func validateInterruptibly(ctx context.Context, o *loadOptions, fs *pflag.FlagSe
 			fmt.Fprintln(stderr, "openload: reading targets from the terminal: end them with Ctrl-D (Ctrl-C stops)")
 		}
 	}
+	o.targets.stdin = stdin // read here: validate may outlive this call
 	done := make(chan error, 1)
 	go func() { done <- o.validate(fs) }()
 	select {

@@ -23,6 +23,7 @@ type targetsOptions struct {
 	file   string
 	format string
 	values string
+	stdin  io.Reader // what --targets - reads; nil: the package's stdin
 }
 
 func (t *targetsOptions) flags(fs *pflag.FlagSet, b fieldBinding) {
@@ -69,7 +70,11 @@ func (t *targetsOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		}
 		var err error
 		if t.file == "-" {
-			ts, err = mix.ReadTargets(stdin, "standard input", mix.Options{Format: format})
+			in := t.stdin
+			if in == nil {
+				in = stdin
+			}
+			ts, err = mix.ReadTargets(in, "standard input", mix.Options{Format: format})
 		} else {
 			ts, err = mix.ReadTargetsFile(t.file, mix.Options{Format: format})
 		}
