@@ -24,7 +24,7 @@ func randomRecords(rng *rand.Rand) []recorder.Record {
 	for j := range recs {
 		t += time.Duration(rng.ExpFloat64() * float64(3*time.Second) / float64(n+1))
 		r := recorder.Record{Seq: uint64(j), Scheduled: t, Sent: t + time.Duration(rng.IntN(2000))*time.Microsecond, WasSent: true,
-			Target: uint16(rng.IntN(len(mixTargets)))}
+			Target: uint32(rng.IntN(len(mixTargets)))}
 		r.Done = r.Sent + time.Duration(rng.ExpFloat64()*float64(20*time.Millisecond))
 		switch x := rng.IntN(20); {
 		case x == 0:

@@ -34,7 +34,7 @@ func randomSessions(rng *rand.Rand) []session {
 		due := arrival
 		prompt := 0
 		for k := range turns {
-			r := recorder.Record{Seq: seq, Scheduled: due, Sent: due + time.Duration(rng.IntN(2000))*time.Microsecond, WasSent: true, Target: uint16(k)}
+			r := recorder.Record{Seq: seq, Scheduled: due, Sent: due + time.Duration(rng.IntN(2000))*time.Microsecond, WasSent: true, Target: uint32(k)}
 			seq++
 			r.FirstToken = r.Sent + time.Duration(5+rng.IntN(200))*time.Millisecond
 			r.Events = 1 + rng.IntN(20)

@@ -17,7 +17,7 @@ func mixOf(t *testing.T, stray int) *result.Result {
 	t.Helper()
 	r := recorder.New(nil)
 	r.TrackTargets([]string{"fast", "GET http://h:8080/x", "idle"})
-	add := func(n int, target uint16, status int) {
+	add := func(n int, target uint32, status int) {
 		for i := range n {
 			at := time.Duration(i) * 10 * time.Millisecond
 			rec := recorder.Record{Scheduled: at, Done: at + 2*time.Millisecond, Target: target}

@@ -26,7 +26,7 @@ func sessionRun(t *testing.T) *result.Result {
 		arrival := time.Duration(i) * time.Second
 		due := arrival
 		for k := range e.steps {
-			rec := recorder.Record{Seq: seq, Scheduled: due, Sent: due, WasSent: true, Done: due + 100*time.Millisecond, Outcome: recorder.Completed, Status: 200, Target: uint16(k)}
+			rec := recorder.Record{Seq: seq, Scheduled: due, Sent: due, WasSent: true, Done: due + 100*time.Millisecond, Outcome: recorder.Completed, Status: 200, Target: uint32(k)}
 			switch {
 			case k == e.at:
 				rec.Outcome, rec.Status, rec.Kind = recorder.Failed, 0, recorder.KindReset

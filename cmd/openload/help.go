@@ -156,6 +156,8 @@ Usage:
   openload [flags] [URL]         run a load test; no URL: against a built-in stub model server
   openload COMMAND [flags] ...   stub, diff, report, merge, model, sweep, k8s; 'openload
                                  COMMAND --help' for each
+  openload --version             the version, and the commit it was built from; no
+                                 arguments: this help
 
 Examples:
   # 160 requests/s for 10 s against the built-in stub: no URL, nothing to set up

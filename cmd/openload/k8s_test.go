@@ -616,3 +616,21 @@ func TestK8sMetricsGrace(t *testing.T) {
 // manifestDefaults is the command line of deploy/kubernetes/job.yaml;
 // deploy/README.md gives it.
 const manifestDefaults = "k8s manifest --shards 4 -r 4000 -d 60s -c 512 --metrics-addr=:9464 --metrics-grace=30s http://openload-stub:8080/predict"
+
+// TestK8sNoCluster: kubectl with no cluster to reach (as it answers with
+// no KUBECONFIG: the default localhost:8080 refuses) is one line saying
+// so and how to point kubectl at one, exit 3, not kubectl's paragraph.
+func TestK8sNoCluster(t *testing.T) {
+	for _, answer := range []string{
+		`error: error validating "STDIN": error validating data: failed to download openapi: Get "http://localhost:8080/openapi/v2?timeout=32s": dial tcp 127.0.0.1:8080: connect: connection refused; if you choose to ignore these errors, turn validation off with --validate=false`,
+		"The connection to the server localhost:8080 was refused - did you specify the right host or port?",
+	} {
+		f := newFake(t, fakeScenario{Create: answer})
+		code, _, stderr := runCLI(k8sArgs(f)...)
+		lines := strings.Split(strings.TrimSpace(stderr), "\n")
+		last := lines[len(lines)-1]
+		if code != exitRuntime || !strings.Contains(last, "no cluster is reachable") || !strings.Contains(last, "KUBECONFIG") || strings.Contains(stderr, "validate=false") {
+			t.Errorf("exit %d, %q", code, stderr)
+		}
+	}
+}

@@ -64,6 +64,9 @@ func (k kubectl) run(ctx context.Context, stdin []byte, args ...string) ([]byte,
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
+		if cause, ok := noCluster(msg); ok {
+			return stdout.Bytes(), fmt.Errorf("%s: no cluster is reachable (%s): point kubectl at one: KUBECONFIG=FILE, or kubectl config use-context NAME", what, cause)
+		}
 		if i := strings.LastIndexByte(msg, '\n'); i >= 0 {
 			msg = msg[i+1:]
 		}
@@ -73,6 +76,26 @@ func (k kubectl) run(ctx context.Context, stdin []byte, args ...string) ([]byte,
 		return stdout.Bytes(), fmt.Errorf("%s: %s", what, msg)
 	}
 	return stdout.Bytes(), nil
+}
+
+// noCluster reports whether kubectl's stderr says it reached no cluster,
+// and the short cause: "dial tcp 127.0.0.1:8080: connect: connection
+// refused" rather than kubectl's paragraph (a create with no cluster
+// first fails to download the OpenAPI schema, and suggests
+// --validate=false, which would not help).
+func noCluster(msg string) (cause string, ok bool) {
+	if i := strings.Index(msg, "dial tcp "); i >= 0 {
+		cause, _, _ = strings.Cut(msg[i:], ";")
+		cause, _, _ = strings.Cut(cause, "\n")
+		return strings.TrimSpace(cause), true
+	}
+	for _, s := range []string{"Unable to connect to the server", "The connection to the server", "no configuration has been provided", "current-context is not set"} {
+		if i := strings.Index(msg, s); i >= 0 {
+			cause, _, _ = strings.Cut(msg[i:], "\n")
+			return strings.TrimSuffix(strings.TrimSpace(cause), "."), true
+		}
+	}
+	return "", false
 }
 
 // shardPod is what the runner knows of shard i's pod: the last state

@@ -18,6 +18,7 @@ import (
 
 	"github.com/openload/openload/field"
 	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/internal/mix"
 	"github.com/openload/openload/internal/report"
 	"github.com/openload/openload/internal/sweep"
 	"github.com/openload/openload/result"
@@ -115,8 +116,8 @@ func boundLoadFlags(o *loadOptions) (*pflag.FlagSet, scopeBindings) {
 	o.replay.checkFlags(fs, b, r) // --stamp-header (request), --dwell-bound (checks)
 	inGroup(fs, groupOutput, func() {
 		fs.StringVarP(&o.output, "output", "o", "", "write the JSON result to this `file` ('-' for stdout; the report then goes to stderr)")
-		fs.StringVar(&o.logFile, b.bind("log", "Log"), "", "stream one CSV line per request to this `file`")
-		fs.StringVar(&o.hlog, b.bind("hlog", "IntervalLog"), "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this `file`")
+		fs.StringVar(&o.logFile, b.bind("log", "Log"), "", "stream one CSV line per request to this `file` ('-' for stdout; the report then goes to stderr)")
+		fs.StringVar(&o.hlog, b.bind("hlog", "IntervalLog"), "", "write HdrHistogram's interval log (one interval per second; tags response, service, send_delay) to this `file` ('-' for stdout)")
 		fs.BoolVarP(&o.quiet, "quiet", "q", false, "print nothing but errors and failed checks")
 		fs.StringArrayVar(&r.ClassHeaders, b.bind("class-header", "ClassHeaders"), nil, "group responses by this response `header`'s value (repeatable, up to 4); "+autoClassHeaders()+" needs no flag: its table appears when responses carry it")
 		fs.BoolVar(&r.ServerTiming, b.bind("server-timing", "ServerTiming"), false, "report each Server-Timing metric next to service time; needs no flag when responses carry it; =false: never read it")
@@ -151,6 +152,9 @@ func parseURL(raw string) (*url.URL, error) {
 	}
 	if u.Host == "" || u.Hostname() == "" {
 		return nil, fmt.Errorf("URL %q has no host", raw)
+	}
+	if err := mix.CheckPort(u); err != nil {
+		return nil, fmt.Errorf("URL %q: %v", raw, err)
 	}
 	return u, nil
 }
@@ -343,6 +347,20 @@ func (o *loadOptions) request() error {
 	return nil
 }
 
+// createOrStdout creates the file path, or for "-" returns stdout, whose
+// Close does nothing: a log streamed as the run goes (--log -, --hlog -)
+// goes where -o - sends a result.
+func createOrStdout(path string, stdout io.Writer) (io.WriteCloser, error) {
+	if path == "-" {
+		return nopCloser{stdout}, nil
+	}
+	return os.Create(path)
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
 // unwrapPath drops the path an *os.PathError repeats.
 func unwrapPath(err error) error {
 	var pe *os.PathError
@@ -368,7 +386,11 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.scenarios != "" {
 		return runScenarios(ctx, &o, fs, args, stdout, stderr) // scenarios.go
 	}
-	if err := o.validate(fs); err != nil {
+	if err := validateInterruptibly(ctx, &o, fs, stderr); err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(stderr, "openload: interrupted while reading the inputs: nothing was sent")
+			return exitInterrupted
+		}
 		return usageError(stderr, "%v", err)
 	}
 	if o.stages.repeats > 1 {
@@ -384,8 +406,11 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := checkOutputs(output("--output", o.output), output("--log", o.logFile), output("--hlog", o.hlog)); err != nil {
 		return usageError(stderr, "%v", err)
 	}
+	if err := oneOnStdout(output("--output", o.output), output("--log", o.logFile), output("--hlog", o.hlog)); err != nil {
+		return usageError(stderr, "%v", err)
+	}
 	if o.logFile != "" {
-		logFile, err := os.Create(o.logFile)
+		logFile, err := createOrStdout(o.logFile, stdout)
 		if err != nil {
 			return usageError(stderr, "--log %q: %v", o.logFile, unwrapPath(err))
 		}
@@ -394,7 +419,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var hlogw *bufio.Writer
 	if o.hlog != "" {
-		f, err := os.Create(o.hlog)
+		f, err := createOrStdout(o.hlog, stdout)
 		if err != nil {
 			return usageError(stderr, "--hlog %q: %v", o.hlog, unwrapPath(err))
 		}
@@ -433,10 +458,31 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return o.render(oc, err, code, stdout, stderr)
 }
 
-// reportTo is where the report goes: stdout, unless the result does
-// (-o -).
+// validateInterruptibly is o.validate, given up when ctx ends: the files
+// it reads may be a pipe or a terminal (--targets -, a generator piped in,
+// a FIFO) that never ends, and one signal must stop openload then as it
+// stops a run.
+func validateInterruptibly(ctx context.Context, o *loadOptions, fs *pflag.FlagSet, stderr io.Writer) error {
+	if o.targets.file == "-" {
+		if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+			fmt.Fprintln(stderr, "openload: reading targets from the terminal: end them with Ctrl-D (Ctrl-C stops)")
+		}
+	}
+	o.targets.stdin = stdin // read here: validate may outlive this call
+	done := make(chan error, 1)
+	go func() { done <- o.validate(fs) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// reportTo is where the report goes: stdout, unless the result or a log
+// does (-o -, --log -, --hlog -).
 func (o *loadOptions) reportTo(stdout, stderr io.Writer) io.Writer {
-	if o.output == "-" {
+	if o.output == "-" || o.logFile == "-" || o.hlog == "-" {
 		return stderr
 	}
 	return stdout

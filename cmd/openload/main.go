@@ -13,6 +13,7 @@
 //	openload model poisson [flags]   predict a sharded rate limiter's 429s under Poisson arrivals
 //	openload sweep [flags] [URL]   one run per offered rate, or a capacity search (sweep.go)
 //	openload k8s run|manifest [flags] URL   the shards as a Kubernetes Indexed Job, merged (k8s.go)
+//	openload --version          the version and commit; no arguments: the help
 //
 // Exit codes: 0 the run is valid (checks passed, maybe with warnings);
 // 1 a check failed, the measurement is not valid; 2 bad input, nothing was
@@ -97,40 +98,72 @@ func main() {
 
 // run is the whole CLI as a function, for tests.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "stub":
-			return runStub(ctx, args[1:], stdout, stderr)
-		case "diff":
-			return runDiff(args[1:], stdout, stderr)
-		case "report":
-			return runReport(args[1:], stdout, stderr)
-		case "merge":
-			return runMerge(args[1:], stdout, stderr) // merge.go
-		case "model":
-			return runModel(args[1:], stdout, stderr)
-		case "sweep":
-			return runSweep(ctx, args[1:], stdout, stderr)
-		case "k8s":
-			return runK8s(ctx, args[1:], stdout, stderr) // k8s.go
-		case "help":
-			switch {
-			case len(args) == 1 || args[1] == "help" || strings.HasPrefix(args[1], "-"):
-				fmt.Fprint(stdout, usageText())
-				return exitOK
-			case !isCommand(args[1]):
-				return usageError(stderr, "%v", helpTopicError(args[1]))
-			}
-			// openload help stub: openload stub --help
-			return run(ctx, append(args[1:], "--help"), stdout, stderr)
+	if len(args) == 0 { // a first try: what openload does, not "--rate is required"
+		fmt.Fprint(stdout, usageText())
+		return exitOK
+	}
+	switch args[0] {
+	case "--version", "-version":
+		bi, _ := debug.ReadBuildInfo()
+		fmt.Fprintln(stdout, versionText(bi))
+		return exitOK
+	case "stub":
+		return runStub(ctx, args[1:], stdout, stderr)
+	case "diff":
+		return runDiff(args[1:], stdout, stderr)
+	case "report":
+		return runReport(args[1:], stdout, stderr)
+	case "merge":
+		return runMerge(args[1:], stdout, stderr) // merge.go
+	case "model":
+		return runModel(args[1:], stdout, stderr)
+	case "sweep":
+		return runSweep(ctx, args[1:], stdout, stderr)
+	case "k8s":
+		return runK8s(ctx, args[1:], stdout, stderr) // k8s.go
+	case "help":
+		switch {
+		case len(args) == 1 || args[1] == "help" || strings.HasPrefix(args[1], "-"):
+			fmt.Fprint(stdout, usageText())
+			return exitOK
+		case !isCommand(args[1]):
+			return usageError(stderr, "%v", helpTopicError(args[1]))
 		}
-		// A first word that is no command nor a URL is a mistyped
-		// command (suggest.go), not a URL without its scheme.
-		if err, ok := unknownCommand(args[0]); ok {
-			return usageError(stderr, "%v", err)
-		}
+		// openload help stub: openload stub --help
+		return run(ctx, append(args[1:], "--help"), stdout, stderr)
+	}
+	// A first word that is no command nor a URL is a mistyped
+	// command (suggest.go), not a URL without its scheme.
+	if err, ok := unknownCommand(args[0]); ok {
+		return usageError(stderr, "%v", err)
 	}
 	return runLoad(ctx, args, stdout, stderr)
+}
+
+// versionText is what --version prints: the module's version and the
+// commit the binary was built from, as go build stamps them (vcs.* build
+// settings; "modified" when the tree had uncommitted changes), and Go's.
+func versionText(bi *debug.BuildInfo) string {
+	if bi == nil {
+		return "openload (version unknown: no build information)"
+	}
+	s := "openload " + bi.Main.Version
+	set := map[string]string{}
+	for _, kv := range bi.Settings {
+		set[kv.Key] = kv.Value
+	}
+	if rev := set["vcs.revision"]; rev != "" {
+		s += ", commit " + rev
+		if t := set["vcs.time"]; t != "" {
+			s += " (" + t + ")"
+		}
+		if set["vcs.modified"] == "true" {
+			s += ", modified"
+		}
+	} else {
+		s += ", commit unknown (built without VCS stamping, -buildvcs=false)"
+	}
+	return s + ", " + bi.GoVersion
 }
 
 // usageError prints a one-line error and the hint, and returns exitUsage.

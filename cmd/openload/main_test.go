@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -93,6 +94,18 @@ func TestUsageErrorsGolden(t *testing.T) {
 		{"-rate", "10", "--conections", "4", "http://127.0.0.1:1/"},
 		{"-rate", "10", "-c", "x", "http://127.0.0.1:1/"},
 		{"-rate", "10", "--seed", "-1", "http://127.0.0.1:1/"},
+		// Other tools' flags are named as theirs, with openload's
+		// (suggest.go), not read as shorthands.
+		{"-max-workers=4", "-rate", "160", "http://127.0.0.1:1/"},
+		{"-rate", "160", "-redirects=0", "http://127.0.0.1:1/"},
+		{"-lazy", "-rate", "160", "http://127.0.0.1:1/"},
+		{"--vus", "10", "http://127.0.0.1:1/"},
+		{"-rate", "10", "http://127.0.0.1:99999/"},
+		{"stub", "--listen", ":99999"},
+		{"-rate", "10", "--targets", filepath.Join(dir, "nosuch.http")},
+		{"-rate", "10", "--values", filepath.Join(dir, "nosuch.csv"), "http://127.0.0.1:1/{{csv.a}}"},
+		{"-rate", "10", "--log", "-", "-o", "-", "http://127.0.0.1:1/"},
+		{"merge", "testdata/diff-open.json", "testdata/interval.hlog"},
 	}
 	cases = append(cases, replayUsageCases(t, dir)...)
 	cases = append(cases, retryUsageCases()...)
@@ -381,5 +394,28 @@ func TestClientFlags(t *testing.T) {
 		if code, _, stderr := runCLI(append(bad, "-rate", "1", srv.URL)...); code != exitUsage || !strings.Contains(stderr, bad[1]+" ") {
 			t.Errorf("%v: exit %d, want %d, with an error naming %s: %q", bad, code, exitUsage, bad[1], stderr)
 		}
+	}
+}
+
+// TestVersionAndBare: --version says the module's version and commit (as
+// go build stamps them), and openload with no arguments prints its help,
+// not the first missing flag.
+func TestVersionAndBare(t *testing.T) {
+	code, stdout, stderr := runCLI()
+	if code != exitOK || stdout != usageText() || stderr != "" {
+		t.Errorf("bare openload: exit %d, stdout %.60q…, stderr %q; want the help, exit 0", code, stdout, stderr)
+	}
+	code, stdout, _ = runCLI("--version")
+	if code != exitOK || !strings.HasPrefix(stdout, "openload ") || strings.Count(stdout, "\n") != 1 {
+		t.Errorf("--version: exit %d, %q", code, stdout)
+	}
+	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.0"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "bb485f6abc"}, {Key: "vcs.time", Value: "2026-12-06T03:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	if got, want := versionText(bi), "openload v1.2.0, commit bb485f6abc (2026-12-06T03:00:00Z), modified, go1.26.8"; got != want {
+		t.Errorf("versionText = %q, want %q", got, want)
+	}
+	bi.Settings = nil
+	if got := versionText(bi); !strings.Contains(got, "commit unknown") {
+		t.Errorf("versionText without vcs = %q", got)
 	}
 }

@@ -90,6 +90,9 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 	if err := checkOutputs(output("--output", o.output)); err != nil {
 		return usageErrorIn(stderr, "merge", "%v", err)
 	}
+	if err := oneKind(fs.Args()); err != nil {
+		return usageErrorIn(stderr, "merge", "%v", err)
+	}
 	if sniffFile(fs.Arg(0)) == kindIntervalLog { // sniff.go
 		return mergeIntervalLogs(fs.Args(), o.output, stdout, stderr)
 	}
@@ -102,6 +105,27 @@ func runMerge(args []string, stdout, stderr io.Writer) int {
 		in[i] = result.MergeInput{Name: name, Result: res}
 	}
 	return mergeInputs(in, o, objs, "merge", exitUsage, stdout, stderr)
+}
+
+// oneKind refuses files that mix interval logs and results (files sniff
+// finds nothing else in: a JSON result, or what its reader judges), which
+// would otherwise be refused one file at a time as the wrong kind.
+func oneKind(names []string) error {
+	var hlog, res string
+	for _, name := range names {
+		switch k := sniffFile(name); {
+		case k == kindIntervalLog && hlog == "":
+			hlog = name
+		case k == nil && res == "":
+			if _, err := os.Stat(name); err == nil {
+				res = name
+			}
+		}
+	}
+	if hlog != "" && res != "" {
+		return fmt.Errorf("%s is an interval log and %s is not: merge takes results or interval logs, not both", hlog, res)
+	}
+	return nil
 }
 
 // mergeInputs is the merge of 'openload merge' and of 'openload k8s

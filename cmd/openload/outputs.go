@@ -21,6 +21,22 @@ func output(flag, path string) outfile.Output { return outfile.Output{Name: flag
 // written is the error, naming its flag and path.
 func checkOutputs(outs ...outfile.Output) error { return outfile.CheckAll(outs...) }
 
+// oneOnStdout refuses two of a run's outputs on stdout ("-"): the result
+// and a log streamed as the run goes would interleave there.
+func oneOnStdout(outs ...outfile.Output) error {
+	var first string
+	for _, o := range outs {
+		switch {
+		case o.Path != "-":
+		case first == "":
+			first = o.Name
+		default:
+			return fmt.Errorf("%s - and %s -: one output at most goes to stdout", first, o.Name)
+		}
+	}
+	return nil
+}
+
 // writeOutput writes what fn renders to path ("" nothing, "-" stdout).
 // Once a file is written, notice gets one line saying where ("openload:
 // wrote run.json"): stderr, or io.Discard under -q (quietNotice); stdout

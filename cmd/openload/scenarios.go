@@ -467,6 +467,12 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 	if err := top.metrics.validate(topFS); err != nil { // one server for every scenario
 		return usageError(stderr, "%v", err)
 	}
+	if top.targets.file == "-" {
+		return usageError(stderr, "--targets - with --scenarios: standard input is read once, and each scenario reads its targets: give a file")
+	}
+	if top.logFile == "-" {
+		return usageError(stderr, "--log - with --scenarios: each scenario writes a log of its own; give a file name (run.csv writes run.NAME.csv)")
+	}
 	if top.hlog != "" {
 		return usageError(stderr, "--hlog with --scenarios: an interval log is one schedule's; give --log, which writes one log per scenario")
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -100,7 +99,7 @@ func jsonLines(b []byte) ([][]byte, error) {
 }
 
 // newLog returns the per-request log writer of the run.
-func newLog(r *loadtest.Options, f *os.File) *recorder.LogWriter {
+func newLog(r *loadtest.Options, f io.Writer) *recorder.LogWriter {
 	if r.Stream {
 		return recorder.NewStreamLogWriter(f)
 	}

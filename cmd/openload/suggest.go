@@ -55,7 +55,11 @@ func helpTopicError(word string) error {
 // known one suggests it, and a value that does not parse reads
 // `--rate "abc": not a number`, without Go's strconv wording.
 func parseFlags(fs *pflag.FlagSet, args []string) error {
-	err := fs.Parse(longForm(fs, args))
+	args = longForm(fs, args)
+	if err := foreignFlag(fs, args); err != nil {
+		return err
+	}
+	err := fs.Parse(args)
 	if err == nil {
 		return nil
 	}
@@ -77,6 +81,72 @@ func parseFlags(fs *pflag.FlagSet, args []string) error {
 		return fmt.Errorf("--%s %q: %s", ie.GetFlag().Name, ie.GetValue(), valueProblem(ie))
 	}
 	return err
+}
+
+// foreign is a flag of another load generator: whose it is, and openload's
+// flag that does its work ("" none).
+type foreign struct{ tool, ours string }
+
+// foreignFlags are the long flags of vegeta, wrk (and wrk2), k6 and hey
+// that openload does not have under the same name. Without them, pflag
+// reads "-max-workers=4" as the shorthand -m with the value
+// "ax-workers=4" (an invalid method), "-redirects=0" as -r (a rate) and
+// "-out x" as -o writing the file "ut": a user coming from one of these
+// tools gets an error about another flag, or none.
+var foreignFlags = map[string]foreign{
+	// vegeta attack
+	"max-workers": {"vegeta's", "-c"}, "workers": {"vegeta's", "-c"},
+	"max-connections": {"vegeta's", "-c"}, "redirects": {"vegeta's", "--follow-redirects"},
+	"lazy": {"vegeta's", "none: --targets - reads standard input whole before the run"}, "format": {"vegeta's", "--targets-format"},
+	"keepalive": {"vegeta's", "none: connections are always kept alive"}, "chunked": {"vegeta's", ""},
+	"cert": {"vegeta's", ""}, "key": {"vegeta's", ""}, "root-certs": {"vegeta's", ""},
+	"dns-ttl": {"vegeta's", ""}, "resolvers": {"vegeta's", ""}, "laddr": {"vegeta's", ""},
+	"unix-socket": {"vegeta's", ""}, "proxy-header": {"vegeta's", ""}, "session-tickets": {"vegeta's", ""},
+	"connect-to": {"vegeta's", ""}, "name": {"vegeta's", ""},
+	// wrk, wrk2
+	"threads": {"wrk's", ""}, "script": {"wrk's", "--targets"},
+	"latency": {"wrk's", "none: the report always has the percentiles"},
+	// k6
+	"vus": {"k6's", "--closed -c"}, "iterations": {"k6's", "-n"}, "stage": {"k6's", "--stages"},
+	"rps": {"k6's", "-r"}, "max-redirects": {"k6's", "--follow-redirects"},
+	"summary-export": {"k6's", "-o"}, "out": {"k6's", "--metrics-push or -o"},
+	"insecure-skip-tls-verify": {"k6's", "--insecure"}, "no-connection-reuse": {"k6's", ""},
+	"http-debug": {"k6's", ""}, "env": {"k6's", "--values"}, "tag": {"k6's", ""},
+	// hey
+	"disable-keepalive": {"hey's", ""}, "disable-redirects": {"hey's", "none: redirects are not followed unless --follow-redirects"},
+	"disable-compression": {"hey's", ""}, "cpus": {"hey's", ""}, "host": {"hey's", "-H 'Host: name'"},
+	"h2": {"hey's", "--http2"},
+}
+
+// foreignFlag is the error for the first of args (after longForm) that is
+// one of foreignFlags and no flag of fs: "unknown flag -max-workers
+// (vegeta's; openload's -c)". Flag values are skipped, as longForm skips
+// them.
+func foreignFlag(fs *pflag.FlagSet, args []string) error {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return nil
+		}
+		if takesNext(fs, a) {
+			i++
+			continue
+		}
+		spelled, _, _ := strings.Cut(a, "=")
+		name := strings.TrimLeft(spelled, "-")
+		f, ok := foreignFlags[name]
+		if !ok || len(spelled)-len(name) > 2 || name == spelled || fs.Lookup(name) != nil {
+			continue
+		}
+		switch {
+		case f.ours == "":
+			return fmt.Errorf("unknown flag %s (%s; openload has none)", spelled, f.tool)
+		case strings.HasPrefix(f.ours, "none: "):
+			return fmt.Errorf("unknown flag %s (%s; openload has none: %s)", spelled, f.tool, strings.TrimPrefix(f.ours, "none: "))
+		}
+		return fmt.Errorf("unknown flag %s (%s; openload's %s)", spelled, f.tool, f.ours)
+	}
+	return nil
 }
 
 // valueProblem says in words why the value of ie does not parse.

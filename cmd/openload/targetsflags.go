@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 
@@ -22,10 +24,11 @@ type targetsOptions struct {
 	format string
 	values string
 	scope  mix.Scope // a scenario's place in its run, for {{uid}} (scenarios.go)
+	stdin  io.Reader // what --targets - reads; nil: the package's stdin
 }
 
 func (t *targetsOptions) flags(fs *pflag.FlagSet, b fieldBinding) {
-	fs.StringVar(&t.file, b.bind("targets", "Targets", "TargetWeights"), "", "send the targets of this vegeta targets `file` (its HTTP format or JSON lines), in turn, or drawn by their weights ('# openload: name=N weight=W' or JSON \"name\", \"weight\")")
+	fs.StringVar(&t.file, b.bind("targets", "Targets", "TargetWeights"), "", "send the targets of this vegeta targets `file` ('-': standard input; its HTTP format or JSON lines), in turn, or drawn by their weights ('# openload: name=N weight=W' or JSON \"name\", \"weight\")")
 	fs.StringVar(&t.format, "targets-format", "auto", "the --targets file's format: http, json, or auto (JSON when its first line starts with '{')")
 	fs.StringVar(&t.values, "values", "", "a CSV `file` (a header row names the columns) whose row seq mod rows fills {{csv.COLUMN}} in URLs, headers and bodies")
 }
@@ -42,7 +45,7 @@ func (t *targetsOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	if t.values != "" {
 		var err error
 		if vals, err = mix.ReadValuesFile(t.values); err != nil {
-			return fmt.Errorf("--values: %v", unwrapPath(err))
+			return fileFlagError("--values", t.values, err)
 		}
 	}
 	var ts []mix.Target
@@ -67,8 +70,17 @@ func (t *targetsOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 			return fmt.Errorf("--targets-format %q: want http, json or auto", t.format)
 		}
 		var err error
-		if ts, err = mix.ReadTargetsFile(t.file, mix.Options{Format: format}); err != nil {
-			return fmt.Errorf("--targets: %v", unwrapPath(err))
+		if t.file == "-" {
+			in := t.stdin
+			if in == nil {
+				in = stdin
+			}
+			ts, err = mix.ReadTargets(in, "standard input", mix.Options{Format: format})
+		} else {
+			ts, err = mix.ReadTargetsFile(t.file, mix.Options{Format: format})
+		}
+		if err != nil {
+			return fileFlagError("--targets", t.file, err)
 		}
 		// -H applies to every target, as vegeta's -header does, unless
 		// the target sets the header itself.
@@ -100,12 +112,16 @@ func (t *targetsOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		return err
 	}
 	r.Targets, r.TargetWeights, r.TargetSeed = targets, weights, r.Schedule.Seed
-	what := fmt.Sprintf("%d targets from %s, in turn", len(targets), t.file)
+	from := t.file
+	if from == "-" {
+		from = "standard input"
+	}
+	what := fmt.Sprintf("%d targets from %s, in turn", len(targets), from)
 	switch {
 	case t.file == "":
 		what = "values per request in the URL, headers or body"
 	case weights != nil:
-		what = fmt.Sprintf("%d targets from %s, drawn by weight (%s) with seed %d", len(targets), t.file, weightText(weights), r.Schedule.Seed)
+		what = fmt.Sprintf("%d targets from %s, drawn by weight (%s) with seed %d", len(targets), from, weightText(weights), r.Schedule.Seed)
 	}
 	if vals != nil {
 		what += fmt.Sprintf(", {{csv.…}} from %s (%d rows)", t.values, vals.Rows())
@@ -120,6 +136,20 @@ func (t *targetsOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	first := targets[0]
 	r.URL, r.Method, r.Header, r.Body = first.URL, first.Method, first.Header, first.Body
 	return nil
+}
+
+// stdin is what --targets - reads: a variable, for tests.
+var stdin io.Reader = os.Stdin
+
+// fileFlagError is the error of a file a flag names that cannot be read:
+// "--targets "nosuch.http": no such file or directory". An error from
+// within the file names it and its line already.
+func fileFlagError(flag, path string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s %q: %v", flag, path, pe.Err)
+	}
+	return fmt.Errorf("%s: %v", flag, err)
 }
 
 // hasHeader reports whether h has name, whatever its case (vegeta keeps

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -10,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/openload/openload/internal/rawtcp"
 )
 
 // mixServer counts what it reads: requests by method and path, and the
@@ -173,5 +178,122 @@ func TestValuesOnTheCommandLine(t *testing.T) {
 	}
 	if n != 50 || distinct != 50 || len(got) != 50 {
 		t.Errorf("the server read %d requests on %d paths, %d distinct; want 50 each", n, len(got), distinct)
+	}
+}
+
+// TestTargetsStdin: --targets - reads the targets from standard input;
+// and while it waits for them (a generator that has not written yet), one
+// cancel (the first signal) stops openload: exit 130, nothing sent.
+func TestTargetsStdin(t *testing.T) {
+	var m mixServer
+	srv := m.start(t)
+	text, err := os.ReadFile(writeTargets(t, t.TempDir(), srv.URL, ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(r io.Reader) { stdin = r }(stdin)
+	stdin = strings.NewReader(string(text))
+	stdout, _ := runOK(t, "--targets", "-", "-rate", "300", "-d", "1s")
+	got, _ := m.counts()
+	if got["GET /browse"] != 100 || got["POST /checkout"] != 100 || got["GET /search"] != 100 {
+		t.Errorf("the server read %v, want 100 of each", got)
+	}
+	wantLines(t, stdout, "request: 3 targets from standard input, in turn")
+
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	stdin = pr
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errb strings.Builder
+	done := make(chan int)
+	go func() { done <- run(ctx, []string{"--targets", "-", "-rate", "300", "-d", "1s"}, &out, &errb) }()
+	cancel()
+	if code := <-done; code != exitInterrupted || !strings.Contains(errb.String(), "interrupted while reading the inputs") {
+		t.Errorf("cancelled while reading: exit %d, %q", code, errb.String())
+	}
+}
+
+// TestLogStdout: --log - streams the per-request log to stdout, as -o -
+// does the result, and the report goes to stderr.
+func TestLogStdout(t *testing.T) {
+	var m mixServer
+	srv := m.start(t)
+	code, stdout, stderr := runCLI("--log", "-", "-rate", "20", "-d", "1s", srv.URL)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != exitOK || len(lines) != 21 || !strings.HasPrefix(lines[0], "seq,scheduled_ms,") {
+		t.Errorf("exit %d, %d lines on stdout, first %q", code, len(lines), lines[0])
+	}
+	wantLines(t, stderr, "PASS  accounting")
+	if _, err := os.Stat("-"); err == nil {
+		t.Error("a file named - was written")
+	}
+}
+
+// TestTargetsHeaderCase: a templated header arrives in the file's case,
+// as a static one does (REFERENCE: "unchanged"), and every request of
+// every client writes the headers in one order, whatever Go's map order.
+// -H adds its headers to every target, but a target's own value of a
+// header replaces -H's (vegeta would send both: REFERENCE says why not).
+func TestTargetsHeaderCase(t *testing.T) {
+	var mu sync.Mutex
+	heads := map[string]int{}  // header names in the order read → requests
+	static := map[string]int{} // x-static's values → requests
+	srv, err := rawtcp.Serve(func(c net.Conn, _ <-chan struct{}) {
+		br := bufio.NewReader(c)
+		for {
+			var names []string
+			line, err := br.ReadString('\n') // the request line
+			for err == nil {
+				if line, err = br.ReadString('\n'); strings.TrimSpace(line) == "" {
+					break
+				}
+				name, value, _ := strings.Cut(line, ":")
+				names = append(names, name)
+				if strings.EqualFold(name, "x-static") {
+					mu.Lock()
+					static[strings.TrimSpace(value)]++
+					mu.Unlock()
+				}
+			}
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			heads[strings.Join(names, ",")]++
+			mu.Unlock()
+			if _, err := c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")); err != nil {
+				return
+			}
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	file := filepath.Join(t.TempDir(), "t.http")
+	text := "GET http://" + srv.Addr() + "/a\nx-request-id: {{seq}}\nx-static: 1\nX-Zeta: 2\nx-alpha: 3\nX-Mid: 4\n"
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Three runs of each client: a request is serialised once per run,
+	// so an order from map iteration shows between runs (the lean
+	// client wrote its headers in map order before).
+	for _, client := range [][]string{nil, {"--net-http"}} {
+		clear(heads)
+		clear(static)
+		for range 3 {
+			runOK(t, append([]string{"--targets", file, "-rate", "20", "-d", "1s", "-q", "-H", "X-Static: global", "-H", "X-Global: g"}, client...)...)
+		}
+		if len(static) != 1 || static["1"] != 60 {
+			t.Errorf("%v: x-static sent as %v, want the target's 1 alone, 60 times", client, static)
+		}
+		if len(heads) != 1 {
+			t.Errorf("%v: %d orders of headers: %v", client, len(heads), heads)
+		}
+		for h := range heads {
+			if !strings.Contains(h, "x-request-id") || !strings.Contains(h, "x-static") || !strings.Contains(h, "X-Zeta") || !strings.Contains(h, "X-Global") || strings.Count(strings.ToLower(h), "x-static") != 1 {
+				t.Errorf("%v: headers sent %s, want the file's case", client, h)
+			}
+		}
 	}
 }

@@ -399,7 +399,7 @@ func (g *generator) record(rec *recorder.Recorder, stats *Stats) *recording {
 		if mix {
 			// A pure function of seq: the record of every outcome, a
 			// request never sent included, names the target it was for.
-			r.Target = uint16(g.pick.index(r.Seq))
+			r.Target = uint32(g.pick.index(r.Seq))
 		}
 		g.cfg.bodyTokens(r)
 		if g.cfg.onRecord != nil {

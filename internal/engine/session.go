@@ -317,7 +317,7 @@ func (r *sessionRun) send(w *worker, wk *walker) {
 		g.busy.Add(-1)
 		g.notSent(&rec)
 	}
-	rec.Target = uint16(st.Index)
+	rec.Target = uint32(st.Index)
 	a.Record = &rec
 	// An answer that is an error (a status ≥ 400) already failed the
 	// step, under its status: nothing in it is for later steps.

@@ -98,7 +98,10 @@ func NewTemplated(method string, u *url.URL, header http.Header, body []byte, st
 	// which come first, as net/http writes them.
 	var rest head
 	hasUA, once := false, false
-	for k, vs := range header {
+	// By name, as net/http's Header.Write and the HTTP/2 client write
+	// them: the same order in every run, whatever the map's.
+	for _, k := range slices.Sorted(maps.Keys(header)) {
+		vs := header[k]
 		if strings.EqualFold(k, "Host") {
 			if len(vs) > 0 {
 				host = vs[0]

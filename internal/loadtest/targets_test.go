@@ -22,7 +22,7 @@ func TestRecorderTracksTheMix(t *testing.T) {
 	o.Targets = []engine.Target{{Name: "checkout"}, {Method: "POST", URL: u}}
 	rec := o.newRecorder()
 	for i := range 3 {
-		r := recorder.Record{Seq: uint64(i), Done: time.Millisecond, Outcome: recorder.Completed, Status: 200, Target: uint16(i % 2)}
+		r := recorder.Record{Seq: uint64(i), Done: time.Millisecond, Outcome: recorder.Completed, Status: 200, Target: uint32(i % 2)}
 		if err := rec.Add(&r); err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,12 @@ import (
 	"golang.org/x/net/http/httpguts"
 )
 
+// tooManyTargets is the error for the n > engine.MaxTargets targets of
+// file.
+func tooManyTargets(file string, n int) error {
+	return &Error{File: file, Msg: fmt.Sprintf("%d targets, over the %d a run holds (each is kept parsed in memory for the whole run)", n, engine.MaxTargets)}
+}
+
 // Build makes the engine's targets (Config.Targets) from ts, in order,
 // and their weights (Config.TargetWeights): nil when no target has one,
 // in which case the engine takes them in turn as vegeta does; else a
@@ -46,7 +52,7 @@ func BuildIn(ts []Target, vals *Values, seed uint64, scope Scope) ([]engine.Targ
 		return nil, nil, errors.New("mix: no targets")
 	}
 	if len(ts) > engine.MaxTargets {
-		return nil, nil, fmt.Errorf("mix: %d targets, over the engine's %d", len(ts), engine.MaxTargets)
+		return nil, nil, tooManyTargets(ts[0].File, len(ts))
 	}
 	out := make([]engine.Target, len(ts))
 	weighted := false
@@ -143,6 +149,9 @@ func buildOne(t *Target, i int, vals *Values, seed uint64, scope Scope) (engine.
 	if e.URL, err = url.Parse(raw); err != nil {
 		return e, "", fmt.Errorf("bad URL %q: %v", raw, urlErr(err))
 	}
+	if err := CheckPort(e.URL); err != nil {
+		return e, "", fmt.Errorf("bad URL %q: %v", raw, err)
+	}
 	// Credentials in the URL are sent as net/http sends them, whose
 	// requests vegeta makes (Request.SetBasicAuth from URL.User in
 	// net/http's send): an Authorization: Basic header, unless the
@@ -206,7 +215,7 @@ func buildOne(t *Target, i int, vals *Values, seed uint64, scope Scope) (engine.
 				if e.Headers == nil {
 					e.Headers = map[string]engine.Template{}
 				}
-				e.Headers[c] = tv
+				e.Headers[k] = tv // as written, as a static header is
 			}
 			if len(out) > 0 {
 				e.Header[k] = out // as written, as vegeta sends it

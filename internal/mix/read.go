@@ -368,6 +368,18 @@ func urlErr(err error) error {
 	return err
 }
 
+// CheckPort is the error for a URL whose port no connection can reach:
+// url.Parse takes any digits, so "http://h:99999/" would otherwise run,
+// every request failing.
+func CheckPort(u *url.URL) error {
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("port %s is not in 1..65535", p)
+		}
+	}
+	return nil
+}
+
 // origin is raw's "scheme://userinfo@host:port" part: up to the first
 // '/', '?' or '#' after "//" (all of raw when it has no "//").
 func origin(raw string) string {

@@ -13,7 +13,7 @@ func entryRecord(t *testing.T, e LogEntry) Record {
 		t.Fatalf("reader accepted unknown error %q", e.Error)
 	}
 	return Record{Seq: e.Seq, Scheduled: e.Scheduled, Sent: e.Sent, Done: e.Done, WasSent: e.WasSent,
-		Status: e.Status, Kind: k, Attempts: e.Attempts, Target: uint16(max(e.Target, 0))}
+		Status: e.Status, Kind: k, Attempts: e.Attempts, Target: uint32(max(e.Target, 0))}
 }
 
 // FuzzLogReader: every line LogReader accepts, written again by LogWriter

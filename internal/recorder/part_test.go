@@ -35,7 +35,7 @@ func TestTargetsAddUp(t *testing.T) {
 	for seq := range 600 {
 		at := time.Duration(seq) * time.Millisecond
 		rec := Record{Seq: uint64(seq), Scheduled: at, Sent: at + 100*time.Microsecond, WasSent: true, Done: at + time.Duration(1+rng.IntN(20))*time.Millisecond,
-			Target: uint16(rng.IntN(len(names) + 1))} // one index in four past the names
+			Target: uint32(rng.IntN(len(names) + 1))} // one index in four past the names
 		switch rng.IntN(6) {
 		case 0:
 			rec.Outcome, rec.Kind = Failed, KindRefused
@@ -112,7 +112,7 @@ func TestTargetsBeyondTheBound(t *testing.T) {
 	r := New(nil)
 	r.TrackTargets(names)
 	for _, i := range []int{0, MaxTargetParts - 1, MaxTargetParts, len(names) - 1, len(names)} {
-		rec := Record{Done: time.Millisecond, Outcome: Completed, Status: 200, Target: uint16(i)}
+		rec := Record{Done: time.Millisecond, Outcome: Completed, Status: 200, Target: uint32(i)}
 		r.Add(&rec)
 	}
 	var res result.Result
@@ -145,7 +145,7 @@ func TestLogTargetColumn(t *testing.T) {
 	r.TrackTargets([]string{"a", "b", "c"})
 	recs := sampleRecords()
 	for i := range recs {
-		recs[i].Target = uint16(i % 3)
+		recs[i].Target = uint32(i % 3)
 		if err := r.Add(&recs[i]); err != nil {
 			t.Fatal(err)
 		}

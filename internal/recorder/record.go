@@ -221,7 +221,7 @@ type Record struct {
 	// (engine.Config.Targets; Recorder.TrackTargets names them), or of
 	// its step in a session run (Recorder.TrackSessions); 0 in a run of
 	// one URL.
-	Target uint16
+	Target uint32
 }
 
 // Limits of what one record carries.

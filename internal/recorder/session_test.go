@@ -30,7 +30,7 @@ func shopSessions() ([]SessionRecord, []Record) {
 		for k := range s.Steps {
 			due := s.Arrival + time.Duration(k)*step
 			r := Record{Seq: uint64(len(recs)), Scheduled: due, Sent: due + ms(0.1), WasSent: true, Done: due + step,
-				Outcome: Completed, Status: 200, Target: uint16(k)}
+				Outcome: Completed, Status: 200, Target: uint32(k)}
 			switch {
 			case s.Outcome == SessionEndedEarly && k == s.EndedAt:
 				r.Outcome, r.Status, r.Kind = Failed, 0, KindReset

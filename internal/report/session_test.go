@@ -41,7 +41,7 @@ func sessionRun(t *testing.T, names []string, n int, every, think time.Duration,
 		sess.Started++
 		sp := span{start: arrival}
 		for k := range names {
-			rec := recorder.Record{Seq: seq, Scheduled: due, Target: uint16(k)}
+			rec := recorder.Record{Seq: seq, Scheduled: due, Target: uint32(k)}
 			seq++
 			goOn := do(i, k, &rec)
 			if err := r.Add(&rec); err != nil {

@@ -278,8 +278,13 @@ type FieldError = field.Error
 // Validate checks c and returns the first problem as a *FieldError.
 func (c Config) Validate() error {
 	if c.Listen != "" {
-		if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		_, port, err := net.SplitHostPort(c.Listen)
+		if err != nil {
 			return field.Errorf("Listen", c.Listen, "{Listen} must be host:port, got %q", c.Listen)
+		}
+		// Before anything starts: net.Listen would refuse it only then.
+		if _, err := net.LookupPort("tcp", port); err != nil {
+			return field.Errorf("Listen", c.Listen, "{Listen} %q: port must be a number in 0..65535, got %q", c.Listen, port)
 		}
 	}
 	if c.Workers <= 0 {
