@@ -129,3 +129,50 @@ func TestK8sFilesTooBig(t *testing.T) {
 		t.Errorf("exit %d, calls %q, stderr:\n%s\nwant:\n%s", code, f.calls(), stderr, want)
 	}
 }
+
+// TestK8sPlacement: the placement and identity flags render into the
+// pod template (deploy/testdata/job-placement.yaml, which the deploy
+// module decodes strictly and checks field by field).
+func TestK8sPlacement(t *testing.T) {
+	stdout, stderr := runOK(t, "k8s", "manifest", "--shards", "3", "-r", "300", "-d", "20s",
+		"--node-selector", "pool=load", "--node-selector", "kubernetes.io/arch=amd64",
+		"--toleration", "dedicated=load:NoSchedule", "--toleration", "spot:PreferNoSchedule",
+		"--one-per-node", "--image-pull-secret", "regcred", "--service-account", "openload-runner",
+		"--pod-label", "team=perf", "--pod-annotation", "example.com/note=a run, with commas",
+		"--priority-class", "batch-low", "--image", "registry.example.com/openload:v1",
+		"http://openload-stub:8080/predict")
+	if stderr != "" {
+		t.Errorf("stderr: %s", stderr)
+	}
+	golden.CheckFile(t, filepath.Join("..", "..", "deploy", "testdata", "job-placement.yaml"), stdout)
+}
+
+// TestK8sImageWarning: a local tag whose pull policy would send a node
+// to Docker Hub is said on stderr; a local tag not latest gets
+// IfNotPresent, a registry's image the cluster's default.
+func TestK8sImageWarning(t *testing.T) {
+	url := "http://openload-stub:8080/predict"
+	for _, c := range []struct {
+		args   []string
+		warn   string
+		policy string
+	}{
+		{[]string{"--image", "openload:dev"}, "", "imagePullPolicy: IfNotPresent"},
+		{[]string{"--image", "openload"}, "image openload names no registry and is tagged latest", ""},
+		{[]string{"--image", "openload:dev", "--image-pull-policy", "Always"}, "image openload:dev names no registry and its pull policy is Always", "imagePullPolicy: Always"},
+		{[]string{"--image", "openload:latest", "--image-pull-policy", "Never"}, "", "imagePullPolicy: Never"},
+		{[]string{"--image", "ghcr.io/x/openload:1"}, "", ""},
+		{[]string{"--image", "localhost:5000/openload:latest"}, "", ""},
+	} {
+		stdout, stderr := runOK(t, append(append([]string{"k8s", "manifest", "--shards", "2", "-r", "10"}, c.args...), url)...)
+		if (c.warn == "") != (stderr == "") || !strings.Contains(stderr, c.warn) || strings.Count(stderr, "\n") > 1 {
+			t.Errorf("%q: stderr %q, want %q", c.args, stderr, c.warn)
+		}
+		if got := regexp.MustCompile(`imagePullPolicy: \w+`).FindString(stdout); got != c.policy {
+			t.Errorf("%q: %q, want %q", c.args, got, c.policy)
+		}
+		if stderr != "" {
+			t.Logf("%q: %s", c.args, stderr)
+		}
+	}
+}
