@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
 )
 
 // kubectlCall is one kubectl call of the runner, as its source writes it.
@@ -149,9 +152,38 @@ func TestRunnerRole(t *testing.T) {
 		t.Fatalf("want one Role, RoleBinding and ServiceAccount: %d, %d, %d", len(m.roles), len(m.bindings), len(m.accounts))
 	}
 	role, rb := m.roles[0], m.bindings[0]
-	if rb.RoleRef.Name != role.Name || rb.Subjects[0].Name != m.accounts[0].Name {
-		t.Errorf("the binding binds %s to %s", rb.RoleRef.Name, rb.Subjects[0].Name)
+	if rb.RoleRef.Name != role.Name || rb.Subjects[0].Name != m.accounts[0].Name || rb.Subjects[0].Namespace == "" {
+		t.Errorf("the binding binds %s to %s in %q (a ServiceAccount subject needs its namespace)", rb.RoleRef.Name, rb.Subjects[0].Name, rb.Subjects[0].Namespace)
 	}
+	calls := runnerCalls(t)
+	if len(calls) == 0 {
+		t.Fatal("no kubectl call found in the runner's source")
+	}
+	// The runner deletes a run's objects by its label (the ConfigMap and
+	// Secret cannot be owned by the Job when created with it).
+	calls = append(calls, kubectlCall{"deleting a run by its label, openload.dev/run", []string{"delete", "job,configmap,secret", "-l", "?"}})
+	for _, c := range calls {
+		t.Logf("%s: kubectl %s", c.where, strings.Join(c.args, " "))
+	}
+	for _, gap := range roleGaps(t, role, calls) {
+		t.Error(gap)
+	}
+	// The check can fail: each verb taken away is missed.
+	for i := range role.Rules {
+		for j := range role.Rules[i].Verbs {
+			less := role.DeepCopy()
+			less.Rules[i].Verbs = slices.Delete(slices.Clone(less.Rules[i].Verbs), j, j+1)
+			if len(roleGaps(t, less, calls)) == 0 {
+				t.Errorf("without %s on %v, the Role still passes", role.Rules[i].Verbs[j], role.Rules[i].Resources)
+			}
+		}
+	}
+}
+
+// roleGaps says what the calls need that role does not grant, and what
+// it grants that no call uses.
+func roleGaps(t *testing.T, role *rbacv1.Role, calls []kubectlCall) []string {
+	var gaps []string
 	granted := map[[2]string]map[string]bool{}
 	for _, r := range role.Rules {
 		for _, g := range r.APIGroups {
@@ -166,16 +198,12 @@ func TestRunnerRole(t *testing.T) {
 			}
 		}
 	}
-	calls := runnerCalls(t)
-	if len(calls) == 0 {
-		t.Fatal("no kubectl call found in the runner's source")
-	}
 	used := map[[2]string]map[string]bool{}
 	for _, c := range calls {
 		for r, verbs := range needs(t, c) {
 			for _, v := range verbs {
 				if !granted[r][v] {
-					t.Errorf("%s: kubectl %q needs %s on %s/%s, which the Role does not grant", c.where, c.args, v, r[0], r[1])
+					gaps = append(gaps, fmt.Sprintf("%s: kubectl %q needs %s on %s/%s, which the Role does not grant", c.where, c.args, v, r[0], r[1]))
 				}
 				if used[r] == nil {
 					used[r] = map[string]bool{}
@@ -183,24 +211,16 @@ func TestRunnerRole(t *testing.T) {
 				used[r][v] = true
 			}
 		}
-		t.Logf("%s: kubectl %s", c.where, strings.Join(c.args, " "))
-	}
-	// The runner deletes a run's objects by its label (the ConfigMap and
-	// Secret cannot be owned by the Job when created with it).
-	for _, r := range [][2]string{{"batch", "jobs"}, {"", "configmaps"}, {"", "secrets"}} {
-		if used[r] == nil {
-			used[r] = map[string]bool{}
-		}
-		used[r]["list"], used[r]["delete"] = true, true
 	}
 	for r, verbs := range granted {
 		for v := range verbs {
 			if !used[r][v] {
-				t.Errorf("the Role grants %s on %s/%s, which no call uses", v, r[0], r[1])
+				gaps = append(gaps, fmt.Sprintf("the Role grants %s on %s/%s, which no call uses", v, r[0], r[1]))
 			}
 		}
 	}
 
+	return gaps
 }
 
 // TestRunnerFiles: the stream `k8s manifest` renders with files and
