@@ -68,7 +68,11 @@ func TestK8sFiles(t *testing.T) {
 		t.Errorf("the ConfigMap and Secret lack the run's label:\n%s", stdout)
 	}
 	var j struct {
-		Spec struct{ Template struct{ Spec struct{ Containers []struct{ Args []string } } } }
+		Spec struct {
+			Template struct {
+				Spec struct{ Containers []struct{ Args []string } }
+			}
+		}
 	}
 	if err := yaml.Unmarshal([]byte(job), &j); err != nil {
 		t.Fatal(err)
@@ -99,8 +103,13 @@ func TestK8sFilesRun(t *testing.T) {
 		Pods: []string{podsJSON(allPods(4, fakePod{phase: "Succeeded"})...)},
 		Logs: podLogs(t),
 	})
-	values := writeFile(t, t.TempDir(), "users.csv", "user\nann\n")
-	code, stdout, stderr := runCLI(k8sArgs(f, "--values", values, "-H", "X-User: {{csv.user}}", "-H", "Authorization: Bearer s3cret-token")...)
+	dir := t.TempDir()
+	values := writeFile(t, dir, "users.csv", "user\nann\n")
+	targets := writeFile(t, dir, "t.http", "GET http://openload-stub:8080/predict?u={{csv.user}}\n")
+	args := k8sArgs(f, "--values", values, "--targets", targets, "-H", "Authorization: Bearer s3cret-token")
+	args = args[:len(args)-1] // --targets names the URL
+	code, stdout, stderr := runCLI(args...)
+	t.Logf("stderr:\n%s", stderr)
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
