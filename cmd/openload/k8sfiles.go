@@ -86,6 +86,11 @@ func (c *carrier) args(pass []string) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
+			if name == "targets" {
+				if data, err = c.targetBodies(value, data); err != nil {
+					return nil, err
+				}
+			}
 			a = "--" + name + "=" + c.add(what, value, data)
 		case isHeaderFlag(name):
 			h, v, ok := strings.Cut(value, ":")
@@ -141,4 +146,26 @@ func (c *carrier) addEnv(value string) string {
 	e := kube.SecretEnv{Name: fmt.Sprintf("OPENLOAD_HEADER_%d", n), Key: fmt.Sprintf("header-%d", n), Value: value}
 	c.env = append(c.env, e)
 	return e.Name
+}
+
+// targetBodies carries the body files a targets file names on its @path
+// lines (vegeta's HTTP format; a relative path is the working
+// directory's, as the run reads it) and returns the file with their
+// paths in the pods; every other byte as it was.
+func (c *carrier) targetBodies(path string, data []byte) ([]byte, error) {
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	for i, l := range lines {
+		t := bytes.TrimSpace(l)
+		if len(t) < 2 || t[0] != '@' {
+			continue
+		}
+		body := string(t[1:])
+		b, err := os.ReadFile(body)
+		if err != nil {
+			return nil, fmt.Errorf("--targets %q: body file %q: %v (a cluster run carries it into its pods)", path, body, unwrapPath(err))
+		}
+		end := l[len(bytes.TrimRight(l, "\r\n")):]
+		lines[i] = append([]byte("@"+c.add("body", body, b)), end...)
+	}
+	return bytes.Join(lines, nil), nil
 }

@@ -85,6 +85,19 @@ func TestK8sFiles(t *testing.T) {
 		}
 	}
 
+	// A targets file's @body files travel too, the file naming them
+	// where the pods find them.
+	body := writeFile(t, dir, "body.json", `{"a": 1}`)
+	withBody := writeFile(t, dir, "post.http", "POST http://openload-stub:8080/predict\nContent-Type: application/json\n@"+body+"\n")
+	stdout, _ = runOK(t, "k8s", "manifest", "--shards", "2", "-r", "10", "--targets", withBody)
+	var cm struct{ Data map[string]string }
+	if err := yaml.Unmarshal([]byte(k8sDocs(t, stdout)["ConfigMap"]), &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["body-body.json"] != `{"a": 1}` || cm.Data["targets-post.http"] != "POST http://openload-stub:8080/predict\nContent-Type: application/json\n@"+kube.FilesDir+"/body-body.json\n" {
+		t.Errorf("the targets' body did not travel: %q", cm.Data)
+	}
+
 	// A file that names a credential header is the Secret's; its
 	// content in the pods is the file's.
 	stdout, _ = runOK(t, "k8s", "manifest", "--shards", "2", "-r", "10", "--targets", secretTargets)
