@@ -21,6 +21,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -33,6 +34,11 @@ type manifests struct {
 	pods        []*corev1.Pod
 	claims      []*corev1.PersistentVolumeClaim
 	podMonitors []*podMonitor
+	configMaps  []*corev1.ConfigMap
+	secrets     []*corev1.Secret
+	roles       []*rbacv1.Role
+	bindings    []*rbacv1.RoleBinding
+	accounts    []*corev1.ServiceAccount
 }
 
 // documents splits a multi-document YAML file on its "---" lines.
@@ -84,6 +90,26 @@ func (m *manifests) decode(doc []byte) error {
 	case "monitoring.coreos.com/v1 PodMonitor":
 		var o podMonitor
 		m.podMonitors = append(m.podMonitors, &o)
+		return strict(&o)
+	case "v1 ConfigMap":
+		var o corev1.ConfigMap
+		m.configMaps = append(m.configMaps, &o)
+		return strict(&o)
+	case "v1 Secret":
+		var o corev1.Secret
+		m.secrets = append(m.secrets, &o)
+		return strict(&o)
+	case "v1 ServiceAccount":
+		var o corev1.ServiceAccount
+		m.accounts = append(m.accounts, &o)
+		return strict(&o)
+	case "rbac.authorization.k8s.io/v1 Role":
+		var o rbacv1.Role
+		m.roles = append(m.roles, &o)
+		return strict(&o)
+	case "rbac.authorization.k8s.io/v1 RoleBinding":
+		var o rbacv1.RoleBinding
+		m.bindings = append(m.bindings, &o)
 		return strict(&o)
 	case "v1 PersistentVolumeClaim":
 		var o corev1.PersistentVolumeClaim

@@ -152,6 +152,12 @@ type SLO struct {
 // secretHeaders are always redacted.
 var secretHeaders = []string{"Authorization", "Cookie", "Proxy-Authorization"}
 
+// SecretHeaders are the request headers whose values are credentials:
+// Authorization, Cookie, Proxy-Authorization, and those named in extra.
+func SecretHeaders(extra ...string) []string {
+	return append(append([]string(nil), secretHeaders...), extra...)
+}
+
 // Redacted is what replaces a secret header value.
 const Redacted = "REDACTED"
 
@@ -162,7 +168,7 @@ func RedactHeaders(h http.Header, extra ...string) map[string][]string {
 		return nil
 	}
 	secret := map[string]bool{}
-	for _, name := range append(append([]string(nil), secretHeaders...), extra...) {
+	for _, name := range SecretHeaders(extra...) {
 		secret[http.CanonicalHeaderKey(name)] = true
 	}
 	out := make(map[string][]string, len(h))

@@ -40,8 +40,12 @@ Each pod requests --cpu and --memory. On the project's 2-core machine a shard us
 of CPU at 1,000 requests/s, 250m at 5,000/s and 370m at 20,000/s (deploy/README.md); a pod short
 of CPU sends late, and its send delay says so.
 
-The flags that read local files (--body-file, --targets, --values, --dataset, --arrivals,
---scenarios) and --log and --hlog do not apply: the pods cannot read or write your files.
+The files a run reads (--body-file, --targets, --values, --dataset, --arrivals) go into a
+ConfigMap created with the Job, mounted read-only in each pod (at most 1 MiB in all); a file
+holding a credential header, and the values of the headers that are credentials (Authorization,
+Cookie, Proxy-Authorization, X-Api-Key, and those --redact names), go into a Secret, never into
+the Job's spec. Both carry the label openload.dev/run=NAME. --log and --hlog do not apply: the
+pods cannot write your files.
 
 Examples:
   # 4 pods share 4000 requests/s for 60 s; the merged result to merged.json
@@ -77,6 +81,16 @@ type k8sOptions struct {
 	kubectl     string
 	partial     bool
 	keep        bool
+
+	// placement and identity of the pods
+	nodeSelector   []string
+	tolerations    []string
+	onePerNode     bool
+	pullSecrets    []string
+	serviceAccount string
+	podLabels      []string
+	podAnnotations []string
+	priorityClass  string
 }
 
 // k8sDefaults: the pod's requests deploy/README.md explains.
@@ -109,6 +123,14 @@ func (k *k8sOptions) flags(fs *pflag.FlagSet, b fieldBinding) {
 		fs.StringVar(&k.kubectl, "kubectl", "kubectl", "run: the kubectl `command` to run, with its current context")
 		fs.BoolVar(&k.partial, "partial", false, "run: merge the shards that left a result even if others did not, or were interrupted (the result says which; its checks warn)")
 		fs.BoolVar(&k.keep, "keep", false, "run: keep the Job and its pods at the end and on ^C (default: delete them)")
+		fs.StringArrayVar(&k.nodeSelector, b.bind("node-selector", "NodeSelector"), nil, "run the pods only on nodes with this `label`, key=value (repeatable)")
+		fs.StringArrayVar(&k.tolerations, b.bind("toleration", "Tolerations"), nil, "let the pods run on nodes with this `taint`, key=value:Effect or key:Effect as kubectl taint writes it (repeatable)")
+		fs.BoolVar(&k.onePerNode, b.bind("one-per-node", "OnePerNode"), false, "at most one shard a node: a shard waits unscheduled rather than share a node (default: spread where the nodes allow)")
+		fs.StringArrayVar(&k.pullSecrets, b.bind("image-pull-secret", "PullSecrets"), nil, "pull the image with this Secret's `name` (repeatable)")
+		fs.StringVar(&k.serviceAccount, b.bind("service-account", "ServiceAccount"), "", "run the pods as this ServiceAccount (`name`; default: the namespace's)")
+		fs.StringArrayVar(&k.podLabels, b.bind("pod-label", "PodLabels"), nil, "add this `label` to each pod, key=value (repeatable)")
+		fs.StringArrayVar(&k.podAnnotations, b.bind("pod-annotation", "PodAnnotations"), nil, "add this `annotation` to each pod, key=value (repeatable)")
+		fs.StringVar(&k.priorityClass, b.bind("priority-class", "PriorityClass"), "", "the pods' PriorityClass (`name`; default: the cluster's)")
 	})
 }
 
@@ -117,22 +139,15 @@ func (k *k8sOptions) flags(fs *pflag.FlagSet, b fieldBinding) {
 // local files the pods cannot reach, or they are no open schedule to
 // split. Its help does not show them.
 var k8sRefused = map[string]string{
-	"shard":           "the Job gives each pod its shard",
-	"shard-from-env":  "the Job gives each pod its shard",
-	"start-at":        "the runner sets it to now + --lead",
-	"log":             "a pod's file stays in the pod",
-	"hlog":            "a pod's file stays in the pod",
-	"body-file":       "the pods cannot read your files: --body, or an image or ConfigMap with 'openload k8s manifest'",
-	"targets":         "the pods cannot read your files",
-	"values":          "the pods cannot read your files",
-	"dataset":         "the pods cannot read your files",
-	"arrivals":        "the pods cannot read your files",
-	"arrivals-column": "it goes with --arrivals",
-	"speed":           "it goes with --arrivals",
-	"scenarios":       "the pods cannot read your files",
-	"closed":          "shards split an open schedule",
-	"think":           "it goes with --closed",
-	"repeats":         "one Job is one run",
+	"shard":          "the Job gives each pod its shard",
+	"shard-from-env": "the Job gives each pod its shard",
+	"start-at":       "the runner sets it to now + --lead",
+	"log":            "a pod's file stays in the pod",
+	"hlog":           "a pod's file stays in the pod",
+	"closed":         "shards split an open schedule",
+	"think":          "it goes with --closed",
+	"repeats":        "one Job is one run",
+	"scenarios":      "a cluster run of scenarios is not built yet: their schedules are checked as one run's here",
 }
 
 // k8sOwn are the load run's flags the runner keeps for itself rather
@@ -188,6 +203,9 @@ func runK8s(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErrorIn(stderr, cmd, "%v", err)
 	}
+	if w := plan.job.ImageWarning(); w != "" {
+		fmt.Fprintf(stderr, "openload: %s: %s\n", cmd, w)
+	}
 	if sub == "manifest" {
 		_, err := stdout.Write(plan.job.YAML())
 		if err != nil {
@@ -241,7 +259,7 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 		return nil, errors.New("--shards is required: the number of pods that share the schedule, e.g. --shards 4")
 	case k.shards < 1 || k.shards > kube.MaxShards:
 		return nil, fmt.Errorf("--shards must be 1 to %d, got %d", kube.MaxShards, k.shards)
-	case fs.NArg() == 0:
+	case fs.NArg() == 0 && !fs.Changed("targets"):
 		return nil, errors.New("a URL is required: the pods send to your service (for a rehearsal, deploy/kubernetes/stub.yaml serves http://openload-stub:8080/predict)")
 	case fs.NArg() > 1:
 		return nil, fmt.Errorf("one URL, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
@@ -283,7 +301,11 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 	}
 	var lo loadOptions
 	lfs := loadFlags(&lo)
-	if err := parseFlags(lfs, append(append(asShard, pass...), url)); err != nil {
+	shardLine := append(asShard, pass...)
+	if url != "" {
+		shardLine = append(shardLine, url)
+	}
+	if err := parseFlags(lfs, shardLine); err != nil {
 		return nil, err // cannot happen: the same flags parsed above
 	}
 	if err := lo.validate(lfs); err != nil {
@@ -297,7 +319,7 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 			pass = append(pass, "--metrics-grace="+lo.metrics.grace.String())
 		}
 	}
-	if lo.run.URL == nil {
+	if lo.run.URL == nil && lo.targets.file == "" {
 		return nil, errors.New("a URL is required")
 	}
 	p.run = &lo
@@ -326,7 +348,21 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 	p.job = kube.Job{
 		Name: name, Namespace: k.namespace, Image: k.image, PullPolicy: k.pullPolicy,
 		Shards: k.shards, CPU: k.cpu, Memory: k.memory, MemoryLimit: k.memoryLimit,
-		StartAt: start, Args: append(append(shardArgs(k.shards), pass...), url), MetricsPort: port,
+		StartAt: start, MetricsPort: port,
+		NodeSelector: k.nodeSelector, Tolerations: k.tolerations, OnePerNode: k.onePerNode,
+		PullSecrets: k.pullSecrets, ServiceAccount: k.serviceAccount, PodLabels: k.podLabels,
+		PodAnnotations: k.podAnnotations, PriorityClass: k.priorityClass,
+	}
+	// The run's files and credentials travel in the Job's ConfigMap and
+	// Secret; the pods' arguments name them there.
+	carry := newCarrier(lo.run.Redact)
+	if pass, err = carry.args(pass); err != nil {
+		return nil, err
+	}
+	p.job.Files, p.job.SecretEnv = carry.files, carry.env
+	p.job.Args = append(shardArgs(k.shards), pass...)
+	if url != "" {
+		p.job.Args = append(p.job.Args, url)
 	}
 	if sub == "run" {
 		p.job.Deadline = p.end + k.grace

@@ -529,6 +529,17 @@ func TestK8sUsage(t *testing.T) {
 		{"k8s", "manifest", "--shards", "4", "-r", "10", "--metrics-addr", "[::1]:9464", url},
 		{"k8s", "run", "--shards", "4", "-r", "10", "--metrics-addr", "localhost:9464", url},
 		{"k8s", "manifest", "--shards", "4", "-r", "10", "--metrics-addr", ":9464", "--metrics-grace", "10s", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--node-selector", "pool", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--node-selector", "pool=a b", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--toleration", "dedicated=load", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--toleration", "dedicated=load:NoRun", url},
+		{"k8s", "manifest", "--shards", "4", "-r", "10", "--pod-label", "Bad_Prefix.x/y=z", url},
+		{"k8s", "manifest", "--shards", "4", "-r", "10", "--pod-label", "batch.kubernetes.io/job-name=x", url},
+		{"k8s", "manifest", "--shards", "4", "-r", "10", "--pod-annotation", "-x=1", url},
+		{"k8s", "manifest", "--shards", "4", "-r", "10", "--image-pull-secret", "Reg_Cred", url},
+		{"k8s", "manifest", "--shards", "4", "-r", "10", "--service-account", "my account", url},
+		{"k8s", "manifest", "--shards", "4", "-r", "10", "--priority-class", "High", url},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--targets", "missing.http"},
 	} {
 		shown := strings.Join(args, " ")
 		if len(args) > 1 && args[1] == "run" {

@@ -746,6 +746,48 @@ check_deleted() {
 	return $ok
 }
 
+# check_files: 3 shards with a targets file, a values CSV and a secret
+# header, run as the runner's ServiceAccount bound to
+# deploy/kubernetes/runner-role.yaml (kubectl --as): the Role is enough.
+# The stub reads what the shards sent, the Job's spec holds no secret,
+# and the run's ConfigMap and Secret are gone after.
+check_files() {
+	local d=$OUT/files m=$OUT/files.json before after rc=0 job token=Bearer-e2e-$RANDOM$RANDOM
+	mkdir -p "$d"
+	printf 'GET %s?u={{csv.user}}\nX-Trace: {{seq}}\n' "$URL" >"$d/t.http"
+	printf 'user\nann\nbob\ncid\n' >"$d/users.csv"
+	kc apply -f "$REPO/deploy/kubernetes/runner-role.yaml" >/dev/null
+	kc create rolebinding openload-runner-e2e --role openload-runner --serviceaccount "$NS:openload-runner" \
+		--dry-run=client -o yaml | kc apply -f - >/dev/null
+	printf '#!/bin/sh\nexec %s --as=system:serviceaccount:%s:openload-runner "$@"\n' "$KUBECTL" "$NS" >"$d/kubectl-as-runner"
+	chmod +x "$d/kubectl-as-runner"
+	before=$(stub_stats | jq .total)
+	"$OPENLOAD" k8s run --kubectl "$d/kubectl-as-runner" --namespace "$NS" --image openload:dev \
+		--cpu "$SHARD_CPU" --memory 128Mi --shards 3 --keep -o "$m" -r "$RATE" -d "${DURATION}s" -c "$CONNS" \
+		--targets "$d/t.http" --values "$d/users.csv" -H "Authorization: $token" >"$OUT/files.txt" 2>&1 || rc=$?
+	sleep 1
+	after=$(stub_stats | jq .total)
+	sed 's/^/   /' "$OUT/files.txt"
+	[ $rc = 0 ] || { log "FAIL: openload k8s run exited $rc"; return 1; }
+	job=$(sed -n 's/.*k8s run: job \([a-z0-9-]*\).*/\1/p' "$OUT/files.txt" | head -1)
+	rc=0
+	log "stub read $((after - before)); merged attempts $(jq '.wire.attempts // .counts.sent' "$m")"
+	[ $((after - before)) = "$(jq '.wire.attempts // .counts.sent' "$m")" ] || { log "FAIL: the stub's count differs"; rc=1; }
+	if kc get job "$job" -o yaml | grep -q "$token"; then log "FAIL: the Job's spec holds the secret"; rc=1; fi
+	kc delete job "$job" --wait=false >/dev/null 2>&1 || true
+	# --keep kept them; without it the runner deletes by the run's label
+	"$OPENLOAD" k8s run --kubectl "$d/kubectl-as-runner" --namespace "$NS" --image openload:dev \
+		--cpu "$SHARD_CPU" --memory 128Mi --shards 3 -r 10 -d 2s --lead 20s \
+		--values "$d/users.csv" -H "X-User: {{csv.user}}" -H "Authorization: $token" "$URL" >"$OUT/files-2.txt" 2>&1 || true
+	job=$(sed -n 's/.*k8s run: job \([a-z0-9-]*\).*/\1/p' "$OUT/files-2.txt" | head -1)
+	local left
+	left=$(kc get configmap,secret -l "openload.dev/run=$job" -o name 2>/dev/null)
+	[ -z "$left" ] || { log "FAIL: left after the run: $left"; rc=1; }
+	kc delete configmap,secret -l "openload.dev/run" --wait=false >/dev/null 2>&1 || true
+	kc delete rolebinding openload-runner-e2e --ignore-not-found >/dev/null
+	return $rc
+}
+
 do_test() {
 	FAILED=()
 	kc get ns "$NS" >/dev/null 2>&1 || kc create ns "$NS" >/dev/null
@@ -757,6 +799,7 @@ do_test() {
 	check "4 shards: Job, counts, stub" check_run
 	check "a deleted shard pod" check_deleted run-deleted
 	check "a deleted shard pod, --partial" check_deleted run-partial --partial
+	check "files, a secret header, the runner's Role" check_files
 	if [ ${#FAILED[@]} = 0 ]; then
 		echo "e2e: all checks passed"
 	else

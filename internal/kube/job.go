@@ -75,7 +75,21 @@ type Job struct {
 	Args        []string      // the container's arguments: the shard's (its index from IndexEnv, its start from StartEnv), the run's, its URL
 	MetricsPort int           // the port the run serves its metrics on, declared and annotated for Prometheus; 0 none
 	Deadline    time.Duration // activeDeadlineSeconds: the cluster stops the Job past it; 0 never
-	PullPolicy  string        // imagePullPolicy; "" the cluster's default
+	PullPolicy  string        // imagePullPolicy; "" the cluster's default (IfNotPresent for a local tag: ImagePolicy)
+
+	// What the run reads, carried into its pods (files.go).
+	Files     []File      // mounted read-only; Args name them by File.Path
+	SecretEnv []SecretEnv // taken from the Secret as variables; Args name them as $(Name)
+
+	// Placement and identity (placement.go); each as typed.
+	NodeSelector   []string // key=value: only nodes with these labels
+	Tolerations    []string // key=value:Effect or key:Effect: taints the pods tolerate
+	OnePerNode     bool     // at most one shard a node (required, not preferred, anti-affinity)
+	PullSecrets    []string // imagePullSecrets, by name
+	ServiceAccount string   // serviceAccountName; "" the namespace's default
+	PodLabels      []string // key=value: more labels on each pod
+	PodAnnotations []string // key=value: annotations on each pod
+	PriorityClass  string   // priorityClassName; "" the cluster's default
 }
 
 var (
@@ -114,6 +128,12 @@ func (j Job) Validate() error {
 		return field.Errorf("Deadline", j.Deadline, "{Deadline} %v: want ≥ 0", j.Deadline)
 	case j.PullPolicy != "" && j.PullPolicy != "Always" && j.PullPolicy != "IfNotPresent" && j.PullPolicy != "Never":
 		return field.Errorf("PullPolicy", j.PullPolicy, "{PullPolicy} %q: want Always, IfNotPresent or Never", j.PullPolicy)
+	}
+	if err := j.validatePlacement(); err != nil {
+		return err
+	}
+	if err := j.validateFiles(); err != nil {
+		return err
 	}
 	if j.MemoryLimit != "" {
 		req, _ := Bytes(j.Memory)
@@ -164,6 +184,7 @@ func q(s string) string {
 func (j Job) YAML() []byte {
 	var b strings.Builder
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format+"\n", a...) }
+	j.writeObjects(w)
 	w("# One schedule sent by %d generators: an Indexed Job whose pod k runs", j.Shards)
 	w("# shard k of %d (k read from %s, which the Job sets in", j.Shards, IndexEnv)
 	w("# every pod), all starting at one instant (%s), so that their", StartEnv)
@@ -187,6 +208,7 @@ func (j Job) YAML() []byte {
 	}
 	w("  labels:")
 	w("    app.kubernetes.io/name: %s", AppName)
+	w("    %s: %s", LabelRun, j.Name)
 	w("spec:")
 	w("  completionMode: Indexed")
 	w("  completions: %d", j.Shards)
@@ -205,29 +227,30 @@ func (j Job) YAML() []byte {
 	w("    metadata:")
 	w("      labels:")
 	w("        app.kubernetes.io/name: %s", AppName)
+	w("        %s: %s", LabelRun, j.Name)
+	for _, p := range pairs(j.PodLabels, true) {
+		w("        %s: %s", q(p.Key), q(p.Value))
+	}
 	if j.MetricsPort > 0 {
 		w("      # For a Prometheus that discovers pods by annotation; podmonitor.yaml")
 		w("      # is the Prometheus Operator's equivalent. Every shard serves its own")
 		w("      # series (shard label i/N, run label shared): sum over shards in")
 		w("      # PromQL, see README.md.")
+	}
+	if j.MetricsPort > 0 || len(j.PodAnnotations) > 0 {
 		w("      annotations:")
+	}
+	if j.MetricsPort > 0 {
 		w("        prometheus.io/scrape: \"true\"")
 		w("        prometheus.io/port: \"%d\"", j.MetricsPort)
 		w("        prometheus.io/path: /metrics")
 	}
+	for _, p := range pairs(j.PodAnnotations, false) {
+		w("        %s: %s", q(p.Key), q(p.Value))
+	}
 	w("    spec:")
 	w("      restartPolicy: Never")
-	w("      # Shards on different nodes where the cluster has them: a node's")
-	w("      # CPU and network are shared by the shards on it.")
-	w("      affinity:")
-	w("        podAntiAffinity:")
-	w("          preferredDuringSchedulingIgnoredDuringExecution:")
-	w("            - weight: 100")
-	w("              podAffinityTerm:")
-	w("                topologyKey: kubernetes.io/hostname")
-	w("                labelSelector:")
-	w("                  matchLabels:")
-	w("                    %s: %s", LabelJobName, j.Name)
+	j.writePlacement(w)
 	w("      securityContext:")
 	w("        runAsNonRoot: true")
 	w("        runAsUser: 65532")
@@ -236,12 +259,22 @@ func (j Job) YAML() []byte {
 	w("      containers:")
 	w("        - name: %s", Container)
 	w("          image: %s", q(j.Image))
-	if j.PullPolicy != "" {
-		w("          imagePullPolicy: %s", j.PullPolicy)
+	if policy, why := j.ImagePolicy(); policy != "" {
+		if why != "" {
+			w("          # %s", why)
+		}
+		w("          imagePullPolicy: %s", policy)
 	}
 	w("          env:")
 	w("            - name: %s", StartEnv)
 	w("              value: %s", q(j.StartAt))
+	for _, e := range j.SecretEnv {
+		w("            - name: %s", e.Name)
+		w("              valueFrom:")
+		w("                secretKeyRef:")
+		w("                  name: %s", j.SecretName())
+		w("                  key: %s", e.Key)
+	}
 	w("          args:")
 	for _, a := range j.Args {
 		w("            - %s", q(a))
@@ -261,10 +294,44 @@ func (j Job) YAML() []byte {
 		w("            limits:")
 		w("              memory: %s", q(j.MemoryLimit))
 	}
+	if j.hasFiles(false) || j.hasFiles(true) {
+		w("          volumeMounts:")
+		if j.hasFiles(false) {
+			w("            - name: files")
+			w("              mountPath: %s", FilesDir)
+			w("              readOnly: true")
+		}
+		if j.hasFiles(true) {
+			w("            - name: secret-files")
+			w("              mountPath: %s", SecretDir)
+			w("              readOnly: true")
+		}
+	}
 	w("          securityContext:")
 	w("            allowPrivilegeEscalation: false")
 	w("            readOnlyRootFilesystem: true")
 	w("            capabilities:")
 	w("              drop: [\"ALL\"]")
+	if j.hasFiles(false) || j.hasFiles(true) {
+		w("      volumes:")
+		if j.hasFiles(false) {
+			w("        - name: files")
+			w("          configMap:")
+			w("            name: %s", j.ConfigMapName())
+		}
+		if j.hasFiles(true) {
+			// Only the files: the headers' values stay variables.
+			w("        - name: secret-files")
+			w("          secret:")
+			w("            secretName: %s", j.SecretName())
+			w("            items:")
+			for _, f := range j.Files {
+				if f.Secret {
+					w("              - key: %s", f.Key)
+					w("                path: %s", f.Key)
+				}
+			}
+		}
+	}
 	return []byte(b.String())
 }

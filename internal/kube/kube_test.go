@@ -101,3 +101,80 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestFiles: text stays text, anything else base64 in binaryData; the
+// ConfigMap and Secret come before the Job, each file mounted where
+// File.Path says, the secret variables' values never in the Job.
+func TestFiles(t *testing.T) {
+	j := Job{Name: "openload", Image: "openload:dev", Shards: 2, CPU: "500m", Memory: "256Mi", StartAt: StartPlaceholder,
+		Files: []File{
+			{Key: FileKey("values", "dir/u s.csv"), Source: "dir/u s.csv", Data: []byte("user\nann\n")},
+			{Key: FileKey("body", "b.bin"), Source: "b.bin", Data: []byte{0xff, 0x00, 0x01}},
+			{Key: FileKey("targets", "t.http"), Source: "t.http", Data: []byte("GET http://x/\nCookie: c=1\n"), Secret: true},
+		},
+		SecretEnv: []SecretEnv{{Name: "OPENLOAD_HEADER_0", Key: "header-0", Value: "Bearer tok"}}}
+	if err := j.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	y := string(j.YAML())
+	docs := strings.Split(y, "\n---\n")
+	if len(docs) != 3 || !strings.Contains(docs[0], "kind: ConfigMap") || !strings.Contains(docs[1], "kind: Secret") || !strings.Contains(docs[2], "kind: Job") {
+		t.Fatalf("documents:\n%s", y)
+	}
+	for _, want := range []string{`values-u_s.csv: "user\nann\n"`, "binaryData:\n  body-b.bin: /wAB"} {
+		if !strings.Contains(docs[0], want) {
+			t.Errorf("ConfigMap lacks %q:\n%s", want, docs[0])
+		}
+	}
+	if strings.Contains(docs[0], "Cookie") || strings.Contains(y, "tok\n") || strings.Contains(docs[2], "Bearer") {
+		t.Errorf("a secret in clear:\n%s", y)
+	}
+	if p := j.Files[2].Path(); p != SecretDir+"/targets-t.http" {
+		t.Errorf("path %s", p)
+	}
+	big := j
+	big.Files = []File{{Key: "values-big.csv", Source: "big.csv", Data: make([]byte, MaxObjectBytes)}}
+	if err := big.Validate(); err == nil || !strings.HasPrefix(err.Error(), `"big.csv" is 1.0 MiB: the ConfigMap`) {
+		t.Errorf("too big: %v", err)
+	}
+}
+
+// TestImage: a local tag is one without a registry host; its policy.
+func TestImage(t *testing.T) {
+	for _, c := range []struct {
+		image, policy, want string
+		warn                bool
+	}{
+		{"openload:dev", "", "IfNotPresent", false},
+		{"openload", "", "", true},
+		{"openload:latest", "IfNotPresent", "IfNotPresent", true},
+		{"openload:dev", "Always", "Always", true},
+		{"library/openload:dev", "", "IfNotPresent", false},
+		{"ghcr.io/o/openload:latest", "", "", false},
+		{"localhost:5000/openload", "Always", "Always", false},
+		{"openload@sha256:abc", "", "", false},
+	} {
+		j := Job{Image: c.image, PullPolicy: c.policy}
+		got, _ := j.ImagePolicy()
+		if got != c.want || (j.ImageWarning() != "") != c.warn {
+			t.Errorf("%s %q: policy %q, warning %q", c.image, c.policy, got, j.ImageWarning())
+		}
+	}
+}
+
+func TestParseToleration(t *testing.T) {
+	for in, want := range map[string]Toleration{
+		"k=v:NoSchedule":          {"k", "v", "NoSchedule"},
+		"example.com/k:NoExecute": {"example.com/k", "", "NoExecute"},
+		"k=:PreferNoSchedule":     {"k", "", "PreferNoSchedule"},
+	} {
+		if got, err := ParseToleration(in); err != nil || got != want {
+			t.Errorf("%q: %+v, %v", in, got, err)
+		}
+	}
+	for _, bad := range []string{"k=v", "k=v:Nope", "=v:NoSchedule", "k=a b:NoSchedule"} {
+		if _, err := ParseToleration(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
