@@ -23,6 +23,8 @@ const k8sUsage = `openload k8s — one schedule sent by N pods of a Kubernetes I
 Usage:
   openload k8s run --shards N [cluster flags] [a run's flags] URL
   openload k8s manifest --shards N [cluster flags] [a run's flags] URL
+  openload k8s collect NAME [--namespace NS] [--partial] [-o FILE]   (k8s collect --help)
+  openload k8s status NAME [--namespace NS]
 
 run creates a Job of N pods (a fresh name each time), each running shard k of N of the run
 --start-at now + --lead, with the run's flags as given; waits for it to end, in success or
@@ -32,6 +34,9 @@ the results as 'openload merge' does and prints the merged report, which lists e
 start offset. It exits as a run does. Unless --keep, the Job and its pods are deleted at the end,
 and at once on ^C (exit 130). It runs kubectl (--kubectl), with its current context: the
 cluster KUBECONFIG names.
+
+run --detach creates the Job, prints its name and exits 0: 'openload k8s collect NAME' follows it
+to its end and merges as run does, 'openload k8s status NAME' shows its shards.
 
 manifest prints the same Job as YAML for kubectl apply, START_AT_TIME in place of the start
 unless --start-at is given: deploy/kubernetes/job.yaml is its output (deploy/README.md).
@@ -77,6 +82,7 @@ type k8sOptions struct {
 	kubectl     string
 	partial     bool
 	keep        bool
+	k8sRunner   // k8sdetach.go
 }
 
 // k8sDefaults: the pod's requests deploy/README.md explains.
@@ -145,6 +151,7 @@ var k8sOwn = []string{"output", "quiet", "help"}
 func k8sFlags(o *loadOptions, k *k8sOptions) *pflag.FlagSet {
 	fs := newFlagSet("openload k8s")
 	k.flags(fs, fieldBinding{})
+	k.runnerFlags(fs) // k8sdetach.go
 	lfs := loadFlags(o)
 	lfs.VisitAll(func(f *pflag.Flag) { fs.AddFlag(f) })
 	fs.Lookup("output").Usage = "run: write the merged JSON result to this `file` ('-' for stdout; the report then goes to stderr)"
@@ -162,6 +169,9 @@ func runK8s(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageErrorIn(stderr, "k8s", "want run or manifest: openload k8s run --shards 4 -r 4000 URL")
 	}
 	sub := args[0]
+	if sub == "collect" || sub == "status" {
+		return runK8sJob(ctx, sub, args[1:], stdout, stderr) // k8sdetach.go
+	}
 	switch sub {
 	case "-h", "--help", "-help", "help":
 		fmt.Fprint(stdout, k8sHelp())
@@ -171,7 +181,7 @@ func runK8s(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if strings.HasPrefix(sub, "-") {
 			return usageErrorIn(stderr, "k8s", "want run or manifest before the flags: openload k8s run --shards 4 -r 4000 URL")
 		}
-		return usageErrorIn(stderr, "k8s", "unknown subcommand %q (known: run, manifest)", sub)
+		return usageErrorIn(stderr, "k8s", "unknown subcommand %q (known: run, manifest, collect, status)", sub)
 	}
 	cmd := "k8s " + sub
 	var o loadOptions
@@ -197,6 +207,9 @@ func runK8s(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if err := checkOutputs(output("--output", o.output)); err != nil {
+		return usageErrorIn(stderr, cmd, "%v", err)
+	}
+	if err := k.checkDetach(fs); err != nil {
 		return usageErrorIn(stderr, cmd, "%v", err)
 	}
 	return k.run(ctx, plan, stdout, stderr)
@@ -230,7 +243,7 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 		}
 	}
 	if sub == "manifest" {
-		for _, name := range []string{"lead", "grace", "poll", "kubectl", "partial", "keep", "output"} {
+		for _, name := range []string{"lead", "grace", "poll", "kubectl", "partial", "keep", "output", "detach"} {
 			if fs.Changed(name) {
 				return nil, fmt.Errorf("--%s applies to 'openload k8s run' only: manifest prints the Job to stdout", name)
 			}
