@@ -109,7 +109,7 @@ func (k *k8sOptions) flags(fs *pflag.FlagSet, b fieldBinding) {
 		fs.StringVar(&k.memoryLimit, b.bind("memory-limit", "MemoryLimit"), defaultK8sLimit, "memory each pod may use (`bytes`; '' none); past it the pod is killed and its shard named")
 		fs.StringVar(&k.namespace, b.bind("namespace", "Namespace"), "", "the `namespace` of the Job (default: kubectl's current one)")
 		fs.StringVar(&k.name, b.bind("name", "Name"), "", "the Job's `name` (run: default openload- and 5 random characters, fresh each run; manifest: openload)")
-		fs.DurationVar(&k.lead, "lead", defaultK8sLead, "run: start the schedule this long after the Job is created, for every pod to be scheduled, pulled and running by then")
+		fs.DurationVar(&k.lead, "lead", defaultK8sLead, "run: start the schedule this long after the Job is created, for every pod to be scheduled, pulled and running by then; not given, as soon as every pod runs, at the latest this long after (--detach: this long after)")
 		fs.DurationVar(&k.grace, "grace", defaultK8sGrace, "run: give up on the Job this long after its last shard should have ended (lead + duration + drain)")
 		fs.DurationVar(&k.poll, "poll", 2*time.Second, "run: ask the cluster for the Job's state this often")
 		fs.StringVar(&k.kubectl, "kubectl", "kubectl", "run: the kubectl `command` to run, with its current context")
@@ -227,7 +227,8 @@ func k8sHelp() string {
 type k8sPlan struct {
 	job      kube.Job
 	run      *loadOptions  // the run's options as a shard parses them (shard 0/N), validated
-	startAt  time.Time     // the shared start (run only)
+	startAt  time.Time     // the shared start (run only); with barrier, the latest
+	barrier  bool          // run without --lead: the start is set once every pod runs (k8sstart.go)
 	end      time.Duration // from the Job's creation to its last shard's end: lead + duration + drain + metrics grace
 	output   string        // -o: the merged result
 	quiet    bool
@@ -284,6 +285,9 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 		p.startAt = now.Add(k.lead).Add(time.Second - 1).Truncate(time.Second)
 		start = p.startAt.UTC().Format(time.RFC3339)
 		check = p.startAt
+		if !fs.Changed("lead") && !k.detach { // detached, no runner is there to set it
+			start, p.barrier = kube.StartBarrier, true
+		}
 	case fs.Changed("start-at"):
 		start = fs.Lookup("start-at").Value.String()
 		check = time.Time{} // as given

@@ -98,6 +98,8 @@ func fakeKubectl(dir string) {
 			fail(fmt.Sprintf("Error from server (NotFound): pods %q not found", args[1]))
 		}
 		fmt.Print(l)
+	case len(args) >= 1 && args[0] == "annotate":
+		fmt.Println("pod/x annotated")
 	case len(args) >= 1 && args[0] == "delete":
 		fmt.Println("job.batch \"x\" deleted")
 	default:

@@ -114,9 +114,15 @@ func (k *k8sOptions) run(ctx context.Context, p *k8sPlan, stdout, stderr io.Writ
 		noteLeft("")
 		return exitOK
 	}
-	jr.say("job %s: %d pods share %s, starting at %s (in %v) → %s %s",
-		jr.job, p.job.Shards, name, p.startAt.UTC().Format(time.RFC3339), time.Until(p.startAt).Round(time.Second), r.Method, r.URL)
 	w := watchSpec{n: p.job.Shards, startAt: p.startAt, giveUp: created.Add(p.end + k.grace), grace: k.grace, fit: func(msg string) string { return k.fitHint(msg, p.perShard) }}
+	if p.barrier {
+		jr.say("job %s: %d pods share %s, starting once all run (at the latest %s, in %v) → %s %s",
+			jr.job, p.job.Shards, name, p.startAt.UTC().Format(time.RFC3339), time.Until(p.startAt).Round(time.Second), r.Method, r.URL)
+		w.startAt, w.release = time.Time{}, &startRelease{latest: p.startAt, created: created}
+	} else {
+		jr.say("job %s: %d pods share %s, starting at %s (in %v) → %s %s",
+			jr.job, p.job.Shards, name, p.startAt.UTC().Format(time.RFC3339), time.Until(p.startAt).Round(time.Second), r.Method, r.URL)
+	}
 	pods, status, code := jr.watch(ctx, w)
 	if code >= 0 {
 		return code
@@ -215,6 +221,7 @@ type watchSpec struct {
 	giveUp  time.Time     // past it the Job is given up; zero: never (its own deadline ends it)
 	grace   time.Duration // --grace, for the message
 	once    bool          // one look, no wait: what is there now
+	release *startRelease // the start to set once every pod runs (k8sstart.go); nil: fixed
 	fit     func(msg string) string
 }
 
@@ -226,7 +233,7 @@ type watchSpec struct {
 func (jr *jobRunner) watch(ctx context.Context, w watchSpec) ([]shardPod, kube.JobStatus, int) {
 	n := w.n
 	pods := make([]shardPod, n)
-	startChecked := w.startAt.IsZero()
+	startChecked := false
 	var status kube.JobStatus
 	lastErr := "" // the last error said, said once
 	tick := time.NewTicker(jr.poll)
@@ -278,7 +285,12 @@ func (jr *jobRunner) watch(ctx context.Context, w watchSpec) ([]shardPod, kube.J
 				return nil, status, exitRuntime
 			}
 		}
-		if !startChecked && !time.Now().Before(w.startAt) && err == nil {
+		if w.release != nil && err == nil {
+			if at := jr.release(ctx, w.release, pods); !at.IsZero() {
+				w.startAt = at
+			}
+		}
+		if !startChecked && !w.startAt.IsZero() && !time.Now().Before(w.startAt) && err == nil {
 			startChecked = true
 			var late []string
 			for i, sp := range pods {

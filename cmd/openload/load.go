@@ -368,6 +368,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.scenarios != "" {
 		return runScenarios(ctx, &o, fs, args, stdout, stderr) // scenarios.go
 	}
+	o.shard.done = ctx.Done() // a wait for --start-at @FILE ends on ^C
 	if err := o.validate(fs); err != nil {
 		return usageError(stderr, "%v", err)
 	}

@@ -40,6 +40,12 @@ const (
 	StartPlaceholder = "START_AT_TIME"
 	// AppName is the app.kubernetes.io/name label of the Job and its pods.
 	AppName = "openload"
+	// AnnotationStart is the pod annotation a runner sets to the shared
+	// start once every pod runs; StartBarrier, StartEnv's value for such
+	// a Job, has each shard wait (--start-at @FILE) until the downward API
+	// volume (startbarrier.go) shows it as a file.
+	AnnotationStart = "openload/start-at"
+	StartBarrier    = "@" + startDir + "/" + startFile
 )
 
 // ScrapeInterval is the scrape interval of the shipped PodMonitor
@@ -246,6 +252,9 @@ func (j Job) YAML() []byte {
 	for _, a := range j.Args {
 		w("            - %s", q(a))
 	}
+	if j.StartAt == StartBarrier {
+		j.barrierMount(w)
+	}
 	if j.MetricsPort > 0 {
 		w("          ports:")
 		w("            - name: metrics")
@@ -266,5 +275,8 @@ func (j Job) YAML() []byte {
 	w("            readOnlyRootFilesystem: true")
 	w("            capabilities:")
 	w("              drop: [\"ALL\"]")
+	if j.StartAt == StartBarrier {
+		j.barrierVolume(w)
+	}
 	return []byte(b.String())
 }
