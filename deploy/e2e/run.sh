@@ -717,7 +717,14 @@ check_deleted() {
 		sleep 0.5
 	done
 	[ -n "$pod" ] || { log "FAIL: shard 2's pod of job ${job:-?} never ran"; return 1; }
-	start=$(kc get "$pod" -o json | jq -r '[.spec.containers[0].env[]? | select(.name == "START_AT") | .value][0]')
+	# the start: the runner's annotation once every pod runs, or a fixed START_AT
+	for i in $(seq 120); do
+		start=$(kc get "$pod" -o json | jq -r '.metadata.annotations["openload/start-at"] //
+			([.spec.containers[0].env[]? | select(.name == "START_AT") | .value][0] | select(startswith("@") | not)) // empty')
+		[ -n "$start" ] && break
+		sleep 0.5
+	done
+	[ -n "$start" ] || { log "FAIL: $pod never got its start"; return 1; }
 	start=$(date -d "$start" +%s)
 	now=$(date +%s)
 	i=$((start - now + DURATION * 2 / 5))
@@ -778,6 +785,23 @@ check_detach() {
 	return $rc
 }
 
+# check_start: without --lead the shards start once every pod runs: a
+# ${DURATION} s run (pods' image on the node already) ends within its
+# duration + drain + 10 s, not the 30 s lead more it took before.
+check_start() {
+	local rc=0 t0 t1 drain=2 m=$OUT/start.json
+	t0=$(date +%s)
+	k8s_run start --shards $SHARDS -r "$RATE" -d "${DURATION}s" -c "$CONNS" --drain "${drain}s" -o "$m" "$URL" || rc=$?
+	t1=$(date +%s)
+	sed 's/^/   /' "$OUT/start.txt" | grep -v -e '│' -e '┌' -e '└' -e '├' || true
+	log "exit $rc after $((t1 - t0)) s: ${DURATION} s run + ${drain} s drain + 10 s allows $((DURATION + drain + 10)) s"
+	[ $rc = 0 ] || { log "FAIL: exit $rc"; return 1; }
+	grep -q 'all [0-9]* pods running .* starting at' "$OUT/start.txt" || { log "FAIL: the start was not set on readiness"; rc=1; }
+	[ $((t1 - t0)) -le $((DURATION + drain + 10)) ] || { log "FAIL: $((t1 - t0)) s end to end"; rc=1; }
+	[ "$(jq .counts.scheduled "$m")" = $((RATE * DURATION)) ] || { log "FAIL: scheduled $(jq .counts.scheduled "$m")"; rc=1; }
+	return $rc
+}
+
 # k8s_run_stdout OUTNAME ARGS...: k8s_run with stdout alone on stdout,
 # stderr in $OUT/OUTNAME.txt.
 k8s_run_stdout() {
@@ -816,6 +840,7 @@ do_test() {
 	check "a deleted shard pod" check_deleted run-deleted
 	check "a deleted shard pod, --partial" check_deleted run-partial --partial
 	check "--detach, then collect" check_detach
+	check "a ${DURATION} s run starts on readiness" check_start
 	check "an image no node can pull" check_pull
 	if [ ${#FAILED[@]} = 0 ]; then
 		echo "e2e: all checks passed"
