@@ -34,10 +34,11 @@ const fakeKubectlEnv = "OPENLOAD_FAKE_KUBECTL"
 
 // fakeScenario is what the fake kubectl plays back.
 type fakeScenario struct {
-	Job    []string          // `get job NAME -o json`, one answer per call, the last repeated
-	Pods   []string          // `get pods -l … -o json`, likewise
-	Logs   map[string]string // `logs POD`, by pod name; a pod not here: an error
-	Create string            // create's error on stderr, exit 1; "" it succeeds
+	Job     []string          // `get job NAME -o json`, one answer per call, the last repeated
+	Pods    []string          // `get pods -l … -o json`, likewise
+	Logs    map[string]string // `logs POD`, by pod name; a pod not here: an error
+	Create  string            // create's error on stderr, exit 1; "" it succeeds
+	Metrics string            // `get --raw …/proxy/metrics`: every pod's /metrics
 }
 
 // fakeKubectl is main() for the fake: it runs in the test binary (see
@@ -88,6 +89,8 @@ func fakeKubectl(dir string) {
 		} else {
 			fmt.Println("job.batch/created")
 		}
+	case len(args) >= 3 && args[0] == "get" && args[1] == "--raw" && strings.HasSuffix(args[2], "/proxy/metrics"):
+		fmt.Print(sc.Metrics)
 	case len(args) >= 2 && args[0] == "get" && args[1] == "job":
 		fmt.Print(next("job", sc.Job))
 	case len(args) >= 2 && args[0] == "get" && args[1] == "pods":

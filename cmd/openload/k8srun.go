@@ -123,7 +123,13 @@ func (k *k8sOptions) run(ctx context.Context, p *k8sPlan, stdout, stderr io.Writ
 		jr.say("job %s: %d pods share %s, starting at %s (in %v) → %s %s",
 			jr.job, p.job.Shards, name, p.startAt.UTC().Format(time.RFC3339), time.Until(p.startAt).Round(time.Second), r.Method, r.URL)
 	}
+	stopProgress := func() {}
+	if p.job.MetricsPort > 0 && !p.quiet { // k8sprogress.go: the shards' figures, summed
+		w.progress = &liveProgress{n: p.job.Shards}
+		stopProgress = w.progress.run(ctx, jr, p.job.MetricsPort, r.Schedule.Duration, stderr)
+	}
 	pods, status, code := jr.watch(ctx, w)
+	stopProgress()
 	if code >= 0 {
 		return code
 	}
@@ -216,13 +222,14 @@ func keepWhy(keep bool) string {
 
 // watchSpec is what a watch of a Job checks besides its end.
 type watchSpec struct {
-	n       int
-	startAt time.Time     // the shared start: whose pods were not running by then is said; zero: not checked
-	giveUp  time.Time     // past it the Job is given up; zero: never (its own deadline ends it)
-	grace   time.Duration // --grace, for the message
-	once    bool          // one look, no wait: what is there now
-	release *startRelease // the start to set once every pod runs (k8sstart.go); nil: fixed
-	fit     func(msg string) string
+	n        int
+	startAt  time.Time     // the shared start: whose pods were not running by then is said; zero: not checked
+	giveUp   time.Time     // past it the Job is given up; zero: never (its own deadline ends it)
+	grace    time.Duration // --grace, for the message
+	once     bool          // one look, no wait: what is there now
+	release  *startRelease // the start to set once every pod runs (k8sstart.go); nil: fixed
+	progress *liveProgress // fed the pods and the start (k8sprogress.go); nil: none
+	fit      func(msg string) string
 }
 
 // watch follows the Job every --poll until it ends (or once, with
@@ -289,6 +296,9 @@ func (jr *jobRunner) watch(ctx context.Context, w watchSpec) ([]shardPod, kube.J
 			if at := jr.release(ctx, w.release, pods); !at.IsZero() {
 				w.startAt = at
 			}
+		}
+		if w.progress != nil && err == nil {
+			w.progress.seen(pods, w.startAt)
 		}
 		if !startChecked && !w.startAt.IsZero() && !time.Now().Before(w.startAt) && err == nil {
 			startChecked = true
