@@ -418,6 +418,41 @@ func TestRunnerJob(t *testing.T) {
 	}
 }
 
+// TestBarrierJob: the Job `openload k8s run` creates without --lead
+// (written by the main module's TestK8sRunBarrier) decodes strictly; its
+// shards wait on START_AT's file, the downward API projection of their
+// start annotation, mounted read-only.
+func TestBarrierJob(t *testing.T) {
+	b, err := os.ReadFile("testdata/job-barrier.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &manifests{}
+	m.decodeAll(t, "testdata/job-barrier.yaml", b)
+	if len(m.jobs) != 1 {
+		t.Fatalf("want one Job, got %d", len(m.jobs))
+	}
+	j := m.jobs[0]
+	if err := checkJob(j); err != nil {
+		t.Error(err)
+	}
+	ps := j.Spec.Template.Spec
+	if err := checkPod("job "+j.Name, ps); err != nil {
+		t.Error(err)
+	}
+	c := ps.Containers[0]
+	if c.Env[0].Name != "START_AT" || c.Env[0].Value != "@/etc/openload/start/at" {
+		t.Errorf("env %+v: want START_AT the start file", c.Env)
+	}
+	if len(ps.Volumes) != 1 || ps.Volumes[0].DownwardAPI == nil || len(ps.Volumes[0].DownwardAPI.Items) != 1 ||
+		ps.Volumes[0].DownwardAPI.Items[0].Path != "at" || ps.Volumes[0].DownwardAPI.Items[0].FieldRef.FieldPath != "metadata.annotations['openload/start-at']" {
+		t.Errorf("volumes %+v: want the start annotation's downward API file", ps.Volumes)
+	}
+	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].Name != ps.Volumes[0].Name || c.VolumeMounts[0].MountPath != "/etc/openload/start" || !c.VolumeMounts[0].ReadOnly {
+		t.Errorf("mounts %+v", c.VolumeMounts)
+	}
+}
+
 // TestChecksRefuse: the checks above can fail: a strict decode refuses
 // an unknown field, and each changed field of the Job or a pod is caught.
 func TestChecksRefuse(t *testing.T) {

@@ -23,6 +23,8 @@ const k8sUsage = `openload k8s — one schedule sent by N pods of a Kubernetes I
 Usage:
   openload k8s run --shards N [cluster flags] [a run's flags] URL
   openload k8s manifest --shards N [cluster flags] [a run's flags] URL
+  openload k8s collect NAME [--namespace NS] [--partial] [-o FILE]   (k8s collect --help)
+  openload k8s status NAME [--namespace NS]
 
 run creates a Job of N pods (a fresh name each time), each running shard k of N of the run
 --start-at now + --lead, with the run's flags as given; waits for it to end, in success or
@@ -32,6 +34,9 @@ the results as 'openload merge' does and prints the merged report, which lists e
 start offset. It exits as a run does. Unless --keep, the Job and its pods are deleted at the end,
 and at once on ^C (exit 130). It runs kubectl (--kubectl), with its current context: the
 cluster KUBECONFIG names.
+
+run --detach creates the Job, prints its name and exits 0: 'openload k8s collect NAME' follows it
+to its end and merges as run does, 'openload k8s status NAME' shows its shards.
 
 manifest prints the same Job as YAML for kubectl apply, START_AT_TIME in place of the start
 unless --start-at is given: deploy/kubernetes/job.yaml is its output (deploy/README.md).
@@ -81,6 +86,7 @@ type k8sOptions struct {
 	kubectl     string
 	partial     bool
 	keep        bool
+	k8sRunner   // k8sdetach.go
 
 	// placement and identity of the pods
 	nodeSelector   []string
@@ -117,7 +123,7 @@ func (k *k8sOptions) flags(fs *pflag.FlagSet, b fieldBinding) {
 		fs.StringVar(&k.memoryLimit, b.bind("memory-limit", "MemoryLimit"), defaultK8sLimit, "memory each pod may use (`bytes`; '' none); past it the pod is killed and its shard named")
 		fs.StringVar(&k.namespace, b.bind("namespace", "Namespace"), "", "the `namespace` of the Job (default: kubectl's current one)")
 		fs.StringVar(&k.name, b.bind("name", "Name"), "", "the Job's `name` (run: default openload- and 5 random characters, fresh each run; manifest: openload)")
-		fs.DurationVar(&k.lead, "lead", defaultK8sLead, "run: start the schedule this long after the Job is created, for every pod to be scheduled, pulled and running by then")
+		fs.DurationVar(&k.lead, "lead", defaultK8sLead, "run: start the schedule this long after the Job is created, for every pod to be scheduled, pulled and running by then; not given, as soon as every pod runs, at the latest this long after (--detach: this long after)")
 		fs.DurationVar(&k.grace, "grace", defaultK8sGrace, "run: give up on the Job this long after its last shard should have ended (lead + duration + drain)")
 		fs.DurationVar(&k.poll, "poll", 2*time.Second, "run: ask the cluster for the Job's state this often")
 		fs.StringVar(&k.kubectl, "kubectl", "kubectl", "run: the kubectl `command` to run, with its current context")
@@ -160,6 +166,7 @@ var k8sOwn = []string{"output", "quiet", "help"}
 func k8sFlags(o *loadOptions, k *k8sOptions) *pflag.FlagSet {
 	fs := newFlagSet("openload k8s")
 	k.flags(fs, fieldBinding{})
+	k.runnerFlags(fs) // k8sdetach.go
 	lfs := loadFlags(o)
 	lfs.VisitAll(func(f *pflag.Flag) { fs.AddFlag(f) })
 	fs.Lookup("output").Usage = "run: write the merged JSON result to this `file` ('-' for stdout; the report then goes to stderr)"
@@ -177,6 +184,9 @@ func runK8s(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageErrorIn(stderr, "k8s", "want run or manifest: openload k8s run --shards 4 -r 4000 URL")
 	}
 	sub := args[0]
+	if sub == "collect" || sub == "status" {
+		return runK8sJob(ctx, sub, args[1:], stdout, stderr) // k8sdetach.go
+	}
 	switch sub {
 	case "-h", "--help", "-help", "help":
 		fmt.Fprint(stdout, k8sHelp())
@@ -186,7 +196,7 @@ func runK8s(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if strings.HasPrefix(sub, "-") {
 			return usageErrorIn(stderr, "k8s", "want run or manifest before the flags: openload k8s run --shards 4 -r 4000 URL")
 		}
-		return usageErrorIn(stderr, "k8s", "unknown subcommand %q (known: run, manifest)", sub)
+		return usageErrorIn(stderr, "k8s", "unknown subcommand %q (known: run, manifest, collect, status)", sub)
 	}
 	cmd := "k8s " + sub
 	var o loadOptions
@@ -217,6 +227,9 @@ func runK8s(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := checkOutputs(output("--output", o.output)); err != nil {
 		return usageErrorIn(stderr, cmd, "%v", err)
 	}
+	if err := k.checkDetach(fs); err != nil {
+		return usageErrorIn(stderr, cmd, "%v", err)
+	}
 	return k.run(ctx, plan, stdout, stderr)
 }
 
@@ -232,7 +245,8 @@ func k8sHelp() string {
 type k8sPlan struct {
 	job      kube.Job
 	run      *loadOptions  // the run's options as a shard parses them (shard 0/N), validated
-	startAt  time.Time     // the shared start (run only)
+	startAt  time.Time     // the shared start (run only); with barrier, the latest
+	barrier  bool          // run without --lead: the start is set once every pod runs (k8sstart.go)
 	end      time.Duration // from the Job's creation to its last shard's end: lead + duration + drain + metrics grace
 	output   string        // -o: the merged result
 	quiet    bool
@@ -248,7 +262,7 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 		}
 	}
 	if sub == "manifest" {
-		for _, name := range []string{"lead", "grace", "poll", "kubectl", "partial", "keep", "output"} {
+		for _, name := range []string{"lead", "grace", "poll", "kubectl", "partial", "keep", "output", "detach"} {
 			if fs.Changed(name) {
 				return nil, fmt.Errorf("--%s applies to 'openload k8s run' only: manifest prints the Job to stdout", name)
 			}
@@ -289,6 +303,9 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 		p.startAt = now.Add(k.lead).Add(time.Second - 1).Truncate(time.Second)
 		start = p.startAt.UTC().Format(time.RFC3339)
 		check = p.startAt
+		if !fs.Changed("lead") && !k.detach { // detached, no runner is there to set it
+			start, p.barrier = kube.StartBarrier, true
+		}
 	case fs.Changed("start-at"):
 		start = fs.Lookup("start-at").Value.String()
 		check = time.Time{} // as given

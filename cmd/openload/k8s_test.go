@@ -34,10 +34,11 @@ const fakeKubectlEnv = "OPENLOAD_FAKE_KUBECTL"
 
 // fakeScenario is what the fake kubectl plays back.
 type fakeScenario struct {
-	Job    []string          // `get job NAME -o json`, one answer per call, the last repeated
-	Pods   []string          // `get pods -l … -o json`, likewise
-	Logs   map[string]string // `logs POD`, by pod name; a pod not here: an error
-	Create string            // create's error on stderr, exit 1; "" it succeeds
+	Job     []string          // `get job NAME -o json`, one answer per call, the last repeated
+	Pods    []string          // `get pods -l … -o json`, likewise
+	Logs    map[string]string // `logs POD`, by pod name; a pod not here: an error
+	Create  string            // create's error on stderr, exit 1; "" it succeeds
+	Metrics string            // `get --raw …/proxy/metrics`: every pod's /metrics
 }
 
 // fakeKubectl is main() for the fake: it runs in the test binary (see
@@ -83,7 +84,13 @@ func fakeKubectl(dir string) {
 		if sc.Create != "" {
 			fail(sc.Create)
 		}
-		fmt.Println("job.batch/created")
+		if slices.Contains(args, "jsonpath={.metadata.namespace}") {
+			fmt.Print("default") // the namespace the Job was created in
+		} else {
+			fmt.Println("job.batch/created")
+		}
+	case len(args) >= 3 && args[0] == "get" && args[1] == "--raw" && strings.HasSuffix(args[2], "/proxy/metrics"):
+		fmt.Print(sc.Metrics)
 	case len(args) >= 2 && args[0] == "get" && args[1] == "job":
 		fmt.Print(next("job", sc.Job))
 	case len(args) >= 2 && args[0] == "get" && args[1] == "pods":
@@ -94,6 +101,8 @@ func fakeKubectl(dir string) {
 			fail(fmt.Sprintf("Error from server (NotFound): pods %q not found", args[1]))
 		}
 		fmt.Print(l)
+	case len(args) >= 1 && args[0] == "annotate":
+		fmt.Println("pod/x annotated")
 	case len(args) >= 1 && args[0] == "delete":
 		fmt.Println("job.batch \"x\" deleted")
 	default:
@@ -459,7 +468,7 @@ func TestK8sRunInterrupt(t *testing.T) {
 		wantLines(t, stderr.String(), "interrupted: the shards' results are not collected")
 		deleted := f.called("delete", "job", "openload-test")
 		if keep {
-			wantLines(t, stderr.String(), "job openload-test kept (--keep): kubectl logs -l batch.kubernetes.io/job-name=openload-test")
+			wantLines(t, stderr.String(), "job openload-test kept (--keep): collect it with: openload k8s collect openload-test --namespace default; delete it with: kubectl delete job openload-test --namespace default")
 		}
 		if (deleted == 1) == keep {
 			t.Errorf("keep %v: %d deletes: %q", keep, deleted, f.calls())
@@ -480,7 +489,7 @@ func TestK8sRunInterrupt(t *testing.T) {
 // for a busy machine's polls of kubectl, each a process start.
 func TestK8sRunLateAndTimeout(t *testing.T) {
 	pods := allPods(4, fakePod{phase: "Running"})
-	pods[2] = fakePod{index: 2, phase: "Pending", waiting: "ErrImagePull"}
+	pods[2] = fakePod{index: 2, phase: "Pending", waiting: "ContainerCreating"}
 	f := newFake(t, fakeScenario{Job: []string{jobJSON("", 3, 0, 0)}, Pods: []string{podsJSON(pods...)}})
 	start := time.Now()
 	code, _, stderr := runCLI(k8sArgs(f, "--grace", "0s", "--drain", "0s")...)
@@ -492,7 +501,7 @@ func TestK8sRunLateAndTimeout(t *testing.T) {
 	}
 	t.Logf("stderr:\n%s", stderr)
 	wantLines(t, stderr,
-		"at the start, 1 of 4 shards were not running: shard 2/4 (pod openload-test-2-abcde): Pending (ErrImagePull): they start late",
+		"at the start, 1 of 4 shards were not running: shard 2/4 (pod openload-test-2-abcde): Pending (ContainerCreating): they start late",
 		"job openload-test has not ended 0s after its last shard should have (--grace): shard 0/4 (pod openload-test-0-abcde): Running;",
 		"deleted job openload-test")
 }
@@ -540,6 +549,11 @@ func TestK8sUsage(t *testing.T) {
 		{"k8s", "manifest", "--shards", "4", "-r", "10", "--service-account", "my account", url},
 		{"k8s", "manifest", "--shards", "4", "-r", "10", "--priority-class", "High", url},
 		{"k8s", "run", "--shards", "4", "-r", "10", "--targets", "missing.http"},
+		{"k8s", "run", "--shards", "4", "-r", "10", "--detach", "-o", "x.json", url},
+		{"k8s", "manifest", "--shards", "4", "-r", "10", "--detach", url},
+		{"k8s", "collect"},
+		{"k8s", "status", "a", "b"},
+		{"k8s", "collect", "openload-x", "--poll", "0s"},
 	} {
 		shown := strings.Join(args, " ")
 		if len(args) > 1 && args[1] == "run" {
@@ -627,6 +641,141 @@ func TestK8sMetricsGrace(t *testing.T) {
 // manifestDefaults is the command line of deploy/kubernetes/job.yaml;
 // deploy/README.md gives it.
 const manifestDefaults = "k8s manifest --shards 4 -r 4000 -d 60s -c 512 --metrics-addr=:9464 --metrics-grace=30s http://openload-stub:8080/predict"
+
+// withSpec is a Job's JSON (jobJSON) with the spec a runner that did not
+// create it reads: its completions, its shard container's args and start.
+func withSpec(t *testing.T, job string, n int, args ...string) string {
+	t.Helper()
+	var j map[string]any
+	if err := json.Unmarshal([]byte(job), &j); err != nil {
+		t.Fatal(err)
+	}
+	j["spec"] = map[string]any{"completions": n, "template": map[string]any{"spec": map[string]any{"containers": []any{
+		map[string]any{"name": "openload", "args": args, "env": []any{map[string]string{"name": "START_AT", "value": "2026-12-01T15:00:00Z"}}},
+	}}}}
+	b, _ := json.Marshal(j)
+	return string(b)
+}
+
+// TestK8sRunImagePull: a pod whose image the node cannot pull stops the
+// run at once with the kubelet's reason, and the Job is deleted; a pod
+// still being created is waited for.
+func TestK8sRunImagePull(t *testing.T) {
+	pods := allPods(4, fakePod{phase: "Pending"})
+	pending := podsJSON(pods...)
+	pods[3].waiting = "ImagePullBackOff"
+	f := newFake(t, fakeScenario{Job: []string{jobJSON("", 4, 0, 0)}, Pods: []string{pending, podsJSON(pods...)}})
+	code, _, stderr := runCLI(k8sArgs(f, "--image", "registry.invalid/openload:dev")...)
+	t.Logf("stderr:\n%s", stderr)
+	if code != exitRuntime {
+		t.Errorf("exit %d, want %d", code, exitRuntime)
+	}
+	wantLines(t, stderr, "openload: k8s run: shard 3/4: pod openload-test-3-abcde: the node cannot pull the image: ImagePullBackOff (--image names it")
+	if f.called("get", "pods") != 2 || f.called("delete", "job", "openload-test") != 1 || f.called("logs") != 0 {
+		t.Errorf("calls: %q", f.calls())
+	}
+}
+
+// TestK8sRunObjectiveBreached: every shard left its result and exited 4
+// (its share breached an objective), so the Job failed its indexes: the
+// runner says so as a verdict, not as a cluster failure, and exits 4 as
+// the merged verdict says.
+func TestK8sRunObjectiveBreached(t *testing.T) {
+	f := newFake(t, fakeScenario{
+		Job:  []string{jobJSON("", 4, 0, 0), jobJSON("0-3", 0, 0, 4, "FailureTarget", "Failed")},
+		Pods: []string{podsJSON(allPods(4, fakePod{phase: "Running"})...), podsJSON(allPods(4, fakePod{phase: "Failed", exit: exitSLOBreached})...)},
+		Logs: podLogs(t),
+	})
+	code, stdout, stderr := runCLI(k8sArgs(f, "--slo", "response.p50<=1ns")...)
+	t.Logf("stderr:\n%s", stderr)
+	if code != exitSLOBreached {
+		t.Errorf("exit %d, want %d\nstdout:\n%s", code, exitSLOBreached, stdout)
+	}
+	wantLines(t, stderr, "job openload-test ended: every shard left its result; shard 0/4 exit 4 (an objective breached on its share), shard 1/4 exit 4")
+	if strings.Contains(stderr, "failed (FailedIndexes)") {
+		t.Errorf("a breached objective reads as a cluster failure:\n%s", stderr)
+	}
+	wantLines(t, stdout, "FAIL  response.p50 <= 0.000 ms: measured", "objectives: BREACHED: response.p50<=1ns (exit 4)")
+}
+
+// TestK8sDetachCollect: --detach creates the Job, prints its name and
+// exits 0 without following it; collect reads the Job's shards and
+// objectives from its spec, waits for its end and merges as run does;
+// with --partial it merges what is there and leaves a running Job; status
+// names each shard's state.
+func TestK8sDetachCollect(t *testing.T) {
+	f := newFake(t, fakeScenario{})
+	code, stdout, stderr := runCLI(k8sArgs(f, "--detach")...)
+	t.Logf("detach: stderr:\n%s", stderr)
+	if code != exitOK || stdout != "openload-test\n" {
+		t.Errorf("detach: exit %d, stdout %q", code, stdout)
+	}
+	wantLines(t, stderr, "job openload-test created: 4 pods share constant 200/s for 1s", "collect it with: openload k8s collect openload-test --namespace default")
+	if f.called("create", "-f", "-") != 1 || len(f.calls()) != 1 {
+		t.Errorf("detach: calls %q", f.calls())
+	}
+	if s := secondSignal(); strings.Contains(s, "left running") {
+		t.Errorf("a detached Job is left on purpose, yet a second signal would say %q", s)
+	}
+
+	args := []string{"--shard-from-env=JOB_COMPLETION_INDEX/4", "--start-at=$(START_AT)", "--quiet", "--output=-", "--rate=200", "--slo=response.p50<=1ns", "--send-delay-budget=1s", "http://x/"}
+	f = newFake(t, fakeScenario{
+		Job:  []string{withSpec(t, jobJSON("", 4, 0, 0), 4, args...), withSpec(t, jobJSON("", 0, 4, 0, "SuccessCriteriaMet", "Complete"), 4, args...)},
+		Pods: []string{podsJSON(allPods(4, fakePod{phase: "Running"})...), podsJSON(allPods(4, fakePod{phase: "Succeeded"})...)},
+		Logs: podLogs(t),
+	})
+	out := filepath.Join(t.TempDir(), "merged.json")
+	code, stdout, stderr = runCLI("k8s", "collect", "openload-test", "-n", "ns1", "--kubectl", f.command, "--poll", "20ms", "-o", out)
+	t.Logf("collect: stderr:\n%s", stderr)
+	if code != exitSLOBreached {
+		t.Errorf("collect: exit %d, want the objective's %d\nstdout:\n%s", code, exitSLOBreached, stdout)
+	}
+	wantLines(t, stdout, "scheduled 200 = all 4 shards", "FAIL  response.p50 <= 0.000 ms: measured")
+	wantLines(t, stderr, "deleted job openload-test and its pods", "wrote "+out)
+	if res := readResult(t, out); res.Counts.Scheduled != 200 {
+		t.Errorf("collect: scheduled %d", res.Counts.Scheduled)
+	}
+	if f.called("--namespace", "ns1", "logs") != 4 || f.called("--namespace", "ns1", "delete", "job", "openload-test") != 1 {
+		t.Errorf("collect: calls %q", f.calls())
+	}
+
+	// --partial: two shards done, two running: merged, the Job kept.
+	logs := podLogs(t)
+	pods := []fakePod{{index: 0, phase: "Succeeded"}, {index: 1, phase: "Succeeded"}, {index: 2, phase: "Running"}, {index: 3, phase: "Running"}}
+	delete(logs, pods[2].name())
+	logs[pods[3].name()] = "openload: shard starting\n"
+	f = newFake(t, fakeScenario{Job: []string{withSpec(t, jobJSON("", 2, 2, 0), 4, args[:5]...)}, Pods: []string{podsJSON(pods...)}, Logs: logs})
+	code, stdout, stderr = runCLI("k8s", "collect", "openload-test", "--kubectl", f.command, "--partial")
+	t.Logf("collect --partial: exit %d, stderr:\n%s", code, stderr)
+	if code != exitOK && code != exitCheckFailed {
+		t.Errorf("collect --partial: exit %d\nstdout:\n%s", code, stdout)
+	}
+	wantLines(t, stdout, "2 of 4 shards")
+	wantLines(t, stderr, "has not ended (--partial): merging what is there, leaving it running", "job openload-test kept")
+	if f.called("delete") != 0 || f.called("get", "job") != 2 {
+		t.Errorf("collect --partial: calls %q", f.calls())
+	}
+
+	code, stdout, stderr = runCLI("k8s", "status", "openload-test", "--kubectl", f.command)
+	if code != exitOK {
+		t.Errorf("status: exit %d: %s", code, stderr)
+	}
+	wantLines(t, stdout, "job openload-test: running: 4 shards: 2 active, 2 succeeded, 0 failed; started at 2026-12-01T15:00:00Z",
+		"  shard 0/4 (pod openload-test-0-abcde): Succeeded", "  shard 3/4 (pod openload-test-3-abcde): Running")
+	t.Logf("status:\n%s", stdout)
+}
+
+// TestK8sSecondSignal: from the Job's creation to its deletion, a second
+// ^C names what it leaves running and how to delete it.
+func TestK8sSecondSignal(t *testing.T) {
+	defer noteLeft("")
+	jr := &jobRunner{job: "openload-x7k2q"}
+	jr.created("ns1")
+	want := "openload: second signal: exiting now; left running: job openload-x7k2q in namespace ns1 and its pods: kubectl delete job openload-x7k2q --namespace ns1"
+	if got := secondSignal(); got != want {
+		t.Errorf("%q\nwant %q", got, want)
+	}
+}
 
 // TestK8sNoCluster: kubectl with no cluster to reach (as it answers with
 // no KUBECONFIG: the default localhost:8080 refuses) is one line saying

@@ -13,6 +13,7 @@ import (
 
 	"github.com/openload/openload/internal/kube"
 	"github.com/openload/openload/result"
+	"github.com/openload/openload/verify"
 )
 
 // shardCPU are the cores openload used at a few rates (requests per
@@ -107,94 +108,222 @@ type shardPod struct {
 }
 
 // run is 'openload k8s run': create the Job, follow it to its end,
-// collect and merge.
+// collect and merge; with --detach, create it and say how to collect it.
 func (k *k8sOptions) run(ctx context.Context, p *k8sPlan, stdout, stderr io.Writer) int {
 	const cmd = "k8s run"
-	kc := kubectl{command: k.kubectl, namespace: k.namespace}
 	if _, err := exec.LookPath(k.kubectl); err != nil {
 		fmt.Fprintf(stderr, "openload: %s: --kubectl %q: %v\n", cmd, k.kubectl, unwrapPath(err))
 		return exitRuntime
 	}
-	say := func(format string, a ...any) {
-		if !p.quiet {
-			fmt.Fprintf(stderr, "openload: "+cmd+": "+format+"\n", a...)
-		}
-	}
-	warn := func(format string, a ...any) { fmt.Fprintf(stderr, "openload: "+cmd+": "+format+"\n", a...) }
-	job := p.job.Name
-	del := func() {
-		if k.keep {
-			warn("job %s kept (--keep): kubectl logs -l %s=%s; kubectl delete job %s", job, kube.LabelJobName, job, job)
-			return
-		}
-		// Not the run's context: ^C is why it may be done.
-		dctx, cancel := context.WithTimeout(context.Background(), kubectlTimeout)
-		defer cancel()
-		if _, err := kc.run(dctx, nil, "delete", "job", job, "--ignore-not-found", "--wait=false"); err != nil {
-			warn("%v: delete it yourself: kubectl delete job %s", err, job)
-			return
-		}
-		say("deleted job %s and its pods", job)
-	}
-
-	if _, err := kc.run(ctx, p.job.YAML(), "create", "-f", "-"); err != nil {
-		warn("%v", err)
+	jr := &jobRunner{kc: kubectl{command: k.kubectl, namespace: k.namespace}, cmd: cmd, job: p.job.Name,
+		quiet: p.quiet, keep: keepWhy(k.keep), poll: k.poll, stderr: stderr}
+	ns, err := jr.kc.run(ctx, p.job.YAML(), "create", "-f", "-", "-o", "jsonpath={.metadata.namespace}")
+	if err != nil {
+		jr.warn("%v", err)
 		if ctx.Err() != nil {
 			return exitInterrupted
 		}
 		return exitRuntime
 	}
+	jr.created(strings.TrimSpace(string(ns)))
 	created := time.Now()
 	r := &p.run.run
 	name := p.run.replay.name(r.Schedule)
-	say("job %s: %d pods share %s, starting at %s (in %v) → %s %s",
-		job, p.job.Shards, name, p.startAt.UTC().Format(time.RFC3339), time.Until(p.startAt).Round(time.Second), r.Method, r.URL)
+	if k.detach {
+		// The name alone on stdout, for a script: job=$(openload k8s run --detach …).
+		fmt.Fprintln(stdout, jr.job)
+		jr.say("job %s created: %d pods share %s, starting at %s → %s %s; collect it with: %s; its state: %s",
+			jr.job, p.job.Shards, name, p.startAt.UTC().Format(time.RFC3339), r.Method, r.URL, jr.collectCommand(), jr.statusCommand())
+		noteLeft("")
+		return exitOK
+	}
+	w := watchSpec{n: p.job.Shards, startAt: p.startAt, giveUp: created.Add(p.end + k.grace), grace: k.grace, fit: func(msg string) string { return k.fitHint(msg, p.perShard) }}
+	if p.barrier {
+		jr.say("job %s: %d pods share %s, starting once all run (at the latest %s, in %v) → %s %s",
+			jr.job, p.job.Shards, name, p.startAt.UTC().Format(time.RFC3339), time.Until(p.startAt).Round(time.Second), r.Method, r.URL)
+		w.startAt, w.release = time.Time{}, &startRelease{latest: p.startAt, created: created}
+	} else {
+		jr.say("job %s: %d pods share %s, starting at %s (in %v) → %s %s",
+			jr.job, p.job.Shards, name, p.startAt.UTC().Format(time.RFC3339), time.Until(p.startAt).Round(time.Second), r.Method, r.URL)
+	}
+	stopProgress := func() {}
+	if p.job.MetricsPort > 0 && !p.quiet { // k8sprogress.go: the shards' figures, summed
+		w.progress = &liveProgress{n: p.job.Shards}
+		stopProgress = w.progress.run(ctx, jr, p.job.MetricsPort, r.Schedule.Duration, stderr)
+	}
+	pods, status, code := jr.watch(ctx, w)
+	stopProgress()
+	if code >= 0 {
+		return code
+	}
+	if status.Complete {
+		jr.say("job %s complete: %d of %d shards succeeded, after %v", jr.job, status.Succeeded, w.n, time.Since(created).Round(time.Second))
+	}
+	mo := mergeOptions{output: p.output, quiet: p.quiet, partial: k.partial}
+	mo.verify.SendDelayP99 = r.Verify.SendDelayP99
+	return jr.finish(ctx, pods, status, mo, r.Objectives, stdout)
+}
 
-	n := p.job.Shards
+// jobRunner is one command's dealings with one Job: how it speaks, and
+// how it leaves the Job (deleted, or kept and named).
+type jobRunner struct {
+	kc     kubectl
+	cmd    string // "k8s run", "k8s collect"
+	job    string
+	ns     string // the Job's namespace as the cluster named it; "" unknown
+	quiet  bool
+	keep   string // why the Job is kept at the end ("--keep"); "" deleted
+	poll   time.Duration
+	stderr io.Writer
+}
+
+func (jr *jobRunner) say(format string, a ...any) {
+	if !jr.quiet {
+		jr.warn(format, a...)
+	}
+}
+
+func (jr *jobRunner) warn(format string, a ...any) {
+	fmt.Fprintf(jr.stderr, "openload: "+jr.cmd+": "+format+"\n", a...)
+}
+
+// created notes the Job made in namespace ns ("" kubectl's current), so
+// that a second ^C names what it leaves.
+func (jr *jobRunner) created(ns string) {
+	if ns != "" {
+		jr.ns = ns
+	}
+	noteLeft(fmt.Sprintf("job %s%s and its pods: %s", jr.job, jr.inNamespace(), jr.deleteCommand()))
+}
+
+func (jr *jobRunner) inNamespace() string {
+	if jr.ns == "" {
+		return ""
+	}
+	return " in namespace " + jr.ns
+}
+
+// nsFlag is " --namespace NS", or "" when the namespace is kubectl's
+// current one and the cluster did not name it.
+func (jr *jobRunner) nsFlag() string {
+	if jr.ns == "" {
+		return ""
+	}
+	return " --namespace " + jr.ns
+}
+
+func (jr *jobRunner) deleteCommand() string  { return "kubectl delete job " + jr.job + jr.nsFlag() }
+func (jr *jobRunner) collectCommand() string { return "openload k8s collect " + jr.job + jr.nsFlag() }
+func (jr *jobRunner) statusCommand() string  { return "openload k8s status " + jr.job + jr.nsFlag() }
+
+// del deletes the Job and its pods, or with --keep says how to collect
+// and delete it.
+func (jr *jobRunner) del() {
+	if jr.keep != "" {
+		jr.warn("job %s kept (%s): collect it with: %s; delete it with: %s", jr.job, jr.keep, jr.collectCommand(), jr.deleteCommand())
+		noteLeft("")
+		return
+	}
+	// Not the run's context: ^C is why it may be done.
+	dctx, cancel := context.WithTimeout(context.Background(), kubectlTimeout)
+	defer cancel()
+	if _, err := jr.kc.run(dctx, nil, "delete", "job", jr.job, "--ignore-not-found", "--wait=false"); err != nil {
+		jr.warn("%v: delete it yourself: %s", err, jr.deleteCommand())
+		return
+	}
+	noteLeft("")
+	jr.say("deleted job %s and its pods", jr.job)
+}
+
+// keepWhy is jobRunner.keep for --keep.
+func keepWhy(keep bool) string {
+	if keep {
+		return "--keep"
+	}
+	return ""
+}
+
+// watchSpec is what a watch of a Job checks besides its end.
+type watchSpec struct {
+	n        int
+	startAt  time.Time     // the shared start: whose pods were not running by then is said; zero: not checked
+	giveUp   time.Time     // past it the Job is given up; zero: never (its own deadline ends it)
+	grace    time.Duration // --grace, for the message
+	once     bool          // one look, no wait: what is there now
+	release  *startRelease // the start to set once every pod runs (k8sstart.go); nil: fixed
+	progress *liveProgress // fed the pods and the start (k8sprogress.go); nil: none
+	fit      func(msg string) string
+}
+
+// watch follows the Job every --poll until it ends (or once, with
+// w.once). It returns the pods and the Job's last state, and an exit
+// code ≥ 0 when the command stops here: a pod that cannot be placed or
+// pulled, the Job gone, or not ended in time, or ^C (the Job deleted or
+// kept, and said); -1 to collect.
+func (jr *jobRunner) watch(ctx context.Context, w watchSpec) ([]shardPod, kube.JobStatus, int) {
+	n := w.n
 	pods := make([]shardPod, n)
-	giveUp := created.Add(p.end + k.grace)
 	startChecked := false
 	var status kube.JobStatus
 	lastErr := "" // the last error said, said once
-	tick := time.NewTicker(k.poll)
+	tick := time.NewTicker(jr.poll)
 	defer tick.Stop()
 	for first := true; ; first = false {
 		if !first {
 			select {
 			case <-ctx.Done():
-				warn("interrupted: the shards' results are not collected")
-				del()
-				return exitInterrupted
+				jr.warn("interrupted: the shards' results are not collected")
+				jr.del()
+				return nil, status, exitInterrupted
 			case <-tick.C:
 			}
 		}
 		if ctx.Err() != nil {
 			continue // the select above says so
 		}
-		st, list, err := k.status(ctx, kc, job)
+		st, list, err := jobStatus(ctx, jr.kc, jr.job)
 		switch {
 		case err != nil && ctx.Err() != nil:
 		case err != nil && strings.Contains(err.Error(), "NotFound") && strings.Contains(err.Error(), "get job"):
-			warn("%v: the Job is gone (deleted by someone else?); its shards' results with it", err)
-			return exitRuntime
+			jr.warn("%v: the Job is gone (deleted by someone else?); its shards' results with it", err)
+			noteLeft("")
+			return nil, status, exitRuntime
 		case err != nil:
 			if msg := err.Error(); msg != lastErr {
-				warn("%v (asking again every %v)", err, k.poll)
+				jr.warn("%v (asking again every %v)", err, jr.poll)
 				lastErr = msg
 			}
 		default:
 			lastErr = ""
 			status = st
-			k.track(pods, list)
+			track(pods, list)
 		}
 		if err == nil {
 			if i, msg := unschedulable(pods); msg != "" {
-				warn("shard %d/%d: pod %s: %s%s", i, n, pods[i].pod.Name, strings.TrimSuffix(msg, "."), k.fitHint(msg, p.perShard))
-				del()
-				return exitRuntime
+				hint := ""
+				if w.fit != nil {
+					hint = w.fit(msg)
+				}
+				jr.warn("shard %d/%d: pod %s: %s%s", i, n, pods[i].pod.Name, strings.TrimSuffix(msg, "."), hint)
+				jr.del()
+				return nil, status, exitRuntime
+			}
+			if i := pullFailed(pods); i >= 0 {
+				jr.warn("shard %d/%d: pod %s: the node cannot pull the image: %s (--image names it as the cluster pulls it; --image-pull-policy)",
+					i, n, pods[i].pod.Name, pods[i].pod.Waiting)
+				jr.del()
+				return nil, status, exitRuntime
 			}
 		}
-		if !startChecked && !time.Now().Before(p.startAt) && err == nil {
+		if w.release != nil && err == nil {
+			if at := jr.release(ctx, w.release, pods); !at.IsZero() {
+				w.startAt = at
+			}
+		}
+		if w.progress != nil && err == nil {
+			w.progress.seen(pods, w.startAt)
+		}
+		if !startChecked && !w.startAt.IsZero() && !time.Now().Before(w.startAt) && err == nil {
 			startChecked = true
 			var late []string
 			for i, sp := range pods {
@@ -203,55 +332,106 @@ func (k *k8sOptions) run(ctx context.Context, p *k8sPlan, stdout, stderr io.Writ
 				}
 			}
 			if len(late) > 0 {
-				warn("at the start, %d of %d shards were not running: %s: they start late, and their send delay says by how much (a longer --lead gives them time)",
+				jr.warn("at the start, %d of %d shards were not running: %s: they start late, and their send delay says by how much (a longer --lead gives them time)",
 					len(late), n, strings.Join(late, "; "))
 			} else {
-				say("all %d pods running at the start", n)
+				jr.say("all %d pods running at the start", n)
 			}
 		}
-		if status.Ended() {
-			break
+		if status.Ended() || w.once && err == nil {
+			return pods, status, -1
 		}
-		if time.Now().After(giveUp) {
+		if !w.giveUp.IsZero() && time.Now().After(w.giveUp) {
 			var states []string
 			for i, sp := range pods {
 				states = append(states, describePod(i, n, sp))
 			}
-			warn("job %s has not ended %v after its last shard should have (--grace): %s", job, k.grace, strings.Join(states, "; "))
-			del()
-			return exitRuntime
+			jr.warn("job %s has not ended %v after its last shard should have (--grace): %s", jr.job, w.grace, strings.Join(states, "; "))
+			jr.del()
+			return nil, status, exitRuntime
 		}
 	}
-	if status.Complete {
-		say("job %s complete: %d of %d shards succeeded, after %v", job, status.Succeeded, n, time.Since(created).Round(time.Second))
-	} else {
-		why := status.Reason
-		if status.Message != "" {
-			why += ": " + status.Message
-		}
-		say("job %s failed (%s): failed indexes %v", job, why, status.FailedIndexes)
-	}
+}
 
-	in, problems := k.collect(ctx, kc, pods)
-	for _, pr := range problems {
-		warn("%s", pr)
+// finish says how the Job ended, takes each shard's result from its
+// pod's log, deletes (or keeps) the Job, and merges as 'openload merge'
+// does: k8s run's and k8s collect's one ending.
+func (jr *jobRunner) finish(ctx context.Context, pods []shardPod, status kube.JobStatus, mo mergeOptions, objs []verify.Objective, stdout io.Writer) int {
+	if status.Failed {
+		if judged := judgedShards(pods, status.FailedIndexes); judged != "" {
+			// Every failed index left its result and failed only its own
+			// verdict: no cluster failure; the merged verdict says more.
+			jr.say("job %s ended: every shard left its result; %s: the merged verdict follows", jr.job, judged)
+		} else {
+			why := status.Reason
+			if status.Message != "" {
+				why += ": " + status.Message
+			}
+			jr.say("job %s failed (%s): failed indexes %v", jr.job, why, status.FailedIndexes)
+		}
 	}
-	del()
+	in, problems := collectResults(ctx, jr.kc, pods)
+	for _, pr := range problems {
+		jr.warn("%s", pr)
+	}
+	jr.del()
 	if ctx.Err() != nil {
-		warn("interrupted while collecting the results")
+		jr.warn("interrupted while collecting the results")
 		return exitInterrupted
 	}
 	if len(in) == 0 {
-		warn("no shard left a result: nothing to merge")
+		jr.warn("no shard left a result: nothing to merge")
 		return exitRuntime
 	}
-	mo := mergeOptions{output: p.output, quiet: p.quiet, partial: k.partial}
-	mo.verify.SendDelayP99 = r.Verify.SendDelayP99
-	return mergeInputs(in, mo, p.run.run.Objectives, cmd, exitRuntime, stdout, stderr)
+	return mergeInputs(in, mo, objs, jr.cmd, exitRuntime, stdout, jr.stderr)
 }
 
-// status asks the cluster for the Job's status and its pods.
-func (k *k8sOptions) status(ctx context.Context, kc kubectl, job string) (kube.JobStatus, []kube.Pod, error) {
+// judgedShards says which shards exited with a failed verdict of their
+// own (a check 1, an objective 4, an error target 5) when those are all
+// the failed indexes: "shard 1/4 exit 4 (an objective breached on its
+// share)"; "" when any failed otherwise, or left no pod.
+func judgedShards(pods []shardPod, failed []int) string {
+	if len(failed) == 0 {
+		return ""
+	}
+	var out []string
+	for _, i := range failed {
+		if i < 0 || i >= len(pods) {
+			return ""
+		}
+		sp := pods[i]
+		if !sp.seen || sp.gone || !sp.pod.Terminated {
+			return ""
+		}
+		var what string
+		switch sp.pod.ExitCode {
+		case exitSLOBreached:
+			what = "an objective breached on its share"
+		case exitTargetFailed:
+			what = "its error target failed on its share"
+		case exitCheckFailed:
+			what = "a check failed on its share"
+		default:
+			return ""
+		}
+		out = append(out, fmt.Sprintf("shard %d/%d exit %d (%s)", i, len(pods), sp.pod.ExitCode, what))
+	}
+	return strings.Join(out, ", ")
+}
+
+// pullFailed returns the first shard whose pod waits for an image its
+// node could not pull; -1 when there is none.
+func pullFailed(pods []shardPod) int {
+	for i, sp := range pods {
+		if sp.seen && !sp.gone && sp.pod.PullFailed() {
+			return i
+		}
+	}
+	return -1
+}
+
+// jobStatus asks the cluster for the Job's status and its pods.
+func jobStatus(ctx context.Context, kc kubectl, job string) (kube.JobStatus, []kube.Pod, error) {
 	b, err := kc.run(ctx, nil, "get", "job", job, "-o", "json")
 	if err != nil {
 		return kube.JobStatus{}, nil, err
@@ -274,7 +454,7 @@ func (k *k8sOptions) status(ctx context.Context, kc kubectl, job string) (kube.J
 // track records the pods listed: each shard's pod by its index (the
 // newest, should the Job ever make two), and a pod seen before and not
 // listed now as gone.
-func (k *k8sOptions) track(pods []shardPod, list []kube.Pod) {
+func track(pods []shardPod, list []kube.Pod) {
 	listed := make([]bool, len(pods))
 	for _, p := range list {
 		if p.Index < 0 || p.Index >= len(pods) {
@@ -341,7 +521,7 @@ func resultExit(code int) bool {
 
 // collect takes each shard's result from its pod's log, and says, for
 // each shard that has none, why: its pod and its state.
-func (k *k8sOptions) collect(ctx context.Context, kc kubectl, pods []shardPod) (in []result.MergeInput, problems []string) {
+func collectResults(ctx context.Context, kc kubectl, pods []shardPod) (in []result.MergeInput, problems []string) {
 	n := len(pods)
 	for i, sp := range pods {
 		if !sp.seen || sp.gone {

@@ -386,6 +386,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if o.scenarios != "" {
 		return runScenarios(ctx, &o, fs, args, stdout, stderr) // scenarios.go
 	}
+	o.shard.done = ctx.Done() // a wait for --start-at @FILE ends on ^C
 	if err := validateInterruptibly(ctx, &o, fs, stderr); err != nil {
 		if errors.Is(err, context.Canceled) {
 			fmt.Fprintln(stderr, "openload: interrupted while reading the inputs: nothing was sent")

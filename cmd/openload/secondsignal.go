@@ -13,6 +13,14 @@ var exitNotes struct {
 	mu      sync.Mutex
 	written []string // "--output r.json", "--output stdout"
 	grace   bool
+	left    string // what a cluster run leaves running: its Job, and how to delete it
+}
+
+// noteLeft notes what a cluster run leaves running if it exits now ("" nothing).
+func noteLeft(what string) {
+	exitNotes.mu.Lock()
+	defer exitNotes.mu.Unlock()
+	exitNotes.left = what
 }
 
 // noteWritten notes an output written in full.
@@ -36,6 +44,9 @@ func noteGrace() {
 func secondSignal() string {
 	exitNotes.mu.Lock()
 	defer exitNotes.mu.Unlock()
+	if exitNotes.left != "" {
+		return "openload: second signal: exiting now; left running: " + exitNotes.left
+	}
 	return secondSignalLine(exitNotes.written, exitNotes.grace)
 }
 

@@ -22,7 +22,13 @@ type shardOptions struct {
 	startAt string
 	getenv  func(string) string // os.Getenv; tests replace it
 	now     func() time.Time    // time.Now; tests replace it
+	// done ends a wait for a start file (--start-at @FILE): the run's
+	// context, set by the command before validate; nil waits on.
+	done <-chan struct{}
 }
+
+// startFilePoll is how often a start file is read while it is empty.
+const startFilePoll = 100 * time.Millisecond
 
 // maxStartAhead bounds --start-at in the future, against a mistyped date
 // that would leave openload waiting for days.
@@ -31,7 +37,7 @@ const maxStartAhead = 24 * time.Hour
 func (s *shardOptions) flags(fs *pflag.FlagSet, b fieldBinding) {
 	fs.StringVar(&s.shard, b.bind("shard", "Shard.Index", "Shard.Of"), "", "send shard `i/N` of the schedule: the arrivals whose index ≡ i (mod N), so that N generators together send it once (merge their results with 'openload merge')")
 	fs.StringVar(&s.fromEnv, "shard-from-env", "", "like --shard, the index read from an environment variable: `VAR/N`, e.g. JOB_COMPLETION_INDEX/4 (Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID/4")
-	fs.StringVar(&s.startAt, b.bind("start-at", "StartAt"), "", "wait until this wall-clock `time` (RFC 3339, or Unix seconds), then run the schedule from it; shards given the same time start together, a late one's send delay shows it")
+	fs.StringVar(&s.startAt, b.bind("start-at", "StartAt"), "", "wait until this wall-clock `time` (RFC 3339, or Unix seconds; @FILE: once FILE holds one), then run the schedule from it; shards given the same time start together, a late one's send delay shows it")
 }
 
 // validate parses the flags into o.run.Shard and o.run.StartAt.
@@ -65,7 +71,11 @@ func (s *shardOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	if !fs.Changed("start-at") {
 		return nil
 	}
-	at, err := parseStartAt(s.startAt)
+	text, err := s.startText()
+	if err != nil {
+		return err
+	}
+	at, err := parseStartAt(text)
 	if err != nil {
 		return fmt.Errorf("--start-at %q: %v", s.startAt, err)
 	}
@@ -80,6 +90,31 @@ func (s *shardOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	}
 	o.run.StartAt = at
 	return nil
+}
+
+// startText is --start-at's time; for @FILE, what FILE holds once it
+// holds anything: a barrier that a runner releases by writing the start
+// when every shard is ready ('k8s run' writes a pod annotation that a
+// downward API volume shows as a file).
+func (s *shardOptions) startText() (string, error) {
+	path, ok := strings.CutPrefix(s.startAt, "@")
+	if !ok {
+		return s.startAt, nil
+	}
+	for {
+		b, err := os.ReadFile(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("--start-at @%s: %v", path, unwrapPath(err))
+		}
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, nil
+		}
+		select {
+		case <-s.done:
+			return "", fmt.Errorf("--start-at @%s: interrupted while waiting for the start", path)
+		case <-time.After(startFilePoll):
+		}
+	}
 }
 
 // parseStartAt reads an RFC 3339 time or Unix seconds (fractions

@@ -93,14 +93,17 @@ do_install() {
 		return
 	fi
 	log "installing: ${missing[*]}"
-	apt-get update -qq
+	# Beside another apt-get (unattended-upgrades on a fresh machine), wait
+	# for its lock rather than fail at once.
+	local lock=(-o DPkg::Lock::Timeout=600)
+	apt-get "${lock[@]}" update -qq
 	# The packages' own services must not start: this script starts its own
 	# etcd and containerd, on its own sockets and directories.
 	local policy=/usr/sbin/policy-rc.d made=
 	if [ ! -e $policy ]; then
 		printf '#!/bin/sh\nexit 101\n' >$policy && chmod +x $policy && made=1
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >"$LOG/apt.log" 2>&1 ||
+	DEBIAN_FRONTEND=noninteractive apt-get "${lock[@]}" install -y -qq --no-install-recommends "${missing[@]}" >"$LOG/apt.log" 2>&1 ||
 		{ tail -20 "$LOG/apt.log"; [ -z "$made" ] || rm -f $policy; return 1; }
 	[ -z "$made" ] || rm -f $policy
 }
@@ -714,7 +717,14 @@ check_deleted() {
 		sleep 0.5
 	done
 	[ -n "$pod" ] || { log "FAIL: shard 2's pod of job ${job:-?} never ran"; return 1; }
-	start=$(kc get "$pod" -o json | jq -r '[.spec.containers[0].env[]? | select(.name == "START_AT") | .value][0]')
+	# the start: the runner's annotation once every pod runs, or a fixed START_AT
+	for i in $(seq 120); do
+		start=$(kc get "$pod" -o json | jq -r '.metadata.annotations["openload/start-at"] //
+			([.spec.containers[0].env[]? | select(.name == "START_AT") | .value][0] | select(startswith("@") | not)) // empty')
+		[ -n "$start" ] && break
+		sleep 0.5
+	done
+	[ -n "$start" ] || { log "FAIL: $pod never got its start"; return 1; }
 	start=$(date -d "$start" +%s)
 	now=$(date +%s)
 	i=$((start - now + DURATION * 2 / 5))
@@ -788,6 +798,78 @@ check_files() {
 	return $rc
 }
 
+# check_detach: `k8s run --detach` prints the Job's name and exits 0 at
+# once; `k8s collect NAME` then merges the same counts as a followed run:
+# scheduled = rate × duration, and the stub read every attempt.
+check_detach() {
+	local job rc=0 m=$OUT/detach.json before after t0 t1 read attempts scheduled
+	before=$(stub_stats | jq .total)
+	t0=$(date +%s)
+	job=$(k8s_run_stdout detach --detach --shards $SHARDS -r "$RATE" -d "${DURATION}s" -c "$CONNS" "$URL") || rc=$?
+	t1=$(date +%s)
+	sed 's/^/   /' "$OUT/detach.txt"
+	[ $rc = 0 ] && [ -n "$job" ] || { log "FAIL: --detach exited $rc, printed '${job}'"; return 1; }
+	log "--detach: job $job, back in $((t1 - t0)) s"
+	"$OPENLOAD" k8s status "$job" --kubectl "$KUBECTL" --namespace "$NS" | sed 's/^/   /' || true
+	"$OPENLOAD" k8s collect "$job" --kubectl "$KUBECTL" --namespace "$NS" -o "$m" >"$OUT/collect.txt" 2>&1 || rc=$?
+	sleep 1
+	after=$(stub_stats | jq .total)
+	sed 's/^/   /' "$OUT/collect.txt" | grep -v -e '│' -e '┌' -e '└' -e '├' || true
+	[ $rc = 0 ] || { log "FAIL: collect exited $rc"; return 1; }
+	scheduled=$(jq .counts.scheduled "$m")
+	attempts=$(jq '.wire.attempts // .counts.sent' "$m")
+	read=$((after - before))
+	log "collect: scheduled $scheduled (want $((RATE * DURATION))), attempts $attempts, the stub read $read"
+	rc=0
+	[ "$scheduled" = $((RATE * DURATION)) ] || { log "FAIL: collect merged $scheduled scheduled"; rc=1; }
+	[ "$read" = "$attempts" ] || { log "FAIL: the stub read $read, collect counts $attempts attempts"; rc=1; }
+	kc get job "$job" >/dev/null 2>&1 && { log "FAIL: collect left job $job"; rc=1; }
+	return $rc
+}
+
+# check_start: without --lead the shards start once every pod runs: a
+# ${DURATION} s run (pods' image on the node already) ends within its
+# duration + drain + 10 s, not the 30 s lead more it took before.
+check_start() {
+	local rc=0 t0 t1 drain=2 m=$OUT/start.json
+	t0=$(date +%s)
+	k8s_run start --shards $SHARDS -r "$RATE" -d "${DURATION}s" -c "$CONNS" --drain "${drain}s" -o "$m" "$URL" || rc=$?
+	t1=$(date +%s)
+	sed 's/^/   /' "$OUT/start.txt" | grep -v -e '│' -e '┌' -e '└' -e '├' || true
+	log "exit $rc after $((t1 - t0)) s: ${DURATION} s run + ${drain} s drain + 10 s allows $((DURATION + drain + 10)) s"
+	[ $rc = 0 ] || { log "FAIL: exit $rc"; return 1; }
+	grep -q 'all [0-9]* pods running .* starting at' "$OUT/start.txt" || { log "FAIL: the start was not set on readiness"; rc=1; }
+	[ $((t1 - t0)) -le $((DURATION + drain + 10)) ] || { log "FAIL: $((t1 - t0)) s end to end"; rc=1; }
+	[ "$(jq .counts.scheduled "$m")" = $((RATE * DURATION)) ] || { log "FAIL: scheduled $(jq .counts.scheduled "$m")"; rc=1; }
+	return $rc
+}
+
+# k8s_run_stdout OUTNAME ARGS...: k8s_run with stdout alone on stdout,
+# stderr in $OUT/OUTNAME.txt.
+k8s_run_stdout() {
+	local name=$1
+	shift
+	"$OPENLOAD" k8s run --kubectl "$KUBECTL" --namespace "$NS" --image openload:dev \
+		--cpu "$SHARD_CPU" --memory 128Mi "$@" 2>"$OUT/$name.txt"
+}
+
+# check_pull: an image no node can pull stops the run in seconds (exit 3,
+# the kubelet's reason said), not after the lead and the grace.
+check_pull() {
+	local rc=0 t0 t1
+	t0=$(date +%s)
+	"$OPENLOAD" k8s run --kubectl "$KUBECTL" --namespace "$NS" --image registry.invalid/openload:none \
+		--image-pull-policy Always --cpu "$SHARD_CPU" --memory 128Mi --shards 2 -r 10 -d 5s "$URL" \
+		>"$OUT/pull.txt" 2>&1 || rc=$?
+	t1=$(date +%s)
+	sed 's/^/   /' "$OUT/pull.txt"
+	log "exit $rc after $((t1 - t0)) s"
+	[ $rc = 3 ] || { log "FAIL: exit $rc, want 3"; return 1; }
+	grep -q 'cannot pull the image: \(ErrImagePull\|ImagePullBackOff\)' "$OUT/pull.txt" || { log "FAIL: the reason is not said"; return 1; }
+	# under the default --lead (30 s): it did not wait for the start
+	[ $((t1 - t0)) -lt 30 ] || { log "FAIL: $((t1 - t0)) s: it waited"; return 1; }
+}
+
 do_test() {
 	FAILED=()
 	kc get ns "$NS" >/dev/null 2>&1 || kc create ns "$NS" >/dev/null
@@ -800,6 +882,9 @@ do_test() {
 	check "a deleted shard pod" check_deleted run-deleted
 	check "a deleted shard pod, --partial" check_deleted run-partial --partial
 	check "files, a secret header, the runner's Role" check_files
+	check "--detach, then collect" check_detach
+	check "a ${DURATION} s run starts on readiness" check_start
+	check "an image no node can pull" check_pull
 	if [ ${#FAILED[@]} = 0 ]; then
 		echo "e2e: all checks passed"
 	else

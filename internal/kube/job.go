@@ -40,6 +40,12 @@ const (
 	StartPlaceholder = "START_AT_TIME"
 	// AppName is the app.kubernetes.io/name label of the Job and its pods.
 	AppName = "openload"
+	// AnnotationStart is the pod annotation a runner sets to the shared
+	// start once every pod runs; StartBarrier, StartEnv's value for such
+	// a Job, has each shard wait (--start-at @FILE) until the downward API
+	// volume (startbarrier.go) shows it as a file.
+	AnnotationStart = "openload/start-at"
+	StartBarrier    = "@" + startDir + "/" + startFile
 )
 
 // ScrapeInterval is the scrape interval of the shipped PodMonitor
@@ -294,8 +300,12 @@ func (j Job) YAML() []byte {
 		w("            limits:")
 		w("              memory: %s", q(j.MemoryLimit))
 	}
-	if j.hasFiles(false) || j.hasFiles(true) {
+	barrier := j.StartAt == StartBarrier
+	if barrier || j.hasFiles(false) || j.hasFiles(true) {
 		w("          volumeMounts:")
+		if barrier {
+			j.barrierMount(w)
+		}
 		if j.hasFiles(false) {
 			w("            - name: files")
 			w("              mountPath: %s", FilesDir)
@@ -312,8 +322,11 @@ func (j Job) YAML() []byte {
 	w("            readOnlyRootFilesystem: true")
 	w("            capabilities:")
 	w("              drop: [\"ALL\"]")
-	if j.hasFiles(false) || j.hasFiles(true) {
+	if barrier || j.hasFiles(false) || j.hasFiles(true) {
 		w("      volumes:")
+		if barrier {
+			j.barrierVolume(w)
+		}
 		if j.hasFiles(false) {
 			w("        - name: files")
 			w("          configMap:")

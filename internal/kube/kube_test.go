@@ -178,3 +178,32 @@ func TestParseToleration(t *testing.T) {
 		}
 	}
 }
+
+// TestPullFailed: a container waiting for an image the node could not
+// pull (status as a kind node reports it) is told apart from one still
+// being created.
+func TestPullFailed(t *testing.T) {
+	pods, err := ParsePods([]byte(`{"apiVersion":"v1","kind":"List","items":[
+	 {"kind":"Pod","metadata":{"name":"openload-x-0-abcde","labels":{"batch.kubernetes.io/job-completion-index":"0"}},"status":{"phase":"Pending","containerStatuses":[{"name":"openload","image":"registry.invalid/openload:dev","ready":false,"restartCount":0,"started":false,"state":{"waiting":{"reason":"ImagePullBackOff","message":"Back-off pulling image \"registry.invalid/openload:dev\""}}}]}},
+	 {"kind":"Pod","metadata":{"name":"openload-x-1-abcde","labels":{"batch.kubernetes.io/job-completion-index":"1"}},"status":{"phase":"Pending","containerStatuses":[{"name":"openload","state":{"waiting":{"reason":"ErrImagePull","message":"failed to pull and unpack image \"docker.io/library/openload:dev\": pull access denied"}}}]}},
+	 {"kind":"Pod","metadata":{"name":"openload-x-2-abcde","labels":{"batch.kubernetes.io/job-completion-index":"2"}},"status":{"phase":"Pending","containerStatuses":[{"name":"openload","state":{"waiting":{"reason":"ContainerCreating"}}}]}}]}`))
+	if err != nil || len(pods) != 3 {
+		t.Fatalf("%+v, %v", pods, err)
+	}
+	if !pods[0].PullFailed() || !pods[1].PullFailed() || pods[2].PullFailed() {
+		t.Errorf("%+v", pods)
+	}
+	if want := `Pending (ImagePullBackOff: Back-off pulling image "registry.invalid/openload:dev")`; pods[0].State() != want {
+		t.Errorf("%q, want %q", pods[0].State(), want)
+	}
+}
+
+// TestParseJobSpec: what collect and status read of a Job they did not
+// create: its shards, the shard container's args and start.
+func TestParseJobSpec(t *testing.T) {
+	st, err := ParseJob([]byte(`{"kind":"Job","metadata":{"name":"openload-x","creationTimestamp":"2026-12-01T14:59:30Z"},"spec":{"completions":4,"template":{"spec":{"containers":[{"name":"sidecar","args":["x"]},{"name":"openload","args":["--shard-from-env=JOB_COMPLETION_INDEX/4","--slo=response.p99<=200ms"],"env":[{"name":"START_AT","value":"2026-12-01T15:00:00Z"}]}]}}},"status":{"active":4}}`))
+	if err != nil || st.Shards != 4 || st.StartAt != "2026-12-01T15:00:00Z" || st.Created != "2026-12-01T14:59:30Z" ||
+		!slices.Equal(st.Args, []string{"--shard-from-env=JOB_COMPLETION_INDEX/4", "--slo=response.p99<=200ms"}) || st.Ended() {
+		t.Errorf("%+v, %v", st, err)
+	}
+}

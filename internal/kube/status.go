@@ -20,6 +20,14 @@ type JobStatus struct {
 	Succeeded       int
 	FailedPods      int   // status.failed: pods that failed
 	FailedIndexes   []int // status.failedIndexes, read from its "1,3-5"
+	// Shards is spec.completions; Args and StartAt are the shard
+	// container's arguments and StartEnv's value: what a runner that did
+	// not create the Job (collect, status) learns of the run from it.
+	Shards  int
+	Args    []string
+	StartAt string
+	// Created is metadata.creationTimestamp, as given (RFC 3339).
+	Created string
 }
 
 // Ended reports whether the Job is over, by success or failure.
@@ -35,7 +43,25 @@ type condition struct {
 // ParseJob reads `kubectl get job NAME -o json`.
 func ParseJob(b []byte) (JobStatus, error) {
 	var j struct {
-		Kind   string `json:"kind"`
+		Kind     string `json:"kind"`
+		Metadata struct {
+			CreationTimestamp string `json:"creationTimestamp"`
+		} `json:"metadata"`
+		Spec struct {
+			Completions int `json:"completions"`
+			Template    struct {
+				Spec struct {
+					Containers []struct {
+						Name string   `json:"name"`
+						Args []string `json:"args"`
+						Env  []struct {
+							Name  string `json:"name"`
+							Value string `json:"value"`
+						} `json:"env"`
+					} `json:"containers"`
+				} `json:"spec"`
+			} `json:"template"`
+		} `json:"spec"`
 		Status struct {
 			Conditions    []condition `json:"conditions"`
 			Active        int         `json:"active"`
@@ -51,7 +77,19 @@ func ParseJob(b []byte) (JobStatus, error) {
 	if j.Kind != "Job" {
 		return JobStatus{}, fmt.Errorf("job: kubectl returned a %q, not a Job", j.Kind)
 	}
-	s := JobStatus{Active: j.Status.Active, Succeeded: j.Status.Succeeded, FailedPods: j.Status.Failed}
+	s := JobStatus{Active: j.Status.Active, Succeeded: j.Status.Succeeded, FailedPods: j.Status.Failed,
+		Shards: j.Spec.Completions, Created: j.Metadata.CreationTimestamp}
+	for _, c := range j.Spec.Template.Spec.Containers {
+		if c.Name != Container {
+			continue
+		}
+		s.Args = c.Args
+		for _, e := range c.Env {
+			if e.Name == StartEnv {
+				s.StartAt = e.Value
+			}
+		}
+	}
 	if j.Status.Ready != nil {
 		s.Ready = *j.Status.Ready
 	}
@@ -116,6 +154,8 @@ type Pod struct {
 	// Waiting is why its container has not started: its reason and
 	// message ("ErrImagePull: …"); "" when it has, or none is given.
 	Waiting string
+	// WaitingReason is Waiting's reason alone ("ErrImagePull").
+	WaitingReason string
 	// Terminated: its container exited, with ExitCode and Reason
 	// (Completed, Error, OOMKilled, …).
 	Terminated bool
@@ -195,7 +235,7 @@ func ParsePods(b []byte) ([]Pod, error) {
 			case st.Running != nil:
 				p.Started = true
 			case st.Waiting != nil:
-				p.Waiting = st.Waiting.Reason
+				p.Waiting, p.WaitingReason = st.Waiting.Reason, st.Waiting.Reason
 				if st.Waiting.Message != "" {
 					p.Waiting += ": " + st.Waiting.Message
 				}
@@ -209,6 +249,15 @@ func ParsePods(b []byte) ([]Pod, error) {
 // Running reports whether the pod's container runs, or has run: a shard
 // that is there at its start.
 func (p Pod) Running() bool { return p.Started || p.Phase == "Running" || p.Phase == "Succeeded" }
+
+// pullFailures are the waiting reasons of a container whose image the
+// node cannot get: the kubelet retries some of them with a back-off, but
+// a run's shared start will not wait for that.
+var pullFailures = []string{"ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "RegistryUnavailable"}
+
+// PullFailed reports whether the pod's container waits for an image the
+// node could not pull.
+func (p Pod) PullFailed() bool { return slices.Contains(pullFailures, p.WaitingReason) }
 
 // State says where the pod is, for a message: "Running", "Pending
 // (ContainerCreating)", "Failed, exit 137 (OOMKilled)", "Succeeded".
