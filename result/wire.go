@@ -23,6 +23,18 @@ type Wire struct {
 	ResendsWritten   int64 `json:"resends_written"`
 	ResendsUnwritten int64 `json:"resends_unwritten"`
 	Counted          bool  `json:"unanswered_counted"`
+	// Bytes is what openload wrote to its connections and read from
+	// them; nil in results written before they were counted, or merged
+	// with one.
+	Bytes *Bytes `json:"bytes,omitempty"`
+}
+
+// Bytes counts the bytes that crossed openload's connections, every
+// attempt, re-send and connection setup included; over TLS the TCP
+// connection's, handshakes and record framing included.
+type Bytes struct {
+	Written int64 `json:"written"`
+	Read    int64 `json:"read"`
 }
 
 // merge adds o's counts to w's (a merge of shards); the unanswered
@@ -34,6 +46,8 @@ func (w *Wire) merge(o *Wire) *Wire {
 	sum := Wire{Counted: true}
 	if w != nil {
 		sum = *w
+	} else if o.Bytes != nil {
+		sum.Bytes = &Bytes{}
 	}
 	sum.add(o)
 	return &sum
@@ -48,6 +62,11 @@ func (w *Wire) add(o *Wire) {
 	w.ResendsWritten += o.ResendsWritten
 	w.ResendsUnwritten += o.ResendsUnwritten
 	w.Counted = w.Counted && o.Counted
+	if w.Bytes != nil && o.Bytes != nil {
+		w.Bytes = &Bytes{Written: w.Bytes.Written + o.Bytes.Written, Read: w.Bytes.Read + o.Bytes.Read}
+	} else {
+		w.Bytes = nil // unknown for a part: unknown for the whole
+	}
 }
 
 // Unread is how many of the attempts the server may not have read: those

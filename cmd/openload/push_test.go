@@ -86,6 +86,8 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 		"openload_requests_unfinished_total":   c.Unfinished,
 		"openload_attempts_total":              res.Wire.Attempts,
 		"openload_resends_total":               res.Wire.Resends,
+		"openload_bytes_written_total":         res.Wire.Bytes.Written,
+		"openload_bytes_read_total":            res.Wire.Bytes.Read,
 		"openload_requests_limit_waited_total": res.Limit.Waited,
 		"openload_requests_in_flight":          0,
 		"openload_requests_waiting":            0,

@@ -63,7 +63,8 @@ type stamper struct {
 	hold    io.Closer  // keeps the kernel stamping while the loop runs (holdStamps), or nil
 	msg     unix.Msghdr
 	iov     unix.Iovec
-	oob     [64]byte // recvmsg's control messages: the stamp
+	oob     [64]byte   // recvmsg's control messages: the stamp
+	bytes   *wireBytes // the run's byte counts: recv's and writeFD's (bytes.go)
 }
 
 // startBeat gives the loop its quiet epoll set (a's timerfd and the
@@ -254,6 +255,7 @@ func stampFromConnect(_, _ string, rc syscall.RawConn) error {
 func (st *stamper) recv(fd int, p []byte) (n int, rx time.Duration, err error) {
 	if !st.stamps {
 		n, err = rawIO(syscall.SYS_READ, fd, p)
+		st.bytes.got(n)
 		return n, -1, err
 	}
 	st.iov.Base = unsafe.SliceData(p)
@@ -266,7 +268,16 @@ func (st *stamper) recv(fd int, p []byte) (n int, rx time.Duration, err error) {
 	if r == 0 {
 		return 0, -1, nil
 	}
+	st.bytes.got(int(r))
 	return int(r), st.stamp(st.oob[:st.msg.Controllen]), nil
+}
+
+// writeFD is write(2) of p on fd, as rawIO, counted: every write of the
+// loops' connections goes through it.
+func (st *stamper) writeFD(fd int, p []byte) (int, error) {
+	n, err := rawIO(syscall.SYS_WRITE, fd, p)
+	st.bytes.wrote(n)
+	return n, err
 }
 
 // stamp returns the run's offset of the SCM_TIMESTAMPNS stamp in the

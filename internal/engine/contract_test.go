@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -417,6 +418,7 @@ const contractStamp = "X-Contract-Stamp"
 type contractRun struct {
 	recs   []recorder.Record // by seq
 	stats  Stats
+	wire   contractWire // the server's bytes (wireJudge)
 	server scripted.Stats
 	log    []scripted.Exchange
 	err    error
@@ -531,7 +533,7 @@ func (c contractCase) runPaths(t *testing.T) []contractRun {
 			continue
 		}
 		srv := scripted.New(c.format, withModel(c.o))
-		url, tc := contractServer(t, p, srv)
+		url, tc, judge := contractServer(t, p, srv)
 		cfg := c.config(p, url, tc)
 		wg.Add(1)
 		go func() {
@@ -550,6 +552,7 @@ func (c contractCase) runPaths(t *testing.T) []contractRun {
 				}
 			}
 			runs[k].server, runs[k].log = srv.Stats(), srv.Log()
+			runs[k].wire = judge.final()
 		}()
 	}
 	wg.Wait()
@@ -563,9 +566,12 @@ func withModel(o scripted.Options) scripted.Options {
 
 // contractServer serves h for path p, h2c, TLS or plain, and returns its
 // URL and the TLS configuration that trusts it.
-func contractServer(t *testing.T, p contractPath, h http.Handler) (string, *tls.Config) {
+func contractServer(t *testing.T, p contractPath, h http.Handler) (string, *tls.Config, *wireJudge) {
 	srv := httptest.NewUnstartedServer(h)
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // cuts and resets are the point
+	// Under TLS too: StartTLS puts TLS above this listener.
+	judge := &wireJudge{Listener: srv.Listener, srv: srv}
+	srv.Listener = judge
 	switch {
 	case p.tls:
 		srv.EnableHTTP2 = p.h2()
@@ -583,8 +589,80 @@ func contractServer(t *testing.T, p contractPath, h http.Handler) (string, *tls.
 	if p.tls {
 		tc = tlsTrusting(srv)
 	}
-	return srv.URL, tc
+	return srv.URL, tc, judge
 }
+
+// wireJudge is a server's listener that counts the bytes the server read
+// from and wrote to its TCP connections (below TLS, as the client counts
+// them): the outside judge of the bytes a run says it wrote and read
+// (Stats.BytesWritten, BytesRead).
+type wireJudge struct {
+	net.Listener
+	srv           *httptest.Server
+	read, written atomic.Int64
+	mu            sync.Mutex
+	conns         []*judgedConn
+}
+
+func (j *wireJudge) Accept() (net.Conn, error) {
+	c, err := j.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	jc := &judgedConn{Conn: c, j: j}
+	j.mu.Lock()
+	j.conns = append(j.conns, jc)
+	j.mu.Unlock()
+	return jc, nil
+}
+
+// final waits a while for every connection to end (the client closed it,
+// and the server read to its end, or the server closed it), so that what
+// the client wrote last (HTTP/2's WINDOW_UPDATEs) is read, then closes
+// the server and returns what it read and wrote.
+func (j *wireJudge) final() contractWire {
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		j.mu.Lock()
+		open := slices.ContainsFunc(j.conns, func(c *judgedConn) bool { return !c.ended.Load() })
+		j.mu.Unlock()
+		if !open {
+			break
+		}
+	}
+	j.srv.Close()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return contractWire{read: j.read.Load(), written: j.written.Load(), conns: int64(len(j.conns))}
+}
+
+type judgedConn struct {
+	net.Conn
+	j     *wireJudge
+	ended atomic.Bool // a read failed (not on a deadline), or closed
+}
+
+func (c *judgedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.j.read.Add(int64(n))
+	if ne, ok := err.(net.Error); err != nil && (!ok || !ne.Timeout()) {
+		c.ended.Store(true)
+	}
+	return n, err
+}
+
+func (c *judgedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.j.written.Add(int64(n))
+	return n, err
+}
+
+func (c *judgedConn) Close() error {
+	c.ended.Store(true)
+	return c.Conn.Close()
+}
+
+// contractWire is what the server read and wrote on its connections.
+type contractWire struct{ read, written, conns int64 }
 
 // config is the run's Config for case c on path p.
 func (c contractCase) config(p contractPath, url string, tc *tls.Config) Config {
@@ -649,6 +727,7 @@ func (c contractCase) check(t reporter, p contractPath, run *contractRun) {
 		}
 	}
 	c.checkRefusal(t, run)
+	c.checkBytes(t, p, run)
 	// The server's log, by the stamp header's value: the request's
 	// scheduled time as Unix ns.
 	logged := map[string]scripted.Exchange{}
@@ -906,3 +985,34 @@ func mustURLString(s string) *url.URL {
 	}
 	return u
 }
+
+// checkBytes holds the bytes the run says it wrote and read to what the
+// server read and wrote on its TCP connections (wireJudge): exactly for
+// plain HTTP/1.1 and h2c, what the server wrote no less than what the run
+// read when an answer was left unread. Over TLS each side's closing of a connection
+// after the run's last record writes a close_notify alert (TLS 1.3: a
+// 24-byte record) that is no request's, which the run does not count
+// (bytes.go) and the server may or may not have read or written by the
+// time it closed; and a client closing a connection the server had
+// closed (a cut) writes one the server never reads: at most one such
+// record a connection each way.
+func (c contractCase) checkBytes(t reporter, p contractPath, run *contractRun) {
+	const closeNotify = 24
+	w, r, sw := run.stats.BytesWritten, run.stats.BytesRead, run.wire
+	if w == 0 || r == 0 {
+		t.Errorf("bytes written %d, read %d: not counted", w, r)
+	}
+	// A request that did not complete left its answer unread at the
+	// client's end (a timeout, a stream ended by its error event): what
+	// the server wrote after that never reached openload.
+	whole := c.want.outcome == recorder.Completed
+	switch {
+	case !p.tls && (w != sw.read || (whole && r != sw.written) || r > sw.written):
+		t.Errorf("bytes written %d, read %d; the server read %d, wrote %d", w, r, sw.read, sw.written)
+	case p.tls && (abs(sw.read-w) > closeNotify*sw.conns || (whole && abs(sw.written-r) > closeNotify*sw.conns) || r > sw.written+closeNotify*sw.conns):
+		t.Errorf("bytes written %d, read %d; the server read %d, wrote %d on %d connections: more than a close_notify apart",
+			w, r, sw.read, sw.written, sw.conns)
+	}
+}
+
+func abs(n int64) int64 { return max(n, -n) }

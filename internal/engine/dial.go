@@ -22,20 +22,27 @@ const dialKeepAlive = 30 * time.Second
 type dialer struct {
 	timeout time.Duration
 	control func(network, addr string, c syscall.RawConn) error // net.Dialer's, or nil
+	bytes   *wireBytes                                          // counts DialContext's connections (bytes.go), or nil
 }
 
 // dialer is the dialer of a run of cfg.
 func (cfg Config) dialer() dialer {
 	if cfg.DialTimeout > 0 {
-		return dialer{timeout: cfg.DialTimeout}
+		return dialer{timeout: cfg.DialTimeout, bytes: cfg.bytes}
 	}
-	return dialer{timeout: cfg.Timeout}
+	return dialer{timeout: cfg.Timeout, bytes: cfg.bytes}
 }
 
 // DialContext dials addr on network within the dial timeout, giving up
-// when ctx ends; net/http's transport and the HTTP/2 pool call it.
+// when ctx ends; net/http's transport and the HTTP/2 pool call it. Its
+// connections' bytes are counted (bytes.go); dialBy's, whose callers
+// read and write the descriptor or the connection themselves, are not.
 func (d dialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	return d.dialBy(ctx, network, addr, time.Time{})
+	nc, err := d.dialBy(ctx, network, addr, time.Time{})
+	if err != nil {
+		return nil, err
+	}
+	return countBytes(nc, d.bytes), nil
 }
 
 // dialBy is DialContext that also gives up at deadline when that comes

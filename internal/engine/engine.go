@@ -180,6 +180,7 @@ type Config struct {
 	Stream bool
 
 	onRecord func(*recorder.Record) // tests: sees each record before the recorder does
+	bytes    *wireBytes             // the run's generator's byte counts (bytes.go), set by Run
 }
 
 // Stats describes the run beyond what the recorder holds.
@@ -212,6 +213,11 @@ type Stats struct {
 	// Refusal is the run's first refused answer, the beginning of its
 	// body included (refusal.go); nil when no answer was a client error.
 	Refusal *Refusal
+	// BytesWritten and BytesRead are what openload wrote to its
+	// connections and read from them until the last record, over TLS the
+	// TCP connection's bytes (bytes.go); 0 with a transport of the
+	// caller's.
+	BytesWritten, BytesRead int64
 }
 
 // The clients of Stats.Client.
@@ -282,6 +288,7 @@ func begin(ctx context.Context, cfg Config, rec *recorder.Recorder, stats *Stats
 	cfg.StampHeader = http.CanonicalHeaderKey(cfg.StampHeader)
 	drain, cancel := context.WithCancelCause(context.Background())
 	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel, pick: newPicker(&cfg), sched: s}
+	g.cfg.bytes = &g.bytes
 	g.nextDue.Store(notDue)
 	if cfg.Observe != nil {
 		cfg.Observe(Live{Rec: rec, Start: cfg.StartAt})
@@ -319,6 +326,7 @@ func (g *generator) release() {
 
 // finish fills the figures both models report once windDown returned.
 func (g *generator) finish(ctx context.Context, stats *Stats) {
+	stats.BytesWritten, stats.BytesRead = g.bytes.endW, g.bytes.endR // set before rd.done closed
 	stats.Generator = g.mon.Stop()
 	stats.MaxInFlight = int(g.maxInFlight.Load())
 	stats.End = time.Duration(g.lastDone.Load())
@@ -423,6 +431,7 @@ func (g *generator) record(rec *recorder.Recorder, stats *Stats) *recording {
 			select {
 			case <-rd.stop:
 				g.sink.collect(add)
+				g.bytes.end()
 				if g.cfg.Observe != nil {
 					g.cfg.Observe(g.live(rec, true))
 				}
@@ -505,6 +514,7 @@ type generator struct {
 	limitWaited atomic.Int64 // the dispatcher's or the loop's; read by Observe
 	retry       *retrier     // nil without retries (retry.go)
 	refusals    refusals     // the first refused answer (refusal.go)
+	bytes       wireBytes    // written to and read from connections (bytes.go)
 }
 
 func (g *generator) since() time.Duration { return time.Since(g.start) }

@@ -3,7 +3,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -173,7 +172,7 @@ func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched ch
 	}
 	l := &epollLoop{loopArrivals: newLoopArrivals(g, stats, dispatched, s, ep, tfd), t: t, w: g.newWorker(),
 		loopInbox: loopInbox[news]{efd: efd}, slots: make([]slot, g.cfg.Connections), nextCheck: never,
-		discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard(), stamper: stamper{plain: !t.stream}}
+		discard: h1.GetDiscardBuf(), lentSh: g.sink.newShard(), stamper: stamper{plain: !t.stream, bytes: &g.bytes}}
 	l.ts.sh = l.w.shard
 	l.bounded = true // batchArrivals
 	for i := range l.slots {
@@ -466,7 +465,7 @@ func (l *epollLoop) send(i int32, sent time.Duration) {
 func (l *epollLoop) write(i int32) {
 	s := &l.slots[i]
 	for s.woff < len(s.wb) {
-		n, err := rawIO(syscall.SYS_WRITE, s.fd, s.wb[s.woff:])
+		n, err := l.writeFD(s.fd, s.wb[s.woff:])
 		if n > 0 {
 			if s.woff == 0 {
 				s.tx.wrote(s.sent)
@@ -740,7 +739,7 @@ func (l *epollLoop) lend(i int32) {
 			if err != nil {
 				return err
 			}
-			c, err := t.adopt(nc, io.MultiReader(bytes.NewReader(got), nc))
+			c, err := t.adopt(nc, got)
 			if err != nil {
 				nc.Close()
 				return err

@@ -88,7 +88,9 @@ func h2Dial(cfg *Config, drain context.Context, addr string, tlsConf *tls.Config
 		}
 		conf.ServerName = host
 	}
-	tio := &loopTLS{Conn: nc, direct: true}
+	// The handshake's bytes, read and written here, are counted; the
+	// loop's after it at its own reads and writes (bytes.go).
+	tio := &loopTLS{Conn: countBytes(nc, cfg.bytes), direct: true}
 	tc := tls.Client(tio, conf)
 	ctx, cancel := context.WithDeadline(drain, deadline)
 	defer cancel()

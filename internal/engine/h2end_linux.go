@@ -236,7 +236,7 @@ func (l *h2Loop) closeNotify(c *h2lc) {
 		return
 	}
 	if c.woff < len(c.out) {
-		_, _ = rawIO(syscall.SYS_WRITE, c.fd, c.out[c.woff:])
+		_, _ = l.writeFD(c.fd, c.out[c.woff:])
 	}
 }
 

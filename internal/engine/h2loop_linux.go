@@ -304,7 +304,7 @@ func newH2Loop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<
 	l := &h2Loop{loopArrivals: newLoopArrivals(g, stats, dispatched, s, ep, tfd), w: g.newWorker(), reqs: newH2Reqs(cfg),
 		tls: cfg.Protocol == HTTP2, tlsConf: tlsConfig(*cfg), addr: addr,
 		loopInbox: loopInbox[h2news]{efd: efd}, slots: make([]h2Slot, cfg.Connections), nextCheck: never,
-		dialFor: -1, metrics: interner{max: recorder.MaxTimingMetrics}, stamper: stamper{plain: !cfg.Stream},
+		dialFor: -1, metrics: interner{max: recorder.MaxTimingMetrics}, stamper: stamper{plain: !cfg.Stream, bytes: &g.bytes},
 		resend: newH2ResendRule(cfg.Resend)}
 	l.ts.sh = l.w.shard
 	if cfg.StampHeader != "" {

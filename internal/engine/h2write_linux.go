@@ -4,7 +4,6 @@ package engine
 
 import (
 	"os"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -272,7 +271,7 @@ func (l *h2Loop) writeOut(c *h2lc) {
 			// sent is when the write that completes a request's HEADERS
 			// began: the server may read them before it returns.
 			at := l.g.since()
-			n, err := rawIO(syscall.SYS_WRITE, c.fd, c.out[c.woff:])
+			n, err := l.writeFD(c.fd, c.out[c.woff:])
 			if n > 0 {
 				c.woff += n
 				l.written(c, at)

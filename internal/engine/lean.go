@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -60,6 +61,7 @@ type leanTransport struct {
 	head    bool            // some variant is HEAD: the event loop does not apply
 	drain   context.Context // done when the drain expired: dials in progress give up
 	maxBody int64           // Config.MaxBody
+	bytes   *wireBytes      // the run's byte counts (bytes.go), or nil
 	stream  bool            // Config.Stream: every body goes through response (stream.go)
 	dialer  dialer          // dial.go
 	// refusals keeps the run's first refused answer (refusal.go): the
@@ -73,10 +75,11 @@ type leanTransport struct {
 
 type leanConn struct {
 	net.Conn
-	br   *bufio.Reader
-	wb   []byte // write buffer: prefix + stamp line + CRLF + body
-	rerr error  // the first error reading the connection (h1.NoteReader)
-	used bool   // it carried an exchange: a failure on it may be the server's idle close
+	br    *bufio.Reader
+	wb    []byte     // write buffer: prefix + stamp line + CRLF + body
+	rerr  error      // the first error reading the connection (h1.NoteReader)
+	used  bool       // it carried an exchange: a failure on it may be the server's idle close
+	bytes *wireBytes // the run's byte counts (bytes.go)
 
 	// A chunked body the worker reads itself (exchange): one at a time
 	// per connection, so kept here rather than allocated.
@@ -169,6 +172,7 @@ func newLeanTransport(cfg Config, drain context.Context) *leanTransport {
 		stream:  cfg.Stream,
 		dialer:  cfg.dialer(),
 		conns:   make(map[*leanConn]struct{}),
+		bytes:   cfg.bytes,
 	}
 }
 
@@ -225,6 +229,14 @@ func (t *leanTransport) roundTrip(cp **leanConn, v *variant, seq uint64, deadlin
 	}
 }
 
+// Write writes p to the connection, counted (bytes.go): the requests, and
+// the rest of one the event loop lent.
+func (c *leanConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.bytes.wrote(n)
+	return n, err
+}
+
 func (t *leanTransport) dial(deadline time.Time) (*leanConn, error) {
 	if t.aborted.Load() {
 		return nil, errAborted
@@ -233,13 +245,19 @@ func (t *leanTransport) dial(deadline time.Time) (*leanConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.adopt(nc, nc)
+	return t.adopt(nc, nil)
 }
 
-// adopt makes nc, read through r, one of t's connections: abort ends its
-// exchange, closeAll closes it.
-func (t *leanTransport) adopt(nc net.Conn, r io.Reader) (*leanConn, error) {
-	c := &leanConn{Conn: nc}
+// adopt makes nc, read after got (bytes already read from it, counted by
+// whoever read them), one of t's connections: abort ends its exchange,
+// closeAll closes it. What it reads from nc and writes to it is counted
+// (bytes.go).
+func (t *leanTransport) adopt(nc net.Conn, got []byte) (*leanConn, error) {
+	c := &leanConn{Conn: nc, bytes: t.bytes}
+	var r io.Reader = byteReader{r: nc, b: t.bytes}
+	if len(got) > 0 {
+		r = io.MultiReader(bytes.NewReader(got), r)
+	}
 	c.br = bufio.NewReaderSize(h1.NoteReader{R: r, Err: &c.rerr}, 4096)
 	t.mu.Lock()
 	t.conns[c] = struct{}{}

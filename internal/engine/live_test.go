@@ -28,7 +28,7 @@ func (c *liveCalls) observe(l Live) {
 // check holds what every run's live counts owe: the first call is made
 // before the start, at 0; due and sent never fall and sent never passes
 // due; only the last call is final, and there due and sent are the
-// records' own counts.
+// records' own counts; the bytes never fall and end counted.
 func (c *liveCalls) check(t *testing.T) {
 	t.Helper()
 	if len(c.lives) < 2 {
@@ -42,11 +42,19 @@ func (c *liveCalls) check(t *testing.T) {
 		if l.Sent > l.Due || l.Due < prev.Due || l.Sent < prev.Sent || l.Final != (i == len(c.lives)-1) {
 			t.Errorf("call %d: due %d sent %d final %v, after due %d sent %d", i, l.Due, l.Sent, l.Final, prev.Due, prev.Sent)
 		}
+		if l.BytesWritten < prev.BytesWritten || l.BytesRead < prev.BytesRead {
+			t.Errorf("call %d: bytes written %d read %d, after %d and %d", i, l.BytesWritten, l.BytesRead, prev.BytesWritten, prev.BytesRead)
+		}
 		prev = l
 	}
 	last, n := c.lives[len(c.lives)-1], c.counts[len(c.counts)-1]
 	if last.Due != n.Scheduled || last.Sent != n.Sent || n.Scheduled == 0 {
 		t.Errorf("final: due %d sent %d, the records: scheduled %d sent %d", last.Due, last.Sent, n.Scheduled, n.Sent)
+	}
+	// Every path counts its bytes: requests were written, and answers
+	// read when some completed.
+	if last.BytesWritten == 0 || (n.Completed > 0 && last.BytesRead == 0) {
+		t.Errorf("final: bytes written %d, read %d, for %d sent and %d completed", last.BytesWritten, last.BytesRead, n.Sent, n.Completed)
 	}
 }
 

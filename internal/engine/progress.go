@@ -103,6 +103,9 @@ type Live struct {
 	// LimitWaited is the requests so far that found every connection busy
 	// when due (Stats.LimitWaited at the end).
 	LimitWaited int64
+	// BytesWritten and BytesRead are the bytes written to connections and
+	// read from them so far (Stats's at the end; bytes.go).
+	BytesWritten, BytesRead int64
 	// Lag is how far the schedule's clock is ahead of the dispatcher: the
 	// time since the scheduled instant of the oldest arrival not yet taken
 	// from the schedule, 0 when none is overdue. It is the generator's own
@@ -126,6 +129,10 @@ const notDue = int64(1<<63 - 1)
 // record, and waits no longer.
 func (g *generator) live(rec *recorder.Recorder, final bool) Live {
 	l := Live{Rec: rec, Start: g.start, Elapsed: g.since(), LimitWaited: g.limitWaited.Load(), Final: final}
+	l.BytesWritten, l.BytesRead = g.bytes.written.Load(), g.bytes.read.Load()
+	if final {
+		l.BytesWritten, l.BytesRead = g.bytes.endW, g.bytes.endR // Stats's
+	}
 	if g.sched != nil {
 		l.Offered, l.Rated = schedule.RateAt(g.sched, l.Elapsed)
 		if final {

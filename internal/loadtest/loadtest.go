@@ -401,6 +401,9 @@ func finish(o Options, res *result.Result, rec *recorder.Recorder, stats engine.
 		return res, nil, fmt.Errorf("encoding histograms: %w", err)
 	}
 	o.fillRetries(res, rec)
+	if res.Wire != nil {
+		res.Wire.Bytes = &result.Bytes{Written: stats.BytesWritten, Read: stats.BytesRead}
+	}
 	if err := rec.IntervalLogErr(); err != nil && logErr == nil {
 		logErr = fmt.Errorf("interval log: %w", err)
 	}

@@ -206,6 +206,7 @@ type descs struct {
 	scheduled, sent, completed, failed, timedOut, unfinished *prometheus.Desc
 	errors, responses, attempts, resends                     *prometheus.Desc
 	inFlight, waiting, limitWaited, finished                 *prometheus.Desc
+	bytesWritten, bytesRead                                  *prometheus.Desc
 	startTime, lag, offered                                  *prometheus.Desc
 	response, service, sendDelay                             *prometheus.Desc
 	ttft, itl, tpot, outputTokens, streams, classes          *prometheus.Desc
@@ -226,6 +227,8 @@ func newDescs(l prometheus.Labels) descs {
 		responses:    d("responses_total", "Completed responses by status code (the result's status; other: outside 100-599).", "code"),
 		attempts:     d("attempts_total", "Attempts written to a connection, re-sends and retries included (wire.attempts)."),
 		resends:      d("resends_total", "Re-sends on a new connection after a kept-alive one failed (wire.resends)."),
+		bytesWritten: d("bytes_written_total", "Bytes openload wrote to its connections (over TLS the TCP connection's), re-sends and connection setup included (wire.bytes.written)."),
+		bytesRead:    d("bytes_read_total", "Bytes openload read from its connections (over TLS the TCP connection's), connection setup included (wire.bytes.read)."),
 		inFlight:     d("requests_in_flight", "Requests being sent or waited on now."),
 		waiting:      d("requests_waiting", "Requests due whose sending has not begun (scheduled - sent, live): waiting for a connection or a worker, which is send delay."),
 		limitWaited:  d("requests_limit_waited_total", "Requests that found every connection busy when due (limit.waited)."),
@@ -288,6 +291,8 @@ func (d *descs) emit(ch chan<- prometheus.Metric, s *Snapshot) {
 	}
 	counter(d.attempts, s.Attempts)
 	counter(d.resends, s.Resends)
+	counter(d.bytesWritten, s.BytesWritten)
+	counter(d.bytesRead, s.BytesRead)
 	counter(d.limitWaited, s.LimitWaited)
 	gauge(d.inFlight, s.InFlight)
 	gauge(d.waiting, s.Waiting)

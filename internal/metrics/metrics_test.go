@@ -141,6 +141,8 @@ func TestFinalEqualsResult(t *testing.T) {
 		"openload_requests_unfinished_total":   c.Unfinished,
 		"openload_attempts_total":              res.Wire.Attempts,
 		"openload_resends_total":               res.Wire.Resends,
+		"openload_bytes_written_total":         res.Wire.Bytes.Written,
+		"openload_bytes_read_total":            res.Wire.Bytes.Read,
 		"openload_requests_limit_waited_total": res.Limit.Waited,
 		"openload_requests_in_flight":          0,
 		"openload_requests_waiting":            0,
@@ -150,6 +152,9 @@ func TestFinalEqualsResult(t *testing.T) {
 		if got, ok := value(fams, name, lab); !ok || got != float64(n) {
 			t.Errorf("%s = %v (present %v), the result has %d", name, got, ok, n)
 		}
+	}
+	if b := res.Wire.Bytes; b.Written == 0 || b.Read == 0 {
+		t.Errorf("wire.bytes %+v: the run's bytes not counted", *b)
 	}
 	if c.Scheduled != 300 || res.Status["503"] == 0 || res.ErrorKinds["reset"] == 0 {
 		t.Fatalf("the run lacks what it was to have: counts %+v, status %v, errors %v", c, res.Status, res.ErrorKinds)

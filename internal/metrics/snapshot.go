@@ -22,6 +22,7 @@ type Snapshot struct {
 	Statuses                                                 []StatusCount // the result's status
 	Attempts, Resends                                        int64         // the result's wire
 	InFlight, Waiting, LimitWaited                           int64         // engine.Live
+	BytesWritten, BytesRead                                  int64         // engine.Live; at the end the result's wire.bytes
 	Response, Service, SendDelay                             Histogram
 	Stream                                                   *StreamSnapshot // nil unless the run streams
 	Classes                                                  []ClassCount
@@ -82,6 +83,7 @@ func Take(l engine.Live) *Snapshot {
 		Failed: c.Errors, TimedOut: c.Timeouts, Unfinished: c.Unfinished,
 		Attempts: w.Attempts, Resends: w.Resends,
 		InFlight: l.InFlight, Waiting: l.Waiting, LimitWaited: l.LimitWaited,
+		BytesWritten: l.BytesWritten, BytesRead: l.BytesRead,
 		Response:  buckets(r.Response),
 		Service:   buckets(r.Service),
 		SendDelay: buckets(r.SendDelay),

@@ -12,8 +12,9 @@ import (
 // got no byte of an answer, which it may not have read; the attempts the
 // server closed the connection under without answering, and what became
 // of them (re-sent, or a reset); the client's other re-sends; and the
-// statuses of responses that failed after their head. Results written
-// before these were counted have less of it.
+// statuses of responses that failed after their head; the bytes openload
+// wrote and read. Results written before these were counted have less of
+// it.
 func WireLines(w io.Writer, res *result.Result) {
 	if wr := res.Wire; wr != nil {
 		line := fmt.Sprintf("wire     %d attempts written to connections for %d requests", wr.Attempts, res.Counts.Scheduled)
@@ -23,6 +24,9 @@ func WireLines(w io.Writer, res *result.Result) {
 			line += " (what the server should have read)"
 		}
 		line += wireDrops(wr, res.Config.Method)
+		if b := wr.Bytes; b != nil {
+			line += fmt.Sprintf("; %d bytes written, %d read (on the TCP connections, TLS included)", b.Written, b.Read)
+		}
 		if res.Retries != nil && res.Retries.RetriesSent > 0 {
 			line += "; retries included"
 		}

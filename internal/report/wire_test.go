@@ -30,6 +30,8 @@ func TestWireLines(t *testing.T) {
 		{"silent and unwritten", &result.Wire{Attempts: 200, Silent: 3, ResendsUnwritten: 2, Counted: true},
 			"wire     200 attempts written to connections for 200 requests (what the server read, less up to the 3 that got no byte of an answer); " +
 				"3 got nothing before their timeout or the drain's end; 2 re-sent before any byte of them was written (the server never saw those)\n"},
+		{"bytes", &result.Wire{Attempts: 200, Counted: true, Bytes: &result.Bytes{Written: 18400, Read: 52600}},
+			"wire     200 attempts written to connections for 200 requests (what the server should have read); 18400 bytes written, 52600 read (on the TCP connections, TLS included)\n"},
 		{"old result", &result.Wire{Attempts: 210, Resends: 10, Resent: 10},
 			"wire     210 attempts written to connections for 200 requests (what the server should have read); 10 re-sent by the client on a new connection (10 times) after a kept-alive one failed before answering\n"},
 	} {
