@@ -242,7 +242,8 @@ func TestTargetsHeaderCase(t *testing.T) {
 		br := bufio.NewReader(c)
 		for {
 			var names []string
-			line, err := br.ReadString('\n') // the request line
+			_, err := br.ReadString('\n') // the request line
+			var line string
 			for err == nil {
 				if line, err = br.ReadString('\n'); strings.TrimSpace(line) == "" {
 					break
