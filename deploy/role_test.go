@@ -2,6 +2,7 @@ package deploy
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -28,9 +29,13 @@ func runnerCalls(t *testing.T) []kubectlCall {
 	files, _ := filepath.Glob("../cmd/openload/k8s*.go")
 	more, _ := filepath.Glob("../internal/kube/*.go")
 	files = append(files, more...)
-	decl := regexp.MustCompile(`\b(\w+)\s*(?::=\s*kubectl\{|\s+kubectl[,)])`)
+	// A value of the kubectl type: a variable, a parameter or a field,
+	// declared in any of the files (a method in one file calls a field
+	// declared in another).
+	decl := regexp.MustCompile(`(?m)\b(\w+)\s*(?::=\s*kubectl\{|\s+kubectl[,)]|\s+kubectl\s*(?://.*)?$)`)
 	lit := regexp.MustCompile(`"((?:[^"\\]|\\.)*)"`)
-	var calls []kubectlCall
+	srcs := map[string]string{}
+	names := map[string]bool{}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
 			continue
@@ -39,11 +44,17 @@ func runnerCalls(t *testing.T) []kubectlCall {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src := string(b)
-		names := map[string]bool{}
-		for _, m := range decl.FindAllStringSubmatch(src, -1) {
-			names[m[1]] = true
+		srcs[f] = string(b)
+		for _, m := range decl.FindAllStringSubmatchIndex(string(b), -1) {
+			if strings.HasSuffix(string(b[:m[0]]), "func (") {
+				continue // a method's receiver: its calls are the callers'
+			}
+			names[string(b[m[2]:m[3]])] = true
 		}
+	}
+	var calls []kubectlCall
+	for _, f := range slices.Sorted(maps.Keys(srcs)) {
+		src := srcs[f]
 		for name := range names {
 			call := regexp.MustCompile(`\b` + name + `\.run\(`)
 			for _, loc := range call.FindAllStringIndex(src, -1) {
@@ -57,7 +68,7 @@ func runnerCalls(t *testing.T) []kubectlCall {
 					continue
 				}
 				var args []string
-				for _, a := range strings.Split(parts[2], ",") {
+				for _, a := range splitArgs(parts[2]) {
 					m := lit.FindStringSubmatch(strings.TrimSpace(a))
 					if m == nil || !strings.HasPrefix(strings.TrimSpace(a), `"`) {
 						args = append(args, "?") // a value: a name, a label
@@ -73,6 +84,25 @@ func runnerCalls(t *testing.T) []kubectlCall {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// splitArgs splits a call's arguments at the commas outside string
+// literals ("job,configmap,secret" is one).
+func splitArgs(s string) []string {
+	var out []string
+	start, quoted := 0, false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\' && quoted:
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == ',' && !quoted:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}
 
 // resources are kubectl's words for a resource, as the Role names it.
 var resources = map[string][2]string{ // group, resource
@@ -114,6 +144,12 @@ func needs(t *testing.T, c kubectlCall) map[[2]string][]string {
 			add(k, "create")
 		}
 	case "get", "delete":
+		if verb == "get" && len(c.args) > 1 && c.args[1] == "--raw" {
+			// get --raw /api/v1/namespaces/NS/pods/POD:PORT/proxy/…, the
+			// only raw path the runner reads (k8sprogress.go).
+			need[[2]string{"", "pods/proxy"}] = []string{"get"}
+			return need
+		}
 		if len(c.args) < 2 || c.args[1] == "?" {
 			t.Errorf("%s: kubectl %q: write the resource as a literal, so that the Role can be checked", c.where, c.args)
 			return need
@@ -133,6 +169,8 @@ func needs(t *testing.T, c kubectlCall) map[[2]string][]string {
 	case "logs":
 		add("pods", "get")
 		need[[2]string{"", "pods/log"}] = []string{"get"}
+	case "annotate": // annotate RESOURCE -l …: a list, then a patch of each
+		add(c.args[1], "list", "patch")
 	default:
 		t.Errorf("%s: kubectl %s: a verb this test does not know: add what it needs here and to runner-role.yaml", c.where, verb)
 	}
@@ -159,9 +197,6 @@ func TestRunnerRole(t *testing.T) {
 	if len(calls) == 0 {
 		t.Fatal("no kubectl call found in the runner's source")
 	}
-	// The runner deletes a run's objects by its label (the ConfigMap and
-	// Secret cannot be owned by the Job when created with it).
-	calls = append(calls, kubectlCall{"deleting a run by its label, openload.dev/run", []string{"delete", "job,configmap,secret", "-l", "?"}})
 	for _, c := range calls {
 		t.Logf("%s: kubectl %s", c.where, strings.Join(c.args, " "))
 	}

@@ -331,7 +331,7 @@ func TestK8sRun(t *testing.T) {
 	if res := readResult(t, out); res.Counts.Scheduled != 200 || res.Config.Shard == nil || !res.Config.Shard.Complete() {
 		t.Errorf("merged result: scheduled %d, shard %+v", res.Counts.Scheduled, res.Config.Shard)
 	}
-	if f.called("create", "-f", "-") != 1 || f.called("logs") != 4 || f.called("delete", "job", "openload-test") != 1 {
+	if f.called("create", "-f", "-") != 1 || f.called("logs") != 4 || f.called("delete", "job,configmap,secret", "-l", "openload.dev/run=openload-test") != 1 {
 		t.Errorf("calls: %q", f.calls())
 	}
 	// The Job created is the one 'k8s manifest' prints, with this run's
@@ -406,7 +406,7 @@ func TestK8sRunFailedShards(t *testing.T) {
 		"shard 2/4 (pod openload-test-2-abcde): deleted: no result",
 		"openload: k8s run: shard 3/4 (pod openload-test-3-abcde) was interrupted at ",
 		"(--partial merges the other shards)")
-	if f.called("delete", "job", "openload-test") != 1 {
+	if f.called("delete", "job,configmap,secret", "-l", "openload.dev/run=openload-test") != 1 {
 		t.Errorf("the Job was not deleted: %q", f.calls())
 	}
 
@@ -438,7 +438,7 @@ func TestK8sRunUnschedulable(t *testing.T) {
 	wantLines(t, stderr, "openload: k8s run: shard 1/4: pod openload-test-1-abcde: 0/1 nodes are available: 1 Insufficient cpu. preemption",
 		": lower --cpu (2 a pod now; a shard of 50/s used about 62m on the project's machine, deploy/README.md) or --shards (4 now)")
 	t.Logf("stderr:\n%s", stderr)
-	if f.called("delete", "job", "openload-test") != 1 || f.called("logs") != 0 {
+	if f.called("delete", "job,configmap,secret", "-l", "openload.dev/run=openload-test") != 1 || f.called("logs") != 0 {
 		t.Errorf("calls: %q", f.calls())
 	}
 }
@@ -466,9 +466,9 @@ func TestK8sRunInterrupt(t *testing.T) {
 			t.Errorf("keep %v: exit %d, want %d: %s", keep, code, exitInterrupted, stderr.String())
 		}
 		wantLines(t, stderr.String(), "interrupted: the shards' results are not collected")
-		deleted := f.called("delete", "job", "openload-test")
+		deleted := f.called("delete", "job,configmap,secret", "-l", "openload.dev/run=openload-test")
 		if keep {
-			wantLines(t, stderr.String(), "job openload-test kept (--keep): collect it with: openload k8s collect openload-test --namespace default; delete it with: kubectl delete job openload-test --namespace default")
+			wantLines(t, stderr.String(), "job openload-test kept (--keep): collect it with: openload k8s collect openload-test --namespace default; delete it with: kubectl delete job,configmap,secret -l openload.dev/run=openload-test --namespace default")
 		}
 		if (deleted == 1) == keep {
 			t.Errorf("keep %v: %d deletes: %q", keep, deleted, f.calls())
@@ -671,7 +671,7 @@ func TestK8sRunImagePull(t *testing.T) {
 		t.Errorf("exit %d, want %d", code, exitRuntime)
 	}
 	wantLines(t, stderr, "openload: k8s run: shard 3/4: pod openload-test-3-abcde: the node cannot pull the image: ImagePullBackOff (--image names it")
-	if f.called("get", "pods") != 2 || f.called("delete", "job", "openload-test") != 1 || f.called("logs") != 0 {
+	if f.called("get", "pods") != 2 || f.called("delete", "job,configmap,secret", "-l", "openload.dev/run=openload-test") != 1 || f.called("logs") != 0 {
 		t.Errorf("calls: %q", f.calls())
 	}
 }
@@ -735,7 +735,7 @@ func TestK8sDetachCollect(t *testing.T) {
 	if res := readResult(t, out); res.Counts.Scheduled != 200 {
 		t.Errorf("collect: scheduled %d", res.Counts.Scheduled)
 	}
-	if f.called("--namespace", "ns1", "logs") != 4 || f.called("--namespace", "ns1", "delete", "job", "openload-test") != 1 {
+	if f.called("--namespace", "ns1", "logs") != 4 || f.called("--namespace", "ns1", "delete", "job,configmap,secret", "-l", "openload.dev/run=openload-test") != 1 {
 		t.Errorf("collect: calls %q", f.calls())
 	}
 
@@ -771,7 +771,7 @@ func TestK8sSecondSignal(t *testing.T) {
 	defer noteLeft("")
 	jr := &jobRunner{job: "openload-x7k2q"}
 	jr.created("ns1")
-	want := "openload: second signal: exiting now; left running: job openload-x7k2q in namespace ns1 and its pods: kubectl delete job openload-x7k2q --namespace ns1"
+	want := "openload: second signal: exiting now; left running: job openload-x7k2q in namespace ns1 and its pods: kubectl delete job,configmap,secret -l openload.dev/run=openload-x7k2q --namespace ns1"
 	if got := secondSignal(); got != want {
 		t.Errorf("%q\nwant %q", got, want)
 	}

@@ -212,7 +212,9 @@ func (jr *jobRunner) nsFlag() string {
 	return " --namespace " + jr.ns
 }
 
-func (jr *jobRunner) deleteCommand() string  { return "kubectl delete job " + jr.job + jr.nsFlag() }
+func (jr *jobRunner) deleteCommand() string {
+	return "kubectl delete job,configmap,secret -l " + kube.LabelRun + "=" + jr.job + jr.nsFlag()
+}
 func (jr *jobRunner) collectCommand() string { return "openload k8s collect " + jr.job + jr.nsFlag() }
 func (jr *jobRunner) statusCommand() string  { return "openload k8s status " + jr.job + jr.nsFlag() }
 
@@ -227,7 +229,9 @@ func (jr *jobRunner) del() {
 	// Not the run's context: ^C is why it may be done.
 	dctx, cancel := context.WithTimeout(context.Background(), kubectlTimeout)
 	defer cancel()
-	if _, err := jr.kc.run(dctx, nil, "delete", "job", jr.job, "--ignore-not-found", "--wait=false"); err != nil {
+	// By the run's label: its Job, and the ConfigMap and Secret that carry
+	// its files and credentials (kube.LabelRun), which the Job cannot own.
+	if _, err := jr.kc.run(dctx, nil, "delete", "job,configmap,secret", "-l", kube.LabelRun+"="+jr.job, "--ignore-not-found", "--wait=false"); err != nil {
 		jr.warn("%v: delete it yourself: %s", err, jr.deleteCommand())
 		return
 	}
