@@ -17,6 +17,7 @@ import (
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/grpcmsg"
 	"github.com/openload/openload/internal/mix"
+	"github.com/openload/openload/schedule"
 )
 
 // grpcOptions are the flags of a gRPC run, named as ghz names them
@@ -209,9 +210,15 @@ func (g *grpcOptions) bodies(md protoreflect.MethodDescriptor, o *loadOptions) (
 		b, err := grpcmsg.Request(md, g.message)
 		return [][]byte{b}, err
 	}
+	// One message per request of the schedule: its expected count, and
+	// six standard deviations more for a Poisson one's (√n), so that a
+	// message is not sent twice but past the cap.
 	n := maxGRPCTemplated
-	if e := r.Schedule.Expected(); e > 0 && e < maxGRPCTemplated {
-		n = int(math.Ceil(e))
+	if e := r.Schedule.Expected(); e > 0 {
+		if r.Schedule.Kind != schedule.Constant {
+			e += 6 * math.Sqrt(e)
+		}
+		n = int(min(math.Ceil(e), maxGRPCTemplated))
 	}
 	return grpcmsg.Requests(md, t, n)
 }

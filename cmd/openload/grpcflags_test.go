@@ -167,3 +167,54 @@ func TestGRPCRun(t *testing.T) {
 		t.Errorf("server read %d calls, want 20", n)
 	}
 }
+
+// grpcIDs reads each body's id.
+func grpcIDs(t *testing.T, s *grpctest.Server, bodies [][]byte) []string {
+	t.Helper()
+	md := s.File.Services().ByName("Model").Methods().ByName("Predict")
+	var ids []string
+	for i, b := range bodies {
+		msg, _, ok, err := framing.CutGRPC(b, 0)
+		m := dynamicpb.NewMessage(md.Input())
+		if !ok || err != nil || proto.Unmarshal(msg, m) != nil {
+			t.Fatalf("body %d: % x", i, b)
+		}
+		ids = append(ids, m.Get(md.Input().Fields().ByName("id")).String())
+	}
+	return ids
+}
+
+// TestGRPCBodies: a .jsonl --body-file is one message a line, a CSV's
+// values fill {{csv.…}}, and a Poisson schedule gets a message for more
+// than its expected count.
+func TestGRPCBodies(t *testing.T) {
+	s := grpcServer(t)
+	_, protoset := grpcFiles(t, s)
+	dir := t.TempDir()
+	lines := writeFile(t, dir, "m.jsonl", "{\"id\":\"x\"}\n{\"id\":\"y\"}\n")
+	values := writeFile(t, dir, "v.csv", "name\nann\nbob\n")
+	url := "http://" + s.Addr
+	common := []string{"--rate", "10", "-d", "1s", "--grpc-method", grpcPredict, "--protoset", protoset}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--body-file", lines}, "x y"},
+		{[]string{"--values", values, "--body", `{"id":"{{csv.name}}"}`}, "ann bob ann bob ann bob ann bob ann bob"},
+	} {
+		o, err := grpcValidate(append(append(append([]string{}, common...), c.args...), url)...)
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		if got := strings.Join(grpcIDs(t, s, o.run.Bodies), " "); got != c.want {
+			t.Errorf("%q: ids %s, want %s", c.args, got, c.want)
+		}
+	}
+	o, err := grpcValidate("--rate", "100", "-d", "1s", "--arrival", "poisson", "--grpc-method", grpcPredict, "--protoset", protoset, "--body", `{"id":"{{seq}}"}`, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(o.run.Bodies); n != 160 { // 100 + 6·√100
+		t.Errorf("poisson: %d bodies, want 160", n)
+	}
+}
