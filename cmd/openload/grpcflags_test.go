@@ -218,3 +218,25 @@ func TestGRPCBodies(t *testing.T) {
 		t.Errorf("poisson: %d bodies, want 160", n)
 	}
 }
+
+// TestGRPCRunTLS: an https URL is HTTP/2 over TLS; --insecure lets
+// reflection and the calls take the test server's self-signed
+// certificate.
+func TestGRPCRunTLS(t *testing.T) {
+	s, err := grpctest.StartTLS(grpctest.ReflectV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	o, err := grpcValidate("--rate", "10", "-d", "1s", "--insecure", "--grpc-method", grpcPredict, "https://"+s.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.run.Protocol != engine.HTTP2 {
+		t.Errorf("protocol %s, want %s", o.run.Protocol, engine.HTTP2)
+	}
+	runOK(t, "--rate", "10", "-d", "1s", "-q", "--insecure", "--grpc-method", grpcPredict, "--body", `{"id":"t"}`, "https://"+s.Addr)
+	if n := s.Calls.Load(); n != 10 {
+		t.Errorf("server read %d calls, want 10", n)
+	}
+}

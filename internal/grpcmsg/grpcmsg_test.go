@@ -271,3 +271,22 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestTLS: reflection over TLS, the server's certificate trusted.
+func TestTLS(t *testing.T) {
+	s, err := grpctest.StartTLS(grpctest.ReflectV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	md, err := grpcmsg.FromReflection(ctx(t), s.Addr, s.ClientTLS, predict)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grpcmsg.Path(md) != "/openload.test.Model/Predict" {
+		t.Errorf("path %s", grpcmsg.Path(md))
+	}
+	if _, err := grpcmsg.FromReflection(ctx(t), s.Addr, &tls.Config{}, predict); err == nil || strings.Contains(err.Error(), "\n") {
+		t.Errorf("untrusted certificate: error %v, want one line", err)
+	}
+}

@@ -6,14 +6,23 @@ package grpctest
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	_ "embed"
+	"math/big"
 	"net"
 	"os"
 	"path/filepath"
 	"sync/atomic"
+	"time"
 
 	"github.com/bufbuild/protocompile"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/reflection"
 	v1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	v1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
@@ -43,10 +52,13 @@ const (
 
 // A Server is a started test server.
 type Server struct {
-	Addr  string                      // host:port, plaintext HTTP/2 (h2c)
-	File  protoreflect.FileDescriptor // model.proto, compiled
-	Calls atomic.Int64                // calls read, every method
-	srv   *grpc.Server
+	Addr string // host:port: HTTP/2 without TLS (h2c), or over TLS (StartTLS)
+	// ClientTLS trusts a StartTLS server's certificate (for 127.0.0.1);
+	// nil for h2c.
+	ClientTLS *tls.Config
+	File      protoreflect.FileDescriptor // model.proto, compiled
+	Calls     atomic.Int64                // calls read, every method
+	srv       *grpc.Server
 }
 
 // Compile compiles model.proto.
@@ -67,8 +79,22 @@ func WriteProto(dir string) (string, error) {
 	return p, os.WriteFile(p, []byte(modelProto), 0o644)
 }
 
-// Start starts a server on a loopback port; Close stops it.
-func Start(refl Reflection) (*Server, error) {
+// Start starts a server of HTTP/2 without TLS (h2c) on a loopback port;
+// Close stops it.
+func Start(refl Reflection) (*Server, error) { return start(refl, nil, nil) }
+
+// StartTLS starts a server of HTTP/2 over TLS, its certificate a new
+// self-signed one for 127.0.0.1, which ClientTLS trusts.
+func StartTLS(refl Reflection) (*Server, error) {
+	cert, pool, err := selfSigned()
+	if err != nil {
+		return nil, err
+	}
+	return start(refl, credentials.NewTLS(&tls.Config{Certificates: []tls.Certificate{cert}}),
+		&tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+}
+
+func start(refl Reflection, creds credentials.TransportCredentials, client *tls.Config) (*Server, error) {
 	fd, err := Compile(context.Background())
 	if err != nil {
 		return nil, err
@@ -77,7 +103,11 @@ func Start(refl Reflection) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Addr: ln.Addr().String(), File: fd, srv: grpc.NewServer()}
+	var opts []grpc.ServerOption
+	if creds != nil {
+		opts = append(opts, grpc.Creds(creds))
+	}
+	s := &Server{Addr: ln.Addr().String(), ClientTLS: client, File: fd, srv: grpc.NewServer(opts...)}
 	sd := fd.Services().ByName("Model")
 	desc := grpc.ServiceDesc{ServiceName: string(sd.FullName()), HandlerType: (*any)(nil), Metadata: ProtoName}
 	for i := range sd.Methods().Len() {
@@ -90,13 +120,13 @@ func Start(refl Reflection) (*Server, error) {
 		ln.Close()
 		return nil, err
 	}
-	opts := reflection.ServerOptions{Services: s.srv, DescriptorResolver: files}
+	ropts := reflection.ServerOptions{Services: s.srv, DescriptorResolver: files}
 	switch refl {
 	case ReflectV1:
-		v1.RegisterServerReflectionServer(s.srv, reflection.NewServerV1(opts))
-		v1alpha.RegisterServerReflectionServer(s.srv, reflection.NewServer(opts))
+		v1.RegisterServerReflectionServer(s.srv, reflection.NewServerV1(ropts))
+		v1alpha.RegisterServerReflectionServer(s.srv, reflection.NewServer(ropts))
 	case ReflectV1Alpha:
-		v1alpha.RegisterServerReflectionServer(s.srv, reflection.NewServer(opts))
+		v1alpha.RegisterServerReflectionServer(s.srv, reflection.NewServer(ropts))
 	}
 	go s.srv.Serve(ln)
 	return s, nil
@@ -112,6 +142,35 @@ func register(reg *protoregistry.Files, f protoreflect.FileDescriptor) error {
 		}
 	}
 	return reg.RegisterFile(f)
+}
+
+// selfSigned makes a certificate for 127.0.0.1 and a pool trusting it.
+func selfSigned() (tls.Certificate, *x509.CertPool, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "grpctest"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
+		KeyUsage:     x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA:         true, BasicConstraintsValid: true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(leaf)
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, pool, nil
 }
 
 // Close stops the server, ending its calls.
