@@ -240,3 +240,22 @@ func TestGRPCRunTLS(t *testing.T) {
 		t.Errorf("server read %d calls, want 10", n)
 	}
 }
+
+// TestGRPCK8s: a cluster run carries --protoset (binary) and --proto into
+// its pods, and refuses --import-path, whose directories it cannot.
+func TestGRPCK8s(t *testing.T) {
+	s := grpcServer(t)
+	protoFile, protoset := grpcFiles(t, s)
+	base := []string{"k8s", "manifest", "--shards", "2", "-r", "20", "-d", "2s", "--grpc-method", grpcPredict}
+	for _, flag := range []string{"--protoset=" + protoset, "--proto=" + protoFile} {
+		stdout, _ := runOK(t, append(append([]string{}, base...), flag, "http://openload-grpc:50051")...)
+		name := strings.SplitN(strings.TrimPrefix(flag, "--"), "=", 2)[0]
+		if !strings.Contains(stdout, "--"+name+"=/") || strings.Contains(stdout, "--"+name+"="+filepath.Dir(protoFile)) {
+			t.Errorf("%s: not carried:\n%s", flag, stdout)
+		}
+	}
+	code, _, stderr := runCLI(append(append([]string{}, base...), "--proto", protoFile, "--import-path", ".", "http://openload-grpc:50051")...)
+	if code == exitOK || !strings.Contains(stderr, "--import-path does not apply to a cluster run") {
+		t.Errorf("--import-path: exit %d, %s", code, stderr)
+	}
+}
