@@ -227,9 +227,10 @@ func (g *grpcOptions) bodies(md protoreflect.MethodDescriptor, o *loadOptions) (
 // len(bodies)] (framed messages): the method's path, POST, gRPC's
 // headers (te: trailers, which gRPC requires of a client; grpc-timeout,
 // the deadline the server may enforce, from --timeout), and HTTP/2 (h2c
-// for an http URL) unless --http2 or --h2c chose it. The engine reads
-// cfg.GRPC to take the answer's messages and its grpc-status trailer as
-// the outcome.
+// for an http URL) unless --http2 or --h2c chose it. It is the one place
+// a run becomes a gRPC one, so the engine's switch, engine.Config.GRPC
+// (with it the engine reads the answer's messages and takes its
+// grpc-status trailer as the outcome), is set here with the rest.
 func grpcConfig(cfg *engine.Config, md protoreflect.MethodDescriptor, bodies [][]byte) {
 	u := *cfg.URL
 	u.Path, u.RawPath = grpcmsg.Path(md), ""
