@@ -131,7 +131,7 @@ func TestGRPCErrors(t *testing.T) {
 		{[]string{"--grpc-method", "Predict", url}, `--grpc-method: method "Predict": want package.Service/Method`},
 		{[]string{"--grpc-method", grpcPredict, "--body", `{"id":1}`, url}, `--body: message does not fit openload.test.PredictRequest: (line 1:7): invalid value for string field id: 1`},
 		{[]string{"--grpc-method", "openload.test.Nope/Predict", url}, `unknown service openload.test.Nope (known: openload.test.Model)`},
-		{[]string{"--grpc-method", grpctest.Service + "/Nope", "--protoset", protoset, url}, `--protoset ` + protoset + `: service openload.test.Model has no method Nope (its methods: Predict, Echo)`},
+		{[]string{"--grpc-method", grpctest.Service + "/Nope", "--protoset", protoset, url}, `--protoset ` + protoset + `: service openload.test.Model has no method Nope (its methods: Predict, Echo, Tokens)`},
 		{[]string{"--grpc-method", grpcPredict, "--proto", protoFile, "--protoset", protoset, url}, `--proto and --protoset are exclusive`},
 		{[]string{"--grpc-method", grpcPredict, dead}, `--grpc-method ` + grpcPredict + `: reflection at 127.0.0.1:1: `},
 		{[]string{"--proto", protoFile, url}, `--proto applies to gRPC calls`},

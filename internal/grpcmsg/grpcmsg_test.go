@@ -201,24 +201,9 @@ func TestWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr := &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
-	}}
-	defer tr.CloseIdleConnections()
-	req, _ := http.NewRequestWithContext(ctx(t), http.MethodPost, "http://"+s.Addr+grpcmsg.Path(md), bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/grpc")
-	req.Header.Set("Te", "trailers")
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st := resp.Trailer.Get("Grpc-Status"); st != "0" {
-		t.Fatalf("grpc-status %q (%s)", st, resp.Trailer.Get("Grpc-Message"))
+	answer, trailer := call(t, s, md, body)
+	if st := trailer.Get("Grpc-Status"); st != "0" {
+		t.Fatalf("grpc-status %q (%s)", st, trailer.Get("Grpc-Message"))
 	}
 	js, err := grpcmsg.Answer(md, answer)
 	if err != nil {
@@ -262,7 +247,7 @@ func TestErrors(t *testing.T) {
 		{jsonErr, `unknown field "nope"`},
 		{typeErr, `invalid value for int64 field seq`},
 		{noService, "unknown service openload.test.Nope (known: openload.test.Model)"},
-		{noMethod, "service openload.test.Model has no method Nope (its methods: Predict, Echo)"},
+		{noMethod, "service openload.test.Model has no method Nope (its methods: Predict, Echo, Tokens)"},
 		{syntax, `method "Predict": want package.Service/Method`},
 		{unreachable, "reflection at " + dead},
 	} {
@@ -288,5 +273,76 @@ func TestTLS(t *testing.T) {
 	}
 	if _, err := grpcmsg.FromReflection(ctx(t), s.Addr, &tls.Config{}, predict); err == nil || strings.Contains(err.Error(), "\n") {
 		t.Errorf("untrusted certificate: error %v, want one line", err)
+	}
+}
+
+// call sends body as a call of md the way the engine sends one (POST,
+// content-type application/grpc, te: trailers, h2c) and returns the
+// answer's bytes and trailers (its headers, for a trailers-only answer).
+func call(t *testing.T, s *grpctest.Server, md protoreflect.MethodDescriptor, body []byte) ([]byte, http.Header) {
+	t.Helper()
+	tr := &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, network, addr)
+	}}
+	defer tr.CloseIdleConnections()
+	req, _ := http.NewRequestWithContext(ctx(t), http.MethodPost, "http://"+s.Addr+grpcmsg.Path(md), bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/grpc")
+	req.Header.Set("Te", "trailers")
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Trailer.Get("Grpc-Status") == "" { // a trailers-only answer: the status in its one HEADERS
+		return answer, resp.Header
+	}
+	return answer, resp.Trailer
+}
+
+// TestKnownAnswers: the test server's knobs answer as they say: Tokens
+// streams N replies, every n-th call is RESOURCE_EXHAUSTED (8), and a
+// stalled first call takes longer than a later one.
+func TestKnownAnswers(t *testing.T) {
+	s, err := grpctest.Start(grpctest.ReflectNone, grpctest.WithStream(4, time.Millisecond), grpctest.WithExhausted(3),
+		grpctest.WithStallOnce(50*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	methods := s.File.Services().ByName("Model").Methods()
+	tokens, predict := methods.ByName("Tokens"), methods.ByName("Predict")
+	body, err := grpcmsg.Request(predict, []byte(`{"id":"k","inputs":[1]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if _, tr := call(t, s, predict, body); tr.Get("Grpc-Status") != "0" { // call 1: stalled
+		t.Fatalf("call 1: %v", tr)
+	}
+	stalled := time.Since(start)
+	start = time.Now()
+	if _, tr := call(t, s, predict, body); tr.Get("Grpc-Status") != "0" {
+		t.Fatalf("call 2: %v", tr)
+	}
+	if after := time.Since(start); after >= stalled {
+		t.Errorf("the stalled call took %v, a later one %v", stalled, after)
+	}
+	if _, tr := call(t, s, predict, body); tr.Get("Grpc-Status") != "8" {
+		t.Errorf("call 3: grpc-status %q, want 8 (RESOURCE_EXHAUSTED)", tr.Get("Grpc-Status"))
+	}
+	answer, tr := call(t, s, tokens, body)
+	js, err := grpcmsg.Answer(tokens, answer)
+	if err != nil || tr.Get("Grpc-Status") != "0" {
+		t.Fatalf("Tokens: %v %v", err, tr)
+	}
+	if lines := strings.Split(js, "\n"); len(lines) != 4 {
+		t.Errorf("Tokens: %d replies, want 4: %s", len(lines), js)
+	}
+	if n := s.Calls.Load(); n != 4 {
+		t.Errorf("server read %d calls, want 4", n)
 	}
 }
