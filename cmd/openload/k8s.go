@@ -154,6 +154,7 @@ var k8sRefused = map[string]string{
 	"think":          "it goes with --closed",
 	"repeats":        "one Job is one run",
 	"scenarios":      "a cluster run of scenarios is not built yet: their schedules are checked as one run's here",
+	"import-path":    "its directories are not carried into the pods: give the schema as one --protoset (protoc --include_imports -o FILE)",
 }
 
 // k8sOwn are the load run's flags the runner keeps for itself rather

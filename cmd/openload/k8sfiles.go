@@ -22,6 +22,8 @@ var k8sFileFlags = map[string]string{
 	"values":    "values",
 	"dataset":   "dataset",
 	"arrivals":  "arrivals",
+	"proto":     "proto",
+	"protoset":  "protoset",
 }
 
 // k8sHeaderFlags are the flags whose values are request headers, 'Name:

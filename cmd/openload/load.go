@@ -63,6 +63,7 @@ type loadOptions struct {
 	prompts   promptOptions  // promptflags.go
 	scenarios string         // --scenarios FILE (scenarios.go)
 	targets   targetsOptions // targetsflags.go
+	grpc      grpcOptions    // grpcflags.go
 	stages    stagesOptions  // stagesflags.go
 	metrics   metricsOptions // metricsflags.go
 	// plan is what the bodies made serve when the run is one of a
@@ -110,6 +111,7 @@ func boundLoadFlags(o *loadOptions) (*pflag.FlagSet, scopeBindings) {
 		o.bodies.flags(fs)     // bodyflags.go
 		o.prompts.flags(fs)    // promptflags.go
 		o.targets.flags(fs, b) // targetsflags.go
+		o.grpc.flags(fs)       // grpcflags.go
 		fs.DurationVar(&r.Timeout, b.bind("timeout", "Timeout"), 30*time.Second, "per-request timeout, from the moment it is sent")
 		o.stream.flags(fs, b, r) // streamflags.go
 	})
@@ -222,10 +224,18 @@ func (o *loadOptions) validate(fs *pflag.FlagSet) error {
 	if err := o.stream.validate(fs, r, o.bodyFile); err != nil { // streamflags.go
 		return err
 	}
+	if err := o.grpc.take(fs, o); err != nil { // grpcflags.go
+		return err
+	}
 	if err := o.bodies.validate(fs, o); err != nil { // bodyflags.go
 		return err
 	}
 	if err := o.validateTarget(fs); err != nil {
+		return err
+	}
+	// ^C abandons validate (validateInterruptibly); --timeout bounds
+	// asking the server's reflection.
+	if err := o.grpc.finish(context.Background(), o); err != nil { // grpcflags.go
 		return err
 	}
 	o.chooseConnections(fs) // conns.go

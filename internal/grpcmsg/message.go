@@ -1,0 +1,92 @@
+package grpcmsg
+
+import (
+	"fmt"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/dynamicpb"
+
+	"github.com/openload/openload/internal/framing"
+)
+
+// Marshal reads js, a message of type md in protobuf's JSON mapping, and
+// returns its protobuf bytes. Deterministic: the same JSON gives the same
+// bytes whichever source described md (maps in key order).
+func Marshal(md protoreflect.MessageDescriptor, js []byte) ([]byte, error) {
+	m := dynamicpb.NewMessage(md)
+	if err := protojson.Unmarshal(js, m); err != nil {
+		return nil, fmt.Errorf("message does not fit %s: %s", md.FullName(), oneLine(err))
+	}
+	return proto.MarshalOptions{Deterministic: true}.Marshal(m)
+}
+
+// Request is js as the body of a unary or server-streaming call: one
+// framed message (framing.AppendGRPC).
+func Request(md protoreflect.MethodDescriptor, js []byte) ([]byte, error) {
+	b, err := Marshal(md.Input(), js)
+	if err != nil {
+		return nil, err
+	}
+	return framing.AppendGRPC(make([]byte, 0, framing.GRPCPrefix+len(b)), b), nil
+}
+
+// A Template writes request seq's text: internal/mix's Template, whose
+// {{seq}}, {{uid}}, {{rand A B}} and {{csv.COLUMN}} the HTTP bodies
+// expand.
+type Template interface {
+	Append(dst []byte, seq uint64) []byte
+}
+
+// Requests are the bodies of requests 0 to n-1 of a call of md, request
+// seq's being t's text for seq, as JSON, encoded and framed. The engine
+// sends Bodies[seq mod n]: with n the run's count, each request sends
+// its own values.
+func Requests(md protoreflect.MethodDescriptor, t Template, n int) ([][]byte, error) {
+	bodies := make([][]byte, n)
+	var js []byte
+	for seq := range n {
+		js = t.Append(js[:0], uint64(seq))
+		b, err := Request(md, js)
+		if err != nil {
+			return nil, fmt.Errorf("request %d: %v", seq, err)
+		}
+		bodies[seq] = b
+	}
+	return bodies, nil
+}
+
+// Answer reads the framed messages of an answer of md as JSON, one a
+// line (protojson's compact form).
+func Answer(md protoreflect.MethodDescriptor, body []byte) (string, error) {
+	var lines []string
+	for len(body) > 0 {
+		msg, rest, ok, err := framing.CutGRPC(body, 0)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", fmt.Errorf("a message cut short: %d bytes left", len(body))
+		}
+		m := dynamicpb.NewMessage(md.Output())
+		if err := proto.Unmarshal(msg, m); err != nil {
+			return "", fmt.Errorf("not a %s: %v", md.Output().FullName(), err)
+		}
+		js, err := protojson.Marshal(m)
+		if err != nil {
+			return "", err
+		}
+		lines = append(lines, string(js))
+		body = rest
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// oneLine is err's text on one line, without protojson's "proto: "
+// prefix.
+func oneLine(err error) string {
+	s := strings.TrimPrefix(err.Error(), "proto:")
+	return strings.Join(strings.Fields(s), " ")
+}
