@@ -144,6 +144,10 @@ type h2Slot struct {
 	nbody       int64
 	streaming   bool
 	er          eventReader
+	grpc        bool       // a gRPC call's answer (grpc.go): its messages read by gr
+	gr          grpcReader //
+	gHas        bool       // a grpc-status came, gCode its value
+	gCode       int
 	grab        *grab // the body of a refusal the run keeps (refusal.go), or nil
 }
 
@@ -152,6 +156,7 @@ type h2Slot struct {
 func (s *h2Slot) clear() {
 	s.written, s.ended, s.peerEnd, s.answered, s.final, s.streaming = false, false, false, false, false, false
 	s.status, s.ctype, s.nbody, s.recvUnacked, s.blocked = 0, "", 0, 0, false
+	s.grpc, s.gHas, s.gCode = false, false, 0
 	s.rec = recorder.Record{}
 	s.grab = nil
 }

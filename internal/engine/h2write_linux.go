@@ -24,11 +24,19 @@ import (
 // block being decoded in its slot.
 func (c *h2lc) field(l *h2Loop) func(hpack.HeaderField) {
 	return func(f hpack.HeaderField) {
-		if c.cur < 0 || c.curTrail {
+		if c.cur < 0 {
 			return
 		}
 		s := &l.slots[c.cur]
 		name := f.Name
+		if name == "grpc-status" && l.g.cfg.GRPC {
+			// In the trailers, or in a trailers-only head (grpc.go).
+			s.gHas, s.gCode = true, grpcStatus(f.Value)
+			return
+		}
+		if c.curTrail {
+			return
+		}
 		if len(name) > 0 && name[0] == ':' {
 			if name == ":status" && len(f.Value) == 3 {
 				v := f.Value
