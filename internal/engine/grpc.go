@@ -46,21 +46,27 @@ var (
 
 // grpcTimeout is d as a grpc-timeout value: at most 8 digits and a unit,
 // in milliseconds when they are whole and fit (30s is 30000m), else in
-// the finest unit that fits, rounded up so that the server never gives
-// up before openload does.
+// the coarsest unit that holds d exactly, else in the finest that fits,
+// rounded up so that the server never gives up before openload does.
 func grpcTimeout(d time.Duration) string {
+	units := [...]struct {
+		d    time.Duration
+		unit string
+	}{{time.Nanosecond, "n"}, {time.Microsecond, "u"}, {time.Millisecond, "m"}, {time.Second, "S"}, {time.Minute, "M"}, {time.Hour, "H"}}
 	if d%time.Millisecond == 0 && d/time.Millisecond < 1e8 {
 		return strconv.FormatInt(int64(d/time.Millisecond), 10) + "m"
 	}
-	for _, u := range []struct {
-		d    time.Duration
-		unit string
-	}{{time.Nanosecond, "n"}, {time.Microsecond, "u"}, {time.Millisecond, "m"}, {time.Second, "S"}, {time.Minute, "M"}, {time.Hour, "H"}} {
+	for k := len(units) - 1; k >= 0; k-- {
+		if u := units[k]; d%u.d == 0 && d/u.d < 1e8 {
+			return strconv.FormatInt(int64(d/u.d), 10) + u.unit
+		}
+	}
+	for _, u := range units {
 		if v := (d + u.d - 1) / u.d; v < 1e8 {
 			return strconv.FormatInt(int64(v), 10) + u.unit
 		}
 	}
-	return "99999999H"
+	return "99999999H" // unreachable: a Duration is under 2,562,048 hours
 }
 
 // grpcCall returns cfg with its requests made gRPC calls: method POST,

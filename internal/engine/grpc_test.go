@@ -270,7 +270,7 @@ func TestGRPCTimeout(t *testing.T) {
 		time.Millisecond:        "1m",
 		1500 * time.Microsecond: "1500u",
 		time.Nanosecond + 1e9:   "1000001u",
-		48 * time.Hour:          "172800S",
+		48 * time.Hour:          "48H",
 	} {
 		if got := grpcTimeout(d); got != want {
 			t.Errorf("%v: %q, want %q", d, got, want)
