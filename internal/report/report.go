@@ -301,6 +301,9 @@ func TextWrapped(w io.Writer, res *result.Result, wrapAt int) error {
 	if len(res.Status) > 0 {
 		fmt.Fprintf(w, "status   %s\n", statusLine(res.Status))
 	}
+	if len(res.GRPC) > 0 { // a gRPC run's calls by grpc-status (result.GRPC)
+		fmt.Fprintf(w, "grpc     %s\n", statusLine(res.GRPC))
+	}
 	if q := RefusalQuote(res.Refusal); q != "" {
 		fmt.Fprintf(w, "         the first %d said: %s\n", res.Refusal.Status, q)
 	}
