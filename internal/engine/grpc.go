@@ -183,15 +183,20 @@ func grpcEnd(gr *grpcReader, r *recorder.Record, has bool, code int) error {
 // 200): its messages as the h2 loop reads them, then its trailers.
 func (g *generator) grpcBody(resp *http.Response, r *recorder.Record, sh *shard) error {
 	r.Streamed, r.GotFirstByte, r.FirstByte = true, true, g.since()
-	ts := tokenSink{sh: sh}
-	defer ts.flush()
+	sr := streamReaders.Get().(*streamReader) // stream.go's buffer and batch
+	sr.ts.sh = sh
+	defer func() {
+		sr.ts.flush()
+		sr.ts.sh = nil
+		streamReaders.Put(sr)
+	}()
+	ts, buf := &sr.ts, sr.buf
 	var gr grpcReader
-	buf := make([]byte, 16<<10)
 	max := g.cfg.grpcMax()
 	for {
 		m, rerr := resp.Body.Read(buf)
 		if m > 0 {
-			if err := gr.feed(buf[:m], g.since(), max, r, &ts); err != nil {
+			if err := gr.feed(buf[:m], g.since(), max, r, ts); err != nil {
 				resp.Body.Close()
 				r.Tokens = r.Events
 				return err
