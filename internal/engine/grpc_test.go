@@ -251,14 +251,16 @@ func grpcRun(t reporter, p contractPath, c grpcCase, cfg Config, srv *grpcServer
 	if n := srv.bad.Load(); n > 0 {
 		t.Errorf("%d calls came without POST, content-type application/grpc, te: trailers, grpc-timeout 5000m or the method's path", n)
 	}
-	if c.counts != nil {
-		var res result.Result
-		if err := rec.Fill(&res); err != nil {
-			t.Errorf("fill: %v", err)
-		}
-		if fmt.Sprint(res.GRPC) != fmt.Sprint(c.counts) {
-			t.Errorf("result grpc %v, want %v", res.GRPC, c.counts)
-		}
+	var res result.Result
+	if err := rec.Fill(&res); err != nil {
+		t.Errorf("fill: %v", err)
+	}
+	if c.counts != nil && fmt.Sprint(res.GRPC) != fmt.Sprint(c.counts) {
+		t.Errorf("result grpc %v, want %v", res.GRPC, c.counts)
+	}
+	// scheduled ≤ sent ≤ first byte ≤ first message ≤ last ≤ done.
+	if st := res.Stamps; st == nil || st.Checked != gCalls || st.Disordered != 0 {
+		t.Errorf("stamps %+v, want %d checked in order", st, gCalls)
 	}
 }
 
