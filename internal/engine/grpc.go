@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/openload/openload/internal/recorder"
+	"github.com/openload/openload/result"
 )
 
 // gRPC calls (Config.GRPC): a call is an HTTP/2 stream (PROTOCOL-HTTP2.md
@@ -121,6 +122,54 @@ func grpcStatus(v string) int {
 	return n
 }
 
+// grpcMessage is a grpc-message value percent-decoded (the spec's
+// Percent-Encoded: %XX of UTF-8 bytes); a % not followed by two hex
+// digits stays as it is.
+func grpcMessage(v string) []byte {
+	b := make([]byte, 0, len(v))
+	for i := 0; i < len(v); i++ {
+		if v[i] == '%' && i+2 < len(v) {
+			if h, ok := unhex(v[i+1]); ok {
+				if l, ok := unhex(v[i+2]); ok {
+					b = append(b, h<<4|l)
+					i += 2
+					continue
+				}
+			}
+		}
+		b = append(b, v[i])
+	}
+	return b
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// keepGRPC keeps, as the run's refusal (refusal.go), a gRPC call of
+// request seq answered (HTTP status) with a code that refuses it as a
+// 4xx does (result.GRPCClass), its grpc-message decoded as the body: the
+// server's own words, as a 4xx's body is. Other codes cost a switch.
+func (k *refusals) keepGRPC(seq uint64, status, code int, msg string) {
+	if result.GRPCClass(code) != result.GRPCRefusal {
+		return
+	}
+	if n := k.first.Load(); n != 0 && seq >= n-1 {
+		return
+	}
+	g := newGrab()
+	g.add(grpcMessage(msg))
+	k.keep(seq, status, g)
+}
+
 // grpcReader cuts an answer's DATA into its length-prefixed messages.
 type grpcReader struct {
 	hdr  [5]byte
@@ -221,5 +270,13 @@ func (g *generator) grpcBody(resp *http.Response, r *recorder.Record, sh *shard)
 	if has && len(v) > 0 {
 		code = grpcStatus(v[0])
 	}
-	return grpcEnd(&gr, r, has, code)
+	err := grpcEnd(&gr, r, has, code)
+	if err == nil {
+		msg := resp.Trailer.Get("Grpc-Message")
+		if _, ok := resp.Trailer["Grpc-Message"]; !ok {
+			msg = resp.Header.Get("Grpc-Message")
+		}
+		g.refusals.keepGRPC(r.Seq, r.Status, code, msg)
+	}
+	return err
 }

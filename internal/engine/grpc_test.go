@@ -97,6 +97,7 @@ func (s *grpcServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		status(0)
 	case "unimplemented": // trailers-only
 		h.Set("Grpc-Status", "12")
+		h.Set("Grpc-Message", "unknown method Unimplemented for service openload.test.Echo: 100%25 sure")
 		w.WriteHeader(http.StatusOK)
 	case "nostatus":
 		_, _ = w.Write(msg)
@@ -113,6 +114,9 @@ type grpcCase struct {
 	check func(t reporter, p contractPath, r *recorder.Record)
 	// counts, if set, are the run's result.GRPC.
 	counts map[string]int64
+	// refusal is the grpc-message the run keeps (Stats.Refusal), "" for
+	// none.
+	refusal string
 }
 
 func grpcCases() []grpcCase {
@@ -171,7 +175,7 @@ func grpcCases() []grpcCase {
 			if r.Outcome != recorder.Completed || !r.GRPC || r.GRPCStatus != 12 || r.Events != 0 || r.Status != 200 {
 				t.Errorf("seq %d: %v status %d grpc %v/%d events %d, want a trailers-only UNIMPLEMENTED", r.Seq, r.Outcome, r.Status, r.GRPC, r.GRPCStatus, r.Events)
 			}
-		}, counts: map[string]int64{"unimplemented": gCalls}},
+		}, counts: map[string]int64{"unimplemented": gCalls}, refusal: "unknown method Unimplemented for service openload.test.Echo: 100% sure"},
 		{mode: "nostatus", check: func(t reporter, p contractPath, r *recorder.Record) {
 			if r.Outcome != recorder.Failed || r.Kind != recorder.KindGRPCStatus || r.GRPC || r.Events != 1 {
 				t.Errorf("seq %d: %v %v grpc %v events %d, want failed %v after one message", r.Seq, r.Outcome, r.Kind, r.GRPC, r.Events, recorder.KindGRPCStatus)
@@ -236,6 +240,12 @@ func grpcRun(t reporter, p contractPath, c grpcCase, cfg Config, srv *grpcServer
 	if stats.Client != p.client || stats.Path != p.path {
 		t.Errorf("client %q by %q, want %q by %q", stats.Client, stats.Path, p.client, p.path)
 	}
+	switch r := stats.Refusal; {
+	case c.refusal == "" && r != nil:
+		t.Errorf("a refusal kept: %+v", r)
+	case c.refusal != "" && (r == nil || string(r.Body) != c.refusal || r.Seq != 0 || r.Status != 200):
+		t.Errorf("refusal %+v, want the first call's grpc-message %q", r, c.refusal)
+	}
 	slices.SortFunc(recs, func(a, b recorder.Record) int { return int(a.Seq) - int(b.Seq) })
 	if len(recs) != gCalls {
 		t.Errorf("%d records, want %d", len(recs), gCalls)
@@ -276,6 +286,21 @@ func TestGRPCTimeout(t *testing.T) {
 	} {
 		if got := grpcTimeout(d); got != want {
 			t.Errorf("%v: %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestGRPCMessage: grpc-message's percent-encoding undone; a % without
+// two hex digits kept.
+func TestGRPCMessage(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":              "plain",
+		"quota%20exceeded":   "quota exceeded",
+		"%E2%9C%93 done%2":   "✓ done%2",
+		"100%zz and %4a%4A%": "100%zz and JJ%",
+	} {
+		if got := string(grpcMessage(in)); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
 		}
 	}
 }

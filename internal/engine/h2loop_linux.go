@@ -148,7 +148,8 @@ type h2Slot struct {
 	gr          grpcReader //
 	gHas        bool       // a grpc-status came, gCode its value
 	gCode       int
-	grab        *grab // the body of a refusal the run keeps (refusal.go), or nil
+	gMsg        string // the grpc-message, as the decoder gave it
+	grab        *grab  // the body of a refusal the run keeps (refusal.go), or nil
 }
 
 // clear forgets what slot s's last attempt wrote and read: the next
@@ -156,7 +157,7 @@ type h2Slot struct {
 func (s *h2Slot) clear() {
 	s.written, s.ended, s.peerEnd, s.answered, s.final, s.streaming = false, false, false, false, false, false
 	s.status, s.ctype, s.nbody, s.recvUnacked, s.blocked = 0, "", 0, 0, false
-	s.grpc, s.gHas, s.gCode = false, false, 0
+	s.grpc, s.gHas, s.gCode, s.gMsg = false, false, 0, ""
 	s.rec = recorder.Record{}
 	s.grab = nil
 }

@@ -297,7 +297,11 @@ func (l *h2Loop) peerEnded(i int32, now time.Duration) {
 		if !s.ended {
 			l.resetStream(i, http2.ErrCodeNo)
 		}
-		l.finish(i, grpcEnd(&s.gr, &s.rec, s.gHas, s.gCode))
+		err := grpcEnd(&s.gr, &s.rec, s.gHas, s.gCode)
+		if err == nil {
+			l.g.refusals.keepGRPC(s.it.seq, s.status, s.gCode, s.gMsg)
+		}
+		l.finish(i, err)
 		return
 	}
 	if s.streaming {

@@ -29,10 +29,16 @@ func (c *h2lc) field(l *h2Loop) func(hpack.HeaderField) {
 		}
 		s := &l.slots[c.cur]
 		name := f.Name
-		if name == "grpc-status" && l.g.cfg.GRPC {
+		if l.g.cfg.GRPC && len(name) > 5 && name[:5] == "grpc-" {
 			// In the trailers, or in a trailers-only head (grpc.go).
-			s.gHas, s.gCode = true, grpcStatus(f.Value)
-			return
+			switch name {
+			case "grpc-status":
+				s.gHas, s.gCode = true, grpcStatus(f.Value)
+				return
+			case "grpc-message":
+				s.gMsg = f.Value
+				return
+			}
 		}
 		if c.curTrail {
 			return
