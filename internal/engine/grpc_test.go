@@ -232,6 +232,7 @@ func grpcRun(t reporter, p contractPath, c grpcCase, cfg Config, srv *grpcServer
 		mu.Unlock()
 	}
 	rec := recorder.New(nil)
+	rec.StreamRun() // as a run of streamed answers: a gRPC run's messages are its events
 	stats, err := Run(context.Background(), cfg, schedule.NewConstant(float64(time.Second)/float64(gSpaced), gCalls*gSpaced), rec)
 	if err != nil {
 		t.Errorf("%v", err)
@@ -267,6 +268,17 @@ func grpcRun(t reporter, p contractPath, c grpcCase, cfg Config, srv *grpcServer
 	}
 	if c.counts != nil && fmt.Sprint(res.GRPC) != fmt.Sprint(c.counts) {
 		t.Errorf("result grpc %v, want %v", res.GRPC, c.counts)
+	}
+	// The messages are the stream figures' events: messages per call
+	// as output tokens, the gaps between them as ITL.
+	var msgs int64
+	for i := range recs {
+		msgs += int64(recs[i].Tokens)
+	}
+	if st := res.Stream; st == nil || st.OutputTokens != msgs {
+		t.Errorf("stream figures %+v, want %d output tokens (messages)", st, msgs)
+	} else if c.mode == "stream" && (st.ITL.Count != gCalls*(gN-1) || !p.wakes && st.ITL.P50 < float64(gI-cEarly)/1e6) {
+		t.Errorf("ITL %+v, want %d gaps of %v", st.ITL, gCalls*(gN-1), gI)
 	}
 	// scheduled ≤ sent ≤ first byte ≤ first message ≤ last ≤ done.
 	if st := res.Stamps; st == nil || st.Checked != gCalls || st.Disordered != 0 {
