@@ -199,6 +199,7 @@ func (m *merger) add(a, b *Result) *Result {
 		mergeParts(a.Steps, b.Steps, "step", m),
 		a.Sessions.merge(b.Sessions, int(b.Started.Sub(a.Started)/time.Second), m),
 		nil, // Scenarios: a run of scenarios is not split into shards (Union keeps them)
+		addCounts(a.GRPC, b.GRPC),
 	}
 	r.Dropped += m.dropped - dropped
 	return r

@@ -37,6 +37,9 @@ func randomRecords(rng *rand.Rand) []recorder.Record {
 			r.Timings[0] = recorder.Timing{Name: "dwell", Dur: time.Duration(rng.IntN(5000)) * time.Microsecond}
 			r.Timings[1] = recorder.Timing{Name: []string{"model", "queue"}[rng.IntN(2)], Dur: time.Duration(rng.IntN(9000)) * time.Microsecond}
 			r.NTimings = 2
+			// Some are gRPC calls, their code from the index (no draw,
+			// so that the other figures are drawn as before).
+			r.GRPC, r.GRPCStatus = r.Status == 200 && j%3 == 0, j%(result.GRPCCodes+1)
 			// A streamed answer: its tokens evenly spaced after the first.
 			r.Streamed, r.GotFirstByte = true, true
 			r.FirstByte = r.Sent + time.Duration(rng.IntN(3000))*time.Microsecond
@@ -198,6 +201,9 @@ func TestMergeProperties(t *testing.T) {
 		}
 		if flat.Histograms != one.Histograms || flat.Response != one.Response || flat.SendDelay != one.SendDelay {
 			t.Fatalf("seed %d: histograms differ from one generator's", seed)
+		}
+		if !maps.Equal(flat.GRPC, one.GRPC) || len(one.GRPC) == 0 && len(recs) > 100 {
+			t.Fatalf("seed %d: grpc %v, one generator %v", seed, flat.GRPC, one.GRPC)
 		}
 		if !maps.Equal(flat.Status, one.Status) || !maps.Equal(flat.ErrorKinds, one.ErrorKinds) {
 			t.Fatalf("seed %d: statuses %v %v, one generator %v %v", seed, flat.Status, flat.ErrorKinds, one.Status, one.ErrorKinds)

@@ -130,6 +130,10 @@ func MetricTable() []Metric {
 		// The requests answered with a status CODE (503) or of a class
 		// (5xx): a share of the scheduled requests, or a count.
 		{Name: "status.CODE", Objective: "status.CODE", Prefix: "status.", Share: true, Count: true, Part: true},
+		// The gRPC calls answered with grpc-status CODE, by its name in
+		// lower case (GRPCKey: unavailable, ok): a share of the
+		// scheduled requests, or a count.
+		{Name: "grpc.CODE", Objective: "grpc.CODE", Prefix: "grpc.", Share: true, Count: true},
 		// The requests whose class header had VALUE (Classes).
 		{Name: "class.VALUE", Objective: "class.VALUE.share", Prefix: "class.", Share: true},
 		// A session's own time, from its arrival to its last step's

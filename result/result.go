@@ -100,6 +100,11 @@ type Result struct {
 	// Scenarios holds each scenario's own result when the run was
 	// several (union.go); the fields above are then their whole.
 	Scenarios []Scenario `json:"scenarios,omitempty"`
+
+	// GRPC counts a gRPC run's completed calls by the grpc-status they
+	// ended with, by GRPCKey (ok, unavailable …); nil in a run of HTTP
+	// requests. Status holds their HTTP status as for any answer.
+	GRPC map[string]int64 `json:"grpc,omitempty"`
 }
 
 // Closed reports whether the result is of a closed-loop run.

@@ -9,15 +9,17 @@ import (
 
 // kindMeanings say in words what each error kind of a result means.
 var kindMeanings = map[string]string{
-	"refused":    "connection refused: nothing listening at the address",
-	"reset":      "the server reset or closed the connection (or HTTP/2 stream) before the response was complete",
-	"timeout":    "no complete response within the request timeout",
-	"tls":        "TLS handshake failed or the certificate was not trusted",
-	"other":      "another failure: a malformed HTTP response, a DNS failure, …",
-	"unfinished": "still waiting or in flight when the drain ended",
-	"protocol":   "the server did not answer in the protocol asked for: an HTTP/2 connection (h2c, prior knowledge) got an HTTP/1.1 answer or frames it could not read",
-	"save":       "a session step's answer came, but without the value its step saves for later steps (a save rule found nothing): the session cannot go on as written",
-	"stream":     "the server ended its streamed answer with an error event (an SSE event: error, or a data object with a top-level \"error\", as vLLM sends) under its status: the tokens before it are kept, the request is not completed",
+	"refused":        "connection refused: nothing listening at the address",
+	"reset":          "the server reset or closed the connection (or HTTP/2 stream) before the response was complete",
+	"timeout":        "no complete response within the request timeout",
+	"tls":            "TLS handshake failed or the certificate was not trusted",
+	"other":          "another failure: a malformed HTTP response, a DNS failure, …",
+	"unfinished":     "still waiting or in flight when the drain ended",
+	"protocol":       "the server did not answer in the protocol asked for: an HTTP/2 connection (h2c, prior knowledge) got an HTTP/1.1 answer or frames it could not read",
+	"save":           "a session step's answer came, but without the value its step saves for later steps (a save rule found nothing): the session cannot go on as written",
+	"grpc_no_status": "a gRPC answer ended without a grpc-status (in its trailers, or in its head for a trailers-only answer): the call's outcome is unknown",
+	"grpc_too_large": "a gRPC message was longer than the run's message limit (4 MiB by default, as grpc-go receives): the call was cancelled",
+	"stream":         "the server ended its streamed answer with an error event (an SSE event: error, or a data object with a top-level \"error\", as vLLM sends) under its status: the tokens before it are kept, the request is not completed",
 }
 
 // KindMeaning explains an error kind (a key of Result.ErrorKinds) in words.

@@ -50,9 +50,13 @@ func grammar() []string {
 		switch {
 		case m.Objective == "":
 		case m.Count: // a status: a class as a share, a code as a count
-			shares = append(shares, m.Prefix+"5xx", m.Prefix+"503.share")
+			class, code, other := "5xx", "503", "2xx"
+			if m.Prefix == "grpc." { // gRPC codes have names, no classes
+				class, code, other = "unavailable", "resource_exhausted", "ok"
+			}
+			shares = append(shares, m.Prefix+class, m.Prefix+code+".share")
 			for _, op := range []string{"<=", ">"} {
-				exprs0 = append(exprs0, m.Prefix+"503"+op+"0", m.Prefix+"2xx.count"+op+"10")
+				exprs0 = append(exprs0, m.Prefix+code+op+"0", m.Prefix+other+".count"+op+"10")
 			}
 		case m.Share && m.Prefix != "":
 			shares = append(shares, m.Prefix+"model.share")

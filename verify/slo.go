@@ -294,7 +294,13 @@ func (o *Objective) parseStatus(m result.Metric, rest string) error {
 	if c, s, ok := strings.Cut(rest, "."); ok {
 		code, stat = c, s
 	}
-	if !statusKey(code) {
+	switch {
+	case m.Prefix == "grpc.":
+		if _, ok := result.GRPCCode(code); !ok && code != result.GRPCOther {
+			return fmt.Errorf("grpc status %q is not a gRPC code's name (ok, cancelled, unknown, invalid_argument, deadline_exceeded, not_found, … unavailable, unauthenticated) nor %s; write e.g. grpc.unavailable<=1%% or grpc.ok>=99%%", code, result.GRPCOther)
+		}
+		code = strings.ToLower(code)
+	case !statusKey(code):
 		return fmt.Errorf("status %q is neither a code (100 to 599, e.g. 503) nor a class (1xx to 5xx); write e.g. status.5xx<=1%% or status.503<=0", code)
 	}
 	switch stat {
@@ -456,6 +462,7 @@ var computed = map[string]func(*result.Result, Objective) (float64, error){
 	"client_errors":        clientErrorsShare,
 	"class.VALUE":          classShare,
 	"status.CODE":          statusFigure,
+	"grpc.CODE":            grpcFigure,
 	"server.NAME":          serverFigure,
 	"sessions_ended_early": endedEarlyShare,
 }
@@ -544,6 +551,24 @@ func statusFigure(res *result.Result, o Objective) (float64, error) {
 			n += c
 		}
 	}
+	if o.Count {
+		return float64(n), nil
+	}
+	return float64(n) / float64(res.Counts.Scheduled), nil
+}
+
+// grpcFigure is the share of the scheduled requests answered with the
+// objective's grpc-status, or their count, as statusFigure's: a call that
+// got no grpc-status is in the base of the share and in no code's count.
+func grpcFigure(res *result.Result, o Objective) (float64, error) {
+	key := strings.TrimPrefix(o.Metric, "grpc.")
+	switch {
+	case res.Counts.Scheduled == 0:
+		return 0, noData("no request was scheduled")
+	case res.GRPC == nil:
+		return 0, noData("no answer carried a grpc-status (%s)", answers(res))
+	}
+	n := res.GRPC[key]
 	if o.Count {
 		return float64(n), nil
 	}

@@ -52,7 +52,7 @@ func TestParseObjectiveErrors(t *testing.T) {
 		{"response.p99", `objective "response.p99": no comparison`},
 		{"response.p99<=", "missing metric or value"},
 		{"<=200ms", "missing metric or value"},
-		{"latency.p99<=200ms", `unknown metric "latency" (known metrics: response, service, send_delay, ttft, ttft_service, itl, tpot, server.NAME, errors, client_errors, status.CODE, class.VALUE.share, session, sessions_ended_early)`},
+		{"latency.p99<=200ms", `unknown metric "latency" (known metrics: response, service, send_delay, ttft, ttft_service, itl, tpot, server.NAME, errors, client_errors, status.CODE, grpc.CODE, class.VALUE.share, session, sessions_ended_early)`},
 		{"response<=200ms", "response needs a statistic, e.g. response.p99"},
 		{"response.p42<=200ms", `unknown statistic "p42" (one of p50 p90 p95 p99 p999 p9999 max mean)`},
 		{"response.p99<=200", "value 200 needs a unit (ms, s, us), e.g. 200ms"},

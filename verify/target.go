@@ -106,11 +106,21 @@ func ClientErrorCodes(res *result.Result) []int {
 	return out
 }
 
-// ClientErrors counts the answers of res with a client-error status.
+// ClientErrors counts the answers of res with a client-error status,
+// and the gRPC calls answered with a code that refuses the call as a
+// 4xx does (result.GRPCClass: UNIMPLEMENTED, UNAUTHENTICATED,
+// PERMISSION_DENIED, INVALID_ARGUMENT, NOT_FOUND), whose HTTP status is
+// 200: a run of them fails the target as a run of 4xx does, and
+// RESOURCE_EXHAUSTED stays an answer as 429 does.
 func ClientErrors(res *result.Result) int64 {
 	var n int64
 	for _, code := range ClientErrorCodes(res) {
 		n += res.Status[strconv.Itoa(code)]
+	}
+	for key, c := range res.GRPC {
+		if code, ok := result.GRPCCode(key); ok && result.GRPCClass(code) == result.GRPCRefusal {
+			n += c
+		}
 	}
 	return n
 }

@@ -48,6 +48,10 @@ func (cfg Config) Validate() error {
 		return field.Errorf("MaxStreams", cfg.MaxStreams, "{MaxStreams} must be ≥ 0, got %d", cfg.MaxStreams)
 	case cfg.MaxBody < 0:
 		return field.Errorf("MaxBody", cfg.MaxBody, "{MaxBody} must be ≥ 0 bytes (0: no cap), got %d", cfg.MaxBody)
+	case cfg.GRPC && cfg.Protocol != HTTP2 && cfg.Protocol != H2C:
+		return field.Errorf("GRPC", cfg.GRPC, "{GRPC} calls go over HTTP/2 only: set {Protocol} to %s or %s", HTTP2, H2C)
+	case cfg.GRPCMaxMessage < 0:
+		return field.Errorf("GRPCMaxMessage", cfg.GRPCMaxMessage, "{GRPCMaxMessage} must be ≥ 0 bytes (0: %d), got %d", GRPCMaxMessage, cfg.GRPCMaxMessage)
 	case len(cfg.BodyTokens) > 0 && len(cfg.BodyTokens) != len(cfg.Bodies):
 		return field.Errorf("BodyTokens", len(cfg.BodyTokens), "{BodyTokens} holds %d counts for %d bodies: one each", len(cfg.BodyTokens), len(cfg.Bodies))
 	}

@@ -40,6 +40,8 @@ func TestConfigValidate(t *testing.T) {
 		{func(c *Config) { c.Method = "GE T" }, "Method", `Method "GE T" is not a valid HTTP method`},
 		{func(c *Config) { c.MaxStreams = -1 }, "MaxStreams", "MaxStreams must be ≥ 0, got -1"},
 		{func(c *Config) { c.MaxBody = -5 }, "MaxBody", "MaxBody must be ≥ 0 bytes (0: no cap), got -5"},
+		{func(c *Config) { c.GRPC = true }, "GRPC", "GRPC calls go over HTTP/2 only: set Protocol to h2 or h2c"},
+		{func(c *Config) { c.Protocol, c.GRPC, c.GRPCMaxMessage = H2C, true, -1 }, "GRPCMaxMessage", "GRPCMaxMessage must be ≥ 0 bytes (0: 4194304), got -1"},
 		{func(c *Config) { c.Protocol = "spdy" }, "Protocol", `Protocol "spdy" is unknown (known: http/1.1, h2, h2c)`},
 		{func(c *Config) { c.Protocol, c.URL = H2C, httpsURL }, "Protocol", "Protocol is HTTP/2 without TLS (prior knowledge) and needs an http URL, got https://x/"},
 		{func(c *Config) { c.Retry = retry.Policy{Retries: -1} }, "Retry.Retries", "Retry.Retries must be between 0 and 100, got -1"},

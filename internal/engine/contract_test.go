@@ -498,6 +498,7 @@ func TestClientContract(t *testing.T) {
 			c.compare(t, runs)
 		})
 	}
+	t.Run("grpc", contractGRPC) // grpc_test.go
 }
 
 // reporter is what check and compare report to: a test, or findings.

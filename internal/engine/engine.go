@@ -178,6 +178,13 @@ type Config struct {
 	// Stream reads every response body as an event stream (stream.go);
 	// without it only text/event-stream responses are.
 	Stream bool
+	// GRPC sends each request as a gRPC call over HTTP/2 (grpc.go): the
+	// URL's path is /pkg.Service/Method, Body or Bodies the request's
+	// framed messages, Header its metadata; the answer's grpc-status is
+	// its outcome. HTTP2 or H2C only. GRPCMaxMessage, if > 0, caps an
+	// answer's message (0: GRPCMaxMessage, 4 MiB).
+	GRPC           bool
+	GRPCMaxMessage int64
 
 	onRecord func(*recorder.Record) // tests: sees each record before the recorder does
 	bytes    *wireBytes             // the run's generator's byte counts (bytes.go), set by Run
@@ -757,6 +764,9 @@ func (g *generator) response(resp *http.Response, r *recorder.Record, sh *shard)
 	r.Status = resp.StatusCode
 	fromHeader(g.cfg, resp.Header, r)
 	r.Redirects = redirects(resp)
+	if g.cfg.GRPC && resp.StatusCode == http.StatusOK {
+		return g.grpcBody(resp, r, sh) // grpc.go
+	}
 	return g.body(resp.Body, streamFormat(g.cfg.Stream, resp.Header.Get("Content-Type")), r, sh)
 }
 
@@ -883,6 +893,10 @@ func Kind(err error) recorder.ErrorKind {
 	switch {
 	case errors.Is(err, errStreamEvent), errors.Is(err, errStreamUnfinished):
 		return recorder.KindStream
+	case errors.Is(err, errGRPCNoStatus):
+		return recorder.KindGRPCStatus
+	case errors.Is(err, errGRPCTooLarge):
+		return recorder.KindGRPCSize
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return recorder.KindRefused
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),

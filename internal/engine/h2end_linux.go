@@ -121,6 +121,10 @@ func (l *h2Loop) finish(i int32, err error) {
 		s.er.count(&r)
 		l.ts.flush()
 	}
+	if s.grpc {
+		r.Tokens = r.Events
+		l.ts.flush()
+	}
 	var done time.Duration
 	if err == nil && s.written && c != nil {
 		done = l.arrived(c.rx, s.sent) // the read that ended the stream

@@ -144,7 +144,12 @@ type h2Slot struct {
 	nbody       int64
 	streaming   bool
 	er          eventReader
-	grab        *grab // the body of a refusal the run keeps (refusal.go), or nil
+	grpc        bool       // a gRPC call's answer (grpc.go): its messages read by gr
+	gr          grpcReader //
+	gHas        bool       // a grpc-status came, gCode its value
+	gCode       int
+	gMsg        string // the grpc-message, as the decoder gave it
+	grab        *grab  // the body of a refusal the run keeps (refusal.go), or nil
 }
 
 // clear forgets what slot s's last attempt wrote and read: the next
@@ -152,6 +157,7 @@ type h2Slot struct {
 func (s *h2Slot) clear() {
 	s.written, s.ended, s.peerEnd, s.answered, s.final, s.streaming = false, false, false, false, false, false
 	s.status, s.ctype, s.nbody, s.recvUnacked, s.blocked = 0, "", 0, 0, false
+	s.grpc, s.gHas, s.gCode, s.gMsg = false, false, 0, ""
 	s.rec = recorder.Record{}
 	s.grab = nil
 }

@@ -272,7 +272,12 @@ func (l *h2Loop) headBlock(c *h2lc, i int32, trailers, end bool) {
 		if l.g.refusals.wants(s.status, s.it.seq) {
 			s.grab = newGrab()
 		}
-		if f := streamFormat(l.g.cfg.Stream, s.ctype); f != nil {
+		if l.g.cfg.GRPC && s.status == 200 {
+			// A gRPC answer (grpc.go): its messages are its events.
+			s.grpc = true
+			s.gr.reset()
+			s.rec.Streamed, s.rec.GotFirstByte, s.rec.FirstByte = true, true, now
+		} else if f := streamFormat(l.g.cfg.Stream, s.ctype); f != nil {
 			s.streaming = true
 			l.plain = false // off the beat: a stream's reader wakes for each event, as its user would
 			s.er.reset(f)
@@ -288,6 +293,17 @@ func (l *h2Loop) headBlock(c *h2lc, i int32, trailers, end bool) {
 func (l *h2Loop) peerEnded(i int32, now time.Duration) {
 	s := &l.slots[i]
 	s.peerEnd = true
+	if s.grpc {
+		if !s.ended {
+			l.resetStream(i, http2.ErrCodeNo)
+		}
+		err := grpcEnd(&s.gr, &s.rec, s.gHas, s.gCode)
+		if err == nil {
+			l.g.refusals.keepGRPC(s.it.seq, s.status, s.gCode, s.gMsg)
+		}
+		l.finish(i, err)
+		return
+	}
 	if s.streaming {
 		if err := s.er.end(now, &s.rec, &l.ts); err != nil {
 			l.finish(i, err)
@@ -330,6 +346,17 @@ func (l *h2Loop) data(c *h2lc, f *http2.DataFrame) {
 	s.nbody += int64(len(data))
 	if s.grab != nil {
 		s.grab.add(data)
+	}
+	if s.grpc && len(data) > 0 {
+		if s.rec.Events == 1 {
+			l.plain = false // a server stream: off the beat, so that each message is dated by its own read
+		}
+		if err := s.gr.feed(data, now, l.g.cfg.grpcMax(), &s.rec, &l.ts); err != nil {
+			s.rec.Tokens = s.rec.Events
+			l.resetStream(i, http2.ErrCodeCancel)
+			l.finish(i, err)
+			return
+		}
 	}
 	if s.streaming && len(data) > 0 {
 		if err := s.er.feed(data, now, &s.rec, &l.ts); err != nil {

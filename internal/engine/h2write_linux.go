@@ -24,11 +24,25 @@ import (
 // block being decoded in its slot.
 func (c *h2lc) field(l *h2Loop) func(hpack.HeaderField) {
 	return func(f hpack.HeaderField) {
-		if c.cur < 0 || c.curTrail {
+		if c.cur < 0 {
 			return
 		}
 		s := &l.slots[c.cur]
 		name := f.Name
+		if l.g.cfg.GRPC && len(name) > 5 && name[:5] == "grpc-" {
+			// In the trailers, or in a trailers-only head (grpc.go).
+			switch name {
+			case "grpc-status":
+				s.gHas, s.gCode = true, grpcStatus(f.Value)
+				return
+			case "grpc-message":
+				s.gMsg = f.Value
+				return
+			}
+		}
+		if c.curTrail {
+			return
+		}
 		if len(name) > 0 && name[0] == ':' {
 			if name == ":status" && len(f.Value) == 3 {
 				v := f.Value

@@ -160,6 +160,9 @@ func (cfg *Config) target(i int) Target {
 // the protocol's checks, the report), and every target's empty method
 // GET, as net/http takes it.
 func (cfg Config) mixed() Config {
+	if cfg.GRPC {
+		cfg = cfg.grpcCall() // grpc.go
+	}
 	if len(cfg.Targets) == 0 {
 		return cfg
 	}

@@ -54,6 +54,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/result"
 )
 
 // Exporter holds the sources of one process and the registry they are
@@ -205,6 +206,7 @@ func (s *Source) Snapshot() *Snapshot { return s.snap.Load() }
 type descs struct {
 	scheduled, sent, completed, failed, timedOut, unfinished *prometheus.Desc
 	errors, responses, attempts, resends                     *prometheus.Desc
+	grpc                                                     *prometheus.Desc
 	inFlight, waiting, limitWaited, finished                 *prometheus.Desc
 	bytesWritten, bytesRead                                  *prometheus.Desc
 	startTime, lag, offered                                  *prometheus.Desc
@@ -225,6 +227,7 @@ func newDescs(l prometheus.Labels) descs {
 		unfinished:   d("requests_unfinished_total", "Requests abandoned at the drain's end or an interruption (counts.unfinished)."),
 		errors:       d("request_errors_total", "Requests that did not complete, by error kind (the result's error_kinds).", "kind"),
 		responses:    d("responses_total", "Completed responses by status code (the result's status; other: outside 100-599).", "code"),
+		grpc:         d("grpc_responses_total", "Completed gRPC calls by grpc-status, its name in lower case (the result's grpc; other: outside the spec's codes).", "code"),
 		attempts:     d("attempts_total", "Attempts written to a connection, re-sends and retries included (wire.attempts)."),
 		resends:      d("resends_total", "Re-sends on a new connection after a kept-alive one failed (wire.resends)."),
 		bytesWritten: d("bytes_written_total", "Bytes openload wrote to its connections (over TLS the TCP connection's), re-sends and connection setup included (wire.bytes.written)."),
@@ -288,6 +291,9 @@ func (d *descs) emit(ch chan<- prometheus.Metric, s *Snapshot) {
 			code = strconv.Itoa(st.Code)
 		}
 		counter(d.responses, st.N, code)
+	}
+	for _, st := range s.GRPC {
+		counter(d.grpc, st.N, result.GRPCKey(st.Code))
 	}
 	counter(d.attempts, s.Attempts)
 	counter(d.resends, s.Resends)

@@ -20,6 +20,7 @@ type Snapshot struct {
 	Scheduled, Sent, Completed, Failed, TimedOut, Unfinished int64
 	Kinds                                                    []KindCount   // the result's error_kinds
 	Statuses                                                 []StatusCount // the result's status
+	GRPC                                                     []StatusCount // the result's grpc, by code (−1: other)
 	Attempts, Resends                                        int64         // the result's wire
 	InFlight, Waiting, LimitWaited                           int64         // engine.Live
 	BytesWritten, BytesRead                                  int64         // engine.Live; at the end the result's wire.bytes
@@ -97,6 +98,7 @@ func Take(l engine.Live) *Snapshot {
 	}
 	r.EachErrorKind(func(k recorder.ErrorKind, n int64) { s.Kinds = append(s.Kinds, KindCount{k.String(), n}) })
 	r.EachStatus(func(code int, n int64) { s.Statuses = append(s.Statuses, StatusCount{code, n}) })
+	r.EachGRPC(func(code int, n int64) { s.GRPC = append(s.GRPC, StatusCount{code, n}) })
 	r.EachClass(func(h, v string, n int64) { s.Classes = append(s.Classes, ClassCount{h, v, n}) })
 	if st := r.Stream(); st != nil {
 		s.Stream = &StreamSnapshot{

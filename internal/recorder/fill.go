@@ -23,6 +23,7 @@ func (r *Recorder) Fill(res *result.Result) error {
 	res.SendDelay = result.Summarize(r.SendDelay)
 	res.Status = map[string]int64{}
 	r.status.addTo(res.Status)
+	res.GRPC = r.grpc.counts()
 	res.ErrorKinds = r.ErrorKinds()
 	res.TLSCauses = r.TLSCauses()
 	res.Timeline = r.fillClassSeconds(append([]result.Second(nil), r.timeline...))

@@ -109,12 +109,14 @@ const (
 	KindStream               // the server's error event inside a streamed answer (stream.go)
 	KindProtocol             // the server did not speak the protocol asked for: HTTP/1.1 to HTTP/2's preface
 	KindSave                 // a session step's answer lacked what the session saves from it (engine.Session.Take)
+	KindGRPCStatus           // a gRPC answer ended without a grpc-status
+	KindGRPCSize             // a gRPC message longer than the run's limit (engine.Config.GRPCMaxMessage)
 	numKinds
 )
 
 // Results and logs hold kinds by name (String, ParseKind), never by
 // number: a kind added here reads in old files as a count of 0.
-var kindNames = [...]string{"", "refused", "reset", "timeout", "tls", "other", "unfinished", "stream", "protocol", "save"}
+var kindNames = [...]string{"", "refused", "reset", "timeout", "tls", "other", "unfinished", "stream", "protocol", "save", "grpc_no_status", "grpc_too_large"}
 
 func (k ErrorKind) String() string {
 	if int(k) < len(kindNames) {
@@ -133,6 +135,12 @@ type Record struct {
 	Outcome   Outcome
 	Status    int // HTTP status code, 0 when no response was read
 	Kind      ErrorKind
+	// GRPC: the answer was a gRPC call's and carried a grpc-status
+	// (in its trailers, or in its head for a trailers-only answer),
+	// GRPCStatus its value (result.GRPCCodeName; −1 when it was not a
+	// number).
+	GRPC       bool
+	GRPCStatus int
 	// Class holds the values of the class headers (see
 	// Recorder.TrackClasses), in their order; "" when absent.
 	Class [MaxClassHeaders]string

@@ -21,6 +21,7 @@ type Recorder struct {
 	outcomes [numOutcomes]int64
 	kinds    kindTally
 	status   statusTally // completed responses
+	grpc     grpcTally   // completed gRPC calls, by grpc-status
 	sent     int64
 	censored int64
 	clamped  int64
@@ -126,6 +127,9 @@ func (r *Recorder) Add(rec *Record) error {
 	if rec.Outcome == Completed {
 		// A status belongs to a completed response (wire.go).
 		r.status.add(rec.Status)
+		if rec.GRPC {
+			r.grpc.add(rec.GRPCStatus)
+		}
 	}
 	r.second(rec.Scheduled).Scheduled++
 	r.record(r.Response, rec.Response())

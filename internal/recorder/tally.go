@@ -1,6 +1,10 @@
 package recorder
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/openload/openload/result"
+)
 
 // statusTally counts answers by HTTP status code: the final answers
 // (Recorder.status), the earlier attempts' (retryTally.status) and the
@@ -29,6 +33,55 @@ func (t *statusTally) addTo(m map[string]int64) {
 	}
 	if t.other > 0 {
 		m["other"] += t.other
+	}
+}
+
+// grpcTally counts gRPC calls by grpc-status (result.GRPCKey): the
+// codes of the spec's table, and the others.
+type grpcTally struct {
+	codes [result.GRPCCodes]int64
+	other int64
+}
+
+func (t *grpcTally) add(code int) {
+	if code >= 0 && code < result.GRPCCodes {
+		t.codes[code]++
+	} else {
+		t.other++
+	}
+}
+
+// counts is the tally as Result.GRPC holds it; nil when no call was
+// counted (a run of HTTP requests).
+func (t *grpcTally) counts() map[string]int64 {
+	var m map[string]int64
+	put := func(k string, n int64) {
+		if n > 0 {
+			if m == nil {
+				m = map[string]int64{}
+			}
+			m[k] += n
+		}
+	}
+	for c, n := range t.codes {
+		put(result.GRPCKey(c), n)
+	}
+	put(result.GRPCOther, t.other)
+	return m
+}
+
+// EachGRPC calls f with each grpc-status of the completed gRPC calls and
+// its count, in the order of the codes, then with −1 for the codes
+// outside the spec's table; codes never seen are not called. It does not
+// allocate.
+func (r *Recorder) EachGRPC(f func(code int, n int64)) {
+	for c, n := range r.grpc.codes {
+		if n > 0 {
+			f(c, n)
+		}
+	}
+	if r.grpc.other > 0 {
+		f(-1, r.grpc.other)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -301,8 +302,15 @@ func TextWrapped(w io.Writer, res *result.Result, wrapAt int) error {
 	if len(res.Status) > 0 {
 		fmt.Fprintf(w, "status   %s\n", statusLine(res.Status))
 	}
+	if len(res.GRPC) > 0 { // a gRPC run's calls by grpc-status (result.GRPC)
+		fmt.Fprintf(w, "grpc     %s\n", statusLine(res.GRPC))
+	}
 	if q := RefusalQuote(res.Refusal); q != "" {
-		fmt.Fprintf(w, "         the first %d said: %s\n", res.Refusal.Status, q)
+		who := strconv.Itoa(res.Refusal.Status)
+		if res.Refusal.Status == 200 && len(res.GRPC) > 0 {
+			who = "gRPC refusal" // its grpc-message (engine's keepGRPC)
+		}
+		fmt.Fprintf(w, "         the first %s said: %s\n", who, q)
 	}
 	if len(res.ErrorKinds) > 0 {
 		fmt.Fprintf(w, "errors   %s\n", statusLine(res.ErrorKinds))

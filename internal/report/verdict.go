@@ -138,6 +138,11 @@ func refused(res *result.Result, s result.SLO) string {
 	for i, code := range codes {
 		parts[i] = fmt.Sprintf("%d answered %s", res.Status[strconv.Itoa(code)], statusName(code))
 	}
+	for _, key := range verify.SortedByCount(res.GRPC) { // gRPC's refusals (verify.ClientErrors)
+		if code, ok := result.GRPCCode(key); ok && result.GRPCClass(code) == result.GRPCRefusal {
+			parts = append(parts, fmt.Sprintf("%d answered grpc-status %s", res.GRPC[key], result.GRPCCodeName(code)))
+		}
+	}
 	what := strings.Join(parts, " · ")
 	if len(codes) == 1 {
 		what = fmt.Sprintf("answered %s", statusName(codes[0]))
