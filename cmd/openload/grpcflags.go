@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -224,21 +223,16 @@ func (g *grpcOptions) bodies(md protoreflect.MethodDescriptor, o *loadOptions) (
 }
 
 // grpcConfig sets cfg for calls of md, each sending bodies[seq mod
-// len(bodies)] (framed messages): the method's path, POST, gRPC's
-// headers (te: trailers, which gRPC requires of a client; grpc-timeout,
-// the deadline the server may enforce, from --timeout), and HTTP/2 (h2c
-// for an http URL) unless --http2 or --h2c chose it. It is the one place
-// a run becomes a gRPC one, so the engine's switch, engine.Config.GRPC
-// (with it the engine reads the answer's messages and takes its
-// grpc-status trailer as the outcome), is set here with the rest.
+// len(bodies)] (framed messages): the method's path, and HTTP/2 (h2c for
+// an http URL) unless --http2 or --h2c chose it. It is the one place a
+// run becomes a gRPC one: engine.Config.GRPC makes every request a call
+// (POST, content-type, te: trailers, grpc-timeout from --timeout: the
+// engine's grpcCall) and takes the answer's grpc-status as its outcome.
 func grpcConfig(cfg *engine.Config, md protoreflect.MethodDescriptor, bodies [][]byte) {
 	u := *cfg.URL
 	u.Path, u.RawPath = grpcmsg.Path(md), ""
 	cfg.URL = &u
-	cfg.Method = http.MethodPost
-	cfg.Header.Set("Content-Type", "application/grpc")
-	cfg.Header.Set("Te", "trailers")
-	cfg.Header.Set("Grpc-Timeout", grpcTimeout(cfg.Timeout))
+	cfg.GRPC, cfg.Method = true, http.MethodPost
 	cfg.Body, cfg.Bodies = bodies[0], bodies
 	if len(bodies) == 1 {
 		cfg.Bodies = nil
@@ -249,19 +243,4 @@ func grpcConfig(cfg *engine.Config, md protoreflect.MethodDescriptor, bodies [][
 			cfg.Protocol = engine.HTTP2
 		}
 	}
-}
-
-// grpcTimeout writes d as gRPC's grpc-timeout header: at most 8 digits
-// and a unit, rounded up so that the server's deadline is never before
-// openload's.
-func grpcTimeout(d time.Duration) string {
-	for _, u := range []struct {
-		unit string
-		d    time.Duration
-	}{{"m", time.Millisecond}, {"S", time.Second}, {"M", time.Minute}, {"H", time.Hour}} {
-		if n := (d + u.d - 1) / u.d; n <= 99_999_999 {
-			return fmt.Sprintf("%d%s", n, u.unit)
-		}
-	}
-	return "99999999H"
 }

@@ -333,7 +333,7 @@ func (o Options) newRecorder() *recorder.Recorder {
 	_, auto := o.autoHeaders()
 	rec.TrackClassesSeen(auto)
 	o.boundDwell(rec)
-	if o.Stream {
+	if o.Stream || o.GRPC { // a gRPC call's messages are its stream's events
 		rec.StreamRun()
 	}
 	if o.RequestObjectives != nil {
