@@ -31,7 +31,10 @@ func TestK8sRunProgress(t *testing.T) {
 		Logs:    podLogs(t),
 		Metrics: metrics,
 	})
-	code, stdout, stderr := runCLI(k8sArgs(f, "--metrics-addr", ":9464")...)
+	// A grace of minutes: every look execs the fake kubectl (five times
+	// with the figures), slow under -race on a busy machine, and the
+	// test is of the lines, not of giving up.
+	code, stdout, stderr := runCLI(k8sArgs(f, "--metrics-addr", ":9464", "--grace", "5m")...)
 	if code != exitOK {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}

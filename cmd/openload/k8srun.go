@@ -9,6 +9,7 @@ import (
 	"math"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openload/openload/internal/kube"
@@ -110,6 +111,7 @@ type shardPod struct {
 // run is 'openload k8s run': create the Job, follow it to its end,
 // collect and merge; with --detach, create it and say how to collect it.
 func (k *k8sOptions) run(ctx context.Context, p *k8sPlan, stdout, stderr io.Writer) int {
+	stderr = &lockedWriter{w: stderr} // the live progress writes beside the runner
 	const cmd = "k8s run"
 	if _, err := exec.LookPath(k.kubectl); err != nil {
 		fmt.Fprintf(stderr, "openload: %s: --kubectl %q: %v\n", cmd, k.kubectl, unwrapPath(err))
@@ -568,4 +570,17 @@ func lastLine(b []byte) string {
 		l = l[:200] + "…"
 	}
 	return l
+}
+
+// lockedWriter serialises the writes of several goroutines to w, each
+// line whole.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

@@ -183,8 +183,7 @@ func TestGeneratedBodiesShardStable(t *testing.T) {
 // (prompt.Spec.PrefixOf), so the server's cached count is known exactly.
 // The TTFT from the send then falls with the prompt left to prefill,
 // 104 of 1000 tokens at 20 µs each, against 1000 for prompts without
-// sharing: the bound, half, is wide of that ratio, and a busy machine
-// adds to both runs.
+// sharing.
 //
 // The second known answer: 64 prefixes against a cache for 8
 // prompts (8 × 1024 tokens, least recently used blocks evicted). A
@@ -237,8 +236,12 @@ func TestPrefixSharedCache(t *testing.T) {
 	}
 	ps, pp := st.TTFTService.P50, plain.Stream.TTFTService.P50
 	t.Logf("TTFT p50 from send: shared prefixes %.2f ms (%d of 40 cached), none %.2f ms", ps, hits, pp)
-	if ps >= pp/2 {
-		t.Errorf("TTFT p50 from send with shared prefixes %.2f ms, without %.2f ms: want under half", ps, pp)
+	// The cache saves 896 tokens' prefill, 17.9 ms: a third of it is the
+	// bound. A busy machine adds to both medians alike (under -race with
+	// the other core busy: 17.26 against 27.65 ms), so the bound is on
+	// the difference, not the ratio.
+	if pp-ps < 896*0.020/3 {
+		t.Errorf("TTFT p50 from send with shared prefixes %.2f ms, without %.2f ms: want at least 6 ms less", ps, pp)
 	}
 	var manyCached int64
 	if c := many.Stream.CachedTokens; c != nil {
