@@ -257,35 +257,8 @@ type k8sPlan struct {
 // plan checks the command line (the cluster's flags, and the run's as a
 // plain run parses them) and renders the Job.
 func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time.Time) (*k8sPlan, error) {
-	for name, why := range k8sRefused {
-		if fs.Changed(name) && !(sub == "manifest" && name == "start-at") {
-			return nil, fmt.Errorf("--%s does not apply to a cluster run: %s", name, why)
-		}
-	}
-	if sub == "manifest" {
-		for _, name := range []string{"lead", "grace", "poll", "kubectl", "partial", "keep", "output", "detach"} {
-			if fs.Changed(name) {
-				return nil, fmt.Errorf("--%s applies to 'openload k8s run' only: manifest prints the Job to stdout", name)
-			}
-		}
-	}
-	switch {
-	case !fs.Changed("shards"):
-		return nil, errors.New("--shards is required: the number of pods that share the schedule, e.g. --shards 4")
-	case k.shards < 1 || k.shards > kube.MaxShards:
-		return nil, fmt.Errorf("--shards must be 1 to %d, got %d", kube.MaxShards, k.shards)
-	case fs.NArg() == 0 && !fs.Changed("targets"):
-		return nil, errors.New("a URL is required: the pods send to your service (for a rehearsal, deploy/kubernetes/stub.yaml serves http://openload-stub:8080/predict)")
-	case fs.NArg() > 1:
-		return nil, fmt.Errorf("one URL, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
-	case k.lead <= 0 && sub == "run":
-		return nil, fmt.Errorf("--lead must be > 0, got %v: the pods need time to start", k.lead)
-	case k.grace < 0:
-		return nil, fmt.Errorf("--grace must be ≥ 0, got %v", k.grace)
-	case k.poll <= 0:
-		return nil, fmt.Errorf("--poll must be > 0, got %v", k.poll)
-	case k.kubectl == "":
-		return nil, errors.New("--kubectl is empty: name the kubectl command")
+	if err := k.checkFlags(fs, sub); err != nil {
+		return nil, err
 	}
 	pass, err := passThrough(fs, args)
 	if err != nil {
@@ -355,16 +328,8 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 		}
 	}
 
-	name := k.name
-	switch {
-	case name != "":
-	case sub == "manifest":
-		name = defaultManifestName
-	default:
-		name = "openload-" + randomSuffix()
-	}
 	p.job = kube.Job{
-		Name: name, Namespace: k.namespace, Image: k.image, PullPolicy: k.pullPolicy,
+		Name: k.jobName(sub), Namespace: k.namespace, Image: k.image, PullPolicy: k.pullPolicy,
 		Shards: k.shards, CPU: k.cpu, Memory: k.memory, MemoryLimit: k.memoryLimit,
 		StartAt: start, MetricsPort: port,
 		NodeSelector: k.nodeSelector, Tolerations: k.tolerations, OnePerNode: k.onePerNode,
@@ -389,6 +354,53 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 		return nil, flagError(jobFields, err)
 	}
 	return p, nil
+}
+
+// checkFlags refuses what a cluster run cannot take, and the runner's
+// own flags out of their range, before the run's flags are read.
+func (k *k8sOptions) checkFlags(fs *pflag.FlagSet, sub string) error {
+	for name, why := range k8sRefused {
+		if fs.Changed(name) && !(sub == "manifest" && name == "start-at") {
+			return fmt.Errorf("--%s does not apply to a cluster run: %s", name, why)
+		}
+	}
+	if sub == "manifest" {
+		for _, name := range []string{"lead", "grace", "poll", "kubectl", "partial", "keep", "output", "detach"} {
+			if fs.Changed(name) {
+				return fmt.Errorf("--%s applies to 'openload k8s run' only: manifest prints the Job to stdout", name)
+			}
+		}
+	}
+	switch {
+	case !fs.Changed("shards"):
+		return errors.New("--shards is required: the number of pods that share the schedule, e.g. --shards 4")
+	case k.shards < 1 || k.shards > kube.MaxShards:
+		return fmt.Errorf("--shards must be 1 to %d, got %d", kube.MaxShards, k.shards)
+	case fs.NArg() == 0 && !fs.Changed("targets"):
+		return errors.New("a URL is required: the pods send to your service (for a rehearsal, deploy/kubernetes/stub.yaml serves http://openload-stub:8080/predict)")
+	case fs.NArg() > 1:
+		return fmt.Errorf("one URL, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
+	case k.lead <= 0 && sub == "run":
+		return fmt.Errorf("--lead must be > 0, got %v: the pods need time to start", k.lead)
+	case k.grace < 0:
+		return fmt.Errorf("--grace must be ≥ 0, got %v", k.grace)
+	case k.poll <= 0:
+		return fmt.Errorf("--poll must be > 0, got %v", k.poll)
+	case k.kubectl == "":
+		return errors.New("--kubectl is empty: name the kubectl command")
+	}
+	return nil
+}
+
+// jobName is --name, or manifest's fixed name, or a new one for a run.
+func (k *k8sOptions) jobName(sub string) string {
+	switch {
+	case k.name != "":
+		return k.name
+	case sub == "manifest":
+		return defaultManifestName
+	}
+	return "openload-" + randomSuffix()
 }
 
 // podMetrics checks a shard's metrics flags for a pod scraped by the
