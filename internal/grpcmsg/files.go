@@ -30,20 +30,20 @@ func FromProto(ctx context.Context, files, importPaths []string, name string) (p
 	}
 	reg := new(protoregistry.Files)
 	for _, f := range compiled {
-		if err := register(reg, f); err != nil {
+		if err := Register(reg, f); err != nil {
 			return nil, err
 		}
 	}
 	return find(reg, name)
 }
 
-// register adds f and its imports to reg, once each.
-func register(reg *protoregistry.Files, f protoreflect.FileDescriptor) error {
+// Register adds f and its imports to reg, once each.
+func Register(reg *protoregistry.Files, f protoreflect.FileDescriptor) error {
 	if _, err := reg.FindFileByPath(f.Path()); err == nil {
 		return nil
 	}
 	for i := range f.Imports().Len() {
-		if err := register(reg, f.Imports().Get(i).FileDescriptor); err != nil {
+		if err := Register(reg, f.Imports().Get(i).FileDescriptor); err != nil {
 			return err
 		}
 	}

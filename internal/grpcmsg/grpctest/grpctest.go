@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/bufbuild/protocompile"
+	"github.com/openload/openload/internal/grpcmsg"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
@@ -156,7 +157,7 @@ func start(refl Reflection, creds credentials.TransportCredentials, client *tls.
 	}
 	s.srv.RegisterService(&desc, struct{}{})
 	files := new(protoregistry.Files)
-	if err := register(files, fd); err != nil {
+	if err := grpcmsg.Register(files, fd); err != nil {
 		ln.Close()
 		return nil, err
 	}
@@ -170,18 +171,6 @@ func start(refl Reflection, creds credentials.TransportCredentials, client *tls.
 	}
 	go s.srv.Serve(ln)
 	return s, nil
-}
-
-func register(reg *protoregistry.Files, f protoreflect.FileDescriptor) error {
-	if _, err := reg.FindFileByPath(f.Path()); err == nil {
-		return nil
-	}
-	for i := range f.Imports().Len() {
-		if err := register(reg, f.Imports().Get(i).FileDescriptor); err != nil {
-			return err
-		}
-	}
-	return reg.RegisterFile(f)
 }
 
 // selfSigned makes a certificate for 127.0.0.1 and a pool trusting it.
