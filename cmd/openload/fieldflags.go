@@ -63,11 +63,13 @@ func (b fieldBinding) bind(flag string, fields ...string) string {
 // loadUnflagged are the fields of loadtest.Options no one flag sets: what
 // runLoad sets itself (the URL, the built-in stub, the outputs' writers,
 // a scenario's sessions), what is derived from several flags (Lean,
-// Epoll; Protocol is named by fieldValueFlags), and what the command leaves at its default. Validate
+// Epoll, GRPC: --grpc-method's call, grpcflags.go; Protocol is named by
+// fieldValueFlags), and what the command leaves at its default
+// (GRPCMaxMessage: grpc-go's 4 MiB). Validate
 // never refuses those from what the user typed, and an error naming one
 // keeps its Go name.
 var loadUnflagged = []string{"URL", "Progress", "Observe", "Transport", "Protocol", "TLS", "Lean", "Epoll", "BodyTokens", "BodyOffset",
-	"BuiltinStub", "StubChild", "Request", "AutoHeaders", "Verify.DipRatio", "Verify.DipMin", "Sessions"}
+	"GRPC", "GRPCMaxMessage", "BuiltinStub", "StubChild", "Request", "AutoHeaders", "Verify.DipRatio", "Verify.DipMin", "Sessions"}
 
 // scopeBindings are the bindings one command's flag definitions make, a
 // fieldBinding for each struct its flags fill (the load command fills
