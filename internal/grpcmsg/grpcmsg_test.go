@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/net/http2"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protodesc"
@@ -281,9 +280,8 @@ func TestTLS(t *testing.T) {
 // answer's bytes and trailers (its headers, for a trailers-only answer).
 func call(t *testing.T, s *grpctest.Server, md protoreflect.MethodDescriptor, body []byte) ([]byte, http.Header) {
 	t.Helper()
-	tr := &http2.Transport{AllowHTTP: true, DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, network, addr)
-	}}
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true) // h2c, with prior knowledge
 	defer tr.CloseIdleConnections()
 	req, _ := http.NewRequestWithContext(ctx(t), http.MethodPost, "http://"+s.Addr+grpcmsg.Path(md), bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/grpc")

@@ -1,3 +1,4 @@
+//lint:file-ignore SA1019 grpc.reflection.v1alpha is deprecated, and is what servers without v1 (grpc-go before 1.57, many others) answer: it is the fallback.
 package grpcmsg
 
 import (
