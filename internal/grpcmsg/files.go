@@ -64,7 +64,7 @@ func FromProtoset(path, name string) (protoreflect.MethodDescriptor, error) {
 	}
 	reg, err := protodesc.NewFiles(&set)
 	if err != nil {
-		return nil, fmt.Errorf("%v (written without --include_imports?)", err)
+		return nil, fmt.Errorf("%v (a set written without the files it imports?)", err)
 	}
 	return find(reg, name)
 }
