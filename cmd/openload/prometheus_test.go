@@ -103,11 +103,33 @@ scrape_configs:
 	return nil
 }
 
-// query asks an instant query and returns the values of the vector it
-// answers, by the series' label named key (all under "" when key is "").
-func (p *promServer) query(t *testing.T, q, key string) map[string]float64 {
+// promSeries is one series of a query's answer: its labels, and its
+// values in time order (one for an instant query).
+type promSeries struct {
+	labels map[string]string
+	times  []float64 // Unix seconds
+	values []float64
+}
+
+// eval asks Prometheus an instant query at (now when at is zero), or a
+// range query over [from, at] at a 1 s step when from is not zero. It is
+// the tests' one reader of Prometheus' query API; query and samples are
+// views of it.
+func (p *promServer) eval(t *testing.T, q string, from, at time.Time) []promSeries {
 	t.Helper()
-	resp, err := http.Get("http://" + p.addr + "/api/v1/query?query=" + url.QueryEscape(q))
+	v := url.Values{"query": {q}}
+	path := "/api/v1/query"
+	if !at.IsZero() {
+		v.Set("time", strconv.FormatFloat(float64(at.UnixMilli())/1e3, 'f', 3, 64))
+	}
+	if !from.IsZero() {
+		path = "/api/v1/query_range"
+		v.Del("time")
+		v.Set("start", strconv.FormatFloat(float64(from.UnixMilli())/1e3, 'f', 3, 64))
+		v.Set("end", strconv.FormatFloat(float64(at.UnixMilli())/1e3, 'f', 3, 64))
+		v.Set("step", "1")
+	}
+	resp, err := http.Get("http://" + p.addr + path + "?" + v.Encode())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,21 +141,42 @@ func (p *promServer) query(t *testing.T, q, key string) map[string]float64 {
 		Data   struct {
 			Result []struct {
 				Metric map[string]string
-				Value  [2]any
+				Value  []any
+				Values [][]any
 			}
 		}
 	}
 	if err := json.Unmarshal(body, &r); err != nil || r.Status != "success" {
 		t.Fatalf("query %s: %v %s: %s", q, err, r.Error, body)
 	}
-	out := map[string]float64{}
+	var out []promSeries
 	for _, s := range r.Data.Result {
-		str, _ := s.Value[1].(string)
-		v, err := strconv.ParseFloat(str, 64)
-		if err != nil {
-			t.Fatalf("query %s: value %v", q, s.Value[1])
+		pts := s.Values
+		if s.Value != nil {
+			pts = [][]any{s.Value}
 		}
-		out[s.Metric[key]] = v
+		ps := promSeries{labels: s.Metric}
+		for _, pt := range pts {
+			str, _ := pt[1].(string)
+			f, err := strconv.ParseFloat(str, 64)
+			if err != nil {
+				t.Fatalf("query %s: value %v", q, pt[1])
+			}
+			ts, _ := pt[0].(float64)
+			ps.times, ps.values = append(ps.times, ts), append(ps.values, f)
+		}
+		out = append(out, ps)
+	}
+	return out
+}
+
+// query asks an instant query and returns the values of the vector it
+// answers, by the series' label named key (all under "" when key is "").
+func (p *promServer) query(t *testing.T, q, key string) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, s := range p.eval(t, q, time.Time{}, time.Time{}) {
+		out[s.labels[key]] = s.values[len(s.values)-1]
 	}
 	return out
 }

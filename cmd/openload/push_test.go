@@ -1,22 +1,19 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/openload/openload/result"
+	"github.com/openload/openload/internal/metrics/metricstest"
 )
 
 // A real Prometheus judges --metrics-push: Debian's 2.42 started with its
@@ -77,33 +74,12 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 		return prom.query(t, fmt.Sprintf(`last_over_time(%s{run="push"}[5m])`, name), key)
 	}
 	c := res.Counts
-	want := map[string]int64{
-		"openload_requests_scheduled_total":    c.Scheduled,
-		"openload_requests_sent_total":         c.Sent,
-		"openload_requests_completed_total":    c.Completed,
-		"openload_requests_failed_total":       c.Errors,
-		"openload_requests_timed_out_total":    c.Timeouts,
-		"openload_requests_unfinished_total":   c.Unfinished,
-		"openload_attempts_total":              res.Wire.Attempts,
-		"openload_resends_total":               res.Wire.Resends,
-		"openload_bytes_written_total":         res.Wire.Bytes.Written,
-		"openload_bytes_read_total":            res.Wire.Bytes.Read,
-		"openload_requests_limit_waited_total": res.Limit.Waited,
-		"openload_requests_in_flight":          0,
-		"openload_requests_waiting":            0,
-		"openload_run_finished":                1,
+	want := metricstest.Finals(res)
+	counts, err := metricstest.HistogramCounts(res)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for name, hist := range map[string]string{
-		"openload_response_time_seconds_count": res.Histograms.Response,
-		"openload_service_time_seconds_count":  res.Histograms.Service,
-		"openload_send_delay_seconds_count":    res.Histograms.SendDelay,
-	} {
-		h, err := result.DecodeHistogram(hist)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want[name] = h.TotalCount()
-	}
+	maps.Copy(want, counts)
 	var table strings.Builder
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		n := want[name]
@@ -156,28 +132,11 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 // selector q matches.
 func (p *promServer) samples(t *testing.T, q string) []float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + p.addr + "/api/v1/query?query=" + url.QueryEscape(q))
-	if err != nil {
-		t.Fatal(err)
+	series := p.eval(t, q, time.Time{}, time.Time{})
+	if len(series) != 1 {
+		t.Fatalf("query %s: %d series, want 1", q, len(series))
 	}
-	defer resp.Body.Close()
-	var r struct {
-		Status string
-		Data   struct{ Result []struct{ Values [][2]any } }
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil || r.Status != "success" || len(r.Data.Result) != 1 {
-		t.Fatalf("query %s: %v, %+v", q, err, r)
-	}
-	var out []float64
-	for _, v := range r.Data.Result[0].Values {
-		str, _ := v[1].(string)
-		f, err := strconv.ParseFloat(str, 64)
-		if err != nil {
-			t.Fatalf("query %s: value %v", q, v[1])
-		}
-		out = append(out, f)
-	}
-	return out
+	return series[0].values
 }
 
 // TestMetricsPushErrors: a bad --metrics-push value is a one-line error,

@@ -23,6 +23,7 @@ import (
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/loadtest"
 	"github.com/openload/openload/internal/metrics"
+	"github.com/openload/openload/internal/metrics/metricstest"
 	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/result"
 	"github.com/openload/openload/schedule"
@@ -132,22 +133,7 @@ func TestFinalEqualsResult(t *testing.T) {
 	fams := scrape(t, e)
 	lab := map[string]string{"run": "test", "scenario": "one"}
 	c := res.Counts
-	want := map[string]int64{
-		"openload_requests_scheduled_total":    c.Scheduled,
-		"openload_requests_sent_total":         c.Sent,
-		"openload_requests_completed_total":    c.Completed,
-		"openload_requests_failed_total":       c.Errors,
-		"openload_requests_timed_out_total":    c.Timeouts,
-		"openload_requests_unfinished_total":   c.Unfinished,
-		"openload_attempts_total":              res.Wire.Attempts,
-		"openload_resends_total":               res.Wire.Resends,
-		"openload_bytes_written_total":         res.Wire.Bytes.Written,
-		"openload_bytes_read_total":            res.Wire.Bytes.Read,
-		"openload_requests_limit_waited_total": res.Limit.Waited,
-		"openload_requests_in_flight":          0,
-		"openload_requests_waiting":            0,
-		"openload_run_finished":                1,
-	}
+	want := metricstest.Finals(res)
 	for name, n := range want {
 		if got, ok := value(fams, name, lab); !ok || got != float64(n) {
 			t.Errorf("%s = %v (present %v), the result has %d", name, got, ok, n)
@@ -184,17 +170,14 @@ func TestFinalEqualsResult(t *testing.T) {
 			}
 		}
 	}
-	for name, enc := range map[string]string{
-		"openload_response_time_seconds": res.Histograms.Response,
-		"openload_service_time_seconds":  res.Histograms.Service,
-		"openload_send_delay_seconds":    res.Histograms.SendDelay,
-	} {
-		h, err := result.DecodeHistogram(enc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, _ := value(fams, name, lab); got != float64(h.TotalCount()) {
-			t.Errorf("%s_count = %v, the result's histogram holds %d", name, got, h.TotalCount())
+	hcounts, err := metricstest.HistogramCounts(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, n := range hcounts {
+		fam := strings.TrimSuffix(name, "_count")
+		if got, _ := value(fams, fam, lab); got != float64(n) {
+			t.Errorf("%s = %v, the result's histogram holds %d", name, got, n)
 		}
 	}
 	if _, ok := fams["openload_ttft_seconds"]; ok {
