@@ -29,11 +29,20 @@ func GRPCCodeName(code int) string {
 	return ""
 }
 
+// grpcKeys are the names in lower case, made once: GRPCKey allocates
+// nothing (the per-request log writes it for every call).
+var grpcKeys = func() (keys [GRPCCodes]string) {
+	for c, n := range grpcCodeNames {
+		keys[c] = strings.ToLower(n)
+	}
+	return keys
+}()
+
 // GRPCKey is code's key in Result.GRPC: its name in lower case
 // (unavailable), or GRPCOther.
 func GRPCKey(code int) string {
-	if n := GRPCCodeName(code); n != "" {
-		return strings.ToLower(n)
+	if code >= 0 && code < GRPCCodes {
+		return grpcKeys[code]
 	}
 	return GRPCOther
 }

@@ -43,7 +43,7 @@ type grpcOptions struct {
 const maxGRPCTemplated = 100_000
 
 func (g *grpcOptions) flags(fs *pflag.FlagSet) {
-	fs.StringVar(&g.method, "grpc-method", "", "call this gRPC `method`, package.Service/Method (ghz's --call): the body (--body, --body-file, {{…}} values expanded per request) is its request message as JSON, -H its metadata, --timeout its deadline; the URL is http://host:port (h2c) or https://host:port")
+	fs.StringVar(&g.method, "grpc-method", "", "call this gRPC `method`, package.Service/Method (ghz's --call): the body (--body, --body-file, {{…}} values expanded per request) is its request message as JSON (a client- or bidi-streaming method's: a JSON array of messages, sent in turn), -H its metadata, --timeout its deadline; the URL is http://host:port (h2c) or https://host:port")
 	fs.StringVar(&g.proto, "proto", "", "with --grpc-method: the method's .proto `file`, compiled in-process (default: ask the server's reflection service)")
 	fs.StringArrayVar(&g.importPaths, "import-path", nil, "with --proto: a `dir` its imports are found under (repeatable; the .proto's own directory and the current one are searched too)")
 	fs.StringVar(&g.protoset, "protoset", "", "with --grpc-method: a descriptor set `file` (protoc --include_imports -o, buf build -o) holding the method (default: ask the server's reflection service)")
@@ -178,7 +178,9 @@ func protoSearch(file string, importPaths []string) (string, []string) {
 
 // bodies are the framed messages: the one typed, a .jsonl file's each,
 // or a templated one's expansions for the run's requests (mix's
-// templates, as an HTTP body's; {{csv.…}} from --values).
+// templates, as an HTTP body's; {{csv.…}} from --values). For a method
+// whose requests are a stream each is a JSON array, one call's messages
+// (grpcmsg.Request frames them into one body).
 func (g *grpcOptions) bodies(md protoreflect.MethodDescriptor, o *loadOptions) ([][]byte, error) {
 	r := &o.run
 	if len(g.lines) > 0 {

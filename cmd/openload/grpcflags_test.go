@@ -17,6 +17,7 @@ import (
 	"github.com/openload/openload/internal/framing"
 	"github.com/openload/openload/internal/grpcmsg"
 	"github.com/openload/openload/internal/grpcmsg/grpctest"
+	"github.com/openload/openload/internal/recorder"
 	"github.com/openload/openload/result"
 )
 
@@ -134,12 +135,15 @@ func TestGRPCErrors(t *testing.T) {
 		{[]string{"--grpc-method", "Predict", url}, `--grpc-method: method "Predict": want package.Service/Method`},
 		{[]string{"--grpc-method", grpcPredict, "--body", `{"id":1}`, url}, `--body: message does not fit openload.test.PredictRequest: (line 1:7): invalid value for string field id: 1`},
 		{[]string{"--grpc-method", "openload.test.Nope/Predict", url}, `unknown service openload.test.Nope (known: openload.test.Model)`},
-		{[]string{"--grpc-method", grpctest.Service + "/Nope", "--protoset", protoset, url}, `--protoset ` + protoset + `: service openload.test.Model has no method Nope (its methods: Predict, Echo, Tokens)`},
+		{[]string{"--grpc-method", grpctest.Service + "/Nope", "--protoset", protoset, url}, `--protoset ` + protoset + `: service openload.test.Model has no method Nope (its methods: Predict, Echo, Tokens, Sum, Chat)`},
 		{[]string{"--grpc-method", grpcPredict, "--proto", protoFile, "--protoset", protoset, url}, `--proto and --protoset are exclusive`},
 		{[]string{"--grpc-method", grpcPredict, dead}, `--grpc-method ` + grpcPredict + `: reflection at 127.0.0.1:1: `},
 		{[]string{"--proto", protoFile, url}, `--proto applies to gRPC calls`},
 		{[]string{"--grpc-method", grpcPredict, url + "/x"}, `the method names the path`},
 		{[]string{"--grpc-method", grpcPredict, "-m", "GET", url}, `-m GET: a gRPC call is a POST`},
+		{[]string{"--grpc-method", grpcPredict, "--body", `[{"id":"a"}]`, url}, `--body: a JSON array of messages is for a client- or bidi-streaming method: openload.test.Model.Predict takes one message`},
+		{[]string{"--grpc-method", grpctest.Service + "/Sum", "--body", `[]`, url}, `--body: an empty array: a call of openload.test.Model.Sum sends at least one message`},
+		{[]string{"--grpc-method", grpctest.Service + "/Chat", "--body-file", writeFile(t, t.TempDir(), "c.jsonl", "[{\"id\":\"a\"}]\n[]\n"), url}, `--body: line 2: an empty array`},
 	} {
 		_, err := grpcValidate(append(append([]string{}, run...), c.args...)...)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -201,7 +205,29 @@ func TestGRPCBodies(t *testing.T) {
 			t.Errorf("%q: ids %s, want %s", c.args, got, c.want)
 		}
 	}
-	o, err := grpcValidate("--rate", "100", "-d", "1s", "--arrival", "poisson", "--grpc-method", grpcPredict, "--protoset", protoset, "--body", `{"id":"{{seq}}"}`, url)
+	// A streaming-request method's .jsonl: a line is one call's array.
+	calls := writeFile(t, dir, "calls.jsonl", "[{\"id\":\"a\"},{\"id\":\"b\"}]\n{\"id\":\"c\"}\n[{\"id\":\"d\"},{\"id\":\"e\"},{\"id\":\"f\"}]\n")
+	o, err := grpcValidate("--rate", "10", "-d", "1s", "--grpc-method", grpctest.Service+"/Sum", "--protoset", protoset, "--body-file", calls, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var per []string
+	for _, b := range o.run.Bodies {
+		var msgs []string
+		for rest := b; len(rest) > 0; {
+			one, r, ok, err := framing.CutGRPC(rest, 0)
+			if !ok || err != nil {
+				t.Fatalf("body % x: %v", b, err)
+			}
+			msgs = append(msgs, grpcIDs(t, s, [][]byte{framing.AppendGRPC(nil, one)})...)
+			rest = r
+		}
+		per = append(per, strings.Join(msgs, "+"))
+	}
+	if got := strings.Join(per, " "); got != "a+b c d+e+f" {
+		t.Errorf("Sum's .jsonl: calls %s, want a+b c d+e+f", got)
+	}
+	o, err = grpcValidate("--rate", "100", "-d", "1s", "--arrival", "poisson", "--grpc-method", grpcPredict, "--protoset", protoset, "--body", `{"id":"{{seq}}"}`, url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +289,11 @@ func TestGRPCK8s(t *testing.T) {
 //     answer (the run is valid), and the objective grpc.resource_exhausted
 //     reads the share;
 //   - a server stream of 5 messages 10 ms apart: 5 messages a call, 4
-//     gaps a call of at least 10 ms (sleeps run long, never short).
+//     gaps a call of at least 10 ms (sleeps run long, never short);
+//   - client and bidi streaming, 3 messages a call (a JSON array), on
+//     the event loop and on x/net's transport (--net-http): the server
+//     read 3 messages a call, Sum answered each call once, and Chat's
+//     echoes are 3 messages a call.
 func TestGRPCKnownAnswers(t *testing.T) {
 	dir := t.TempDir()
 	run := func(name string, opts []grpctest.Option, args ...string) (*result.Result, *grpctest.Server) {
@@ -300,5 +330,55 @@ func TestGRPCKnownAnswers(t *testing.T) {
 		t.Errorf("stream: %+v; want 100 messages (5 a call), inter-message p50 at least 10 ms", s)
 	} else {
 		t.Logf("stream: %d messages, first message from the schedule p50 %.1f ms, from the send %.1f ms, inter-message p50 %.1f ms", s.OutputTokens, s.TTFTResponse.P50, s.TTFTService.P50, s.ITL.P50)
+	}
+	three := []string{"--body", `[{"id":"r{{seq}}","inputs":[1]},{"id":"s","inputs":[2]},{"id":"t"}]`}
+	for _, client := range [][]string{nil, {"--net-http"}} {
+		for _, m := range []struct{ method, name string }{{"Sum", "client"}, {"Chat", "bidi"}} {
+			name := m.name + strings.Join(client, "")
+			args := append(append([]string{"--grpc-method", grpctest.Service + "/" + m.method}, client...), three...)
+			res, s := run(name, nil, args...)
+			if n := s.Messages.Load(); n != 3*s.Calls.Load() || s.Calls.Load() != 20 {
+				t.Errorf("%s: the server read %d messages in %d calls, want 3 a call, 20 calls", name, n, s.Calls.Load())
+			}
+			perCall := map[string]int64{"client": 1, "bidi": 3}[m.name]
+			if st := res.Stream; res.GRPC["ok"] != 20 || st == nil || st.OutputTokens != 20*perCall {
+				t.Errorf("%s: grpc %v, stream %+v; want 20 OK, %d answer messages a call", name, res.GRPC, st, perCall)
+			} else {
+				t.Logf("%s (%s): server read %d messages in %d calls; openload: %d answer messages, client %s",
+					name, m.method, s.Messages.Load(), s.Calls.Load(), st.OutputTokens, res.Config.Client)
+			}
+		}
+	}
+}
+
+// TestGRPCLog: a gRPC run's --log names each call's grpc-status
+// (grpc_status), so that the share RESOURCE_EXHAUSTED is traced to its
+// calls: the log's count of each is the result's.
+func TestGRPCLog(t *testing.T) {
+	s, err := grpctest.Start(grpctest.ReflectV1, grpctest.WithExhausted(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	dir := t.TempDir()
+	logFile, out := filepath.Join(dir, "run.csv"), filepath.Join(dir, "run.json")
+	runCLI("--rate", "10", "-d", "1s", "-q", "--log", logFile, "-o", out, "--grpc-method", grpcPredict, "http://"+s.Addr)
+	f, err := os.Open(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lr := recorder.NewLogReader(f, logFile)
+	got := map[string]int64{}
+	for lr.Scan() {
+		if e := lr.Entry(); e.GRPC {
+			got[result.GRPCKey(e.GRPCStatus)]++
+		}
+	}
+	if lr.Err() != nil {
+		t.Fatal(lr.Err())
+	}
+	if res := readResult(t, out); fmt.Sprint(got) != fmt.Sprint(res.GRPC) || got["resource_exhausted"] != 5 {
+		t.Errorf("log's grpc_status counts %v, result's %v; want 5 resource_exhausted in both", got, res.GRPC)
 	}
 }

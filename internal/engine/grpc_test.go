@@ -29,6 +29,7 @@ import (
 type grpcServer struct {
 	mode  string
 	calls atomic.Int64 // calls received
+	msgs  atomic.Int64 // request messages received, whole
 	bad   atomic.Int64 // calls without the request headers a call needs
 }
 
@@ -44,6 +45,7 @@ const (
 	gOther  = 10 * time.Millisecond  // the stall case's other calls
 	gCalls  = 6                      // per case
 	gPrefix = "/openload.test.Echo/" // the method's service
+	gSent   = 3                      // a streaming request's messages
 )
 
 // grpcFrame is payload as one length-prefixed message.
@@ -54,8 +56,38 @@ func grpcFrame(payload []byte) []byte {
 	return b
 }
 
+// readMsgs reads the request's length-prefixed messages one by one,
+// counting each whole one, and calls each with it.
+func (s *grpcServer) readMsgs(r io.Reader, each func(msg []byte)) {
+	var pre [5]byte
+	for {
+		if _, err := io.ReadFull(r, pre[:]); err != nil {
+			return
+		}
+		msg := make([]byte, binary.BigEndian.Uint32(pre[1:]))
+		if _, err := io.ReadFull(r, msg); err != nil {
+			return
+		}
+		s.msgs.Add(1)
+		each(msg)
+	}
+}
+
 func (s *grpcServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	k := s.calls.Add(1)
+	var sent int64
+	switch s.mode {
+	case "client": // client streaming: read them all, answer their count
+		s.readMsgs(r.Body, func([]byte) { sent++ })
+	case "bidi": // bidirectional: each message echoed as it is read
+		w.Header().Set("Content-Type", "application/grpc")
+		s.readMsgs(r.Body, func(m []byte) {
+			_, _ = w.Write(grpcFrame(m))
+			w.(http.Flusher).Flush()
+		})
+	default:
+		s.readMsgs(r.Body, func([]byte) {})
+	}
 	_, _ = io.Copy(io.Discard, r.Body)
 	if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/grpc" || r.Header.Get("Te") != "trailers" || r.Header.Get("Grpc-Timeout") != "5000m" || r.URL.Path != gPrefix+s.mode {
 		s.bad.Add(1)
@@ -99,6 +131,11 @@ func (s *grpcServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Grpc-Status", "12")
 		h.Set("Grpc-Message", "unknown method Unimplemented for service openload.test.Echo: 100%25 sure")
 		w.WriteHeader(http.StatusOK)
+	case "client":
+		_, _ = w.Write(grpcFrame([]byte(strconv.FormatInt(sent, 10))))
+		status(0)
+	case "bidi":
+		status(0)
 	case "nostatus":
 		_, _ = w.Write(msg)
 	case "large":
@@ -117,6 +154,9 @@ type grpcCase struct {
 	// refusal is the grpc-message the run keeps (Stats.Refusal), "" for
 	// none.
 	refusal string
+	// sent is the messages a call sends (a streaming request: all in its
+	// body, then END_STREAM); 0 for one.
+	sent int
 }
 
 func grpcCases() []grpcCase {
@@ -176,6 +216,16 @@ func grpcCases() []grpcCase {
 				t.Errorf("seq %d: %v status %d grpc %v/%d events %d, want a trailers-only UNIMPLEMENTED", r.Seq, r.Outcome, r.Status, r.GRPC, r.GRPCStatus, r.Events)
 			}
 		}, counts: map[string]int64{"unimplemented": gCalls}, refusal: "unknown method Unimplemented for service openload.test.Echo: 100% sure"},
+		// Client and bidirectional streaming in ghz's form: the request's
+		// messages framed into one body. The server reads each (its count
+		// is held to calls × gSent), and a bidi call's echoes are a server
+		// stream's messages.
+		{mode: "client", sent: gSent, check: func(t reporter, p contractPath, r *recorder.Record) {
+			ok(t, r, 1)
+		}, counts: map[string]int64{"ok": gCalls}},
+		{mode: "bidi", sent: gSent, check: func(t reporter, p contractPath, r *recorder.Record) {
+			ok(t, r, gSent)
+		}, counts: map[string]int64{"ok": gCalls}},
 		{mode: "nostatus", check: func(t reporter, p contractPath, r *recorder.Record) {
 			if r.Outcome != recorder.Failed || r.Kind != recorder.KindGRPCStatus || r.GRPC || r.Events != 1 {
 				t.Errorf("seq %d: %v %v grpc %v events %d, want failed %v after one message", r.Seq, r.Outcome, r.Kind, r.GRPC, r.Events, recorder.KindGRPCStatus)
@@ -201,8 +251,12 @@ func contractGRPC(t *testing.T) {
 				}
 				srv := &grpcServer{mode: c.mode}
 				url, tc, _ := contractServer(t, p, srv)
+				body := grpcFrame([]byte("ask"))
+				for range c.sent - 1 {
+					body = append(body, grpcFrame([]byte("ask"))...)
+				}
 				cfg := Config{Epoll: p.epoll, Protocol: p.proto, TLS: tc, GRPC: true, GRPCMaxMessage: gLimit,
-					URL: mustURLString(url + gPrefix + c.mode), Body: grpcFrame([]byte("ask")),
+					URL: mustURLString(url + gPrefix + c.mode), Body: body,
 					Connections: c.conns, Timeout: 5 * time.Second, Drain: 10 * time.Second}
 				if cfg.Connections == 0 {
 					cfg.Connections = gCalls + 1
@@ -258,6 +312,9 @@ func grpcRun(t reporter, p contractPath, c grpcCase, cfg Config, srv *grpcServer
 	}
 	if n := srv.calls.Load(); n != attempts {
 		t.Errorf("the server received %d calls, the run wrote %d attempts", n, attempts)
+	}
+	if sent := int64(max(c.sent, 1)); srv.msgs.Load() != attempts*sent {
+		t.Errorf("the server read %d request messages, want %d calls × %d", srv.msgs.Load(), attempts, sent)
 	}
 	if n := srv.bad.Load(); n > 0 {
 		t.Errorf("%d calls came without POST, content-type application/grpc, te: trailers, grpc-timeout 5000m or the method's path", n)

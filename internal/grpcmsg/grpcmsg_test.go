@@ -226,6 +226,11 @@ func TestErrors(t *testing.T) {
 	md := fd.Services().ByName("Model").Methods().ByName("Predict")
 	_, jsonErr := grpcmsg.Request(md, []byte(`{"id":"a","nope":1}`))
 	_, typeErr := grpcmsg.Request(md, []byte(`{"seq":"x"}`))
+	sum := fd.Services().ByName("Model").Methods().ByName("Sum")
+	_, unaryArray := grpcmsg.Request(md, []byte(` [{"id":"a"}]`))
+	_, emptyArray := grpcmsg.Request(sum, []byte(`[]`))
+	_, badElem := grpcmsg.Request(sum, []byte(`[{"id":"a"},{"seq":"x"}]`))
+	_, notArray := grpcmsg.Request(sum, []byte(`[{"id":"a"}`))
 	_, noService := grpcmsg.FromReflection(ctx(t), s.Addr, nil, "openload.test.Nope/Predict")
 	_, noMethod := grpcmsg.FromReflection(ctx(t), s.Addr, nil, grpctest.Service+"/Nope")
 	_, syntax := grpcmsg.FromReflection(ctx(t), s.Addr, nil, "Predict")
@@ -245,8 +250,12 @@ func TestErrors(t *testing.T) {
 		{jsonErr, `message does not fit openload.test.PredictRequest:`},
 		{jsonErr, `unknown field "nope"`},
 		{typeErr, `invalid value for int64 field seq`},
+		{unaryArray, "a JSON array of messages is for a client- or bidi-streaming method: openload.test.Model.Predict takes one message"},
+		{emptyArray, "an empty array: a call of openload.test.Model.Sum sends at least one message"},
+		{badElem, "message 2 of the array: message does not fit openload.test.PredictRequest:"},
+		{notArray, "not a JSON array of openload.test.PredictRequest messages:"},
 		{noService, "unknown service openload.test.Nope (known: openload.test.Model)"},
-		{noMethod, "service openload.test.Model has no method Nope (its methods: Predict, Echo, Tokens)"},
+		{noMethod, "service openload.test.Model has no method Nope (its methods: Predict, Echo, Tokens, Sum, Chat)"},
 		{syntax, `method "Predict": want package.Service/Method`},
 		{unreachable, "reflection at " + dead},
 	} {
@@ -342,5 +351,56 @@ func TestKnownAnswers(t *testing.T) {
 	}
 	if n := s.Calls.Load(); n != 4 {
 		t.Errorf("server read %d calls, want 4", n)
+	}
+}
+
+// TestStreamingRequest: a client-streaming method's body is its JSON
+// array's messages framed in turn, which the test server reads one by
+// one (Sum answers their count and the inputs' sum); a bidi method's
+// answer is its echo of each; one object is a stream of one.
+func TestStreamingRequest(t *testing.T) {
+	s := start(t, grpctest.ReflectNone)
+	methods := s.File.Services().ByName("Model").Methods()
+	sum, chat := methods.ByName("Sum"), methods.ByName("Chat")
+	array := []byte(`[{"id":"a","inputs":[1]}, {"id":"b","inputs":[2,3]}, {"id":"c"}]`)
+	body, err := grpcmsg.Request(sum, array)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	for rest := body; len(rest) > 0; n++ {
+		var ok bool
+		if _, rest, ok, err = framing.CutGRPC(rest, 0); !ok || err != nil {
+			t.Fatalf("message %d: %v % x", n, err, body)
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d messages framed, want 3", n)
+	}
+	answer, tr := call(t, s, sum, body)
+	js, err := grpcmsg.Answer(sum, answer)
+	// protojson's output varies its spaces on purpose: compare without.
+	if err != nil || tr.Get("Grpc-Status") != "0" || strings.ReplaceAll(js, " ", "") != `{"messages":"3","sum":6}` {
+		t.Errorf("Sum: %s %v %v, want 3 messages summing 6", js, err, tr)
+	}
+	body, err = grpcmsg.Request(chat, array)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, tr = call(t, s, chat, body)
+	js, err = grpcmsg.Answer(chat, answer)
+	want := `{"id":"a","inputs":[1]}` + "\n" + `{"id":"b","inputs":[2,3]}` + "\n" + `{"id":"c"}`
+	if err != nil || tr.Get("Grpc-Status") != "0" || strings.ReplaceAll(js, " ", "") != want {
+		t.Errorf("Chat: %s %v %v, want each message echoed", js, err, tr)
+	}
+	one, err := grpcmsg.Request(sum, []byte(`{"id":"a"}`))
+	if err != nil || len(one) == 0 {
+		t.Fatalf("one object: %v", err)
+	}
+	if _, rest, ok, _ := framing.CutGRPC(one, 0); !ok || len(rest) != 0 {
+		t.Errorf("one object: % x, want one message", one)
+	}
+	if c, m := s.Calls.Load(), s.Messages.Load(); c != 2 || m != 6 {
+		t.Errorf("server read %d calls, %d messages; want 2, 6", c, m)
 	}
 }

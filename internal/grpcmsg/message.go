@@ -1,6 +1,8 @@
 package grpcmsg
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -23,14 +25,43 @@ func Marshal(md protoreflect.MessageDescriptor, js []byte) ([]byte, error) {
 	return proto.MarshalOptions{Deterministic: true}.Marshal(m)
 }
 
-// Request is js as the body of a unary or server-streaming call: one
-// framed message (framing.AppendGRPC).
+// Request is js as the body of a call of md, its messages framed
+// (framing.AppendGRPC). A method that takes one message (unary, server
+// streaming) takes one JSON object, and an array is refused. A method
+// that takes a stream (client or bidirectional streaming) takes a JSON
+// array of messages, framed in turn into one body, which the call sends
+// whole and then ends its side: ghz's form of such a call, so that it
+// costs the engine nothing a unary call does not. One object there is a
+// stream of one message, as ghz takes it; an empty array is refused (a
+// call that sends nothing measures nothing of the method).
 func Request(md protoreflect.MethodDescriptor, js []byte) ([]byte, error) {
-	b, err := Marshal(md.Input(), js)
-	if err != nil {
-		return nil, err
+	array := bytes.HasPrefix(bytes.TrimLeft(js, " \t\r\n"), []byte("["))
+	if !md.IsStreamingClient() || !array {
+		if array {
+			return nil, fmt.Errorf("a JSON array of messages is for a client- or bidi-streaming method: %s takes one message", md.FullName())
+		}
+		b, err := Marshal(md.Input(), js)
+		if err != nil {
+			return nil, err
+		}
+		return framing.AppendGRPC(make([]byte, 0, framing.GRPCPrefix+len(b)), b), nil
 	}
-	return framing.AppendGRPC(make([]byte, 0, framing.GRPCPrefix+len(b)), b), nil
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(js, &msgs); err != nil {
+		return nil, fmt.Errorf("not a JSON array of %s messages: %v", md.Input().FullName(), err)
+	}
+	if len(msgs) == 0 {
+		return nil, fmt.Errorf("an empty array: a call of %s sends at least one message", md.FullName())
+	}
+	var body []byte
+	for i, m := range msgs {
+		b, err := Marshal(md.Input(), m)
+		if err != nil {
+			return nil, fmt.Errorf("message %d of the array: %v", i+1, err)
+		}
+		body = framing.AppendGRPC(body, b)
+	}
+	return body, nil
 }
 
 // A Template writes request seq's text: internal/mix's Template, whose

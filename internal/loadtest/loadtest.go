@@ -336,6 +336,9 @@ func (o Options) newRecorder() *recorder.Recorder {
 	if o.Stream || o.GRPC { // a gRPC call's messages are its stream's events
 		rec.StreamRun()
 	}
+	if o.GRPC {
+		rec.TrackGRPC() // the log's grpc_status column
+	}
 	if o.RequestObjectives != nil {
 		rec.SetRequestObjectives(o.RequestObjectives)
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openload/openload/result"
 )
 
 // LogHeader is the header line of the per-request CSV log. The first seven
@@ -33,11 +35,21 @@ import (
 // index of the request's target in the mix (0 is the first), in the
 // order of the result's targets; a session run's (Recorder.TrackSessions)
 // holds the step's index there. An index rather than the name: a name
-// may hold commas, and an index costs no allocation and few bytes.
+// may hold commas, and an index costs no allocation and few bytes. A
+// gRPC run's (Recorder.TrackGRPC) has LogGRPCColumn before the target
+// column's place (after attempts, or after the stream columns).
 const LogHeader = "seq,scheduled_ms,sent_ms,done_ms,service_ms,response_ms,send_delay_ms,status,error,attempts"
 
 // LogTargetColumn is the last column of a request mix's log.
 const LogTargetColumn = "target"
+
+// LogGRPCColumn is a gRPC run's column: a completed call's grpc-status
+// by its key in the result's grpc counts (result.GRPCKey: the spec's name
+// in lower case, resource_exhausted), its number when the spec names no
+// such code, "other" when it was not a number; empty for a request that
+// did not complete with a grpc-status (the error column says why), so a
+// failing share is traced to its calls.
+const LogGRPCColumn = "grpc_status"
 
 // LogWriter streams records as CSV lines. It buffers, so call Flush at the
 // end; lines are written in the order records are added.
@@ -47,6 +59,7 @@ type LogWriter struct {
 	err    error
 	stream bool // the stream columns follow attempts
 	target bool // the target column comes last (Recorder.TrackTargets, TrackSessions)
+	grpc   bool // the grpc_status column comes before the target's (Recorder.TrackGRPC)
 	headed bool // the header line is written
 }
 
@@ -72,6 +85,9 @@ func (lw *LogWriter) head() {
 	h := LogHeader
 	if lw.stream {
 		h += "," + StreamLogColumns
+	}
+	if lw.grpc {
+		h += "," + LogGRPCColumn
 	}
 	if lw.target {
 		h += "," + LogTargetColumn
@@ -131,6 +147,12 @@ func (lw *LogWriter) Write(r *Record) error {
 	if lw.stream {
 		b = appendStream(b, r) // stream.go
 	}
+	if lw.grpc {
+		b = append(b, ',')
+		if r.GRPC && r.Outcome == Completed {
+			b = appendGRPCStatus(b, r.GRPCStatus)
+		}
+	}
 	if lw.target {
 		b = append(b, ',')
 		b = strconv.AppendUint(b, uint64(r.Target), 10)
@@ -147,6 +169,35 @@ func (lw *LogWriter) Write(r *Record) error {
 	}
 	_, lw.err = lw.w.Write(b)
 	return lw.err
+}
+
+// appendGRPCStatus appends code as LogGRPCColumn holds it.
+func appendGRPCStatus(b []byte, code int) []byte {
+	if code >= result.GRPCCodes {
+		return strconv.AppendInt(b, int64(code), 10)
+	}
+	return append(b, result.GRPCKey(code)...)
+}
+
+// parseGRPCStatus reads LogGRPCColumn's value; ok is false for one it
+// never holds.
+func parseGRPCStatus(v string) (code int, ok bool) {
+	if v == result.GRPCOther {
+		return -1, true
+	}
+	if c, ok := result.GRPCCode(v); ok {
+		return c, true
+	}
+	c, err := strconv.ParseUint(v, 10, 16)
+	return int(c), err == nil && c >= uint64(result.GRPCCodes)
+}
+
+// TrackGRPC adds LogGRPCColumn to the per-request log: each call's
+// grpc-status. Call it before the first Add.
+func (r *Recorder) TrackGRPC() {
+	if r.log != nil {
+		r.log.grpc = true
+	}
 }
 
 // FlushLog flushes the per-request log, if there is one. Call it from the
@@ -191,6 +242,10 @@ type LogEntry struct {
 	// request's target in the run's mix, or its step in a session run;
 	// -1 in a log without it.
 	Target int
+	// GRPC says the line's grpc_status column (LogGRPCColumn) held a
+	// status, GRPCStatus its code (as Record's: −1 for "other").
+	GRPC       bool
+	GRPCStatus int
 }
 
 // LogReader reads a per-request CSV log, shaped like bufio.Scanner: call
@@ -200,6 +255,7 @@ type LogReader struct {
 	name   string
 	line   int
 	target bool // the header ends with the target column
+	grpc   bool // the header has the grpc_status column, before the target's
 	cols   int  // the header's columns: every line has as many fields
 	e      LogEntry
 	err    error
@@ -257,6 +313,7 @@ func (lr *LogReader) Scan() bool {
 				return false
 			}
 			lr.target = strings.HasSuffix(text, ","+LogTargetColumn)
+			lr.grpc = strings.HasSuffix(strings.TrimSuffix(text, ","+LogTargetColumn), ","+LogGRPCColumn)
 			lr.cols = strings.Count(text, ",") + 1
 			continue
 		}
@@ -279,27 +336,50 @@ func (lr *LogReader) Scan() bool {
 
 func (lr *LogReader) parse(text string) error {
 	f := strings.Split(text, ",")
-	target := -1
-	if lr.target {
-		// The target column came after attempts: a line of a mix's log
-		// has 11, 15 or 17 fields, the last the target. The header said
-		// so; the count rules below then hold for the fields before it.
-		if len(f) != 11 && len(f) != 15 && len(f) != 17 {
-			return fmt.Errorf("%d fields, want 11, 15 or 17 (the last the target)", len(f))
+	e := LogEntry{Target: -1}
+	// The grpc_status and target columns came after attempts (and the
+	// stream columns), in that order, as the header said: a line of
+	// such a log has 10, 14 or 16 fields before them. The count rules
+	// below then hold for the fields before them.
+	extra := 0
+	for _, on := range []bool{lr.grpc, lr.target} {
+		if on {
+			extra++
 		}
+	}
+	if extra > 0 {
+		if k := len(f) - extra; k != 10 && k != 14 && k != 16 {
+			last := "the target"
+			switch {
+			case lr.grpc && lr.target:
+				last = LogGRPCColumn + " and the target"
+			case lr.grpc:
+				last = LogGRPCColumn
+			}
+			return fmt.Errorf("%d fields, want %d, %d or %d (the last %s)", len(f), 10+extra, 14+extra, 16+extra, last)
+		}
+	}
+	if lr.target {
 		n, err := strconv.ParseUint(f[len(f)-1], 10, 16)
 		if err != nil {
 			return fmt.Errorf("bad target %q", f[len(f)-1])
 		}
-		target, f = int(n), f[:len(f)-1]
+		e.Target, f = int(n), f[:len(f)-1]
+	}
+	if lr.grpc {
+		if v := f[len(f)-1]; v != "" {
+			code, ok := parseGRPCStatus(v)
+			if !ok {
+				return fmt.Errorf("bad %s %q", LogGRPCColumn, v)
+			}
+			e.GRPC, e.GRPCStatus = true, code
+		}
+		f = f[:len(f)-1]
 	}
 	if len(f) != 9 && len(f) != 10 && len(f) != 14 && len(f) != 16 {
 		return fmt.Errorf("%d fields, want 9, 10, 14 or 16", len(f))
 	}
-	n := len(f)
-	if lr.target {
-		n++
-	}
+	n := len(f) + extra
 	if n > lr.cols {
 		// A line is read by its own count (older logs' lines have fewer
 		// columns), but not past the header: it would take columns the
@@ -307,7 +387,6 @@ func (lr *LogReader) parse(text string) error {
 		// and the log written again from it would drop them.
 		return fmt.Errorf("%d fields, the header names %d", n, lr.cols)
 	}
-	e := LogEntry{Target: target}
 	var err error
 	if e.Seq, err = strconv.ParseUint(f[0], 10, 64); err != nil {
 		return fmt.Errorf("bad seq %q", f[0])

@@ -1,7 +1,8 @@
 // Package grpctest is a grpc-go server for tests: the Model service of
 // model.proto, compiled when started (no generated code), answered with
 // dynamic messages, its reflection service registered. It counts the
-// calls it reads, the truth openload's counts are held to.
+// calls and the request messages it reads, the truth openload's counts
+// are held to.
 package grpctest
 
 import (
@@ -13,6 +14,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	_ "embed"
+	"io"
 	"math/big"
 	"net"
 	"os"
@@ -62,6 +64,7 @@ type Server struct {
 	ClientTLS *tls.Config
 	File      protoreflect.FileDescriptor // model.proto, compiled
 	Calls     atomic.Int64                // calls read, every method
+	Messages  atomic.Int64                // request messages read, every method
 	srv       *grpc.Server
 	b         behavior
 }
@@ -149,7 +152,12 @@ func start(refl Reflection, creds credentials.TransportCredentials, client *tls.
 	desc := grpc.ServiceDesc{ServiceName: string(sd.FullName()), HandlerType: (*any)(nil), Metadata: ProtoName}
 	for i := range sd.Methods().Len() {
 		md := sd.Methods().Get(i)
-		if md.IsStreamingServer() {
+		switch {
+		case md.IsStreamingClient():
+			desc.Streams = append(desc.Streams, grpc.StreamDesc{StreamName: string(md.Name()), Handler: s.clientStreamHandler(md),
+				ServerStreams: md.IsStreamingServer(), ClientStreams: true})
+			continue
+		case md.IsStreamingServer():
 			desc.Streams = append(desc.Streams, grpc.StreamDesc{StreamName: string(md.Name()), Handler: s.streamHandler(md), ServerStreams: true})
 			continue
 		}
@@ -252,6 +260,7 @@ func (s *Server) handler(md protoreflect.MethodDescriptor) func(any, context.Con
 		if err := dec(in); err != nil {
 			return nil, err
 		}
+		s.Messages.Add(1)
 		if refuse != nil {
 			return nil, refuse
 		}
@@ -277,6 +286,7 @@ func (s *Server) streamHandler(md protoreflect.MethodDescriptor) grpc.StreamHand
 		if err := stream.RecvMsg(in); err != nil {
 			return err
 		}
+		s.Messages.Add(1)
 		if refuse != nil {
 			return refuse
 		}
@@ -289,5 +299,45 @@ func (s *Server) streamHandler(md protoreflect.MethodDescriptor) grpc.StreamHand
 			}
 		}
 		return nil
+	}
+}
+
+// clientStreamHandler answers md, whose requests are a stream: Sum reads
+// them all and answers their count and the sum of their inputs; Chat
+// (bidirectional) echoes each as it reads it. Every message read is
+// counted (Messages).
+func (s *Server) clientStreamHandler(md protoreflect.MethodDescriptor) grpc.StreamHandler {
+	return func(_ any, stream grpc.ServerStream) error {
+		_, refuse := s.call()
+		var n int64
+		var sum float64
+		for {
+			in := dynamicpb.NewMessage(md.Input())
+			err := stream.RecvMsg(in)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return err
+			}
+			s.Messages.Add(1)
+			n++
+			ins := in.Get(md.Input().Fields().ByName("inputs")).List()
+			for i := range ins.Len() {
+				sum += ins.Get(i).Float()
+			}
+			if refuse == nil && md.IsStreamingServer() {
+				if err := stream.SendMsg(in); err != nil {
+					return err
+				}
+			}
+		}
+		if refuse != nil || md.IsStreamingServer() {
+			return refuse
+		}
+		out := dynamicpb.NewMessage(md.Output())
+		out.Set(md.Output().Fields().ByName("messages"), protoreflect.ValueOfInt64(n))
+		out.Set(md.Output().Fields().ByName("sum"), protoreflect.ValueOfFloat64(sum))
+		return stream.SendMsg(out)
 	}
 }
