@@ -100,20 +100,29 @@ func fitTables(w io.Writer, align tw.Alignment, head []string, rows [][]string, 
 	return nil
 }
 
-// lineWrapper wraps each line written through it that is wider than
-// width at spaces, as a report's lines are on a terminal. Its further
-// lines are indented under the text after the line's label ("counts   ",
-// nine columns), or as the line itself is, or, prose, by two. A table's
+// LineWrapper wraps each line written through it that is wider than
+// width at spaces, as a report's lines are on a terminal (TextWrapped,
+// and cmd's other reports: a diff, the verdict). Its further lines are
+// indented under the text after the line's label ("counts   ",
+// "result: "), or as the line itself is, or, prose, by two. A table's
 // lines (fitTables keeps them narrow) pass as they are: wrapped, a
 // table would not read.
-type lineWrapper struct {
+type LineWrapper struct {
 	w     io.Writer
 	width int
 	buf   []byte
 	err   error
 }
 
-func (lw *lineWrapper) Write(p []byte) (int, error) {
+// NewLineWrapper wraps what is written to w at width columns (LineWidth
+// for a terminal); width 0 passes it as it is, as a file or pipe gets
+// it. Flush writes what is left.
+func NewLineWrapper(w io.Writer, width int) *LineWrapper { return &LineWrapper{w: w, width: width} }
+
+func (lw *LineWrapper) Write(p []byte) (int, error) {
+	if lw.width <= 0 {
+		return lw.w.Write(p)
+	}
 	lw.buf = append(lw.buf, p...)
 	for lw.err == nil {
 		i := bytes.IndexByte(lw.buf, '\n')
@@ -126,8 +135,8 @@ func (lw *lineWrapper) Write(p []byte) (int, error) {
 	return len(p), lw.err
 }
 
-// flush writes what is left after the last newline.
-func (lw *lineWrapper) flush() error {
+// Flush writes what is left after the last newline.
+func (lw *LineWrapper) Flush() error {
 	if len(lw.buf) > 0 && lw.err == nil {
 		_, lw.err = lw.w.Write(lw.buf)
 		lw.buf = nil
@@ -135,11 +144,7 @@ func (lw *lineWrapper) flush() error {
 	return lw.err
 }
 
-// labelWidth is the width of a report line's label: "counts   ",
-// "protocol ".
-const labelWidth = 9
-
-func (lw *lineWrapper) line(l string) {
+func (lw *LineWrapper) line(l string) {
 	out := l
 	if cols(l) > lw.width && !strings.ContainsAny(firstRune(l), "┌│├└") {
 		indent, first := continuation(l)
@@ -156,20 +161,23 @@ func firstRune(s string) string {
 }
 
 // continuation is the indent of a long line's further lines and the
-// part of it kept as it is before its text: a label of labelWidth
-// columns (a lower-case word padded with spaces, not "response = …"),
-// else the line's own leading spaces, else none and an indent of 2.
+// part of it kept as it is before its text: a label (a word of letters
+// padded with spaces to column 9, "counts   ", or a word and a colon to
+// column 8 or 9, "result: ", "request: "; not "response = …"), else the
+// line's own leading spaces, else none and an indent of 2.
 func continuation(l string) (int, string) {
 	if lead := len(l) - len(strings.TrimLeft(l, " ")); lead > 0 {
 		return lead, l[:lead]
 	}
-	if len(l) > labelWidth && l[labelWidth-1] == ' ' && !strings.ContainsAny(firstRune(l[labelWidth:]), " =·") {
-		word := strings.TrimRight(l[:labelWidth], " ")
-		if word != "" && strings.Trim(word, "abcdefghijklmnopqrstuvwxyz") == "" {
-			return labelWidth, l[:labelWidth]
-		}
+	word := strings.TrimLeft(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+	colon := strings.HasPrefix(word, ":")
+	word = strings.TrimPrefix(word, ":")
+	text := strings.TrimLeft(word, " ")
+	at := len(l) - len(text)
+	if len(word) == len(text) || text == "" || (at != 9 && !(colon && at == 8)) || !colon && strings.ContainsAny(firstRune(text), "=·") {
+		return 2, ""
 	}
-	return 2, ""
+	return at, l[:at]
 }
 
 // wrap breaks text into lines of at most width columns at spaces,

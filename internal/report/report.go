@@ -184,9 +184,9 @@ func TextWrapped(w io.Writer, res *result.Result, wrapAt int) error {
 	if wrapAt <= 0 {
 		return text(w, res, 0)
 	}
-	lw := &lineWrapper{w: w, width: wrapAt}
+	lw := NewLineWrapper(w, wrapAt)
 	err := text(lw, res, wrapAt)
-	if ferr := lw.flush(); err == nil {
+	if ferr := lw.Flush(); err == nil {
 		err = ferr
 	}
 	return err

@@ -2,6 +2,7 @@ package report_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -120,6 +121,40 @@ func TestTextWidth(t *testing.T) {
 			}
 		}
 	}
+	// cmd's other reports on a terminal, through the same wrapper: a
+	// diff of one result and of two, and the verdict.
+	cases := widthCases(t)
+	var b bytes.Buffer
+	lw := report.NewLineWrapper(&b, report.LineWidth)
+	for _, c := range cases {
+		if err := report.ServiceVsResponse(lw, c.name, c.res, c.res.Service, c.res.Response); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range report.VerdictLines(c.res, 5) {
+			fmt.Fprintln(lw, l)
+		}
+	}
+	a, long := mixResult(t, 2*time.Millisecond), longNames(mixResult(t, 3*time.Millisecond))
+	if err := report.Compare(lw, "response", "a.json", longNames(a), a.Response, "b.json", long, long.Response); err != nil {
+		t.Fatal(err)
+	}
+	if err := lw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if n := displayWidth(l); n > report.LineWidth {
+			t.Errorf("diff or verdict: line of %d columns: %q", n, l)
+		}
+	}
+}
+
+// longNames gives res's targets names of 60 characters, a mix's METHOD
+// URL names.
+func longNames(res *result.Result) *result.Result {
+	for i := range res.Targets {
+		res.Targets[i].Name = fmt.Sprintf("POST https://api.example.com/v1/chat/completions?user=%06d", i)
+	}
+	return res
 }
 
 // displayWidth is l's width on a terminal: a rune a column, East Asian
@@ -150,7 +185,8 @@ func widthCases(t *testing.T) []widthCase {
 		cases = append(cases, widthCase{name, readResult(t, name)})
 	}
 	cases = append(cases, widthCase{"session run", shopRun(t)}, widthCase{"conversation, a scenario", chatRun(t)},
-		widthCase{"mix", mixResult(t, 2*time.Millisecond)}, widthCase{"scenarios of mixes", scenariosOfMixes(t)},
+		widthCase{"mix", mixResult(t, 2*time.Millisecond)}, widthCase{"mix of URLs", longNames(mixResult(t, 2*time.Millisecond))},
+		widthCase{"scenarios of mixes", scenariosOfMixes(t)},
 		widthCase{"no answer in 30 s", noAnswer(t)}, widthCase{"class by second, 20 s", classSeconds(t)})
 
 	long := readResult(t, "stream.json")
