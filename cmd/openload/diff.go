@@ -69,6 +69,10 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	if err := checkOutputs(output("--html", o.html)); err != nil {
 		return usageErrorIn(stderr, "diff", "%v", err)
 	}
+	// On a terminal, its lines wrapped at 100 columns as a report's are.
+	wrapped := report.NewLineWrapper(stdout, wrapWidth(stdout))
+	defer wrapped.Flush()
+	stdout = wrapped
 	switch fs.NArg() {
 	case 1:
 		if fs.Changed("metric") {

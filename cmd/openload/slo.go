@@ -59,10 +59,12 @@ func writeVerdict(out, stderr io.Writer, res *result.Result, exit int, quiet boo
 		lines = slices.Insert(lines, at, report.Line{Label: "hint", Text: "add -H 'Content-Type: application/json' to name a JSON body's type"})
 	}
 	if !quiet {
-		fmt.Fprintln(out)
+		wrapped := report.NewLineWrapper(out, wrapWidth(out)) // on a terminal, as the report's lines
+		fmt.Fprintln(wrapped)
 		for _, l := range lines {
-			fmt.Fprintln(out, l)
+			fmt.Fprintln(wrapped, l)
 		}
+		wrapped.Flush()
 		return
 	}
 	class := verify.ClassOf(res)

@@ -60,15 +60,15 @@ func ClassSeconds(w io.Writer, res *result.Result, ct result.ClassTable) error {
 	for i := range res.Timeline {
 		head = append(head, strconv.Itoa(i))
 	}
-	t := newTable(w, leftFirst(len(head)), head...)
+	var rows [][]string
 	for _, v := range values {
 		row := []string{v}
 		for _, s := range res.Timeline {
 			row = append(row, strconv.FormatInt(s.Classes[ct.Header][v], 10))
 		}
-		if err := t.Append(row); err != nil {
-			return err
-		}
+		rows = append(rows, row)
 	}
-	return t.Render()
+	// Too wide, the seconds go in tables stacked, as many as a terminal
+	// takes each.
+	return fitTables(w, leftFirst(len(head)), head, rows, 0)
 }

@@ -20,23 +20,22 @@ const maxPartStatuses = 3
 // PartTable writes one row per part (what names the kind: "target"):
 // its count and share of the n headline requests, completed, errors
 // (errors, timeouts and unfinished, as the errors objective counts
-// them), response p50 and p99, service p99, send-delay p99, and its
-// statuses and error kinds in brief.
+// them), its statuses and error kinds in brief, response p50 and p99,
+// service p99 and send-delay p99: too wide for a terminal (as a mix's
+// URLs make it), the outcomes in a table, then the latencies.
 func PartTable(w io.Writer, what string, n int64, parts []result.Part) error {
-	t := newTable(w, leftFirst(10), what, "count", "share", "completed", "errors", "resp p50", "resp p99", "service p99", "send delay p99", "answers")
+	head := []string{what, "count", "share", "completed", "errors", "answers", "resp p50", "resp p99", "service p99", "send delay p99"}
+	var rows [][]string
 	for _, p := range parts {
 		c := p.Counts
 		share := "—"
 		if n > 0 {
 			share = fmt.Sprintf("%.1f %%", 100*float64(c.Scheduled)/float64(n))
 		}
-		row := []string{p.Name, fmt.Sprint(c.Scheduled), share, fmt.Sprint(c.Completed), fmt.Sprint(c.Errors + c.Timeouts + c.Unfinished),
-			partMs(p.Response, "p50"), partMs(p.Response, "p99"), partMs(p.Service, "p99"), partMs(p.SendDelay, "p99"), partAnswers(p)}
-		if err := t.Append(row); err != nil {
-			return err
-		}
+		rows = append(rows, []string{p.Name, fmt.Sprint(c.Scheduled), share, fmt.Sprint(c.Completed), fmt.Sprint(c.Errors + c.Timeouts + c.Unfinished),
+			partAnswers(p), partMs(p.Response, "p50"), partMs(p.Response, "p99"), partMs(p.Service, "p99"), partMs(p.SendDelay, "p99")})
 	}
-	return t.Render()
+	return fitTables(w, leftFirst(len(head)), head, rows, slices.Index(head, "resp p50"))
 }
 
 // partMs is percentile stat of p, "—" without samples: a part that got
@@ -130,7 +129,8 @@ func compareBy(w io.Writer, what, metric string, pa, pb []result.Part) error {
 		return nil
 	}
 	fmt.Fprintf(w, "\nby %s · %s p99 (ms)\n", what, result.MetricTitle(metric))
-	t := newTable(w, leftFirst(7), what, "A count", "B count", "A", "B", "B − A", "B ÷ A")
+	head := []string{what, "A count", "B count", "A", "B", "B − A", "B ÷ A"}
+	var rows [][]string
 	for i := range pa {
 		x, _ := partMetric(pa[i], metric)
 		y, _ := partMetric(pb[i], metric)
@@ -138,9 +138,8 @@ func compareBy(w io.Writer, what, metric string, pa, pb []result.Part) error {
 		if x.Count > 0 && y.Count > 0 {
 			diff, r = signedMs(y.P99-x.P99), ratio(y.P99, x.P99)
 		}
-		if err := t.Append([]string{pa[i].Name, fmt.Sprint(x.Count), fmt.Sprint(y.Count), partMs(x, "p99"), partMs(y, "p99"), diff, r}); err != nil {
-			return err
-		}
+		rows = append(rows, []string{pa[i].Name, fmt.Sprint(x.Count), fmt.Sprint(y.Count), partMs(x, "p99"), partMs(y, "p99"), diff, r})
 	}
-	return t.Render()
+	// A mix's METHOD URL names: the counts, then the figures.
+	return fitTables(w, leftFirst(len(head)), head, rows, slices.Index(head, "A"))
 }

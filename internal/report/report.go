@@ -8,7 +8,8 @@
 // sessions.
 // sweep.go renders a sweep, a search and repeats from their sweep file
 // (result.File), live or saved alike; csv.go writes CSV; html.go picks the
-// charts internal/plot draws and the pages they sit on. It is the one
+// charts internal/plot draws and the pages they sit on; fit.go keeps a
+// terminal's report within its 100 columns. It is the one
 // place openload renders: internal/sweep runs and decides, cmd/ writes the
 // files.
 package report
@@ -39,16 +40,16 @@ type Row struct {
 // Columns of the latency table, in ms.
 var Columns = []string{"p50", "p90", "p95", "p99", "p99.9", "max", "mean"}
 
-// LatencyTable writes rows as a table with the standard columns.
+// LatencyTable writes rows as a table with the standard columns; too
+// wide for a terminal (seconds-long latencies, a long row name), as two:
+// p50 to p99, then p99.9, max and mean.
 func LatencyTable(w io.Writer, rows []Row) error {
-	t := newTable(w, leftFirst(8), append([]string{"ms"}, Columns...)...)
-	for _, r := range rows {
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
 		p := r.P
-		if err := t.Append([]string{r.Name, ms(p.P50), ms(p.P90), ms(p.P95), ms(p.P99), ms(p.P999), ms(p.Max), ms(p.Mean)}); err != nil {
-			return err
-		}
+		cells[i] = []string{r.Name, ms(p.P50), ms(p.P90), ms(p.P95), ms(p.P99), ms(p.P999), ms(p.Max), ms(p.Mean)}
 	}
-	return t.Render()
+	return fitTables(w, leftFirst(8), append([]string{"ms"}, Columns...), cells, 1+slices.Index(Columns, "p99.9"))
 }
 
 // ClassTable writes one class header's breakdown: count, share of all
@@ -61,18 +62,19 @@ func ClassTable(w io.Writer, ct result.ClassTable) error {
 	if rest {
 		head = append(head, "per 100 of the rest")
 	}
-	t := newTable(w, leftFirst(8), append(head, "resp p50", "resp p95", "resp p99", "resp max")...)
+	cut := len(head)
+	head = append(head, "resp p50", "resp p95", "resp p99", "resp max")
+	var rows [][]string
 	for _, v := range ct.Values {
 		p := v.Response
 		row := []string{v.Value, fmt.Sprint(v.Count), fmt.Sprintf("%.1f %%", 100*v.Share)}
 		if rest {
 			row = append(row, per100(v))
 		}
-		if err := t.Append(append(row, ms(p.P50), ms(p.P95), ms(p.P99), ms(p.Max))); err != nil {
-			return err
-		}
+		rows = append(rows, append(row, ms(p.P50), ms(p.P95), ms(p.P99), ms(p.Max)))
 	}
-	return t.Render()
+	// A long value (a header's free text) may need its latencies apart.
+	return fitTables(w, leftFirst(len(head)), head, rows, cut)
 }
 
 func ms(v float64) string { return fmt.Sprintf("%.3f", v) }
@@ -120,6 +122,19 @@ func autoNote(auto bool) string {
 	return ""
 }
 
+// legends are the legend lines a report has said: a run of scenarios
+// says one under the first of its scenarios' tables that needs it, not
+// under each (issue 55: a mix's legend printed twice).
+type legends map[string]bool
+
+// say writes line unless it was said.
+func (l legends) say(w io.Writer, line string) {
+	if !l[line] {
+		l[line] = true
+		fmt.Fprintln(w, line)
+	}
+}
+
 // ServerTimingStreamNote is the line under the Server-Timing table of a
 // run that streamed. openload reads Server-Timing from the response head,
 // which a server writes before it streams the body: its figures stop at
@@ -156,15 +171,53 @@ func RequestLine(q *result.Request) string {
 	return "request: " + strings.Join(parts, " · ")
 }
 
-// Text writes the full terminal report of res, a line to each check and
-// objective (TextWrapped wraps them).
+// Text writes the full terminal report of res, each line whole
+// (TextWrapped wraps them for a terminal).
 func Text(w io.Writer, res *result.Result) error { return TextWrapped(w, res, 0) }
 
-// TextWrapped writes the full terminal report of res with each check's
-// and objective's reason wrapped to wrapAt columns (LineWidth for a
-// terminal; 0: not wrapped, one line each, as a file or pipe gets it
-// so that a line found by grep is whole).
+// TextWrapped writes the full terminal report of res for a terminal of
+// wrapAt columns (LineWidth): each line wider wrapped at spaces, a
+// check's and an objective's reason under its text; 0: not wrapped, one
+// line each, as a file or pipe gets it so that a line found by grep is
+// whole. Its tables fit TableWidth either way (fitTables).
 func TextWrapped(w io.Writer, res *result.Result, wrapAt int) error {
+	if wrapAt <= 0 {
+		return text(w, res, 0)
+	}
+	lw := NewLineWrapper(w, wrapAt)
+	err := text(lw, res, wrapAt)
+	if ferr := lw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// text writes the report's sections in their order.
+func text(w io.Writer, res *result.Result, wrapAt int) error {
+	headLines(w, res)
+	for _, section := range []func(io.Writer, *result.Result) error{
+		latencySection, serverTimingSection, StreamLines, dwellSection, ScenarioTable,
+		classSections, targetSection, ScenarioTargets, SessionRuns,
+	} {
+		if err := section(w, res); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	countLines(w, res)
+	rateLine(w, res)
+	answerLines(w, res)
+	WireLines(w, res)  // wire.go
+	RetryLines(w, res) // retry.go
+	limitLines(w, res)
+	checkLines(w, wrapAt, res.Checks)
+	objectives(w, wrapAt, res.SLOs)
+	return nil
+}
+
+// headLines are the report's headline: the schedule and what it sent,
+// the built-in stub, the limits and the request's line.
+func headLines(w io.Writer, res *result.Result) {
 	cfg := res.Config
 	what := res.Sends()
 	if len(res.Steps) > 0 {
@@ -195,6 +248,11 @@ func TextWrapped(w io.Writer, res *result.Result, wrapAt int) error {
 		fmt.Fprintln(w, line)
 	}
 	fmt.Fprintln(w)
+}
+
+// latencySection is the latency table and the lines saying what its
+// rows hold.
+func latencySection(w io.Writer, res *result.Result) error {
 	rows := headRows(res) // target.go
 	if res.Corrected != nil {
 		rows = append(rows, Row{CorrectedName(res.Corrected), res.Corrected.Percentiles})
@@ -221,36 +279,47 @@ func TextWrapped(w io.Writer, res *result.Result, wrapAt int) error {
 	if res.Censored > 0 {
 		fmt.Fprintf(w, "%d timed-out or unfinished requests are counted at their elapsed time (a lower bound)\n", res.Censored)
 	}
-	if len(res.ServerTiming) > 0 {
-		streamed := res.Stream != nil && res.Stream.TTFTService.Count > 0
-		next := "the client's service time"
-		if streamed {
-			next += " and TTFT from the send"
-		}
-		fmt.Fprintf(w, "\nserver-reported (Server-Timing) next to %s%s\n", next, autoNote(slices.Contains(cfg.AutoHeaders, "Server-Timing")))
-		rows := []Row{{"client service", res.Service}}
-		if streamed {
-			rows = append(rows, Row{"client TTFT from send", res.Stream.TTFTService})
-		}
-		for _, m := range res.ServerTiming {
-			rows = append(rows, Row{"server " + m.Name, m.Percentiles})
-		}
-		if err := LatencyTable(w, rows); err != nil {
-			return err
-		}
-		if streamed {
-			fmt.Fprintln(w, ServerTimingStreamNote)
-		}
+	return nil
+}
+
+// serverTimingSection sets the server's Server-Timing figures beside the
+// client's service time (and TTFT from the send, when it streamed).
+func serverTimingSection(w io.Writer, res *result.Result) error {
+	if len(res.ServerTiming) == 0 {
+		return nil
 	}
-	if err := StreamLines(w, res); err != nil { // stream.go
+	streamed := res.Stream != nil && res.Stream.TTFTService.Count > 0
+	next := "the client's service time"
+	if streamed {
+		next += " and TTFT from the send"
+	}
+	fmt.Fprintf(w, "\nserver-reported (Server-Timing) next to %s%s\n", next, autoNote(slices.Contains(res.Config.AutoHeaders, "Server-Timing")))
+	rows := []Row{{"client service", res.Service}}
+	if streamed {
+		rows = append(rows, Row{"client send TTFT", res.Stream.TTFTService})
+	}
+	for _, m := range res.ServerTiming {
+		rows = append(rows, Row{"server " + m.Name, m.Percentiles})
+	}
+	if err := LatencyTable(w, rows); err != nil {
 		return err
 	}
+	if streamed {
+		fmt.Fprintln(w, ServerTimingStreamNote)
+	}
+	return nil
+}
+
+func dwellSection(w io.Writer, res *result.Result) error {
 	if res.DwellBound != nil {
 		fmt.Fprintln(w, DwellLine(res.DwellBound))
 	}
-	if err := ScenarioTable(w, res); err != nil { // scenario.go
-		return err
-	}
+	return nil
+}
+
+// classSections are a table for each class header, with its values'
+// counts by second.
+func classSections(w io.Writer, res *result.Result) error {
 	for _, ct := range res.Classes {
 		fmt.Fprintf(w, "\nby %s%s\n", ct.Header, autoNote(ct.Auto))
 		if err := ClassTable(w, ct); err != nil {
@@ -260,25 +329,33 @@ func TextWrapped(w io.Writer, res *result.Result, wrapAt int) error {
 			return err
 		}
 	}
-	if len(res.Targets) > 0 {
-		fmt.Fprintln(w, "\nby target")
-		if err := PartTable(w, "target", res.Headline().Scheduled, res.Targets); err != nil { // part.go
-			return err
-		}
-		fmt.Fprintln(w, partErrorsNote("target"))
+	return nil
+}
+
+// targetSection is a mix's table by target.
+func targetSection(w io.Writer, res *result.Result) error {
+	if len(res.Targets) == 0 {
+		return nil
 	}
-	if err := ScenarioTargets(w, res); err != nil { // scenario.go
+	fmt.Fprintln(w, "\nby target")
+	if err := PartTable(w, "target", res.Headline().Scheduled, res.Targets); err != nil { // part.go
 		return err
 	}
-	if err := SessionRuns(w, res); err != nil { // session.go
-		return err
-	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(w, partErrorsNote("target"))
+	return nil
+}
+
+// countLines are the requests' accounting and the warm-up's.
+func countLines(w io.Writer, res *result.Result) {
 	fmt.Fprintf(w, "counts   %s\n", countsLine(res.Counts, res.ExpectedKnown()))
 	if wu := res.Warmup; wu != nil {
 		fmt.Fprintf(w, "warmup   first %s: scheduled %d · completed %d · errors %d · timeouts %d · unfinished %d · response p50 %s p99 %s ms · service p99 %s ms: counted above, kept out of the percentiles and objectives\n",
 			wu.Until, wu.Scheduled, wu.Completed, wu.Errors, wu.Timeouts, wu.Unfinished, ms(wu.Response.P50), ms(wu.Response.P99), ms(wu.Service.P99))
 	}
+}
+
+// rateLine is the rate sent next to the one the schedule asked for.
+func rateLine(w io.Writer, res *result.Result) {
 	switch {
 	case !res.Closed() && shardShare(res.Config.Shard):
 		fmt.Fprintf(w, "rate     sent %.1f/s (%s) · run took %.2f s\n", res.SendRate, shardRate(res), res.Elapsed)
@@ -299,6 +376,11 @@ func TextWrapped(w io.Writer, res *result.Result, wrapAt int) error {
 	default:
 		fmt.Fprintf(w, "rate     sent %.1f/s (closed loop, unpaced) · run took %.2f s\n", res.SendRate, res.Elapsed)
 	}
+}
+
+// answerLines are what the requests got: statuses, gRPC codes, the first
+// refusal's words, errors by kind and TLS failures by cause.
+func answerLines(w io.Writer, res *result.Result) {
 	if len(res.Status) > 0 {
 		fmt.Fprintf(w, "status   %s\n", statusLine(res.Status))
 	}
@@ -318,9 +400,13 @@ func TextWrapped(w io.Writer, res *result.Result, wrapAt int) error {
 	if l := tlsLine(res); l != "" {
 		fmt.Fprintf(w, "tls      %s\n", l)
 	}
-	WireLines(w, res)
-	RetryLines(w, res)
-	l := res.Limit
+}
+
+// limitLines are the generator's bounds: users or connections, the
+// connections opened before the start, shards, HTTP/2's streams and a
+// stop before the end.
+func limitLines(w io.Writer, res *result.Result) {
+	cfg, l := res.Config, res.Limit
 	if res.Closed() {
 		fmt.Fprintf(w, "users    %s in a closed loop, one request in flight each: max in flight %d\n", users(cfg.Users), l.MaxInFlight)
 	} else if l.Waited > 0 {
@@ -343,18 +429,22 @@ func TextWrapped(w io.Writer, res *result.Result, wrapAt int) error {
 		never := int64(res.Counts.Expected) - res.Counts.Scheduled - res.Counts.Skipped
 		fmt.Fprintf(w, "run      INTERRUPTED: %d requests scheduled before the stop (all accounted for above), %d never scheduled\n", res.Counts.Scheduled, max(never, 0))
 	}
-	if len(res.Checks) > 0 {
-		fmt.Fprintln(w, "\nchecks")
-		width := 0
-		for _, c := range res.Checks {
-			width = max(width, len(c.Name))
-		}
-		for _, c := range res.Checks {
-			wrapped(w, wrapAt, fmt.Sprintf("  %-4s  %-*s  ", strings.ToUpper(c.Severity), width, c.Name), c.Message)
-		}
+}
+
+// checkLines writes a line to each check, its reason wrapped to width (0:
+// not wrapped) under the reason's start.
+func checkLines(w io.Writer, width int, checks []result.Check) {
+	if len(checks) == 0 {
+		return
 	}
-	objectives(w, wrapAt, res.SLOs)
-	return nil
+	fmt.Fprintln(w, "\nchecks")
+	names := 0
+	for _, c := range checks {
+		names = max(names, len(c.Name))
+	}
+	for _, c := range checks {
+		wrapped(w, width, fmt.Sprintf("  %-4s  %-*s  ", strings.ToUpper(c.Severity), names, c.Name), c.Message)
+	}
 }
 
 // Objectives writes one line per evaluated objective (nothing when none).

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/openload/openload/result"
@@ -20,8 +21,8 @@ func ScenarioTable(w io.Writer, res *result.Result) error {
 	}
 	fmt.Fprintln(w, "\nby scenario · each its own schedule (in the headline), connections and checks")
 	fmt.Fprintln(w, "ms · p50, p99 = response · serv = service · delay = send delay · sched/done = scheduled/completed")
-	t := newTable(w, leftFirst(10), "scenario", "sched", "sent", "done", "errors",
-		"p50", "p99", "serv p99", "delay p99", "checks")
+	head := []string{"scenario", "sched", "sent", "done", "errors", "p50", "p99", "serv p99", "delay p99", "checks"}
+	var rows [][]string
 	for _, sc := range res.Scenarios {
 		r := sc.Result
 		c := r.Counts
@@ -41,18 +42,19 @@ func ScenarioTable(w io.Writer, res *result.Result) error {
 		}
 		row := []string{sc.Name, fmt.Sprint(c.Scheduled), fmt.Sprint(c.Sent), fmt.Sprint(c.Completed),
 			fmt.Sprint(c.Errors + c.Timeouts + c.Unfinished), ms(r.Response.P50), ms(r.Response.P99), ms(r.Service.P99), ms(r.SendDelay.P99), checks}
-		if err := t.Append(row); err != nil {
-			return err
-		}
+		rows = append(rows, row)
 	}
-	return t.Render()
+	// Long names or seconds-long latencies: the counts, then the rest.
+	return fitTables(w, leftFirst(len(head)), head, rows, slices.Index(head, "p50"))
 }
 
 // ScenarioTargets writes, for each scenario of res with a request mix,
 // its targets' table under its own heading ("scenario shop · by
 // target"), as a run of one mix has "by target": a whole of scenarios
 // keeps no targets of its own (result.Union), the JSON each scenario's.
+// The legend is under the first table only.
 func ScenarioTargets(w io.Writer, res *result.Result) error {
+	said := legends{}
 	for _, sc := range res.Scenarios {
 		if sc.Result == nil || len(sc.Result.Targets) == 0 {
 			continue
@@ -61,7 +63,7 @@ func ScenarioTargets(w io.Writer, res *result.Result) error {
 		if err := PartTable(w, "target", sc.Result.Headline().Scheduled, sc.Result.Targets); err != nil { // part.go
 			return err
 		}
-		fmt.Fprintln(w, partErrorsNote("target"))
+		said.say(w, partErrorsNote("target"))
 	}
 	return nil
 }

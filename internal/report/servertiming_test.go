@@ -17,7 +17,7 @@ import (
 func TestServerTimingStreamGolden(t *testing.T) {
 	out := text(t, "stream.json")
 	golden.Check(t, "server-timing-stream.golden", out)
-	for _, want := range []string{"next to the client's service time and TTFT from the send", "│ client TTFT from send │", report.ServerTimingStreamNote} {
+	for _, want := range []string{"next to the client's service time and TTFT from the send", "│ client send TTFT │", report.ServerTimingStreamNote} {
 		if !strings.Contains(out, want) {
 			t.Errorf("streamed run lacks %q", want)
 		}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,16 +22,18 @@ const noSample = "no data"
 // several scenarios, of each scenario that had sessions, under its own
 // heading; nothing for a run without. A run of scenarios shows only
 // theirs: its steps and sessions are its scenarios', each with steps of
-// its own, so a whole of them has no step to name.
+// its own, so a whole of them has no step to name. The legends are
+// under the first scenario's tables only.
 func SessionRuns(w io.Writer, res *result.Result) error {
+	said := legends{}
 	if len(res.Scenarios) == 0 {
-		return SessionRun(w, "", res)
+		return sessionRun(w, "", res, said)
 	}
 	for _, sc := range res.Scenarios {
 		if sc.Result == nil {
 			continue
 		}
-		if err := SessionRun(w, "scenario "+sc.Name+" · ", sc.Result); err != nil {
+		if err := sessionRun(w, "scenario "+sc.Name+" · ", sc.Result, said); err != nil {
 			return err
 		}
 	}
@@ -42,6 +45,11 @@ func SessionRuns(w io.Writer, res *result.Result) error {
 // shop · " for a scenario of a run of several); nothing when res has
 // neither steps nor sessions.
 func SessionRun(w io.Writer, prefix string, res *result.Result) error {
+	return sessionRun(w, prefix, res, legends{})
+}
+
+// sessionRun is SessionRun saying only the legends said has not.
+func sessionRun(w io.Writer, prefix string, res *result.Result, said legends) error {
 	if len(res.Steps) == 0 && res.Sessions == nil {
 		return nil
 	}
@@ -50,8 +58,8 @@ func SessionRun(w io.Writer, prefix string, res *result.Result) error {
 		if err := PartTable(w, "step", res.Headline().Scheduled, res.Steps); err != nil { // part.go
 			return err
 		}
-		fmt.Fprintln(w, partErrorsNote("step"))
-		if err := StepStreamTable(w, prefix, res.Steps); err != nil {
+		said.say(w, partErrorsNote("step"))
+		if err := stepStreamTable(w, prefix, res.Steps, said); err != nil {
 			return err
 		}
 	}
@@ -65,10 +73,14 @@ func SessionRun(w io.Writer, prefix string, res *result.Result) error {
 }
 
 // StepStreamTable writes, when any step streamed (a conversation's
-// turns), one row per step: its streamed requests, their prompt and
-// cached prompt tokens (means, the server's counts), TTFT from the due
-// time and from the send, TPOT and output tokens; nothing otherwise.
+// turns), one row per step: its streamed requests, their prompt, cached
+// prompt and output tokens (means, the server's counts), TTFT from the
+// due time and from the send, and TPOT; nothing otherwise.
 func StepStreamTable(w io.Writer, prefix string, steps []result.Part) error {
+	return stepStreamTable(w, prefix, steps, legends{})
+}
+
+func stepStreamTable(w io.Writer, prefix string, steps []result.Part, said legends) error {
 	streamed := false
 	for _, p := range steps {
 		streamed = streamed || p.Stream != nil
@@ -77,7 +89,8 @@ func StepStreamTable(w io.Writer, prefix string, steps []result.Part) error {
 		return nil
 	}
 	fmt.Fprintf(w, "\n%sby step · streamed answers\n", prefix)
-	t := newTable(w, leftFirst(10), "step", "streamed", "prompt tok", "cached tok", "TTFT p50", "TTFT p99", "send TTFT p50", "send TTFT p99", "TPOT p50", "output tok")
+	head := []string{"step", "streamed", "prompt tok", "cached tok", "output tok", "TTFT p50", "TTFT p99", "send TTFT p50", "send TTFT p99", "TPOT p50"}
+	var rows [][]string
 	for _, p := range steps {
 		s := p.Stream
 		if s == nil {
@@ -91,17 +104,17 @@ func StepStreamTable(w io.Writer, prefix string, steps []result.Part) error {
 		if c := s.CachedTokens; c != nil && c.Requests > 0 {
 			cached = tokensMean(c)
 		}
-		row := []string{p.Name, fmt.Sprint(s.Streamed), tokensMean(s.PromptTokens), cached,
+		row := []string{p.Name, fmt.Sprint(s.Streamed), tokensMean(s.PromptTokens), cached, out,
 			figure(s.TTFTResponse, "p50"), figure(s.TTFTResponse, "p99"), figure(s.TTFTService, "p50"), figure(s.TTFTService, "p99"),
-			figure(s.TPOT, "p50"), out}
-		if err := t.Append(row); err != nil {
-			return err
-		}
+			figure(s.TPOT, "p50")}
+		rows = append(rows, row)
 	}
-	if err := t.Render(); err != nil {
+	// Too wide for a terminal: the requests and tokens, then the
+	// latencies.
+	if err := fitTables(w, leftFirst(len(head)), head, rows, slices.Index(head, "TTFT p50")); err != nil {
 		return err
 	}
-	fmt.Fprintln(w, StepStreamNote)
+	said.say(w, StepStreamNote)
 	return nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/olekukonko/tablewriter/tw"
 
@@ -239,59 +238,6 @@ func SweepTable(w io.Writer, points []result.FilePoint, knee int) error {
 		return err
 	}
 	return nil
-}
-
-// TableWidth is the width a report's tables are kept to where they can
-// be split: a terminal is often no wider.
-const TableWidth = 100
-
-// fitTables writes rows under head as one table when it fits TableWidth
-// columns; else as two, split before column cut, each with the first
-// column again (a sweep's rate): the latencies, then the outcomes.
-func fitTables(w io.Writer, align tw.Alignment, head []string, rows [][]string, cut int) error {
-	render := func(w io.Writer, cols []int) error {
-		a := make(tw.Alignment, len(cols))
-		h := make([]string, len(cols))
-		for j, c := range cols {
-			a[j], h[j] = align[c], head[c]
-		}
-		t := newTable(w, a, h...)
-		for _, r := range rows {
-			cells := make([]string, len(cols))
-			for j, c := range cols {
-				cells[j] = r[c]
-			}
-			if err := t.Append(cells); err != nil {
-				return err
-			}
-		}
-		return t.Render()
-	}
-	all := make([]int, len(head))
-	for i := range all {
-		all[i] = i
-	}
-	var b strings.Builder
-	if err := render(&b, all); err != nil {
-		return err
-	}
-	if widest(b.String()) <= TableWidth || cut <= 1 {
-		_, err := io.WriteString(w, b.String())
-		return err
-	}
-	if err := render(w, all[:cut]); err != nil {
-		return err
-	}
-	return render(w, append([]int{0}, all[cut:]...))
-}
-
-// widest is the width in runes of the widest line of s.
-func widest(s string) int {
-	n := 0
-	for _, l := range strings.Split(s, "\n") {
-		n = max(n, utf8.RuneCountInString(l))
-	}
-	return n
 }
 
 // sweepLegend writes the lines above a sweep's table: the unit of its
@@ -536,25 +482,6 @@ const (
 	whyWidth    = TableWidth
 	legendWidth = TableWidth
 )
-
-// wrap breaks text into lines of at most width runes at spaces; a word
-// longer than width has a line of its own.
-func wrap(text string, width int) []string {
-	var lines []string
-	line := ""
-	for _, word := range strings.Fields(text) {
-		switch {
-		case line == "":
-			line = word
-		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(word) <= width:
-			line += " " + word
-		default:
-			lines = append(lines, line)
-			line = word
-		}
-	}
-	return append(lines, line)
-}
 
 // span writes a range of figures, once when both ends are the same, and
 // with the unit once when both ends are figures ("52.863 – 53.023 ms").

@@ -72,9 +72,11 @@ func sortedKeys(m map[string]int64) []string { return verify.SortedByCount(m) }
 // an answer: response time, service time, send delay. When some did not,
 // the response-time row holds both, as it always did, and two rows under
 // it set them apart: the requests answered (any status) and those without
-// an answer, at the time they took to fail. When none got an answer, the
-// one response-time row is named for what it holds, the time to failure,
-// so that a refused port does not read as a fast service.
+// an answer ("no answer (N)"), at the time they took to fail. When none
+// got an answer, the one response-time row is named for what it holds,
+// "no answer (N)", the line under the table saying it is the time to
+// failure, so that a refused port does not read as a fast service. (Not
+// "no answer (N): time to failure": the table then took 111 columns.)
 func headRows(res *result.Result) []Row {
 	c := res.Counts
 	bad := c.Errors + c.Timeouts + c.Unfinished
@@ -83,7 +85,7 @@ func headRows(res *result.Result) []Row {
 	case bad == 0:
 		return append([]Row{{"response time", res.Response}}, rest...)
 	case c.Completed == 0:
-		return append([]Row{{fmt.Sprintf("no answer (%d): time to failure", bad), res.Response}}, rest...)
+		return append([]Row{{fmt.Sprintf("no answer (%d)", bad), res.Response}}, rest...)
 	case res.Answered == nil || res.Unanswered == nil:
 		// A result written before the split: label the mix.
 		return append([]Row{{"response time, all", res.Response}}, rest...)
@@ -91,7 +93,7 @@ func headRows(res *result.Result) []Row {
 	return append([]Row{
 		{"response time, all", res.Response},
 		{fmt.Sprintf("answered (%d)", res.Answered.Count), *res.Answered},
-		{fmt.Sprintf("no answer (%d): time to failure", res.Unanswered.Count), *res.Unanswered},
+		{fmt.Sprintf("no answer (%d)", res.Unanswered.Count), *res.Unanswered},
 	}, rest...)
 }
 
