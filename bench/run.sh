@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# bench/run.sh — openload side by side with wrk, fortio, vegeta, bombardier
-# and (HTTP/2) h2load on this machine, against a minimal loopback target
-# (bench/target), and docs/BENCHMARKS.md written from the run.
+# bench/run.sh — openload side by side with wrk, fortio, vegeta, bombardier,
+# (HTTP/2) h2load and (gRPC) ghz on this machine, against a minimal
+# loopback target (bench/target), and docs/BENCHMARKS.md written from the run.
 #
 #   DUR=10 STEPS=4 LONG=30 bash bench/run.sh   # 26–29 minutes (2026-12-04/05)
 #   DUR=5 STEPS=4 bash bench/run.sh            # quicker, coarser
+#   ONLY=grpc DUR=5 GRPC_RATES="1000 5000" bash bench/run.sh   # the gRPC section alone
 #
 # Knobs (environment): DUR seconds per run (10), STEPS bisection steps per
 # tool (5), AGAIN (1: a bisection step that fails is run once more, and
 # holds if either run held; 0: one run a step), LONG seconds of the long
-# memory run (60), PORT (18080),
-# OUT (docs/BENCHMARKS.md; its hand-written history at the end is kept).
+# memory run (60), PORT (18080; the gRPC target PORT + 4),
+# OUT (docs/BENCHMARKS.md; its hand-written history at the end is kept),
+# GRPC_RATES (the gRPC section's rates: "1000 5000 10000"), ONLY (grpc:
+# run the gRPC section alone and replace only its part of OUT).
 # Traffic goes to 127.0.0.1 only.
 #
 # What it measures, per tool, with /usr/bin/time -v around each run:
@@ -50,6 +53,12 @@
 #             with room for 512; the open-loop h2c peers' (fortio
 #             -h2 -stdclient, vegeta -h2c) by arrival lag; and h2load's
 #             ceiling at 32, 64, 128, 256 and 512 streams in flight
+#   gRPC      openload --grpc-method and ghz calling the target's unary
+#             method (bench/target/target.proto) at GRPC_RATES, and
+#             openload --h2c's plain HTTP at the same rates, 4 connections
+#             of 32 streams each: CPU per 1,000, arrival lag (the target
+#             counts a call's arrival as a request's), calls served of
+#             those asked for
 # It is not part of go test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -63,16 +72,27 @@ SPORT=$((PORT + 1))
 OUT=${OUT:-docs/BENCHMARKS.md}
 URL="http://127.0.0.1:$PORT"
 SURL="http://127.0.0.1:$SPORT"
+GADDR="127.0.0.1:$((PORT + 4))"
+GRPC_RATES=${GRPC_RATES:-1000 5000 10000}
+ONLY=${ONLY:-}
+case $ONLY in ''|grpc) ;; *) echo "bench: ONLY=$ONLY: the one section that runs alone is grpc" >&2; exit 2 ;; esac
 T0=$(date +%s)
 
 # --- peers and tools -------------------------------------------------------
 export PATH="$PATH:$(go env GOPATH)/bin"
 need_apt() { command -v apt-get >/dev/null && { apt-get update -qq >/dev/null 2>&1 || true; apt-get install -y -qq "$@" >/dev/null; }; }
-command -v vegeta >/dev/null || go install github.com/tsenart/vegeta/v12@v12.13.0
-command -v fortio >/dev/null || go install fortio.org/fortio@v1.66.5
-command -v bombardier >/dev/null || go install github.com/codesenberg/bombardier@v1.2.6
-command -v wrk >/dev/null || need_apt wrk
-command -v h2load >/dev/null || need_apt nghttp2-client
+if [ -z "$ONLY" ]; then
+  command -v vegeta >/dev/null || go install github.com/tsenart/vegeta/v12@v12.13.0
+  command -v fortio >/dev/null || go install fortio.org/fortio@v1.66.5
+  command -v bombardier >/dev/null || go install github.com/codesenberg/bombardier@v1.2.6
+  command -v wrk >/dev/null || need_apt wrk
+  command -v h2load >/dev/null || need_apt nghttp2-client
+fi
+# ghz: v0.120.0 is its newest release (2024-05); the module proxy lists
+# only v0.93.0 for it, but installs the tag asked for. The table names the
+# version the binary on PATH was built from.
+command -v ghz >/dev/null || go install github.com/bojand/ghz/cmd/ghz@v0.120.0
+GHZ_VER=$(go version -m "$(command -v ghz)" | awk '$1 == "mod" {print $3}')
 [ -x /usr/bin/time ] || need_apt time
 
 W=$(mktemp -d)
@@ -86,7 +106,7 @@ TGT="$W/target"
 MAIN_PID=
 main_target() {
   [ -n "$MAIN_PID" ] && { kill "$MAIN_PID"; wait "$MAIN_PID" 2>/dev/null || true; }
-  "$TGT" serve -addr "127.0.0.1:$PORT" &
+  "$TGT" serve -addr "127.0.0.1:$PORT" -grpc-addr "$GADDR" &
   MAIN_PID=$!
   for _ in $(seq 50); do "$TGT" count "$URL" >/dev/null 2>&1 && break; sleep 0.1; done
 }
@@ -168,6 +188,12 @@ run() {
       /usr/bin/time -v -o "$TIMEF" fortio load -quiet -h2 -stdclient -qps "$rate" -uniform -t "${dur}s" -c 128 -json "$RES.json" "$URL/" >/dev/null 2>&1 || true ;;
     vegeta-h2c)
       echo "GET $URL/" | /usr/bin/time -v -o "$TIMEF" vegeta attack -h2c -rate "$rate" -duration "${dur}s" -output "$RES.bin" || true ;;
+    # gRPC: the target's unary method, 4 connections of 32 streams each, as
+    # openload-h2c's plain requests; the same message for both tools.
+    openload-grpc)
+      /usr/bin/time -v -o "$TIMEF" "$W/openload" -q --h2c --grpc-method "$GMETHOD" --proto "$GPROTO" --body "$GBODY" -r "$rate" -d "${dur}s" -c 128 --max-streams 32 --drain 2s -o "$RES.json" "http://$GADDR" || true ;;
+    ghz)
+      /usr/bin/time -v -o "$TIMEF" ghz --insecure --proto "$GPROTO" --call "$GMETHOD" -d "$GBODY" -r "$rate" -z "${dur}s" -c 128 --connections 4 -O json -o "$RES.json" "$GADDR" >/dev/null 2>&1 || true ;;
   esac
   BUSY=$(busy_since "$b0" "$t0")
   n1=$(served)
@@ -200,6 +226,110 @@ run() {
   [ "$ONSCHED" = 1 ] && [ "$ONLAG" = 1 ] && ONBOTH=1
   echo "  $tool rate $rate for ${dur}s: served $SERVED (want $(printf %.0f "$want")), on schedule $ONSCHED${P99:+ (send delay p99 $P99 ms)}, arrival lag p99 $LAG99 ms, cpu $(cpu_s "$TIMEF") s, rss $(rss_mb "$TIMEF") MB, machine busy $BUSY %" >&2
 }
+
+# ratio A B: A ÷ B to two decimals ("n/a" when B is 0: a tool held no rate)
+ratio() {
+  if [ "$(echo "$2 == 0" | bc -l)" = 1 ]; then echo n/a; return; fi
+  printf '%.2f' "$(echo "$1 / $2" | bc -l)"
+}
+per1k() { printf '%.4f' "$(echo "$1 / ($2 * $DUR / 1000)" | bc -l)"; }
+met() { if [ "$(echo "$1" | bc -l)" = 1 ]; then echo met; else echo "not met"; fi; }
+
+# --- gRPC: openload --grpc-method next to ghz (issue 57) ---------------------
+GMETHOD=openload.bench.Target/Call
+GPROTO=bench/target/target.proto
+GBODY='{"id":"r1"}'
+GRPC_BEGIN='<!-- grpc: written by bench/run.sh; ONLY=grpc replaces this part alone -->'
+GRPC_END='<!-- /grpc -->'
+# grpc_section runs openload's calls, ghz's and openload's plain h2c
+# requests at each of GRPC_RATES, in turn at each rate, and sets GRPC_MD
+# (the section, between its markers).
+grpc_section() {
+  local rate tool name load0 rows= goals=
+  local -A cpu lag
+  load0=$(cut -d' ' -f1-3 /proc/loadavg)
+  echo "gRPC: openload --grpc-method, ghz $GHZ_VER, openload --h2c at $GRPC_RATES/s, ${DUR}s each" >&2
+  for rate in $GRPC_RATES; do
+    for tool in openload-grpc ghz openload-h2c; do
+      run "$tool" "$rate"
+      cpu[$tool]=$(per1k "$(cpu_s "$TIMEF")" "$rate")
+      lag[$tool]=$LAG99
+      case $tool in
+        openload-grpc) name='openload --grpc-method' ;;
+        ghz) name="ghz $GHZ_VER" ;;
+        *) name='openload --h2c (HTTP GET)' ;;
+      esac
+      rows+="| $name | $rate | ${cpu[$tool]} | $LAG99 / $LAG999 | $SERVED of $(printf %.0f "$(echo "$rate * $DUR" | bc -l)") | ${P99:-—} | $BUSY % |
+"
+    done
+    local gc gl
+    gc=$(ratio "${cpu[openload-grpc]}" "${cpu[openload-h2c]}")
+    goals+="| CPU per 1,000 calls ≤ 1.5 × openload --h2c's per request | $rate | ${cpu[openload-grpc]} vs ${cpu[openload-h2c]} | $gc | $(met "$gc <= 1.5") |
+"
+    if [ "${lag[openload-grpc]}" = - ] || [ "${lag[ghz]}" = - ]; then
+      goals+="| arrival lag p99 below ghz's | $rate | ${lag[openload-grpc]} vs ${lag[ghz]} ms | | not measured |
+"
+    else
+      gl=$(ratio "${lag[openload-grpc]}" "${lag[ghz]}")
+      goals+="| arrival lag p99 below ghz's | $rate | ${lag[openload-grpc]} vs ${lag[ghz]} ms | $gl | $(met "${lag[openload-grpc]} < ${lag[ghz]}") |
+"
+    fi
+  done
+  GRPC_MD="$GRPC_BEGIN
+
+## gRPC unary calls next to ghz (issue 57)
+
+\`bash bench/run.sh\`$( [ -n "$ONLY" ] && echo " with ONLY=grpc (this section alone)") on $(date -u +%Y-%m-%d) ($(nproc) cores; load average
+${load0} when it began), ${DUR} s a run. openload \`--grpc-method\` and ghz
+${GHZ_VER} (\`go install github.com/bojand/ghz/cmd/ghz@${GHZ_VER}\`) call the
+target's unary method (\`bench/target serve -grpc-addr\`, \`${GPROTO}\`:
+grpc-go's own HTTP/2 server, the request not decoded, the empty reply),
+the message \`${GBODY}\`, over 4 connections of 32 streams each. The target
+counts each call's arrival as it counts an HTTP request's, so the arrival
+lag is the yardstick above, the same for both tools (ghz paces with a rate
+limiter and does not say how late it sent). openload \`--h2c\` (HTTP GET to
+the same target's HTTP port, 4 connections of 32 streams) is the cost a
+call is held to. Send delay is openload's own; machine busy, the whole
+machine's CPU use during the run (every process).
+
+| client | rate | CPU-s per 1,000 | arrival lag p99 / p99.9 (ms) | served of asked | send delay p99 (ms) | machine busy |
+| --- | ---: | ---: | ---: | ---: | ---: | ---: |
+${rows}
+| goal (issue 57) | rate | measured | ratio | |
+| --- | ---: | --- | ---: | --- |
+${goals}
+    openload -q --h2c --grpc-method $GMETHOD --proto $GPROTO --body '$GBODY' -r RATE -d ${DUR}s -c 128 --max-streams 32 --drain 2s -o result.json http://$GADDR
+    ghz --insecure --proto $GPROTO --call $GMETHOD -d '$GBODY' -r RATE -z ${DUR}s -c 128 --connections 4 -O json -o result.json $GADDR
+    openload -q --h2c -r RATE -d ${DUR}s -c 128 --max-streams 32 --drain 2s -o result.json $URL/
+
+$GRPC_END"
+}
+
+# ONLY=grpc: the gRPC section alone, put in place of its part of $OUT
+# (between its markers; the first time before "## Goals (issue 35)", or
+# before the history, or at the end); the rest of $OUT is kept as it is.
+if [ "$ONLY" = grpc ]; then
+  grpc_section
+  [ -f "$OUT" ] || : >"$OUT"
+  printf '%s\n' "$GRPC_MD" >"$W/grpc.md"
+  awk -v b="$GRPC_BEGIN" -v e="$GRPC_END" -v f="$W/grpc.md" -v h='<!-- history: written by hand from here on; bench/run.sh keeps it -->' '
+    function put(  x) { while ((getline x < f) > 0) print x; close(f); print ""; done = 1 }
+    { lines[NR] = $0; if ($0 == b) has = 1 }
+    END {
+      for (i = 1; i <= NR; i++) {
+        l = lines[i]
+        if (has) {
+          if (l == b) { put(); skip = 1; continue }
+          if (skip) { if (l == e) { skip = 0; if (lines[i + 1] == "") i++ } continue }
+        } else if (!done && (l == "## Goals (issue 35), this run" || l == h)) put()
+        print l
+      }
+      if (!done) { print ""; put() }
+    }' "$OUT" >"$W/out.md"
+  cp "$W/out.md" "$OUT"
+  echo "wrote the gRPC section of $OUT in $(( $(date +%s) - T0 ))s" >&2
+  exit 0
+fi
 
 # --- the machine's own pauses, before any load ------------------------------
 echo "pauses of the idle machine (target pauses, 5 s)" >&2
@@ -368,15 +498,6 @@ STREAM_TABLE=$(PORT=$((PORT + 2)) bash bench/stream.sh "$W/openload") || STREAM_
 echo "sessions against plain requests (bench/sessions.sh)" >&2
 SESSION_TABLE=$(PORT=$((PORT + 3)) DUR="$DUR" bash bench/sessions.sh "$W/openload")
 
-# --- goals ----------------------------------------------------------------------
-# ratio A B: A ÷ B to two decimals ("n/a" when B is 0: a tool held no rate)
-ratio() {
-  if [ "$(echo "$2 == 0" | bc -l)" = 1 ]; then echo n/a; return; fi
-  printf '%.2f' "$(echo "$1 / $2" | bc -l)"
-}
-per1k() { printf '%.4f' "$(echo "$1 / ($2 * $DUR / 1000)" | bc -l)"; }
-met() { if [ "$(echo "$1" | bc -l)" = 1 ]; then echo met; else echo "not met"; fi; }
-
 # --- CPU at fractions of the ceiling, and at 1,000/s -----------------------------
 declare -A FRAC FRAC_SD FRAC_LAG
 echo "CPU per 1,000 requests at 10/25/50/75 % of the ceiling" >&2
@@ -442,6 +563,8 @@ for tool in fortio-h2c vegeta-h2c; do
   bisect "$tool" ONLAG 0 "$H2HI" $((H2CEIL / 2))
   H2SHOW[$tool]=$(held "$BEST" "$FLOOR")
 done
+grpc_section
+
 G5=$(ratio "${H2CPU["openload-h2c 10000"]}" "${H2CPU["openload 10000"]}")
 G6=$(ratio "$H2MAX" "$H2CEIL")
 G6W=$(ratio "$H2WIDE" "$H2CEIL")
@@ -471,7 +594,7 @@ KEPT=
 cat >"$OUT" <<EOF
 # Benchmarks
 
-openload side by side with wrk, fortio, vegeta, bombardier and h2load, measured by
+openload side by side with wrk, fortio, vegeta, bombardier, h2load and ghz, measured by
 \`bash bench/run.sh\` on $(date -u +%Y-%m-%d) ($(nproc) cores, $(uname -m),
 $(go version | cut -d' ' -f3); the target and the tool share the cores; no
 pinning). The run took $((ELAPSED / 60)) min $((ELAPSED % 60)) s
@@ -667,6 +790,8 @@ With room for 512 streams (\`-c 512 --max-streams 128\`, the same 4
 connections), openload's max rate on schedule by the same bisection was
 ${H2WIDE}/s: ${G6W} × h2load's ceiling at 128 streams, and ${G6S} × h2load's
 own ${H2BYM[128]}/s at 512.
+
+${GRPC_MD}
 
 ## Goals (issue 35), this run
 

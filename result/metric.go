@@ -38,7 +38,7 @@ type Metric struct {
 	Part bool
 	// Scenario: a run's figure that no part has, which an objective
 	// scoped to a scenario (whose own result is a run's) may judge: the
-	// session figures.
+	// session figures, and the gRPC calls' grpc-status.
 	Scenario bool
 	// Samples are the requests a time holds samples of, which say what
 	// it means to have none (verify's no data); 0 for a share.
@@ -132,8 +132,9 @@ func MetricTable() []Metric {
 		{Name: "status.CODE", Objective: "status.CODE", Prefix: "status.", Share: true, Count: true, Part: true},
 		// The gRPC calls answered with grpc-status CODE, by its name in
 		// lower case (GRPCKey: unavailable, ok): a share of the
-		// scheduled requests, or a count.
-		{Name: "grpc.CODE", Objective: "grpc.CODE", Prefix: "grpc.", Share: true, Count: true},
+		// scheduled requests, or a count. A scenario of calls has its
+		// own; a target or a step never is a call.
+		{Name: "grpc.CODE", Objective: "grpc.CODE", Prefix: "grpc.", Share: true, Count: true, Scenario: true},
 		// The requests whose class header had VALUE (Classes).
 		{Name: "class.VALUE", Objective: "class.VALUE.share", Prefix: "class.", Share: true},
 		// A session's own time, from its arrival to its last step's

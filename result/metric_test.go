@@ -57,7 +57,7 @@ func TestMetricTable(t *testing.T) {
 			t.Errorf("%s: a figure of a part that streamed nothing", m.Name)
 		}
 	}
-	for _, name := range []string{"session", "sessions_ended_early"} {
+	for _, name := range []string{"session", "sessions_ended_early", "grpc.CODE"} {
 		if m, ok := LookupMetric(name); !ok || !m.Scenario {
 			t.Errorf("%s: %+v, want a scenario's figure", name, m)
 		}

@@ -56,7 +56,7 @@ func TestParseScopedObjective(t *testing.T) {
 	}
 	for _, c := range []struct{ expr, want string }{
 		{":response.p99<=1s", "no name before the colon"},
-		{"checkout:itl.p99<=1s", "itl is not a figure of a part: a scoped objective judges response, service, send_delay, ttft_response, ttft_service, tpot, errors, client_errors, status.CODE, and scoped to a scenario session, sessions_ended_early"},
+		{"checkout:itl.p99<=1s", "itl is not a figure of a part: a scoped objective judges response, service, send_delay, ttft_response, ttft_service, tpot, errors, client_errors, status.CODE, and scoped to a scenario grpc.CODE, session, sessions_ended_early"},
 		{"checkout:class.x.share>=1%", "class.x is not a figure of a part"},
 		{"checkout:latency.p99<=1s", `unknown metric "checkout:latency"`},
 	} {

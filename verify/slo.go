@@ -436,6 +436,8 @@ func (o Objective) Measure(res *result.Result) (float64, error) {
 		switch {
 		case err != nil:
 			return 0, err
+		case isPart && ok && m.Scenario && m.Prefix == "grpc.":
+			return 0, noData("%s is a figure of a scenario's gRPC calls, and %q is a step or target, not a scenario", o.Metric, o.Scope)
 		case isPart && ok && m.Scenario:
 			return 0, noData("%s is a figure of a scenario's sessions, and %q is a step or target, not a scenario", o.Metric, o.Scope)
 		}

@@ -1,7 +1,7 @@
 // Command target is the benchmark's loopback target and its small helpers
 // (bench/run.sh). It is not part of openload.
 //
-//	target serve -addr 127.0.0.1:18080 [-stall-every 5s -stall-for 1s]
+//	target serve -addr 127.0.0.1:18080 [-stall-every 5s -stall-for 1s] [-grpc-addr 127.0.0.1:18084]
 //	target count URL            print the requests served so far (GET URL/count)
 //	target reset URL            start counting arrivals afresh (GET URL/arrivals/reset)
 //	target lag URL RATE         how late the arrivals since the reset came against RATE/s (arrivals.go)
@@ -14,7 +14,8 @@
 // and counts when each arrives (arrivals.go). With -stall-every,
 // it stalls globally: from the first request on, every stall-every it holds
 // every request that arrives or is being served for stall-for, like a
-// server-wide GC pause.
+// server-wide GC pause. With -grpc-addr it also answers target.proto's
+// gRPC method there (grpc.go), its calls counted with the requests.
 package main
 
 import (
@@ -115,17 +116,28 @@ func serve(args []string) error {
 	s := &server{}
 	fs.DurationVar(&s.every, "stall-every", 0, "stall period (0: never)")
 	fs.DurationVar(&s.dur, "stall-for", 0, "stall length")
+	gaddr := fs.String("grpc-addr", "", "also serve target.proto's gRPC method (h2c) at this address (loopback)")
 	fs.Parse(args)
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
+	}
+	done := make(chan error, 2) // the first server to fail ends serve
+	if *gaddr != "" {
+		gln, err := net.Listen("tcp", *gaddr)
+		if err != nil {
+			ln.Close()
+			return err
+		}
+		go func() { done <- s.serveGRPC(gln) }()
 	}
 	// HTTP/1.1, and HTTP/2 with prior knowledge (h2c) on the same port,
 	// for the HTTP/2 rows.
 	srv := &http.Server{Handler: s, Protocols: new(http.Protocols)}
 	srv.Protocols.SetHTTP1(true)
 	srv.Protocols.SetUnencryptedHTTP2(true)
-	return srv.Serve(ln)
+	go func() { done <- srv.Serve(ln) }()
+	return <-done
 }
 
 func count(args []string) error {

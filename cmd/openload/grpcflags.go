@@ -207,6 +207,7 @@ func (g *grpcOptions) bodies(md protoreflect.MethodDescriptor, o *loadOptions) (
 	if err != nil {
 		return nil, err
 	}
+	t.In(o.targets.scope) // {{uid}}: a scenario's own (scenarios.go)
 	if t.Static() {
 		b, err := grpcmsg.Request(md, g.message)
 		return [][]byte{b}, err

@@ -45,7 +45,17 @@ func ScenarioTable(w io.Writer, res *result.Result) error {
 		rows = append(rows, row)
 	}
 	// Long names or seconds-long latencies: the counts, then the rest.
-	return fitTables(w, leftFirst(len(head)), head, rows, slices.Index(head, "p50"))
+	if err := fitTables(w, leftFirst(len(head)), head, rows, slices.Index(head, "p50")); err != nil {
+		return err
+	}
+	// The gRPC scenarios' calls by grpc-status, each its own: the
+	// headline's grpc line is their sum.
+	for _, sc := range res.Scenarios {
+		if len(sc.Result.GRPC) > 0 {
+			fmt.Fprintf(w, "grpc     %s: %s\n", sc.Name, statusLine(sc.Result.GRPC))
+		}
+	}
+	return nil
 }
 
 // ScenarioTargets writes, for each scenario of res with a request mix,
