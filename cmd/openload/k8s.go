@@ -9,7 +9,6 @@ import (
 	"math"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -349,16 +348,13 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 	port := 0
 	if lo.metrics.addr != "" {
 		p.end += lo.metrics.grace
-		_, ps, err := net.SplitHostPort(lo.metrics.addr)
-		if err == nil {
-			port, _ = strconv.Atoi(ps)
-		}
+		port = portOf(lo.metrics.addr)
 	}
 
 	p.job = kube.Job{
 		Name: k.jobName(sub), Namespace: k.namespace, Image: k.image, PullPolicy: k.pullPolicy,
 		Shards: k.shards, CPU: k.cpu, Memory: k.memory, MemoryLimit: k.memoryLimit,
-		StartAt: start, MetricsPort: port,
+		StartAt: start, MetricsPort: port, Planned: p.planned,
 		NodeSelector: k.nodeSelector, Tolerations: k.tolerations, OnePerNode: k.onePerNode,
 		PullSecrets: k.pullSecrets, ServiceAccount: k.serviceAccount, PodLabels: k.podLabels,
 		PodAnnotations: k.podAnnotations, PriorityClass: k.priorityClass,
