@@ -212,7 +212,7 @@ func statusText(jr *jobRunner, st kube.JobStatus, pods []shardPod, live jobLive,
 		fmt.Fprintf(&b, "  %s%s\n", describePod(i, len(pods), sp), live.shard(i))
 	}
 	if st.Ended() {
-		fmt.Fprintf(&b, "finished; its shards' results merged: %s\n", jr.collectCommand())
+		fmt.Fprintf(&b, "finished; merge its shards' results: %s\n", jr.collectCommand())
 	} else {
 		fmt.Fprintf(&b, "%s\n", live.total(len(pods), now))
 	}

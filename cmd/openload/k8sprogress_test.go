@@ -118,7 +118,7 @@ func TestK8sStatusLive(t *testing.T) {
 	})
 	stdout, _ = runOK(t, "k8s", "status", "openload-test", "-n", "load", "--kubectl", f.command)
 	wantLines(t, stdout, "job openload-test in namespace load: complete: 4 shards: 0 active, 4 succeeded, 0 failed",
-		"finished; its shards' results merged: openload k8s collect openload-test --namespace load\n")
+		"finished; merge its shards' results: openload k8s collect openload-test --namespace load\n")
 	if f.called("get", "--raw") != 0 {
 		t.Errorf("an ended Job's metrics read: %q", f.calls())
 	}
