@@ -245,7 +245,6 @@ func k8sHelp() string {
 // to follow it.
 type k8sPlan struct {
 	job      kube.Job
-	run      *loadOptions  // the run's options as a shard parses them (shard 0/N), validated (with --scenarios, the command line's)
 	what     string        // what the shards share: the schedule's name, or the scenarios'
 	sends    string        // what they send: METHOD URL, or each scenario's
 	planned  time.Duration // the schedule's length from the start: the last scenario's end
@@ -304,8 +303,7 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 	if err := parseFlags(lfs, shardLine); err != nil {
 		return nil, err // cannot happen: the same flags parsed above
 	}
-	var scs []loadtest.Scenario
-	redact := lo.run.Redact
+	var scs []loadtest.Scenario // the run's, or its scenarios
 	if lo.scenarios != "" {
 		// Each scenario checked as the shard will run it.
 		set, err := buildScenarios(&lo, lfs, shardLine)
@@ -332,9 +330,9 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 			pass = append(pass, "--metrics-grace="+lo.metrics.grace.String())
 		}
 	}
-	p.run = &lo
 	p.describe(&lo, scs)
 	var last time.Duration // the last schedule's end, its drain included
+	var redact []string    // the credentials' names, of every scenario
 	for _, sc := range scs {
 		sched := sc.Options.Schedule
 		if d := sched.Duration.Seconds(); d > 0 {
