@@ -235,3 +235,26 @@ func TestK8sScenariosRefused(t *testing.T) {
 		t.Errorf("kubectl was run: %q", f.calls())
 	}
 }
+
+// TestK8sScenariosDataset: a conversation's ShareGPT dataset travels
+// too, the conversation naming it where the pods find it.
+func TestK8sScenariosDataset(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "prompt", "testdata", "sharegpt.json"))
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "chats.json"), b, 0o644)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "conv.yaml", "scenarios:\n  - name: chat\n    rate: 2\n    url: http://openload-stub:8080/v1/chat/completions\n    conversation:\n      dataset: chats.json\n")
+	stdout, _ := runOK(t, "k8s", "manifest", "--shards", "2", "-d", "10s", "--scenarios", "conv.yaml")
+	var cm struct{ Data map[string]string }
+	if err := yaml.Unmarshal([]byte(k8sDocs(t, stdout)["ConfigMap"]), &cm); err != nil {
+		t.Fatal(err)
+	}
+	if cm.Data["dataset-chats.json"] != string(b) || !strings.Contains(cm.Data["scenarios-conv.yaml"], "dataset: "+kube.FilesDir+"/dataset-chats.json") {
+		t.Errorf("the dataset did not travel: keys %q, scenarios:\n%s", slices.Sorted(maps.Keys(cm.Data)), cm.Data["scenarios-conv.yaml"])
+	}
+}
