@@ -9,13 +9,14 @@ import (
 	"math"
 	"net"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/openload/openload/internal/kube"
+	"github.com/openload/openload/internal/loadtest"
+	"github.com/openload/openload/verify"
 )
 
 const k8sUsage = `openload k8s — one schedule sent by N pods of a Kubernetes Indexed Job, merged into one result
@@ -45,12 +46,12 @@ Each pod requests --cpu and --memory. On the project's 2-core machine a shard us
 of CPU at 1,000 requests/s, 250m at 5,000/s and 370m at 20,000/s (deploy/README.md); a pod short
 of CPU sends late, and its send delay says so.
 
-The files a run reads (--body-file, --targets, --values, --dataset, --arrivals) go into a
-ConfigMap created with the Job, mounted read-only in each pod (at most 1 MiB in all); a file
-holding a credential header, and the values of the headers that are credentials (Authorization,
-Cookie, Proxy-Authorization, X-Api-Key, and those --redact names), go into a Secret, never into
-the Job's spec. Both carry the label openload.dev/run=NAME. --log and --hlog do not apply: the
-pods cannot write your files.
+The files a run reads (--body-file, --targets, --values, --dataset, --arrivals, --scenarios and
+the files its scenarios name, their paths rewritten in it) go into a ConfigMap created with the
+Job, mounted read-only in each pod (at most 1 MiB in all); a file holding a credential header,
+and the values of the headers that are credentials (Authorization, Cookie, Proxy-Authorization,
+X-Api-Key, and those --redact names), go into a Secret, never into the Job's spec. Both carry
+the label openload.dev/run=NAME. --log and --hlog do not apply: the pods cannot write your files.
 
 Examples:
   # 4 pods share 4000 requests/s for 60 s; the merged result to merged.json
@@ -153,7 +154,6 @@ var k8sRefused = map[string]string{
 	"closed":         "shards split an open schedule",
 	"think":          "it goes with --closed",
 	"repeats":        "one Job is one run",
-	"scenarios":      "a cluster run of scenarios is not built yet: their schedules are checked as one run's here",
 	"import-path":    "its directories are not carried into the pods: give the schema as one --protoset (protoc --include_imports -o FILE)",
 }
 
@@ -245,7 +245,11 @@ func k8sHelp() string {
 // to follow it.
 type k8sPlan struct {
 	job      kube.Job
-	run      *loadOptions  // the run's options as a shard parses them (shard 0/N), validated
+	what     string        // what the shards share: the schedule's name, or the scenarios'
+	sends    string        // what they send: METHOD URL, or each scenario's
+	planned  time.Duration // the schedule's length from the start: the last scenario's end
+	objs     []verify.Objective
+	budget   time.Duration // --send-delay-budget, judged again on the merge
 	startAt  time.Time     // the shared start (run only); with barrier, the latest
 	barrier  bool          // run without --lead: the start is set once every pod runs (k8sstart.go)
 	end      time.Duration // from the Job's creation to its last shard's end: lead + duration + drain + metrics grace
@@ -299,8 +303,24 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 	if err := parseFlags(lfs, shardLine); err != nil {
 		return nil, err // cannot happen: the same flags parsed above
 	}
-	if err := lo.validate(lfs); err != nil {
-		return nil, err
+	var scs []loadtest.Scenario // the run's, or its scenarios
+	if lo.scenarios != "" {
+		// Each scenario checked as the shard will run it.
+		set, err := buildScenarios(&lo, lfs, shardLine)
+		set.close()
+		if err != nil {
+			return nil, err
+		}
+		scs, p.objs, p.budget = set.scs, set.objs, lo.run.Verify.SendDelayP99 // the whole's, as runScenarios judges it
+	} else {
+		if err := lo.validate(lfs); err != nil {
+			return nil, err
+		}
+		if lo.run.URL == nil && lo.targets.file == "" {
+			return nil, errors.New("a URL is required")
+		}
+		p.objs, p.budget = lo.run.Objectives, lo.run.Verify.SendDelayP99
+		scs = []loadtest.Scenario{{Options: lo.run}}
 	}
 	if lo.metrics.addr != "" {
 		if err := podMetrics(&lo.metrics, lfs.Changed("metrics-grace")); err != nil {
@@ -310,35 +330,36 @@ func (k *k8sOptions) plan(fs *pflag.FlagSet, args []string, sub string, now time
 			pass = append(pass, "--metrics-grace="+lo.metrics.grace.String())
 		}
 	}
-	if lo.run.URL == nil && lo.targets.file == "" {
-		return nil, errors.New("a URL is required")
+	p.describe(&lo, scs)
+	var last time.Duration // the last schedule's end, its drain included
+	var redact []string    // the credentials' names, of every scenario
+	for _, sc := range scs {
+		sched := sc.Options.Schedule
+		if d := sched.Duration.Seconds(); d > 0 {
+			p.perShard += math.Max(sched.Rate, sched.Expected()/d) / float64(k.shards)
+		}
+		p.planned = max(p.planned, sc.StartAfter+sched.Duration)
+		last = max(last, sc.StartAfter+sched.Duration+sc.Options.Drain)
+		redact = append(redact, sc.Options.Redact...)
 	}
-	p.run = &lo
-	sched := lo.run.Schedule
-	if d := sched.Duration.Seconds(); d > 0 {
-		p.perShard = math.Max(sched.Rate, sched.Expected()/d) / float64(k.shards)
-	}
-	p.end = k.lead + sched.Duration + lo.run.Drain
+	p.end = k.lead + last
 	port := 0
 	if lo.metrics.addr != "" {
 		p.end += lo.metrics.grace
-		_, ps, err := net.SplitHostPort(lo.metrics.addr)
-		if err == nil {
-			port, _ = strconv.Atoi(ps)
-		}
+		port = portOf(lo.metrics.addr)
 	}
 
 	p.job = kube.Job{
 		Name: k.jobName(sub), Namespace: k.namespace, Image: k.image, PullPolicy: k.pullPolicy,
 		Shards: k.shards, CPU: k.cpu, Memory: k.memory, MemoryLimit: k.memoryLimit,
-		StartAt: start, MetricsPort: port,
+		StartAt: start, MetricsPort: port, Planned: p.planned,
 		NodeSelector: k.nodeSelector, Tolerations: k.tolerations, OnePerNode: k.onePerNode,
 		PullSecrets: k.pullSecrets, ServiceAccount: k.serviceAccount, PodLabels: k.podLabels,
 		PodAnnotations: k.podAnnotations, PriorityClass: k.priorityClass,
 	}
 	// The run's files and credentials travel in the Job's ConfigMap and
 	// Secret; the pods' arguments name them there.
-	carry := newCarrier(lo.run.Redact)
+	carry := newCarrier(redact)
 	if pass, err = carry.args(pass); err != nil {
 		return nil, err
 	}
@@ -376,7 +397,7 @@ func (k *k8sOptions) checkFlags(fs *pflag.FlagSet, sub string) error {
 		return errors.New("--shards is required: the number of pods that share the schedule, e.g. --shards 4")
 	case k.shards < 1 || k.shards > kube.MaxShards:
 		return fmt.Errorf("--shards must be 1 to %d, got %d", kube.MaxShards, k.shards)
-	case fs.NArg() == 0 && !fs.Changed("targets"):
+	case fs.NArg() == 0 && !fs.Changed("targets") && !fs.Changed("scenarios"):
 		return errors.New("a URL is required: the pods send to your service (for a rehearsal, deploy/kubernetes/stub.yaml serves http://openload-stub:8080/predict)")
 	case fs.NArg() > 1:
 		return fmt.Errorf("one URL, got %d arguments: %s", fs.NArg(), strings.Join(fs.Args(), " "))
@@ -527,4 +548,21 @@ func passThrough(fs *pflag.FlagSet, args []string) ([]string, error) {
 		// anything else is the URL, which the caller places last
 	}
 	return out, nil
+}
+
+// describe sets what the shards share and send, as the runner says it:
+// one run's schedule and METHOD URL, or each scenario's.
+func (p *k8sPlan) describe(lo *loadOptions, scs []loadtest.Scenario) {
+	if lo.scenarios == "" {
+		r := &lo.run
+		p.what, p.sends = lo.replay.name(r.Schedule), fmt.Sprintf("%s %s", r.Method, r.URL)
+		return
+	}
+	var names, sends []string
+	for _, sc := range scs {
+		names = append(names, sc.Name)
+		sends = append(sends, fmt.Sprintf("%s: %s %s", sc.Name, sc.Options.Method, sc.Options.URL))
+	}
+	p.what = fmt.Sprintf("the %d scenarios of %s (%s)", len(scs), lo.scenarios, strings.Join(names, ", "))
+	p.sends = strings.Join(sends, "; ")
 }

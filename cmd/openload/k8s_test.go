@@ -39,6 +39,9 @@ type fakeScenario struct {
 	Logs    map[string]string // `logs POD`, by pod name; a pod not here: an error
 	Create  string            // create's error on stderr, exit 1; "" it succeeds
 	Metrics string            // `get --raw …/proxy/metrics`: every pod's /metrics
+	// PodMetrics, when given, are the pods' /metrics by pod name instead;
+	// a pod not here does not answer.
+	PodMetrics map[string]string
 }
 
 // fakeKubectl is main() for the fake: it runs in the test binary (see
@@ -90,7 +93,16 @@ func fakeKubectl(dir string) {
 			fmt.Println("job.batch/created")
 		}
 	case len(args) >= 3 && args[0] == "get" && args[1] == "--raw" && strings.HasSuffix(args[2], "/proxy/metrics"):
-		fmt.Print(sc.Metrics)
+		if sc.PodMetrics == nil {
+			fmt.Print(sc.Metrics)
+			break
+		}
+		pod, _, _ := strings.Cut(strings.TrimSuffix(args[2][strings.Index(args[2], "/pods/")+len("/pods/"):], "/proxy/metrics"), ":")
+		m, ok := sc.PodMetrics[pod]
+		if !ok {
+			fail("Error from server (ServiceUnavailable): no endpoints available for pod " + pod)
+		}
+		fmt.Print(m)
 	case len(args) >= 2 && args[0] == "get" && args[1] == "job":
 		fmt.Print(next("job", sc.Job))
 	case len(args) >= 2 && args[0] == "get" && args[1] == "pods":

@@ -55,7 +55,9 @@ deletes the Job unless --keep; it exits as k8s run does. With --partial it does 
 the shards that have left a result, and keeps a Job still running.
 
 status prints the Job's state and each shard's pod: Pending (and why), Running, Succeeded,
-Failed with its exit code.
+Failed with its exit code. While it runs, with --metrics-addr, each running shard's figures read
+through the API server's pod proxy (sent, completed, failed), their sums and how far the run is;
+once it has ended, how to collect it.
 
 `
 
@@ -129,7 +131,12 @@ func runK8sJob(ctx context.Context, sub string, args []string, stdout, stderr io
 	if sub == "status" {
 		pods := make([]shardPod, st.Shards)
 		track(pods, list)
-		fmt.Fprint(stdout, statusText(jr.job, jr.inNamespace(), st, pods, time.Now()))
+		proxy := *jr // the pod proxy's path needs the namespace, named or not
+		if proxy.ns == "" {
+			proxy.ns = st.Namespace
+		}
+		live := proxy.readLive(ctx, st, pods) // k8sprogress.go
+		fmt.Fprint(stdout, statusText(jr, st, pods, live, time.Now()))
 		return exitOK
 	}
 
@@ -179,8 +186,11 @@ func mergeFlagsOf(args []string) ([]verify.Objective, time.Duration, error) {
 	return objs, budget, err
 }
 
-// statusText is 'k8s status': the Job's line, then each shard's.
-func statusText(job, inNS string, st kube.JobStatus, pods []shardPod, now time.Time) string {
+// statusText is 'k8s status': the Job's line, then each shard's with
+// its live figures; then, while it runs, their sum and where the run
+// is, or once it has ended, how to collect it.
+func statusText(jr *jobRunner, st kube.JobStatus, pods []shardPod, live jobLive, now time.Time) string {
+	job, inNS := jr.job, jr.inNamespace()
 	var b strings.Builder
 	state := "running"
 	switch {
@@ -199,7 +209,12 @@ func statusText(job, inNS string, st kube.JobStatus, pods []shardPod, now time.T
 	}
 	b.WriteString("\n")
 	for i, sp := range pods {
-		fmt.Fprintf(&b, "  %s\n", describePod(i, len(pods), sp))
+		fmt.Fprintf(&b, "  %s%s\n", describePod(i, len(pods), sp), live.shard(i))
+	}
+	if st.Ended() {
+		fmt.Fprintf(&b, "finished; merge its shards' results: %s\n", jr.collectCommand())
+	} else {
+		fmt.Fprintf(&b, "%s\n", live.total(len(pods), now))
 	}
 	return b.String()
 }

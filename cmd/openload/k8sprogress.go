@@ -5,10 +5,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/openload/openload/internal/kube"
 )
 
 // Live progress of a cluster run: every progressEvery the runner reads
@@ -25,18 +29,34 @@ var progressEvery = time.Second
 // skipped).
 const progressTimeout = 5 * time.Second
 
-// shardFigures are the counters of one shard's /metrics.
+// shardFigures are the figures of one shard's /metrics (or of several,
+// summed: add).
 type shardFigures struct {
-	scheduled, sent, failed, inFlight float64
+	scheduled, sent, completed, failed, inFlight float64
+	// start is the run's offset 0 in Unix seconds, the instant it waits
+	// for while it waits; 0 not served.
+	start float64
+}
+
+// add adds g's counters to f's; the start is the latest.
+func (f *shardFigures) add(g shardFigures) {
+	f.scheduled += g.scheduled
+	f.sent += g.sent
+	f.completed += g.completed
+	f.failed += g.failed
+	f.inFlight += g.inFlight
+	f.start = max(f.start, g.start)
 }
 
 // progressSeries are the series read, by name.
 var progressSeries = map[string]func(*shardFigures, float64){
 	"openload_requests_scheduled_total": func(f *shardFigures, v float64) { f.scheduled += v },
 	"openload_requests_sent_total":      func(f *shardFigures, v float64) { f.sent += v },
+	"openload_requests_completed_total": func(f *shardFigures, v float64) { f.completed += v },
 	"openload_requests_failed_total":    func(f *shardFigures, v float64) { f.failed += v },
 	"openload_requests_timed_out_total": func(f *shardFigures, v float64) { f.failed += v },
 	"openload_requests_in_flight":       func(f *shardFigures, v float64) { f.inFlight += v },
+	"openload_run_start_time_seconds":   func(f *shardFigures, v float64) { f.start = max(f.start, v) },
 }
 
 // parseFigures reads the series of progressSeries from Prometheus's
@@ -147,32 +167,137 @@ func (lp *liveProgress) run(ctx context.Context, jr *jobRunner, port int, total 
 // figures reads every pod's metrics at once and sums them; answered is
 // how many pods answered.
 func (jr *jobRunner) figures(ctx context.Context, pods []string, port int) (sum shardFigures, answered int) {
+	for _, f := range jr.podFigures(ctx, pods, port) {
+		if f != nil {
+			sum.add(*f)
+			answered++
+		}
+	}
+	return sum, answered
+}
+
+// podFigures reads every pod's metrics at once, through the API
+// server's pod proxy: each pod's figures, nil for a pod that did not
+// answer.
+func (jr *jobRunner) podFigures(ctx context.Context, pods []string, port int) []*shardFigures {
 	ctx, cancel := context.WithTimeout(ctx, progressTimeout)
 	defer cancel()
 	ns := jr.ns
 	if ns == "" {
 		ns = "default"
 	}
-	var mu sync.Mutex
+	out := make([]*shardFigures, len(pods))
 	var wg sync.WaitGroup
-	for _, pod := range pods {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for i, pod := range pods {
+		wg.Go(func() {
 			b, err := jr.kc.run(ctx, nil, "get", "--raw", fmt.Sprintf("/api/v1/namespaces/%s/pods/%s:%d/proxy/metrics", ns, pod, port))
 			if err != nil {
 				return
 			}
 			f := parseFigures(b)
-			mu.Lock()
-			defer mu.Unlock()
-			sum.scheduled += f.scheduled
-			sum.sent += f.sent
-			sum.failed += f.failed
-			sum.inFlight += f.inFlight
-			answered++
-		}()
+			out[i] = &f
+		})
 	}
 	wg.Wait()
-	return sum, answered
+	return out
+}
+
+// jobLive is what 'k8s status' shows of a Job's shards beside their
+// pods' states: each running shard's figures, read as the live progress
+// reads them (podFigures), and where the run is.
+type jobLive struct {
+	port    int             // the shards' --metrics-addr port; 0 none
+	figs    []*shardFigures // by shard; nil: not running, or no answer
+	planned time.Duration   // the schedule's length (kube.AnnotationPlanned); 0 unknown
+	startAt time.Time       // the Job's fixed start, when it has one
+}
+
+// readLive reads the running shards' figures of a Job that has not
+// ended.
+func (jr *jobRunner) readLive(ctx context.Context, st kube.JobStatus, pods []shardPod) jobLive {
+	live := jobLive{port: metricsPortOf(st.Args), figs: make([]*shardFigures, len(pods)), planned: st.Planned}
+	live.startAt, _ = time.Parse(time.RFC3339, st.StartAt)
+	if live.port == 0 || st.Ended() {
+		return live
+	}
+	var names []string
+	var idx []int
+	for i, sp := range pods {
+		if sp.seen && !sp.gone && sp.pod.Phase == "Running" {
+			names, idx = append(names, sp.pod.Name), append(idx, i)
+		}
+	}
+	for k, f := range jr.podFigures(ctx, names, live.port) {
+		live.figs[idx[k]] = f
+	}
+	return live
+}
+
+// shard is shard i's figures as a status line ends: " · sent 480 ·
+// completed 478 · failed 2", or "".
+func (live jobLive) shard(i int) string {
+	f := live.figs[i]
+	if f == nil {
+		return ""
+	}
+	return fmt.Sprintf(" · sent %.0f · completed %.0f · failed %.0f", f.sent, f.completed, f.failed)
+}
+
+// total is the line of the shards' figures summed, and where the run
+// is: "live: 12s of 20s · sent 1440 · completed 1430 · failed 2 · in
+// flight 8 · 3 of 4 shards answering".
+func (live jobLive) total(n int, now time.Time) string {
+	if live.port == 0 {
+		return "live figures: none, the run serves no --metrics-addr to read them from"
+	}
+	var sum shardFigures
+	answered := 0
+	for _, f := range live.figs {
+		if f != nil {
+			sum.add(*f)
+			answered++
+		}
+	}
+	start := live.startAt
+	if sum.start > 0 {
+		sec, frac := math.Modf(sum.start)
+		start = time.Unix(int64(sec), int64(frac*1e9))
+	}
+	at := "start not set yet"
+	if !start.IsZero() {
+		if d := now.Sub(start); d >= 0 {
+			at = d.Round(time.Second).String()
+			if live.planned > 0 {
+				at += " of " + live.planned.String()
+			}
+		} else {
+			at = fmt.Sprintf("starts in %v", (-d).Round(time.Second))
+		}
+	}
+	if answered == 0 {
+		return fmt.Sprintf("live: %s · no shard's figures yet (0 of %d shards answering)", at, n)
+	}
+	return fmt.Sprintf("live: %s · sent %.0f · completed %.0f · failed %.0f · in flight %.0f · %d of %d shards answering",
+		at, sum.sent, sum.completed, sum.failed, sum.inFlight, answered, n)
+}
+
+// metricsPortOf is the port a Job's shards serve their metrics on, read
+// from their arguments (--metrics-addr=:9464); 0 none.
+func metricsPortOf(args []string) int {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--metrics-addr="); ok {
+			return portOf(v)
+		}
+	}
+	return 0
+}
+
+// portOf is the port of a host:port address; 0 when it has none.
+func portOf(addr string) int {
+	_, ps, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0
+	}
+	p, _ := strconv.Atoi(ps)
+	return p
 }

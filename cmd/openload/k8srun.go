@@ -129,29 +129,27 @@ func (k *k8sOptions) run(ctx context.Context, p *k8sPlan, stdout, stderr io.Writ
 	}
 	jr.created(strings.TrimSpace(string(ns)))
 	created := time.Now()
-	r := &p.run.run
-	name := p.run.replay.name(r.Schedule)
 	if k.detach {
 		// The name alone on stdout, for a script: job=$(openload k8s run --detach …).
 		fmt.Fprintln(stdout, jr.job)
-		jr.say("job %s created: %d pods share %s, starting at %s → %s %s; collect it with: %s; its state: %s",
-			jr.job, p.job.Shards, name, p.startAt.UTC().Format(time.RFC3339), r.Method, r.URL, jr.collectCommand(), jr.statusCommand())
+		jr.say("job %s created: %d pods share %s, starting at %s → %s; collect it with: %s; its state: %s",
+			jr.job, p.job.Shards, p.what, p.startAt.UTC().Format(time.RFC3339), p.sends, jr.collectCommand(), jr.statusCommand())
 		noteLeft("")
 		return exitOK
 	}
 	w := watchSpec{n: p.job.Shards, startAt: p.startAt, giveUp: created.Add(p.end + k.grace), grace: k.grace, fit: func(msg string) string { return k.fitHint(msg, p.perShard) }}
 	if p.barrier {
-		jr.say("job %s: %d pods share %s, starting once all run (at the latest %s, in %v) → %s %s",
-			jr.job, p.job.Shards, name, p.startAt.UTC().Format(time.RFC3339), time.Until(p.startAt).Round(time.Second), r.Method, r.URL)
+		jr.say("job %s: %d pods share %s, starting once all run (at the latest %s, in %v) → %s",
+			jr.job, p.job.Shards, p.what, p.startAt.UTC().Format(time.RFC3339), time.Until(p.startAt).Round(time.Second), p.sends)
 		w.startAt, w.release = time.Time{}, &startRelease{latest: p.startAt, created: created}
 	} else {
-		jr.say("job %s: %d pods share %s, starting at %s (in %v) → %s %s",
-			jr.job, p.job.Shards, name, p.startAt.UTC().Format(time.RFC3339), time.Until(p.startAt).Round(time.Second), r.Method, r.URL)
+		jr.say("job %s: %d pods share %s, starting at %s (in %v) → %s",
+			jr.job, p.job.Shards, p.what, p.startAt.UTC().Format(time.RFC3339), time.Until(p.startAt).Round(time.Second), p.sends)
 	}
 	stopProgress := func() {}
 	if p.job.MetricsPort > 0 && !p.quiet { // k8sprogress.go: the shards' figures, summed
 		w.progress = &liveProgress{n: p.job.Shards}
-		stopProgress = w.progress.run(ctx, jr, p.job.MetricsPort, r.Schedule.Duration, stderr)
+		stopProgress = w.progress.run(ctx, jr, p.job.MetricsPort, p.planned, stderr)
 	}
 	pods, status, code := jr.watch(ctx, w)
 	stopProgress()
@@ -162,8 +160,8 @@ func (k *k8sOptions) run(ctx context.Context, p *k8sPlan, stdout, stderr io.Writ
 		jr.say("job %s complete: %d of %d shards succeeded, after %v", jr.job, status.Succeeded, w.n, time.Since(created).Round(time.Second))
 	}
 	mo := mergeOptions{output: p.output, quiet: p.quiet, partial: k.partial}
-	mo.verify.SendDelayP99 = r.Verify.SendDelayP99
-	return jr.finish(ctx, pods, status, mo, r.Objectives, stdout)
+	mo.verify.SendDelayP99 = p.budget
+	return jr.finish(ctx, pods, status, mo, p.objs, stdout)
 }
 
 // jobRunner is one command's dealings with one Job: how it speaks, and

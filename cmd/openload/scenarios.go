@@ -438,20 +438,41 @@ func syntaxError(text []byte, err error) string {
 	return msg
 }
 
-// runScenarios runs --scenarios: each scenario's flags are the command
-// line's (args, --scenarios dropped) followed by its own, parsed and
-// validated as a run's; then all run at once (loadtest.RunScenarios) and
-// the union is reported, judged and written as one run's result.
-func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, args []string, stdout, stderr io.Writer) int {
+// scenarioSet is a run of --scenarios, checked: each scenario's run and
+// options, the objectives of the whole, and the logs it writes (open
+// until the run ends).
+type scenarioSet struct {
+	scs   []loadtest.Scenario
+	opts  []*loadOptions
+	names []string
+	objs  []verify.Objective
+	logs  []io.Closer
+}
+
+// close closes the scenarios' logs.
+func (set *scenarioSet) close() {
+	for _, c := range set.logs {
+		c.Close()
+	}
+}
+
+// buildScenarios reads and checks the scenarios of --scenarios: each
+// scenario's flags are the command line's (args, --scenarios dropped)
+// followed by its own, parsed and validated as a run's. runScenarios
+// runs them; 'k8s run' checks them so, as shard 0/N, before it creates
+// anything. Every error is the command line's (exit 2). The set is never
+// nil: close it, error or not.
+func buildScenarios(top *loadOptions, topFS *pflag.FlagSet, args []string) (*scenarioSet, error) {
 	path := top.scenarios
+	set := &scenarioSet{}
 	for _, name := range []string{"rate", "stages", "arrivals", "closed", "repeats"} {
 		if topFS.Changed(name) {
-			return usageError(stderr, "--%s with --scenarios: each scenario has its own schedule; set it in the file", name)
+			return set, fmt.Errorf("--%s with --scenarios: each scenario has its own schedule; set it in the file", name)
 		}
 	}
 	defs, err := readScenarios(path)
 	if err != nil {
-		return usageError(stderr, "%v", err)
+		return set, err
 	}
 	slos := slices.Clone(top.slos)
 	for _, d := range defs {
@@ -459,22 +480,22 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 	}
 	objs, err := parseObjectives(slos)
 	if err != nil {
-		return usageError(stderr, "%v", err)
+		return set, err
 	}
 	if err := checkOutputs(output("--output", top.output), output("--log", top.logFile), output("--hlog", top.hlog)); err != nil {
-		return usageError(stderr, "%v", err)
+		return set, err
 	}
 	if err := top.metrics.validate(topFS); err != nil { // one server for every scenario
-		return usageError(stderr, "%v", err)
+		return set, err
 	}
 	if top.targets.file == "-" {
-		return usageError(stderr, "--targets - with --scenarios: standard input is read once, and each scenario reads its targets: give a file")
+		return set, errors.New("--targets - with --scenarios: standard input is read once, and each scenario reads its targets: give a file")
 	}
 	if top.logFile == "-" {
-		return usageError(stderr, "--log - with --scenarios: each scenario writes a log of its own; give a file name (run.csv writes run.NAME.csv)")
+		return set, errors.New("--log - with --scenarios: each scenario writes a log of its own; give a file name (run.csv writes run.NAME.csv)")
 	}
 	if top.hlog != "" {
-		return usageError(stderr, "--hlog with --scenarios: an interval log is one schedule's; give --log, which writes one log per scenario")
+		return set, errors.New("--hlog with --scenarios: an interval log is one schedule's; give --log, which writes one log per scenario")
 	}
 	base := withoutFlag(withoutFlag(args, "scenarios"), "slo") // objectives are judged on the whole, scoped or not
 	scs := make([]loadtest.Scenario, len(defs))
@@ -492,11 +513,11 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 			a = withoutArg(a, topFS.Arg(0))
 		}
 		if err := parseFlags(fs, a); err != nil {
-			return usageError(stderr, "%v", d.errorf(path, err))
+			return set, d.errorf(path, err)
 		}
 		ownSchedule(fs, d)
 		if fs.NArg() != 1 && o.targets.file == "" && d.sess.steps == nil { // steps may each have a whole URL
-			return usageError(stderr, "--scenarios %q: line %d: scenario %q has no url: give it one (or targets), or a URL on the command line for all", path, d.line, name)
+			return set, fmt.Errorf("--scenarios %q: line %d: scenario %q has no url: give it one (or targets), or a URL on the command line for all", path, d.line, name)
 		}
 		if d.sess.any() && o.grpc.on() { // a session walks HTTP requests (internal/session)
 			return usageError(stderr, "%v", d.errorf(path, errors.New("--grpc-method with steps or a conversation: a session's steps are HTTP requests; give the calls a scenario of their own")))
@@ -504,31 +525,45 @@ func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, a
 		o.bodies.conversation = d.sess.conv != nil                           // its turns take --extra-body
 		o.targets.scope = mix.Scope{Of: uint64(len(defs)), Index: uint64(i)} // {{uid}}
 		if err := o.validate(fs); err != nil {
-			return usageError(stderr, "%v", d.errorf(path, err))
+			return set, d.errorf(path, err)
 		}
 		if o.metrics != top.metrics {
-			return usageError(stderr, "%v", d.errorf(path, errors.New("--metrics-* apply to the whole run: give them on the command line")))
+			return set, d.errorf(path, errors.New("--metrics-* apply to the whole run: give them on the command line"))
 		}
 		r := &o.run
 		if d.sess.any() {
 			if err := sessionRun(fs, r, d.sess, &o.bodies, o.targets.scope); err != nil {
-				return usageError(stderr, "%v", d.errorf(path, err))
+				return set, d.errorf(path, err)
 			}
 		}
 		if top.logFile != "" {
 			logPath := scenarioPath(top.logFile, name)
 			f, err := os.Create(logPath)
 			if err != nil {
-				return usageError(stderr, "--log %q: %v", logPath, unwrapPath(err))
+				return set, fmt.Errorf("--log %q: %v", logPath, unwrapPath(err))
 			}
-			defer f.Close()
+			set.logs = append(set.logs, f)
 			r.Log = newLog(r, f)
 		}
 		scs[i], opts[i] = loadtest.Scenario{Name: name, Options: *r, StartAfter: d.start}, o
 	}
 	if err := checkScopes(objs, scenarioScopes(scs)); err != nil {
+		return set, err
+	}
+	set.scs, set.opts, set.names, set.objs = scs, opts, names, objs
+	return set, nil
+}
+
+// runScenarios runs --scenarios: the scenarios of buildScenarios all at
+// once (loadtest.RunScenarios), the union reported, judged and written
+// as one run's result.
+func runScenarios(ctx context.Context, top *loadOptions, topFS *pflag.FlagSet, args []string, stdout, stderr io.Writer) int {
+	set, err := buildScenarios(top, topFS, args)
+	defer set.close()
+	if err != nil {
 		return usageError(stderr, "%v", err)
 	}
+	scs, opts, names, objs := set.scs, set.opts, set.names, set.objs
 	// One server, a series of each scenario's: each is a run of its own.
 	s, err := loadtest.Start(ctx, loadtest.Setup{
 		Options:   loadtest.Options{Verify: top.run.Verify, Objectives: objs}, // the whole's

@@ -760,7 +760,8 @@ check_deleted() {
 # header, run as the runner's ServiceAccount bound to
 # deploy/kubernetes/runner-role.yaml (kubectl --as): the Role is enough.
 # The stub reads what the shards sent, the Job's spec holds no secret,
-# and the run's ConfigMap and Secret are gone after.
+# and the run's ConfigMap and Secret are gone after. Then a scenarios
+# file naming the same two files: the stub reads what the shards sent.
 check_files() {
 	local d=$OUT/files m=$OUT/files.json before after rc=0 job token=Bearer-e2e-$RANDOM$RANDOM
 	mkdir -p "$d"
@@ -785,6 +786,16 @@ check_files() {
 	[ $((after - before)) = "$(jq '.wire.attempts // .counts.sent' "$m")" ] || { log "FAIL: the stub's count differs"; rc=1; }
 	if kc get job "$job" -o yaml | grep -q "$token"; then log "FAIL: the Job's spec holds the secret"; rc=1; fi
 	kc delete job "$job" --wait=false >/dev/null 2>&1 || true
+	# a scenarios file naming the same files: carried with them, its paths rewritten
+	printf 'scenarios:\n  - name: mix\n    rate: %s\n    targets: %s\n    values: [%s]\n' "$RATE" "$d/t.http" "$d/users.csv" >"$d/mix.yaml"
+	before=$(stub_stats | jq .total)
+	"$OPENLOAD" k8s run --kubectl "$d/kubectl-as-runner" --namespace "$NS" --image openload:dev --cpu "$SHARD_CPU" --memory 128Mi \
+		--shards 3 -o "$OUT/files-mix.json" -d "${DURATION}s" -c "$CONNS" --scenarios "$d/mix.yaml" >"$OUT/files-mix.txt" 2>&1 ||
+		{ log "FAIL: k8s run --scenarios exited $?"; rc=1; }
+	sleep 1
+	after=$(stub_stats | jq .total)
+	log "scenarios: stub read $((after - before)); merged attempts $(jq '.wire.attempts // .counts.sent' "$OUT/files-mix.json")"
+	[ $((after - before)) = "$(jq '.wire.attempts // .counts.sent' "$OUT/files-mix.json")" ] || { log "FAIL: scenarios: the stub's count differs"; rc=1; }
 	# --keep kept them; without it the runner deletes by the run's label
 	"$OPENLOAD" k8s run --kubectl "$d/kubectl-as-runner" --namespace "$NS" --image openload:dev \
 		--cpu "$SHARD_CPU" --memory 128Mi --shards 3 -r 10 -d 2s --lead 20s \

@@ -46,6 +46,9 @@ const (
 	// volume (startbarrier.go) shows it as a file.
 	AnnotationStart = "openload/start-at"
 	StartBarrier    = "@" + startDir + "/" + startFile
+	// AnnotationPlanned is the Job's annotation holding Job.Planned, for
+	// a runner that did not create it ('openload k8s status').
+	AnnotationPlanned = "openload.dev/planned"
 )
 
 // ScrapeInterval is the scrape interval of the shipped PodMonitor
@@ -81,6 +84,7 @@ type Job struct {
 	Args        []string      // the container's arguments: the shard's (its index from IndexEnv, its start from StartEnv), the run's, its URL
 	MetricsPort int           // the port the run serves its metrics on, declared and annotated for Prometheus; 0 none
 	Deadline    time.Duration // activeDeadlineSeconds: the cluster stops the Job past it; 0 never
+	Planned     time.Duration // the schedule's length from the start (AnnotationPlanned); 0 not said
 	PullPolicy  string        // imagePullPolicy; "" the cluster's default (IfNotPresent for a local tag: ImagePolicy)
 
 	// What the run reads, carried into its pods (files.go).
@@ -215,6 +219,12 @@ func (j Job) YAML() []byte {
 	w("  labels:")
 	w("    app.kubernetes.io/name: %s", AppName)
 	w("    %s: %s", LabelRun, j.Name)
+	if j.Planned > 0 {
+		w("  annotations:")
+		w("    # The schedule's length from its start: 'openload k8s status' says")
+		w("    # how far the run is.")
+		w("    %s: %s", AnnotationPlanned, q(j.Planned.String()))
+	}
 	w("spec:")
 	w("  completionMode: Indexed")
 	w("  completions: %d", j.Shards)

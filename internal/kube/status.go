@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // JobStatus is what the run needs of `kubectl get job NAME -o json`.
@@ -28,6 +29,10 @@ type JobStatus struct {
 	StartAt string
 	// Created is metadata.creationTimestamp, as given (RFC 3339).
 	Created string
+	// Namespace is metadata.namespace; Planned is AnnotationPlanned's
+	// value (0 when it holds none).
+	Namespace string
+	Planned   time.Duration
 }
 
 // Ended reports whether the Job is over, by success or failure.
@@ -45,7 +50,9 @@ func ParseJob(b []byte) (JobStatus, error) {
 	var j struct {
 		Kind     string `json:"kind"`
 		Metadata struct {
-			CreationTimestamp string `json:"creationTimestamp"`
+			CreationTimestamp string            `json:"creationTimestamp"`
+			Namespace         string            `json:"namespace"`
+			Annotations       map[string]string `json:"annotations"`
 		} `json:"metadata"`
 		Spec struct {
 			Completions int `json:"completions"`
@@ -78,7 +85,10 @@ func ParseJob(b []byte) (JobStatus, error) {
 		return JobStatus{}, fmt.Errorf("job: kubectl returned a %q, not a Job", j.Kind)
 	}
 	s := JobStatus{Active: j.Status.Active, Succeeded: j.Status.Succeeded, FailedPods: j.Status.Failed,
-		Shards: j.Spec.Completions, Created: j.Metadata.CreationTimestamp}
+		Shards: j.Spec.Completions, Created: j.Metadata.CreationTimestamp, Namespace: j.Metadata.Namespace}
+	if d, err := time.ParseDuration(j.Metadata.Annotations[AnnotationPlanned]); err == nil && d > 0 {
+		s.Planned = d
+	}
 	for _, c := range j.Spec.Template.Spec.Containers {
 		if c.Name != Container {
 			continue
