@@ -113,12 +113,13 @@ var modelFieldFlags = func() map[string]string {
 // jobFieldFlags is the k8s commands' table of kube.Job, as their flags'
 // definitions bind them (k8sOptions.flags); the Job's start and metrics
 // port come from the run's own --start-at and --metrics-addr (the load
-// command's), and Args, Deadline, Files and SecretEnv no one flag sets.
+// command's), and Args, Deadline, Files, SecretEnv and Planned (the
+// schedule's length) no one flag sets.
 var jobFieldFlags = func() map[string]string {
 	b := fieldBinding{}
 	new(k8sOptions).flags(newFlagSet("openload k8s"), b)
 	b["StartAt"], b["MetricsPort"] = "start-at", "metrics-addr"
-	b["Args"], b["Deadline"] = "", ""
+	b["Args"], b["Deadline"], b["Planned"] = "", "", ""
 	b["Files"], b["SecretEnv"] = "", "" // from the run's file and header flags (k8sfiles.go)
 	return b
 }()

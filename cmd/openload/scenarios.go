@@ -520,7 +520,7 @@ func buildScenarios(top *loadOptions, topFS *pflag.FlagSet, args []string) (*sce
 			return set, fmt.Errorf("--scenarios %q: line %d: scenario %q has no url: give it one (or targets), or a URL on the command line for all", path, d.line, name)
 		}
 		if d.sess.any() && o.grpc.on() { // a session walks HTTP requests (internal/session)
-			return usageError(stderr, "%v", d.errorf(path, errors.New("--grpc-method with steps or a conversation: a session's steps are HTTP requests; give the calls a scenario of their own")))
+			return set, d.errorf(path, errors.New("--grpc-method with steps or a conversation: a session's steps are HTTP requests; give the calls a scenario of their own"))
 		}
 		o.bodies.conversation = d.sess.conv != nil                           // its turns take --extra-body
 		o.targets.scope = mix.Scope{Of: uint64(len(defs)), Index: uint64(i)} // {{uid}}
