@@ -144,7 +144,7 @@ func (lp *liveProgress) run(ctx context.Context, jr *jobRunner, port int, total 
 				if !start.IsZero() {
 					elapsed = now.Sub(start)
 				}
-				line := fmt.Sprintf("%5.1fs/%s · sent %.0f/s (scheduled %.0f/s) · in flight %.0f · errors %.0f · %d of %d shards answering",
+				line := fmt.Sprintf("%.1fs/%s · sent %.0f/s of %.0f/s · in flight %.0f · errors %.0f · %d of %d shards answering",
 					elapsed.Seconds(), total, (sum.sent-last.sent)/secs, (sum.scheduled-last.scheduled)/secs, sum.inFlight, sum.failed, answered, lp.n)
 				if inPlace {
 					fmt.Fprintf(w, "\r\033[K%s", line)

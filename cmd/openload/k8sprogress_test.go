@@ -44,7 +44,7 @@ func TestK8sRunProgress(t *testing.T) {
 	}
 	// Four shards of one pod's figures: in flight 4 × 3, errors 4 × 1;
 	// the counters do not move, so the rates are 0.
-	wantLines(t, stderr, "/1s · sent 0/s (scheduled 0/s) · in flight 12 · errors 4 · 4 of 4 shards answering")
+	wantLines(t, stderr, "/1s · sent 0/s of 0/s · in flight 12 · errors 4 · 4 of 4 shards answering")
 	if f.called("get", "--raw", "/api/v1/namespaces/default/pods/openload-test-0-abcde:9464/proxy/metrics") == 0 {
 		t.Errorf("calls: %q", f.calls())
 	}

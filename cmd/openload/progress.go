@@ -2,10 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/openload/openload/internal/report"
 	"io"
 	"os"
 	"time"
+
+	"github.com/openload/openload/internal/report"
 
 	"golang.org/x/term"
 
@@ -21,20 +22,40 @@ func isTerminal(w io.Writer) bool {
 
 // progressLine renders one refresh of the live progress line. The rates
 // are over the window since the previous refresh: requests whose sending
-// began in it, and arrivals that came due in it, each divided by its
-// length.
+// began in it, and arrivals that came due in it (scheduled), each divided
+// by its length.
 func progressLine(p engine.Progress, total time.Duration) string {
 	sent, due := p.Rates()
-	return fmt.Sprintf("%5.1fs/%s · sent %.0f/s (scheduled %.0f/s) · in flight %d · errors %d · response p99 %.1f ms · send delay p99 %.2f ms",
+	return fmt.Sprintf("%.1fs/%s · sent %.0f/s of %.0f/s · in flight %d · errors %d · p99 response %.1f ms, send delay %.2f ms",
 		p.Elapsed.Seconds(), total, sent, due, p.InFlight, p.Failed, p.ResponseP99, p.SendDelayP99)
 }
 
 // progressPrinter returns the engine's progress hook, rewriting one line of
-// w in place, and a function that clears the line at the end.
+// w in place, and a function that clears the line at the end. The line is
+// cut to the terminal's width (report.LineWidth when it says none): a
+// line that wraps is not rewritten in place but repeated.
 func progressPrinter(w io.Writer, total time.Duration) (func(engine.Progress), func()) {
-	show := func(p engine.Progress) { fmt.Fprintf(w, "\r\033[K%s", progressLine(p, total)) }
+	width := report.LineWidth
+	if f, ok := w.(*os.File); ok {
+		if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 1 {
+			width = cols
+		}
+	}
+	show := func(p engine.Progress) { fmt.Fprintf(w, "\r\033[K%s", cutColumns(progressLine(p, total), width-1)) }
 	clear := func() { fmt.Fprint(w, "\r\033[K") }
 	return show, clear
+}
+
+// cutColumns returns s cut to n runes (the progress line's characters
+// are each one column wide).
+func cutColumns(s string, n int) string {
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
 }
 
 // wrapWidth is the width a report's long reasons are wrapped to on w: a

@@ -116,11 +116,19 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	// The rates are the window's counts over its length: 199 sent and 200
 	// due in 1.25 s are 159/s and 160/s.
 	line := progressLine(engine.Progress{Elapsed: 12 * time.Second, Window: 1250 * time.Millisecond, WindowSent: 199, WindowDue: 200, InFlight: 14, Failed: 2, ResponseP99: 153.9, SendDelayP99: 0.61}, 40*time.Second)
-	want := " 12.0s/40s · sent 159/s (scheduled 160/s) · in flight 14 · errors 2 · response p99 153.9 ms · send delay p99 0.61 ms"
+	want := "12.0s/40s · sent 159/s of 160/s · in flight 14 · errors 2 · p99 response 153.9 ms, send delay 0.61 ms"
 	if line != want {
 		t.Errorf("progress line\n got %q\nwant %q", line, want)
 	}
-	if line := progressLine(engine.Progress{}, time.Second); !strings.Contains(line, "sent 0/s (scheduled 0/s)") {
+	// On a terminal it is cut to the width, so that it never wraps (a
+	// wrapped line is repeated, not rewritten in place).
+	if got := cutColumns(line, 20); got != "12.0s/40s · sent 159" {
+		t.Errorf("cut to 20 columns: %q", got)
+	}
+	if got := cutColumns(line, 200); got != line {
+		t.Errorf("cut to 200 columns: %q", got)
+	}
+	if line := progressLine(engine.Progress{}, time.Second); !strings.Contains(line, "sent 0/s of 0/s") {
 		t.Errorf("empty window: %q", line)
 	}
 	// A run whose stdout is not a terminal prints no progress line.
