@@ -161,6 +161,12 @@ func TestGRPCRun(t *testing.T) {
 	if n := s.Calls.Load(); n != 20 {
 		t.Errorf("server read %d calls, want 20", n)
 	}
+	// A call is HTTP/2 without --h2c, so --max-streams applies (ghz's
+	// --connections maps to it).
+	runOK(t, "--rate", "20", "-d", "1s", "-q", "--max-streams", "2", "--grpc-method", grpcPredict, "http://"+s.Addr)
+	if n := s.Calls.Load(); n != 40 {
+		t.Errorf("server read %d calls after the --max-streams run, want 40", n)
+	}
 }
 
 // grpcIDs reads each body's id.
