@@ -90,14 +90,21 @@ func unionConfig(parts []Scenario) Config {
 			first, c.StartAt = p.Result.Started, p.Result.Config.StartAt
 		}
 	}
-	var sched, targets []string
+	var sched, targets, protos, byProto []string
 	rate, span := 0.0, 0.0
 	for _, p := range parts {
 		pc := p.Result.Config
 		sched = append(sched, p.Name+": "+pc.Schedule)
 		targets = append(targets, pc.Target)
+		protos, byProto = append(protos, pc.Protocol), append(byProto, p.Name+": "+pc.Protocol)
 		rate += pc.Rate
 		span = math.Max(span, p.Result.Elapsed)
+	}
+	// Scenarios on different protocols (a gRPC one beside HTTP/1.1
+	// ones): each named, never the first one's for all. The clients are
+	// joined by derive.
+	if len(dedupe(protos)) > 1 {
+		c.Protocol = strings.Join(byProto, ", ")
 	}
 	c.Schedule = fmt.Sprintf("%d scenarios: %s", len(parts), strings.Join(sched, " + "))
 	c.Target = strings.Join(dedupe(targets), ", ")

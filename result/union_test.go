@@ -2,6 +2,7 @@ package result_test
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/openload/openload/result"
@@ -38,6 +39,19 @@ func TestUnion(t *testing.T) {
 	}
 	if len(u.Scenarios) != 2 || u.Scenarios[0].Result != a || u.Shards != nil || u.Counts.Expected != a.Counts.Expected+b.Counts.Expected {
 		t.Errorf("scenarios %d, shards %d, expected %v", len(u.Scenarios), len(u.Shards), u.Counts.Expected)
+	}
+	if u.Config.Protocol != a.Config.Protocol {
+		t.Errorf("one protocol: %q, the scenarios' %q", u.Config.Protocol, a.Config.Protocol)
+	}
+	// Scenarios on different protocols are each named.
+	g := *b
+	g.Config.Protocol, g.Config.Client = "h2c", "h2 loop"
+	if u, err := result.Union([]result.Scenario{{Name: "a", Result: a}, {Name: "g", Result: &g}}); err != nil {
+		t.Fatal(err)
+	} else if want := "a: " + a.Config.Protocol + ", g: h2c"; u.Config.Protocol != want {
+		t.Errorf("protocol %q, want %q", u.Config.Protocol, want)
+	} else if !strings.Contains(u.Config.Client, "h2 loop") {
+		t.Errorf("client %q: not the gRPC scenario's", u.Config.Client)
 	}
 	for _, bad := range [][]result.Scenario{nil, {{Name: "a", Result: a}, {Name: "a", Result: b}}, {{Name: "a"}}} {
 		if _, err := result.Union(bad); err == nil {

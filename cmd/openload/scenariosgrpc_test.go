@@ -58,7 +58,7 @@ func TestScenariosGRPC(t *testing.T) {
 	if !strings.Contains(predict.Config.Target, "/openload.test.Model/Predict") {
 		t.Errorf("predict went to %s", predict.Config.Target)
 	}
-	wantLines(t, stdout, "by scenario", "grpc     predict: ok ×20", "PASS  predict:grpc.unavailable")
+	wantLines(t, stdout, "protocol by scenario: predict: h2c, browse: http/1.1", "by scenario", "grpc     predict: ok ×20", "PASS  predict:grpc.unavailable")
 }
 
 // TestScenarioGRPCErrors: a gRPC scenario's mistakes are refused as the
