@@ -102,7 +102,7 @@ func TestStreamErrors(t *testing.T) {
 		{"GET http://h/\n@b\nX: 1", `f:3: bad method "X:"`},
 		{"GET http://h/\n# openload: name=a", "f:2: an openload directive goes before"},
 		{"GET http://h/\n\n# openload: name=a", "f:3: openload directive with no target after it"},
-		{"GET http://h/a\n\n# openload: weight=2\nGET http://h/", "f:4: GET http://h/: a weight, but targets read as they come"},
+		{"GET http://h/a\n\n# openload: weight=2\nGET http://h/", "f:4: GET http://h/: a weight, but targets read as the run sends"},
 		{`{"method":"GET","url":"http://h/"}` + "\n\n" + `{"method":"GET","url":"http://h/","weight":2}`, "f:3: GET http://h/: a weight"},
 		{"{\"method\":\"GET\",\"url\":\"http://h/\"}\n{", "f:2: bad JSON target"},
 		{"GET http://h/\n\nGET http://other/", "f:3: GET http://other/: origin http://other:80 is not the first target's"},

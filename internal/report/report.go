@@ -343,6 +343,7 @@ func TextWrapped(w io.Writer, res *result.Result, wrapAt int) error {
 		never := int64(res.Counts.Expected) - res.Counts.Scheduled - res.Counts.Skipped
 		fmt.Fprintf(w, "run      INTERRUPTED: %d requests scheduled before the stop (all accounted for above), %d never scheduled\n", res.Counts.Scheduled, max(never, 0))
 	}
+	lazyLines(w, wrapAt, res) // lazy.go
 	if len(res.Checks) > 0 {
 		fmt.Fprintln(w, "\nchecks")
 		width := 0
