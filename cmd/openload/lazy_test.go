@@ -231,3 +231,22 @@ func TestLazyRefused(t *testing.T) {
 		t.Errorf("k8s: exit %d, %q", code, stderr)
 	}
 }
+
+// TestLazyTargetError: a target that cannot be sent, after the run
+// started, ends the targets there: the run stops scheduling, the
+// schedule check fails naming the line (exit 1), what was sent is kept.
+func TestLazyTargetError(t *testing.T) {
+	var u uriServer
+	srv := u.start(t)
+	defer func(r io.Reader) { stdin = r }(stdin)
+	stdin = strings.NewReader(fmt.Sprintf("GET %s/a\n\nGET %s/b\n\nGET http://elsewhere.invalid/c\n\nGET %s/d\n\n", srv.URL, srv.URL, srv.URL))
+	code, stdout, _ := runCLI("--targets", "-", "--lazy", "-rate", "100", "-d", "10s")
+	if code != exitCheckFailed {
+		t.Fatalf("exit %d, want %d\n%s", code, exitCheckFailed, stdout)
+	}
+	if got, n := u.count(); n != 2 || got["/a"] != 1 || got["/b"] != 1 {
+		t.Errorf("the server read %v, want /a and /b once", got)
+	}
+	wantLines(t, stdout, "TARGETS ENDED AT AN ERROR at ", "2 requests scheduled (all accounted for above)",
+		"standard input:5: GET http://elsewhere.invalid/c: origin http://elsewhere.invalid:80 is not the first target's")
+}
