@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/openload/openload/internal/engine"
 )
@@ -31,8 +30,6 @@ import (
 type Stream struct {
 	first engine.Target
 	ch    chan engine.Target
-	stop  chan struct{}
-	once  sync.Once
 	err   error // why the stream ended; written before ch is closed
 }
 
@@ -63,7 +60,7 @@ func ReadStream(r io.Reader, file string, opt StreamOptions) (*Stream, error) {
 		opt.ReadFile = os.ReadFile
 	}
 	lr := &lineReader{br: bufio.NewReader(r), file: file, opt: opt}
-	s := &Stream{ch: make(chan engine.Target, streamAhead), stop: make(chan struct{})}
+	s := &Stream{ch: make(chan engine.Target, streamAhead)}
 	first, err := lr.next()
 	if err == io.EOF {
 		if lr.empty {
@@ -80,8 +77,9 @@ func ReadStream(r io.Reader, file string, opt StreamOptions) (*Stream, error) {
 	return s, nil
 }
 
-// read sends the targets after the first until r ends, or fails, or the
-// Stream is closed.
+// read sends the targets after the first until r ends or fails. It
+// lives as long as the process when the run ends first: it waits on r,
+// or on a run that no longer takes targets, as the CLI exits.
 func (s *Stream) read(lr *lineReader) {
 	defer close(s.ch)
 	for {
@@ -92,11 +90,7 @@ func (s *Stream) read(lr *lineReader) {
 			}
 			return
 		}
-		select {
-		case s.ch <- t:
-		case <-s.stop:
-			return
-		}
+		s.ch <- t
 	}
 }
 
@@ -108,10 +102,6 @@ func (s *Stream) Targets() <-chan engine.Target { return s.ch }
 
 // Err is why the stream ended: nil at the end of its file.
 func (s *Stream) Err() error { return s.err }
-
-// Close stops reading ahead once the run no longer takes targets; a read
-// already waiting on the file ends with it.
-func (s *Stream) Close() { s.once.Do(func() { close(s.stop) }) }
 
 // lineReader reads a targets file a line at a time and builds its
 // targets as each is complete (Stream).

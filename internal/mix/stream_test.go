@@ -130,7 +130,6 @@ func TestStreamAsItComes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
 	if got := <-s.Targets(); got.URL.Path != "/0" || got.Header.Get("X-A") != "own" || got.Header.Get("X-B") != "cli" {
 		t.Errorf("first target %+v", got)
 	}
