@@ -201,17 +201,18 @@ type TargetStream interface {
 
 // nextTarget is the stream's target for the arrival due now, nil when
 // the stream ended or ctx is done (stats says which): an arrival whose
-// target has not come waits for it, counted in TargetsWaited. A target
+// target has not come waits for it, counted in TargetsWaited once it
+// has it (an arrival left without one is never scheduled). A target
 // the run cannot send (checkTarget) ends the stream with its error, as
 // it would have refused a run that read it whole.
 func (g *generator) nextTarget(ctx context.Context, stats *Stats) *Target {
 	ls := &g.lazy
 	var t Target
-	ok := true
+	ok, waited := true, false
 	select {
 	case t, ok = <-ls.ch:
 	default:
-		g.targetsWaited.Add(1)
+		waited = true
 		select {
 		case t, ok = <-ls.ch:
 		case <-ctx.Done():
@@ -222,6 +223,9 @@ func (g *generator) nextTarget(ctx context.Context, stats *Stats) *Target {
 	if !ok {
 		stats.TargetsEnded, stats.TargetsErr = true, g.cfg.TargetStream.Err()
 		return nil
+	}
+	if waited {
+		g.targetsWaited.Add(1) // an arrival that got its target, and is scheduled
 	}
 	if t.Method == "" {
 		t.Method = http.MethodGet
