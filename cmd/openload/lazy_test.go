@@ -226,6 +226,15 @@ func TestLazyRefused(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "--lazy: a sweep sends the targets again") {
 		t.Errorf("sweep: exit %d, %q", code, stderr)
 	}
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sc, []byte("scenarios:\n  - name: a\n    rate: 1\n    targets: "+filepath.Join(dir, "t.http")+"\n    lazy: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI("--scenarios", sc, "-d", "1s")
+	if code != exitUsage || !strings.Contains(stderr, "--lazy: each scenario reads its own targets") {
+		t.Errorf("scenarios: exit %d, %q", code, stderr)
+	}
 	code, _, stderr = runCLI("k8s", "manifest", "--shards", "2", "--targets", "t.http", "--lazy", "-rate", "10", "-d", "1s")
 	if code != exitUsage || !strings.Contains(stderr, "--lazy does not apply to a cluster run") {
 		t.Errorf("k8s: exit %d, %q", code, stderr)
