@@ -196,6 +196,7 @@ func (m *merger) add(a, b *Result) *Result {
 		a.Stream.merge(b.Stream, m),
 		a.Warmup.merge(b.Warmup, m),
 		mergeParts(a.Targets, b.Targets, "target", m),
+		a.Lazy.merge(b.Lazy),
 		mergeParts(a.Steps, b.Steps, "step", m),
 		a.Sessions.merge(b.Sessions, int(b.Started.Sub(a.Started)/time.Second), m),
 		nil, // Scenarios: a run of scenarios is not split into shards (Union keeps them)

@@ -91,6 +91,11 @@ type Result struct {
 	// mix's order (part.go); nil in a run of one URL.
 	Targets []Part `json:"targets,omitempty"`
 
+	// Lazy is what reading the targets as the run sent them (vegeta's
+	// -lazy: --targets from standard input or a pipe) did to the run;
+	// nil when they were read before it.
+	Lazy *Lazy `json:"lazy,omitempty"`
+
 	// Steps holds the figures of each step of a session run, in the
 	// scenario's order, and Sessions its users' account (session.go);
 	// nil in a run of single requests.

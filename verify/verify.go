@@ -181,6 +181,9 @@ func scheduleCount(res *result.Result) Finding {
 		f.Message = fmt.Sprintf("run interrupted: %d of the %s expected requests were scheduled before the stop", c.Scheduled, fmtCount(c.Expected))
 		return f
 	}
+	if l := res.Lazy; l != nil && l.Ended {
+		return lazyEnded(res, l)
+	}
 	if f, ok := shardCount(res); ok { // shard.go
 		return f
 	}
@@ -197,6 +200,24 @@ func scheduleCount(res *result.Result) Finding {
 		p, _ = schedule.Lookup(schedule.Constant)
 	}
 	return processCount(res, p)
+}
+
+// lazyEnded is the count check of a run whose targets, read as it sent
+// them, ran out before its schedule: it stopped there, as vegeta -lazy
+// stops at the end of its targets, one request per target. That is a
+// warning, the run being what the user's targets asked for; an error
+// that ended them fails the check, as it would have refused a run that
+// read them whole.
+func lazyEnded(res *result.Result, l *result.Lazy) Finding {
+	c := res.Counts
+	f := Finding{Check: "schedule", Severity: Warn}
+	if l.Error != "" {
+		f.Severity = Fail
+		f.Message = fmt.Sprintf("the targets ended at an error after %d of the %s expected requests, at %.1f s: %s", c.Scheduled, fmtCount(c.Expected), l.AtS, l.Error)
+		return f
+	}
+	f.Message = fmt.Sprintf("the targets ran out: %d targets, one request each, of the %s expected requests; scheduling stopped at %.1f s", c.Scheduled, fmtCount(c.Expected), l.AtS)
+	return f
 }
 
 // processCount is the count check of a run of process p, read from p's
@@ -341,6 +362,10 @@ func timeline(res *result.Result, opt Options) []Finding {
 		f.Severity = Warn
 		f.Message = fmt.Sprintf("no request sent in second(s) %s although due: all %d connections were busy, so the wait is in send delay",
 			ranges(empty), res.Limit.Connections)
+	case res.Lazy != nil && res.Lazy.Waited > 0:
+		f.Severity = Warn
+		f.Message = fmt.Sprintf("no request sent in second(s) %s although due: %s waited for their targets to be read, so the wait is in send delay",
+			ranges(empty), plural(res.Lazy.Waited, "request"))
 	default:
 		f.Severity = Fail
 		f.Message = fmt.Sprintf("no request sent in second(s) %s although due, and the connection limit never bound: the generator itself stalled",
@@ -431,6 +456,8 @@ func sendDelay(res *result.Result, opt Options) Finding {
 		}
 	} else if res.Limit.Waited > 0 {
 		f.Message += fmt.Sprintf(", mostly waiting for one of %d connections (raise -c to send them on time)", res.Limit.Connections)
+	} else if l := res.Lazy; l != nil && l.Waited > 0 {
+		f.Message += fmt.Sprintf(": %s came due before their target was read, the targets coming slower than the schedule", plural(l.Waited, "request"))
 	} else {
 		f.Message += ": the generator fell behind its schedule"
 	}

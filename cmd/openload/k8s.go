@@ -154,6 +154,7 @@ var k8sRefused = map[string]string{
 	"closed":         "shards split an open schedule",
 	"think":          "it goes with --closed",
 	"repeats":        "one Job is one run",
+	"lazy":           "the targets file is carried into the pods whole, and each shard picks request i's target from i",
 	"import-path":    "its directories are not carried into the pods: give the schema as one --protoset (protoc --include_imports -o FILE)",
 }
 

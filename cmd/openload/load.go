@@ -472,7 +472,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // validateInterruptibly is o.validate, given up when ctx ends: the files
 // it reads may be a pipe or a terminal (--targets -, a generator piped in,
 // a FIFO) that never ends, and one signal must stop openload then as it
-// stops a run.
+// stops a run. With --lazy, --targets is read up to its first target
+// here, the rest as the run sends (readLazily), where the same signal
+// stops the run.
 func validateInterruptibly(ctx context.Context, o *loadOptions, fs *pflag.FlagSet, stderr io.Writer) error {
 	if o.targets.file == "-" {
 		if f, ok := stdin.(*os.File); ok && isTerminal(f) {

@@ -97,7 +97,7 @@ var foreignFlags = map[string]foreign{
 	// vegeta attack
 	"max-workers": {"vegeta's", "-c"}, "workers": {"vegeta's", "-c"},
 	"max-connections": {"vegeta's", "-c"}, "redirects": {"vegeta's", "--follow-redirects"},
-	"lazy": {"vegeta's", "none: --targets - reads standard input whole before the run"}, "format": {"vegeta's", "--targets-format"},
+	"format":    {"vegeta's", "--targets-format"},
 	"keepalive": {"vegeta's", "none: connections are always kept alive"}, "chunked": {"vegeta's", ""},
 	"cert": {"vegeta's", ""}, "key": {"vegeta's", ""}, "root-certs": {"vegeta's", ""},
 	"dns-ttl": {"vegeta's", ""}, "resolvers": {"vegeta's", ""}, "laddr": {"vegeta's", ""},

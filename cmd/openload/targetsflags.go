@@ -23,12 +23,14 @@ type targetsOptions struct {
 	file   string
 	format string
 	values string
+	lazy   bool      // --lazy: read file as the run sends (readLazily)
 	scope  mix.Scope // a scenario's place in its run, for {{uid}} (scenarios.go)
 	stdin  io.Reader // what --targets - reads; nil: the package's stdin
 }
 
 func (t *targetsOptions) flags(fs *pflag.FlagSet, b fieldBinding) {
 	fs.StringVar(&t.file, b.bind("targets", "Targets", "TargetWeights"), "", "send the targets of this vegeta targets `file` ('-': standard input; its HTTP format or JSON lines), in turn, or drawn by their weights ('# openload: name=N weight=W' or JSON \"name\", \"weight\")")
+	fs.BoolVar(&t.lazy, b.bind("lazy", "TargetStream"), false, "read --targets as the run sends (vegeta's -lazy): request i goes to the i-th target read, a generator piped in starts the run at once, the run stops when they end")
 	fs.StringVar(&t.format, "targets-format", "auto", "the --targets file's format: http, json, or auto (JSON when its first line starts with '{')")
 	fs.StringVar(&t.values, "values", "", "a CSV `file` (a header row names the columns) whose row seq mod rows fills {{csv.COLUMN}} in URLs, headers and bodies")
 }
@@ -40,6 +42,9 @@ func (t *targetsOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 	r := &o.run
 	if fs.Changed("targets-format") && t.file == "" {
 		return errors.New("--targets-format applies to a --targets file")
+	}
+	if t.lazy && t.file == "" {
+		return errors.New("--lazy reads a --targets file as the run sends: give --targets (- for standard input)")
 	}
 	var vals *mix.Values
 	if t.values != "" {
@@ -69,6 +74,9 @@ func (t *targetsOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		default:
 			return fmt.Errorf("--targets-format %q: want http, json or auto", t.format)
 		}
+		if t.lazy {
+			return t.readLazily(o, format, vals)
+		}
 		var err error
 		if t.file == "-" {
 			in := t.stdin
@@ -85,14 +93,7 @@ func (t *targetsOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 		// -H applies to every target, as vegeta's -header does, unless
 		// the target sets the header itself.
 		for i := range ts {
-			for k, vs := range r.Header {
-				if ts[i].Header == nil {
-					ts[i].Header = http.Header{}
-				}
-				if !hasHeader(ts[i].Header, k) {
-					ts[i].Header[k] = vs
-				}
-			}
+			mix.AddHeader(&ts[i], r.Header)
 		}
 	case r.URL != nil && (templated(fs.Arg(0)) || templated(string(r.Body)) || templatedHeader(r.Header)):
 		// The URL as typed: url.URL.String would escape the braces of a
@@ -141,6 +142,66 @@ func (t *targetsOptions) validate(fs *pflag.FlagSet, o *loadOptions) error {
 // stdin is what --targets - reads: a variable, for tests.
 var stdin io.Reader = os.Stdin
 
+// readLazily makes o.run's mix a stream of the targets of t.file, read
+// as the run sends (--lazy, mix.ReadStream), once its first target is
+// read: the run's origin is that target's, and a generator piped in
+// starts the run at its first target. It is asked for, as vegeta's
+// -lazy is, not taken for every pipe: `echo "GET …" | openload --targets
+// -` sends that one target for the whole run, as vegeta without -lazy
+// does, where a lazy read would stop at its end.
+//
+// What needs every target before the run, or reads them more than
+// once, is refused: a shard picks request seq's target from seq, repeats
+// and a sweep run the targets again, each scenario reads its own, and a
+// closed loop's users take no stream.
+func (t *targetsOptions) readLazily(o *loadOptions, format mix.Format, vals *mix.Values) error {
+	r := &o.run
+	from := t.file
+	if from == "-" {
+		from = "standard input"
+	}
+	refuse := func(why string) error {
+		return fmt.Errorf("--lazy: %s; drop --lazy", why)
+	}
+	switch {
+	case r.Shard.Of > 1:
+		return refuse("each shard of --shard picks request i's target from i, which needs every target before the run")
+	case o.stages.repeats > 1:
+		return refuse("--repeats sends the targets again in each run")
+	case o.plan != nil:
+		return refuse("a sweep sends the targets again at each rate")
+	case t.scope != mix.Scope{}:
+		return refuse("each scenario reads its own targets")
+	case r.Closed:
+		return refuse("--closed sends its targets from a table, not as they are read")
+	}
+	in := t.stdin
+	if in == nil {
+		in = stdin
+	}
+	if t.file != "-" {
+		f, err := os.Open(t.file) // kept open: the run reads it
+		if err != nil {
+			return fileFlagError("--targets", t.file, err)
+		}
+		in = f
+	}
+	s, err := mix.ReadStream(in, from, mix.StreamOptions{Options: mix.Options{Format: format}, Values: vals,
+		Seed: r.Schedule.Seed, Scope: t.scope, Header: r.Header})
+	if err != nil {
+		return fileFlagError("--targets", t.file, err)
+	}
+	r.TargetStream = s
+	what := fmt.Sprintf("targets from %s, read as the run sends (vegeta's -lazy), in turn", from)
+	if vals != nil {
+		what += fmt.Sprintf(", {{csv.…}} from %s (%d rows)", t.values, vals.Rows())
+	}
+	note(r).Targets = what
+	first := s.First()
+	r.URL, r.Method, r.Header, r.Body = first.URL, first.Method, first.Header, first.Body
+	return nil
+}
+
 // fileFlagError is the error of a file a flag names that cannot be read:
 // "--targets "nosuch.http": no such file or directory". An error from
 // within the file names it and its line already.
@@ -150,17 +211,6 @@ func fileFlagError(flag, path string, err error) error {
 		return fmt.Errorf("%s %q: %v", flag, path, pe.Err)
 	}
 	return fmt.Errorf("%s: %v", flag, err)
-}
-
-// hasHeader reports whether h has name, whatever its case (vegeta keeps
-// a header's case as written).
-func hasHeader(h http.Header, name string) bool {
-	for k := range h {
-		if strings.EqualFold(k, name) {
-			return true
-		}
-	}
-	return false
 }
 
 func templated(s string) bool { return strings.Contains(s, "{{") }

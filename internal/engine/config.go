@@ -78,6 +78,10 @@ func (cfg Config) ValidateClosed() error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	if cfg.TargetStream != nil {
+		// Its users would take targets out of the stream's order.
+		return field.Errorf("TargetStream", true, "{TargetStream} applies to open runs: a closed loop takes no stream of targets")
+	}
 	return cfg.mixed().validateResend(true) // targets.go
 }
 

@@ -175,6 +175,14 @@ type Config struct {
 	Targets       []Target
 	TargetWeights []float64 // nil: in turn, as vegeta takes them
 	TargetSeed    uint64
+	// TargetStream, if set, is a lazy mix (targets.go): request seq
+	// goes to the seq-th target it gives, read as the run sends, as
+	// vegeta's -lazy reads them. URL, Method, Header and Body are its
+	// first target's (the run's origin); Targets and Bodies are not
+	// used with it, and its records name no target (Record.Target 0).
+	// Open runs only, on the goroutine clients (the event loops take
+	// their requests from tables made before the start).
+	TargetStream TargetStream
 	// Stream reads every response body as an event stream (stream.go);
 	// without it only text/event-stream responses are.
 	Stream bool
@@ -206,6 +214,13 @@ type Stats struct {
 	LoopErr    error
 	Dispatched int64
 	Skipped    int64 // closed mode: pacing slots no user took (see RunClosed)
+	// With Config.TargetStream: TargetsEnded when the stream ended
+	// before the schedule, which stopped there (ScheduleEnd), TargetsErr
+	// why when it was an error, and TargetsWaited the arrivals that came
+	// due before their target had come (their wait is send delay).
+	TargetsEnded  bool
+	TargetsErr    error
+	TargetsWaited int64
 	// Generator is openload's own CPU use and GC pauses during the run
 	// (package selfmon).
 	Generator result.Generator
@@ -254,6 +269,7 @@ type item struct {
 	seq  uint64
 	off  time.Duration
 	step *stepCall // a session's step (session.go); nil in every other run
+	tgt  *Target   // its target, read lazily (Config.TargetStream); nil in every other run
 }
 
 // Run executes the schedule against cfg.URL and adds one record per
@@ -277,6 +293,7 @@ func Run(ctx context.Context, cfg Config, s schedule.Schedule, rec *recorder.Rec
 	g.windDown(ctx, dispatchDone, &wg)
 	stats.Dispatched = g.dispatched.Load()
 	stats.LimitWaited = g.limitWaited.Load()
+	stats.TargetsWaited = g.targetsWaited.Load()
 	g.finish(ctx, &stats)
 	return stats, nil
 }
@@ -295,6 +312,9 @@ func begin(ctx context.Context, cfg Config, rec *recorder.Recorder, stats *Stats
 	cfg.StampHeader = http.CanonicalHeaderKey(cfg.StampHeader)
 	drain, cancel := context.WithCancelCause(context.Background())
 	g := &generator{cfg: cfg, due: due, drain: drain, drainCancel: cancel, pick: newPicker(&cfg), sched: s}
+	if cfg.TargetStream != nil {
+		g.lazy.ch = cfg.TargetStream.Targets()
+	}
 	g.cfg.bytes = &g.bytes
 	g.nextDue.Store(notDue)
 	if cfg.Observe != nil {
@@ -494,9 +514,13 @@ type generator struct {
 	warmHold io.Closer
 	start    time.Time
 	due      chan item
-	sink     sink   // records on their way to the recorder (sink.go)
-	pick     picker // which of the run's requests each one sends (targets.go)
-	drain    context.Context
+	sink     sink        // records on their way to the recorder (sink.go)
+	pick     picker      // which of the run's requests each one sends (targets.go)
+	lazy     lazyTargets // Config.TargetStream's, taken by the dispatcher (targets.go)
+	// targetsWaited counts the arrivals that waited for their target
+	// (Stats.TargetsWaited).
+	targetsWaited atomic.Int64
+	drain         context.Context
 	// set up by begin
 	drainCancel context.CancelCauseFunc
 	disconnect  func() // closes the connections the run owns
@@ -530,12 +554,12 @@ func (g *generator) since() time.Duration { return time.Since(g.start) }
 // queued for the workers.
 func (g *generator) dispatch(ctx context.Context, s schedule.Schedule, stats *Stats) {
 	sh := g.sink.newShard()
-	g.arrive(ctx, s, stats, func(seq uint64, off time.Duration) {
+	g.arrive(ctx, s, stats, func(seq uint64, off time.Duration, t *Target) {
 		g.taken.Add(1)
 		if g.busy.Load()+int64(len(g.due)) >= int64(g.cfg.Connections) {
 			g.limitWaited.Add(1)
 		}
-		it := item{seq: seq, off: off}
+		it := item{seq: seq, off: off, tgt: t}
 		select {
 		case g.due <- it:
 		default:
@@ -553,8 +577,10 @@ func (g *generator) dispatch(ctx context.Context, s schedule.Schedule, stats *St
 // arrive walks the schedule: sleep until the next arrival is due, then
 // hand start every arrival that is due, counted as dispatched first (the
 // progress line never shows more requests sent than due). It is the open
-// run's dispatcher (dispatch) and the session run's (session.go).
-func (g *generator) arrive(ctx context.Context, s schedule.Schedule, stats *Stats, start func(seq uint64, off time.Duration)) {
+// run's dispatcher (dispatch) and the session run's (session.go). With
+// a TargetStream each arrival takes its target once due (nextTarget),
+// before it counts: an arrival left without one was never scheduled.
+func (g *generator) arrive(ctx context.Context, s schedule.Schedule, stats *Stats, start func(seq uint64, off time.Duration, t *Target)) {
 	sl := newSleeper()
 	defer sl.close()
 	defer g.nextDue.Store(notDue)
@@ -573,8 +599,15 @@ func (g *generator) arrive(ctx context.Context, s schedule.Schedule, stats *Stat
 			sl.sleep(min(max(off-now, minSleep), maxSleep))
 			continue
 		}
+		var t *Target
+		if g.lazy.ch != nil {
+			if t = g.nextTarget(ctx, stats); t == nil { // targets.go
+				stats.ScheduleEnd = g.since()
+				return
+			}
+		}
 		g.dispatched.Add(1)
-		start(seq, off)
+		start(seq, off, t)
 		off, ok = s.Next()
 		seq = seqOf(s, seq+1)
 	}
@@ -826,8 +859,12 @@ func (w *worker) doLean(it item) recorder.Record {
 		w.conn = g.takeWarm() // predial.go
 	}
 	v := g.lean.variant(&g.pick, it.seq)
-	if it.step != nil {
+	switch {
+	case it.step != nil:
 		v = it.step.v // a session's step, serialised as it was made (session.go)
+	case it.tgt != nil:
+		lv := newVariant(&g.cfg, *it.tgt) // read lazily, sent once: serialised here (targets.go)
+		v = &lv
 	}
 	var h heads
 	a, tx, hand, err := g.lean.roundTrip(&w.conn, v, it.seq, deadline, stamp, g.since, w.hr, &h)

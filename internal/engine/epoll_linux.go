@@ -163,7 +163,7 @@ const maxPending = 1 << 14
 // context cancelled.
 func newEpollLoop(g *generator, s schedule.Schedule, stats *Stats, dispatched chan<- struct{}) *epollLoop {
 	t := g.lean
-	if !g.cfg.Epoll || t == nil || t.head || g.retry != nil {
+	if !g.cfg.Epoll || t == nil || t.head || g.retry != nil || g.cfg.TargetStream != nil {
 		return nil
 	}
 	ep, tfd, efd, err := openLoop() // arrivals_linux.go

@@ -66,6 +66,15 @@ func withBody(req *http.Request, body []byte) {
 // request returns the request for it, with ctx.
 func (w *worker) request(ctx context.Context, it item) (*http.Request, error) {
 	cfg := &w.g.cfg
+	if it.tgt != nil {
+		// Read lazily (Config.TargetStream), sent once: its template
+		// is made here and kept by no one.
+		base, err := newTemplate(*it.tgt)
+		if err != nil {
+			return nil, err
+		}
+		return w.fill(base.WithContext(ctx), it, it.tgt), nil
+	}
 	k := 0
 	if len(cfg.Targets) > 0 {
 		k = w.g.pick.index(it.seq) // targets.go
@@ -85,6 +94,14 @@ func (w *worker) request(ctx context.Context, it item) (*http.Request, error) {
 	if len(cfg.Targets) > 0 {
 		t = &cfg.Targets[k]
 	}
+	return w.fill(req, it, t), nil
+}
+
+// fill writes into req, a copy of a template, what request it sends of
+// its own: its body (of Bodies, or its target t's template), its path
+// and its templated and stamp headers.
+func (w *worker) fill(req *http.Request, it item, t *Target) *http.Request {
+	cfg := &w.g.cfg
 	switch {
 	case len(cfg.Bodies) > 0:
 		withBody(req, cfg.Bodies[w.g.pick.index(it.seq)])
@@ -112,7 +129,7 @@ func (w *worker) request(ctx context.Context, it item) (*http.Request, error) {
 		}
 		req.Header = h
 	}
-	return req, nil
+	return req
 }
 
 // withPath returns a copy of u whose request target is path (a path and

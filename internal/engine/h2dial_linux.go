@@ -130,7 +130,7 @@ func h2LoopApplies(cfg *Config) bool {
 // open run go on the HTTP/2 event loop.
 func h2LoopFields(cfg *Config) bool {
 	return cfg.Epoll && (cfg.Protocol == H2C || cfg.Protocol == HTTP2) && cfg.Transport == nil && !cfg.FollowRedirects &&
-		!cfg.Retry.Enabled()
+		!cfg.Retry.Enabled() && cfg.TargetStream == nil // the loop's requests are made before the start (newH2Reqs)
 }
 
 // predialH2 opens, before the clock starts (predial.go), the connections

@@ -129,7 +129,7 @@ type stepCall struct {
 // step, and one session record per session, to rec.
 func RunSessions(ctx context.Context, cfg Config, s schedule.Schedule, src SessionSource, rec *recorder.Recorder) (Stats, error) {
 	cfg = cfg.mixed()
-	if len(cfg.Targets) > 0 || len(cfg.Bodies) > 0 {
+	if len(cfg.Targets) > 0 || len(cfg.Bodies) > 0 || cfg.TargetStream != nil {
 		return Stats{}, fmt.Errorf("engine: a session run makes its requests from its steps: no targets or bodies")
 	}
 	if cfg.Retry.Enabled() {
@@ -164,7 +164,7 @@ func RunSessions(ctx context.Context, cfg Config, s schedule.Schedule, src Sessi
 	dispatchDone := make(chan struct{})
 	go func() {
 		defer close(dispatchDone)
-		g.arrive(ctx, s, &stats, func(seq uint64, off time.Duration) {
+		g.arrive(ctx, s, &stats, func(seq uint64, off time.Duration, _ *Target) {
 			sr.live.Add(1)
 			sr.push(&walker{sess: src.Session(seq), due: off, rec: recorder.SessionRecord{Seq: seq, Arrival: off, End: off, EndedAt: -1}})
 		})

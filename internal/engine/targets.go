@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net"
@@ -177,6 +178,74 @@ func (cfg Config) mixed() Config {
 	return cfg
 }
 
+// TargetStream is a lazy mix (Config.TargetStream), as vegeta's -lazy
+// reads its targets: request seq goes to the seq-th target the stream
+// gives, each target sent once. The open run's dispatcher takes the next
+// target when an arrival comes due, so a target that has not come yet
+// holds its arrival and every one after it: they leave late, and the
+// wait is their send delay (Stats.TargetsWaited counts the arrivals that
+// waited); their scheduled times stay the schedule's. When the stream
+// ends before the schedule does, scheduling stops there
+// (Stats.TargetsEnded), as vegeta stops its attack at the end of its
+// targets: every arrival taken has its target and its record, and the
+// arrivals after it never were.
+type TargetStream interface {
+	// Targets gives the stream's targets in order; it is closed when
+	// the stream ends. Only the dispatcher receives from it.
+	Targets() <-chan Target
+	// Err is why the stream ended, read once Targets is closed: nil at
+	// its end, else its error (a target that could not be read or
+	// built).
+	Err() error
+}
+
+// nextTarget is the stream's target for the arrival due now, nil when
+// the stream ended or ctx is done (stats says which): an arrival whose
+// target has not come waits for it, counted in TargetsWaited once it
+// has it (an arrival left without one is never scheduled). A target
+// the run cannot send (checkTarget) ends the stream with its error, as
+// it would have refused a run that read it whole.
+func (g *generator) nextTarget(ctx context.Context, stats *Stats) *Target {
+	ls := &g.lazy
+	var t Target
+	ok, waited := true, false
+	select {
+	case t, ok = <-ls.ch:
+	default:
+		waited = true
+		select {
+		case t, ok = <-ls.ch:
+		case <-ctx.Done():
+			stats.Interrupted = true
+			return nil
+		}
+	}
+	if !ok {
+		stats.TargetsEnded, stats.TargetsErr = true, g.cfg.TargetStream.Err()
+		return nil
+	}
+	if waited {
+		g.targetsWaited.Add(1) // an arrival that got its target, and is scheduled
+	}
+	if t.Method == "" {
+		t.Method = http.MethodGet
+	}
+	name := fmt.Sprintf("target %d (%s)", ls.n, t.Name)
+	if err := checkTarget(&t, g.cfg.URL, name, "the first target"); err != nil {
+		stats.TargetsEnded, stats.TargetsErr = true, err
+		return nil
+	}
+	ls.n++
+	return &t
+}
+
+// lazyTargets is the dispatcher's side of Config.TargetStream: its
+// channel, and the targets taken.
+type lazyTargets struct {
+	ch <-chan Target
+	n  int64
+}
+
 // tooManyTargets is the error for a mix of n > MaxTargets targets.
 func tooManyTargets(n int) error {
 	return field.Errorf("Targets", n, "{Targets} holds %d targets, at most %d", n, MaxTargets)
@@ -188,6 +257,16 @@ func tooManyTargets(n int) error {
 // address), each with a valid method and headers, and templates whose
 // first request makes a valid request target and header values.
 func (cfg Config) validateTargets() error {
+	if cfg.TargetStream != nil {
+		switch {
+		case len(cfg.Targets) > 0:
+			return field.Errorf("TargetStream", len(cfg.Targets), "{TargetStream} cannot go with {Targets}: the stream gives every target")
+		case len(cfg.Bodies) > 0:
+			return field.Errorf("TargetStream", len(cfg.Bodies), "{TargetStream} cannot go with {Bodies}: each target has its body")
+		case cfg.GRPC:
+			return field.Errorf("TargetStream", cfg.GRPC, "{TargetStream} cannot go with {GRPC}: a gRPC run's calls are made before the start")
+		}
+	}
 	if len(cfg.Targets) == 0 {
 		if len(cfg.TargetWeights) > 0 {
 			return field.Errorf("TargetWeights", cfg.TargetWeights, "{TargetWeights} given without {Targets}")
@@ -212,28 +291,33 @@ func (cfg Config) validateTargets() error {
 	if len(cfg.TargetWeights) > 0 && (total <= 0 || math.IsInf(total, 0)) {
 		return field.Errorf("TargetWeights", total, "{TargetWeights} must sum to a finite number > 0, got %v", total)
 	}
-	var origin string
-	for i, t := range cfg.Targets {
-		name := cfg.targetName(i)
-		if t.URL == nil || t.URL.Host == "" || (t.URL.Scheme != "http" && t.URL.Scheme != "https") {
-			return field.Errorf("Targets", name, "{Targets}: %s needs an http or https URL with a host, got %v", name, t.URL)
-		}
-		if o := Origin(t.URL); i == 0 {
-			origin = o
-		} else if o != origin {
-			return field.Errorf("Targets", name, "{Targets}: %s goes to %s, and the run's targets share one scheme://host:port, %s's: one pool of connections sends them", name, o, cfg.targetName(0))
-		}
-		if t.URL.User.String() != cfg.Targets[0].URL.User.String() {
-			return field.Errorf("Targets", name, "{Targets}: %s has other credentials in its URL than %s: the run's targets share them", name, cfg.targetName(0))
-		}
-		if t.Method != "" && !httpguts.ValidHeaderFieldName(t.Method) {
-			return field.Errorf("Targets", name, "{Targets}: %s's method %q is not a valid HTTP method", name, t.Method)
-		}
-		if err := t.validateHeaders(name); err != nil {
+	for i := range cfg.Targets {
+		if err := checkTarget(&cfg.Targets[i], cfg.Targets[0].URL, cfg.targetName(i), cfg.targetName(0)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// checkTarget checks one target, called name in errors: an http or https
+// URL of the origin and credentials of first's URL (the run's, that of
+// the target called firstName), a valid method and valid headers and
+// templates. Validate checks a mix's targets by it, and the dispatcher
+// each target of a TargetStream as it comes.
+func checkTarget(t *Target, first *url.URL, name, firstName string) error {
+	if t.URL == nil || t.URL.Host == "" || (t.URL.Scheme != "http" && t.URL.Scheme != "https") {
+		return field.Errorf("Targets", name, "{Targets}: %s needs an http or https URL with a host, got %v", name, t.URL)
+	}
+	if o := Origin(t.URL); o != Origin(first) {
+		return field.Errorf("Targets", name, "{Targets}: %s goes to %s, and the run's targets share one scheme://host:port, %s's: one pool of connections sends them", name, o, firstName)
+	}
+	if t.URL.User.String() != first.User.String() {
+		return field.Errorf("Targets", name, "{Targets}: %s has other credentials in its URL than %s: the run's targets share them", name, firstName)
+	}
+	if t.Method != "" && !httpguts.ValidHeaderFieldName(t.Method) {
+		return field.Errorf("Targets", name, "{Targets}: %s's method %q is not a valid HTTP method", name, t.Method)
+	}
+	return t.validateHeaders(name)
 }
 
 // validateHeaders checks t's header names and templates.

@@ -415,8 +415,17 @@ func finish(o Options, res *result.Result, rec *recorder.Recorder, stats engine.
 		// check shows the ones it never took.
 		logErr = fmt.Errorf("the client's event loop stopped: %w", stats.LoopErr)
 	}
+	if o.TargetStream != nil {
+		res.Lazy = &result.Lazy{Waited: stats.TargetsWaited, Ended: stats.TargetsEnded}
+		if stats.TargetsEnded {
+			res.Lazy.AtS = math.Round(stats.ScheduleEnd.Seconds()*1e3) / 1e3
+		}
+		if stats.TargetsErr != nil {
+			res.Lazy.Error = stats.TargetsErr.Error()
+		}
+	}
 	span := o.Schedule.Duration.Seconds()
-	if stats.Interrupted {
+	if stats.Interrupted || stats.TargetsEnded {
 		span = stats.ScheduleEnd.Seconds()
 	}
 	if span > 0 {

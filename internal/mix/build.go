@@ -60,33 +60,14 @@ func BuildIn(ts []Target, vals *Values, seed uint64, scope Scope) ([]engine.Targ
 	var first string // the first target's origin
 	for i := range ts {
 		t := &ts[i]
-		fail := func(format string, a ...any) error {
-			return fmt.Errorf("%s: %s", t.where(), fmt.Sprintf(format, a...))
-		}
-		if err := checkName(t.Name); err != nil {
-			return nil, nil, fail("%v", err)
-		}
-		if j, ok := names[t.Name]; ok {
-			return nil, nil, fail("name taken by target %d (%s:%d)", j+1, ts[j].File, ts[j].Line)
+		if j, ok := names[t.Name]; ok && checkName(t.Name) == nil {
+			return nil, nil, t.fail("name taken by target %d (%s:%d)", j+1, ts[j].File, ts[j].Line)
 		}
 		names[t.Name] = i
-		if !validMethod(t.Method) {
-			return nil, nil, fail("bad method %q", t.Method)
-		}
-		if t.Weight != 0 {
-			if !(t.Weight > 0) || math.IsInf(t.Weight, 0) {
-				return nil, nil, fail("bad weight %v: want a finite number > 0", t.Weight)
-			}
-			weighted = true
-		}
-		e, o, err := buildOne(t, i, vals, seed, scope)
+		weighted = weighted || t.Weight != 0
+		e, err := buildAt(t, i, vals, seed, scope, &first)
 		if err != nil {
-			return nil, nil, fail("%v", err)
-		}
-		if i == 0 {
-			first = o
-		} else if o != first {
-			return nil, nil, fail("origin %s is not the first target's, %s: a run sends to one origin", o, first)
+			return nil, nil, err
 		}
 		out[i] = e
 	}
@@ -100,6 +81,36 @@ func BuildIn(ts []Target, vals *Values, seed uint64, scope Scope) ([]engine.Targ
 		}
 	}
 	return out, weights, nil
+}
+
+// fail is an error about t: "FILE:LINE: NAME: …".
+func (t *Target) fail(format string, a ...any) error {
+	return fmt.Errorf("%s: %s", t.where(), fmt.Sprintf(format, a...))
+}
+
+// buildAt builds t, target i of its run (Build's, or a Stream's), after
+// checking its name, method and weight; *first is the run's origin, ""
+// until the first target set it, which every target must share.
+func buildAt(t *Target, i int, vals *Values, seed uint64, scope Scope, first *string) (engine.Target, error) {
+	if err := checkName(t.Name); err != nil {
+		return engine.Target{}, t.fail("%v", err)
+	}
+	if !validMethod(t.Method) {
+		return engine.Target{}, t.fail("bad method %q", t.Method)
+	}
+	if t.Weight != 0 && (!(t.Weight > 0) || math.IsInf(t.Weight, 0)) {
+		return engine.Target{}, t.fail("bad weight %v: want a finite number > 0", t.Weight)
+	}
+	e, o, err := buildOne(t, i, vals, seed, scope)
+	if err != nil {
+		return engine.Target{}, t.fail("%v", err)
+	}
+	if *first == "" {
+		*first = o
+	} else if o != *first {
+		return engine.Target{}, t.fail("origin %s is not the first target's, %s: a run sends to one origin", o, *first)
+	}
+	return e, nil
 }
 
 // Parts of a target, for its templates' seeds.

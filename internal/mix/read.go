@@ -127,9 +127,9 @@ func ReadTargets(r io.Reader, file string, opt Options) ([]Target, error) {
 	var ts []Target
 	switch format {
 	case HTTP:
-		ts, err = readHTTP(lines, file, opt)
+		ts, err = readHTTP(lines, 0, file, opt)
 	case JSON:
-		ts, err = readJSON(lines, file)
+		ts, err = readJSON(lines, 0, file)
 	default:
 		return nil, &Error{File: file, Msg: fmt.Sprintf("unknown format %d", format)}
 	}
@@ -178,11 +178,12 @@ const directive = "openload:"
 // then, unless the next line is blank or another METHOD line, "Name:
 // value" header lines ('#' lines among them skipped) up to a blank line
 // or an "@path" body line, which ends the target. Every line is trimmed
-// of white space first.
-func readHTTP(lines []string, file string, opt Options) ([]Target, error) {
+// of white space first. lines[0] is the file's line first+1 (a lazy
+// read, stream.go, gives the lines of a few targets at a time).
+func readHTTP(lines []string, first int, file string, opt Options) ([]Target, error) {
 	var ts []Target
 	errAt := func(i int, format string, a ...any) error {
-		return &Error{File: file, Line: i + 1, Msg: fmt.Sprintf(format, a...)}
+		return &Error{File: file, Line: first + i + 1, Msg: fmt.Sprintf(format, a...)}
 	}
 	var name string
 	var weight float64
@@ -205,7 +206,7 @@ func readHTTP(lines []string, file string, opt Options) ([]Target, error) {
 			}
 			continue
 		}
-		t := Target{File: file, Line: i + 1, Header: http.Header{}, Name: name, Weight: weight}
+		t := Target{File: file, Line: first + i + 1, Header: http.Header{}, Name: name, Weight: weight}
 		name, weight, dirLine = "", 0, -1
 		// vegeta: strings.SplitN(line, " ", 2), then the method check.
 		method, u, ok := strings.Cut(line, " ")
@@ -409,8 +410,9 @@ func oneLine(s string) string {
 // jsonTarget.decode calls SkipRecursive, though lib/target.schema.json
 // says additionalProperties: false), which is what lets "name" and
 // "weight" through vegeta. vegeta drops a last line that has no '\n'
-// (ReadBytes returns io.EOF with it); it is read here.
-func readJSON(lines []string, file string) ([]Target, error) {
+// (ReadBytes returns io.EOF with it); it is read here. lines[0] is the
+// file's line first+1.
+func readJSON(lines []string, first int, file string) ([]Target, error) {
 	var ts []Target
 	for i, line := range lines {
 		line = strings.TrimSpace(line)
@@ -418,13 +420,13 @@ func readJSON(lines []string, file string) ([]Target, error) {
 			continue
 		}
 		errAt := func(format string, a ...any) error {
-			return &Error{File: file, Line: i + 1, Msg: fmt.Sprintf(format, a...)}
+			return &Error{File: file, Line: first + i + 1, Msg: fmt.Sprintf(format, a...)}
 		}
 		var m map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			return nil, errAt("bad JSON target: %s", oneLine(err.Error()))
 		}
-		t := Target{File: file, Line: i + 1, Header: http.Header{}}
+		t := Target{File: file, Line: first + i + 1, Header: http.Header{}}
 		field := func(key string, v any) (bool, error) {
 			raw, ok := m[key]
 			if !ok || string(raw) == "null" {

@@ -210,6 +210,7 @@ func text(w io.Writer, res *result.Result, wrapAt int) error {
 	WireLines(w, res)  // wire.go
 	RetryLines(w, res) // retry.go
 	limitLines(w, res)
+	lazyLines(w, wrapAt, res) // lazy.go
 	checkLines(w, wrapAt, res.Checks)
 	objectives(w, wrapAt, res.SLOs)
 	return nil
