@@ -105,17 +105,12 @@ func TestGRPCTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	md := s.File.Services().ByName("Model").Methods().ByName("Predict")
-	if len(o.run.Bodies) != 10 {
-		t.Fatalf("%d bodies, want 10", len(o.run.Bodies))
+	ids := grpcIDs(t, s, o.run.Bodies)
+	if len(ids) != 10 {
+		t.Fatalf("%d bodies, want 10", len(ids))
 	}
-	for i, b := range o.run.Bodies {
-		msg, _, ok, err := framing.CutGRPC(b, 0)
-		m := dynamicpb.NewMessage(md.Input())
-		if !ok || err != nil || proto.Unmarshal(msg, m) != nil {
-			t.Fatalf("body %d: % x", i, b)
-		}
-		if id := m.Get(md.Input().Fields().ByName("id")).String(); id != fmt.Sprint("r", i) {
+	for i, id := range ids {
+		if id != fmt.Sprint("r", i) {
 			t.Errorf("body %d: id %q", i, id)
 		}
 	}

@@ -15,8 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/openload/openload/result"
 )
 
 // uriServer counts the request targets (path and query) it reads.
@@ -111,15 +109,7 @@ func TestLazyTargets(t *testing.T) {
 			t.Errorf("the server read %s %d times, want once (request i to target i): %v", uri, got[uri], got)
 		}
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res, err := result.Read(f, out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := readResult(t, out)
 	c := res.Counts
 	if c.Expected != 1000 || c.Scheduled != 10 || c.Completed != 10 || !c.Balanced() || res.Interrupted {
 		t.Errorf("counts %+v, interrupted %v: want 10 of 1000 scheduled, all completed", c, res.Interrupted)
@@ -186,15 +176,7 @@ func TestLazyTargetsInterrupted(t *testing.T) {
 	if code := <-done; code != exitInterrupted {
 		t.Fatalf("exit %d, want %d\n%s", code, exitInterrupted, stderr.String())
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	res, err := result.Read(f, out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := readResult(t, out)
 	if c := res.Counts; !res.Interrupted || c.Scheduled != 2 || c.Completed != 2 || !c.Balanced() {
 		t.Errorf("interrupted %v, counts %+v: want the 2 requests sent, kept", res.Interrupted, c)
 	}

@@ -6,10 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/dynamicpb"
-
-	"github.com/openload/openload/internal/framing"
 	"github.com/openload/openload/internal/mix"
 )
 
@@ -99,17 +95,12 @@ func TestScenarioGRPCUID(t *testing.T) {
 	if err := o.validate(fs); err != nil {
 		t.Fatal(err)
 	}
-	md := s.File.Services().ByName("Model").Methods().ByName("Predict")
-	if len(o.run.Bodies) != 5 {
-		t.Fatalf("%d bodies, want 5", len(o.run.Bodies))
+	ids := grpcIDs(t, s, o.run.Bodies)
+	if len(ids) != 5 {
+		t.Fatalf("%d bodies, want 5", len(ids))
 	}
-	for seq, b := range o.run.Bodies {
-		msg, _, ok, err := framing.CutGRPC(b, 0)
-		m := dynamicpb.NewMessage(md.Input())
-		if !ok || err != nil || proto.Unmarshal(msg, m) != nil {
-			t.Fatalf("body %d: % x", seq, b)
-		}
-		if id, want := m.Get(md.Input().Fields().ByName("id")).String(), fmt.Sprint(seq*3+1); id != want {
+	for seq, id := range ids {
+		if want := fmt.Sprint(seq*3 + 1); id != want {
 			t.Errorf("request %d: uid %s, want %s", seq, id, want)
 		}
 	}
