@@ -2,6 +2,7 @@ package engine
 
 import (
 	"net"
+	"sync"
 	"sync/atomic"
 )
 
@@ -20,6 +21,16 @@ import (
 // writes (over TLS a close_notify alert, 24 bytes with TLS 1.3) belongs
 // to no request and is left out. A transport of the caller's
 // (Config.Transport) is not counted.
+//
+// A TLS dial still under way when the last request ended is waited for
+// before (settle, within the drain), and one asked for after is refused:
+// net/http's transport dials on a goroutine of its own, and the dial of a
+// request that took a connection that came free meanwhile goes on
+// without it. Its handshake is openload's, though no request used the
+// connection, and is counted whole. Taken without the wait, the figures
+// missed the ChangeCipherSpec and Finished (64 bytes) it wrote after
+// them, or, the dial cancelled by the transport's closing, the server's
+// flight (2,472 bytes here) was written and never read.
 type wireBytes struct {
 	written atomic.Int64
 	_       [56]byte // read on its own cache line: readers and writers are often different goroutines
@@ -27,10 +38,58 @@ type wireBytes struct {
 	// endW and endR are the counts at the run's end, set by the
 	// recorder's goroutine before it ends.
 	endW, endR int64
+
+	// The TLS dials under way (dialer.handshake), which settle waits for.
+	dialMu  sync.Mutex
+	dialing int
+	settled bool          // the figures are about to be taken: no more dials
+	dialed  chan struct{} // closed when the last dial under way ends after settle
 }
 
 // end takes the run's figures.
 func (b *wireBytes) end() { b.endW, b.endR = b.written.Load(), b.read.Load() }
+
+// settle waits for the TLS dials under way to end and refuses new ones;
+// windDown calls it once every request has ended, before end.
+func (b *wireBytes) settle() {
+	b.dialMu.Lock()
+	b.settled = true
+	if b.dialing == 0 {
+		b.dialMu.Unlock()
+		return
+	}
+	done := make(chan struct{})
+	b.dialed = done
+	b.dialMu.Unlock()
+	<-done
+}
+
+// dialStart counts a TLS dial under way, or says there must be none (the
+// run is settled); dialEnd says it ended. b may be nil.
+func (b *wireBytes) dialStart() bool {
+	if b == nil {
+		return true
+	}
+	b.dialMu.Lock()
+	defer b.dialMu.Unlock()
+	if b.settled {
+		return false
+	}
+	b.dialing++
+	return true
+}
+
+func (b *wireBytes) dialEnd() {
+	if b == nil {
+		return
+	}
+	b.dialMu.Lock()
+	defer b.dialMu.Unlock()
+	if b.dialing--; b.dialing == 0 && b.dialed != nil {
+		close(b.dialed)
+		b.dialed = nil
+	}
+}
 
 // wrote and got add n bytes written or read; b may be nil (a generator a
 // test built by hand).

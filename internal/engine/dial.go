@@ -23,6 +23,10 @@ type dialer struct {
 	timeout time.Duration
 	control func(network, addr string, c syscall.RawConn) error // net.Dialer's, or nil
 	bytes   *wireBytes                                          // counts DialContext's connections (bytes.go), or nil
+	// drain, when set, ends a TLS dial of net/http's transport that is
+	// still under way when the run's drain expires (transportTLS): the
+	// transport dials apart from the request, which may be long gone.
+	drain context.Context
 }
 
 // dialer is the dialer of a run of cfg.
@@ -79,14 +83,76 @@ func (e *dialTimeoutError) Temporary() bool { return false }
 // dialTLS dials addr and makes the TLS handshake of conf on the
 // connection, until ctx ends.
 func (d dialer) dialTLS(ctx context.Context, addr string, conf *tls.Config) (*tls.Conn, error) {
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	return d.handshake(ctx, d.DialContext, addr, conf, 0)
+}
+
+// transportTLS is the DialTLSContext of a run's net/http transport: the
+// handshake the transport would make on what dial returns (addTLS: conf,
+// the server's name when conf has none, within timeout), made here so
+// that the run knows of every TLS dial under way (handshake).
+func (d dialer) transportTLS(dial func(ctx context.Context, network, addr string) (net.Conn, error), conf *tls.Config, timeout time.Duration) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c := &tls.Config{}
+		if conf != nil {
+			c = conf.Clone()
+		}
+		if c.ServerName == "" {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				return nil, err
+			}
+			c.ServerName = host
+		}
+		if d.drain != nil {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithCancel(ctx)
+			defer cancel()
+			defer context.AfterFunc(d.drain, cancel)()
+		}
+		return d.handshake(ctx, dial, addr, c, timeout)
+	}
+}
+
+// handshake dials addr with dial and makes the TLS handshake of conf on
+// the connection, until ctx ends, and within timeout unless it is 0
+// (net/http's TLSHandshakeTimeout, with its error).
+//
+// The run's byte figures wait for it, and it is refused once they are
+// about to be taken (wireBytes.settle, bytes.go).
+func (d dialer) handshake(ctx context.Context, dial func(ctx context.Context, network, addr string) (net.Conn, error), addr string, conf *tls.Config, timeout time.Duration) (*tls.Conn, error) {
+	if !d.bytes.dialStart() {
+		return nil, errRunOver
+	}
+	defer d.bytes.dialEnd()
+	nc, err := dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	tc := tls.Client(nc, conf)
-	if err := tc.HandshakeContext(ctx); err != nil {
+	var timer *time.Timer
+	if timeout > 0 {
+		timer = time.AfterFunc(timeout, func() { nc.Close() })
+	}
+	err = tc.HandshakeContext(ctx)
+	if timer != nil && !timer.Stop() {
+		// It fired: the connection is closed, whatever the handshake
+		// said.
+		err = tlsHandshakeTimeoutError{}
+	}
+	if err != nil {
 		nc.Close()
 		return nil, err
 	}
 	return tc, nil
 }
+
+// errRunOver refuses a dial that comes after the run's figures were taken.
+var errRunOver = errors.New("engine: dial after the run's end")
+
+// tlsHandshakeTimeoutError is net/http's error for a handshake that took
+// longer than TLSHandshakeTimeout, as its transport returns it.
+type tlsHandshakeTimeoutError struct{}
+
+func (tlsHandshakeTimeoutError) Timeout() bool   { return true }
+func (tlsHandshakeTimeoutError) Temporary() bool { return true }
+func (tlsHandshakeTimeoutError) Error() string   { return "net/http: TLS handshake timeout" }

@@ -385,8 +385,12 @@ func (g *generator) connect() func() {
 		transport, closeIdle = newH2Transport(cfg)
 	case transport == nil:
 		owned := NewTransport(cfg.Connections, cfg.Timeout)
-		owned.TLSClientConfig = cfg.TLS
-		owned.DialContext = countDials(cfg.dialer().DialContext) // dial.go, wire.go
+		d := cfg.dialer()
+		d.drain = g.drain
+		owned.DialContext = countDials(d.DialContext) // dial.go, wire.go
+		// The handshake too, with cfg.TLS: the run waits for a dial
+		// under way (bytes.go).
+		owned.DialTLSContext = d.transportTLS(owned.DialContext, cfg.TLS, owned.TLSHandshakeTimeout)
 		transport = owned
 		closeIdle = owned.CloseIdleConnections
 	}
@@ -413,6 +417,7 @@ func (g *generator) windDown(ctx context.Context, dispatchDone <-chan struct{}, 
 	drainTimer := time.AfterFunc(drain, func() { g.drainCancel(errDrain) })
 	<-dispatchDone
 	wg.Wait()
+	g.bytes.settle() // the drain bounds it: it ends the dials (transportTLS)
 	drainTimer.Stop()
 	close(g.rd.stop)
 	<-g.rd.done
