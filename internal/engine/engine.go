@@ -391,6 +391,7 @@ func (g *generator) connect() func() {
 		// The handshake too, with cfg.TLS: the run waits for a dial
 		// under way (bytes.go).
 		owned.DialTLSContext = d.transportTLS(owned.DialContext, cfg.TLS, owned.TLSHandshakeTimeout)
+		owned.TLSClientConfig = cfg.TLS // unused beside DialTLSContext; kept for what reads the transport
 		transport = owned
 		closeIdle = owned.CloseIdleConnections
 	}
