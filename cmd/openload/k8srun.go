@@ -137,7 +137,7 @@ func (k *k8sOptions) run(ctx context.Context, p *k8sPlan, stdout, stderr io.Writ
 		noteLeft("")
 		return exitOK
 	}
-	w := watchSpec{n: p.job.Shards, startAt: p.startAt, giveUp: created.Add(p.end + k.grace), grace: k.grace, fit: func(msg string) string { return k.fitHint(msg, p.perShard) }}
+	w := watchSpec{n: p.job.Shards, startAt: p.startAt, runs: p.end - k.lead, giveUp: created.Add(p.end + k.grace), grace: k.grace, fit: func(msg string) string { return k.fitHint(msg, p.perShard) }}
 	if p.barrier {
 		jr.say("job %s: %d pods share %s, starting once all run (at the latest %s, in %v) → %s",
 			jr.job, p.job.Shards, p.what, p.startAt.UTC().Format(time.RFC3339), time.Until(p.startAt).Round(time.Second), p.sends)
@@ -255,6 +255,7 @@ type watchSpec struct {
 	grace    time.Duration // --grace, for the message
 	once     bool          // one look, no wait: what is there now
 	release  *startRelease // the start to set once every pod runs (k8sstart.go); nil: fixed
+	runs     time.Duration // from the start to the last shard's end (drain and metrics grace in); 0: not known
 	progress *liveProgress // fed the pods and the start (k8sprogress.go); nil: none
 	fit      func(msg string) string
 }
@@ -270,8 +271,6 @@ func (jr *jobRunner) watch(ctx context.Context, w watchSpec) ([]shardPod, kube.J
 	startChecked := false
 	var status kube.JobStatus
 	lastErr := "" // the last error said, said once
-	tick := time.NewTicker(jr.poll)
-	defer tick.Stop()
 	for first := true; ; first = false {
 		if !first {
 			select {
@@ -279,7 +278,7 @@ func (jr *jobRunner) watch(ctx context.Context, w watchSpec) ([]shardPod, kube.J
 				jr.warn("interrupted: the shards' results are not collected")
 				jr.del()
 				return nil, status, exitInterrupted
-			case <-tick.C:
+			case <-time.After(w.every(jr.poll)):
 			}
 		}
 		if ctx.Err() != nil {
@@ -342,7 +341,7 @@ func (jr *jobRunner) watch(ctx context.Context, w watchSpec) ([]shardPod, kube.J
 				jr.say("all %d pods running at the start", n)
 			}
 		}
-		if status.Ended() || w.once && err == nil {
+		if status.Ended() || succeeded(pods) || w.once && err == nil {
 			return pods, status, -1
 		}
 		if !w.giveUp.IsZero() && time.Now().After(w.giveUp) {
@@ -355,6 +354,36 @@ func (jr *jobRunner) watch(ctx context.Context, w watchSpec) ([]shardPod, kube.J
 			return nil, status, exitRuntime
 		}
 	}
+}
+
+// watchFast is how often a watch asks while an event is due any moment:
+// every pod running (the start is set then), and the shards' ends. Each
+// --poll of delay there adds to the run's time end to end.
+const watchFast = 500 * time.Millisecond
+
+// every is the wait before the next look at the Job: watchFast while
+// the start waits for the pods, and from a second before the last
+// shard's planned end; poll otherwise.
+func (w *watchSpec) every(poll time.Duration) time.Duration {
+	waiting := w.release != nil && w.startAt.IsZero()
+	ending := !w.startAt.IsZero() && w.runs > 0 && time.Now().After(w.startAt.Add(w.runs-time.Second))
+	if waiting || ending {
+		return min(poll, watchFast)
+	}
+	return poll
+}
+
+// succeeded reports whether every shard's pod exited 0: the run is over
+// before the Job controller says the Job is complete, and its results
+// are in the pods' logs. A failure waits for the Job's own status, which
+// names the failed indexes.
+func succeeded(pods []shardPod) bool {
+	for _, sp := range pods {
+		if !sp.seen || sp.gone || !sp.pod.Terminated || sp.pod.ExitCode != 0 {
+			return false
+		}
+	}
+	return len(pods) > 0
 }
 
 // finish says how the Job ended, takes each shard's result from its

@@ -18,6 +18,10 @@ import (
 // read it and dial before it.
 const startSettle = 3 * time.Second
 
+// startFormat writes the start set on readiness: RFC 3339 to the
+// millisecond, which --start-at reads (parseStartAt).
+const startFormat = "2006-01-02T15:04:05.000Z07:00"
+
 // startRelease is the runner's side of the barrier.
 type startRelease struct {
 	latest  time.Time       // past it the start is set, pods running or not
@@ -42,11 +46,11 @@ func (jr *jobRunner) release(ctx context.Context, sr *startRelease, pods []shard
 		if !all && now.Before(sr.latest) {
 			return time.Time{}
 		}
-		sr.at = now.Add(startSettle).Add(time.Second - 1).Truncate(time.Second)
+		sr.at = now.Add(startSettle).Truncate(time.Millisecond) // not a whole second: up to one more of waiting
 		sr.marked = map[string]bool{}
 		if all {
 			jr.say("all %d pods running %v after the Job was created: starting at %s (in %v)",
-				len(pods), now.Sub(sr.created).Round(100*time.Millisecond), sr.at.UTC().Format(time.RFC3339), sr.at.Sub(now).Round(100*time.Millisecond))
+				len(pods), now.Sub(sr.created).Round(100*time.Millisecond), sr.at.UTC().Format(startFormat), sr.at.Sub(now).Round(100*time.Millisecond))
 		}
 	}
 	need := false
@@ -61,7 +65,7 @@ func (jr *jobRunner) release(ctx context.Context, sr *startRelease, pods []shard
 	// One call for every pod of the Job, those not listed yet included;
 	// --overwrite makes a repeat harmless.
 	_, err := jr.kc.run(ctx, nil, "annotate", "pods", "-l", kube.LabelJobName+"="+jr.job, "--overwrite",
-		kube.AnnotationStart+"="+sr.at.UTC().Format(time.RFC3339))
+		kube.AnnotationStart+"="+sr.at.UTC().Format(startFormat))
 	if err != nil {
 		if msg := err.Error(); msg != sr.lastErr && ctx.Err() == nil {
 			jr.warn("%v: the shards wait for their start (asking again every %v)", err, jr.poll)

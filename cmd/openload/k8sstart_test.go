@@ -85,3 +85,53 @@ func TestStartAtFile(t *testing.T) {
 		t.Errorf("start_at %q, want %v", res.Config.StartAt, at)
 	}
 }
+
+// TestK8sRunEndsOnPods: every shard's pod exited 0 while the Job
+// controller has not yet said Complete: the runner collects then,
+// without waiting a --poll more for the Job's status.
+func TestK8sRunEndsOnPods(t *testing.T) {
+	active := jobJSON("", 4, 0, 0)
+	f := newFake(t, fakeScenario{
+		Job:  []string{active, active, active},
+		Pods: []string{podsJSON(allPods(4, fakePod{phase: "Running"})...), podsJSON(allPods(4, fakePod{phase: "Running"})...), podsJSON(allPods(4, fakePod{phase: "Succeeded"})...)},
+		Logs: podLogs(t),
+	})
+	code, stdout, stderr := runCLI(k8sArgs(f)...)
+	if code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	wantLines(t, stdout, "scheduled 200 = all 4 shards")
+	looks := 0
+	for _, c := range f.calls() {
+		if c[0] == "get" && c[1] == "job" {
+			looks++
+		}
+	}
+	if looks != 3 {
+		t.Errorf("%d looks at the Job, want 3 (the third sees every pod exited 0)", looks)
+	}
+}
+
+// TestWatchEvery: a watch asks every watchFast while the start waits for
+// the pods and from a second before the shards' end, else every --poll.
+func TestWatchEvery(t *testing.T) {
+	poll := 2 * time.Second
+	now := time.Now()
+	for _, c := range []struct {
+		name string
+		w    watchSpec
+		want time.Duration
+	}{
+		{"waiting for the pods", watchSpec{release: &startRelease{}}, watchFast},
+		{"running", watchSpec{startAt: now, runs: time.Minute}, poll},
+		{"near the end", watchSpec{startAt: now.Add(-59500 * time.Millisecond), runs: time.Minute}, watchFast},
+		{"a fixed start, end unknown", watchSpec{startAt: now}, poll},
+	} {
+		if got := c.w.every(poll); got != c.want {
+			t.Errorf("%s: every %v, want %v", c.name, got, c.want)
+		}
+	}
+	if got := (&watchSpec{release: &startRelease{}}).every(100 * time.Millisecond); got != 100*time.Millisecond {
+		t.Errorf("a --poll under watchFast: %v", got)
+	}
+}
