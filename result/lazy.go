@@ -15,7 +15,7 @@ type Lazy struct {
 }
 
 // merge adds b to l. A run whose targets were read lazily is never a
-// shard (one run reads a stream once; the CLI refuses --shard with it),
+// shard (one run reads a stream once, and the CLI refuses to shard it),
 // so the results a merge adds hold none; should they, nothing is lost:
 // the waits add, and the targets ended where the first that ended did.
 func (l *Lazy) merge(b *Lazy) *Lazy {

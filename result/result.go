@@ -91,9 +91,9 @@ type Result struct {
 	// mix's order (part.go); nil in a run of one URL.
 	Targets []Part `json:"targets,omitempty"`
 
-	// Lazy is what reading the targets as the run sent them (vegeta's
-	// -lazy: --targets from standard input or a pipe) did to the run;
-	// nil when they were read before it.
+	// Lazy is what reading the targets as the run sent them (as
+	// vegeta's -lazy reads a targets file or a pipe) did to the run; nil
+	// when they were read before it.
 	Lazy *Lazy `json:"lazy,omitempty"`
 
 	// Steps holds the figures of each step of a session run, in the

@@ -133,6 +133,7 @@ func TestSessionObjectives(t *testing.T) {
 		{scenariosRun(t), "plain:session.p99<=1h", false, true, "no data: the run has no sessions"},
 		{scenariosRun(t), "session.p99<=1h", false, true, `no data: the run has no sessions of its own; scenarios "shop", "chat" have theirs: scope the objective to one (shop:…)`},
 		{scenariosRun(t), "shop:checkout:session.p99<=1h", false, true, `no data: session is a figure of a scenario's sessions, and "shop:checkout" is a step or target, not a scenario`},
+		{scenariosRun(t), "shop:checkout:grpc.unavailable<=1%", false, true, `no data: grpc.unavailable is a figure of a scenario's gRPC calls, and "shop:checkout" is a step or target, not a scenario`},
 		// A turn's stream figures.
 		{scenariosRun(t), "chat:turn2:ttft.p99<=500ms", false, false, "chat:turn2:ttft_response.p99 <= 500.000 ms: measured 600.000 ms (breached)"},
 		{scenariosRun(t), "chat:turn2:ttft_service.p99<=500ms", true, false, "measured 150.000 ms"},

@@ -80,6 +80,23 @@ func TestChecks(t *testing.T) {
 			r.ErrorKinds = map[string]int64{"refused": 3, "timeout": 1}
 		}, "outcomes", Warn, "4 of 30 requests did not complete (13.3 %: refused 3 (connection refused: nothing listening at the address), timeout 1 (no complete response within the request timeout))"},
 		{"clamped", func(r *result.Result) { r.Clamped = 2 }, "histograms", Warn, "2 values above the 1 h histogram range"},
+		// Targets read as the run sent them (result.Lazy).
+		{"lazy targets ran out", func(r *result.Result) {
+			r.Counts.Scheduled, r.Counts.Sent, r.Counts.Completed = 10, 10, 10
+			r.Lazy = &result.Lazy{Ended: true, AtS: 0.3}
+		}, "schedule", Warn, "the targets ran out: 10 targets, one request each, of the 30 expected requests; scheduling stopped at 0.3 s"},
+		{"lazy targets ended at an error", func(r *result.Result) {
+			r.Counts.Scheduled, r.Counts.Sent, r.Counts.Completed = 10, 10, 10
+			r.Lazy = &result.Lazy{Ended: true, AtS: 0.3, Error: "t.http:4: bad method"}
+		}, "schedule", Fail, "the targets ended at an error after 10 of the 30 expected requests, at 0.3 s: t.http:4: bad method"},
+		{"silent second waiting for targets", func(r *result.Result) {
+			r.Timeline[1].Sent = 0
+			r.Lazy = &result.Lazy{Waited: 5}
+		}, "timeline", Warn, "second(s) 1 although due: 5 requests waited for their targets to be read"},
+		{"late sends waiting for targets", func(r *result.Result) {
+			r.SendDelay.P99 = 4.2
+			r.Lazy = &result.Lazy{Waited: 5}
+		}, "send delay", Warn, "5 requests came due before their target was read, the targets coming slower than the schedule (feed them faster, or lower the rate)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.run(t, good()) })

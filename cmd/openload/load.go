@@ -324,7 +324,7 @@ func (o *loadOptions) validateTarget(fs *pflag.FlagSet) error {
 	if err := verify.CheckScopes(r.Objectives, r.TargetNames()); err != nil {
 		return fmt.Errorf("--slo: %v", err)
 	}
-	if r.Protocol, err = o.proto.protocol(fs, r.URL); err != nil {
+	if r.Protocol, err = o.proto.protocol(fs, r.URL, o.grpc.on()); err != nil {
 		return err
 	}
 	return nil

@@ -6,11 +6,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/openload/openload/internal/report"
-
 	"golang.org/x/term"
 
 	"github.com/openload/openload/internal/engine"
+	"github.com/openload/openload/internal/report"
 )
 
 // isTerminal reports whether w is a terminal; live progress is shown only

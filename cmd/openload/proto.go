@@ -38,21 +38,16 @@ func (p *protoOptions) lean() bool { return !p.netHTTP }
 // where that applies.
 func (p *protoOptions) epoll() bool { return !p.netHTTP && !p.noEpoll }
 
-// grpcCall reports whether fs asks for gRPC calls, always HTTP/2 (h2c
-// for an http URL, grpcflags.go).
-func grpcCall(fs *pflag.FlagSet) bool {
-	f := fs.Lookup("grpc-method")
-	return f != nil && f.Value.String() != ""
-}
-
 // protocol checks the flags' combinations (u nil: the built-in stub) and
-// returns the engine's protocol name. Whether the protocol suits the URL's
-// scheme is engine.Config.Validate's to say.
-func (p *protoOptions) protocol(fs *pflag.FlagSet, u *url.URL) (string, error) {
+// returns the engine's protocol name. grpc says the run makes gRPC
+// calls, always HTTP/2 (h2c for an http URL, grpcflags.go), so
+// --max-streams applies without --h2c. Whether the protocol suits the
+// URL's scheme is engine.Config.Validate's to say.
+func (p *protoOptions) protocol(fs *pflag.FlagSet, u *url.URL, grpc bool) (string, error) {
 	switch {
 	case p.http2 && p.h2c:
 		return "", errors.New("--http2 and --h2c are exclusive: --http2 is HTTP/2 over TLS, --h2c without")
-	case fs.Changed("max-streams") && !p.http2 && !p.h2c && !grpcCall(fs):
+	case fs.Changed("max-streams") && !p.http2 && !p.h2c && !grpc:
 		return "", errors.New("--max-streams applies to HTTP/2 only: give --http2 or --h2c")
 	case p.netHTTP && p.fastHTTP1:
 		return "", errors.New("--net-http and --fast-http1 are exclusive: the lean path is the default, --net-http turns it off")

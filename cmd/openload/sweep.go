@@ -273,9 +273,9 @@ func (s *sweepOptions) sweepRates(fs *pflag.FlagSet) ([]float64, error) {
 }
 
 // sweepRefused are the flags of a load run that a sweep refuses
-// (sweepOptions.validate) or that need one of those: its help does not
-// show them.
-var sweepRefused = []string{"rate", "stages", "closed", "think", "arrivals", "arrivals-column", "speed", "log", "hlog"}
+// (sweepOptions.validate; --lazy, readLazily) or that need one of
+// those: its help does not show them.
+var sweepRefused = []string{"rate", "stages", "closed", "think", "arrivals", "arrivals-column", "speed", "log", "hlog", "lazy"}
 
 // sweepFlags registers the flags of 'openload sweep': a load run's, but
 // those it refuses hidden, and its own.

@@ -38,7 +38,7 @@ func Request(md protoreflect.MethodDescriptor, js []byte) ([]byte, error) {
 	array := bytes.HasPrefix(bytes.TrimLeft(js, " \t\r\n"), []byte("["))
 	if !md.IsStreamingClient() || !array {
 		if array {
-			return nil, fmt.Errorf("a JSON array of messages is for a client- or bidi-streaming method: %s takes one message", md.FullName())
+			return nil, fmt.Errorf("a JSON array of messages is for a client- or bidi-streaming method: %s takes one message, give it one JSON object", md.FullName())
 		}
 		b, err := Marshal(md.Input(), js)
 		if err != nil {
@@ -51,7 +51,7 @@ func Request(md protoreflect.MethodDescriptor, js []byte) ([]byte, error) {
 		return nil, fmt.Errorf("not a JSON array of %s messages: %v", md.Input().FullName(), err)
 	}
 	if len(msgs) == 0 {
-		return nil, fmt.Errorf("an empty array: a call of %s sends at least one message", md.FullName())
+		return nil, fmt.Errorf("an empty array: a call of %s sends at least one message, give the array one", md.FullName())
 	}
 	var body []byte
 	for i, m := range msgs {

@@ -60,6 +60,7 @@ func BuildIn(ts []Target, vals *Values, seed uint64, scope Scope) ([]engine.Targ
 	var first string // the first target's origin
 	for i := range ts {
 		t := &ts[i]
+		// A bad name is buildAt's error, said before its being taken.
 		if j, ok := names[t.Name]; ok && checkName(t.Name) == nil {
 			return nil, nil, t.fail("name taken by target %d (%s:%d)", j+1, ts[j].File, ts[j].Line)
 		}

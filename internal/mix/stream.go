@@ -137,7 +137,7 @@ func (lr *lineReader) next() (engine.Target, error) {
 		t.Name = t.Method + " " + redacted(t.URL)
 	}
 	if t.Weight != 0 {
-		return engine.Target{}, t.fail("a weight, but targets read as the run sends are sent in turn: a draw by weight needs every target before the run")
+		return engine.Target{}, t.fail("a weight, but targets read as the run sends are sent in turn: a draw by weight needs every target before the run; remove the weight, or have the file read before the run")
 	}
 	AddHeader(t, lr.opt.Header)
 	e, err := buildAt(t, lr.n, lr.opt.Values, lr.opt.Seed, lr.opt.Scope, &lr.origin)

@@ -334,35 +334,41 @@ func (lr *LogReader) Scan() bool {
 	return false
 }
 
-func (lr *LogReader) parse(text string) error {
-	f := strings.Split(text, ",")
-	e := LogEntry{Target: -1}
-	// The grpc_status and target columns came after attempts (and the
-	// stream columns), in that order, as the header said: a line of
-	// such a log has 10, 14 or 16 fields before them. The count rules
-	// below then hold for the fields before them.
-	extra := 0
+// extra is how many columns the header named after attempts and the
+// stream's: grpc_status, the target.
+func (lr *LogReader) extra() int {
+	n := 0
 	for _, on := range []bool{lr.grpc, lr.target} {
 		if on {
-			extra++
+			n++
 		}
 	}
-	if extra > 0 {
-		if k := len(f) - extra; k != 10 && k != 14 && k != 16 {
-			last := "the target"
-			switch {
-			case lr.grpc && lr.target:
-				last = LogGRPCColumn + " and the target"
-			case lr.grpc:
-				last = LogGRPCColumn
-			}
-			return fmt.Errorf("%d fields, want %d, %d or %d (the last %s)", len(f), 10+extra, 14+extra, 16+extra, last)
+	return n
+}
+
+// trailing reads into e the columns the header named after attempts
+// (and the stream columns), grpc_status then the target, and returns
+// the fields before them: a line of such a log has 10, 14 or 16 fields
+// before them, and parse's count rules then hold for those.
+func (lr *LogReader) trailing(f []string, e *LogEntry) ([]string, error) {
+	extra := lr.extra()
+	if extra == 0 {
+		return f, nil
+	}
+	if k := len(f) - extra; k != 10 && k != 14 && k != 16 {
+		last := "the target"
+		switch {
+		case lr.grpc && lr.target:
+			last = LogGRPCColumn + " and the target"
+		case lr.grpc:
+			last = LogGRPCColumn
 		}
+		return nil, fmt.Errorf("%d fields, want %d, %d or %d (the last %s)", len(f), 10+extra, 14+extra, 16+extra, last)
 	}
 	if lr.target {
 		n, err := strconv.ParseUint(f[len(f)-1], 10, 16)
 		if err != nil {
-			return fmt.Errorf("bad target %q", f[len(f)-1])
+			return nil, fmt.Errorf("bad target %q", f[len(f)-1])
 		}
 		e.Target, f = int(n), f[:len(f)-1]
 	}
@@ -370,16 +376,25 @@ func (lr *LogReader) parse(text string) error {
 		if v := f[len(f)-1]; v != "" {
 			code, ok := parseGRPCStatus(v)
 			if !ok {
-				return fmt.Errorf("bad %s %q", LogGRPCColumn, v)
+				return nil, fmt.Errorf("bad %s %q", LogGRPCColumn, v)
 			}
 			e.GRPC, e.GRPCStatus = true, code
 		}
 		f = f[:len(f)-1]
 	}
+	return f, nil
+}
+
+func (lr *LogReader) parse(text string) error {
+	e := LogEntry{Target: -1}
+	f, err := lr.trailing(strings.Split(text, ","), &e)
+	if err != nil {
+		return err
+	}
 	if len(f) != 9 && len(f) != 10 && len(f) != 14 && len(f) != 16 {
 		return fmt.Errorf("%d fields, want 9, 10, 14 or 16", len(f))
 	}
-	n := len(f) + extra
+	n := len(f) + lr.extra()
 	if n > lr.cols {
 		// A line is read by its own count (older logs' lines have fewer
 		// columns), but not past the header: it would take columns the
@@ -387,7 +402,6 @@ func (lr *LogReader) parse(text string) error {
 		// and the log written again from it would drop them.
 		return fmt.Errorf("%d fields, the header names %d", n, lr.cols)
 	}
-	var err error
 	if e.Seq, err = strconv.ParseUint(f[0], 10, 64); err != nil {
 		return fmt.Errorf("bad seq %q", f[0])
 	}

@@ -17,8 +17,8 @@ import (
 // whole, for grep.
 
 // TableWidth is the width a report's tables are kept to where they can
-// be split: a terminal is often no wider.
-const TableWidth = 100
+// be split: a terminal's, the width its lines are wrapped to.
+const TableWidth = LineWidth
 
 // cols is the width of s on a terminal: its runes, wide ones (CJK) two
 // columns each, as tablewriter pads cells; East Asian ambiguous ones

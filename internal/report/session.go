@@ -40,15 +40,10 @@ func SessionRuns(w io.Writer, res *result.Result) error {
 	return nil
 }
 
-// SessionRun writes the steps, the streamed turns and the sessions of a
+// sessionRun writes the steps, the streamed turns and the sessions of a
 // session run's result res, each heading begun with prefix ("scenario
-// shop · " for a scenario of a run of several); nothing when res has
-// neither steps nor sessions.
-func SessionRun(w io.Writer, prefix string, res *result.Result) error {
-	return sessionRun(w, prefix, res, legends{})
-}
-
-// sessionRun is SessionRun saying only the legends said has not.
+// shop · " for a scenario of a run of several), and the legends said
+// has not; nothing when res has neither steps nor sessions.
 func sessionRun(w io.Writer, prefix string, res *result.Result, said legends) error {
 	if len(res.Steps) == 0 && res.Sessions == nil {
 		return nil
@@ -72,14 +67,11 @@ func sessionRun(w io.Writer, prefix string, res *result.Result, said legends) er
 	return nil
 }
 
-// StepStreamTable writes, when any step streamed (a conversation's
+// stepStreamTable writes, when any step streamed (a conversation's
 // turns), one row per step: its streamed requests, their prompt, cached
 // prompt and output tokens (means, the server's counts), TTFT from the
-// due time and from the send, and TPOT; nothing otherwise.
-func StepStreamTable(w io.Writer, prefix string, steps []result.Part) error {
-	return stepStreamTable(w, prefix, steps, legends{})
-}
-
+// due time and from the send, and TPOT, then its legend unless said has
+// it; nothing otherwise.
 func stepStreamTable(w io.Writer, prefix string, steps []result.Part, said legends) error {
 	streamed := false
 	for _, p := range steps {

@@ -358,7 +358,7 @@ func TestStepStreamNoData(t *testing.T) {
 func TestSessionLinesNoData(t *testing.T) {
 	res := &result.Result{Steps: []result.Part{{Name: "login"}}, Sessions: &result.Sessions{Expected: 5, Started: 5, Unfinished: 4, EndedAt: []int64{0}}}
 	var b strings.Builder
-	if err := report.SessionRun(&b, "", res); err != nil {
+	if err := report.SessionRuns(&b, res); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -371,7 +371,7 @@ func TestSessionLinesNoData(t *testing.T) {
 		}
 	}
 	b.Reset()
-	if err := report.SessionRun(&b, "", &result.Result{}); err != nil || b.Len() != 0 {
+	if err := report.SessionRuns(&b, &result.Result{}); err != nil || b.Len() != 0 {
 		t.Errorf("a run without sessions: %q, %v", b.String(), err)
 	}
 }
