@@ -79,6 +79,9 @@ func Union(parts []Scenario) (*Result, error) {
 	return sum, nil
 }
 
+// ProtocolMixed is the protocol of a run of scenarios on several.
+const ProtocolMixed = "mixed"
+
 // unionConfig is the whole's configuration: the first scenario's
 // settings, with what differs from scenario to scenario said for all.
 func unionConfig(parts []Scenario) Config {
@@ -90,21 +93,21 @@ func unionConfig(parts []Scenario) Config {
 			first, c.StartAt = p.Result.Started, p.Result.Config.StartAt
 		}
 	}
-	var sched, targets, protos, byProto []string
+	var sched, targets, protos []string
 	rate, span := 0.0, 0.0
 	for _, p := range parts {
 		pc := p.Result.Config
 		sched = append(sched, p.Name+": "+pc.Schedule)
 		targets = append(targets, pc.Target)
-		protos, byProto = append(protos, pc.Protocol), append(byProto, p.Name+": "+pc.Protocol)
+		protos = append(protos, pc.Protocol)
 		rate += pc.Rate
 		span = math.Max(span, p.Result.Elapsed)
 	}
 	// Scenarios on different protocols (a gRPC one beside HTTP/1.1
-	// ones): each named, never the first one's for all. The clients are
-	// joined by derive.
+	// ones): never the first one's for all; each scenario's result has
+	// its own. The clients are joined by derive.
 	if len(dedupe(protos)) > 1 {
-		c.Protocol = strings.Join(byProto, ", ")
+		c.Protocol = ProtocolMixed
 	}
 	c.Schedule = fmt.Sprintf("%d scenarios: %s", len(parts), strings.Join(sched, " + "))
 	c.Target = strings.Join(dedupe(targets), ", ")

@@ -425,8 +425,12 @@ func limitLines(w io.Writer, res *result.Result) {
 			per = fmt.Sprintf("at most %d streams per connection", cfg.MaxStreams)
 		}
 		fmt.Fprintf(w, "protocol %s (HTTP/2): the limit counts streams in flight over all connections, %s\n", p, per)
-	} else if len(res.Scenarios) > 0 && strings.Contains(p, ": ") { // scenarios on several (result.Union)
-		fmt.Fprintf(w, "protocol by scenario: %s\n", p)
+	} else if p == result.ProtocolMixed {
+		var by []string
+		for _, sc := range res.Scenarios {
+			by = append(by, sc.Name+": "+sc.Result.Config.Protocol)
+		}
+		fmt.Fprintf(w, "protocol by scenario: %s\n", strings.Join(by, ", "))
 	}
 	if res.Interrupted {
 		never := int64(res.Counts.Expected) - res.Counts.Scheduled - res.Counts.Skipped
