@@ -556,12 +556,13 @@ func resultExit(code int) bool {
 // each shard that has none, why: its pod and its state.
 func collectResults(ctx context.Context, kc kubectl, pods []shardPod) (in []result.MergeInput, problems []string) {
 	n := len(pods)
+	logs, errs := fetchLogs(ctx, kc, pods)
 	for i, sp := range pods {
 		if !sp.seen || sp.gone {
 			problems = append(problems, describePod(i, n, sp)+": no result")
 			continue
 		}
-		log, err := kc.run(ctx, nil, "logs", sp.pod.Name, "-c", kube.Container)
+		log, err := logs[i], errs[i]
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: no result: %v", describePod(i, n, sp), err))
 			continue
@@ -587,6 +588,33 @@ func collectResults(ctx context.Context, kc kubectl, pods []shardPod) (in []resu
 		in = append(in, result.MergeInput{Name: "pod " + sp.pod.Name, Result: res})
 	}
 	return in, problems
+}
+
+// logFetches bounds the kubectl logs run at once: one pod's log after
+// another took most of the time from a Job's end to its merge (each a
+// process and a round trip), growing with the shards.
+const logFetches = 8
+
+// fetchLogs reads the openload container's log of each pod there is, up
+// to logFetches at once; logs[i] and errs[i] are pods[i]'s.
+func fetchLogs(ctx context.Context, kc kubectl, pods []shardPod) (logs [][]byte, errs []error) {
+	logs, errs = make([][]byte, len(pods)), make([]error, len(pods))
+	sem := make(chan struct{}, logFetches)
+	var wg sync.WaitGroup
+	for i, sp := range pods {
+		if !sp.seen || sp.gone {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			logs[i], errs[i] = kc.run(ctx, nil, "logs", sp.pod.Name, "-c", kube.Container)
+		}()
+	}
+	wg.Wait()
+	return logs, errs
 }
 
 // lastLine is the last non-empty line of b, shortened.
