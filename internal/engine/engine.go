@@ -607,7 +607,7 @@ func (g *generator) arrive(ctx context.Context, s schedule.Schedule, stats *Stat
 		}
 		var t *Target
 		if g.lazy.ch != nil {
-			if t = g.nextTarget(ctx, stats); t == nil { // targets.go
+			if t = g.nextTarget(ctx, stats, off); t == nil { // targets.go
 				stats.ScheduleEnd = g.since()
 				return
 			}

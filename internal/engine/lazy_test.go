@@ -102,6 +102,18 @@ func TestLazyTargets(t *testing.T) {
 			t.Errorf("%d arrivals waited; request 5 scheduled %v, sent %v, its target given at %v: want it scheduled at 25ms and sent after its target came",
 				stats.TargetsWaited, r5.Scheduled, r5.Sent, late)
 		}
+		// Every arrival from 5 on that came due before the targets were
+		// given waited for its target, the ones after 5 behind it (and
+		// the first ones may have come due before theirs were given).
+		var due int64
+		for seq, r := range recs {
+			if seq >= 5 && r.Scheduled < late {
+				due++
+			}
+		}
+		if stats.TargetsWaited < due || stats.TargetsWaited > 15 {
+			t.Errorf("%d arrivals counted as waiting; %d of 5..14 came due before their targets were given", stats.TargetsWaited, due)
+		}
 		if r0 := recs[0]; r5.SendDelay() <= r0.SendDelay() {
 			t.Errorf("send delay %v of request 5, which waited for its target, ≤ request 0's %v", r5.SendDelay(), r0.SendDelay())
 		}

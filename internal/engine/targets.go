@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -199,16 +200,19 @@ type TargetStream interface {
 	Err() error
 }
 
-// nextTarget is the stream's target for the arrival due now, nil when
-// the stream ended or ctx is done (stats says which): an arrival whose
-// target has not come waits for it, counted in TargetsWaited once it
-// has it (an arrival left without one is never scheduled). A target
+// nextTarget is the stream's target for the arrival due at off, nil
+// when the stream ended or ctx is done (stats says which): an arrival
+// whose target has not come waits for it. TargetsWaited counts, once
+// they have their targets (an arrival left without one is never
+// scheduled), the arrivals that waited here and those due before the
+// last wait ended: the stream gives its targets in order, so theirs
+// were read after that wait, after they were due. A target
 // the run cannot send (checkTarget) ends the stream with its error, as
 // it would have refused a run that read it whole.
-func (g *generator) nextTarget(ctx context.Context, stats *Stats) *Target {
+func (g *generator) nextTarget(ctx context.Context, stats *Stats, off time.Duration) *Target {
 	ls := &g.lazy
 	var t Target
-	ok, waited := true, false
+	ok, waited := true, off < ls.waitEnd
 	select {
 	case t, ok = <-ls.ch:
 	default:
@@ -219,6 +223,7 @@ func (g *generator) nextTarget(ctx context.Context, stats *Stats) *Target {
 			stats.Interrupted = true
 			return nil
 		}
+		ls.waitEnd = g.since()
 	}
 	if !ok {
 		stats.TargetsEnded, stats.TargetsErr = true, g.cfg.TargetStream.Err()
@@ -242,8 +247,9 @@ func (g *generator) nextTarget(ctx context.Context, stats *Stats) *Target {
 // lazyTargets is the dispatcher's side of Config.TargetStream: its
 // channel, and the targets taken.
 type lazyTargets struct {
-	ch <-chan Target
-	n  int64
+	ch      <-chan Target
+	n       int64
+	waitEnd time.Duration // when the last wait for a target ended, from the start
 }
 
 // tooManyTargets is the error for a mix of n > MaxTargets targets.
