@@ -156,8 +156,11 @@ func (k *k8sOptions) run(ctx context.Context, p *k8sPlan, stdout, stderr io.Writ
 	if code >= 0 {
 		return code
 	}
-	if status.Complete {
+	switch {
+	case status.Complete:
 		jr.say("job %s complete: %d of %d shards succeeded, after %v", jr.job, status.Succeeded, w.n, time.Since(created).Round(time.Second))
+	case succeeded(pods): // before the Job controller says so (watch)
+		jr.say("job %s: every pod of its %d shards exited 0, after %v", jr.job, w.n, time.Since(created).Round(time.Second))
 	}
 	mo := mergeOptions{output: p.output, quiet: p.quiet, partial: k.partial}
 	mo.verify.SendDelayP99 = p.budget

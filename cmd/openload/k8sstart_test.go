@@ -101,6 +101,7 @@ func TestK8sRunEndsOnPods(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	wantLines(t, stdout, "scheduled 200 = all 4 shards")
+	wantLines(t, stderr, "job openload-test: every pod of its 4 shards exited 0, after ")
 	looks := 0
 	for _, c := range f.calls() {
 		if c[0] == "get" && c[1] == "job" {
