@@ -455,7 +455,7 @@ func sendDelay(res *result.Result, opt Options) Finding {
 			f.Message += fmt.Sprintf(", the backlog waiting for one of %d connections", res.Limit.Connections)
 		}
 	} else if res.Limit.Waited > 0 {
-		f.Message += fmt.Sprintf(", mostly waiting for one of %d connections (raise -c to send them on time)", res.Limit.Connections)
+		f.Message += fmt.Sprintf(", mostly waiting for one of %d connections (raise the connection limit to send them on time)", res.Limit.Connections)
 	} else if l := res.Lazy; l != nil && l.Waited > 0 {
 		f.Message += fmt.Sprintf(": %s came due before their target was read, the targets coming slower than the schedule (feed them faster, or lower the rate)", plural(l.Waited, "request"))
 	} else {

@@ -73,7 +73,7 @@ func TestChecks(t *testing.T) {
 		}, "timeline", Warn, "all 8 connections were busy"},
 		{"dip", func(r *result.Result) { r.Timeline[2].Sent = 5 }, "send dips", Warn, "second(s) 2 sent under 90 %"},
 		{"late sends", func(r *result.Result) { r.SendDelay.P99 = 4.2 }, "send delay", Warn, "p99 4.200 ms > 1.000 ms: requests left late: the generator fell behind"},
-		{"late sends, limit bound", func(r *result.Result) { r.SendDelay.P99 = 4.2; r.Limit.Waited = 3 }, "send delay", Warn, "one of 8 connections (raise -c"},
+		{"late sends, limit bound", func(r *result.Result) { r.SendDelay.P99 = 4.2; r.Limit.Waited = 3 }, "send delay", Warn, "one of 8 connections (raise the connection limit"},
 		{"limit bound", func(r *result.Result) { r.Limit.Waited = 3 }, "connection limit", Warn, "bound: 3 of 30 requests found all 8 connections busy"},
 		{"errors", func(r *result.Result) {
 			r.Counts.Completed, r.Counts.Errors, r.Counts.Timeouts = 26, 3, 1

@@ -71,7 +71,7 @@ counts   expected 10000 · scheduled 10000 · sent 10000 · completed 10000 · e
 
 checks
   PASS  accounting        completed 10000 + errors 0 + timeouts 0 + unfinished 0 = scheduled 10000
-  WARN  send delay        p99 9125.887 ms > 1.000 ms: requests left late, mostly waiting for one of 1 connections (raise -c to send them on time)
+  WARN  send delay        p99 9125.887 ms > 1.000 ms: requests left late, mostly waiting for one of 1 connections (raise the connection limit to send them on time)
 `
 
 // TestPageStructure checks what a reader's browser needs of the page,
