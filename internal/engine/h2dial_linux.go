@@ -76,6 +76,12 @@ func h2Dial(cfg *Config, drain context.Context, addr string, tlsConf *tls.Config
 		fd, err := dupFD(nc)
 		return fd, nil, nil, err
 	}
+	// The run's byte figures wait for a handshake under way, as for
+	// net/http's dials (wireBytes.settle, bytes.go).
+	if !cfg.bytes.dialStart() {
+		return -1, nil, nil, errRunOver
+	}
+	defer cfg.bytes.dialEnd()
 	conf := &tls.Config{}
 	if tlsConf != nil {
 		conf = tlsConf.Clone()
