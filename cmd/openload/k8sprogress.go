@@ -248,7 +248,7 @@ func (live jobLive) shard(i int) string {
 // flight 8 · 3 of 4 shards answering".
 func (live jobLive) total(n int, now time.Time) string {
 	if live.port == 0 {
-		return "live figures: none, the run serves no --metrics-addr to read them from"
+		return "live figures: none, the run serves no --metrics-addr to read them from (a run given --metrics-addr :9464 serves them)"
 	}
 	var sum shardFigures
 	answered := 0

@@ -129,7 +129,7 @@ func TestK8sStatusLive(t *testing.T) {
 		Pods: []string{podsJSON(allPods(4, fakePod{phase: "Running"})...)},
 	})
 	stdout, _ = runOK(t, "k8s", "status", "openload-test", "--kubectl", f.command)
-	wantLines(t, stdout, "live figures: none, the run serves no --metrics-addr to read them from\n")
+	wantLines(t, stdout, "live figures: none, the run serves no --metrics-addr to read them from (a run given --metrics-addr :9464 serves them)\n")
 	if f.called("get", "--raw") != 0 {
 		t.Errorf("metrics read without a port: %q", f.calls())
 	}
