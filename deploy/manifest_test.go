@@ -380,20 +380,25 @@ func TestKustomize(t *testing.T) {
 	}
 }
 
-// TestRunnerJob: the Job `openload k8s run` creates (written by the
-// main module's TestK8sRun as testdata/job-run.yaml, its start made
-// fixed) decodes strictly as a batch/v1 Job and passes the Job's checks;
-// its pods have a deadline, the start in START_AT, and the run's flags
-// exactly as typed, quotes included.
-func TestRunnerJob(t *testing.T) {
-	b, err := os.ReadFile("testdata/job-run.yaml")
+// decodeFile decodes the manifests of one testdata file strictly.
+func decodeFile(t *testing.T, path string) (*manifests, []byte) {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := &manifests{}
-	m.decodeAll(t, "testdata/job-run.yaml", b)
+	m.decodeAll(t, path, b)
+	return m, b
+}
+
+// runnerJob is the one Job of a testdata file the runner rendered, with
+// the checks every Job and pod of the project passes applied.
+func runnerJob(t *testing.T, path string) *batchv1.Job {
+	t.Helper()
+	m, _ := decodeFile(t, path)
 	if len(m.jobs) != 1 {
-		t.Fatalf("want one Job, got %d", len(m.jobs))
+		t.Fatalf("%s: want one Job, got %d", path, len(m.jobs))
 	}
 	j := m.jobs[0]
 	if err := checkJob(j); err != nil {
@@ -402,6 +407,16 @@ func TestRunnerJob(t *testing.T) {
 	if err := checkPod("job "+j.Name, j.Spec.Template.Spec); err != nil {
 		t.Error(err)
 	}
+	return j
+}
+
+// TestRunnerJob: the Job `openload k8s run` creates (written by the
+// main module's TestK8sRun as testdata/job-run.yaml, its start made
+// fixed) decodes strictly as a batch/v1 Job and passes the Job's checks;
+// its pods have a deadline, the start in START_AT, and the run's flags
+// exactly as typed, quotes included.
+func TestRunnerJob(t *testing.T) {
+	j := runnerJob(t, "testdata/job-run.yaml")
 	if d := j.Spec.ActiveDeadlineSeconds; d == nil || *d <= 0 {
 		t.Errorf("activeDeadlineSeconds %v: a run's Job must end even if its runner is gone", d)
 	}
@@ -423,23 +438,7 @@ func TestRunnerJob(t *testing.T) {
 // shards wait on START_AT's file, the downward API projection of their
 // start annotation, mounted read-only.
 func TestBarrierJob(t *testing.T) {
-	b, err := os.ReadFile("testdata/job-barrier.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &manifests{}
-	m.decodeAll(t, "testdata/job-barrier.yaml", b)
-	if len(m.jobs) != 1 {
-		t.Fatalf("want one Job, got %d", len(m.jobs))
-	}
-	j := m.jobs[0]
-	if err := checkJob(j); err != nil {
-		t.Error(err)
-	}
-	ps := j.Spec.Template.Spec
-	if err := checkPod("job "+j.Name, ps); err != nil {
-		t.Error(err)
-	}
+	ps := runnerJob(t, "testdata/job-barrier.yaml").Spec.Template.Spec
 	c := ps.Containers[0]
 	if c.Env[0].Name != "START_AT" || c.Env[0].Value != "@/etc/openload/start/at" {
 		t.Errorf("env %+v: want START_AT the start file", c.Env)

@@ -264,12 +264,7 @@ func roleGaps(t *testing.T, role *rbacv1.Role, calls []kubectlCall) []string {
 // Job, whose pods mount the ConfigMap read-only, take each credential
 // from the Secret by name, and hold none of its values.
 func TestRunnerFiles(t *testing.T) {
-	b, err := os.ReadFile("testdata/job-files.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &manifests{}
-	m.decodeAll(t, "testdata/job-files.yaml", b)
+	m, jy := decodeFile(t, "testdata/job-files.yaml")
 	if len(m.configMaps) != 1 || len(m.secrets) != 1 || len(m.jobs) != 1 {
 		t.Fatalf("want a ConfigMap, a Secret and a Job: %d, %d, %d", len(m.configMaps), len(m.secrets), len(m.jobs))
 	}
@@ -310,7 +305,6 @@ func TestRunnerFiles(t *testing.T) {
 	if refs != len(sec.Data) {
 		t.Errorf("%d variables from the Secret, which holds %d values", refs, len(sec.Data))
 	}
-	jy, _ := os.ReadFile("testdata/job-files.yaml")
 	job := string(jy)[strings.LastIndex(string(jy), "\n---\n"):]
 	for k, v := range sec.Data {
 		if strings.Contains(job, string(v)) {
@@ -322,23 +316,8 @@ func TestRunnerFiles(t *testing.T) {
 // TestRunnerPlacement: the placement flags' Job (TestK8sPlacement's)
 // decodes strictly into the fields Kubernetes reads.
 func TestRunnerPlacement(t *testing.T) {
-	b, err := os.ReadFile("testdata/job-placement.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := &manifests{}
-	m.decodeAll(t, "testdata/job-placement.yaml", b)
-	if len(m.jobs) != 1 {
-		t.Fatalf("want a Job, got %d", len(m.jobs))
-	}
-	j := m.jobs[0]
+	j := runnerJob(t, "testdata/job-placement.yaml")
 	p := j.Spec.Template.Spec
-	if err := checkJob(j); err != nil {
-		t.Error(err)
-	}
-	if err := checkPod("job", p); err != nil {
-		t.Error(err)
-	}
 	tol := p.Tolerations
 	switch {
 	case p.NodeSelector["pool"] != "load" || p.NodeSelector["kubernetes.io/arch"] != "amd64":
