@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/report"
 )
@@ -40,21 +41,11 @@ func progressPrinter(w io.Writer, total time.Duration) (func(engine.Progress), f
 			width = cols
 		}
 	}
-	show := func(p engine.Progress) { fmt.Fprintf(w, "\r\033[K%s", cutColumns(progressLine(p, total), width-1)) }
+	show := func(p engine.Progress) {
+		fmt.Fprintf(w, "\r\033[K%s", twwidth.Truncate(progressLine(p, total), width-1))
+	}
 	clear := func() { fmt.Fprint(w, "\r\033[K") }
 	return show, clear
-}
-
-// cutColumns returns s cut to n runes (the progress line's characters
-// are each one column wide).
-func cutColumns(s string, n int) string {
-	for i := range s {
-		if n == 0 {
-			return s[:i]
-		}
-		n--
-	}
-	return s
 }
 
 // wrapWidth is the width a report's long reasons are wrapped to on w: a

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/openload/openload/internal/engine"
 	"github.com/openload/openload/internal/plot"
 	"github.com/openload/openload/internal/recorder"
@@ -122,10 +123,10 @@ func TestProgressOnlyOnATerminal(t *testing.T) {
 	}
 	// On a terminal it is cut to the width, so that it never wraps (a
 	// wrapped line is repeated, not rewritten in place).
-	if got := cutColumns(line, 20); got != "12.0s/40s · sent 159" {
+	if got := twwidth.Truncate(line, 20); got != "12.0s/40s · sent 159" {
 		t.Errorf("cut to 20 columns: %q", got)
 	}
-	if got := cutColumns(line, 200); got != line {
+	if got := twwidth.Truncate(line, 200); got != line {
 		t.Errorf("cut to 200 columns: %q", got)
 	}
 	if line := progressLine(engine.Progress{}, time.Second); !strings.Contains(line, "sent 0/s of 0/s") {
